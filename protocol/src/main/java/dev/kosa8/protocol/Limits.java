@@ -1,0 +1,64 @@
+package dev.kosa8.protocol;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The explicit limits of the protocol. A decoder that receives more than any
+ * of these refuses the frame instead of allocating for it.
+ */
+public final class Limits {
+    /** Protocol version spoken by this build. */
+    public static final int VERSION = 1;
+    /** Largest frame, header excluded. */
+    public static final int MAX_FRAME = 256 * 1024;
+    /** Largest payload of one {@link Message.Data}. */
+    public static final int MAX_DATA = 128 * 1024;
+    /** Bytes a stream may have in flight before the receiver credits them back. */
+    public static final int INITIAL_WINDOW = 1024 * 1024;
+    /** Entries in argv or env. */
+    public static final int MAX_LIST = 4096;
+    /** A path, a user name, a message. */
+    public static final int MAX_SHORT_TEXT = 4096;
+    /** Highest channel number. */
+    public static final int MAX_CHANNEL = Integer.MAX_VALUE;
+
+    private Limits() {
+    }
+
+    static void checkChannel(int channel) {
+        if (channel <= 0) {
+            throw new ProtocolException("channel " + channel + " is not a data channel");
+        }
+    }
+
+    static void checkWindowSize(int rows, int columns) {
+        if (rows < 1 || rows > 4096 || columns < 1 || columns > 4096) {
+            throw new ProtocolException("terminal size " + rows + "x" + columns + " is out of range");
+        }
+    }
+
+    static String checkText(String what, String s, int maxBytes) {
+        if (s == null) {
+            return "";
+        }
+        if (s.getBytes(StandardCharsets.UTF_8).length > maxBytes) {
+            throw new ProtocolException(what + " is longer than " + maxBytes + " bytes");
+        }
+        return s;
+    }
+
+    static void checkNoNul(String what, String s) {
+        if (s.indexOf('\0') >= 0) {
+            throw new ProtocolException(what + " contains a NUL character");
+        }
+    }
+
+    static String checkPath(String path) {
+        checkText("path", path, MAX_SHORT_TEXT);
+        checkNoNul("path", path);
+        if (!path.startsWith("/")) {
+            throw new ProtocolException("path must be absolute: " + path);
+        }
+        return path;
+    }
+}

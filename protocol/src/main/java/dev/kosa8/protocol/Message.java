@@ -1,0 +1,230 @@
+package dev.kosa8.protocol;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every message that crosses the host–guest boundary, and the daemon–CLI
+ * stream after an exec's HTTP upgrade. Handled by exhaustive {@code switch}.
+ *
+ * <p>Messages carry a channel: 0 is the control channel (hello, ping); every
+ * exec or file transfer gets its own channel, chosen by the side that starts
+ * it (the host). Output is flow-controlled per channel and stream by
+ * {@link Credit}: a sender may have at most {@link Limits#INITIAL_WINDOW}
+ * bytes outstanding that the receiver has not yet credited back, so a slow
+ * reader never makes the other side buffer without bound.
+ */
+public sealed interface Message {
+
+    /** The channel this message belongs to; 0 is the control channel. */
+    int channel();
+
+    /** First message from each side. The host sends it; the agent answers with its own. */
+    record Hello(int version, String software, long bootMillis) implements Message {
+        public Hello {
+            software = Limits.checkText("software", software, Limits.MAX_SHORT_TEXT);
+        }
+
+        @Override
+        public int channel() {
+            return 0;
+        }
+    }
+
+    /** Liveness probe; the other side answers {@link Pong} with the same nonce. */
+    record Ping(long nonce) implements Message {
+        @Override
+        public int channel() {
+            return 0;
+        }
+    }
+
+    record Pong(long nonce) implements Message {
+        @Override
+        public int channel() {
+            return 0;
+        }
+    }
+
+    /** Starts a process in the guest on a new channel. */
+    record Exec(int channel, ExecSpec spec) implements Message {
+        public Exec {
+            Limits.checkChannel(channel);
+        }
+    }
+
+    /** The process has started. */
+    record Started(int channel, long pid) implements Message {
+        public Started {
+            Limits.checkChannel(channel);
+        }
+    }
+
+    /** Bytes of one stream of a channel: stdin towards the guest, stdout/stderr back. */
+    record Data(int channel, Stream stream, byte[] bytes) implements Message {
+        public Data {
+            Limits.checkChannel(channel);
+            if (bytes.length > Limits.MAX_DATA) {
+                throw new ProtocolException("data chunk of " + bytes.length + " bytes exceeds " + Limits.MAX_DATA);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "Data[channel=" + channel + ", stream=" + stream + ", bytes=" + bytes.length + "]";
+        }
+    }
+
+    /** The end of one stream of a channel. */
+    record Eof(int channel, Stream stream) implements Message {
+        public Eof {
+            Limits.checkChannel(channel);
+        }
+    }
+
+    /** The receiver of a stream has consumed {@code bytes} more and grants that much more window. */
+    record Credit(int channel, Stream stream, int bytes) implements Message {
+        public Credit {
+            Limits.checkChannel(channel);
+            if (bytes <= 0 || bytes > Limits.INITIAL_WINDOW) {
+                throw new ProtocolException("credit of " + bytes + " bytes is out of range");
+            }
+        }
+    }
+
+    /** Delivers a signal to the channel's process (its process group for a TTY exec). */
+    record Signal(int channel, int signal) implements Message {
+        public Signal {
+            Limits.checkChannel(channel);
+            if (signal < 1 || signal > 64) {
+                throw new ProtocolException("signal " + signal + " is out of range 1..64");
+            }
+        }
+    }
+
+    /** The terminal of a TTY exec was resized. */
+    record Resize(int channel, int rows, int columns) implements Message {
+        public Resize {
+            Limits.checkChannel(channel);
+            Limits.checkWindowSize(rows, columns);
+        }
+    }
+
+    /**
+     * The channel's work is over. For a process: its exit code, or the signal
+     * that killed it (then {@code exitCode} is 128 + signal, as a shell reports).
+     */
+    record Exited(int channel, int exitCode, int signal) implements Message {
+        public Exited {
+            Limits.checkChannel(channel);
+        }
+    }
+
+    /** The channel's request could not be carried out; the channel is over. */
+    record Failed(int channel, ErrorCode code, String message) implements Message {
+        public Failed {
+            Limits.checkChannel(channel);
+            message = Limits.checkText("message", message, Limits.MAX_SHORT_TEXT);
+        }
+    }
+
+    /** Writes a guest file from the channel's stdin stream; answered by Exited(0) or Failed. */
+    record PutFile(int channel, String path, int mode) implements Message {
+        public PutFile {
+            Limits.checkChannel(channel);
+            path = Limits.checkPath(path);
+            if ((mode & ~07777) != 0) {
+                throw new ProtocolException("mode " + Integer.toOctalString(mode) + " has bits beyond 07777");
+            }
+        }
+    }
+
+    /** Reads a guest file: answered by FileInfo, stdout Data, Eof and Exited(0), or Failed. */
+    record GetFile(int channel, String path) implements Message {
+        public GetFile {
+            Limits.checkChannel(channel);
+            path = Limits.checkPath(path);
+        }
+    }
+
+    /** Size and mode of a file about to be streamed by {@link GetFile}. */
+    record FileInfo(int channel, long size, int mode) implements Message {
+        public FileInfo {
+            Limits.checkChannel(channel);
+            if (size < 0) {
+                throw new ProtocolException("negative file size");
+            }
+        }
+    }
+
+    /** The standard streams of a channel. */
+    enum Stream {
+        STDIN, STDOUT, STDERR
+    }
+
+    /** Why a channel's request failed, so the host can map it to a user message. */
+    enum ErrorCode {
+        /** The program was not found or not executable. */
+        NOT_FOUND,
+        /** Permission denied. */
+        PERMISSION,
+        /** The request was malformed or refused. */
+        INVALID,
+        /** The guest ran out of a resource (processes, memory, PTYs). */
+        RESOURCES,
+        /** Anything else. */
+        INTERNAL
+    }
+
+    /**
+     * How to run a process.
+     *
+     * @param argv     program and arguments; the program is looked up on the guest's PATH
+     * @param env      variables added to the guest's default environment
+     * @param cwd      working directory, absolute; empty for the default
+     * @param user     user name or uid to run as; empty for root
+     * @param tty      whether to allocate a pseudo-terminal (stdout and stderr are then one stream)
+     * @param rows     terminal rows when {@code tty}
+     * @param columns  terminal columns when {@code tty}
+     */
+    record ExecSpec(List<String> argv, Map<String, String> env, String cwd, String user,
+                    boolean tty, int rows, int columns) {
+        public ExecSpec {
+            argv = List.copyOf(argv);
+            env = Map.copyOf(env);
+            if (argv.isEmpty()) {
+                throw new ProtocolException("argv is empty");
+            }
+            if (argv.size() > Limits.MAX_LIST) {
+                throw new ProtocolException("argv has " + argv.size() + " entries, more than " + Limits.MAX_LIST);
+            }
+            if (env.size() > Limits.MAX_LIST) {
+                throw new ProtocolException("env has " + env.size() + " entries, more than " + Limits.MAX_LIST);
+            }
+            for (String a : argv) {
+                Limits.checkNoNul("argv", a);
+            }
+            for (var e : env.entrySet()) {
+                Limits.checkNoNul("env name", e.getKey());
+                Limits.checkNoNul("env value", e.getValue());
+                if (e.getKey().isEmpty() || e.getKey().indexOf('=') >= 0) {
+                    throw new ProtocolException("bad environment variable name: " + e.getKey());
+                }
+            }
+            cwd = cwd == null ? "" : cwd;
+            user = user == null ? "" : user;
+            Limits.checkNoNul("cwd", cwd);
+            Limits.checkNoNul("user", user);
+            if (!cwd.isEmpty() && !cwd.startsWith("/")) {
+                throw new ProtocolException("cwd must be absolute: " + cwd);
+            }
+            if (tty) {
+                Limits.checkWindowSize(rows, columns);
+            }
+        }
+
+        public static ExecSpec of(String... argv) {
+            return new ExecSpec(List.of(argv), Map.of(), "", "", false, 0, 0);
+        }
+    }
+}

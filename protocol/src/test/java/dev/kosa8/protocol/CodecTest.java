@@ -1,0 +1,127 @@
+package dev.kosa8.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.io.EOFException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class CodecTest {
+
+    static Message roundTrip(Message m) {
+        byte[] frame = Codec.encode(m);
+        assertThat(ByteBuffer.wrap(frame).getInt()).isEqualTo(frame.length - Codec.HEADER);
+        return Codec.decode(ByteBuffer.wrap(frame, Codec.HEADER, frame.length - Codec.HEADER));
+    }
+
+    @Test
+    void everyMessageTypeSurvivesARoundTrip() {
+        var spec = new Message.ExecSpec(List.of("sh", "-c", "echo ü"), Map.of("A", "1", "B", ""), "/tmp", "1000",
+                true, 24, 80);
+        List<Message> all = List.of(
+                new Message.Hello(1, "kosa8-agent 0.1", 1234),
+                new Message.Ping(-7), new Message.Pong(42),
+                new Message.Exec(3, spec),
+                new Message.Started(3, 99),
+                new Message.Eof(3, Message.Stream.STDIN),
+                new Message.Credit(3, Message.Stream.STDOUT, 65536),
+                new Message.Signal(3, 2),
+                new Message.Resize(3, 50, 132),
+                new Message.Exited(3, 130, 2),
+                new Message.Failed(3, Message.ErrorCode.NOT_FOUND, "no such program: frob"),
+                new Message.PutFile(4, "/workspace/a b", 0644),
+                new Message.GetFile(5, "/etc/hostname"),
+                new Message.FileInfo(5, 1L << 40, 0755));
+        for (Message m : all) {
+            assertThat(roundTrip(m)).isEqualTo(m);
+        }
+        var data = new Message.Data(3, Message.Stream.STDERR, new byte[] {0, 1, 2, (byte) 255});
+        var back = (Message.Data) roundTrip(data);
+        assertThat(back.bytes()).containsExactly(0, 1, 2, 255);
+        assertThat(back.stream()).isEqualTo(Message.Stream.STDERR);
+    }
+
+    @Test
+    void refusesTrailingBytes() {
+        byte[] frame = Codec.encode(new Message.Ping(1));
+        byte[] longer = Arrays.copyOf(frame, frame.length + 1);
+        assertThatThrownBy(() -> Codec.decode(ByteBuffer.wrap(longer, 4, longer.length - 4)))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("trailing");
+    }
+
+    @Test
+    void refusesAListCountLargerThanTheFrameCouldHold() {
+        ByteBuffer b = ByteBuffer.allocate(32);
+        b.put((byte) 4).putInt(1).putInt(1_000_000).flip();
+        assertThatThrownBy(() -> Codec.decode(b)).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("list count");
+    }
+
+    @Test
+    void refusesMalformedUtf8() {
+        ByteBuffer b = ByteBuffer.allocate(32);
+        b.put((byte) 14).putInt(1).putInt(2).put((byte) 0xc3).put((byte) 0x28).flip();
+        assertThatThrownBy(() -> Codec.decode(b)).isInstanceOf(ProtocolException.class).hasMessageContaining("UTF-8");
+    }
+
+    @Test
+    void refusesNulInPathsAndArgv() {
+        assertThatThrownBy(() -> new Message.GetFile(1, "/etc/passwd\0x")).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> Message.ExecSpec.of("a\0b")).isInstanceOf(ProtocolException.class);
+    }
+
+    @Test
+    void refusesControlChannelForData() {
+        assertThatThrownBy(() -> new Message.Data(0, Message.Stream.STDOUT, new byte[1]))
+                .isInstanceOf(ProtocolException.class);
+    }
+
+    @Test
+    void readerRefusesAnOversizedLengthBeforeAllocating() {
+        byte[] frame = ByteBuffer.allocate(4).putInt(Integer.MAX_VALUE).array();
+        var reader = new FrameReader(new ByteArrayInputStream(frame));
+        assertThatThrownBy(reader::read).isInstanceOf(ProtocolException.class).hasMessageContaining("out of range");
+    }
+
+    @Test
+    void readerReportsCleanEndAndTruncatedFrames() throws Exception {
+        assertThat(new FrameReader(new ByteArrayInputStream(new byte[0])).read()).isNull();
+        byte[] frame = Codec.encode(new Message.Ping(1));
+        var truncated = new FrameReader(new ByteArrayInputStream(Arrays.copyOf(frame, frame.length - 1)));
+        assertThatThrownBy(truncated::read).isInstanceOf(EOFException.class);
+    }
+
+    @Test
+    void sendWindowBlocksAtZeroAndResumesOnCredit() throws Exception {
+        SendWindow w = new SendWindow();
+        assertThat(w.acquire(Limits.INITIAL_WINDOW + 5)).isEqualTo(Limits.INITIAL_WINDOW);
+        Thread t = Thread.ofVirtual().start(() -> {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                return;
+            }
+            w.credit(10);
+        });
+        assertThat(w.acquire(100)).isEqualTo(10);
+        t.join();
+        w.credit(Limits.INITIAL_WINDOW);
+        assertThatThrownBy(() -> w.credit(1)).isInstanceOf(ProtocolException.class);
+        w.close();
+        assertThat(w.acquire(1)).isEqualTo(-1);
+    }
+
+    @Test
+    void receiveWindowRefusesAPeerThatIgnoresCredit() {
+        ReceiveWindow r = new ReceiveWindow();
+        r.received(Limits.INITIAL_WINDOW);
+        r.consumed(100);
+        r.received(100);
+        assertThatThrownBy(() -> r.received(1)).isInstanceOf(ProtocolException.class);
+    }
+}
