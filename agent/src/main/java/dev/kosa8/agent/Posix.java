@@ -1,0 +1,193 @@
+package dev.kosa8.agent;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The few libc calls the JDK does not offer, through Java's FFM API: signals
+ * to process groups, pseudo-terminals and their window size. Errors come back
+ * as {@link PosixException} carrying errno.
+ */
+final class Posix {
+    static final int O_RDWR = 02;
+    static final int O_NOCTTY = 0400;
+    static final long TIOCSWINSZ = 0x5414;
+    static final int EIO = 5;
+    static final int EINTR = 4;
+    static final int EAGAIN = 11;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIBC = LINKER.defaultLookup();
+    private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+    private static final long ERRNO_OFFSET = Linker.Option.captureStateLayout()
+            .byteOffset(java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+
+    private static final MethodHandle KILL = handle("kill",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle POSIX_OPENPT = handle("posix_openpt",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle GRANTPT = handle("grantpt",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle UNLOCKPT = handle("unlockpt",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle PTSNAME_R = handle("ptsname_r",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle READ = handle("read",
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle WRITE = handle("write",
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle CLOSE = handle("close",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle IOCTL_PTR = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS),
+            ERRNO, Linker.Option.firstVariadicArg(2));
+
+    private Posix() {
+    }
+
+    private static MethodHandle handle(String name, FunctionDescriptor fd) {
+        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), fd, ERRNO);
+    }
+
+    private static int errno(MemorySegment state) {
+        return state.get(ValueLayout.JAVA_INT, ERRNO_OFFSET);
+    }
+
+    private static MemorySegment state(Arena arena) {
+        return arena.allocate(Linker.Option.captureStateLayout());
+    }
+
+    /** Sends a signal to a process ({@code pid > 0}) or a process group ({@code pid < 0}). */
+    static void kill(long pid, int signal) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            int r = (int) KILL.invokeExact(st, (int) pid, signal);
+            if (r != 0) {
+                throw new PosixException("kill", errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Opens a new pseudo-terminal; returns the master fd and the slave's path. */
+    static Pty.Opened openPty() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            int fd = (int) POSIX_OPENPT.invokeExact(st, O_RDWR | O_NOCTTY);
+            if (fd < 0) {
+                throw new PosixException("posix_openpt", errno(st));
+            }
+            try {
+                if ((int) GRANTPT.invokeExact(st, fd) != 0) {
+                    throw new PosixException("grantpt", errno(st));
+                }
+                if ((int) UNLOCKPT.invokeExact(st, fd) != 0) {
+                    throw new PosixException("unlockpt", errno(st));
+                }
+                MemorySegment name = arena.allocate(128);
+                int r = (int) PTSNAME_R.invokeExact(st, fd, name, 128L);
+                if (r != 0) {
+                    throw new PosixException("ptsname_r", r);
+                }
+                return new Pty.Opened(fd, name.getString(0));
+            } catch (RuntimeException e) {
+                close(fd);
+                throw e;
+            }
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    static void setWindowSize(int fd, int rows, int columns) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            MemorySegment ws = arena.allocate(8);
+            ws.set(ValueLayout.JAVA_SHORT, 0, (short) rows);
+            ws.set(ValueLayout.JAVA_SHORT, 2, (short) columns);
+            int r = (int) IOCTL_PTR.invokeExact(st, fd, TIOCSWINSZ, ws);
+            if (r != 0) {
+                throw new PosixException("ioctl(TIOCSWINSZ)", errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Reads into {@code buf}; returns the count, 0 at end of file (EIO on a hung-up PTY master counts as end). */
+    static int read(int fd, MemorySegment buf, Arena arena) {
+        MemorySegment st = state(arena);
+        while (true) {
+            long n;
+            try {
+                n = (long) READ.invokeExact(st, fd, buf, buf.byteSize());
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n >= 0) {
+                return (int) n;
+            }
+            int e = errno(st);
+            if (e == EINTR || e == EAGAIN) {
+                continue;
+            }
+            if (e == EIO) {
+                return 0;
+            }
+            throw new PosixException("read", e);
+        }
+    }
+
+    static void writeFully(int fd, byte[] bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            MemorySegment buf = arena.allocateFrom(ValueLayout.JAVA_BYTE, bytes);
+            long off = 0;
+            while (off < bytes.length) {
+                long n = (long) WRITE.invokeExact(st, fd, buf.asSlice(off), (long) bytes.length - off);
+                if (n < 0) {
+                    int e = errno(st);
+                    if (e == EINTR || e == EAGAIN) {
+                        continue;
+                    }
+                    throw new PosixException("write", e);
+                }
+                off += n;
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    static void close(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            int ignored = (int) CLOSE.invokeExact(state(arena), fd);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** A failed libc call and its errno. */
+    static final class PosixException extends RuntimeException {
+        final int errno;
+
+        PosixException(String call, int errno) {
+            super(call + " failed: errno " + errno);
+            this.errno = errno;
+        }
+    }
+}

@@ -1,0 +1,118 @@
+package dev.kosa8.agent;
+
+import dev.kosa8.protocol.FrameReader;
+import dev.kosa8.protocol.FrameWriter;
+import dev.kosa8.protocol.Limits;
+import dev.kosa8.protocol.Message;
+import dev.kosa8.protocol.ProtocolException;
+import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One connection of the host to the agent, from the host's Hello to the end
+ * of its stream. Reads the host's messages and routes them by channel; when
+ * the host goes away, every channel is hung up.
+ */
+final class Session implements Outbox {
+    private final FrameReader reader;
+    private final FrameWriter writer;
+    private final long bootMillis;
+    private final Map<Integer, Channel> channels = new ConcurrentHashMap<>();
+    private volatile boolean open = true;
+
+    Session(FrameReader reader, FrameWriter writer, long bootMillis) {
+        this.reader = reader;
+        this.writer = writer;
+        this.bootMillis = bootMillis;
+    }
+
+    /**
+     * Serves until the host disconnects.
+     *
+     * @param first the host's first message, already read
+     */
+    void serve(Message first) throws IOException {
+        try {
+            if (!(first instanceof Message.Hello hello)) {
+                throw new ProtocolException("expected Hello, got " + first.getClass().getSimpleName());
+            }
+            send(new Message.Hello(Limits.VERSION, AgentMain.SOFTWARE, bootMillis));
+            if (hello.version() != Limits.VERSION) {
+                Log.info("host speaks protocol " + hello.version() + ", this agent " + Limits.VERSION + "; closing");
+                return;
+            }
+            Message m;
+            while ((m = reader.read()) != null) {
+                dispatch(m);
+            }
+        } finally {
+            open = false;
+            channels.values().forEach(Channel::hangUp);
+            channels.clear();
+        }
+    }
+
+    private void dispatch(Message m) {
+        switch (m) {
+            case Message.Ping p -> send(new Message.Pong(p.nonce()));
+            case Message.Hello h -> throw new ProtocolException("Hello in the middle of a session");
+            case Message.Exec e -> startChannel(e.channel(), () -> ProcessChannel.start(e.channel(), e.spec(), this));
+            case Message.PutFile p -> startChannel(p.channel(), () -> PutFileChannel.start(p.channel(), p, this));
+            case Message.GetFile g -> startChannel(g.channel(), () -> GetFileChannel.start(g.channel(), g, this));
+            case Message.Data d -> {
+                if (d.stream() != Message.Stream.STDIN) {
+                    throw new ProtocolException("the host may only send stdin");
+                }
+                withChannel(d.channel(), c -> c.onData(d.bytes()));
+            }
+            case Message.Eof e -> withChannel(e.channel(), Channel::onEof);
+            case Message.Credit c -> withChannel(c.channel(), ch -> ch.onCredit(c.stream(), c.bytes()));
+            case Message.Signal s -> withChannel(s.channel(), c -> c.onSignal(s.signal()));
+            case Message.Resize r -> withChannel(r.channel(), c -> c.onResize(r.rows(), r.columns()));
+            case Message.Pong p -> { }
+            case Message.Started s -> throw new ProtocolException("Started comes from the agent");
+            case Message.Exited x -> throw new ProtocolException("Exited comes from the agent");
+            case Message.Failed f -> throw new ProtocolException("Failed comes from the agent");
+            case Message.FileInfo f -> throw new ProtocolException("FileInfo comes from the agent");
+        }
+    }
+
+    private void startChannel(int channel, java.util.function.Supplier<Channel> starter) {
+        if (channels.containsKey(channel)) {
+            send(new Message.Failed(channel, Message.ErrorCode.INVALID, "channel " + channel + " is in use"));
+            return;
+        }
+        Channel c = starter.get();
+        if (c != null) {
+            channels.put(channel, c);
+        }
+    }
+
+    private void withChannel(int channel, java.util.function.Consumer<Channel> action) {
+        Channel c = channels.get(channel);
+        if (c != null) {
+            action.accept(c);
+        }
+        // else: the channel has just finished; late stdin, credit or signals are dropped
+    }
+
+    @Override
+    public boolean send(Message m) {
+        if (!open) {
+            return false;
+        }
+        try {
+            writer.write(m);
+            return true;
+        } catch (IOException e) {
+            open = false;
+            return false;
+        }
+    }
+
+    @Override
+    public void done(int channel) {
+        channels.remove(channel);
+    }
+}

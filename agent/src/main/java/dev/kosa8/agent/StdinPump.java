@@ -1,0 +1,79 @@
+package dev.kosa8.agent;
+
+import dev.kosa8.protocol.Message;
+import dev.kosa8.protocol.ReceiveWindow;
+import java.io.IOException;
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * Moves a channel's stdin from the session's reader to a sink on its own
+ * thread, so a process that does not read its stdin blocks only its own
+ * channel. The queue is bounded by the protocol's window, which the host must
+ * respect ({@link ReceiveWindow}); each chunk written is credited back.
+ */
+final class StdinPump {
+    interface Sink {
+        void write(byte[] bytes) throws IOException;
+
+        void close() throws IOException;
+    }
+
+    private static final byte[] END = new byte[0];
+
+    private final int channel;
+    private final Outbox outbox;
+    private final Sink sink;
+    private final ReceiveWindow window = new ReceiveWindow();
+    private final LinkedBlockingQueue<byte[]> queue = new LinkedBlockingQueue<>();
+    private final Runnable onClosed;
+
+    StdinPump(int channel, Outbox outbox, Sink sink, Runnable onClosed) {
+        this.channel = channel;
+        this.outbox = outbox;
+        this.sink = sink;
+        this.onClosed = onClosed;
+        Thread.ofVirtual().name("stdin-" + channel).start(this::run);
+    }
+
+    void offer(byte[] bytes) {
+        window.received(bytes.length);
+        queue.add(bytes);
+    }
+
+    void end() {
+        queue.add(END);
+    }
+
+    private void run() {
+        boolean broken = false;
+        try {
+            while (true) {
+                byte[] chunk = queue.take();
+                if (chunk == END) {
+                    break;
+                }
+                if (!broken) {
+                    try {
+                        sink.write(chunk);
+                    } catch (IOException e) {
+                        // the process closed its stdin: drop the rest, as a pipe would
+                        broken = true;
+                    }
+                }
+                window.consumed(chunk.length);
+                if (chunk.length > 0) {
+                    outbox.send(new Message.Credit(channel, Message.Stream.STDIN, chunk.length));
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            try {
+                sink.close();
+            } catch (IOException ignored) {
+                // already closed by the process
+            }
+            onClosed.run();
+        }
+    }
+}
