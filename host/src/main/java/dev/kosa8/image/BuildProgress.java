@@ -1,0 +1,17 @@
+package dev.kosa8.image;
+
+/** What an image build tells its caller as it goes; the CLI prints these as lines. */
+public interface BuildProgress {
+
+    /** A step is starting. */
+    void step(BuildStep step);
+
+    /** A part was found in the cache and is reused as it is. */
+    default void reused(String part, String hash) {
+    }
+
+    static BuildProgress silent() {
+        return step -> {
+        };
+    }
+}

@@ -1,0 +1,31 @@
+package dev.kosa8.image;
+
+import dev.kosa8.host.KosaException;
+
+import java.io.IOException;
+import java.io.InputStream;
+
+/**
+ * The files kosa8 itself puts into the initramfs: the {@code /init} script,
+ * the agent's launcher script and the agent's jar, all resources of this build.
+ */
+record GuestFiles(byte[] init, byte[] launcher, byte[] agentJar) {
+    static final String AGENT_JAR = "kosa8-agent.jar";
+
+    static GuestFiles fromResources() {
+        return new GuestFiles(resource("init.sh"), resource("kosa8-agent.sh"), resource(AGENT_JAR));
+    }
+
+    private static byte[] resource(String name) {
+        try (InputStream in = GuestFiles.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new KosaException(KosaException.Kind.INTERNAL,
+                        "this kosa8 build lacks the resource /dev/kosa8/image/" + name,
+                        "build kosa8 with `mvn package` from the project root, which embeds the guest files");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.INTERNAL, "cannot read the resource " + name, "", e);
+        }
+    }
+}

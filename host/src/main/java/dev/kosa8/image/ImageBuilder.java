@@ -1,0 +1,237 @@
+package dev.kosa8.image;
+
+import dev.kosa8.host.HostCommand;
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * Builds the guest image, or returns it from the cache. The kernel, the
+ * initramfs and the root filesystem are each cached under the hash of their
+ * own inputs (see {@link PartHashes}), so only what changed is rebuilt: a new
+ * agent jar costs a new initramfs, about a second.
+ *
+ * <p>{@link #ensure()} runs on first use and keeps the Debian package versions
+ * the current image was built from, so it needs no network once an image
+ * exists; {@link #build()} ({@code kosa8 image build}) asks apt for the newest.
+ */
+public final class ImageBuilder {
+    private static final DateTimeFormatter LOG_NAME =
+            DateTimeFormatter.ofPattern("'build-'yyyyMMdd'T'HHmmss'Z.log'").withZone(ZoneOffset.UTC);
+
+    private final HostPaths paths;
+    private final BuildProgress progress;
+    private final Recipe recipe;
+    private final Supplier<GuestFiles> guestFiles;
+    private final JavaRuntime java;
+    private final boolean root;
+
+    public ImageBuilder(HostPaths paths, BuildProgress progress) {
+        this(paths, progress, Recipe.STANDARD, GuestFiles::fromResources, JavaRuntime.current(), isRoot());
+    }
+
+    ImageBuilder(HostPaths paths, BuildProgress progress, Recipe recipe, Supplier<GuestFiles> guestFiles,
+                 JavaRuntime java, boolean root) {
+        this.paths = paths;
+        this.progress = progress;
+        this.recipe = recipe;
+        this.guestFiles = guestFiles;
+        this.java = java;
+        this.root = root;
+    }
+
+    /** The current image, building whatever part of it is missing or out of date. */
+    public Image ensure() {
+        return run(false);
+    }
+
+    /** Looks up the newest Debian packages and builds what they, or anything else, changed. */
+    public Image build() {
+        return run(true);
+    }
+
+    private Image run(boolean newestPackages) {
+        Path images = paths.images();
+        Path log = images.resolve("logs").resolve(LOG_NAME.format(Instant.now()));
+        try {
+            Files.createDirectories(images);
+            try (BuildLock lock = BuildLock.acquire(images,
+                    () -> progress.reused("image", "waiting for another kosa8 building the image"))) {
+                return underLock(newestPackages, images, log);
+            }
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.IMAGE, "building the image failed: " + e
+                    + (Files.exists(log) ? " (full log: " + log + ")" : ""),
+                    "run `kosa8 image build` again; if it fails the same way, the log says why", e);
+        } finally {
+            handBackToSudoUser(images);
+        }
+    }
+
+    private Image underLock(boolean newestPackages, Path images, Path log) throws IOException {
+        ImageStore store = new ImageStore(images);
+        PartStore parts = new PartStore(images);
+        int stale = parts.removeStalePartials();
+        GuestFiles guest = guestFiles.get();
+        DebianPackages apt = new DebianPackages(paths.cache().resolve("debs"), log, root);
+
+        Optional<ImageManifest> pinned = newestPackages ? Optional.empty()
+                : store.currentId().flatMap(store::manifest);
+        DebPackage kernelPackage = pinned.map(ImageManifest::kernelPackage)
+                .orElseGet(() -> apt.candidate(recipe.kernelMetapackage()).firstDependency());
+        DebPackage busyboxPackage = pinned.map(ImageManifest::busyboxPackage)
+                .orElseGet(() -> apt.candidate(recipe.busyboxPackage()).toPackage());
+        PartHashes hashes = PartHashes.of(recipe, kernelPackage, busyboxPackage, guest, java.version());
+
+        Optional<Image> existing = store.find(hashes.imageId());
+        if (existing.isPresent()) {
+            store.setCurrent(existing.get().id());
+            return existing.get();
+        }
+
+        List<PartKind> missing = new ArrayList<>();
+        for (PartKind kind : List.of(PartKind.KERNEL, PartKind.ROOTFS, PartKind.INITRAMFS)) {
+            if (parts.has(kind, hashes.of(kind))) {
+                progress.reused(kind.displayName(), hashes.of(kind).substring(0, 12));
+            } else {
+                missing.add(kind);
+            }
+        }
+        if (missing.contains(PartKind.ROOTFS) && !root) {
+            throw new KosaException(KosaException.Kind.IMAGE,
+                    "building the guest's root filesystem currently needs root: mmdebstrap must create files "
+                            + "owned by other users and device nodes",
+                    "run `sudo --preserve-env=HOME,XDG_DATA_HOME,XDG_CACHE_HOME,KOSA8_HOME kosa8 image build` once; "
+                            + "it hands the files back to you, and later builds reuse the root filesystem");
+        }
+        appendLog(log, "kosa8 image build: image " + hashes.imageId() + ", kernel " + kernelPackage.fileName()
+                + ", busybox " + busyboxPackage.fileName() + ", java " + java.version()
+                + (stale > 0 ? ", removed " + stale + " unfinished part(s) of an earlier build" : ""));
+
+        Steps steps = new Steps(missing.stream().mapToInt(k -> k == PartKind.ROOTFS ? 3 : 1).sum(), log);
+        String kernelVersion = null;
+        for (PartKind kind : missing) {
+            String hash = hashes.of(kind);
+            Instant start = Instant.now();
+            Map<String, String> inputs;
+            switch (kind) {
+                case KERNEL -> {
+                    steps.begin(kind, "download and extract " + kernelPackage.name(), Duration.ofSeconds(10));
+                    Path deb = apt.download(kernelPackage);
+                    inputs = Map.of("package", kernelPackage.fileName(), "recipe", recipe.version());
+                    parts.build(kind, hash, dir -> {
+                        String v = KernelPart.make(deb, apt, recipe.modules(), dir);
+                        writeManifest(dir, kind, hash, start, inputs, KernelPart.facts(dir, v));
+                    });
+                }
+                case ROOTFS -> {
+                    inputs = Map.of("suite", recipe.suite(), "includes", String.join(",", recipe.includes()),
+                            "java", java.version(), "recipe", recipe.version());
+                    parts.build(kind, hash, dir -> {
+                        RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log,
+                                (what, about) -> steps.begin(kind, what, about), dir);
+                        writeManifest(dir, kind, hash, start, inputs,
+                                Map.of("qcow2Bytes", String.valueOf(Files.size(dir.resolve(RootfsPart.FILE)))));
+                    });
+                }
+                case INITRAMFS -> {
+                    steps.begin(kind, "busybox, " + recipe.modules().size() + " kernel modules, agent", Duration.ZERO);
+                    Path deb = apt.download(busyboxPackage);
+                    inputs = Map.of("busybox", busyboxPackage.fileName(), "kernel", hashes.kernel(),
+                            "agentJarSha256", ContentHash.of("agent").add("jar", guest.agentJar()).hex(),
+                            "recipe", recipe.version());
+                    Path kernelDir = parts.directory(PartKind.KERNEL, hashes.kernel());
+                    parts.build(kind, hash, dir -> {
+                        InitramfsPart.make(deb, apt, kernelDir, guest, dir);
+                        writeManifest(dir, kind, hash, start, inputs,
+                                Map.of("cpioBytes", String.valueOf(Files.size(dir.resolve(InitramfsPart.FILE)))));
+                    });
+                }
+            }
+            appendLog(log, "-- " + kind.displayName() + " built in " + seconds(start) + " s");
+        }
+        kernelVersion = Manifests.read(parts.directory(PartKind.KERNEL, hashes.kernel()), PartManifest.class)
+                .facts().get("kernelVersion");
+        Image image = store.writeImage(new ImageManifest(ImageManifest.FORMAT, hashes.imageId(),
+                Instant.now().toString(), kernelVersion, kernelPackage, busyboxPackage, hashes));
+        store.setCurrent(image.id());
+        appendLog(log, "image " + image.id() + " ready: " + image.sizeBytes() + " bytes");
+        return image;
+    }
+
+    /** Numbers the steps of this build and logs each. */
+    private final class Steps {
+        private final int total;
+        private final Path log;
+        private int next = 1;
+
+        Steps(int total, Path log) {
+            this.total = total;
+            this.log = log;
+        }
+
+        void begin(PartKind kind, String description, Duration estimate) {
+            BuildStep step = new BuildStep(Math.min(next++, total), total, kind.displayName(), description, estimate);
+            appendLog(log, "== " + step.line() + " at " + Instant.now());
+            progress.step(step);
+        }
+    }
+
+    private void writeManifest(Path dir, PartKind kind, String hash, Instant start,
+                               Map<String, String> inputs, Map<String, String> facts) throws IOException {
+        Manifests.write(dir, new PartManifest(PartManifest.FORMAT, kind.directoryName(), hash,
+                Instant.now().toString(), seconds(start), inputs, facts));
+    }
+
+    private static double seconds(Instant start) {
+        return Duration.between(start, Instant.now()).toMillis() / 1000.0;
+    }
+
+    private static void appendLog(Path log, String line) {
+        try {
+            Files.createDirectories(log.getParent());
+            Files.writeString(log, line + System.lineSeparator(), StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot write the build log " + log + ": " + e.getMessage(),
+                    "check that " + log.getParent() + " is writable", e);
+        }
+    }
+
+    private static boolean isRoot() {
+        try {
+            return ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).intValue() == 0;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    /** Under sudo, gives the images and the package cache back to the user who ran it. */
+    private void handBackToSudoUser(Path images) {
+        String uid = System.getenv("SUDO_UID");
+        String gid = System.getenv("SUDO_GID");
+        if (!root || uid == null || gid == null || !uid.matches("\\d+") || !gid.matches("\\d+") || uid.equals("0")) {
+            return;
+        }
+        for (Path p : List.of(images, paths.cache())) {
+            if (Files.exists(p)) {
+                HostCommand.of("chown", "-R", uid + ":" + gid, p.toString())
+                        .run(KosaException.Kind.HOST, "give " + p + " back to the user who ran sudo");
+            }
+        }
+    }
+}

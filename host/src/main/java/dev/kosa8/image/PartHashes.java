@@ -1,0 +1,48 @@
+package dev.kosa8.image;
+
+/**
+ * The content hash of each part, from exactly the inputs that part is made
+ * of. The initramfs's hash covers the kernel's (it carries that kernel's
+ * modules) and the agent's jar, so a new agent rebuilds the initramfs alone.
+ */
+record PartHashes(String kernel, String initramfs, String rootfs) {
+
+    static PartHashes of(Recipe recipe, DebPackage kernelPackage, DebPackage busybox,
+                         GuestFiles guest, String javaVersion) {
+        String kernel = ContentHash.of("kernel")
+                .add("recipe", recipe.version())
+                .add("package", kernelPackage.fileName())
+                .add("modules", recipe.modules())
+                .hex();
+        String initramfs = ContentHash.of("initramfs")
+                .add("recipe", recipe.version())
+                .add("kernel", kernel)
+                .add("busybox", busybox.fileName())
+                .add("init", guest.init())
+                .add("launcher", guest.launcher())
+                .add("agent", guest.agentJar())
+                .hex();
+        String rootfs = ContentHash.of("rootfs")
+                .add("recipe", recipe.version())
+                .add("suite", recipe.suite())
+                .add("includes", recipe.includes())
+                .add("disk", recipe.diskSize())
+                .add("java", javaVersion)
+                .hex();
+        return new PartHashes(kernel, initramfs, rootfs);
+    }
+
+    String of(PartKind kind) {
+        return switch (kind) {
+            case KERNEL -> kernel;
+            case INITRAMFS -> initramfs;
+            case ROOTFS -> rootfs;
+        };
+    }
+
+    /** The image's id: short, and different whenever any part differs. */
+    String imageId() {
+        return ContentHash.of("image").add("kernel", kernel).add("initramfs", initramfs).add("rootfs", rootfs)
+                .hex().substring(0, 16);
+    }
+}

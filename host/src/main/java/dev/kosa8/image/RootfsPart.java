@@ -1,0 +1,75 @@
+package dev.kosa8.image;
+
+import dev.kosa8.host.HostCommand;
+import dev.kosa8.host.KosaException;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Makes the root filesystem: a minimal Debian from {@code mmdebstrap}, a
+ * jlink'ed Java runtime at {@code /opt/kosa8/jre}, written into an ext4 disk
+ * image and converted to qcow2. mmdebstrap needs root here (it must create
+ * files owned by other users and device nodes); {@link ImageBuilder} checks that.
+ * Downloaded packages are kept in a cache folder and reused by the next build.
+ */
+final class RootfsPart {
+    static final String FILE = "rootfs.qcow2";
+    static final String HOSTNAME = "sandbox";
+    static final String HOSTS = """
+            127.0.0.1\tlocalhost
+            127.0.1.1\tsandbox
+            ::1\tlocalhost ip6-localhost ip6-loopback
+            """;
+
+    private RootfsPart() {
+    }
+
+    static void make(Recipe recipe, JavaRuntime java, Path aptCache, Path log, StepReporter steps, Path dir)
+            throws IOException {
+        Path tree = dir.resolve("tree");
+        Path raw = dir.resolve("raw.img");
+
+        steps.begin("mmdebstrap " + recipe.suite(), Duration.ofSeconds(30));
+        Files.createDirectories(aptCache);
+        HostCommand.of(mmdebstrap(recipe, aptCache, tree)).logTo(log).timeout(Duration.ofMinutes(20))
+                .run(KosaException.Kind.IMAGE, "root filesystem: mmdebstrap " + recipe.suite());
+
+        steps.begin("Java runtime (jlink java.base)", Duration.ofSeconds(15));
+        Files.createDirectories(tree.resolve("opt/kosa8"));
+        HostCommand.of(java.jlink().toString(), "--add-modules", "java.base", "--strip-debug",
+                        "--no-header-files", "--no-man-pages", "--generate-cds-archive",
+                        "--output", tree.resolve("opt/kosa8/jre").toString())
+                .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: jlink");
+        Files.writeString(tree.resolve("etc/hostname"), HOSTNAME + "\n");
+        Files.writeString(tree.resolve("etc/hosts"), HOSTS);
+        Files.createDirectories(tree.resolve("workspace"));
+
+        steps.begin("ext4 disk image " + recipe.diskSize() + " and qcow2", Duration.ofSeconds(15));
+        HostCommand.of("mke2fs", "-q", "-t", "ext4", "-F", "-L", "kosa8-root", "-d", tree.toString(),
+                        raw.toString(), recipe.diskSize())
+                .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: mke2fs");
+        PartStore.deleteTree(tree);
+        HostCommand.of("qemu-img", "convert", "-O", "qcow2", raw.toString(), dir.resolve(FILE).toString())
+                .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: qemu-img convert");
+        Files.delete(raw);
+    }
+
+    /** The mmdebstrap command line; the apt cache is synced in before and out after. */
+    static List<String> mmdebstrap(Recipe recipe, Path aptCache, Path tree) {
+        List<String> argv = new ArrayList<>(List.of("mmdebstrap", "--mode=root", "--variant=minbase",
+                "--include=" + String.join(",", recipe.includes()),
+                "--skip=download/empty", "--skip=essential/unlink",
+                "--setup-hook=mkdir -p \"$1\"/var/cache/apt/archives/",
+                "--setup-hook=sync-in " + aptCache + " /var/cache/apt/archives/",
+                "--customize-hook=sync-out /var/cache/apt/archives " + aptCache,
+                "--customize-hook=rm -f \"$1\"/var/cache/apt/archives/*.deb"));
+        argv.add(recipe.suite());
+        argv.add(tree.toString());
+        return argv;
+    }
+}

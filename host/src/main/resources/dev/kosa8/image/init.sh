@@ -1,0 +1,86 @@
+#!/bin/busybox sh
+# kosa8 guest init: PID 1 inside the initramfs.
+#
+# Loads the kernel modules the guest needs, mounts the root disk and the
+# usual file systems under /newroot, puts the agent in /newroot/run/kosa8 and
+# switches to the root disk with tini as PID 1 running the agent.
+#
+# With kosa8.probe=1 on the kernel command line it only prints KOSA8-PROBE-OK
+# and powers off: the host's accelerator probe boots this to see whether the
+# guest reaches user space at all.
+#
+# Any failure prints one line starting with KOSA8-INIT-FAILED: and powers off,
+# so the host sees a clear error instead of a hung guest.
+
+BB=/bin/busybox
+
+fail() {
+    $BB echo "KOSA8-INIT-FAILED: $*" > /dev/console
+    $BB sync
+    $BB poweroff -f
+    # Should poweroff fail, PID 1 exiting panics the kernel; panic=-1 reboots
+    # at once, and QEMU's -no-reboot turns that into an exit.
+    exit 1
+}
+
+$BB mount -t proc -o nosuid,nodev,noexec proc /proc || fail "mount /proc"
+$BB mount -t sysfs -o nosuid,nodev,noexec sysfs /sys || fail "mount /sys"
+$BB mount -t devtmpfs -o nosuid,mode=0755 devtmpfs /dev || fail "mount devtmpfs on /dev"
+$BB --install -s /bin || fail "busybox --install"
+export PATH=/bin
+
+hostname=sandbox
+probe=0
+mmio=""
+for word in $(cat /proc/cmdline); do
+    case "$word" in
+        kosa8.probe=1) probe=1 ;;
+        kosa8.hostname=?*) hostname="${word#kosa8.hostname=}" ;;
+        virtio_mmio.device=*) mmio="$mmio device=${word#virtio_mmio.device=}" ;;
+    esac
+done
+
+if [ "$probe" = 1 ]; then
+    echo "KOSA8-PROBE-OK" > /dev/console
+    poweroff -f
+    exit 0
+fi
+
+while read -r module; do
+    [ -n "$module" ] || continue
+    if [ "$module" = virtio_mmio ]; then params="$mmio"; else params=""; fi
+    # $params is split into words on purpose: one device= per virtio-mmio device.
+    insmod "/lib/modules/$module.ko" $params || fail "insmod $module"
+done < /lib/modules/order
+
+tries=0
+while [ ! -b /dev/vda ]; do
+    tries=$((tries + 1))
+    [ "$tries" -le 50 ] || fail "no root disk /dev/vda after 5 s (is a virtio-blk device attached?)"
+    sleep 0.1
+done
+
+mount -t ext4 -o rw /dev/vda /newroot || fail "mount /dev/vda (ext4) on /newroot"
+mount -t tmpfs -o nosuid,nodev,mode=0755 tmpfs /newroot/run || fail "mount tmpfs on /run"
+mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /newroot/tmp || fail "mount tmpfs on /tmp"
+mkdir -p /newroot/run/kosa8 || fail "mkdir /run/kosa8"
+cp /kosa8/agent.jar /kosa8/kosa8-agent /newroot/run/kosa8/ || fail "copy the agent to /run/kosa8"
+chmod 0755 /newroot/run/kosa8/kosa8-agent || fail "chmod /run/kosa8/kosa8-agent"
+
+hostname "$hostname" || fail "set the host name $hostname"
+echo "$hostname" > /newroot/etc/hostname || fail "write /etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$hostname" \
+    > /newroot/etc/hosts || fail "write /etc/hosts"
+ip link set lo up || fail "bring up the loopback interface"
+
+mount --move /dev /newroot/dev || fail "move /dev to the root disk"
+mkdir -p /newroot/dev/pts /newroot/dev/shm || fail "mkdir /dev/pts /dev/shm"
+mount -t devpts -o nosuid,noexec,gid=5,mode=0620,ptmxmode=0666 devpts /newroot/dev/pts || fail "mount devpts"
+mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /newroot/dev/shm || fail "mount tmpfs on /dev/shm"
+mount --move /sys /newroot/sys || fail "move /sys to the root disk"
+mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /newroot/sys/fs/cgroup || fail "mount cgroup2"
+mount --move /proc /newroot/proc || fail "move /proc to the root disk"
+[ -x /newroot/usr/bin/tini ] || fail "the root disk has no /usr/bin/tini"
+
+exec switch_root /newroot /usr/bin/tini -s -- /run/kosa8/kosa8-agent
+fail "switch_root to /dev/vda"
