@@ -36,15 +36,26 @@ public final class KosaException extends RuntimeException {
 
     private final Kind kind;
     private final String suggestion;
+    private final int exitCode;
 
     public KosaException(Kind kind, String message, String suggestion) {
         this(kind, message, suggestion, null);
     }
 
     public KosaException(Kind kind, String message, String suggestion, Throwable cause) {
+        this(kind, message, suggestion, cause, kind.exitCode());
+    }
+
+    private KosaException(Kind kind, String message, String suggestion, Throwable cause, int exitCode) {
         super(message, cause);
         this.kind = kind;
         this.suggestion = suggestion == null ? "" : suggestion;
+        this.exitCode = exitCode;
+    }
+
+    /** A failure whose exit code is fixed by convention, such as 127 for a command that was not found. */
+    public static KosaException withExitCode(Kind kind, String message, String suggestion, int exitCode) {
+        return new KosaException(kind, message, suggestion, null, exitCode);
     }
 
     public Kind kind() {
@@ -57,6 +68,6 @@ public final class KosaException extends RuntimeException {
     }
 
     public int exitCode() {
-        return kind.exitCode();
+        return exitCode;
     }
 }

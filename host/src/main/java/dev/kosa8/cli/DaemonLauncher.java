@@ -1,0 +1,75 @@
+package dev.kosa8.cli;
+
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Starts kosa8d in the background: the same Java and the same jar as this
+ * CLI, in its own session ({@code setsid}) so a Ctrl-C in the user's terminal
+ * never reaches it, with its output appended to the daemon log.
+ */
+final class DaemonLauncher {
+    private DaemonLauncher() {
+    }
+
+    /**
+     * The daemon runs from a copy of the jar named by its build, never from
+     * the build output itself: rebuilding kosa8 replaces that file, and a JVM
+     * whose jar changes under it fails to load classes.
+     */
+    static String stableCopy(HostPaths paths, String classpath) {
+        Path jar = Path.of(classpath);
+        if (!classpath.endsWith(".jar") || !Files.isRegularFile(jar)) {
+            return classpath; // running from classes (tests in an IDE): nothing to protect
+        }
+        try {
+            Path dir = paths.data().resolve("daemon");
+            Files.createDirectories(dir);
+            Path copy = dir.resolve("kosa8-" + Main.build() + ".jar");
+            if (!Files.exists(copy)) {
+                Path tmp = Files.createTempFile(dir, "kosa8-", ".jar.tmp");
+                Files.copy(jar, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                Files.move(tmp, copy, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
+            try (var old = Files.newDirectoryStream(dir, "kosa8-*.jar")) {
+                for (Path p : old) {
+                    if (!p.equals(copy)) {
+                        Files.deleteIfExists(p); // a running older daemon keeps its open file
+                    }
+                }
+            }
+            return copy.toString();
+        } catch (IOException e) {
+            return classpath;
+        }
+    }
+
+    static void launch(HostPaths paths) {
+        String java = ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        String classpath = stableCopy(paths, System.getProperty("java.class.path"));
+        List<String> argv = new ArrayList<>();
+        if (new File("/usr/bin/setsid").canExecute()) {
+            argv.addAll(List.of("/usr/bin/setsid", "-f"));
+        }
+        argv.addAll(List.of(java, "-XX:+UseSerialGC", "-Xss512k",
+                "--enable-native-access=ALL-UNNAMED", "-cp", classpath, "dev.kosa8.daemon.DaemonMain"));
+        try {
+            Files.createDirectories(paths.daemonLog().getParent());
+            ProcessBuilder pb = new ProcessBuilder(argv)
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(paths.daemonLog().toFile()));
+            pb.start();
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.DAEMON, "cannot start kosa8d: " + e.getMessage(),
+                    "check that " + java + " runs", e);
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.kosa8.cli;
+
+import dev.kosa8.host.HostTools;
+import dev.kosa8.image.ImageStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ParentCommand;
+
+@Command(name = "doctor", description = {"Check this machine for everything kosa8 needs; print each problem with its fix."})
+final class DoctorCommand implements Callable<Integer> {
+    @ParentCommand
+    Main main;
+
+    private int problems;
+
+    @Override
+    public Integer call() throws IOException {
+        check("java", Runtime.version().feature() >= 25, "Java " + Runtime.version(),
+                "install a Java 25 JDK (Debian/Ubuntu: the Temurin 25 package) and run kosa8 with it");
+        for (var e : HostTools.REQUIRED.entrySet()) {
+            String at = HostTools.which(e.getKey());
+            check(e.getKey(), at != null, at == null ? "missing" : at, HostTools.installCommand(List.of(e.getValue())));
+        }
+        Path kvm = Path.of("/dev/kvm");
+        if (!Files.exists(kvm)) {
+            warn("kvm", "/dev/kvm is missing: sandboxes run under TCG (software emulation, much slower)",
+                    "enable virtualization in the firmware and load kvm_intel or kvm_amd");
+        } else if (!Files.isWritable(kvm)) {
+            warn("kvm", "/dev/kvm is not writable by you: sandboxes run under TCG",
+                    "sudo usermod -aG kvm $USER, then log in again");
+        } else {
+            ok("kvm", "/dev/kvm is usable (a probe boot decides whether the guest runs under it)");
+        }
+        Path accel = main.paths.cache().resolve("accelerator.json");
+        if (Files.exists(accel)) {
+            var n = DaemonClient.JSON.readTree(accel.toFile());
+            ok("accelerator", n.path("accelerator").asText() + " (probed " + n.path("probedAt").asText() + "; "
+                    + n.path("tried").toString() + ")");
+        } else {
+            ok("accelerator", "not probed yet: the first sandbox probes it (about 10 s once)");
+        }
+        Path data = main.paths.data();
+        Path existing = data;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        long free = existing == null ? 0 : Files.getFileStore(existing).getUsableSpace();
+        check("disk", free > 5L << 30, (free >> 30) + " GiB free under " + data,
+                "free some space: the image needs about 1.5 GiB and each sandbox what it writes");
+        var image = new ImageStore(main.paths).current();
+        if (image.isPresent()) {
+            ok("image", image.get().id() + " (kernel " + image.get().kernelVersion() + ")");
+        } else {
+            warn("image", "not built yet", "kosa8 image build (or just `kosa8 run`, which builds it first)");
+        }
+        DaemonClient d = new DaemonClient(main.paths);
+        if (d.isUp()) {
+            var v = d.get("/v1/version");
+            ok("daemon", "kosa8d pid " + v.path("pid").asLong() + " on " + main.paths.daemonSocket());
+        } else {
+            ok("daemon", "not running (it starts on first use)");
+        }
+        System.out.println(problems == 0 ? "\nAll good." : "\n" + problems + " problem(s) to fix.");
+        return problems == 0 ? 0 : 1;
+    }
+
+    private void check(String what, boolean good, String detail, String fix) {
+        if (good) {
+            ok(what, detail);
+        } else {
+            problems++;
+            System.out.printf("  FAIL  %-20s %s%n        fix: %s%n", what, detail, fix);
+        }
+    }
+
+    private static void ok(String what, String detail) {
+        System.out.printf("  ok    %-20s %s%n", what, detail);
+    }
+
+    private static void warn(String what, String detail, String fix) {
+        System.out.printf("  warn  %-20s %s%n        fix: %s%n", what, detail, fix);
+    }
+}

@@ -1,0 +1,33 @@
+package dev.kosa8.cli;
+
+import dev.kosa8.protocol.Message;
+
+/** Runs one command over an exec stream, wiring this process's stdio, signals and terminal to it. */
+final class Exec {
+    private Exec() {
+    }
+
+    static int run(DaemonClient.Stream stream, Message.ExecSpec spec, boolean interactive) {
+        ExecStream exec = new ExecStream(stream);
+        Runnable restore = () -> { };
+        if (spec.tty() && Terminal.isInteractive()) {
+            restore = Terminal.raw();
+        }
+        try {
+            exec.send(new Message.Exec(ExecStream.CH, spec));
+            Signals.forward(sig -> exec.send(new Message.Signal(ExecStream.CH, sig)), spec.tty() ? () -> {
+                int[] s = Terminal.size();
+                exec.send(new Message.Resize(ExecStream.CH, s[0], s[1]));
+            } : null);
+            if (interactive || spec.tty()) {
+                exec.pumpStdin(System.in);
+            } else {
+                exec.send(new Message.Eof(ExecStream.CH, Message.Stream.STDIN));
+            }
+            return exec.await(new java.io.FileOutputStream(java.io.FileDescriptor.out),
+                    new java.io.FileOutputStream(java.io.FileDescriptor.err), null);
+        } finally {
+            restore.run();
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package dev.kosa8.cli;
+
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.image.BuildProgress;
+import dev.kosa8.image.BuildStep;
+import dev.kosa8.image.Image;
+import dev.kosa8.image.ImageBuilder;
+import java.io.PrintStream;
+
+/**
+ * Makes sure the guest image exists before a sandbox needs it. Built here, in
+ * the CLI, so the user sees each step as it happens; the daemon only ever
+ * boots an image that is complete.
+ */
+final class Images {
+    private Images() {
+    }
+
+    static Image ensure(HostPaths paths, PrintStream err) {
+        return new ImageBuilder(paths, printer(err)).ensure();
+    }
+
+    static BuildProgress printer(PrintStream err) {
+        return new BuildProgress() {
+            private boolean first = true;
+
+            @Override
+            public void step(BuildStep step) {
+                if (first) {
+                    err.println("kosa8: building the guest image (once; later runs reuse it)");
+                    first = false;
+                }
+                err.println("  " + step.line());
+            }
+        };
+    }
+}

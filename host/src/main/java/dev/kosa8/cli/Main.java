@@ -1,0 +1,97 @@
+package dev.kosa8.cli;
+
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code kosa8}: run an AI agent's commands in a sealed microVM on your own
+ * machine. One class per subcommand; errors are printed in one place
+ * ({@link #handle}) as one line and a suggestion, with the stack trace only
+ * under {@code --debug}.
+ */
+@Command(name = "kosa8", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = {
+            "Run commands in a sealed microVM: its own kernel, no network, nothing of the host but what you give it.",
+            "",
+            "Quick start:",
+            "  kosa8 run -- python3 -c 'print(6*7)'     run one command in a throw-away sandbox",
+            "  id=$(kosa8 create)                        make a sandbox that stays",
+            "  kosa8 exec $id -- git --version           run commands in it",
+            "  kosa8 shell $id                           an interactive shell",
+            "  kosa8 rm -f $id                           remove it",
+            ""},
+        subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
+            CpCommand.class, LsCommand.class, InspectCommand.class, LogsCommand.class, StopCommand.class,
+            StartCommand.class, RmCommand.class, DoctorCommand.class, ImageCommand.class, DaemonCommand.class,
+            CommandLine.HelpCommand.class, picocli.AutoComplete.GenerateCompletion.class},
+        footer = {"", "Files: images and sandboxes under $XDG_DATA_HOME/kosa8; the daemon's socket under "
+                + "$XDG_RUNTIME_DIR/kosa8. KOSA8_HOME puts all of them in one folder."})
+public final class Main {
+    @Option(names = "--debug", scope = CommandLine.ScopeType.INHERIT, description = "Show stack traces of errors.")
+    boolean debug;
+
+    final HostPaths paths = HostPaths.fromEnvironment();
+
+    DaemonClient daemon() {
+        DaemonClient c = new DaemonClient(paths);
+        c.ensureRunning(build(), java.time.Duration.ofSeconds(20));
+        return c;
+    }
+
+    /** Identifies this build, so the CLI replaces a daemon started from another jar. */
+    static String build() {
+        return dev.kosa8.daemon.DaemonMain.build();
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    static int run(String... args) {
+        CommandLine cl = commandLine();
+        return cl.execute(args);
+    }
+
+    static CommandLine commandLine() {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler(Main::handle);
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.getSubcommands().get("generate-completion").getCommandSpec().usageMessage().hidden(true);
+        return cl;
+    }
+
+    private static int handle(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
+        boolean debug = parsed.matchedOption("--debug") != null
+                || parsed.subcommands().stream().anyMatch(p -> p.matchedOption("--debug") != null);
+        PrintWriter err = cl.getErr();
+        if (e instanceof KosaException k) {
+            err.println("kosa8: " + k.getMessage());
+            if (!k.suggestion().isEmpty()) {
+                err.println("  → " + k.suggestion());
+            }
+            if (debug) {
+                k.printStackTrace(err);
+            }
+            err.flush();
+            return k.exitCode();
+        }
+        err.println("kosa8: internal error: " + e);
+        err.println("  → please report it with the output of `kosa8 --debug` and `kosa8 doctor`");
+        if (debug) {
+            e.printStackTrace(err);
+        }
+        err.flush();
+        return KosaException.Kind.INTERNAL.exitCode();
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"kosa8 " + dev.kosa8.daemon.Daemon.VERSION + " (build " + build() + ")"};
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package dev.kosa8.cli;
+
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+@Command(name = "run", sortOptions = false,
+        description = {"Run a command in a new sandbox, then remove the sandbox.",
+            "The exit code is the command's. The guest image is built on first use (a few minutes, once)."},
+        footer = {"", "Examples:",
+            "  kosa8 run -- python3 -c 'print(6*7)'",
+            "  echo hi | kosa8 run -i -- tr a-z A-Z",
+            "  kosa8 run -it -- bash",
+            "  kosa8 run --cpus 4 --memory 4G -- make -j4"})
+final class RunCommand implements Callable<Integer> {
+    @ParentCommand
+    Main main;
+
+    @Mixin
+    SandboxOptions sandbox = new SandboxOptions();
+
+    @Mixin
+    ExecOptions exec = new ExecOptions();
+
+    @Option(names = "--rm", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Remove the sandbox when the command ends (default). --no-rm keeps it; its id is printed.")
+    boolean rm;
+
+    @Parameters(paramLabel = "COMMAND", description = "The command and its arguments, after --.")
+    List<String> command;
+
+    @Override
+    public Integer call() {
+        var spec = exec.spec(command);
+        Images.ensure(main.paths, System.err);
+        DaemonClient d = main.daemon();
+        if (rm) {
+            return Exec.run(d.upgrade("/v1/run?" + sandbox.query()), spec, exec.interactive);
+        }
+        String id = d.post("/v1/sandboxes?" + sandbox.query()).path("id").asText();
+        System.err.println("kosa8: sandbox " + id + " kept (remove it with `kosa8 rm -f " + id + "`)");
+        return Exec.run(d.upgrade("/v1/sandboxes/" + id + "/exec"), spec, exec.interactive);
+    }
+}

@@ -1,0 +1,212 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.host.KosaException;
+import dev.kosa8.protocol.Codec;
+import dev.kosa8.protocol.Limits;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The daemon's REST API. Requests that take time (booting, stopping) run on
+ * virtual threads, never on the event loop. Exec streams upgrade the
+ * connection ({@code Upgrade: kosa8-stream}) to the agent protocol, relayed
+ * by {@link ExecRelay}. See docs/api.md.
+ */
+final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    static final String UPGRADE = "kosa8-stream";
+
+    private final Daemon daemon;
+
+    ApiHandler(Daemon daemon) {
+        this.daemon = daemon;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        QueryStringDecoder q = new QueryStringDecoder(req.uri());
+        List<String> parts = List.of(q.path().replaceAll("^/+|/+$", "").split("/"));
+        HttpMethod method = req.method();
+        String body = req.content().toString(java.nio.charset.StandardCharsets.UTF_8);
+        boolean upgrade = UPGRADE.equalsIgnoreCase(req.headers().get(HttpHeaderNames.UPGRADE, ""));
+        if (upgrade) {
+            ctx.channel().config().setAutoRead(false);
+        }
+        Thread.ofVirtual().name("api").start(() -> {
+            try {
+                route(ctx, method, parts, q, body, upgrade);
+            } catch (KosaException e) {
+                respond(ctx, status(e.kind()), Map.of("error", e.getMessage(), "suggestion", e.suggestion(),
+                        "kind", e.kind().name(), "exitCode", e.exitCode()));
+            } catch (RuntimeException e) {
+                daemon.log("internal error on " + method + " " + q.path() + ": " + e);
+                respond(ctx, HttpResponseStatus.INTERNAL_SERVER_ERROR, Map.of("error", "internal error: " + e,
+                        "suggestion", "see the daemon log at " + daemon.paths().daemonLog(), "kind", "INTERNAL",
+                        "exitCode", 70));
+            }
+        });
+    }
+
+    private void route(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q, String body,
+                       boolean upgrade) {
+        SandboxManager mgr = daemon.sandboxes();
+        if (p.size() < 2 || !p.get(0).equals("v1")) {
+            throw notFound();
+        }
+        String what = p.get(1);
+        if (what.equals("version") && m == HttpMethod.GET) {
+            respond(ctx, HttpResponseStatus.OK, Map.of("version", Daemon.VERSION, "build", daemon.build(),
+                    "pid", ProcessHandle.current().pid()));
+        } else if (what.equals("shutdown") && m == HttpMethod.POST) {
+            respond(ctx, HttpResponseStatus.OK, Map.of("stopping", true));
+            daemon.shutdownSoon();
+        } else if (what.equals("run") && m == HttpMethod.POST && upgrade) {
+            SandboxManager.CreateRequest req = createRequest(q, true);
+            AtomicReference<Sandbox> created = new AtomicReference<>();
+            switchToStream(ctx, () -> {
+                Sandbox s = mgr.create(req);
+                created.set(s);
+                return mgr.running(s).agent();
+            }, () -> {
+                Sandbox s = created.get();
+                if (s != null) {
+                    Thread.ofVirtual().start(() -> mgr.remove(s, true));
+                }
+            });
+        } else if (what.equals("sandboxes")) {
+            sandboxes(ctx, m, p, q, upgrade, mgr);
+        } else {
+            throw notFound();
+        }
+    }
+
+    private void sandboxes(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q,
+                           boolean upgrade, SandboxManager mgr) {
+        if (p.size() == 2 && m == HttpMethod.GET) {
+            respond(ctx, HttpResponseStatus.OK, mgr.list().stream().map(this::view).toList());
+            return;
+        }
+        if (p.size() == 2 && m == HttpMethod.POST) {
+            Sandbox s = mgr.create(createRequest(q, false));
+            respond(ctx, HttpResponseStatus.CREATED, view(s));
+            return;
+        }
+        if (p.size() < 3) {
+            throw notFound();
+        }
+        Sandbox s = mgr.get(p.get(2));
+        String action = p.size() > 3 ? p.get(3) : "";
+        switch (action) {
+            case "" -> {
+                if (m == HttpMethod.GET) {
+                    respond(ctx, HttpResponseStatus.OK, view(s));
+                } else if (m == HttpMethod.DELETE) {
+                    mgr.remove(s, "true".equals(param(q, "force", "false")));
+                    respond(ctx, HttpResponseStatus.OK, Map.of("removed", s.id()));
+                } else {
+                    throw notFound();
+                }
+            }
+            case "stop" -> {
+                mgr.stop(s);
+                respond(ctx, HttpResponseStatus.OK, view(s));
+            }
+            case "start" -> {
+                mgr.start(s);
+                respond(ctx, HttpResponseStatus.OK, view(s));
+            }
+            case "logs" -> respond(ctx, HttpResponseStatus.OK, Map.of("console",
+                    mgr.logs(s, Integer.parseInt(param(q, "lines", "200")))));
+            case "exec" -> {
+                if (!upgrade) {
+                    throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
+                }
+                var agent = mgr.running(s).agent();
+                switchToStream(ctx, () -> agent, () -> { });
+            }
+            default -> throw notFound();
+        }
+    }
+
+    private SandboxView view(Sandbox s) {
+        return SandboxView.of(s, daemon.sandboxes().directory(s).toString());
+    }
+
+    private static SandboxManager.CreateRequest createRequest(QueryStringDecoder q, boolean ephemeral) {
+        try {
+            return new SandboxManager.CreateRequest(ephemeral, Integer.parseInt(param(q, "cpus", "2")),
+                    Integer.parseInt(param(q, "memoryMiB", "1024")), param(q, "accelerator", "auto"));
+        } catch (NumberFormatException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
+        }
+    }
+
+    private static String param(QueryStringDecoder q, String name, String dflt) {
+        List<String> v = q.parameters().get(name);
+        return v == null || v.isEmpty() ? dflt : v.getFirst();
+    }
+
+    /** Answers 101 and turns the connection into an agent-protocol stream. */
+    private void switchToStream(ChannelHandlerContext ctx, java.util.function.Supplier<dev.kosa8.vm.AgentConnection> agent,
+                                Runnable onEnd) {
+        ctx.executor().execute(() -> {
+            FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
+            res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+            ctx.writeAndFlush(res);
+            var pipeline = ctx.pipeline();
+            pipeline.remove(io.netty.handler.codec.http.HttpServerCodec.class);
+            pipeline.remove(io.netty.handler.codec.http.HttpObjectAggregator.class);
+            pipeline.addLast(new LengthFieldBasedFrameDecoder(Limits.MAX_FRAME + Codec.HEADER, 0, Codec.HEADER, 0,
+                    Codec.HEADER));
+            pipeline.addLast(new ExecRelay(agent, onEnd));
+            pipeline.remove(this);
+            ctx.channel().config().setAutoRead(true);
+        });
+    }
+
+    private static KosaException notFound() {
+        return new KosaException(KosaException.Kind.USAGE, "no such API endpoint", "see docs/api.md");
+    }
+
+    private static HttpResponseStatus status(KosaException.Kind k) {
+        return switch (k) {
+            case USAGE -> HttpResponseStatus.BAD_REQUEST;
+            case STATE -> HttpResponseStatus.CONFLICT;
+            default -> HttpResponseStatus.INTERNAL_SERVER_ERROR;
+        };
+    }
+
+    private void respond(ChannelHandlerContext ctx, HttpResponseStatus status, Object value) {
+        byte[] json;
+        try {
+            json = SandboxStore.JSON.writeValueAsBytes(value);
+        } catch (Exception e) {
+            json = ("{\"error\":\"cannot encode the response\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(json));
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, json.length)
+                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+
+}

@@ -1,0 +1,154 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.channel.unix.DomainSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * kosa8d: one per user. Serves the REST API on a unix socket (mode 0600, in a
+ * 0700 directory) and owns the user's sandboxes. A file lock makes sure only
+ * one daemon serves a runtime directory.
+ */
+public final class Daemon {
+    public static final String VERSION = "0.1.0";
+
+    private final HostPaths paths;
+    private final SandboxManager sandboxes;
+    private final String build;
+    private final PrintStream logOut;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private EventLoopGroup group;
+    private Channel server;
+    private FileChannel lockFile;
+
+    public Daemon(HostPaths paths, SandboxManager sandboxes, String build, PrintStream logOut) {
+        this.paths = paths;
+        this.sandboxes = sandboxes;
+        this.build = build;
+        this.logOut = logOut;
+    }
+
+    public void start() throws InterruptedException {
+        HostPaths.privateDirectory(paths.runtime());
+        lock();
+        sandboxes.recover();
+        Path socket = paths.daemonSocket();
+        try {
+            Files.deleteIfExists(socket);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.DAEMON, "cannot remove the stale socket " + socket, "", e);
+        }
+        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        server = new ServerBootstrap()
+                .group(group)
+                .channel(EpollServerDomainSocketChannel.class)
+                .childHandler(new ChannelInitializer<DomainSocketChannel>() {
+                    @Override
+                    protected void initChannel(DomainSocketChannel ch) {
+                        ch.pipeline().addLast(new HttpServerCodec(8192, 16384, 65536));
+                        ch.pipeline().addLast(new HttpObjectAggregator(1 << 20));
+                        ch.pipeline().addLast(new ApiHandler(Daemon.this));
+                    }
+                })
+                .bind(new DomainSocketAddress(socket.toString()))
+                .sync()
+                .channel();
+        try {
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.DAEMON, "cannot restrict the socket's mode", "", e);
+        }
+        log("kosa8d " + VERSION + " (" + build + ") listening on " + socket + ", pid " + ProcessHandle.current().pid());
+    }
+
+    private void lock() {
+        Path lock = paths.runtime().resolve("kosa8d.lock");
+        try {
+            lockFile = FileChannel.open(lock, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock l = lockFile.tryLock();
+            if (l == null) {
+                throw new KosaException(KosaException.Kind.DAEMON, "another kosa8d already serves " + paths.runtime(),
+                        "use it, or stop it with `kosa8 daemon stop`");
+            }
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.DAEMON, "cannot lock " + lock + ": " + e.getMessage(), "", e);
+        }
+    }
+
+    public void awaitStop() throws InterruptedException {
+        stopped.await();
+    }
+
+    /** Stops serving; running sandboxes keep running for the next daemon to re-attach. */
+    public void stop() {
+        if (stopped.getCount() == 0) {
+            return;
+        }
+        log("stopping; running sandboxes stay up for the next daemon");
+        sandboxes.detachAll();
+        // bounded waits: a daemon asked to stop must stop, whatever state Netty is in
+        if (server != null) {
+            server.close().awaitUninterruptibly(2000);
+        }
+        if (group != null) {
+            group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly(3000);
+        }
+        try {
+            Files.deleteIfExists(paths.daemonSocket());
+            if (lockFile != null) {
+                lockFile.close();
+            }
+        } catch (IOException ignored) {
+            // nothing more to clean
+        }
+        stopped.countDown();
+    }
+
+    void shutdownSoon() {
+        Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException ignored) {
+                // stopping anyway
+            }
+            stop();
+        });
+    }
+
+    SandboxManager sandboxes() {
+        return sandboxes;
+    }
+
+    HostPaths paths() {
+        return paths;
+    }
+
+    String build() {
+        return build;
+    }
+
+    synchronized void log(String line) {
+        logOut.println(Instant.now() + " " + line);
+        logOut.flush();
+    }
+}

@@ -1,0 +1,51 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import dev.kosa8.image.ImageStore;
+import dev.kosa8.vm.AcceleratorProbe;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/** Entry point of kosa8d. The CLI starts it on first need; `kosa8 daemon run` runs it in the foreground. */
+public final class DaemonMain {
+    private DaemonMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        HostPaths paths = HostPaths.fromEnvironment();
+        Daemon[] self = new Daemon[1];
+        String qemu = QemuBinary.find();
+        AcceleratorProbe probe = new AcceleratorProbe(qemu, paths.cache().resolve("accelerator.json"),
+                Duration.ofSeconds(10), w -> self[0].log("warning: " + w));
+        SandboxManager mgr = new SandboxManager(paths, () -> bootImage(paths), probe, qemu, line -> self[0].log(line));
+        Daemon d = new Daemon(paths, mgr, build(), System.out);
+        self[0] = d;
+        Runtime.getRuntime().addShutdownHook(new Thread(d::stop));
+        try {
+            d.start();
+        } catch (KosaException e) {
+            System.out.println("kosa8d: " + e.getMessage() + (e.suggestion().isEmpty() ? "" : " — " + e.suggestion()));
+            System.exit(e.exitCode());
+        }
+        d.awaitStop();
+        System.exit(0);
+    }
+
+    static BootImage bootImage(HostPaths paths) {
+        var image = new ImageStore(paths).current().orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE,
+                "no guest image has been built", "build it with `kosa8 image build`"));
+        return new BootImage(image.id(), image.vmlinux(), image.initramfs(), image.rootfs(),
+                String.join(" ", image.kernelCommandLine("sandbox")));
+    }
+
+    public static String build() {
+        try {
+            Path jar = Path.of(DaemonMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return Files.getLastModifiedTime(jar).toMillis() + "-" + Files.size(jar);
+        } catch (Exception e) {
+            return "unknown";
+        }
+    }
+}

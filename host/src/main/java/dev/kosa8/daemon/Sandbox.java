@@ -1,0 +1,51 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.vm.Vm;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A sandbox as the daemon holds it: its record and, while it runs, its
+ * machine. State changes happen under {@link #lock()}.
+ */
+public final class Sandbox {
+    private final ReentrantLock lock = new ReentrantLock();
+    private volatile SandboxRecord record;
+    private volatile Vm vm;
+    private volatile boolean stopping;
+
+    Sandbox(SandboxRecord record) {
+        this.record = record;
+    }
+
+    public String id() {
+        return record.id();
+    }
+
+    public SandboxRecord record() {
+        return record;
+    }
+
+    void record(SandboxRecord r) {
+        this.record = r;
+    }
+
+    public Vm vm() {
+        return vm;
+    }
+
+    void vm(Vm vm) {
+        this.vm = vm;
+    }
+
+    boolean stopping() {
+        return stopping;
+    }
+
+    void stopping(boolean s) {
+        this.stopping = s;
+    }
+
+    ReentrantLock lock() {
+        return lock;
+    }
+}

@@ -1,0 +1,331 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.host.HostCommand;
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import dev.kosa8.vm.Accelerator;
+import dev.kosa8.vm.AcceleratorProbe;
+import dev.kosa8.vm.Tail;
+import dev.kosa8.vm.TscFrequency;
+import dev.kosa8.vm.Vm;
+import dev.kosa8.vm.VmSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Owns every sandbox of the user: creates, boots, stops, removes them, keeps
+ * their records on disk, and re-attaches to machines still running after the
+ * daemon itself restarts.
+ */
+public final class SandboxManager {
+    /** What a new sandbox should be. */
+    public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator) {
+    }
+
+    private final HostPaths paths;
+    private final SandboxStore store;
+    private final Supplier<BootImage> images;
+    private final AcceleratorProbe probe;
+    private final String qemuBinary;
+    private final Consumer<String> log;
+    private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
+
+    public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
+                          Consumer<String> log) {
+        this.paths = paths;
+        this.store = new SandboxStore(paths.sandboxes());
+        this.images = images;
+        this.probe = probe;
+        this.qemuBinary = qemuBinary;
+        this.log = log;
+    }
+
+    /** At daemon start: loads every record and re-attaches to machines that still run. */
+    public void recover() {
+        for (SandboxRecord r : store.loadAll(log)) {
+            Sandbox s = new Sandbox(r);
+            sandboxes.put(r.id(), s);
+            if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
+                if (r.state() == SandboxState.REMOVING) {
+                    removeFiles(s);
+                }
+                continue;
+            }
+            if (r.ephemeral()) {
+                // its client went away with the old daemon: nobody can use it now
+                log.accept("removing ephemeral sandbox " + r.id() + " left by a previous daemon");
+                QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
+                removeFiles(s);
+                continue;
+            }
+            try {
+                Vm vm = Vm.reattach(vmSpec(r, null), r.qemuPid(), r.qemuStarted(), Duration.ofSeconds(20));
+                s.vm(vm);
+                s.record(r.withState(SandboxState.RUNNING));
+                watch(s, vm);
+                log.accept("re-attached to sandbox " + r.id() + " (QEMU pid " + r.qemuPid() + ")");
+            } catch (KosaException e) {
+                QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
+                s.record(r.failed("lost while the daemon was down: " + e.getMessage()));
+                store.save(s.record());
+                log.accept("sandbox " + r.id() + ": " + e.getMessage());
+            }
+        }
+    }
+
+    public Sandbox create(CreateRequest req) {
+        String id = SandboxIds.newId();
+        SandboxRecord r = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
+                req.accelerator(), "", SandboxState.STARTING, 0, null, "");
+        validate(r);
+        Sandbox s = new Sandbox(r);
+        sandboxes.put(id, s);
+        store.save(r);
+        s.lock().lock();
+        try {
+            boot(s, true);
+            return s;
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    private void validate(SandboxRecord r) {
+        // VmSpec's constructor names every bad field; build one just to check
+        new VmSpec(r.id(), Accelerator.TCG, r.cpus(), r.memoryMiB(), Path.of("/"), Path.of("/"), Path.of("/"), "",
+                Path.of("/"), runtimeDir(r.id()).resolve("qmp.sock"), runtimeDir(r.id()).resolve("agent.sock"));
+    }
+
+    private void boot(Sandbox s, boolean fresh) {
+        SandboxRecord r = s.record();
+        try {
+            BootImage image = images.get();
+            Path dir = store.directory(r.id());
+            Path disk = dir.resolve("root.qcow2");
+            if (fresh || !Files.exists(disk)) {
+                Files.createDirectories(dir);
+                HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
+                                image.rootDisk().toAbsolutePath().toString(), disk.toString())
+                        .logTo(dir.resolve("qemu.log"))
+                        .run(KosaException.Kind.VM, "creating the sandbox's disk");
+            }
+            Accelerator accel = r.accelerator().equals("auto")
+                    ? probe.choose(image.kernel(), image.initramfs()).accelerator()
+                    : Accelerator.parse(r.accelerator());
+            HostPaths.privateDirectory(runtimeDir(r.id()));
+            r = r.withQemu(0, null, accel.qemuName(), image.id()).withState(SandboxState.STARTING);
+            s.record(r);
+            store.save(r);
+            Duration timeout = accel == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
+            Vm vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout);
+            s.vm(vm);
+            s.stopping(false);
+            r = r.withQemu(vm.process().pid(), vm.process().startInstant(), accel.qemuName(), image.id())
+                    .withState(SandboxState.RUNNING);
+            s.record(r);
+            store.save(r);
+            watch(s, vm);
+        } catch (KosaException e) {
+            s.record(s.record().failed(firstLine(e.getMessage())));
+            store.save(s.record());
+            throw e;
+        } catch (IOException | RuntimeException e) {
+            s.record(s.record().failed(e.toString()));
+            store.save(s.record());
+            throw new KosaException(KosaException.Kind.VM, "cannot start sandbox " + r.id() + ": " + e.getMessage(),
+                    "see `kosa8 logs " + r.id() + "`", e);
+        }
+    }
+
+    private static String firstLine(String s) {
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+
+    /** Marks the sandbox failed when its QEMU dies without being asked to. */
+    private void watch(Sandbox s, Vm vm) {
+        vm.process().onExit().thenRun(() -> {
+            s.lock().lock();
+            try {
+                if (s.vm() != vm) {
+                    return;
+                }
+                vm.detach();
+                s.vm(null);
+                if (!s.stopping() && s.record().state() == SandboxState.RUNNING) {
+                    String why = "QEMU exited unexpectedly (" + vm.process().exitDescription() + ")";
+                    log.accept("sandbox " + s.id() + ": " + why);
+                    s.record(s.record().failed(why));
+                    store.save(s.record());
+                    cleanRuntime(s.id());
+                }
+            } finally {
+                s.lock().unlock();
+            }
+        });
+    }
+
+    VmSpec vmSpec(SandboxRecord r, BootImage image) {
+        Path dir = store.directory(r.id());
+        Path run = runtimeDir(r.id());
+        BootImage img = image != null ? image : new BootImage("", Path.of("/"), Path.of("/"), Path.of("/"), "");
+        Accelerator accel = r.accelerator().equals("auto") ? Accelerator.TCG : Accelerator.parse(r.accelerator());
+        return new VmSpec(r.id(), accel, r.cpus(), r.memoryMiB(), img.kernel(), img.initramfs(), dir.resolve("root.qcow2"),
+                img.kernelArgs() + TscFrequency.kernelArg(accel), dir.resolve("console.log"), run.resolve("qmp.sock"),
+                run.resolve("agent.sock"));
+    }
+
+    private Path runtimeDir(String id) {
+        return paths.runtime().resolve(id);
+    }
+
+    public List<Sandbox> list() {
+        List<Sandbox> all = new ArrayList<>(sandboxes.values());
+        all.sort(Comparator.comparing((Sandbox s) -> s.record().created()));
+        return all;
+    }
+
+    /** Finds a sandbox by its id or a unique prefix of it. */
+    public Sandbox get(String idOrPrefix) {
+        Sandbox exact = sandboxes.get(idOrPrefix);
+        if (exact != null) {
+            return exact;
+        }
+        List<Sandbox> matches = idOrPrefix.isEmpty() ? List.of()
+                : sandboxes.values().stream().filter(s -> s.id().startsWith(idOrPrefix)).toList();
+        if (matches.size() == 1) {
+            return matches.getFirst();
+        }
+        if (matches.size() > 1) {
+            throw new KosaException(KosaException.Kind.USAGE, "'" + idOrPrefix + "' matches " + matches.size()
+                    + " sandboxes", "give more characters of the id (see `kosa8 ls`)");
+        }
+        throw new KosaException(KosaException.Kind.USAGE, "no sandbox '" + idOrPrefix + "'",
+                "`kosa8 ls` lists your sandboxes");
+    }
+
+    /** The running machine of a sandbox, or a STATE error naming the sandbox's state. */
+    public Vm running(Sandbox s) {
+        Vm vm = s.vm();
+        if (vm == null || s.record().state() != SandboxState.RUNNING) {
+            SandboxRecord r = s.record();
+            String why = r.state() == SandboxState.FAILED && !r.failure().isEmpty() ? " (" + r.failure() + ")" : "";
+            throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is not running: it is "
+                    + r.state().name().toLowerCase(java.util.Locale.ROOT) + why,
+                    r.state() == SandboxState.STOPPED ? "start it with `kosa8 start " + s.id() + "`"
+                            : "see `kosa8 logs " + s.id() + "`, then `kosa8 rm " + s.id() + "`");
+        }
+        return vm;
+    }
+
+    public void stop(Sandbox s) {
+        s.lock().lock();
+        try {
+            SandboxState st = s.record().state();
+            if (st == SandboxState.STOPPED) {
+                return;
+            }
+            Vm vm = s.vm();
+            s.stopping(true);
+            if (vm != null) {
+                vm.shutdown(Duration.ofSeconds(15));
+                s.vm(null);
+            }
+            s.record(s.record().stopped());
+            store.save(s.record());
+            cleanRuntime(s.id());
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    public void start(Sandbox s) {
+        s.lock().lock();
+        try {
+            SandboxState st = s.record().state();
+            if (st == SandboxState.RUNNING) {
+                return;
+            }
+            if (st != SandboxState.STOPPED && st != SandboxState.FAILED) {
+                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is "
+                        + st.name().toLowerCase(java.util.Locale.ROOT), "wait for it, or remove it with `kosa8 rm -f`");
+            }
+            boot(s, false);
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    public void remove(Sandbox s, boolean force) {
+        s.lock().lock();
+        try {
+            SandboxState st = s.record().state();
+            if ((st == SandboxState.RUNNING || st == SandboxState.STARTING) && !force) {
+                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is running",
+                        "stop it first with `kosa8 stop " + s.id() + "`, or use `kosa8 rm -f " + s.id() + "`");
+            }
+            s.stopping(true);
+            s.record(s.record().withState(SandboxState.REMOVING));
+            store.save(s.record());
+            Vm vm = s.vm();
+            if (vm != null) {
+                vm.kill();
+                s.vm(null);
+            }
+            removeFiles(s);
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    private void removeFiles(Sandbox s) {
+        try {
+            store.delete(s.id());
+            cleanRuntime(s.id());
+            sandboxes.remove(s.id());
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
+                    + e.getMessage(), "delete " + store.directory(s.id()) + " by hand", e);
+        }
+    }
+
+    private void cleanRuntime(String id) {
+        Path run = runtimeDir(id);
+        try {
+            Files.deleteIfExists(run.resolve("qmp.sock"));
+            Files.deleteIfExists(run.resolve("agent.sock"));
+            Files.deleteIfExists(run);
+        } catch (IOException e) {
+            log.accept("cannot clean " + run + ": " + e.getMessage());
+        }
+    }
+
+    public String logs(Sandbox s, int lines) {
+        return Tail.of(store.directory(s.id()).resolve("console.log"), lines);
+    }
+
+    public Path directory(Sandbox s) {
+        return store.directory(s.id());
+    }
+
+    /** The daemon is exiting: machines keep running and a new daemon re-attaches to them. */
+    public void detachAll() {
+        for (Sandbox s : sandboxes.values()) {
+            Vm vm = s.vm();
+            if (vm != null) {
+                s.vm(null);
+                vm.detach();
+            }
+        }
+    }
+}

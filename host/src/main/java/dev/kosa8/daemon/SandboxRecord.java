@@ -1,0 +1,42 @@
+package dev.kosa8.daemon;
+
+import java.time.Instant;
+
+/**
+ * What the daemon keeps on disk about a sandbox, so a restarted daemon knows
+ * it, and re-attaches to its QEMU if that still runs.
+ *
+ * @param qemuPid      0 when no QEMU runs
+ * @param qemuStarted  the QEMU process's start time, to tell it from a process that reused its pid
+ * @param failure      why it failed, empty otherwise
+ */
+public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
+                            String accelerator, String imageId, SandboxState state, long qemuPid,
+                            Instant qemuStarted, String failure) {
+
+    public SandboxRecord {
+        if (!SandboxIds.isValid(id)) {
+            throw new IllegalArgumentException("bad sandbox id: " + id);
+        }
+        failure = failure == null ? "" : failure;
+    }
+
+    public SandboxRecord withState(SandboxState s) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
+                qemuStarted, s == SandboxState.FAILED ? failure : "");
+    }
+
+    public SandboxRecord failed(String why) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
+                0, null, why);
+    }
+
+    public SandboxRecord withQemu(long pid, Instant started, String accel, String image) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure);
+    }
+
+    public SandboxRecord stopped() {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
+                0, null, "");
+    }
+}

@@ -1,0 +1,299 @@
+package dev.kosa8.vm;
+
+import dev.kosa8.protocol.FrameReader;
+import dev.kosa8.protocol.FrameWriter;
+import dev.kosa8.protocol.Limits;
+import dev.kosa8.protocol.Message;
+import dev.kosa8.protocol.ProtocolException;
+import dev.kosa8.protocol.ReceiveWindow;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * The host's end of the agent protocol, over the unix socket QEMU puts behind
+ * the agent's virtio-serial port. Multiplexes channels; everything the guest
+ * sends is treated as hostile: frames are decoded with limits, and a guest
+ * that sends output beyond its credit loses the connection.
+ *
+ * <p>Writes go through a queue drained by one writer thread, so a caller
+ * (a Netty event loop, say) never blocks on a guest that is slow to read.
+ * What can queue up is bounded by the protocol's windows.
+ */
+public final class AgentConnection implements AutoCloseable {
+    private final SocketChannel socket;
+    private final FrameReader reader;
+    private final FrameWriter writer;
+    private final LinkedBlockingQueue<Message> outbound = new LinkedBlockingQueue<>();
+    private final Map<Integer, Registered> channels = new ConcurrentHashMap<>();
+    private final Map<Long, CompletableFuture<Void>> pings = new ConcurrentHashMap<>();
+    private final CompletableFuture<Message.Hello> hello = new CompletableFuture<>();
+    private final CompletableFuture<String> closed = new CompletableFuture<>();
+    private final AtomicInteger nextChannel = new AtomicInteger(1);
+    private final AtomicLong nonces = new AtomicLong();
+
+    private record Registered(Consumer<Message> listener, ReceiveWindow stdout, ReceiveWindow stderr) {
+    }
+
+    private AgentConnection(SocketChannel socket) {
+        this.socket = socket;
+        this.reader = new FrameReader(new BufferedInputStream(Channels.newInputStream(socket), 1 << 18));
+        this.writer = new FrameWriter(new BufferedOutputStream(Channels.newOutputStream(socket), 1 << 18));
+        Thread.ofVirtual().name("agent-writer").start(this::writeLoop);
+        Thread.ofVirtual().name("agent-reader").start(this::readLoop);
+    }
+
+    /**
+     * Connects and waits for the agent's Hello.
+     *
+     * @param alive checked while waiting: false once QEMU has exited, which ends the wait at once
+     * @throws AgentException if the agent does not answer in time, QEMU dies, or the versions differ
+     */
+    public static AgentConnection connect(Path socketPath, Duration timeout, BooleanSupplier alive) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        SocketChannel ch = null;
+        while (ch == null) {
+            try {
+                ch = SocketChannel.open(UnixDomainSocketAddress.of(socketPath));
+            } catch (IOException e) {
+                if (System.nanoTime() > deadline || !alive.getAsBoolean()) {
+                    throw new AgentException("cannot connect to the agent's socket " + socketPath + ": " + e.getMessage());
+                }
+                sleep(20);
+            }
+        }
+        AgentConnection c = new AgentConnection(ch);
+        c.outbound.add(new Message.Hello(Limits.VERSION, "kosa8d", 0));
+        while (true) {
+            try {
+                Message.Hello h = c.hello.get(100, TimeUnit.MILLISECONDS);
+                if (h.version() != Limits.VERSION) {
+                    c.close();
+                    throw new AgentException("the guest agent speaks protocol version " + h.version()
+                            + ", this kosa8 speaks " + Limits.VERSION + "; rebuild the image with `kosa8 image build`");
+                }
+                return c;
+            } catch (TimeoutException e) {
+                if (c.closed.isDone()) {
+                    throw new AgentException("the agent connection closed during the handshake: " + c.closed.getNow(""));
+                }
+                if (!alive.getAsBoolean()) {
+                    c.close();
+                    throw new AgentException("QEMU exited, or the guest failed to boot, before the agent answered");
+                }
+                if (System.nanoTime() > deadline) {
+                    c.close();
+                    throw new AgentException("the agent did not answer within " + timeout.toSeconds() + " s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                c.close();
+                throw new AgentException("interrupted while waiting for the agent");
+            } catch (java.util.concurrent.ExecutionException e) {
+                c.close();
+                throw new AgentException("agent handshake failed: " + e.getCause().getMessage());
+            }
+        }
+    }
+
+    public Message.Hello agentHello() {
+        return hello.getNow(null);
+    }
+
+    /**
+     * Opens a channel whose messages from the agent go to {@code listener}
+     * (called on the reader thread; it must not block). The channel is
+     * forgotten after its Exited or Failed.
+     */
+    public int open(Consumer<Message> listener) {
+        int id = nextChannel.getAndIncrement();
+        channels.put(id, new Registered(listener, new ReceiveWindow(), new ReceiveWindow()));
+        return id;
+    }
+
+    /** Queues a message for the agent. */
+    public void send(Message m) {
+        if (m instanceof Message.Credit c) {
+            Registered r = channels.get(c.channel());
+            if (r != null) {
+                (c.stream() == Message.Stream.STDERR ? r.stderr() : r.stdout()).consumed(c.bytes());
+            }
+        }
+        outbound.add(m);
+    }
+
+    /** Forgets a channel whose consumer went away; its process is hung up. */
+    public void abandon(int channel) {
+        if (channels.remove(channel) != null) {
+            outbound.add(new Message.Signal(channel, 1));
+        }
+    }
+
+    /** Round trip to the agent and back. */
+    public Duration ping(Duration timeout) {
+        long nonce = nonces.incrementAndGet();
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        pings.put(nonce, f);
+        long start = System.nanoTime();
+        outbound.add(new Message.Ping(nonce));
+        try {
+            f.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return Duration.ofNanos(System.nanoTime() - start);
+        } catch (TimeoutException e) {
+            throw new AgentException("the agent did not answer a ping within " + timeout.toMillis() + " ms");
+        } catch (Exception e) {
+            throw new AgentException("the agent connection is gone");
+        } finally {
+            pings.remove(nonce);
+        }
+    }
+
+    /** Completes, with the reason, when the connection ends. */
+    public CompletableFuture<String> closedFuture() {
+        return closed;
+    }
+
+    public boolean isOpen() {
+        return !closed.isDone();
+    }
+
+    private void readLoop() {
+        String reason = "the agent closed the connection";
+        try {
+            Message m;
+            while ((m = reader.read()) != null) {
+                route(m);
+            }
+        } catch (ProtocolException e) {
+            reason = "the guest broke the protocol: " + e.getMessage();
+        } catch (IOException e) {
+            reason = "the agent connection failed: " + e.getMessage();
+        } finally {
+            shutdown(reason);
+        }
+    }
+
+    private void route(Message m) {
+        switch (m) {
+            case Message.Hello h -> {
+                if (!hello.complete(h)) {
+                    throw new ProtocolException("a second Hello");
+                }
+            }
+            case Message.Pong p -> {
+                CompletableFuture<Void> f = pings.get(p.nonce());
+                if (f != null) {
+                    f.complete(null);
+                }
+            }
+            case Message.Ping p -> outbound.add(new Message.Pong(p.nonce()));
+            case Message.Exec e -> throw new ProtocolException("the guest may not start processes on the host");
+            case Message.PutFile p -> throw new ProtocolException("the guest may not write host files");
+            case Message.GetFile g -> throw new ProtocolException("the guest may not read host files");
+            case Message.Signal s -> throw new ProtocolException("the guest may not signal the host");
+            case Message.Resize r -> throw new ProtocolException("the guest may not resize the host's terminal");
+            case Message.Data d -> {
+                if (d.stream() == Message.Stream.STDIN) {
+                    throw new ProtocolException("the guest may not send stdin");
+                }
+                Registered r = channels.get(d.channel());
+                if (r != null) {
+                    (d.stream() == Message.Stream.STDERR ? r.stderr() : r.stdout()).received(d.bytes().length);
+                    r.listener().accept(d);
+                }
+            }
+            case Message.Exited x -> deliverLast(x);
+            case Message.Failed f -> deliverLast(f);
+            case Message.Started s -> deliver(s);
+            case Message.Eof e -> deliver(e);
+            case Message.Credit c -> deliver(c);
+            case Message.FileInfo f -> deliver(f);
+        }
+    }
+
+    private void deliver(Message m) {
+        Registered r = channels.get(m.channel());
+        if (r != null) {
+            r.listener().accept(m);
+        }
+    }
+
+    private void deliverLast(Message m) {
+        Registered r = channels.remove(m.channel());
+        if (r != null) {
+            r.listener().accept(m);
+        }
+    }
+
+    private void writeLoop() {
+        try {
+            while (true) {
+                Message m = outbound.take();
+                if (m == POISON) {
+                    return;
+                }
+                writer.write(m);
+            }
+        } catch (IOException e) {
+            shutdown("writing to the agent failed: " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static final Message POISON = new Message.Ping(Long.MIN_VALUE);
+
+    private void shutdown(String reason) {
+        if (closed.complete(reason)) {
+            try {
+                socket.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+            outbound.add(POISON);
+            AgentException gone = new AgentException(reason);
+            hello.completeExceptionally(gone);
+            pings.values().forEach(f -> f.completeExceptionally(gone));
+            for (var e : channels.entrySet()) {
+                e.getValue().listener().accept(new Message.Failed(e.getKey(), Message.ErrorCode.INTERNAL,
+                        "lost the connection to the sandbox: " + reason));
+            }
+            channels.clear();
+        }
+    }
+
+    @Override
+    public void close() {
+        shutdown("closed by the host");
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The agent could not be reached or broke the protocol. */
+    public static final class AgentException extends RuntimeException {
+        public AgentException(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package dev.kosa8.vm;
+
+import dev.kosa8.protocol.Message;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs a short command in the guest for the host's own purposes (sync before
+ * stop, reading a value) and collects its output. Not for user commands, whose
+ * output is streamed.
+ */
+public final class GuestCommand {
+    /** A finished command. */
+    public record Result(int exitCode, String stdout, String stderr) {
+    }
+
+    private static final int MAX_OUTPUT = 1 << 20;
+
+    private GuestCommand() {
+    }
+
+    public static Result run(AgentConnection agent, List<String> argv, Duration timeout) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        CompletableFuture<Result> done = new CompletableFuture<>();
+        int[] channel = new int[1];
+        channel[0] = agent.open(m -> {
+            switch (m) {
+                case Message.Data d -> {
+                    ByteArrayOutputStream target = d.stream() == Message.Stream.STDERR ? err : out;
+                    if (target.size() < MAX_OUTPUT) {
+                        target.writeBytes(d.bytes());
+                    }
+                    agent.send(new Message.Credit(d.channel(), d.stream(), d.bytes().length));
+                }
+                case Message.Exited x -> done.complete(new Result(x.exitCode(),
+                        out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8)));
+                case Message.Failed f -> done.completeExceptionally(
+                        new AgentConnection.AgentException(String.join(" ", argv) + ": " + f.message()));
+                default -> { }
+            }
+        });
+        agent.send(new Message.Exec(channel[0], new Message.ExecSpec(argv, java.util.Map.of(), "/", "", false, 0, 0)));
+        agent.send(new Message.Eof(channel[0], Message.Stream.STDIN));
+        try {
+            return done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            agent.abandon(channel[0]);
+            throw new AgentConnection.AgentException(String.join(" ", argv) + " did not finish within "
+                    + timeout.toSeconds() + " s");
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw (RuntimeException) e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AgentConnection.AgentException("interrupted");
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package dev.kosa8.vm;
+
+import dev.kosa8.host.KosaException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A running sandbox machine: its QEMU process, the QMP connection that
+ * controls it and the connection to the agent inside. Closing it stops QEMU.
+ */
+public final class Vm implements AutoCloseable {
+    private final VmSpec spec;
+    private final QemuProcess qemu;
+    private final QmpClient qmp;
+    private final AgentConnection agent;
+
+    private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent) {
+        this.spec = spec;
+        this.qemu = qemu;
+        this.qmp = qmp;
+        this.agent = agent;
+    }
+
+    /**
+     * Starts QEMU and waits until the agent inside has answered. On any
+     * failure QEMU is killed and the error carries QEMU's own output and the
+     * tail of the guest's console.
+     */
+    public static Vm boot(VmSpec spec, String qemuBinary, Duration bootTimeout) {
+        List<String> argv = QemuCommandLine.of(spec, qemuBinary);
+        java.nio.file.Path qemuLog = spec.consoleLog().resolveSibling("qemu.log");
+        QemuProcess qemu;
+        try {
+            Files.deleteIfExists(spec.qmpSocket());
+            Files.deleteIfExists(spec.agentSocket());
+            Files.deleteIfExists(spec.consoleLog());
+            qemu = QemuProcess.start(argv, qemuLog);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + qemuBinary + "): " + e.getMessage(),
+                    "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);
+        }
+        QmpClient qmp = null;
+        try {
+            qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
+            BootWatch watch = new BootWatch(spec.consoleLog());
+            AgentConnection agent = AgentConnection.connect(spec.agentSocket(), bootTimeout,
+                    () -> qemu.isAlive() && !watch.guestFailed());
+            return new Vm(spec, qemu, qmp, agent);
+        } catch (IOException | RuntimeException e) {
+            if (qmp != null) {
+                qmp.close();
+            }
+            boolean wasAlive = qemu.isAlive();
+            qemu.kill();
+            String how = wasAlive ? "was stopped by kosa8" : "ended with " + qemu.exitDescription();
+            throw new KosaException(KosaException.Kind.VM,
+                    "the sandbox did not start: " + e.getMessage() + "; QEMU " + how
+                            + section("QEMU said", qemu.outputTail(10))
+                            + section("guest console (last lines)", Tail.of(spec.consoleLog(), 20)),
+                    "the whole console log is at " + spec.consoleLog()
+                            + "; if the image is damaged, rebuild it with `kosa8 image build --force`", e);
+        }
+    }
+
+    /** Re-attaches to a QEMU that a previous daemon started, if it still runs. */
+    public static Vm reattach(VmSpec spec, long pid, Instant started, Duration timeout) {
+        QemuProcess qemu = QemuProcess.attach(pid, started, spec.consoleLog().resolveSibling("qemu.log"))
+                .orElseThrow(() -> new KosaException(KosaException.Kind.VM,
+                        "the sandbox's QEMU (pid " + pid + ") is no longer running", "remove it with `kosa8 rm`"));
+        try {
+            QmpClient qmp = QmpClient.connect(spec.qmpSocket(), timeout, e -> { });
+            AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
+            return new Vm(spec, qemu, qmp, agent);
+        } catch (IOException | RuntimeException e) {
+            throw new KosaException(KosaException.Kind.VM,
+                    "cannot re-attach to the sandbox's QEMU (pid " + pid + "): " + e.getMessage(),
+                    "remove it with `kosa8 rm -f`", e);
+        }
+    }
+
+    private static String section(String title, String body) {
+        return body.isBlank() ? "" : "\n--- " + title + " ---\n" + body;
+    }
+
+    public VmSpec spec() {
+        return spec;
+    }
+
+    public AgentConnection agent() {
+        return agent;
+    }
+
+    public QmpClient qmp() {
+        return qmp;
+    }
+
+    public QemuProcess process() {
+        return qemu;
+    }
+
+    public boolean isAlive() {
+        return qemu.isAlive();
+    }
+
+    /**
+     * Stops the machine: flushes the guest's file systems through the agent
+     * when it answers, then QMP {@code quit}; kills QEMU if it lingers.
+     */
+    public void shutdown(Duration grace) {
+        try {
+            if (agent.isOpen()) {
+                GuestCommand.run(agent, List.of("sync"), grace);
+            }
+        } catch (RuntimeException e) {
+            // an unresponsive guest is stopped anyway
+        }
+        try {
+            qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+            // QEMU may close the connection before it answers
+        }
+        if (!qemu.waitFor(grace)) {
+            qemu.kill();
+        }
+        agent.close();
+        qmp.close();
+    }
+
+    /** Kills QEMU at once. */
+    public void kill() {
+        qemu.kill();
+        agent.close();
+        qmp.close();
+    }
+
+    /** Leaves QEMU running and drops the connections (the daemon is going away). */
+    public void detach() {
+        agent.close();
+        qmp.close();
+    }
+
+    @Override
+    public void close() {
+        shutdown(Duration.ofSeconds(10));
+    }
+}

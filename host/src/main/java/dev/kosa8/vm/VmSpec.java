@@ -1,0 +1,47 @@
+package dev.kosa8.vm;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Everything needed to start one sandbox's QEMU process. A value: building the
+ * command line from it is a pure function ({@link QemuCommandLine}).
+ *
+ * @param name          sandbox id, used for QEMU's process name
+ * @param accelerator   how to run guest code
+ * @param cpus          virtual CPUs
+ * @param memoryMiB     guest RAM
+ * @param kernel        uncompressed vmlinux with a PVH entry
+ * @param initramfs     the kosa8 initramfs
+ * @param rootDisk      this sandbox's qcow2 overlay over the image's root disk
+ * @param kernelArgs    kernel command line (microvm adds its virtio-mmio words)
+ * @param consoleLog    where the serial console is written
+ * @param qmpSocket     QMP's unix socket
+ * @param agentSocket   the unix socket behind the agent's virtio-serial port
+ */
+public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
+                     Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket) {
+
+    public static final int MIN_MEMORY_MIB = 256;
+    public static final int MAX_CPUS = 64;
+
+    public VmSpec {
+        List<String> problems = new ArrayList<>();
+        if (cpus < 1 || cpus > MAX_CPUS) {
+            problems.add("cpus must be between 1 and " + MAX_CPUS + ", not " + cpus);
+        }
+        if (memoryMiB < MIN_MEMORY_MIB) {
+            problems.add("memory must be at least " + MIN_MEMORY_MIB + " MiB, not " + memoryMiB);
+        }
+        for (Path socket : new Path[] {qmpSocket, agentSocket}) {
+            if (socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
+                problems.add("socket path is longer than a unix socket allows (107 bytes): " + socket);
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.USAGE,
+                    "invalid sandbox settings: " + String.join("; ", problems), "fix the values and try again");
+        }
+    }
+}
