@@ -10,6 +10,10 @@ public interface BuildProgress {
     default void reused(String part, String hash) {
     }
 
+    /** Anything else worth a line: waiting for another build, a problem that did not stop this one. */
+    default void note(String message) {
+    }
+
     static BuildProgress silent() {
         return step -> {
         };

@@ -70,7 +70,7 @@ public final class ImageBuilder {
         try {
             Files.createDirectories(images);
             try (BuildLock lock = BuildLock.acquire(images,
-                    () -> progress.reused("image", "waiting for another kosa8 building the image"))) {
+                    () -> progress.note("another kosa8 is building the image; waiting for it"))) {
                 return underLock(newestPackages, images, log);
             }
         } catch (IOException e) {
@@ -123,7 +123,6 @@ public final class ImageBuilder {
                 + (stale > 0 ? ", removed " + stale + " unfinished part(s) of an earlier build" : ""));
 
         Steps steps = new Steps(missing.stream().mapToInt(k -> k == PartKind.ROOTFS ? 3 : 1).sum(), log);
-        String kernelVersion = null;
         for (PartKind kind : missing) {
             String hash = hashes.of(kind);
             Instant start = Instant.now();
@@ -164,7 +163,7 @@ public final class ImageBuilder {
             }
             appendLog(log, "-- " + kind.displayName() + " built in " + seconds(start) + " s");
         }
-        kernelVersion = Manifests.read(parts.directory(PartKind.KERNEL, hashes.kernel()), PartManifest.class)
+        String kernelVersion = Manifests.read(parts.directory(PartKind.KERNEL, hashes.kernel()), PartManifest.class)
                 .facts().get("kernelVersion");
         Image image = store.writeImage(new ImageManifest(ImageManifest.FORMAT, hashes.imageId(),
                 Instant.now().toString(), kernelVersion, kernelPackage, busyboxPackage, hashes));
@@ -220,7 +219,11 @@ public final class ImageBuilder {
         }
     }
 
-    /** Under sudo, gives the images and the package cache back to the user who ran it. */
+    /**
+     * Under sudo, gives the images and the package cache back to the user who
+     * ran it, also after a failure, so their own later builds can clean up.
+     * Best effort: a failure here must not hide the build's own outcome.
+     */
     private void handBackToSudoUser(Path images) {
         String uid = System.getenv("SUDO_UID");
         String gid = System.getenv("SUDO_GID");
@@ -229,8 +232,12 @@ public final class ImageBuilder {
         }
         for (Path p : List.of(images, paths.cache())) {
             if (Files.exists(p)) {
-                HostCommand.of("chown", "-R", uid + ":" + gid, p.toString())
-                        .run(KosaException.Kind.HOST, "give " + p + " back to the user who ran sudo");
+                try {
+                    HostCommand.of("chown", "-R", uid + ":" + gid, p.toString())
+                            .run(KosaException.Kind.HOST, "give " + p + " back to the user who ran sudo");
+                } catch (KosaException e) {
+                    progress.note("could not give " + p + " back to uid " + uid + ": " + e.getMessage());
+                }
             }
         }
     }

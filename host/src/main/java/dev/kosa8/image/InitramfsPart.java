@@ -21,6 +21,8 @@ import java.util.Map;
  * {@code /init} copies to the root filesystem's {@code /run/kosa8}.
  */
 final class InitramfsPart {
+    /** Bump when the way this part is made changes, so cached copies are rebuilt. */
+    static final String VERSION = "1";
     static final String FILE = "initramfs.cpio";
 
     private InitramfsPart() {

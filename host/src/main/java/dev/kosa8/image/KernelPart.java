@@ -15,6 +15,8 @@ import java.util.Map;
  * Nothing is installed on the host: the package is only unpacked.
  */
 final class KernelPart {
+    /** Bump when the way this part is made changes, so cached copies are rebuilt. */
+    static final String VERSION = "1";
     static final String VMLINUX = "vmlinux";
     static final String MODULES = "modules";
     static final String ORDER = "order";

@@ -11,11 +11,13 @@ record PartHashes(String kernel, String initramfs, String rootfs) {
                          GuestFiles guest, String javaVersion) {
         String kernel = ContentHash.of("kernel")
                 .add("recipe", recipe.version())
+                .add("part", KernelPart.VERSION)
                 .add("package", kernelPackage.fileName())
                 .add("modules", recipe.modules())
                 .hex();
         String initramfs = ContentHash.of("initramfs")
                 .add("recipe", recipe.version())
+                .add("part", InitramfsPart.VERSION)
                 .add("kernel", kernel)
                 .add("busybox", busybox.fileName())
                 .add("init", guest.init())
@@ -24,6 +26,7 @@ record PartHashes(String kernel, String initramfs, String rootfs) {
                 .hex();
         String rootfs = ContentHash.of("rootfs")
                 .add("recipe", recipe.version())
+                .add("part", RootfsPart.VERSION)
                 .add("suite", recipe.suite())
                 .add("includes", recipe.includes())
                 .add("disk", recipe.diskSize())

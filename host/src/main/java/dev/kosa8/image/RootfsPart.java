@@ -18,6 +18,8 @@ import java.util.List;
  * Downloaded packages are kept in a cache folder and reused by the next build.
  */
 final class RootfsPart {
+    /** Bump when the way this part is made changes, so cached copies are rebuilt. */
+    static final String VERSION = "2";
     static final String FILE = "rootfs.qcow2";
     static final String HOSTNAME = "sandbox";
     static final String HOSTS = """
@@ -25,6 +27,15 @@ final class RootfsPart {
             127.0.1.1\tsandbox
             ::1\tlocalhost ip6-localhost ip6-loopback
             """;
+
+    /**
+     * The agent launcher's options that decide whether the CDS archive's full
+     * module graph can be used: jlink's {@code --generate-cds-archive} dumps
+     * without {@code --enable-native-access}, and the JVM then disables
+     * "optimized module handling". So the archive is dumped with these
+     * (kosa8-agent.sh must pass the same).
+     */
+    static final List<String> CDS_DUMP_OPTIONS = List.of("-Xmx64m", "--enable-native-access=ALL-UNNAMED");
 
     private RootfsPart() {
     }
@@ -39,12 +50,16 @@ final class RootfsPart {
         HostCommand.of(mmdebstrap(recipe, aptCache, tree)).logTo(log).timeout(Duration.ofMinutes(20))
                 .run(KosaException.Kind.IMAGE, "root filesystem: mmdebstrap " + recipe.suite());
 
-        steps.begin("Java runtime (jlink java.base)", Duration.ofSeconds(15));
+        steps.begin("Java runtime (jlink java.base, CDS archive)", Duration.ofSeconds(10));
         Files.createDirectories(tree.resolve("opt/kosa8"));
+        Path jre = tree.resolve("opt/kosa8/jre");
         HostCommand.of(java.jlink().toString(), "--add-modules", "java.base", "--strip-debug",
-                        "--no-header-files", "--no-man-pages", "--generate-cds-archive",
-                        "--output", tree.resolve("opt/kosa8/jre").toString())
+                        "--no-header-files", "--no-man-pages", "--output", jre.toString())
                 .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: jlink");
+        List<String> dump = new ArrayList<>(List.of(jre.resolve("bin/java").toString()));
+        dump.addAll(CDS_DUMP_OPTIONS);
+        dump.add("-Xshare:dump");
+        HostCommand.of(dump).logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: CDS archive");
         Files.writeString(tree.resolve("etc/hostname"), HOSTNAME + "\n");
         Files.writeString(tree.resolve("etc/hosts"), HOSTS);
         Files.createDirectories(tree.resolve("workspace"));

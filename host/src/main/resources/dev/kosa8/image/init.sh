@@ -11,16 +11,24 @@
 #
 # Any failure prints one line starting with KOSA8-INIT-FAILED: and powers off,
 # so the host sees a clear error instead of a hung guest.
+#
+# QEMU must run with -no-reboot: where poweroff cannot work, the guest reboots
+# instead, and -no-reboot turns that (and the reboot of panic=-1) into an exit.
 
 BB=/bin/busybox
 
+stop_vm() {
+    $BB sync
+    # Power-off needs ACPI (microvm has it unless acpi=off); without it the
+    # kernel would only halt and QEMU would run on, so reboot instead.
+    if [ -d /sys/firmware/acpi ]; then $BB poweroff -f; fi
+    $BB reboot -f
+    exit 1 # PID 1 exiting panics the kernel; panic=-1 reboots it
+}
+
 fail() {
     $BB echo "KOSA8-INIT-FAILED: $*" > /dev/console
-    $BB sync
-    $BB poweroff -f
-    # Should poweroff fail, PID 1 exiting panics the kernel; panic=-1 reboots
-    # at once, and QEMU's -no-reboot turns that into an exit.
-    exit 1
+    stop_vm
 }
 
 $BB mount -t proc -o nosuid,nodev,noexec proc /proc || fail "mount /proc"
@@ -42,8 +50,7 @@ done
 
 if [ "$probe" = 1 ]; then
     echo "KOSA8-PROBE-OK" > /dev/console
-    poweroff -f
-    exit 0
+    stop_vm
 fi
 
 while read -r module; do
