@@ -15,7 +15,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "cp", description = {"Copy a file into or out of a sandbox. Streams any size; nothing is left half-written."},
+@Command(name = "cp", mixinStandardHelpOptions = true, description = {"Copy a file into or out of a sandbox. Streams any size; nothing is left half-written."},
         footer = {"", "Examples:", "  kosa8 cp data.csv ID:/root/data.csv", "  kosa8 cp ID:/root/out.tar.gz ./out.tar.gz"})
 final class CpCommand implements Callable<Integer> {
     @ParentCommand

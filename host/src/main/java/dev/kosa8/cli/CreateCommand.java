@@ -5,7 +5,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "create", description = {"Create and boot a sandbox that stays until you remove it; prints its id."},
+@Command(name = "create", mixinStandardHelpOptions = true, description = {"Create and boot a sandbox that stays until you remove it; prints its id."},
         footer = {"", "Example:", "  id=$(kosa8 create --memory 2G) && kosa8 exec $id -- uname -a"})
 final class CreateCommand implements Callable<Integer> {
     @ParentCommand

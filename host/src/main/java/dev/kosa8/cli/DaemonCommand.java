@@ -4,14 +4,14 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "daemon", description = {"Manage kosa8d, the per-user daemon that owns the sandboxes.",
+@Command(name = "daemon", mixinStandardHelpOptions = true, description = {"Manage kosa8d, the per-user daemon that owns the sandboxes.",
     "The CLI starts it on first need; you rarely need these."},
         subcommands = {DaemonCommand.Run.class, DaemonCommand.Stop.class, DaemonCommand.Status.class})
 final class DaemonCommand {
     @ParentCommand
     Main main;
 
-    @Command(name = "run", description = "Run the daemon in the foreground (for debugging).")
+    @Command(name = "run", mixinStandardHelpOptions = true, description = "Run the daemon in the foreground (for debugging).")
     static final class Run implements Callable<Integer> {
         @Override
         public Integer call() throws Exception {
@@ -20,7 +20,7 @@ final class DaemonCommand {
         }
     }
 
-    @Command(name = "stop", description = "Stop the daemon. Running sandboxes keep running; the next daemon re-attaches.")
+    @Command(name = "stop", mixinStandardHelpOptions = true, description = "Stop the daemon. Running sandboxes keep running; the next daemon re-attaches.")
     static final class Stop implements Callable<Integer> {
         @ParentCommand
         DaemonCommand parent;
@@ -39,7 +39,7 @@ final class DaemonCommand {
         }
     }
 
-    @Command(name = "status", description = "Say whether the daemon runs, and its pid and build.")
+    @Command(name = "status", mixinStandardHelpOptions = true, description = "Say whether the daemon runs, and its pid and build.")
     static final class Status implements Callable<Integer> {
         @ParentCommand
         DaemonCommand parent;

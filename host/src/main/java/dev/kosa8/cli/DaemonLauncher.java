@@ -59,7 +59,7 @@ final class DaemonLauncher {
             argv.addAll(List.of("/usr/bin/setsid", "-f"));
         }
         argv.addAll(List.of(java, "-XX:+UseSerialGC", "-Xss512k",
-                "--enable-native-access=ALL-UNNAMED", "-cp", classpath, "dev.kosa8.daemon.DaemonMain"));
+                "--enable-native-access=ALL-UNNAMED", "-Dkosa8.build=" + Main.build(), "-cp", classpath, "dev.kosa8.daemon.DaemonMain"));
         try {
             Files.createDirectories(paths.daemonLog().getParent());
             ProcessBuilder pb = new ProcessBuilder(argv)

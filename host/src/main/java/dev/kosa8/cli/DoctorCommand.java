@@ -10,7 +10,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "doctor", description = {"Check this machine for everything kosa8 needs; print each problem with its fix."})
+@Command(name = "doctor", mixinStandardHelpOptions = true, description = {"Check this machine for everything kosa8 needs; print each problem with its fix."})
 final class DoctorCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -7,7 +7,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "exec", sortOptions = false,
+@Command(name = "exec", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Run a command in a running sandbox. The exit code is the command's."},
         footer = {"", "Examples:", "  kosa8 exec ID -- ls -la /", "  kosa8 exec -it ID -- python3",
             "  kosa8 exec -e DEBUG=1 -w /tmp ID -- env"})

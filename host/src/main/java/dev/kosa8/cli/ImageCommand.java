@@ -7,13 +7,13 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "image", description = {"Build and list guest images."},
+@Command(name = "image", mixinStandardHelpOptions = true, description = {"Build and list guest images."},
         subcommands = {ImageCommand.Build.class, ImageCommand.Ls.class})
 final class ImageCommand {
     @ParentCommand
     Main main;
 
-    @Command(name = "build", description = {
+    @Command(name = "build", mixinStandardHelpOptions = true, description = {
         "Build the guest image: Debian's kernel, an initramfs with the kosa8 init, and a Debian root file system",
         "with git, curl, python3 and a Java runtime for the agent. Looks up the newest packages; rebuilds only",
         "the parts whose inputs changed. Runs by itself on first use."})
@@ -29,7 +29,7 @@ final class ImageCommand {
         }
     }
 
-    @Command(name = "ls", description = {"List the images on this machine; the current one is marked with *."})
+    @Command(name = "ls", mixinStandardHelpOptions = true, description = {"List the images on this machine; the current one is marked with *."})
     static final class Ls implements Callable<Integer> {
         @ParentCommand
         ImageCommand parent;

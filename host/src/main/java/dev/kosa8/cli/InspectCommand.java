@@ -5,7 +5,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "inspect", description = {"Show everything known about a sandbox, as JSON."})
+@Command(name = "inspect", mixinStandardHelpOptions = true, description = {"Show everything known about a sandbox, as JSON."})
 final class InspectCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -6,7 +6,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "logs", description = {"Show a sandbox's console: the guest kernel's messages and the agent's log."})
+@Command(name = "logs", mixinStandardHelpOptions = true, description = {"Show a sandbox's console: the guest kernel's messages and the agent's log."})
 final class LogsCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "ls", aliases = "ps", description = {"List sandboxes."})
+@Command(name = "ls", mixinStandardHelpOptions = true, aliases = "ps", description = {"List sandboxes."})
 final class LsCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -7,7 +7,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "rm", description = {"Remove sandboxes and everything they hold."})
+@Command(name = "rm", mixinStandardHelpOptions = true, description = {"Remove sandboxes and everything they hold."})
 final class RmCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -8,7 +8,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "run", sortOptions = false,
+@Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Run a command in a new sandbox, then remove the sandbox.",
             "The exit code is the command's. The guest image is built on first use (a few minutes, once)."},
         footer = {"", "Examples:",

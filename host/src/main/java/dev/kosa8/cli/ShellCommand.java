@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "shell", description = {"Open an interactive bash in a running sandbox."})
+@Command(name = "shell", mixinStandardHelpOptions = true, description = {"Open an interactive bash in a running sandbox."})
 final class ShellCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "start", description = {"Boot stopped sandboxes again, from their kept disks."})
+@Command(name = "start", mixinStandardHelpOptions = true, description = {"Boot stopped sandboxes again, from their kept disks."})
 final class StartCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

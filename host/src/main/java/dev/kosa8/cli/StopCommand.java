@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "stop", description = {"Stop sandboxes; their disks are kept for `kosa8 start`."})
+@Command(name = "stop", mixinStandardHelpOptions = true, description = {"Stop sandboxes; their disks are kept for `kosa8 start`."})
 final class StopCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

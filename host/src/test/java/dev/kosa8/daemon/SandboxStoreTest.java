@@ -1,0 +1,57 @@
+package dev.kosa8.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SandboxStoreTest {
+    @TempDir
+    Path root;
+
+    static SandboxRecord record(String id) {
+        return new SandboxRecord(id, Instant.parse("2026-11-29T10:00:00Z"), false, 2, 1024, "tcg", "img",
+                SandboxState.RUNNING, 1234, Instant.parse("2026-11-29T10:00:01Z"), "");
+    }
+
+    @Test
+    void savesAndLoadsRecords() {
+        SandboxStore store = new SandboxStore(root);
+        store.save(record("0123456789ab"));
+        store.save(record("0123456789ab").failed("boom"));
+        List<SandboxRecord> all = store.loadAll(p -> { });
+        assertThat(all).singleElement().satisfies(r -> {
+            assertThat(r.state()).isEqualTo(SandboxState.FAILED);
+            assertThat(r.failure()).isEqualTo("boom");
+        });
+        assertThat(root.resolve("0123456789ab/sandbox.json.tmp")).doesNotExist();
+    }
+
+    @Test
+    void skipsATamperedOrTruncatedRecordAndSaysWhy() throws Exception {
+        SandboxStore store = new SandboxStore(root);
+        store.save(record("0123456789ab"));
+        store.save(record("ba9876543210"));
+        Path f = root.resolve("0123456789ab/sandbox.json");
+        Files.writeString(f, Files.readString(f).replace("\"cpus\" : 2", "\"cpus\" : 64"));
+        Path g = root.resolve("ba9876543210/sandbox.json");
+        Files.writeString(g, Files.readString(g).substring(0, 40));
+        List<String> problems = new ArrayList<>();
+        assertThat(store.loadAll(problems::add)).isEmpty();
+        assertThat(problems).hasSize(2).anyMatch(p -> p.contains("checksum mismatch"));
+    }
+
+    @Test
+    void idsCannotNamePathsOutsideTheStore() {
+        SandboxStore store = new SandboxStore(root);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> store.directory("../../etc"))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(SandboxIds.isValid(SandboxIds.newId())).isTrue();
+        assertThat(SandboxIds.isValid("0123456789AB")).isFalse();
+    }
+}

@@ -1,0 +1,134 @@
+package dev.kosa8.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Commands in one running sandbox, through the real CLI, daemon, QEMU and agent. */
+@ExtendWith(SharedSandbox.class)
+class ExecIT {
+
+    @Test
+    void echoesAndReturnsTheCommandsExitCode(SharedSandbox.Booted box) {
+        Kosa.Result r = box.exec("sh", "-c", "echo out; echo err >&2; exit 7");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(7);
+        assertThat(r.stdout()).isEqualTo("out\n");
+        assertThat(r.stderr()).isEqualTo("err\n");
+    }
+
+    @Test
+    void runsRealProgramsOfTheImage(SharedSandbox.Booted box) {
+        Kosa.Result py = box.exec("python3", "-c", "print(6*7)");
+        assertThat(py.stdout()).as(py.toString()).isEqualTo("42\n");
+        Kosa.Result git = box.exec("git", "--version");
+        assertThat(git.stdout()).as(git.toString()).startsWith("git version 2.");
+        Kosa.Result kernel = box.exec("uname", "-r");
+        assertThat(kernel.stdout()).as("the guest runs its own kernel").contains("amd64");
+    }
+
+    @Test
+    void aMissingProgramExitsWith127AndSaysSo(SharedSandbox.Booted box) {
+        Kosa.Result r = box.exec("no-such-program-here");
+        assertThat(r.exitCode()).isEqualTo(127);
+        assertThat(r.stderr()).contains("no-such-program-here: command not found");
+    }
+
+    @Test
+    void pipesStdinThrough(SharedSandbox.Booted box) {
+        byte[] input = new byte[3 * 1024 * 1024 + 17];
+        new Random(7).nextBytes(input);
+        Kosa.Result r = Kosa.run(Duration.ofMinutes(3), input, "exec", "-i", box.id(), "--", "sha256sum");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.stdout()).startsWith(sha256(input));
+    }
+
+    @Test
+    void hundredMegabytesOfOutputArriveIntact(SharedSandbox.Booted box) throws Exception {
+        // a deterministic 100 MB stream: its checksum is computed in the guest and compared with what arrived
+        Kosa.Result sum = box.exec(Duration.ofMinutes(5), "sh", "-c", "head -c 104857600 /dev/zero | tr '\\0' 'k' | sha256sum");
+        Kosa.Result r = box.exec(Duration.ofMinutes(5), "sh", "-c", "head -c 104857600 /dev/zero | tr '\\0' 'k'");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.stdoutBytes()).hasSize(104857600);
+        assertThat(sum.stdout()).startsWith(sha256(r.stdoutBytes()));
+    }
+
+    @Test
+    void keepsStdoutAndStderrApart(SharedSandbox.Booted box) {
+        Kosa.Result r = box.exec("sh", "-c", "for i in 1 2 3 4 5; do echo o$i; echo e$i >&2; done");
+        assertThat(r.stdout()).isEqualTo("o1\no2\no3\no4\no5\n");
+        assertThat(r.stderr()).isEqualTo("e1\ne2\ne3\ne4\ne5\n");
+    }
+
+    @Test
+    void twentyExecsAtOnce(SharedSandbox.Booted box) throws Exception {
+        List<Process> running = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            running.add(Kosa.builder("exec", box.id(), "--", "sh", "-c", "sleep 1; echo n" + i).start());
+        }
+        for (int i = 0; i < 20; i++) {
+            Process p = running.get(i);
+            assertThat(p.waitFor(5, TimeUnit.MINUTES)).as("exec %d finished", i).isTrue();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.exitValue()).as(new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
+            assertThat(out).isEqualTo("n" + i + "\n");
+        }
+    }
+
+    @Test
+    void aPtyShellCanBeDrivenByAScript(SharedSandbox.Booted box) {
+        String script = "stty size\ntty\necho $((6*7))\nexit 3\n";
+        Kosa.Result r = Kosa.run(Duration.ofMinutes(2), script.getBytes(StandardCharsets.UTF_8),
+                "exec", "-t", box.id(), "--", "bash", "--norc", "-i");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(3);
+        assertThat(r.stdout()).contains("24 80").contains("/dev/pts/").contains("42");
+    }
+
+    @Test
+    void aSignalToTheCliReachesTheCommand(SharedSandbox.Booted box) throws Exception {
+        Process p = Kosa.builder("exec", box.id(), "--", "sh", "-c",
+                "trap 'echo got-int; exit 42' INT; echo ready; while :; do sleep 0.2; done").start();
+        var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        assertThat(out.readLine()).isEqualTo("ready");
+        new ProcessBuilder("kill", "-INT", String.valueOf(p.pid())).start().waitFor();
+        assertThat(p.waitFor(2, TimeUnit.MINUTES)).isTrue();
+        assertThat(out.readLine()).isEqualTo("got-int");
+        assertThat(p.exitValue()).isEqualTo(42);
+    }
+
+    @Test
+    void copiesFilesInAndOutIntact(SharedSandbox.Booted box, @TempDir Path tmp) throws Exception {
+        byte[] data = new byte[5 * 1024 * 1024 + 3];
+        new Random(11).nextBytes(data);
+        Path src = tmp.resolve("in.bin");
+        Files.write(src, data);
+        Kosa.ok(Duration.ofMinutes(3), "cp", src.toString(), box.id() + ":/root/in.bin");
+        assertThat(box.exec("sha256sum", "/root/in.bin").stdout()).startsWith(sha256(data));
+        Path back = tmp.resolve("out.bin");
+        Kosa.ok(Duration.ofMinutes(3), "cp", box.id() + ":/root/in.bin", back.toString());
+        assertThat(sha256(Files.readAllBytes(back))).isEqualTo(sha256(data));
+        Kosa.Result missing = Kosa.run(Duration.ofMinutes(1), "cp", box.id() + ":/no/such/file", back.toString());
+        assertThat(missing.exitCode()).isNotZero();
+        assertThat(missing.stderr()).contains("does not exist");
+        assertThat(sha256(Files.readAllBytes(back))).as("a failed copy leaves the old file alone").isEqualTo(sha256(data));
+    }
+
+    static String sha256(byte[] b) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

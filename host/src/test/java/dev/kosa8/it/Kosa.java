@@ -1,0 +1,134 @@
+package dev.kosa8.it;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the real kosa8 CLI (the built jar, in its own JVM) the way a user
+ * does, against a kosa8 home of the tests' own so the user's sandboxes are
+ * never touched. Every call has a timeout; a timed-out call fails with the
+ * output so far.
+ */
+public final class Kosa {
+    /** Where the integration tests keep images, sandboxes and the daemon's socket. */
+    public static final Path HOME = Path.of(System.getProperty("kosa8.it.home",
+            Path.of("target", "it-home").toAbsolutePath().toString()));
+    static final Path JAR = Path.of(System.getProperty("kosa8.jar",
+            Path.of("target", "kosa8.jar").toAbsolutePath().toString()));
+
+    private Kosa() {
+    }
+
+    /** A finished CLI call. */
+    public record Result(int exitCode, byte[] stdoutBytes, String stderr) {
+        public String stdout() {
+            return new String(stdoutBytes, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public String toString() {
+            String out = stdout();
+            return "exit " + exitCode + "\n--- stdout ---\n" + (out.length() > 4000 ? out.substring(0, 4000) + "…" : out)
+                    + "\n--- stderr ---\n" + stderr;
+        }
+    }
+
+    public static List<String> command(String... args) {
+        List<String> argv = new ArrayList<>();
+        argv.add(ProcessHandle.current().info().command().orElse("java"));
+        argv.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
+                "-jar", JAR.toString()));
+        argv.addAll(List.of(args));
+        return argv;
+    }
+
+    public static ProcessBuilder builder(String... args) {
+        ProcessBuilder pb = new ProcessBuilder(command(args));
+        pb.environment().put("KOSA8_HOME", HOME.toString());
+        return pb;
+    }
+
+    public static Result run(Duration timeout, String... args) {
+        return run(timeout, null, args);
+    }
+
+    /** Runs the CLI with {@code stdin} (or nothing) as its standard input. */
+    public static Result run(Duration timeout, byte[] stdin, String... args) {
+        try {
+            Files.createDirectories(HOME);
+            Process p = builder(args).start();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            Thread o = Thread.ofVirtual().start(() -> copy(p.getInputStream(), out));
+            Thread e = Thread.ofVirtual().start(() -> copy(p.getErrorStream(), err));
+            Thread.ofVirtual().start(() -> {
+                try (var in = p.getOutputStream()) {
+                    if (stdin != null) {
+                        in.write(stdin);
+                    }
+                } catch (IOException ignored) {
+                    // the CLI did not read its stdin
+                }
+            });
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                o.join(2000);
+                e.join(2000);
+                throw new AssertionError("kosa8 " + String.join(" ", args) + " did not finish within "
+                        + timeout.toSeconds() + " s\n--- stdout ---\n" + tail(out.toString(StandardCharsets.UTF_8))
+                        + "\n--- stderr ---\n" + tail(err.toString(StandardCharsets.UTF_8)) + consoles());
+            }
+            o.join();
+            e.join();
+            return new Result(p.exitValue(), out.toByteArray(), err.toString(StandardCharsets.UTF_8));
+        } catch (IOException | InterruptedException ex) {
+            throw new AssertionError("cannot run kosa8: " + ex, ex);
+        }
+    }
+
+    /** Runs and requires exit 0, else fails with everything the CLI printed and the sandboxes' consoles. */
+    public static Result ok(Duration timeout, String... args) {
+        Result r = run(timeout, args);
+        if (r.exitCode() != 0) {
+            throw new AssertionError("kosa8 " + String.join(" ", args) + " failed: " + r + consoles());
+        }
+        return r;
+    }
+
+    /** The last lines of every sandbox's console, for failure messages. */
+    public static String consoles() {
+        StringBuilder sb = new StringBuilder();
+        Path boxes = HOME.resolve("data/sandboxes");
+        if (Files.isDirectory(boxes)) {
+            try (var s = Files.list(boxes)) {
+                for (Path d : s.toList()) {
+                    sb.append("\n--- console of ").append(d.getFileName()).append(" ---\n")
+                            .append(dev.kosa8.vm.Tail.of(d.resolve("console.log"), 15));
+                }
+            } catch (IOException ignored) {
+                // nothing more to show
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String tail(String s) {
+        return s.length() > 4000 ? "…" + s.substring(s.length() - 4000) : s;
+    }
+
+    private static void copy(InputStream in, ByteArrayOutputStream out) {
+        try {
+            in.transferTo(out);
+        } catch (IOException ignored) {
+            // the process is gone
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package dev.kosa8.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** Sandboxes coming and going: run, create, the daemon dying, QEMU dying, bad input. */
+class LifecycleIT {
+
+    @Test
+    void runExecutesInAFreshSandboxAndLeavesNothingBehind() {
+        Kosa.Result r = Kosa.run(Duration.ofMinutes(15), "run", "--", "sh", "-c", "echo hello from $(hostname); exit 5");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(5);
+        assertThat(r.stdout()).isEqualTo("hello from sandbox\n");
+        assertThat(Kosa.ok(Duration.ofMinutes(1), "ls", "-q").stdout()).doesNotContain("\n\n");
+        await(() -> Kosa.ok(Duration.ofMinutes(1), "ls").stdout().lines().noneMatch(l -> l.contains("ephemeral")),
+                "the ephemeral sandbox is removed");
+    }
+
+    @Test
+    void unknownSandboxGetsAClearError() {
+        Kosa.Result r = Kosa.run(Duration.ofMinutes(1), "exec", "abcdef123456", "--", "true");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.stderr()).contains("no sandbox 'abcdef123456'").contains("kosa8 ls");
+    }
+
+    @Test
+    void execStillWorksAfterTheDaemonIsKilledAndQemuDyingIsReportedAndCleanedUp() throws Exception {
+        String id = Kosa.ok(Duration.ofMinutes(10), "create").stdout().strip();
+        try {
+            long daemonPid = Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout()
+                    .replaceAll("(?s).* pid (\\d+) .*", "$1").transform(s -> Long.parseLong(s.strip()));
+            ProcessHandle.of(daemonPid).orElseThrow().destroyForcibly();
+            ProcessHandle.of(daemonPid).ifPresent(h -> h.onExit().join());
+
+            // the next command starts a new daemon, which re-attaches to the running VM
+            Kosa.Result r = Kosa.run(Duration.ofMinutes(2), "exec", id, "--", "echo", "still here");
+            assertThat(r.stdout()).as(r.toString()).isEqualTo("still here\n");
+
+            String inspect = Kosa.ok(Duration.ofMinutes(1), "inspect", id).stdout();
+            long qemuPid = Long.parseLong(inspect.replaceAll("(?s).*\"qemuPid\" : (\\d+).*", "$1"));
+            ProcessHandle.of(qemuPid).orElseThrow().destroyForcibly();
+            ProcessHandle.of(qemuPid).ifPresent(h -> h.onExit().join());
+
+            await(() -> Kosa.ok(Duration.ofMinutes(1), "inspect", id).stdout().contains("\"state\" : \"failed\""),
+                    "the sandbox is marked failed");
+            Kosa.Result dead = Kosa.run(Duration.ofMinutes(1), "exec", id, "--", "true");
+            assertThat(dead.exitCode()).isEqualTo(3);
+            assertThat(dead.stderr()).contains("is not running").contains("QEMU exited unexpectedly");
+            Path runtime = Kosa.HOME.resolve("run").resolve(id);
+            assertThat(Files.exists(runtime.resolve("qmp.sock"))).as("sockets cleaned up").isFalse();
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "rm", "-f", id);
+        }
+        assertThat(Files.exists(Kosa.HOME.resolve("data/sandboxes").resolve(id))).isFalse();
+    }
+
+    @Test
+    void removingARunningSandboxNeedsForce() {
+        String id = Kosa.ok(Duration.ofMinutes(10), "create").stdout().strip();
+        try {
+            Kosa.Result r = Kosa.run(Duration.ofMinutes(1), "rm", id);
+            assertThat(r.exitCode()).isEqualTo(3);
+            assertThat(r.stderr()).contains("is running").contains("rm -f");
+            Kosa.ok(Duration.ofMinutes(2), "stop", id);
+            assertThat(Kosa.ok(Duration.ofMinutes(1), "ls").stdout()).contains(id + "  stopped");
+            Kosa.Result stopped = Kosa.run(Duration.ofMinutes(1), "exec", id, "--", "true");
+            assertThat(stopped.stderr()).contains("is not running: it is stopped").contains("kosa8 start");
+            Kosa.ok(Duration.ofMinutes(10), "start", id);
+            assertThat(Kosa.ok(Duration.ofMinutes(2), "exec", id, "--", "echo", "back").stdout()).isEqualTo("back\n");
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "rm", "-f", id);
+        }
+    }
+
+    static void await(java.util.function.BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting until " + what + Kosa.consoles());
+            }
+            try {
+                Thread.sleep(250);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted");
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package dev.kosa8.it;
+
+import java.time.Duration;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+/**
+ * Hands a test class one booted sandbox (lifecycle stage: running), shared by
+ * all its tests, so a class pays for one boot under TCG. Removed after the
+ * class, whatever happened.
+ */
+public final class SharedSandbox implements BeforeAllCallback, AfterAllCallback, ParameterResolver {
+    /** A running sandbox: its id. */
+    public record Booted(String id) {
+        public Kosa.Result exec(String... command) {
+            return exec(Duration.ofMinutes(2), command);
+        }
+
+        public Kosa.Result exec(Duration timeout, String... command) {
+            String[] args = new String[command.length + 3];
+            args[0] = "exec";
+            args[1] = id;
+            args[2] = "--";
+            System.arraycopy(command, 0, args, 3, command.length);
+            return Kosa.run(timeout, args);
+        }
+    }
+
+    private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(SharedSandbox.class);
+
+    @Override
+    public void beforeAll(ExtensionContext ctx) {
+        Kosa.Result r = Kosa.ok(Duration.ofMinutes(15), "create");
+        String id = r.stdout().strip();
+        ctx.getStore(NS).put("sandbox", new Booted(id));
+    }
+
+    @Override
+    public void afterAll(ExtensionContext ctx) {
+        Booted b = ctx.getStore(NS).get("sandbox", Booted.class);
+        if (b != null) {
+            Kosa.run(Duration.ofMinutes(1), "rm", "-f", b.id());
+        }
+    }
+
+    @Override
+    public boolean supportsParameter(ParameterContext p, ExtensionContext e) {
+        return p.getParameter().getType() == Booted.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext p, ExtensionContext e) {
+        return e.getStore(NS).get("sandbox", Booted.class);
+    }
+}

@@ -1,0 +1,59 @@
+package dev.kosa8.vm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kosa8.host.KosaException;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class QemuCommandLineTest {
+    static VmSpec spec(Accelerator accel) {
+        return new VmSpec("abc123abc123", accel, 2, 1024, Path.of("/img/vmlinux"), Path.of("/img/initramfs.cpio"),
+                Path.of("/data/a,b/root.qcow2"), "console=ttyS0 quiet", Path.of("/data/console.log"),
+                Path.of("/run/k/qmp.sock"), Path.of("/run/k/agent.sock"));
+    }
+
+    @Test
+    void buildsAMicrovmWithNoNetworkAndTheAgentPort() {
+        List<String> argv = QemuCommandLine.of(spec(Accelerator.TCG), "qemu-system-x86_64");
+        String joined = String.join(" ", argv);
+        assertThat(argv.getFirst()).isEqualTo("qemu-system-x86_64");
+        assertThat(joined).contains("-M microvm").contains("-accel tcg").contains("-cpu max")
+                .contains("-smp 2").contains("-m 1024M").contains("-nodefaults").contains("-no-reboot")
+                .contains("virtserialport,chardev=agent,name=dev.kosa8.agent")
+                .contains("-qmp unix:/run/k/qmp.sock,server=on,wait=off")
+                .contains("-sandbox on");
+        assertThat(joined).as("no network device of any kind").doesNotContain("-netdev").doesNotContain("-nic")
+                .doesNotContain("virtio-net");
+        assertThat(joined).as("ACPI stays on: the kernel finds virtio-mmio through it").doesNotContain("acpi=off");
+    }
+
+    @Test
+    void escapesCommasInPaths() {
+        List<String> argv = QemuCommandLine.of(spec(Accelerator.KVM), "qemu");
+        assertThat(argv).contains("id=root,file=/data/a,,b/root.qcow2,format=qcow2,if=none,discard=unmap,detect-zeroes=unmap");
+        assertThat(argv).containsSequence("-accel", "kvm");
+    }
+
+    @Test
+    void validationNamesEveryBadField() {
+        assertThatThrownBy(() -> new VmSpec("x", Accelerator.TCG, 0, 16, Path.of("/k"), Path.of("/i"), Path.of("/d"),
+                "", Path.of("/c"), Path.of("/" + "s".repeat(120)), Path.of("/a")))
+                .isInstanceOf(KosaException.class)
+                .hasMessageContaining("cpus must be between 1 and 64")
+                .hasMessageContaining("memory must be at least 256 MiB")
+                .hasMessageContaining("longer than a unix socket allows");
+    }
+
+    @Test
+    void tscFrequencyComesFromCpuinfoOnlyWithAConstantTsc(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        Path cpuinfo = tmp.resolve("cpuinfo");
+        java.nio.file.Files.writeString(cpuinfo, "cpu MHz\t\t: 2445.430\nflags\t\t: fpu constant_tsc nonstop_tsc\n");
+        assertThat(TscFrequency.fromCpuinfo(cpuinfo)).hasValue(2445430);
+        java.nio.file.Files.writeString(cpuinfo, "cpu MHz\t\t: 2445.430\nflags\t\t: fpu\n");
+        assertThat(TscFrequency.fromCpuinfo(cpuinfo)).isEmpty();
+        assertThat(TscFrequency.kernelArg(Accelerator.KVM)).isEmpty();
+    }
+}

@@ -1,0 +1,50 @@
+# Sourced by ./kosa8 and ./run-tests: picks a Java 25 JDK into JAVA_HOME and
+# makes sure the host packages kosa8 needs are installed (as root it installs
+# them; otherwise it prints the exact apt-get line and stops).
+# The program list is kept in step with dev.kosa8.host.HostTools.
+
+say() { printf 'kosa8: %s\n' "$*" >&2; }
+
+java_major() { "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'; }
+
+find_java25() {
+  local c
+  for c in "${KOSA8_JAVA_HOME:-}" "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-* /usr/lib/jvm/java-25-* /usr/lib/jvm/*-25-*; do
+    [[ -n "$c" && -x "$c/bin/java" ]] || continue
+    if [[ "$(java_major "$c/bin/java")" -ge 25 ]] 2>/dev/null; then echo "$c"; return 0; fi
+  done
+  if command -v java >/dev/null && [[ "$(java_major java)" -ge 25 ]] 2>/dev/null; then
+    dirname "$(dirname "$(readlink -f "$(command -v java)")")"; return 0
+  fi
+  return 1
+}
+
+select_java25() {
+  if ! JAVA_HOME=$(find_java25); then
+    say "kosa8 needs a Java 25 JDK and found none (checked \$KOSA8_JAVA_HOME, \$JAVA_HOME, /usr/lib/jvm, PATH)."
+    say "install one, e.g. on Debian/Ubuntu from the Adoptium repository: sudo apt-get install temurin-25-jdk"
+    say "or point KOSA8_JAVA_HOME at an unpacked JDK 25."
+    exit 4
+  fi
+  export JAVA_HOME
+  export PATH="$JAVA_HOME/bin:$PATH"
+}
+
+ensure_host_packages() {
+  local -A need=([qemu-system-x86_64]=qemu-system-x86 [qemu-img]=qemu-utils [mke2fs]=e2fsprogs
+                 [mmdebstrap]=mmdebstrap [dpkg-deb]=dpkg [setsid]=util-linux [mvn]=maven)
+  local missing=() prog
+  for prog in "${!need[@]}"; do
+    PATH="$PATH:/usr/sbin:/sbin" command -v "$prog" >/dev/null 2>&1 || missing+=("${need[$prog]}")
+  done
+  (( ${#missing[@]} )) || return 0
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    say "installing host packages: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  else
+    say "missing host packages: ${missing[*]}"
+    say "install them with: sudo apt-get install -y --no-install-recommends ${missing[*]}"
+    exit 4
+  fi
+}
