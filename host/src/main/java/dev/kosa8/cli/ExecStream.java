@@ -23,6 +23,8 @@ final class ExecStream {
     /** Exit codes when the command could not run at all, as shells use them. */
     static final int EXIT_NOT_FOUND = 127;
     static final int EXIT_CANNOT_RUN = 126;
+    /** 128 + SIGPIPE: what a shell reports when a command's reader went away. */
+    static final int EXIT_BROKEN_PIPE = 141;
 
     private final DaemonClient.Stream stream;
     private final FrameWriter writer;
@@ -91,8 +93,14 @@ final class ExecStream {
                         if (fileSink != null) {
                             fileSink.write(d.bytes());
                         } else {
-                            target.write(d.bytes());
-                            target.flush();
+                            try {
+                                target.write(d.bytes());
+                                target.flush();
+                            } catch (IOException e) {
+                                // our reader went away (`kosa8 run -- yes | head -1`): end as a shell
+                                // pipeline does; closing the stream hangs the guest's process up
+                                return EXIT_BROKEN_PIPE;
+                            }
                         }
                         send(new Message.Credit(CH, d.stream(), d.bytes().length));
                     }

@@ -45,6 +45,7 @@ public final class AgentConnection implements AutoCloseable {
     private final CompletableFuture<Message.Hello> hello = new CompletableFuture<>();
     private final CompletableFuture<String> closed = new CompletableFuture<>();
     private final AtomicInteger nextChannel = new AtomicInteger(1);
+    private final java.util.concurrent.atomic.AtomicBoolean shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
     private final AtomicLong nonces = new AtomicLong();
 
     private record Registered(Consumer<Message> listener, ReceiveWindow stdout, ReceiveWindow stderr) {
@@ -169,7 +170,7 @@ public final class AgentConnection implements AutoCloseable {
     }
 
     public boolean isOpen() {
-        return !closed.isDone();
+        return !shuttingDown.get();
     }
 
     private void readLoop() {
@@ -259,22 +260,25 @@ public final class AgentConnection implements AutoCloseable {
     private static final Message POISON = new Message.Ping(Long.MIN_VALUE);
 
     private void shutdown(String reason) {
-        if (closed.complete(reason)) {
-            try {
-                socket.close();
-            } catch (IOException ignored) {
-                // closing anyway
-            }
-            outbound.add(POISON);
-            AgentException gone = new AgentException(reason);
-            hello.completeExceptionally(gone);
-            pings.values().forEach(f -> f.completeExceptionally(gone));
-            for (var e : channels.entrySet()) {
-                e.getValue().listener().accept(new Message.Failed(e.getKey(), Message.ErrorCode.INTERNAL,
-                        "lost the connection to the sandbox: " + reason));
-            }
-            channels.clear();
+        if (!shuttingDown.compareAndSet(false, true)) {
+            return;
         }
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        outbound.add(POISON);
+        AgentException gone = new AgentException(reason);
+        hello.completeExceptionally(gone);
+        pings.values().forEach(f -> f.completeExceptionally(gone));
+        for (var e : channels.entrySet()) {
+            e.getValue().listener().accept(new Message.Failed(e.getKey(), Message.ErrorCode.INTERNAL,
+                    "lost the connection to the sandbox: " + reason));
+        }
+        channels.clear();
+        // last, so whoever waits on it sees every channel already failed
+        closed.complete(reason);
     }
 
     @Override

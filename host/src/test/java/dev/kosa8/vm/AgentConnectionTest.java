@@ -1,0 +1,103 @@
+package dev.kosa8.vm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kosa8.protocol.Codec;
+import dev.kosa8.protocol.FrameReader;
+import dev.kosa8.protocol.Limits;
+import dev.kosa8.protocol.Message;
+import java.io.OutputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.Size;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The host's end of the agent protocol against a hostile guest: a fake agent
+ * on a unix socket that answers the handshake, then misbehaves.
+ */
+class AgentConnectionTest {
+    @TempDir
+    Path dir;
+
+    /** A fake guest: accepts, answers Hello, then runs {@code behaviour} with the raw output stream. */
+    interface Behaviour {
+        void run(OutputStream out, FrameReader in) throws Exception;
+    }
+
+    AgentConnection connectTo(Path socket, Behaviour behaviour) throws Exception {
+        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        server.bind(UnixDomainSocketAddress.of(socket));
+        Thread.ofVirtual().start(() -> {
+            try (SocketChannel ch = server.accept()) {
+                OutputStream out = Channels.newOutputStream(ch);
+                FrameReader in = new FrameReader(Channels.newInputStream(ch));
+                in.read(); // the host's Hello
+                out.write(Codec.encode(new Message.Hello(Limits.VERSION, "fake", 1)));
+                behaviour.run(out, in);
+                Thread.sleep(200);
+            } catch (Exception ignored) {
+                // the host hung up on us, as it should
+            } finally {
+                try {
+                    server.close();
+                } catch (Exception ignored) {
+                    // closing anyway
+                }
+            }
+        });
+        return AgentConnection.connect(socket, Duration.ofSeconds(10), () -> true);
+    }
+
+    @Test
+    void aGuestThatIgnoresCreditLosesTheConnectionAndTheChannelIsFailed() throws Exception {
+        List<Message> seen = new CopyOnWriteArrayList<>();
+        AgentConnection c = connectTo(dir.resolve("a.sock"), (out, in) -> {
+            Message.Exec exec = (Message.Exec) in.read();
+            byte[] chunk = new byte[Limits.MAX_DATA];
+            for (int i = 0; i < Limits.INITIAL_WINDOW / Limits.MAX_DATA + 2; i++) {
+                out.write(Codec.encode(new Message.Data(exec.channel(), Message.Stream.STDOUT, chunk)));
+            }
+        });
+        int ch = c.open(seen::add);
+        c.send(new Message.Exec(ch, Message.ExecSpec.of("yes")));
+        String reason = c.closedFuture().get(10, TimeUnit.SECONDS);
+        assertThat(reason).contains("broke the protocol").contains("beyond its window");
+        assertThat(seen).last().isInstanceOf(Message.Failed.class);
+    }
+
+    @Test
+    void aGuestMayNotAskTheHostToRunAnything() throws Exception {
+        AgentConnection c = connectTo(dir.resolve("b.sock"), (out, in) ->
+                out.write(Codec.encode(new Message.Exec(1, Message.ExecSpec.of("rm", "-rf", "/")))));
+        assertThat(c.closedFuture().get(10, TimeUnit.SECONDS)).contains("may not start processes on the host");
+    }
+
+    @Property(tries = 40)
+    void garbageFromTheGuestClosesTheConnectionWithoutEscapingExceptions(@ForAll @Size(min = 1, max = 4096) byte[] garbage)
+            throws Exception {
+        Path socket = Path.of(System.getProperty("java.io.tmpdir"), "kosa8-fuzz-" + System.nanoTime() + ".sock");
+        try {
+            AgentConnection c = connectTo(socket, (out, in) -> {
+                out.write(garbage);
+                out.flush();
+            });
+            // either the garbage was refused (closed with a reason) or it was harmless and the peer then hung up
+            String reason = c.closedFuture().get(10, TimeUnit.SECONDS);
+            assertThat(reason).isNotBlank();
+        } finally {
+            java.nio.file.Files.deleteIfExists(socket);
+        }
+    }
+}
