@@ -5,16 +5,25 @@
 
 say() { printf 'kosa8: %s\n' "$*" >&2; }
 
-java_major() { "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'; }
+# The major version of a JDK home: read from its `release` file (no JVM start), else by asking java.
+jdk_major() {
+  local v
+  if [[ -f "$1/release" ]]; then
+    v=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release")
+    [[ -n "$v" ]] && { echo "$v"; return; }
+  fi
+  "$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'
+}
 
 find_java25() {
   local c
   for c in "${KOSA8_JAVA_HOME:-}" "${JAVA_HOME:-}" /usr/lib/jvm/temurin-25-jdk-* /usr/lib/jvm/java-25-* /usr/lib/jvm/*-25-*; do
     [[ -n "$c" && -x "$c/bin/java" ]] || continue
-    if [[ "$(java_major "$c/bin/java")" -ge 25 ]] 2>/dev/null; then echo "$c"; return 0; fi
+    if [[ "$(jdk_major "$c")" -ge 25 ]] 2>/dev/null; then echo "$c"; return 0; fi
   done
-  if command -v java >/dev/null && [[ "$(java_major java)" -ge 25 ]] 2>/dev/null; then
-    dirname "$(dirname "$(readlink -f "$(command -v java)")")"; return 0
+  if command -v java >/dev/null; then
+    c=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+    if [[ "$(jdk_major "$c")" -ge 25 ]] 2>/dev/null; then echo "$c"; return 0; fi
   fi
   return 1
 }

@@ -19,10 +19,10 @@ import java.util.List;
  *       guest with no way out (the egress broker adds a restricted one).</li>
  *   <li>{@code virtio-rng}: the guest's entropy comes from the host, so early
  *       {@code getrandom()} never blocks under TCG.</li>
- *   <li>{@code -sandbox on}: QEMU's seccomp filter. Measured here (QEMU 7.2,
- *       TCG, 2 vCPUs): adding {@code elevateprivileges=deny},
- *       {@code resourcecontrol=deny} or {@code spawn=deny} stops the guest in
- *       early boot, so only the base filter is on for now.</li>
+ *   <li>{@code -sandbox on,...=deny}: QEMU's seccomp filter; the process
+ *       cannot gain privileges, start programs, change scheduling or use
+ *       obsolete system calls. (A first trial that seemed to show the filter
+ *       stopping boots was the TSC hang below, not the filter.)</li>
  *   <li>The agent's port and QMP are unix sockets that QEMU listens on
  *       ({@code server=on,wait=off}), so the daemon can reconnect after its own
  *       restart.</li>
@@ -30,6 +30,8 @@ import java.util.List;
  */
 public final class QemuCommandLine {
     public static final String AGENT_PORT_NAME = "dev.kosa8.agent";
+    /** QEMU's seccomp filter: no obsolete system calls, no privilege changes, no new programs, no resource control. */
+    static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
 
     private QemuCommandLine() {
     }
@@ -44,7 +46,7 @@ public final class QemuCommandLine {
         a.addAll(List.of("-smp", String.valueOf(spec.cpus())));
         a.addAll(List.of("-m", spec.memoryMiB() + "M"));
         a.addAll(List.of("-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"));
-        a.addAll(List.of("-sandbox", "on"));
+        a.addAll(List.of("-sandbox", SECCOMP));
         a.addAll(List.of("-chardev", "file,id=console,path=" + escape(spec.consoleLog().toString())));
         a.addAll(List.of("-serial", "chardev:console"));
         a.addAll(List.of("-kernel", spec.kernel().toString()));

@@ -24,7 +24,7 @@ class QemuCommandLineTest {
                 .contains("-smp 2").contains("-m 1024M").contains("-nodefaults").contains("-no-reboot")
                 .contains("virtserialport,chardev=agent,name=dev.kosa8.agent")
                 .contains("-qmp unix:/run/k/qmp.sock,server=on,wait=off")
-                .contains("-sandbox on");
+                .contains("-sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
         assertThat(joined).as("no network device of any kind").doesNotContain("-netdev").doesNotContain("-nic")
                 .doesNotContain("virtio-net");
         assertThat(joined).as("ACPI stays on: the kernel finds virtio-mmio through it").doesNotContain("acpi=off");
