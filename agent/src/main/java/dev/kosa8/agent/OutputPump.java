@@ -49,7 +49,8 @@ final class OutputPump {
                 done.countDown();
             }
         };
-        // A PTY is read through a blocking native call, which would pin a virtual thread's carrier.
+        // Pipes and PTYs are read by blocking native calls, which pin a virtual thread's carrier;
+        // with two carriers (two vCPUs) two pinned readers would starve every other virtual thread.
         (platformThread ? Thread.ofPlatform().daemon() : Thread.ofVirtual()).name(stream + "-" + channel).start(body);
     }
 

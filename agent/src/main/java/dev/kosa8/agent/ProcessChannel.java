@@ -15,7 +15,7 @@ import java.util.Map;
 /**
  * A process started by the host: with pipes (stdout and stderr apart) or on a
  * pseudo-terminal. Every process is its own session and process group
- * ({@code setsid}), so a signal from the host reaches the whole job, and a
+ * ({@link Spawn}), so a signal from the host reaches the whole job, and a
  * hang-up reaches it as SIGHUP, as when a terminal closes.
  */
 final class ProcessChannel implements Channel {
@@ -23,19 +23,21 @@ final class ProcessChannel implements Channel {
 
     private final int channel;
     private final Outbox outbox;
-    private final Process process;
+    private final long pid;
+    private final Spawn.Child child;
     private final Pty pty;
     private final StdinPump stdin;
     private final OutputPump stdout;
     private final OutputPump stderr;
 
-    private ProcessChannel(int channel, Outbox outbox, Process process, Pty pty) {
+    private ProcessChannel(int channel, Outbox outbox, long pid, Spawn.Child child, Pty pty) {
         this.channel = channel;
         this.outbox = outbox;
-        this.process = process;
+        this.pid = pid;
+        this.child = child;
         this.pty = pty;
         if (pty == null) {
-            OutputStream in = process.getOutputStream();
+            OutputStream in = child.stdin();
             this.stdin = new StdinPump(channel, outbox, new StdinPump.Sink() {
                 @Override
                 public void write(byte[] bytes) throws IOException {
@@ -48,8 +50,8 @@ final class ProcessChannel implements Channel {
                     in.close();
                 }
             }, () -> { });
-            this.stdout = new OutputPump(channel, Message.Stream.STDOUT, outbox, reader(process.getInputStream()), false);
-            this.stderr = new OutputPump(channel, Message.Stream.STDERR, outbox, reader(process.getErrorStream()), false);
+            this.stdout = new OutputPump(channel, Message.Stream.STDOUT, outbox, reader(child.stdout()), true);
+            this.stderr = new OutputPump(channel, Message.Stream.STDERR, outbox, reader(child.stderr()), true);
         } else {
             this.stdin = new StdinPump(channel, outbox, new StdinPump.Sink() {
                 @Override
@@ -65,7 +67,8 @@ final class ProcessChannel implements Channel {
             this.stdout = new OutputPump(channel, Message.Stream.STDOUT, outbox, pty::read, true);
             this.stderr = null;
         }
-        Thread.ofVirtual().name("wait-" + channel).start(this::awaitExit);
+        // waitpid is a blocking native call: a platform thread, not a virtual one
+        Thread.ofPlatform().daemon().name("wait-" + channel).start(this::awaitExit);
     }
 
     private static OutputPump.Source reader(InputStream in) {
@@ -92,28 +95,39 @@ final class ProcessChannel implements Channel {
             return null;
         }
         List<String> argv = new ArrayList<>();
-        argv.add("/usr/bin/setsid");
-        if (spec.tty()) {
-            argv.add("--ctty");
-        }
+        String path = resolved;
         if (!spec.user().isEmpty() && !spec.user().equals("root") && !spec.user().equals("0")) {
-            argv.addAll(List.of("/usr/sbin/runuser", "-u", spec.user(), "--"));
+            path = "/usr/sbin/runuser";
+            argv.addAll(List.of(path, "-u", spec.user(), "--"));
         }
         argv.add(resolved);
         argv.addAll(spec.argv().subList(1, spec.argv().size()));
-        ProcessBuilder pb = new ProcessBuilder(argv).directory(cwd);
-        pb.environment().clear();
-        pb.environment().putAll(env);
+        if (path.equals(resolved)) {
+            argv.set(0, program); // argv[0] as the user typed it, as a shell passes it
+        }
         Pty pty = null;
         try {
             if (spec.tty()) {
                 pty = Pty.open(spec.rows(), spec.columns());
-                File tty = new File(pty.slavePath());
-                pb.redirectInput(tty).redirectOutput(tty).redirectError(tty);
+                long pid = Spawn.onTerminal(path, argv, env, cwd.getPath(), pty.slavePath());
+                outbox.send(new Message.Started(channel, pid));
+                return new ProcessChannel(channel, outbox, pid, null, pty);
             }
-            Process p = pb.start();
-            outbox.send(new Message.Started(channel, p.pid()));
-            return new ProcessChannel(channel, outbox, p, pty);
+            Spawn.Child child = Spawn.withPipes(path, argv, env, cwd.getPath());
+            outbox.send(new Message.Started(channel, child.pid()));
+            return new ProcessChannel(channel, outbox, child.pid(), child, null);
+        } catch (Spawn.SpawnException e) {
+            if (pty != null) {
+                pty.close();
+            }
+            Message.ErrorCode code = switch (e.errno) {
+                case 2 -> Message.ErrorCode.NOT_FOUND;
+                case 13 -> Message.ErrorCode.PERMISSION;
+                case 11, 12, 24 -> Message.ErrorCode.RESOURCES;
+                default -> Message.ErrorCode.INTERNAL;
+            };
+            outbox.send(new Message.Failed(channel, code, "cannot start " + program + ": " + e.getMessage()));
+            return null;
         } catch (IOException | RuntimeException e) {
             if (pty != null) {
                 pty.close();
@@ -157,7 +171,7 @@ final class ProcessChannel implements Channel {
 
     private void awaitExit() {
         try {
-            int code = process.waitFor();
+            Spawn.Status status = Spawn.waitFor(pid);
             if (pty == null) {
                 stdout.awaitDone();
             } else if (!stdout.awaitDone(500)) {
@@ -168,15 +182,26 @@ final class ProcessChannel implements Channel {
                 stderr.awaitDone();
             }
             stdin.end();
-            // Java reports death by signal N as 128 + N, like a shell, and cannot tell it from exit(128 + N).
-            outbox.send(new Message.Exited(channel, code, 0));
+            outbox.send(new Message.Exited(channel, status.exitCode(), status.signal()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
             if (pty != null) {
                 pty.close();
             }
+            if (child != null) {
+                closeQuietly(child.stdout());
+                closeQuietly(child.stderr());
+            }
             outbox.done(channel);
+        }
+    }
+
+    private static void closeQuietly(java.io.Closeable c) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // already closed
         }
     }
 
@@ -206,7 +231,7 @@ final class ProcessChannel implements Channel {
     @Override
     public void onSignal(int signal) {
         try {
-            Posix.kill(-process.pid(), signal);
+            Posix.kill(-pid, signal);
         } catch (Posix.PosixException e) {
             // the group is gone; the exit is on its way
         }

@@ -32,7 +32,9 @@ final class StdinPump {
         this.outbox = outbox;
         this.sink = sink;
         this.onClosed = onClosed;
-        Thread.ofVirtual().name("stdin-" + channel).start(this::run);
+        // Writes to a pipe or a PTY block in native code, which pins a virtual thread to its carrier;
+        // with two carriers (two vCPUs) two such threads would starve every other one.
+        Thread.ofPlatform().daemon().name("stdin-" + channel).start(this::run);
     }
 
     void offer(byte[] bytes) {
