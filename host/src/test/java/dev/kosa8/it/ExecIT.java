@@ -39,6 +39,19 @@ class ExecIT {
     }
 
     @Test
+    void aCommandKilledByASignalExitsWith128PlusTheSignal(SharedSandbox.Booted box) {
+        Kosa.Result r = box.exec("sh", "-c", "kill -KILL $$");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(137);
+    }
+
+    @Test
+    void guestProcessesInheritNoDescriptorOfTheAgent(SharedSandbox.Booted box) {
+        // 0, 1, 2 and the descriptor ls itself opens to list the directory
+        Kosa.Result r = box.exec("ls", "/proc/self/fd");
+        assertThat(r.stdout().split("\\s+")).as(r.toString()).containsExactlyInAnyOrder("0", "1", "2", "3");
+    }
+
+    @Test
     void aMissingProgramExitsWith127AndSaysSo(SharedSandbox.Booted box) {
         Kosa.Result r = box.exec("no-such-program-here");
         assertThat(r.exitCode()).isEqualTo(127);
