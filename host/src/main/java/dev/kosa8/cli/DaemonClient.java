@@ -202,20 +202,7 @@ public final class DaemonClient {
             if (theirs.equals(build)) {
                 return;
             }
-            long pid = get("/v1/version").path("pid").asLong();
-            request("POST", "/v1/shutdown");
-            waitGone(Duration.ofSeconds(10));
-            ProcessHandle.of(pid).ifPresent(h -> {
-                // an old daemon that cannot stop by itself (its jar is gone) is stopped for it
-                try {
-                    h.onExit().get(5, java.util.concurrent.TimeUnit.SECONDS);
-                } catch (java.util.concurrent.TimeoutException e) {
-                    h.destroyForcibly();
-                    h.onExit().completeOnTimeout(h, 5, java.util.concurrent.TimeUnit.SECONDS).join();
-                } catch (Exception ignored) {
-                    // gone already
-                }
-            });
+            stopDaemon();
         }
         DaemonLauncher.launch(paths);
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -227,6 +214,37 @@ public final class DaemonClient {
         }
         throw new KosaException(KosaException.Kind.DAEMON, "kosa8d did not start within " + timeout.toSeconds() + " s",
                 "see its log at " + paths.daemonLog());
+    }
+
+    /**
+     * Asks the daemon to exit and returns once its process is gone; a daemon
+     * that cannot stop by itself (say its jar vanished) is killed after 10 s.
+     * Its sandboxes keep running.
+     *
+     * @return false if no daemon was running
+     */
+    public boolean stopDaemon() {
+        if (!isUp()) {
+            return false;
+        }
+        long pid = get("/v1/version").path("pid").asLong();
+        try {
+            request("POST", "/v1/shutdown");
+        } catch (KosaException e) {
+            // it may close the connection as it goes
+        }
+        ProcessHandle.of(pid).ifPresent(h -> {
+            try {
+                h.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                h.destroyForcibly();
+                h.onExit().completeOnTimeout(h, 5, java.util.concurrent.TimeUnit.SECONDS).join();
+            } catch (Exception ignored) {
+                // gone already
+            }
+        });
+        waitGone(Duration.ofSeconds(5));
+        return true;
     }
 
     void waitGone(Duration timeout) {

@@ -28,13 +28,7 @@ final class DaemonCommand {
         @Override
         public Integer call() {
             DaemonClient c = new DaemonClient(parent.main.paths);
-            if (c.isUp()) {
-                c.request("POST", "/v1/shutdown");
-                c.waitGone(java.time.Duration.ofSeconds(10));
-                System.out.println("kosa8d stopped");
-            } else {
-                System.out.println("kosa8d is not running");
-            }
+            System.out.println(c.stopDaemon() ? "kosa8d stopped" : "kosa8d is not running");
             return 0;
         }
     }

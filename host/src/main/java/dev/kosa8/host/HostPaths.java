@@ -71,10 +71,20 @@ public record HostPaths(Path data, Path cache, Path runtime) {
         return data.resolve("kosa8d.log");
     }
 
-    /** Creates a directory readable by the user only (0700), with its parents. */
+    /**
+     * Creates a directory readable by the user only (0700), with its parents.
+     * An existing one must belong to this user: in a shared {@code /tmp},
+     * another user could have made it first to watch or replace our sockets.
+     */
     public static Path privateDirectory(Path dir) {
         try {
             Files.createDirectories(dir);
+            Object owner = Files.getAttribute(dir, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            Object me = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            if (!owner.equals(me)) {
+                throw new KosaException(KosaException.Kind.HOST, dir + " belongs to another user (uid " + owner + ")",
+                        "remove it, or set XDG_RUNTIME_DIR or KOSA8_HOME to a directory of your own");
+            }
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
             return dir;
         } catch (IOException e) {
