@@ -72,8 +72,9 @@ echo "| exec round trip through the daemon, warm client (\`true\`, 100 runs) | p
 
 # Memory: the agent's RSS in the guest, QEMU's on the host.
 agent_kb=$("$k" exec "$id" -- sh -c 'ps -o rss= -C java | head -1' | tr -d ' ')
+agent_anon_kb=$("$k" exec "$id" -- sh -c 'awk "/RssAnon/ {print \$2}" /proc/$(pgrep -o java)/status')
 guest_total=$("$k" exec "$id" -- sh -c "awk '/MemTotal/ {print \$2}' /proc/meminfo")
 qpid=$("$k" inspect "$id" | sed -n 's/.*"qemuPid" : \([0-9]*\).*/\1/p')
 qemu_kb=$(awk '/VmRSS/ {print $2}' "/proc/$qpid/status")
-echo "| agent RSS in the guest (idle, after the runs above) | $((agent_kb / 1024)) MiB | guest RAM seen by the kernel: $((guest_total / 1024)) MiB | $(ratio "$agent_kb" "$guest_total") |"
+echo "| agent RSS in the guest (idle, after the runs above) | $((agent_kb / 1024)) MiB, of which anonymous $((agent_anon_kb / 1024)) MiB | guest RAM seen by the kernel: $((guest_total / 1024)) MiB | $(ratio "$agent_kb" "$guest_total") |"
 echo "| QEMU RSS on the host (1 GiB guest, idle) | $((qemu_kb / 1024)) MiB | guest RAM: 1024 MiB | $(ratio "$qemu_kb" 1048576) |"
