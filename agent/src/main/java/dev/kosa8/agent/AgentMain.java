@@ -54,6 +54,9 @@ public final class AgentMain {
                     Log.info("host disconnected");
                 } catch (IOException | ProtocolException e) {
                     Log.info("session ended: " + e.getMessage());
+                } catch (RuntimeException e) {
+                    // a bug must cost the session, never the agent: the host can connect again
+                    Log.info("session failed: " + e);
                 }
             }
         }

@@ -240,7 +240,11 @@ final class ProcessChannel implements Channel {
     @Override
     public void onResize(int rows, int columns) {
         if (pty != null) {
-            pty.resize(rows, columns);
+            try {
+                pty.resize(rows, columns);
+            } catch (Posix.PosixException e) {
+                // the terminal closed as the process ended
+            }
         }
     }
 

@@ -11,7 +11,7 @@ final class Pty implements AutoCloseable {
     private final Opened opened;
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment readBuffer;
-    private boolean closed;
+    private volatile boolean closed;
 
     private Pty(Opened opened) {
         this.opened = opened;
@@ -28,8 +28,10 @@ final class Pty implements AutoCloseable {
         return opened.slavePath();
     }
 
-    void resize(int rows, int columns) {
-        Posix.setWindowSize(opened.masterFd(), rows, columns);
+    synchronized void resize(int rows, int columns) {
+        if (!closed) {
+            Posix.setWindowSize(opened.masterFd(), rows, columns);
+        }
     }
 
     /** Reads what the terminal's programs wrote, at most {@code max} bytes; empty at hang-up. */
@@ -39,9 +41,14 @@ final class Pty implements AutoCloseable {
         return slice.asSlice(0, n).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
     }
 
-    /** Types into the terminal. */
+    /**
+     * Types into the terminal. Not under the lock: a write can block while the
+     * program does not read, and close() must still go through when it exits.
+     */
     void write(byte[] bytes) {
-        Posix.writeFully(opened.masterFd(), bytes);
+        if (!closed) {
+            Posix.writeFully(opened.masterFd(), bytes);
+        }
     }
 
     @Override

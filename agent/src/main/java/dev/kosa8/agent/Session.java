@@ -19,6 +19,8 @@ final class Session implements Outbox {
     private final FrameWriter writer;
     private final long bootMillis;
     private final Map<Integer, Channel> channels = new ConcurrentHashMap<>();
+    /** Channels whose work ended before {@link #startChannel} registered them. */
+    private final java.util.Set<Integer> finishedEarly = ConcurrentHashMap.newKeySet();
     private volatile boolean open = true;
 
     Session(FrameReader reader, FrameWriter writer, long bootMillis) {
@@ -78,13 +80,14 @@ final class Session implements Outbox {
         }
     }
 
-    private void startChannel(int channel, java.util.function.Supplier<Channel> starter) {
+    private synchronized void startChannel(int channel, java.util.function.Supplier<Channel> starter) {
         if (channels.containsKey(channel)) {
             send(new Message.Failed(channel, Message.ErrorCode.INVALID, "channel " + channel + " is in use"));
             return;
         }
         Channel c = starter.get();
-        if (c != null) {
+        // a quick process can finish before it is registered: then it stays unregistered
+        if (c != null && !finishedEarly.remove(channel)) {
             channels.put(channel, c);
         }
     }
@@ -112,7 +115,9 @@ final class Session implements Outbox {
     }
 
     @Override
-    public void done(int channel) {
-        channels.remove(channel);
+    public synchronized void done(int channel) {
+        if (channels.remove(channel) == null) {
+            finishedEarly.add(channel);
+        }
     }
 }

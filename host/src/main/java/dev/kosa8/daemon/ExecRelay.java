@@ -73,22 +73,26 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
 
     private void relay(ChannelHandlerContext ctx, Message m) {
         switch (m) {
-            case Message.Data d when d.stream() == Message.Stream.STDIN -> forward(m);
-            case Message.Eof e -> forward(m);
-            case Message.Credit c -> forward(m);
-            case Message.Signal s -> forward(m);
-            case Message.Resize r -> forward(m);
+            case Message.Data d when d.stream() == Message.Stream.STDIN -> forward(ctx, m);
+            case Message.Eof e -> forward(ctx, m);
+            case Message.Credit c when c.stream() != Message.Stream.STDIN -> forward(ctx, m);
+            case Message.Signal s -> forward(ctx, m);
+            case Message.Resize r -> forward(ctx, m);
             default -> fail(ctx, "unexpected " + m.getClass().getSimpleName() + " from the client");
         }
     }
 
-    private void forward(Message m) {
+    private void forward(ChannelHandlerContext ctx, Message m) {
+        if (agentChannel == Integer.MAX_VALUE) {
+            return;
+        }
         try {
             agent.send(Rechannel.to(m, agentChannel));
         } catch (RuntimeException e) {
-            // a client crediting more than it received: its stream is broken, not the agent
+            // a client crediting what it never received: its stream is broken, not the agent
             agent.abandon(agentChannel);
             agentChannel = Integer.MAX_VALUE;
+            fail(ctx, "the client broke the protocol: " + e.getMessage());
         }
     }
 
@@ -135,8 +139,7 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
             return;
         }
         finished = true;
-        Message.Failed f = new Message.Failed(CLI_CHANNEL, Message.ErrorCode.INVALID, why.length() > 3000
-                ? why.substring(0, 3000) + "…" : why);
+        Message.Failed f = new Message.Failed(CLI_CHANNEL, Message.ErrorCode.INVALID, dev.kosa8.vm.Messages.fitText(why));
         ctx.writeAndFlush(Unpooled.wrappedBuffer(Codec.encode(f))).addListener(ChannelFutureListener.CLOSE);
     }
 

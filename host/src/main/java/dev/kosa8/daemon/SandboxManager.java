@@ -57,7 +57,13 @@ public final class SandboxManager {
             sandboxes.put(r.id(), s);
             if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
                 if (r.state() == SandboxState.REMOVING) {
-                    removeFiles(s);
+                    // the daemon died half-way through a removal: finish it, QEMU included
+                    QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
+                    try {
+                        removeFiles(s);
+                    } catch (KosaException e) {
+                        log.accept("sandbox " + r.id() + ": " + e.getMessage());
+                    }
                 }
                 continue;
             }
@@ -65,7 +71,11 @@ public final class SandboxManager {
                 // its client went away with the old daemon: nobody can use it now
                 log.accept("removing ephemeral sandbox " + r.id() + " left by a previous daemon");
                 QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
-                removeFiles(s);
+                try {
+                    removeFiles(s);
+                } catch (KosaException e) {
+                    log.accept("sandbox " + r.id() + ": " + e.getMessage());
+                }
                 continue;
             }
             try {
@@ -224,6 +234,12 @@ public final class SandboxManager {
                     + r.state().name().toLowerCase(java.util.Locale.ROOT) + why,
                     r.state() == SandboxState.STOPPED ? "start it with `kosa8 start " + s.id() + "`"
                             : "see `kosa8 logs " + s.id() + "`, then `kosa8 rm " + s.id() + "`");
+        }
+        if (!vm.agent().isOpen()) {
+            throw new KosaException(KosaException.Kind.VM, "the agent in sandbox " + s.id() + " is gone: "
+                    + vm.agent().closedFuture().getNow("its connection closed"),
+                    "see `kosa8 logs " + s.id() + "`; `kosa8 stop " + s.id() + "` and `kosa8 start " + s.id()
+                            + "` boot it again");
         }
         return vm;
     }

@@ -48,8 +48,41 @@ public final class AgentConnection implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicBoolean shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
     private final AtomicLong nonces = new AtomicLong();
 
-    private record Registered(Consumer<Message> listener, ReceiveWindow stdout, ReceiveWindow stderr) {
+    private record Registered(Consumer<Message> listener, ReceiveWindow stdout, ReceiveWindow stderr,
+                              ChannelLimits limits) {
     }
+
+    /**
+     * What a guest may send on one channel besides credited output: Started
+     * and FileInfo once, Eof once per stream, and stdin credit only for stdin
+     * the host has sent. Anything beyond is a protocol violation, so a guest
+     * cannot grow the daemon's buffers with messages the window does not count.
+     */
+    private static final class ChannelLimits {
+        private long stdinUncredited;
+        private int controlMessages;
+
+        synchronized void stdinSent(int bytes) {
+            stdinUncredited += bytes;
+        }
+
+        synchronized void stdinCredited(int bytes) {
+            stdinUncredited -= bytes;
+            if (stdinUncredited < 0) {
+                throw new ProtocolException("the guest credited stdin it was never sent");
+            }
+        }
+
+        synchronized void control() {
+            if (++controlMessages > 4) {
+                throw new ProtocolException("too many control messages on one channel");
+            }
+        }
+    }
+
+    /** Pongs queued for a guest that may not be reading: bounded, or Ping floods would fill the heap. */
+    private final AtomicInteger pendingPongs = new AtomicInteger();
+    private static final int MAX_PENDING_PONGS = 64;
 
     private AgentConnection(SocketChannel socket) {
         this.socket = socket;
@@ -123,12 +156,26 @@ public final class AgentConnection implements AutoCloseable {
      */
     public int open(Consumer<Message> listener) {
         int id = nextChannel.getAndIncrement();
-        channels.put(id, new Registered(listener, new ReceiveWindow(), new ReceiveWindow()));
+        channels.put(id, new Registered(listener, new ReceiveWindow(), new ReceiveWindow(), new ChannelLimits()));
+        if (shuttingDown.get() && channels.remove(id) != null) {
+            // the connection died before or while we registered: say so instead of waiting forever
+            listener.accept(new Message.Failed(id, Message.ErrorCode.INTERNAL,
+                    "lost the connection to the sandbox: " + closed.getNow("the agent connection is closed")));
+        }
         return id;
     }
 
     /** Queues a message for the agent. */
     public void send(Message m) {
+        if (m instanceof Message.Data d && d.stream() == Message.Stream.STDIN) {
+            Registered r = channels.get(d.channel());
+            if (r != null) {
+                r.limits().stdinSent(d.bytes().length);
+            }
+        }
+        if (m instanceof Message.Credit c && c.stream() == Message.Stream.STDIN) {
+            throw new IllegalArgumentException("the host does not credit stdin");
+        }
         if (m instanceof Message.Credit c) {
             Registered r = channels.get(c.channel());
             if (r != null) {
@@ -202,7 +249,12 @@ public final class AgentConnection implements AutoCloseable {
                     f.complete(null);
                 }
             }
-            case Message.Ping p -> outbound.add(new Message.Pong(p.nonce()));
+            case Message.Ping p -> {
+                if (pendingPongs.incrementAndGet() > MAX_PENDING_PONGS) {
+                    throw new ProtocolException("the guest sends pings without reading the answers");
+                }
+                outbound.add(new Message.Pong(p.nonce()));
+            }
             case Message.Exec e -> throw new ProtocolException("the guest may not start processes on the host");
             case Message.PutFile p -> throw new ProtocolException("the guest may not write host files");
             case Message.GetFile g -> throw new ProtocolException("the guest may not read host files");
@@ -220,16 +272,26 @@ public final class AgentConnection implements AutoCloseable {
             }
             case Message.Exited x -> deliverLast(x);
             case Message.Failed f -> deliverLast(f);
-            case Message.Started s -> deliver(s);
-            case Message.Eof e -> deliver(e);
-            case Message.Credit c -> deliver(c);
-            case Message.FileInfo f -> deliver(f);
+            case Message.Started s -> deliverControl(s);
+            case Message.Eof e -> deliverControl(e);
+            case Message.FileInfo f -> deliverControl(f);
+            case Message.Credit c -> {
+                if (c.stream() != Message.Stream.STDIN) {
+                    throw new ProtocolException("the guest may only credit stdin");
+                }
+                Registered r = channels.get(c.channel());
+                if (r != null) {
+                    r.limits().stdinCredited(c.bytes());
+                    r.listener().accept(c);
+                }
+            }
         }
     }
 
-    private void deliver(Message m) {
+    private void deliverControl(Message m) {
         Registered r = channels.get(m.channel());
         if (r != null) {
+            r.limits().control();
             r.listener().accept(m);
         }
     }
@@ -249,6 +311,9 @@ public final class AgentConnection implements AutoCloseable {
                     return;
                 }
                 writer.write(m);
+                if (m instanceof Message.Pong) {
+                    pendingPongs.decrementAndGet();
+                }
             }
         } catch (IOException e) {
             shutdown("writing to the agent failed: " + e.getMessage());
@@ -272,9 +337,13 @@ public final class AgentConnection implements AutoCloseable {
         AgentException gone = new AgentException(reason);
         hello.completeExceptionally(gone);
         pings.values().forEach(f -> f.completeExceptionally(gone));
+        String why = Messages.fitText("lost the connection to the sandbox: " + reason);
         for (var e : channels.entrySet()) {
-            e.getValue().listener().accept(new Message.Failed(e.getKey(), Message.ErrorCode.INTERNAL,
-                    "lost the connection to the sandbox: " + reason));
+            try {
+                e.getValue().listener().accept(new Message.Failed(e.getKey(), Message.ErrorCode.INTERNAL, why));
+            } catch (RuntimeException ignored) {
+                // one broken listener must not keep the others from hearing
+            }
         }
         channels.clear();
         // last, so whoever waits on it sees every channel already failed

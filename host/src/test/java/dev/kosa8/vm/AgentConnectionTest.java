@@ -84,6 +84,58 @@ class AgentConnectionTest {
         assertThat(c.closedFuture().get(10, TimeUnit.SECONDS)).contains("may not start processes on the host");
     }
 
+    @Test
+    void aGuestFloodingPingsOrControlMessagesLosesTheConnection() throws Exception {
+        AgentConnection pings = connectTo(dir.resolve("c.sock"), (out, in) -> {
+            for (int i = 0; i < 100_000; i++) {
+                out.write(Codec.encode(new Message.Ping(i)));
+            }
+        });
+        assertThat(pings.closedFuture().get(30, TimeUnit.SECONDS)).contains("without reading the answers");
+
+        List<Message> seen = new CopyOnWriteArrayList<>();
+        AgentConnection control = connectTo(dir.resolve("d.sock"), (out, in) -> {
+            Message.Exec exec = (Message.Exec) in.read();
+            for (int i = 0; i < 10; i++) {
+                out.write(Codec.encode(new Message.Started(exec.channel(), i)));
+            }
+        });
+        int ch = control.open(seen::add);
+        control.send(new Message.Exec(ch, Message.ExecSpec.of("true")));
+        assertThat(control.closedFuture().get(10, TimeUnit.SECONDS)).contains("too many control messages");
+        assertThat(seen).last().isInstanceOf(Message.Failed.class);
+    }
+
+    @Test
+    void aGuestCannotCreditStdinItWasNeverSentAndADeadConnectionFailsNewChannelsAtOnce() throws Exception {
+        AgentConnection c = connectTo(dir.resolve("e.sock"), (out, in) -> {
+            Message.Exec exec = (Message.Exec) in.read();
+            out.write(Codec.encode(new Message.Credit(exec.channel(), Message.Stream.STDIN, 4096)));
+        });
+        int ch = c.open(m -> { });
+        c.send(new Message.Exec(ch, Message.ExecSpec.of("cat")));
+        assertThat(c.closedFuture().get(10, TimeUnit.SECONDS)).contains("credited stdin it was never sent");
+        List<Message> late = new CopyOnWriteArrayList<>();
+        c.open(late::add);
+        assertThat(late).singleElement().isInstanceOf(Message.Failed.class);
+    }
+
+    @Test
+    void aReasonQuotingAHugeGuestMessageStillFailsEveryChannel() throws Exception {
+        List<Message> seen = new CopyOnWriteArrayList<>();
+        AgentConnection c = connectTo(dir.resolve("f.sock"), (out, in) -> {
+            Message.Exec exec = (Message.Exec) in.read();
+            // a body whose refusal message would quote 4000 bytes of path
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(4 + 1 + 4 + 4 + 4000);
+            b.putInt(1 + 4 + 4 + 4000).put((byte) 14).putInt(exec.channel()).putInt(4000).put("x".repeat(4000).getBytes());
+            out.write(b.array());
+        });
+        int ch = c.open(seen::add);
+        c.send(new Message.Exec(ch, Message.ExecSpec.of("true")));
+        c.closedFuture().get(10, TimeUnit.SECONDS);
+        assertThat(seen).singleElement().isInstanceOf(Message.Failed.class);
+    }
+
     @Property(tries = 40)
     void garbageFromTheGuestClosesTheConnectionWithoutEscapingExceptions(@ForAll @Size(min = 1, max = 4096) byte[] garbage)
             throws Exception {
