@@ -22,7 +22,8 @@ import java.util.List;
  *   <li>{@code -sandbox on,...=deny}: QEMU's seccomp filter; the process
  *       cannot gain privileges, start programs, change scheduling or use
  *       obsolete system calls. (A first trial that seemed to show the filter
- *       stopping boots was the TSC hang below, not the filter.)</li>
+ *       stopping boots was the guest kernel's TSC calibration hang, see
+ *       {@link TscFrequency}, not the filter.)</li>
  *   <li>The agent's port and QMP are unix sockets that QEMU listens on
  *       ({@code server=on,wait=off}), so the daemon can reconnect after its own
  *       restart.</li>
