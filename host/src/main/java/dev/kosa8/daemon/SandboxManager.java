@@ -137,7 +137,13 @@ public final class SandboxManager {
             s.record(r);
             store.save(r);
             Duration timeout = accel == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
-            Vm vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout);
+            SandboxRecord starting = r;
+            Vm vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout, q -> {
+                // recorded before the wait for the agent: a daemon dying mid-boot leaves no unknown QEMU
+                SandboxRecord withPid = starting.withQemu(q.pid(), q.startInstant(), accel.qemuName(), image.id());
+                s.record(withPid);
+                store.save(withPid);
+            });
             s.vm(vm);
             s.stopping(false);
             r = r.withQemu(vm.process().pid(), vm.process().startInstant(), accel.qemuName(), image.id())

@@ -31,6 +31,17 @@ public final class Vm implements AutoCloseable {
      * tail of the guest's console.
      */
     public static Vm boot(VmSpec spec, String qemuBinary, Duration bootTimeout) {
+        return boot(spec, qemuBinary, bootTimeout, q -> { });
+    }
+
+    /**
+     * As {@link #boot(VmSpec, String, Duration)}, telling {@code started} about
+     * the QEMU process as soon as it runs, before the long wait for the agent,
+     * so the caller can record it: a daemon that dies mid-boot must leave
+     * enough behind for the next one to find and stop that QEMU.
+     */
+    public static Vm boot(VmSpec spec, String qemuBinary, Duration bootTimeout,
+                          java.util.function.Consumer<QemuProcess> started) {
         List<String> argv = QemuCommandLine.of(spec, qemuBinary);
         java.nio.file.Path qemuLog = spec.consoleLog().resolveSibling("qemu.log");
         QemuProcess qemu;
@@ -39,6 +50,7 @@ public final class Vm implements AutoCloseable {
             Files.deleteIfExists(spec.agentSocket());
             Files.deleteIfExists(spec.consoleLog());
             qemu = QemuProcess.start(argv, qemuLog);
+            started.accept(qemu);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + qemuBinary + "): " + e.getMessage(),
                     "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);

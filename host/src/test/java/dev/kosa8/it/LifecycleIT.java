@@ -59,6 +59,52 @@ class LifecycleIT {
     }
 
     @Test
+    void aDaemonKilledWhileABootIsUnderWayLeavesNoQemuBehind() throws Exception {
+        Process cli = Kosa.builder("run", "--", "sleep", "600").start();
+        try {
+            // wait until the booting sandbox's record names its QEMU
+            long[] qemuPid = {0};
+            await(() -> {
+                qemuPid[0] = booting().orElse(0L);
+                return qemuPid[0] > 0;
+            }, "the booting sandbox records its QEMU's pid", Duration.ofMinutes(15)); // the first run may build the image
+            long daemonPid = Long.parseLong(Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout()
+                    .replaceAll("(?s).* pid (\\d+) .*", "$1").strip());
+            ProcessHandle.of(daemonPid).ifPresent(h -> {
+                h.destroyForcibly();
+                h.onExit().join();
+            });
+            cli.destroyForcibly().waitFor();
+            Kosa.ok(Duration.ofMinutes(1), "ls"); // a new daemon recovers: an ephemeral sandbox without its client goes
+            await(() -> ProcessHandle.of(qemuPid[0]).map(h -> !h.isAlive()).orElse(true), "the orphaned QEMU is stopped");
+        } finally {
+            cli.destroyForcibly();
+        }
+    }
+
+    /** The pid of a QEMU a sandbox record names while it is still starting. */
+    private static java.util.Optional<Long> booting() {
+        Path boxes = Kosa.HOME.resolve("data/sandboxes");
+        try (var dirs = Files.list(boxes)) {
+            for (Path d : dirs.toList()) {
+                Path f = d.resolve("sandbox.json");
+                if (Files.exists(f)) {
+                    String json = Files.readString(f);
+                    if (json.contains("\"STARTING\"")) {
+                        long pid = Long.parseLong(json.replaceAll("(?s).*\"qemuPid\" : (\\d+).*", "$1"));
+                        if (pid > 0) {
+                            return java.util.Optional.of(pid);
+                        }
+                    }
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not there yet
+        }
+        return java.util.Optional.empty();
+    }
+
+    @Test
     void removingARunningSandboxNeedsForce() {
         String id = Kosa.ok(Duration.ofMinutes(10), "create").stdout().strip();
         try {
@@ -77,7 +123,11 @@ class LifecycleIT {
     }
 
     static void await(java.util.function.BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        await(condition, what, Duration.ofSeconds(60));
+    }
+
+    static void await(java.util.function.BooleanSupplier condition, String what, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("timed out waiting until " + what + Kosa.consoles());
