@@ -39,7 +39,7 @@ final class GetFileChannel implements Channel {
             }
             InputStream in = Files.newInputStream(path);
             long size = Files.size(path);
-            int mode = PutFileChannel.mode(Files.getPosixFilePermissions(path));
+            int mode = dev.kosa8.protocol.FileMode.of(Files.getPosixFilePermissions(path));
             outbox.send(new Message.FileInfo(channel, size, mode));
             return new GetFileChannel(channel, outbox, in);
         } catch (NoSuchFileException e) {

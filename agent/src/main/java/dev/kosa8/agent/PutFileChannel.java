@@ -10,9 +10,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.util.EnumSet;
-import java.util.Set;
 
 /**
  * Writes a guest file from the channel's stdin. The bytes go to a temporary
@@ -92,7 +89,7 @@ final class PutFileChannel implements Channel {
                 return;
             }
             file.close();
-            Files.setPosixFilePermissions(temp, permissions(mode));
+            Files.setPosixFilePermissions(temp, dev.kosa8.protocol.FileMode.permissions(mode));
             Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             outbox.send(new Message.Exited(channel, 0, 0));
         } catch (IOException e) {
@@ -105,28 +102,6 @@ final class PutFileChannel implements Channel {
         } finally {
             outbox.done(channel);
         }
-    }
-
-    static Set<PosixFilePermission> permissions(int mode) {
-        Set<PosixFilePermission> set = EnumSet.noneOf(PosixFilePermission.class);
-        PosixFilePermission[] order = {
-            PosixFilePermission.OTHERS_EXECUTE, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_READ,
-            PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_READ,
-            PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_READ};
-        for (int i = 0; i < order.length; i++) {
-            if ((mode & (1 << i)) != 0) {
-                set.add(order[i]);
-            }
-        }
-        return set;
-    }
-
-    static int mode(Set<PosixFilePermission> perms) {
-        int m = 0;
-        for (PosixFilePermission p : perms) {
-            m |= 1 << (8 - p.ordinal());
-        }
-        return m;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.kosa8.cli;
 
 import dev.kosa8.host.KosaException;
+import dev.kosa8.protocol.FileMode;
 import dev.kosa8.protocol.Message;
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,8 +9,6 @@ import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -49,7 +48,7 @@ final class CpCommand implements Callable<Integer> {
         }
         String id = remote.substring(0, remote.indexOf(':'));
         String path = remote.substring(remote.indexOf(':') + 1);
-        int mode = modeOf(Files.getPosixFilePermissions(local));
+        int mode = FileMode.of(Files.getPosixFilePermissions(local));
         ExecStream s = new ExecStream(main.daemon().upgrade("/v1/sandboxes/" + Ids.check(id) + "/exec"));
         s.send(new Message.PutFile(ExecStream.CH, path, mode));
         InputStream in = Files.newInputStream(local);
@@ -81,29 +80,11 @@ final class CpCommand implements Callable<Integer> {
                 }
             });
             out.close();
-            Files.setPosixFilePermissions(tmp, permissions(mode[0]));
+            Files.setPosixFilePermissions(tmp, FileMode.permissions(mode[0]));
             Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             return code;
         } finally {
             Files.deleteIfExists(tmp);
         }
-    }
-
-    static int modeOf(Set<PosixFilePermission> perms) {
-        int m = 0;
-        for (PosixFilePermission p : perms) {
-            m |= 1 << (8 - p.ordinal());
-        }
-        return m;
-    }
-
-    static Set<PosixFilePermission> permissions(int mode) {
-        Set<PosixFilePermission> set = java.util.EnumSet.noneOf(PosixFilePermission.class);
-        for (PosixFilePermission p : PosixFilePermission.values()) {
-            if ((mode & (1 << (8 - p.ordinal()))) != 0) {
-                set.add(p);
-            }
-        }
-        return set;
     }
 }

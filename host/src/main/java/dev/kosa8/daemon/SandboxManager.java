@@ -58,24 +58,14 @@ public final class SandboxManager {
             if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
                 if (r.state() == SandboxState.REMOVING) {
                     // the daemon died half-way through a removal: finish it, QEMU included
-                    QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
-                    try {
-                        removeFiles(s);
-                    } catch (KosaException e) {
-                        log.accept("sandbox " + r.id() + ": " + e.getMessage());
-                    }
+                    discardLeftover(s);
                 }
                 continue;
             }
             if (r.ephemeral()) {
                 // its client went away with the old daemon: nobody can use it now
                 log.accept("removing ephemeral sandbox " + r.id() + " left by a previous daemon");
-                QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
-                try {
-                    removeFiles(s);
-                } catch (KosaException e) {
-                    log.accept("sandbox " + r.id() + ": " + e.getMessage());
-                }
+                discardLeftover(s);
                 continue;
             }
             try {
@@ -90,6 +80,17 @@ public final class SandboxManager {
                 store.save(s.record());
                 log.accept("sandbox " + r.id() + ": " + e.getMessage());
             }
+        }
+    }
+
+    /** Stops a previous daemon's QEMU for the sandbox, if it still runs, and removes its files. */
+    private void discardLeftover(Sandbox s) {
+        SandboxRecord r = s.record();
+        QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
+        try {
+            removeFiles(s);
+        } catch (KosaException e) {
+            log.accept("sandbox " + r.id() + ": " + e.getMessage());
         }
     }
 

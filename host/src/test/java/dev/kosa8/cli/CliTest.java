@@ -23,8 +23,6 @@ class CliTest {
         assertThat(CpCommand.isRemote("0123abcd:/root/x")).isTrue();
         assertThat(CpCommand.isRemote("./file")).isFalse();
         assertThat(CpCommand.isRemote("C:/windows")).isFalse();
-        assertThat(CpCommand.permissions(0754)).hasSize(6);
-        assertThat(CpCommand.modeOf(CpCommand.permissions(0754))).isEqualTo(0754);
     }
 
     @Test

@@ -47,6 +47,13 @@ class CodecTest {
     }
 
     @Test
+    void fileModesConvertBothWays() {
+        assertThat(FileMode.permissions(0754)).hasSize(6);
+        assertThat(FileMode.of(FileMode.permissions(0754))).isEqualTo(0754);
+        assertThat(FileMode.of(FileMode.permissions(07777))).isEqualTo(0777);
+    }
+
+    @Test
     void refusesTrailingBytes() {
         byte[] frame = Codec.encode(new Message.Ping(1));
         byte[] longer = Arrays.copyOf(frame, frame.length + 1);
