@@ -47,6 +47,14 @@ final class Posix {
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS),
             ERRNO, Linker.Option.firstVariadicArg(2));
 
+    private static final MethodHandle OPEN = handle("open",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    private static final MethodHandle MOUNT = handle("mount",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
+                    ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+    static final int O_CLOEXEC = 02000000;
+    static final long MS_NOSUID = 2, MS_NODEV = 4, MS_BIND = 4096;
+
     private Posix() {
     }
 
@@ -171,6 +179,88 @@ final class Posix {
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
+    }
+
+    /** Opens a file for reading and writing without the JDK's stream classes, for I/O into native memory. */
+    static int open(String path, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            int fd = (int) OPEN.invokeExact(st, arena.allocateFrom(path), flags | O_CLOEXEC);
+            if (fd < 0) {
+                throw new PosixException("open " + path, errno(st));
+            }
+            return fd;
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** mount(2); a null {@code fsType} or {@code data} is passed as NULL. */
+    static void mount(String source, String target, String fsType, long flags, String data) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            MemorySegment type = fsType == null ? MemorySegment.NULL : arena.allocateFrom(fsType);
+            MemorySegment options = data == null ? MemorySegment.NULL : arena.allocateFrom(data);
+            int r = (int) MOUNT.invokeExact(st, arena.allocateFrom(source), arena.allocateFrom(target), type, flags,
+                    options);
+            if (r != 0) {
+                throw new PosixException("mount " + target, errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** One read(2) of at most {@code length} bytes into {@code buf}; -1 for end of file. Retries EINTR. */
+    static int readSome(int fd, MemorySegment buf, long length, MemorySegment st) {
+        while (true) {
+            long n;
+            try {
+                n = (long) READ.invokeExact(st, fd, buf, length);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n > 0) {
+                return (int) n;
+            }
+            if (n == 0) {
+                return -1;
+            }
+            int e = errno(st);
+            if (e != EINTR) {
+                throw new PosixException("read", e);
+            }
+        }
+    }
+
+    /** Writes {@code length} bytes of {@code buf}, however many write(2) calls that takes. */
+    static void writeAll(int fd, MemorySegment buf, long length, MemorySegment st) {
+        long off = 0;
+        while (off < length) {
+            long n;
+            try {
+                n = (long) WRITE.invokeExact(st, fd, buf.asSlice(off), length - off);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n < 0) {
+                int e = errno(st);
+                if (e == EINTR || e == EAGAIN) {
+                    continue;
+                }
+                throw new PosixException("write", e);
+            }
+            off += n;
+        }
+    }
+
+    /** Room for the errno a call captures; one per thread that makes calls. */
+    static MemorySegment callState(Arena arena) {
+        return state(arena);
     }
 
     static void close(int fd) {

@@ -138,7 +138,8 @@ final class ProcessChannel implements Channel {
     }
 
     private static String defaultCwd() {
-        return Files.isDirectory(Path.of("/workspace")) ? "/workspace" : "/";
+        Path workspace = WorkspaceMount.defaultDirectory();
+        return workspace != null ? workspace.toString() : "/";
     }
 
     static Map<String, String> environment(Message.ExecSpec spec) {

@@ -62,6 +62,7 @@ final class Session implements Outbox {
             case Message.Exec e -> startChannel(e.channel(), () -> ProcessChannel.start(e.channel(), e.spec(), this));
             case Message.PutFile p -> startChannel(p.channel(), () -> PutFileChannel.start(p.channel(), p, this));
             case Message.GetFile g -> startChannel(g.channel(), () -> GetFileChannel.start(g.channel(), g, this));
+            case Message.MountWorkspace w -> startChannel(w.channel(), () -> WorkspaceMount.start(w, this));
             case Message.Data d -> {
                 if (d.stream() != Message.Stream.STDIN) {
                     throw new ProtocolException("the host may only send stdin");

@@ -15,8 +15,23 @@ final class SandboxOptions {
             description = "kvm, hvf, tcg, or auto: probe once and cache the result (default: ${DEFAULT-VALUE}).")
     String accel;
 
+    @Option(names = "--workspace", paramLabel = "DIR",
+            description = {"The one host folder the sandbox sees, live, at /workspace and at the same path as on"
+                    + " the host; commands start in it. Default: the current directory. 'none' for no folder."})
+    String workspace;
+
     String query() {
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();
-        return "cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a;
+        return "cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a
+                + "&workspace=" + java.net.URLEncoder.encode(workspaceFolder(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    /** The folder to share as an absolute path, or empty for none; the daemon checks it further. */
+    String workspaceFolder() {
+        if ("none".equals(workspace)) {
+            return "";
+        }
+        java.nio.file.Path p = java.nio.file.Path.of(workspace == null ? "" : workspace).toAbsolutePath().normalize();
+        return p.toString();
     }
 }

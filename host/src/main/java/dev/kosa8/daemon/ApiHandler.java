@@ -149,7 +149,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static SandboxManager.CreateRequest createRequest(QueryStringDecoder q, boolean ephemeral) {
         try {
             return new SandboxManager.CreateRequest(ephemeral, Integer.parseInt(param(q, "cpus", "2")),
-                    Integer.parseInt(param(q, "memoryMiB", "1024")), param(q, "accelerator", "auto"));
+                    Integer.parseInt(param(q, "memoryMiB", "1024")), param(q, "accelerator", "auto"),
+                    param(q, "workspace", ""));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }

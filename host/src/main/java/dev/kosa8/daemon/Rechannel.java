@@ -25,6 +25,8 @@ final class Rechannel {
             case Message.PutFile p -> new Message.PutFile(ch, p.path(), p.mode());
             case Message.GetFile g -> new Message.GetFile(ch, g.path());
             case Message.FileInfo f -> new Message.FileInfo(ch, f.size(), f.mode());
+            case Message.MountWorkspace mw ->
+                    throw new dev.kosa8.protocol.ProtocolException("only the daemon mounts the workspace");
             case Message.Hello h -> h;
             case Message.Ping p -> p;
             case Message.Pong p -> p;

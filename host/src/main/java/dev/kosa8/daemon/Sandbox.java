@@ -1,6 +1,7 @@
 package dev.kosa8.daemon;
 
 import dev.kosa8.vm.Vm;
+import dev.kosa8.workspace.WorkspaceServer;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -12,6 +13,7 @@ public final class Sandbox {
     private volatile SandboxRecord record;
     private volatile Vm vm;
     private volatile boolean stopping;
+    private volatile WorkspaceServer workspace;
 
     Sandbox(SandboxRecord record) {
         this.record = record;
@@ -35,6 +37,15 @@ public final class Sandbox {
 
     void vm(Vm vm) {
         this.vm = vm;
+    }
+
+    /** The 9p server of the sandbox's folder while the machine runs; null otherwise or with no folder. */
+    WorkspaceServer workspace() {
+        return workspace;
+    }
+
+    void workspace(WorkspaceServer w) {
+        this.workspace = w;
     }
 
     boolean stopping() {

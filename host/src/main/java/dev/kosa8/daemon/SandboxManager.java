@@ -4,6 +4,9 @@ import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Accelerator;
+import dev.kosa8.vm.GuestCommand;
+import dev.kosa8.workspace.WorkspaceFolder;
+import dev.kosa8.workspace.WorkspaceServer;
 import dev.kosa8.vm.AcceleratorProbe;
 import dev.kosa8.vm.Tail;
 import dev.kosa8.vm.TscFrequency;
@@ -29,7 +32,7 @@ import java.util.function.Supplier;
  */
 public final class SandboxManager {
     /** What a new sandbox should be. */
-    public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator) {
+    public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace) {
     }
 
     private final HostPaths paths;
@@ -97,7 +100,8 @@ public final class SandboxManager {
     public Sandbox create(CreateRequest req) {
         String id = SandboxIds.newId();
         SandboxRecord r = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
-                req.accelerator(), "", SandboxState.STARTING, 0, null, "");
+                req.accelerator(), "", SandboxState.STARTING, 0, null, "",
+                WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))));
         validate(r);
         Sandbox s = new Sandbox(r);
         sandboxes.put(id, s);
@@ -114,7 +118,8 @@ public final class SandboxManager {
     private void validate(SandboxRecord r) {
         // VmSpec's constructor names every bad field; build one just to check
         new VmSpec(r.id(), Accelerator.TCG, r.cpus(), r.memoryMiB(), Path.of("/"), Path.of("/"), Path.of("/"), "",
-                Path.of("/"), runtimeDir(r.id()).resolve("qmp.sock"), runtimeDir(r.id()).resolve("agent.sock"));
+                Path.of("/"), runtimeDir(r.id()).resolve("qmp.sock"), runtimeDir(r.id()).resolve("agent.sock"),
+                runtimeDir(r.id()).resolve("ws9p.sock"));
     }
 
     private void boot(Sandbox s, boolean fresh) {
@@ -147,6 +152,9 @@ public final class SandboxManager {
             });
             s.vm(vm);
             s.stopping(false);
+            if (!r.workspace().isEmpty()) {
+                serveWorkspace(s, vm, Path.of(r.workspace()));
+            }
             r = r.withQemu(vm.process().pid(), vm.process().startInstant(), accel.qemuName(), image.id())
                     .withState(SandboxState.RUNNING);
             s.record(r);
@@ -161,6 +169,40 @@ public final class SandboxManager {
             store.save(s.record());
             throw new KosaException(KosaException.Kind.VM, "cannot start sandbox " + r.id() + ": " + e.getMessage(),
                     "see `kosa8 logs " + r.id() + "`", e);
+        }
+    }
+
+    /**
+     * Connects a new 9p server for the sandbox's folder to the workspace's
+     * port and has the agent mount it. A sandbox whose folder cannot be
+     * mounted is not started: running the agent's commands somewhere else
+     * than the folder the user named would be worse than failing.
+     */
+    private void serveWorkspace(Sandbox s, Vm vm, Path folder) {
+        WorkspaceServer server = null;
+        try {
+            server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(), Duration.ofSeconds(10),
+                    m -> log.accept("sandbox " + s.id() + " workspace: " + m));
+            s.workspace(server);
+            String guestPath = folder.toString();
+            GuestCommand.mountWorkspace(vm.agent(), guestPath, WorkspaceServer.MSIZE, Duration.ofSeconds(60));
+        } catch (KosaException | dev.kosa8.vm.AgentConnection.AgentException e) {
+            if (server != null) {
+                server.close();
+            }
+            s.workspace(null);
+            vm.kill();
+            s.vm(null);
+            throw new KosaException(KosaException.Kind.VM, "cannot share " + folder + " with sandbox " + s.id()
+                    + ": " + e.getMessage(), "see `kosa8 logs " + s.id() + "` and the daemon's log", e);
+        }
+    }
+
+    private static void closeWorkspace(Sandbox s) {
+        WorkspaceServer w = s.workspace();
+        if (w != null) {
+            s.workspace(null);
+            w.close();
         }
     }
 
@@ -179,6 +221,7 @@ public final class SandboxManager {
                 }
                 vm.detach();
                 s.vm(null);
+                closeWorkspace(s);
                 if (!s.stopping() && s.record().state() == SandboxState.RUNNING) {
                     String why = "QEMU exited unexpectedly (" + vm.process().exitDescription() + ")";
                     log.accept("sandbox " + s.id() + ": " + why);
@@ -199,7 +242,7 @@ public final class SandboxManager {
         Accelerator accel = r.accelerator().equals("auto") ? Accelerator.TCG : Accelerator.parse(r.accelerator());
         return new VmSpec(r.id(), accel, r.cpus(), r.memoryMiB(), img.kernel(), img.initramfs(), dir.resolve("root.qcow2"),
                 img.kernelArgs() + TscFrequency.kernelArg(accel), dir.resolve("console.log"), run.resolve("qmp.sock"),
-                run.resolve("agent.sock"));
+                run.resolve("agent.sock"), r.workspace().isEmpty() ? null : run.resolve("ws9p.sock"));
     }
 
     private Path runtimeDir(String id) {
@@ -264,6 +307,7 @@ public final class SandboxManager {
                 vm.shutdown(Duration.ofSeconds(15));
                 s.vm(null);
             }
+            closeWorkspace(s);
             s.record(s.record().stopped());
             store.save(s.record());
             cleanRuntime(s.id());
@@ -305,6 +349,7 @@ public final class SandboxManager {
                 vm.kill();
                 s.vm(null);
             }
+            closeWorkspace(s);
             removeFiles(s);
         } finally {
             s.lock().unlock();
@@ -327,6 +372,7 @@ public final class SandboxManager {
         try {
             Files.deleteIfExists(run.resolve("qmp.sock"));
             Files.deleteIfExists(run.resolve("agent.sock"));
+            Files.deleteIfExists(run.resolve("ws9p.sock"));
             Files.deleteIfExists(run);
         } catch (IOException e) {
             log.accept("cannot clean " + run + ": " + e.getMessage());

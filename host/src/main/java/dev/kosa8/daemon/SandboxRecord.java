@@ -9,34 +9,37 @@ import java.time.Instant;
  * @param qemuPid      0 when no QEMU runs
  * @param qemuStarted  the QEMU process's start time, to tell it from a process that reused its pid
  * @param failure      why it failed, empty otherwise
+ * @param workspace    the host folder shared with the guest, absolute; empty for none
  */
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
-                            Instant qemuStarted, String failure) {
+                            Instant qemuStarted, String failure, String workspace) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
             throw new IllegalArgumentException("bad sandbox id: " + id);
         }
         failure = failure == null ? "" : failure;
+        workspace = workspace == null ? "" : workspace;
     }
 
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
-                qemuStarted, s == SandboxState.FAILED ? failure : "");
+                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why);
+                0, null, why, workspace);
     }
 
     public SandboxRecord withQemu(long pid, Instant started, String accel, String image) {
-        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure);
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure,
+                workspace);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "");
+                0, null, "", workspace);
     }
 }

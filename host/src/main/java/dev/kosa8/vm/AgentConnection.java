@@ -258,6 +258,7 @@ public final class AgentConnection implements AutoCloseable {
             case Message.Exec e -> throw new ProtocolException("the guest may not start processes on the host");
             case Message.PutFile p -> throw new ProtocolException("the guest may not write host files");
             case Message.GetFile g -> throw new ProtocolException("the guest may not read host files");
+            case Message.MountWorkspace mw -> throw new ProtocolException("the guest may not mount on the host");
             case Message.Signal s -> throw new ProtocolException("the guest may not signal the host");
             case Message.Resize r -> throw new ProtocolException("the guest may not resize the host's terminal");
             case Message.Data d -> {

@@ -23,6 +23,34 @@ public final class GuestCommand {
     private GuestCommand() {
     }
 
+    /**
+     * Asks the agent to mount the workspace (its 9p server must already be
+     * connected to the workspace's port) and waits for the answer.
+     */
+    public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, Duration timeout) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        int channel = agent.open(m -> {
+            switch (m) {
+                case Message.Exited x -> done.complete(null);
+                case Message.Failed f -> done.completeExceptionally(new AgentConnection.AgentException(f.message()));
+                default -> { }
+            }
+        });
+        agent.send(new Message.MountWorkspace(channel, guestPath, msize));
+        try {
+            done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            agent.abandon(channel);
+            throw new AgentConnection.AgentException("the workspace was not mounted within " + timeout.toSeconds()
+                    + " s");
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw (RuntimeException) e.getCause();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AgentConnection.AgentException("interrupted");
+        }
+    }
+
     public static Result run(AgentConnection agent, List<String> argv, Duration timeout) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();

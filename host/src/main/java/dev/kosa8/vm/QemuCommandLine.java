@@ -24,13 +24,18 @@ import java.util.List;
  *       obsolete system calls. (A first trial that seemed to show the filter
  *       stopping boots was the guest kernel's TSC calibration hang, see
  *       {@link TscFrequency}, not the filter.)</li>
- *   <li>The agent's port and QMP are unix sockets that QEMU listens on
+ *   <li>The workspace's 9p traffic has a port of its own, so bulk file I/O
+ *       never queues behind exec output on the agent's port, and the 9p
+ *       server reads a plain 9p stream.</li>
+ *   <li>The agent's and the workspace's ports and QMP are unix sockets that QEMU listens on
  *       ({@code server=on,wait=off}), so the daemon can reconnect after its own
  *       restart.</li>
  * </ul>
  */
 public final class QemuCommandLine {
     public static final String AGENT_PORT_NAME = "dev.kosa8.agent";
+    /** The port the workspace's 9p traffic crosses; the guest agent relays it to the kernel's 9p client. */
+    public static final String WORKSPACE_PORT_NAME = "dev.kosa8.ws9p";
     /** QEMU's seccomp filter: no obsolete system calls, no privilege changes, no new programs, no resource control. */
     static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
 
@@ -60,6 +65,11 @@ public final class QemuCommandLine {
         a.addAll(List.of("-device", "virtio-serial-device,max_ports=4"));
         a.addAll(List.of("-chardev", "socket,id=agent,path=" + escape(spec.agentSocket().toString()) + ",server=on,wait=off"));
         a.addAll(List.of("-device", "virtserialport,chardev=agent,name=" + AGENT_PORT_NAME));
+        if (spec.workspaceSocket() != null) {
+            a.addAll(List.of("-chardev", "socket,id=ws9p,path=" + escape(spec.workspaceSocket().toString())
+                    + ",server=on,wait=off"));
+            a.addAll(List.of("-device", "virtserialport,chardev=ws9p,name=" + WORKSPACE_PORT_NAME));
+        }
         a.addAll(List.of("-qmp", "unix:" + escape(spec.qmpSocket().toString()) + ",server=on,wait=off"));
         return List.copyOf(a);
     }

@@ -19,9 +19,12 @@ import java.util.List;
  * @param consoleLog    where the serial console is written
  * @param qmpSocket     QMP's unix socket
  * @param agentSocket   the unix socket behind the agent's virtio-serial port
+ * @param workspaceSocket the unix socket behind the workspace's virtio-serial port (9p to the
+ *                      daemon's server), or null for a sandbox with no workspace
  */
 public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
-                     Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket) {
+                     Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
+                     Path workspaceSocket) {
 
     public static final int MIN_MEMORY_MIB = 256;
     public static final int MAX_CPUS = 64;
@@ -34,8 +37,8 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
         if (memoryMiB < MIN_MEMORY_MIB) {
             problems.add("memory must be at least " + MIN_MEMORY_MIB + " MiB, not " + memoryMiB);
         }
-        for (Path socket : new Path[] {qmpSocket, agentSocket}) {
-            if (socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
+        for (Path socket : new Path[] {qmpSocket, agentSocket, workspaceSocket}) {
+            if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
                 problems.add("socket path is longer than a unix socket allows (107 bytes): " + socket);
             }
         }

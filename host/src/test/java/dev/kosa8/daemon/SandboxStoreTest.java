@@ -16,7 +16,7 @@ class SandboxStoreTest {
 
     static SandboxRecord record(String id) {
         return new SandboxRecord(id, Instant.parse("2026-11-29T10:00:00Z"), false, 2, 1024, "tcg", "img",
-                SandboxState.RUNNING, 1234, Instant.parse("2026-11-29T10:00:01Z"), "");
+                SandboxState.RUNNING, 1234, Instant.parse("2026-11-29T10:00:01Z"), "", "/home/ann/project");
     }
 
     @Test

@@ -50,10 +50,29 @@ public final class Kosa {
         return argv;
     }
 
+    /** The CLI's working directory in tests, so a sandbox's default workspace is a folder of the tests'. */
+    public static final Path CWD = HOME.resolveSibling("it-cwd");
+
     public static ProcessBuilder builder(String... args) {
         ProcessBuilder pb = new ProcessBuilder(command(args));
         pb.environment().put("KOSA8_HOME", HOME.toString());
+        try {
+            java.nio.file.Files.createDirectories(CWD);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        pb.directory(CWD.toFile());
         return pb;
+    }
+
+    /** Deletes a folder tree the tests made, including read-only entries a guest left. */
+    public static void deleteTree(Path root) throws java.io.IOException {
+        try (var walk = java.nio.file.Files.walk(root)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                p.toFile().setWritable(true);
+                java.nio.file.Files.deleteIfExists(p);
+            }
+        }
     }
 
     public static Result run(Duration timeout, String... args) {

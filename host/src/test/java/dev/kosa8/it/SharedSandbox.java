@@ -13,8 +13,8 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * class, whatever happened.
  */
 public final class SharedSandbox implements BeforeAllCallback, AfterAllCallback, ParameterResolver {
-    /** A running sandbox: its id. */
-    public record Booted(String id) {
+    /** A running sandbox: its id and the host folder it shares (empty, made for the class). */
+    public record Booted(String id, java.nio.file.Path workspace) {
         public Kosa.Result exec(String... command) {
             return exec(Duration.ofMinutes(2), command);
         }
@@ -33,9 +33,19 @@ public final class SharedSandbox implements BeforeAllCallback, AfterAllCallback,
 
     @Override
     public void beforeAll(ExtensionContext ctx) {
-        Kosa.Result r = Kosa.ok(Duration.ofMinutes(15), "create");
+        java.nio.file.Path folder = Kosa.HOME.resolveSibling("it-workspaces")
+                .resolve(ctx.getRequiredTestClass().getSimpleName());
+        try {
+            if (java.nio.file.Files.exists(folder)) {
+                Kosa.deleteTree(folder);
+            }
+            java.nio.file.Files.createDirectories(folder);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        Kosa.Result r = Kosa.ok(Duration.ofMinutes(15), "create", "--workspace", folder.toString());
         String id = r.stdout().strip();
-        ctx.getStore(NS).put("sandbox", new Booted(id));
+        ctx.getStore(NS).put("sandbox", new Booted(id, folder));
     }
 
     @Override

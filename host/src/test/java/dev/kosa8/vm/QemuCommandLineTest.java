@@ -12,7 +12,18 @@ class QemuCommandLineTest {
     static VmSpec spec(Accelerator accel) {
         return new VmSpec("abc123abc123", accel, 2, 1024, Path.of("/img/vmlinux"), Path.of("/img/initramfs.cpio"),
                 Path.of("/data/a,b/root.qcow2"), "console=ttyS0 quiet", Path.of("/data/console.log"),
-                Path.of("/run/k/qmp.sock"), Path.of("/run/k/agent.sock"));
+                Path.of("/run/k/qmp.sock"), Path.of("/run/k/agent.sock"), Path.of("/run/k/ws9p.sock"));
+    }
+
+    @Test
+    void theWorkspaceGetsItsOwnPortOnlyWhenThereIsOne() {
+        String with = String.join(" ", QemuCommandLine.of(spec(Accelerator.TCG), "qemu"));
+        assertThat(with).contains("-chardev socket,id=ws9p,path=/run/k/ws9p.sock,server=on,wait=off")
+                .contains("virtserialport,chardev=ws9p,name=dev.kosa8.ws9p");
+        VmSpec s = spec(Accelerator.TCG);
+        VmSpec without = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
+                s.rootDisk(), s.kernelArgs(), s.consoleLog(), s.qmpSocket(), s.agentSocket(), null);
+        assertThat(String.join(" ", QemuCommandLine.of(without, "qemu"))).doesNotContain("ws9p");
     }
 
     @Test
@@ -40,7 +51,7 @@ class QemuCommandLineTest {
     @Test
     void validationNamesEveryBadField() {
         assertThatThrownBy(() -> new VmSpec("x", Accelerator.TCG, 0, 16, Path.of("/k"), Path.of("/i"), Path.of("/d"),
-                "", Path.of("/c"), Path.of("/" + "s".repeat(120)), Path.of("/a")))
+                "", Path.of("/c"), Path.of("/" + "s".repeat(120)), Path.of("/a"), null))
                 .isInstanceOf(KosaException.class)
                 .hasMessageContaining("cpus must be between 1 and 64")
                 .hasMessageContaining("memory must be at least 256 MiB")

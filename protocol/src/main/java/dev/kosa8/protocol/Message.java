@@ -147,6 +147,27 @@ public sealed interface Message {
         }
     }
 
+    /**
+     * Mounts the workspace: the agent relays the workspace's virtio-serial port
+     * to a unix socket, mounts it with the kernel's 9p client at
+     * {@code /workspace}, and binds that at {@code guestPath} too (the folder's
+     * path on the host, so paths printed by tools mean the same on both sides;
+     * empty for none). Answered by Exited(0) or Failed.
+     *
+     * @param msize the 9p message size to mount with
+     */
+    record MountWorkspace(int channel, String guestPath, int msize) implements Message {
+        public MountWorkspace {
+            Limits.checkChannel(channel);
+            if (!guestPath.isEmpty()) {
+                guestPath = Limits.checkPath(guestPath);
+            }
+            if (msize < 8192 || msize > 16 << 20) {
+                throw new ProtocolException("msize " + msize + " is out of range 8 KiB..16 MiB");
+            }
+        }
+    }
+
     /** Size and mode of a file about to be streamed by {@link GetFile}. */
     record FileInfo(int channel, long size, int mode) implements Message {
         public FileInfo {

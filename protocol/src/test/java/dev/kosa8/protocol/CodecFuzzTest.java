@@ -120,7 +120,9 @@ class CodecFuzzTest {
                 Combinators.combine(ch, text.map(s -> "/" + s), Arbitraries.integers().between(0, 07777))
                         .as(Message.PutFile::new),
                 Combinators.combine(ch, Arbitraries.longs().greaterOrEqual(0), Arbitraries.integers())
-                        .as(Message.FileInfo::new));
+                        .as(Message.FileInfo::new),
+                Combinators.combine(ch, text.map(s -> "/" + s), Arbitraries.integers().between(8192, 16 << 20))
+                        .as(Message.MountWorkspace::new));
     }
 
 }

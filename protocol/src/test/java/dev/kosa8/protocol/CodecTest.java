@@ -36,7 +36,9 @@ class CodecTest {
                 new Message.Failed(3, Message.ErrorCode.NOT_FOUND, "no such program: frob"),
                 new Message.PutFile(4, "/workspace/a b", 0644),
                 new Message.GetFile(5, "/etc/hostname"),
-                new Message.FileInfo(5, 1L << 40, 0755));
+                new Message.FileInfo(5, 1L << 40, 0755),
+                new Message.MountWorkspace(6, "/home/ann/project x", 1 << 20),
+                new Message.MountWorkspace(6, "", 512 << 10));
         for (Message m : all) {
             assertThat(roundTrip(m)).isEqualTo(m);
         }

@@ -1,0 +1,85 @@
+package dev.kosa8.agent;
+
+import dev.kosa8.protocol.Message;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Mounts the workspace when the host asks ({@link Message.MountWorkspace}):
+ * starts the {@link WorkspaceRelay}, mounts the kernel's 9p client on it at
+ * {@code /workspace}, and binds that at the folder's host path too. Runs on
+ * its own thread: the mount waits for the host's 9p server to answer.
+ *
+ * <p>Mount options, each for a reason: {@code version=9p2000.L} (the only
+ * dialect the server speaks); {@code access=client} (one attach; the guest
+ * kernel checks permissions against the modes the server reports);
+ * {@code cache=mmap} (no page cache for reads and writes, so the folder is
+ * live both ways, yet programs that mmap files work); nosuid and nodev.
+ */
+final class WorkspaceMount {
+    static final Path MOUNT_POINT = Path.of("/workspace");
+    /** Where exec runs by default once mounted; null before. */
+    private static volatile Path defaultDirectory;
+    private static boolean mounted;
+
+    private WorkspaceMount() {
+    }
+
+    static Path defaultDirectory() {
+        return defaultDirectory;
+    }
+
+    /** Starts the mount; answers on the channel with Exited(0) or Failed. Never registers a channel. */
+    static Channel start(Message.MountWorkspace m, Outbox outbox) {
+        Thread t = new Thread(() -> {
+            try {
+                Path where = mount(m.guestPath(), m.msize());
+                Log.info("workspace mounted at " + where);
+                outbox.send(new Message.Exited(m.channel(), 0, 0));
+            } catch (IOException | RuntimeException e) {
+                Log.info("workspace mount failed: " + e.getMessage());
+                outbox.send(new Message.Failed(m.channel(), Message.ErrorCode.INTERNAL,
+                        "cannot mount the workspace: " + e.getMessage()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "ws9p-mount");
+        t.setDaemon(true);
+        t.start();
+        return null;
+    }
+
+    private static synchronized Path mount(String guestPath, int msize) throws IOException, InterruptedException {
+        if (mounted) {
+            return defaultDirectory;
+        }
+        Files.createDirectories(MOUNT_POINT);
+        WorkspaceRelay.start(msize);
+        String options = "trans=unix,version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
+        Posix.mount(WorkspaceRelay.SOCKET.toString(), MOUNT_POINT.toString(), "9p",
+                Posix.MS_NOSUID | Posix.MS_NODEV, options);
+        Path where = MOUNT_POINT;
+        if (!guestPath.isEmpty() && bindable(guestPath)) {
+            Path target = Path.of(guestPath);
+            Files.createDirectories(target);
+            Posix.mount(MOUNT_POINT.toString(), target.toString(), null, Posix.MS_BIND, null);
+            where = target;
+        }
+        mounted = true;
+        defaultDirectory = where;
+        return where;
+    }
+
+    /** The host path is also bound in the guest unless it would cover part of the guest's own system. */
+    static boolean bindable(String path) {
+        Path p = Path.of(path).normalize();
+        if (p.getNameCount() == 0 || p.equals(MOUNT_POINT)) {
+            return false;
+        }
+        List<String> system = List.of("bin", "boot", "dev", "etc", "lib", "lib64", "proc", "run", "sbin", "sys",
+                "usr", "var", "workspace");
+        return !system.contains(p.getName(0).toString());
+    }
+}

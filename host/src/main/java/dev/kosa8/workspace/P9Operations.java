@@ -1,0 +1,719 @@
+package dev.kosa8.workspace;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * The 9P2000.L operations on one folder: what each request does to the host
+ * file system, and the fid table it works on. Transport, threads and framing
+ * are {@link WorkspaceServer}'s.
+ *
+ * <p>Confinement: every path is resolved by {@link LinuxFs#openBeneath} from
+ * the folder's root descriptor (the kernel refuses "..", absolute paths and
+ * every symlink on the way), and every name the guest gives passes
+ * {@link Names#component} before it reaches a *at() call on a directory that
+ * was itself resolved that way. The *at() calls used never follow a final
+ * symlink. Only regular files and directories are ever opened, with
+ * O_NONBLOCK and the type checked on the opened descriptor, so a FIFO or
+ * device node put in the folder (or swapped in during an open) cannot block
+ * or trigger anything.
+ *
+ * <p>Ownership: the guest sees the files of the user who runs the daemon as
+ * its root's (uid and gid 0), other owners' files as nobody (65534); chown
+ * from the guest is accepted and changes nothing, so everything the guest
+ * creates belongs to the host user, with the modes it asked for.
+ */
+final class P9Operations {
+    static final String VERSION = "9P2000.L";
+    static final int NOFID = -1;
+    static final int MAX_FIDS = 1 << 20;
+    static final int NOBODY = 65534;
+    static final long GETATTR_BASIC_AND_BTIME = 0x7ffL | 0x800L;
+    static final int AT_REMOVEDIR = 0x200;
+
+    private final int rootFd;
+    private final int ownerUid;
+    private final int umask;
+    private final Consumer<String> log;
+    private final Map<Integer, Fid> fids = new ConcurrentHashMap<>();
+    private final Map<Long, Integer> devices = new ConcurrentHashMap<>();
+    private final AtomicInteger nextDevice = new AtomicInteger();
+    private volatile int msize;
+
+    P9Operations(int rootFd, int ownerUid, int umask, int maxMsize, Consumer<String> log) {
+        this.rootFd = rootFd;
+        this.ownerUid = ownerUid;
+        this.umask = umask;
+        this.msize = maxMsize;
+        this.log = log;
+    }
+
+    int msize() {
+        return msize;
+    }
+
+    Map<Integer, Fid> fids() {
+        return fids;
+    }
+
+    /** Carries out one request and writes its reply frame (or an Rlerror) at {@code out}'s position. */
+    void serve(int tag, P9Request request, ByteBuffer out) {
+        int start = out.position();
+        try {
+            switch (request) {
+                case P9Request.Read r -> read(tag, r, out);
+                case P9Request.Readdir r -> readdir(tag, r, out);
+                default -> P9Codec.encodeReply(tag, reply(request), out);
+            }
+        } catch (ErrnoException e) {
+            out.position(start);
+            P9Codec.encodeReply(tag, new P9Reply.Lerror(e.errno), out);
+        }
+    }
+
+    private P9Reply reply(P9Request request) throws ErrnoException {
+        return switch (request) {
+            case P9Request.Version v -> version(v);
+            case P9Request.Auth a -> throw new ErrnoException(ErrnoException.EOPNOTSUPP, "auth");
+            case P9Request.Attach a -> attach(a);
+            case P9Request.Flush f -> new P9Reply.Flush();
+            case P9Request.Walk w -> walk(w);
+            case P9Request.Lopen o -> lopen(o);
+            case P9Request.Lcreate c -> lcreate(c);
+            case P9Request.Read r -> throw new IllegalStateException("served directly");
+            case P9Request.Readdir r -> throw new IllegalStateException("served directly");
+            case P9Request.Write w -> write(w);
+            case P9Request.Clunk c -> clunk(c.fid());
+            case P9Request.Remove r -> remove(r);
+            case P9Request.Statfs s -> statfs();
+            case P9Request.Symlink s -> symlink(s);
+            case P9Request.Mknod m -> mknod(m);
+            case P9Request.Rename r -> rename(r);
+            case P9Request.Readlink r -> new P9Reply.Readlink(readlink(fid(r.fid())));
+            case P9Request.Getattr g -> getattr(fid(g.fid()));
+            case P9Request.Setattr s -> setattr(s);
+            case P9Request.XattrWalk x -> xattrWalk(x);
+            case P9Request.XattrCreate x -> throw new ErrnoException(ErrnoException.EOPNOTSUPP, "xattrcreate");
+            case P9Request.Fsync f -> fsync(f);
+            case P9Request.Lock l -> lock(l);
+            case P9Request.GetLock g -> getLock(g);
+            case P9Request.Link l -> link(l);
+            case P9Request.Mkdir m -> mkdir(m);
+            case P9Request.RenameAt r -> renameAt(r);
+            case P9Request.UnlinkAt u -> unlinkAt(u);
+        };
+    }
+
+    // --- session ---
+
+    private P9Reply version(P9Request.Version v) {
+        clunkAll();
+        if (!v.version().equals(VERSION)) {
+            return new P9Reply.Version(msize, "unknown");
+        }
+        msize = Math.min(msize, Math.max(v.msize(), 4096));
+        return new P9Reply.Version(msize, VERSION);
+    }
+
+    private P9Reply attach(P9Request.Attach a) throws ErrnoException {
+        LinuxFs.Stat st = LinuxFs.stat(rootFd);
+        addFid(a.fid(), new Fid("", Fid.Kind.FILE, qid(st).type()));
+        return new P9Reply.Attach(qid(st));
+    }
+
+    void clunkAll() {
+        for (Integer id : List.copyOf(fids.keySet())) {
+            try {
+                clunk(id);
+            } catch (ErrnoException ignored) {
+                // already gone
+            }
+        }
+    }
+
+    private P9Reply clunk(int id) throws ErrnoException {
+        Fid f = fids.remove(id);
+        if (f == null) {
+            throw new ErrnoException(ErrnoException.EBADF, "clunk");
+        }
+        closeOpen(f);
+        return new P9Reply.Clunk();
+    }
+
+    private static void closeOpen(Fid f) {
+        int fd = f.fd;
+        if (fd >= 0) {
+            f.fd = -1;
+            try {
+                LinuxFs.close(fd);
+            } catch (ErrnoException ignored) {
+                // nothing to do about a failed close
+            }
+        }
+    }
+
+    // --- names ---
+
+    private P9Reply walk(P9Request.Walk w) throws ErrnoException {
+        Fid from = fid(w.fid());
+        if (from.kind != Fid.Kind.FILE) {
+            throw new ErrnoException(ErrnoException.EBADF, "walk");
+        }
+        if (w.newFid() != w.fid() && fids.containsKey(w.newFid())) {
+            throw new ErrnoException(ErrnoException.EBADF, "walk: newfid in use");
+        }
+        String path = from.path();
+        byte type = from.qidType;
+        List<Qid> qids = new ArrayList<>(w.names().size());
+        for (String name : w.names()) {
+            String next;
+            if (name.equals("..")) {
+                next = Fid.parent(path); // never above the root: the parent of "" is ""
+            } else if (name.equals(".")) {
+                next = path;
+            } else {
+                try {
+                    next = Fid.child(path, Names.component(name));
+                } catch (ErrnoException e) {
+                    if (qids.isEmpty()) {
+                        throw e;
+                    }
+                    break;
+                }
+            }
+            LinuxFs.Stat st;
+            try {
+                st = statPath(next);
+            } catch (ErrnoException e) {
+                if (qids.isEmpty()) {
+                    throw e;
+                }
+                break;
+            }
+            Qid q = qid(st);
+            qids.add(q);
+            path = next;
+            type = q.type();
+        }
+        if (qids.size() == w.names().size()) {
+            Fid made = new Fid(path, Fid.Kind.FILE, type);
+            if (w.newFid() == w.fid()) {
+                Fid old = fids.put(w.fid(), made);
+                if (old != null) {
+                    closeOpen(old);
+                }
+            } else {
+                addFid(w.newFid(), made);
+            }
+        }
+        return new P9Reply.Walk(qids);
+    }
+
+    private void addFid(int id, Fid f) throws ErrnoException {
+        if (id == NOFID) {
+            throw new ErrnoException(ErrnoException.EBADF, "fid");
+        }
+        if (fids.size() >= MAX_FIDS) {
+            throw new ErrnoException(ErrnoException.EMFILE, "too many fids");
+        }
+        if (fids.putIfAbsent(id, f) != null) {
+            throw new ErrnoException(ErrnoException.EBADF, "fid in use");
+        }
+    }
+
+    Fid fid(int id) throws ErrnoException {
+        Fid f = fids.get(id);
+        if (f == null) {
+            throw new ErrnoException(ErrnoException.EBADF, "fid");
+        }
+        if (f.stale) {
+            throw new ErrnoException(ErrnoException.ESTALE, "fid of a file gone since the checkpoint");
+        }
+        return f;
+    }
+
+    private Fid directory(int id) throws ErrnoException {
+        Fid f = fid(id);
+        if (f.kind != Fid.Kind.FILE || !f.isDirectory()) {
+            throw new ErrnoException(ErrnoException.ENOTDIR, "not a directory");
+        }
+        return f;
+    }
+
+    /** An O_PATH descriptor of the path itself (a trailing symlink is not followed). */
+    private int pathFd(String path) throws ErrnoException {
+        return LinuxFs.openBeneath(rootFd, path.isEmpty() ? "." : path, LinuxFs.O_PATH | LinuxFs.O_NOFOLLOW, 0);
+    }
+
+    /** An O_PATH descriptor of a directory of the folder. */
+    private int dirFd(String path) throws ErrnoException {
+        return LinuxFs.openBeneath(rootFd, path.isEmpty() ? "." : path,
+                LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
+    }
+
+    private LinuxFs.Stat statPath(String path) throws ErrnoException {
+        int fd = pathFd(path);
+        try {
+            return LinuxFs.stat(fd);
+        } finally {
+            LinuxFs.close(fd);
+        }
+    }
+
+    Qid qid(LinuxFs.Stat st) {
+        byte type = st.isDir() ? Qid.QTDIR : st.isSymlink() ? Qid.QTSYMLINK : Qid.QTFILE;
+        long dev = (st.devMajor() << 32) | st.devMinor();
+        int index = devices.computeIfAbsent(dev, d -> nextDevice.getAndIncrement());
+        // the folder may hold other mounts: keep inode numbers of different devices apart
+        long path = index == 0 ? st.ino() : st.ino() ^ ((long) index << 56);
+        return new Qid(type, 0, path);
+    }
+
+    // --- open, read, write ---
+
+    private P9Reply lopen(P9Request.Lopen o) throws ErrnoException {
+        Fid f = fid(o.fid());
+        if (f.kind != Fid.Kind.FILE || f.isOpen()) {
+            throw new ErrnoException(ErrnoException.EBADF, "lopen");
+        }
+        int fd = openChecked(f.path(), hostFlags(o.flags()) & ~(LinuxFs.O_CREAT | LinuxFs.O_EXCL), 0);
+        f.fd = fd;
+        f.openFlags = o.flags();
+        return new P9Reply.Lopen(qid(LinuxFs.stat(fd)), 0);
+    }
+
+    /**
+     * Opens a regular file or directory of the folder, never anything else:
+     * O_NONBLOCK so a FIFO cannot block the open, and the type checked on the
+     * descriptor itself, so a swap between a check and the open cannot win.
+     */
+    private int openChecked(String path, int flags, int mode) throws ErrnoException {
+        int fd = LinuxFs.openBeneath(rootFd, path.isEmpty() ? "." : path,
+                flags | LinuxFs.O_NONBLOCK | LinuxFs.O_NOFOLLOW | LinuxFs.O_NOCTTY, mode);
+        try {
+            LinuxFs.Stat st = LinuxFs.stat(fd);
+            if (!st.isRegular() && !st.isDir()) {
+                throw new ErrnoException(ErrnoException.EPERM, "only regular files and directories are opened");
+            }
+            return fd;
+        } catch (ErrnoException e) {
+            LinuxFs.close(fd);
+            throw e;
+        }
+    }
+
+    /** The guest's open flags, minus what must not reach the host (O_NOATIME, O_DIRECT, async I/O). */
+    static int hostFlags(int dotl) {
+        int keep = LinuxFs.O_WRONLY | LinuxFs.O_RDWR | LinuxFs.O_CREAT | LinuxFs.O_EXCL | LinuxFs.O_TRUNC
+                | LinuxFs.O_APPEND | LinuxFs.O_DSYNC | LinuxFs.O_SYNC | LinuxFs.O_DIRECTORY;
+        int accmode = dotl & 3;
+        if (accmode == 3) {
+            accmode = LinuxFs.O_RDONLY;
+        }
+        return (dotl & keep & ~3) | accmode;
+    }
+
+    private P9Reply lcreate(P9Request.Lcreate c) throws ErrnoException {
+        Fid dir = directory(c.fid());
+        if (dir.isOpen()) {
+            throw new ErrnoException(ErrnoException.EBADF, "lcreate on an open fid");
+        }
+        String path = Fid.child(dir.path(), Names.component(c.name()));
+        int mode = c.mode() & 07777;
+        int fd = openChecked(path, (hostFlags(c.flags()) | LinuxFs.O_CREAT) & ~LinuxFs.O_DIRECTORY, mode);
+        keepMode(fd, mode);
+        LinuxFs.Stat st = LinuxFs.stat(fd);
+        Fid made = new Fid(path, Fid.Kind.FILE, Qid.QTFILE);
+        made.fd = fd;
+        made.openFlags = c.flags();
+        fids.put(c.fid(), made);
+        return new P9Reply.Lcreate(qid(st), 0);
+    }
+
+    /** The daemon's umask would narrow the mode the guest asked for; put it back. */
+    private void keepMode(int fd, int mode) throws ErrnoException {
+        if ((mode & umask) != 0) {
+            LinuxFs.chmodFd(fd, mode);
+        }
+    }
+
+    private void read(int tag, P9Request.Read r, ByteBuffer out) throws ErrnoException {
+        Fid f = fid(r.fid());
+        int start = out.position();
+        int room = Math.min(out.limit() - start, msize) - P9Codec.READ_DATA_OFFSET;
+        int count = (int) Math.min(Integer.toUnsignedLong(r.count()), room);
+        if (f.kind == Fid.Kind.XATTR) {
+            P9Codec.finishRead(out, start, tag, 0); // no attributes are kept
+            return;
+        }
+        if (!f.isOpen()) {
+            throw new ErrnoException(ErrnoException.EBADF, "read of an unopened fid");
+        }
+        ByteBuffer data = out.duplicate();
+        data.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
+        int n = LinuxFs.pread(f.fd, data, r.offset());
+        P9Codec.finishRead(out, start, tag, n);
+    }
+
+    private P9Reply write(P9Request.Write w) throws ErrnoException {
+        Fid f = fid(w.fid());
+        if (f.kind == Fid.Kind.XATTR) {
+            throw new ErrnoException(ErrnoException.EOPNOTSUPP, "xattr write");
+        }
+        if (!f.isOpen()) {
+            throw new ErrnoException(ErrnoException.EBADF, "write of an unopened fid");
+        }
+        return new P9Reply.Write(LinuxFs.pwrite(f.fd, w.data(), w.offset()));
+    }
+
+    private void readdir(int tag, P9Request.Readdir r, ByteBuffer out) throws ErrnoException {
+        Fid f = fid(r.fid());
+        if (!f.isOpen() || !f.isDirectory()) {
+            throw new ErrnoException(ErrnoException.EBADF, "readdir of an unopened directory");
+        }
+        int start = out.position();
+        int room = Math.min(out.limit() - start, msize) - P9Codec.READ_DATA_OFFSET;
+        int count = (int) Math.min(Integer.toUnsignedLong(r.count()), room);
+        ByteBuffer entries = out.duplicate();
+        entries.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
+        LinuxFs.Stat dirStat = LinuxFs.stat(f.fd);
+        // entries share the directory's device (a mount point inside is rare): mix its device in the same way
+        long deviceMix = qid(dirStat).path() ^ dirStat.ino();
+        // dirents of one directory are read under its fid: the offset is the descriptor's
+        synchronized (f) {
+            LinuxFs.lseek(f.fd, r.offset(), 0);
+            ByteBuffer raw = ByteBuffer.allocateDirect(Math.max(count, 512));
+            outer:
+            while (true) {
+                raw.clear();
+                int n = LinuxFs.getdents(f.fd, raw);
+                if (n <= 0) {
+                    break;
+                }
+                for (LinuxFs.DirEntry e : LinuxFs.parseDirents(raw, n)) {
+                    Qid q = new Qid(direntQidType(e.type()), 0, e.ino() ^ deviceMix);
+                    if (!P9Codec.putDirEntry(entries, q, e.nextOffset(), (byte) e.type(), e.name())) {
+                        break outer;
+                    }
+                }
+            }
+        }
+        P9Codec.finishReaddir(out, start, tag, entries.position() - start - P9Codec.READ_DATA_OFFSET);
+    }
+
+    private static byte direntQidType(int dtype) {
+        return switch (dtype) {
+            case 4 -> Qid.QTDIR;
+            case 10 -> Qid.QTSYMLINK;
+            default -> Qid.QTFILE;
+        };
+    }
+
+    private P9Reply fsync(P9Request.Fsync s) throws ErrnoException {
+        Fid f = fid(s.fid());
+        if (f.isOpen()) {
+            LinuxFs.fsync(f.fd, s.datasync() != 0);
+        }
+        return new P9Reply.Fsync();
+    }
+
+    // --- attributes ---
+
+    private P9Reply getattr(Fid f) throws ErrnoException {
+        LinuxFs.Stat st = f.isOpen() ? LinuxFs.stat(f.fd) : statPath(f.path());
+        return new P9Reply.Getattr(GETATTR_BASIC_AND_BTIME, qid(st), st.mode(), guestId(st.uid()),
+                guestId(st.gid()), st.nlink(), st.rdevEncoded(), st.size(), st.blksize(), st.blocks(),
+                st.atimeSec(), st.atimeNsec(), st.mtimeSec(), st.mtimeNsec(), st.ctimeSec(), st.ctimeNsec(),
+                st.btimeSec(), st.btimeNsec(), 0, 0);
+    }
+
+    private int guestId(int hostId) {
+        return hostId == ownerUid ? 0 : NOBODY;
+    }
+
+    private P9Reply setattr(P9Request.Setattr s) throws ErrnoException {
+        Fid f = fid(s.fid());
+        int valid = s.valid();
+        int fd = f.isOpen() ? f.fd : pathFd(f.path());
+        try {
+            LinuxFs.Stat st = LinuxFs.stat(fd);
+            boolean symlink = st.isSymlink();
+            if ((valid & 1) != 0 && !symlink) {
+                LinuxFs.chmodFd(fd, s.mode() & 07777);
+            }
+            if ((valid & 8) != 0) {
+                if (!st.isRegular()) {
+                    throw new ErrnoException(st.isDir() ? ErrnoException.EISDIR : ErrnoException.EINVAL, "truncate");
+                }
+                LinuxFs.truncateFd(fd, s.size());
+            }
+            if ((valid & (16 | 32)) != 0) {
+                long aSec = 0, aNsec = LinuxFs.UTIME_OMIT, mSec = 0, mNsec = LinuxFs.UTIME_OMIT;
+                if ((valid & 16) != 0) {
+                    boolean given = (valid & 128) != 0;
+                    aSec = given ? s.atimeSec() : 0;
+                    aNsec = given ? s.atimeNsec() : LinuxFs.UTIME_NOW;
+                }
+                if ((valid & 32) != 0) {
+                    boolean given = (valid & 256) != 0;
+                    mSec = given ? s.mtimeSec() : 0;
+                    mNsec = given ? s.mtimeNsec() : LinuxFs.UTIME_NOW;
+                }
+                if (symlink) {
+                    int dir = dirFd(Fid.parent(f.path()));
+                    try {
+                        LinuxFs.utimensAt(dir, Fid.lastName(f.path()), aSec, aNsec, mSec, mNsec);
+                    } finally {
+                        LinuxFs.close(dir);
+                    }
+                } else {
+                    LinuxFs.utimensFd(fd, aSec, aNsec, mSec, mNsec);
+                }
+            }
+            // uid and gid (2, 4): ownership is mapped, everything belongs to the host user
+            return new P9Reply.Setattr();
+        } finally {
+            if (!f.isOpen() || fd != f.fd) {
+                LinuxFs.close(fd);
+            }
+        }
+    }
+
+    private P9Reply statfs() throws ErrnoException {
+        LinuxFs.StatFs s = LinuxFs.statfs(rootFd);
+        return new P9Reply.Statfs(0x01021997, (int) s.bsize(), s.blocks(), s.bfree(), s.bavail(), s.files(),
+                s.ffree(), s.fsid(), (int) s.namelen());
+    }
+
+    private P9Reply xattrWalk(P9Request.XattrWalk x) throws ErrnoException {
+        Fid f = fid(x.fid());
+        if (!x.name().isEmpty()) {
+            throw new ErrnoException(ErrnoException.ENODATA, "xattr");
+        }
+        // listing: there are none (extended attributes are not shared)
+        addFid(x.newFid(), new Fid(f.path(), Fid.Kind.XATTR, Qid.QTFILE));
+        return new P9Reply.XattrWalk(0);
+    }
+
+    private String readlink(Fid f) throws ErrnoException {
+        int fd = pathFd(f.path());
+        try {
+            return LinuxFs.readlinkAt(fd, "");
+        } finally {
+            LinuxFs.close(fd);
+        }
+    }
+
+    // --- creating and removing names ---
+
+    private P9Reply mkdir(P9Request.Mkdir m) throws ErrnoException {
+        Fid dir = directory(m.dfid());
+        String name = Names.component(m.name());
+        int d = dirFd(dir.path());
+        try {
+            LinuxFs.mkdirAt(d, name, m.mode() & 07777);
+            LinuxFs.Stat st = LinuxFs.statAt(d, name);
+            if ((st.mode() & 07777) != (m.mode() & 07777)) {
+                fixMode(Fid.child(dir.path(), name), m.mode() & 07777);
+                st = LinuxFs.statAt(d, name);
+            }
+            return new P9Reply.Mkdir(qid(st));
+        } finally {
+            LinuxFs.close(d);
+        }
+    }
+
+    private void fixMode(String path, int mode) throws ErrnoException {
+        int fd = pathFd(path);
+        try {
+            LinuxFs.chmodFd(fd, mode);
+        } finally {
+            LinuxFs.close(fd);
+        }
+    }
+
+    private P9Reply symlink(P9Request.Symlink s) throws ErrnoException {
+        Fid dir = directory(s.fid());
+        String name = Names.component(s.name());
+        if (s.target().isEmpty()) {
+            throw new ErrnoException(ErrnoException.ENOENT, "symlink");
+        }
+        int d = dirFd(dir.path());
+        try {
+            // the target is only text: the server never follows it, the guest kernel resolves it in the guest
+            LinuxFs.symlinkAt(s.target(), d, name);
+            return new P9Reply.Symlink(qid(LinuxFs.statAt(d, name)));
+        } finally {
+            LinuxFs.close(d);
+        }
+    }
+
+    private P9Reply mknod(P9Request.Mknod m) throws ErrnoException {
+        Fid dir = directory(m.dfid());
+        String name = Names.component(m.name());
+        int type = m.mode() & LinuxFs.S_IFMT;
+        if (type != LinuxFs.S_IFREG && type != LinuxFs.S_IFIFO && type != 0) {
+            // device nodes and sockets would reach past the folder into the host's kernel
+            throw new ErrnoException(ErrnoException.EPERM, "mknod: only regular files and FIFOs");
+        }
+        int d = dirFd(dir.path());
+        try {
+            int mode = (type == 0 ? LinuxFs.S_IFREG : type) | (m.mode() & 07777);
+            LinuxFs.mknodAt(d, name, mode, 0);
+            LinuxFs.Stat st = LinuxFs.statAt(d, name);
+            if ((st.mode() & 07777) != (m.mode() & 07777) && type != LinuxFs.S_IFIFO) {
+                fixMode(Fid.child(dir.path(), name), m.mode() & 07777);
+                st = LinuxFs.statAt(d, name);
+            }
+            return new P9Reply.Mknod(qid(st));
+        } finally {
+            LinuxFs.close(d);
+        }
+    }
+
+    private P9Reply link(P9Request.Link l) throws ErrnoException {
+        Fid dir = directory(l.dfid());
+        Fid target = fid(l.fid());
+        if (target.path().isEmpty() || target.isDirectory()) {
+            throw new ErrnoException(ErrnoException.EPERM, "link");
+        }
+        String name = Names.component(l.name());
+        int from = dirFd(Fid.parent(target.path()));
+        try {
+            int to = dirFd(dir.path());
+            try {
+                LinuxFs.linkAt(from, Fid.lastName(target.path()), to, name);
+            } finally {
+                LinuxFs.close(to);
+            }
+        } finally {
+            LinuxFs.close(from);
+        }
+        return new P9Reply.Link();
+    }
+
+    private P9Reply rename(P9Request.Rename r) throws ErrnoException {
+        Fid f = fid(r.fid());
+        if (f.path().isEmpty()) {
+            throw new ErrnoException(ErrnoException.EBUSY, "rename of the root");
+        }
+        Fid to = directory(r.dfid());
+        move(Fid.parent(f.path()), Fid.lastName(f.path()), to.path(), Names.component(r.name()));
+        return new P9Reply.Rename();
+    }
+
+    private P9Reply renameAt(P9Request.RenameAt r) throws ErrnoException {
+        Fid from = directory(r.oldDirFid());
+        Fid to = directory(r.newDirFid());
+        move(from.path(), Names.component(r.oldName()), to.path(), Names.component(r.newName()));
+        return new P9Reply.RenameAt();
+    }
+
+    private void move(String fromDir, String fromName, String toDir, String toName) throws ErrnoException {
+        int a = dirFd(fromDir);
+        try {
+            int b = dirFd(toDir);
+            try {
+                LinuxFs.renameAt(a, fromName, b, toName);
+            } finally {
+                LinuxFs.close(b);
+            }
+        } finally {
+            LinuxFs.close(a);
+        }
+        String from = Fid.child(fromDir, fromName);
+        String to = Fid.child(toDir, toName);
+        for (Fid f : fids.values()) {
+            f.renamed(from, to);
+        }
+    }
+
+    private P9Reply unlinkAt(P9Request.UnlinkAt u) throws ErrnoException {
+        Fid dir = directory(u.dirFid());
+        unlink(dir.path(), Names.component(u.name()), u.flags() & AT_REMOVEDIR);
+        return new P9Reply.UnlinkAt();
+    }
+
+    private P9Reply remove(P9Request.Remove r) throws ErrnoException {
+        Fid f = fid(r.fid());
+        try {
+            if (f.path().isEmpty()) {
+                throw new ErrnoException(ErrnoException.EBUSY, "remove of the root");
+            }
+            unlink(Fid.parent(f.path()), Fid.lastName(f.path()), f.isDirectory() ? AT_REMOVEDIR : 0);
+        } finally {
+            // Tremove clunks the fid whether or not the removal worked
+            fids.remove(r.fid(), f);
+            closeOpen(f);
+        }
+        return new P9Reply.Remove();
+    }
+
+    private void unlink(String dirPath, String name, int flags) throws ErrnoException {
+        int d = dirFd(dirPath);
+        try {
+            LinuxFs.unlinkAt(d, name, flags);
+        } finally {
+            LinuxFs.close(d);
+        }
+    }
+
+    // --- locks ---
+
+    private P9Reply lock(P9Request.Lock l) throws ErrnoException {
+        Fid f = fid(l.fid());
+        if (!f.isOpen()) {
+            throw new ErrnoException(ErrnoException.EBADF, "lock");
+        }
+        if (l.type() < 0 || l.type() > 2) {
+            throw new ErrnoException(ErrnoException.EINVAL, "lock type");
+        }
+        // never blocks the server: a lock held elsewhere is answered BLOCKED and the guest retries
+        boolean got = LinuxFs.setLock(f.fd, l.type(), l.start(), l.length());
+        return new P9Reply.Lock((byte) (got ? 0 : 1));
+    }
+
+    private P9Reply getLock(P9Request.GetLock g) throws ErrnoException {
+        Fid f = fid(g.fid());
+        if (!f.isOpen()) {
+            throw new ErrnoException(ErrnoException.EBADF, "getlock");
+        }
+        if (g.type() < 0 || g.type() > 2) {
+            throw new ErrnoException(ErrnoException.EINVAL, "lock type");
+        }
+        LinuxFs.Flock held = LinuxFs.getLock(f.fd, g.type(), g.start(), g.length());
+        if (held.type() == 2) {
+            return new P9Reply.GetLock((byte) 2, g.start(), g.length(), g.procId(), g.clientId());
+        }
+        return new P9Reply.GetLock((byte) held.type(), held.start(), held.length(), held.pid(), "host");
+    }
+
+    /** Replaces every fid with those of a snapshot, reopening open ones by path (see {@link WorkspaceSnapshot}). */
+    void restore(WorkspaceSnapshot snapshot) {
+        clunkAll();
+        msize = Math.min(msize, snapshot.msize());
+        for (WorkspaceSnapshot.FidState s : snapshot.fids()) {
+            Fid f = new Fid(s.path(), s.xattr() ? Fid.Kind.XATTR : Fid.Kind.FILE, s.qidType());
+            if (s.openFlags() >= 0 && !s.xattr()) {
+                f.openFlags = s.openFlags();
+                try {
+                    f.fd = openChecked(s.path(), hostFlags(s.openFlags())
+                            & ~(LinuxFs.O_CREAT | LinuxFs.O_EXCL | LinuxFs.O_TRUNC), 0);
+                } catch (ErrnoException e) {
+                    f.stale = true;
+                    log.accept("fid " + s.fid() + " (" + s.path() + ") cannot be reopened: " + e.getMessage());
+                }
+            }
+            fids.put(s.fid(), f);
+        }
+    }
+
+    void log(String m) {
+        log.accept(m);
+    }
+}

@@ -1,0 +1,403 @@
+package dev.kosa8.workspace;
+
+import dev.kosa8.host.KosaException;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+
+/**
+ * The 9P2000.L server of one sandbox's folder, run by the daemon. It
+ * connects to the unix socket behind the workspace's virtio-serial port
+ * (QEMU listens on it), reads 9p requests from the guest kernel (through the
+ * agent's relay), serves them on a pool of threads, and writes the replies
+ * back in whatever order they finish, as 9p allows.
+ *
+ * <p>Nothing the guest sends can crash or hang the server: a frame larger
+ * than the negotiated msize or shorter than a header closes the connection
+ * (the stream cannot be resynchronised), a malformed body is answered with
+ * an Rlerror, the fid table is bounded, and each request holds one buffer of
+ * at most msize bytes from a fixed pool, so memory stays bounded whatever
+ * the guest queues.
+ *
+ * <p>State for checkpoints (see docs/workspace.md): {@link #idle()} tells
+ * whether a request is being served, {@link #pause}/{@link #resume} hold new
+ * requests back, and {@link #snapshot()}/{@link #restore} capture and rebuild
+ * the fid table and open files.
+ */
+public final class WorkspaceServer implements AutoCloseable {
+    /** The largest 9p message: as big as the guest kernel's fd transport takes (1 MiB), to move data in few hops. */
+    public static final int MSIZE = 1 << 20;
+    private static final int WORKERS = 8;
+
+    private final SocketChannel channel;
+    private final int rootFd;
+    private final P9Operations ops;
+    private final Consumer<String> log;
+    private final ExecutorService workers;
+    private final BlockingQueue<ByteBuffer> buffers;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final Map<Integer, CountDownLatch> running = new ConcurrentHashMap<>();
+    private final Object pauseLock = new Object();
+    private boolean paused;
+    private volatile boolean closed;
+    private final Thread reader;
+
+    private WorkspaceServer(SocketChannel channel, int rootFd, Consumer<String> log) {
+        this.channel = channel;
+        this.rootFd = rootFd;
+        this.log = log;
+        this.ops = new P9Operations(rootFd, ownerUid(), umask(), MSIZE, log);
+        this.workers = Executors.newFixedThreadPool(WORKERS, r -> {
+            Thread t = new Thread(r, "ws9p-worker");
+            t.setDaemon(true);
+            return t;
+        });
+        this.buffers = new ArrayBlockingQueue<>(WORKERS * 2);
+        this.reader = new Thread(this::readLoop, "ws9p-reader");
+        this.reader.setDaemon(true);
+    }
+
+    /**
+     * Serves {@code folder} to the guest behind {@code socket}.
+     *
+     * @param timeout how long to keep trying to connect (QEMU may still be creating the socket)
+     */
+    public static WorkspaceServer start(Path folder, Path socket, Duration timeout, Consumer<String> log) {
+        if (!LinuxFs.AVAILABLE) {
+            throw new KosaException(KosaException.Kind.HOST, "sharing a folder needs Linux on x86-64 here",
+                    "pass --workspace none");
+        }
+        int root;
+        try {
+            root = LinuxFs.openRoot(folder.toString());
+        } catch (ErrnoException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "cannot open the workspace " + folder + ": "
+                    + e.getMessage(), "check the folder exists and is yours, or pass --workspace none");
+        }
+        try {
+            SocketChannel ch = connect(socket, timeout);
+            WorkspaceServer s = new WorkspaceServer(ch, root, log);
+            s.reader.start();
+            return s;
+        } catch (RuntimeException e) {
+            closeQuietly(root);
+            throw e;
+        }
+    }
+
+    /** For tests: serves {@code folder} over an already connected channel. */
+    static WorkspaceServer serve(Path folder, SocketChannel ch, Consumer<String> log) throws ErrnoException {
+        WorkspaceServer s = new WorkspaceServer(ch, LinuxFs.openRoot(folder.toString()), log);
+        s.reader.start();
+        return s;
+    }
+
+    private static SocketChannel connect(Path socket, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try {
+                SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+                try {
+                    ch.connect(UnixDomainSocketAddress.of(socket));
+                    return ch;
+                } catch (IOException e) {
+                    ch.close();
+                    throw e;
+                }
+            } catch (IOException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new KosaException(KosaException.Kind.VM, "cannot connect to the workspace port at "
+                            + socket + ": " + e.getMessage(), "see `kosa8 logs ID`");
+                }
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new KosaException(KosaException.Kind.VM, "interrupted", "");
+                }
+            }
+        }
+    }
+
+    private void readLoop() {
+        // requests are at most MSIZE; twice that lets a partly read frame sit beside a whole one
+        ByteBuffer in = ByteBuffer.allocateDirect(2 * MSIZE);
+        try {
+            while (!closed) {
+                if (channel.read(in) < 0) {
+                    log.accept("the guest side closed (the sandbox stopped or unmounted)");
+                    return;
+                }
+                in.flip();
+                while (true) {
+                    int length = P9Codec.frameLength(in, ops.msize());
+                    if (length < 0 || in.remaining() < length) {
+                        break;
+                    }
+                    ByteBuffer request = takeBuffer();
+                    request.clear();
+                    ByteBuffer frame = in.slice(in.position(), length);
+                    request.put(frame).flip();
+                    in.position(in.position() + length);
+                    awaitNotPaused();
+                    dispatch(request);
+                }
+                in.compact();
+            }
+        } catch (P9Exception e) {
+            log.accept("closing the workspace connection: the guest sent a broken frame (" + e.getMessage() + ")");
+        } catch (IOException e) {
+            if (!closed) {
+                log.accept("workspace connection failed: " + e.getMessage());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            closeChannel();
+        }
+    }
+
+    private ByteBuffer takeBuffer() throws InterruptedException {
+        ByteBuffer b = buffers.poll();
+        if (b != null) {
+            return b;
+        }
+        synchronized (buffers) {
+            if (allocated < WORKERS * 2) {
+                allocated++;
+                return ByteBuffer.allocateDirect(MSIZE);
+            }
+        }
+        // every buffer is with a request being served: wait for one (this is the back-pressure on the guest)
+        return buffers.take();
+    }
+
+    private int allocated;
+
+    private void dispatch(ByteBuffer request) {
+        inFlight.incrementAndGet();
+        workers.execute(() -> {
+            try {
+                serveOne(request);
+            } finally {
+                buffers.offer(request);
+                if (inFlight.decrementAndGet() == 0) {
+                    synchronized (inFlight) {
+                        inFlight.notifyAll();
+                    }
+                }
+            }
+        });
+    }
+
+    private void serveOne(ByteBuffer request) {
+        ByteBuffer out = null;
+        int tag = -1;
+        CountDownLatch done = null;
+        try {
+            out = takeReplyBuffer();
+            out.clear().limit(ops.msize());
+            P9Framed framed;
+            try {
+                framed = P9Codec.decodeRequest(request, ops.msize());
+            } catch (P9Exception e) {
+                tag = e.tag();
+                P9Codec.encodeReply(tag, new P9Reply.Lerror(e.errno()), out);
+                send(out);
+                return;
+            }
+            tag = framed.tag();
+            done = new CountDownLatch(1);
+            running.put(tag, done);
+            if (framed.request() instanceof P9Request.Flush f) {
+                // answer the flush only after the request it names has answered
+                CountDownLatch other = running.get(f.oldTag());
+                if (other != null && other != done) {
+                    other.await(30, TimeUnit.SECONDS);
+                }
+            }
+            ops.serve(tag, framed.request(), out);
+            send(out);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            // a bug must not take the server down: answer EIO and say so in the log
+            log.accept("internal error serving a request: " + e);
+            if (out != null && tag >= 0) {
+                out.clear().limit(ops.msize());
+                P9Codec.encodeReply(tag, new P9Reply.Lerror(ErrnoException.EIO), out);
+                send(out);
+            }
+        } finally {
+            if (done != null) {
+                running.remove(tag, done);
+                done.countDown();
+            }
+            if (out != null) {
+                replyBuffers.offer(out);
+            }
+        }
+    }
+
+    private final BlockingQueue<ByteBuffer> replyBuffers = new ArrayBlockingQueue<>(WORKERS);
+    private final AtomicInteger replyAllocated = new AtomicInteger();
+
+    private ByteBuffer takeReplyBuffer() throws InterruptedException {
+        ByteBuffer b = replyBuffers.poll();
+        if (b != null) {
+            return b;
+        }
+        if (replyAllocated.incrementAndGet() <= WORKERS) {
+            return ByteBuffer.allocateDirect(MSIZE);
+        }
+        replyAllocated.decrementAndGet();
+        return replyBuffers.take();
+    }
+
+    private void send(ByteBuffer out) {
+        out.flip();
+        writeLock.lock();
+        try {
+            while (out.hasRemaining()) {
+                channel.write(out);
+            }
+        } catch (IOException e) {
+            if (!closed) {
+                log.accept("cannot answer the guest: " + e.getMessage());
+            }
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** Whether no request is being served right now. */
+    public boolean idle() {
+        return inFlight.get() == 0;
+    }
+
+    /**
+     * Holds back requests not yet started and waits until those being served
+     * have answered. Between {@code pause} and {@link #resume} the fid table
+     * does not change.
+     *
+     * @return whether the server became idle within the timeout
+     */
+    public boolean pause(Duration timeout) throws InterruptedException {
+        synchronized (pauseLock) {
+            paused = true;
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (inFlight) {
+            while (inFlight.get() != 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                inFlight.wait(Math.max(1, left / 1_000_000));
+            }
+        }
+        return true;
+    }
+
+    public void resume() {
+        synchronized (pauseLock) {
+            paused = false;
+            pauseLock.notifyAll();
+        }
+    }
+
+    private void awaitNotPaused() throws InterruptedException {
+        synchronized (pauseLock) {
+            while (paused && !closed) {
+                pauseLock.wait();
+            }
+        }
+    }
+
+    /** The fid table and open files, to be restored with {@link #restore}. Call while paused. */
+    public WorkspaceSnapshot snapshot() {
+        if (!idle()) {
+            throw new IllegalStateException("the workspace server is serving a request; pause it first");
+        }
+        return WorkspaceSnapshot.of(ops);
+    }
+
+    /** Replaces the fid table with a snapshot's. Call while paused. */
+    public void restore(WorkspaceSnapshot snapshot) {
+        if (!idle()) {
+            throw new IllegalStateException("the workspace server is serving a request; pause it first");
+        }
+        snapshot.restoreInto(ops);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        resume();
+        closeChannel();
+        workers.shutdownNow();
+        try {
+            workers.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        ops.clunkAll();
+        closeQuietly(rootFd);
+    }
+
+    private void closeChannel() {
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
+    private static void closeQuietly(int fd) {
+        try {
+            LinuxFs.close(fd);
+        } catch (ErrnoException ignored) {
+            // nothing to do
+        }
+    }
+
+    private static int ownerUid() {
+        return statusField("Uid:", 10);
+    }
+
+    private static int umask() {
+        int u = statusField("Umask:", 8);
+        return u < 0 ? 022 : u;
+    }
+
+    /** A field of /proc/self/status: the daemon's own uid and umask, without a native call. */
+    private static int statusField(String name, int radix) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith(name)) {
+                    return Integer.parseInt(line.substring(name.length()).trim().split("\\s+")[0], radix);
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // fall through
+        }
+        return -1;
+    }
+}
