@@ -42,12 +42,25 @@ public final class Vm implements AutoCloseable {
      */
     public static Vm boot(VmSpec spec, String qemuBinary, Duration bootTimeout,
                           java.util.function.Consumer<QemuProcess> started) {
-        List<String> argv = QemuCommandLine.of(spec, qemuBinary);
+        return boot(spec, QemuCommandLine.of(spec, qemuBinary), bootTimeout, started);
+    }
+
+    /**
+     * Boots a machine from an argv built elsewhere: {@link QemuCommandLine#of}
+     * plus devices of the caller's (the workspace benchmark adds QEMU's own
+     * virtio-9p beside kosa8's to compare them in one guest).
+     */
+    public static Vm boot(VmSpec spec, List<String> argv, Duration bootTimeout,
+                          java.util.function.Consumer<QemuProcess> started) {
+        String qemuBinary = argv.getFirst();
         java.nio.file.Path qemuLog = spec.consoleLog().resolveSibling("qemu.log");
         QemuProcess qemu;
         try {
             Files.deleteIfExists(spec.qmpSocket());
             Files.deleteIfExists(spec.agentSocket());
+            if (spec.workspaceSocket() != null) {
+                Files.deleteIfExists(spec.workspaceSocket());
+            }
             Files.deleteIfExists(spec.consoleLog());
             qemu = QemuProcess.start(argv, qemuLog);
             started.accept(qemu);
