@@ -75,6 +75,9 @@ public final class SandboxManager {
                 Vm vm = Vm.reattach(vmSpec(r, null), r.qemuPid(), r.qemuStarted(), Duration.ofSeconds(20));
                 s.vm(vm);
                 s.record(r.withState(SandboxState.RUNNING));
+                if (!r.workspace().isEmpty()) {
+                    reconnectWorkspace(s, vm, Path.of(r.workspace()));
+                }
                 watch(s, vm);
                 log.accept("re-attached to sandbox " + r.id() + " (QEMU pid " + r.qemuPid() + ")");
             } catch (KosaException e) {
@@ -195,6 +198,24 @@ public final class SandboxManager {
             s.vm(null);
             throw new KosaException(KosaException.Kind.VM, "cannot share " + folder + " with sandbox " + s.id()
                     + ": " + e.getMessage(), "see `kosa8 logs " + s.id() + "` and the daemon's log", e);
+        }
+    }
+
+    /**
+     * After a daemon restart: serves the folder again on the same port. The
+     * previous server's fid table died with it, so the guest's existing fids
+     * answer EBADF (an error, where no server at all would leave guest
+     * processes waiting on the folder forever); `kosa8 stop` and `start`
+     * mount it afresh. Carrying the fid table across a restart is the
+     * checkpoint machinery's job (docs/workspace.md).
+     */
+    private void reconnectWorkspace(Sandbox s, Vm vm, Path folder) {
+        try {
+            s.workspace(WorkspaceServer.start(folder, vm.spec().workspaceSocket(), Duration.ofSeconds(5),
+                    m -> log.accept("sandbox " + s.id() + " workspace: " + m)));
+            log.accept("sandbox " + s.id() + ": workspace served again; open files in it need a restart of the sandbox");
+        } catch (KosaException e) {
+            log.accept("sandbox " + s.id() + ": cannot serve its workspace again: " + e.getMessage());
         }
     }
 
@@ -395,6 +416,7 @@ public final class SandboxManager {
                 s.vm(null);
                 vm.detach();
             }
+            closeWorkspace(s);
         }
     }
 }

@@ -1,5 +1,7 @@
 package dev.kosa8.workspace;
 
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
 /**
  * One fid of the 9p session: a name the guest kernel holds for a file of the
  * folder. A fid is its path relative to the folder's root, never a host file
@@ -9,6 +11,13 @@ package dev.kosa8.workspace;
  * followed. Only an opened fid holds a descriptor (of the file it opened,
  * which may since have been renamed or unlinked, as POSIX wants).
  *
+ * <p>That descriptor is used under {@link #withFd}, and closed only by
+ * {@link #drop} once no request is using it. Requests on one fid run
+ * concurrently (a read beside a clunk), and a descriptor closed under a
+ * request still holding its number could be reused by any other open in the
+ * daemon, another sandbox's folder included, before the request's system call
+ * runs: the request would then read, write or truncate that file.
+ *
  * <p>Paths are byte strings (one char per byte, see {@link LinuxFs}):
  * {@code ""} is the root, {@code "a/b"} a file two levels down.
  */
@@ -16,10 +25,20 @@ final class Fid {
     /** What kind of fid this is. */
     enum Kind { FILE, XATTR }
 
+    /** A system call on the fid's open descriptor. */
+    @FunctionalInterface
+    interface FdCall<T> {
+        T apply(int fd) throws ErrnoException;
+    }
+
     private volatile String path;
     final Kind kind;
+    /** Guards {@link #fd}: requests use it under the read lock, {@link #drop} closes it under the write lock. */
+    private final ReentrantReadWriteLock fdLock = new ReentrantReadWriteLock();
     /** Open file descriptor, or -1 while the fid is only a name. */
-    volatile int fd = -1;
+    private int fd = -1;
+    /** Once dropped (clunked, removed, replaced) a fid never holds a descriptor again. */
+    private boolean dropped;
     /** The Linux open flags the guest opened the fid with, or -1. */
     volatile int openFlags = -1;
     /** The qid type of the file when the fid was made (a directory or not). */
@@ -48,7 +67,79 @@ final class Fid {
     }
 
     boolean isOpen() {
-        return fd >= 0;
+        fdLock.readLock().lock();
+        try {
+            return fd >= 0;
+        } finally {
+            fdLock.readLock().unlock();
+        }
+    }
+
+    /** Runs {@code call} on the open descriptor, which stays open until it returns; EBADF if not open. */
+    <T> T withFd(FdCall<T> call) throws ErrnoException {
+        fdLock.readLock().lock();
+        try {
+            if (fd < 0) {
+                throw new ErrnoException(ErrnoException.EBADF, "fid not open");
+            }
+            return call.apply(fd);
+        } finally {
+            fdLock.readLock().unlock();
+        }
+    }
+
+    /** Like {@link #withFd}, but null, calling nothing, if the fid is not open; {@code call} must not return null. */
+    <T> T withFdIfOpen(FdCall<T> call) throws ErrnoException {
+        fdLock.readLock().lock();
+        try {
+            return fd < 0 ? null : call.apply(fd);
+        } finally {
+            fdLock.readLock().unlock();
+        }
+    }
+
+    /**
+     * Makes the fid open on {@code newFd}.
+     *
+     * @return false, leaving {@code newFd} to the caller to close, if the fid is already open or dropped
+     */
+    boolean open(int newFd, int flags) {
+        fdLock.writeLock().lock();
+        try {
+            if (dropped || fd >= 0) {
+                return false;
+            }
+            fd = newFd;
+            openFlags = flags;
+            return true;
+        } finally {
+            fdLock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Forgets the fid: closes its descriptor once no request uses it. Idempotent.
+     *
+     * @return whether this call closed a descriptor
+     */
+    boolean drop() {
+        fdLock.writeLock().lock();
+        try {
+            dropped = true;
+            if (fd >= 0) {
+                int old = fd;
+                fd = -1;
+                try {
+                    LinuxFs.close(old);
+                } catch (ErrnoException ignored) {
+                    // nothing to do about a failed close
+                }
+                return true;
+            }
+            return false;
+        } finally {
+            fdLock.writeLock().unlock();
+        }
     }
 
     boolean isDirectory() {

@@ -186,6 +186,22 @@ final class LinuxFs {
         }
     }
 
+    /**
+     * Opens again, with {@code flags}, the file an {@code O_PATH} descriptor refers to, by its magic
+     * link {@code /proc/self/fd/N}: the kernel goes straight to that inode and resolves no name under
+     * the exported folder, so nothing swapped in since can be reached. Lets the server check a
+     * file's type on an {@code O_PATH} descriptor before opening it for real, so a device node or
+     * FIFO is never opened (opening one runs its driver, or wakes a writer waiting for a reader).
+     * Creation flags and {@code O_NOFOLLOW} are dropped; {@code O_CLOEXEC} is added.
+     */
+    static int reopen(int pathFd, int flags) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = procPath(arena, pathFd, "open");
+            int f = (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW | O_PATH | O_TMPFILE)) | O_CLOEXEC;
+            return (int) call(arena, "open", st -> (int) OPEN.invokeExact(st, p, f, 0));
+        }
+    }
+
     /** Closes {@code fd}. Only EBADF is reported; EINTR is not retried, as on Linux the fd is gone either way. */
     static void close(int fd) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {

@@ -18,10 +18,11 @@ import java.util.function.Consumer;
  * every symlink on the way), and every name the guest gives passes
  * {@link Names#component} before it reaches a *at() call on a directory that
  * was itself resolved that way. The *at() calls used never follow a final
- * symlink. Only regular files and directories are ever opened, with
- * O_NONBLOCK and the type checked on the opened descriptor, so a FIFO or
- * device node put in the folder (or swapped in during an open) cannot block
- * or trigger anything.
+ * symlink. Only regular files and directories are ever opened: the type is
+ * checked on an O_PATH descriptor and then that same inode is opened
+ * ({@link LinuxFs#reopen}), so a FIFO or device node put in the folder (or
+ * swapped in during an open) is never opened, cannot block and triggers
+ * nothing.
  *
  * <p>Ownership: the guest sees the files of the user who runs the daemon as
  * its root's (uid and gid 0), other owners' files as nobody (65534); chown
@@ -32,6 +33,18 @@ final class P9Operations {
     static final String VERSION = "9P2000.L";
     static final int NOFID = -1;
     static final int MAX_FIDS = 1 << 20;
+    /**
+     * Host descriptors one sandbox may hold open: each open fid is one, and
+     * they come from the daemon's single table shared by every sandbox, so a
+     * guest opening files without end must hit its own limit (EMFILE), not
+     * the daemon's.
+     */
+    static final int MAX_OPEN = 4096;
+
+    /** Raw dirents of one Treaddir, per worker thread: a reply is at most msize, so is what is read for one. */
+    private static final ThreadLocal<ByteBuffer> DIRENTS =
+            ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(WorkspaceServer.MSIZE));
+    private final java.util.concurrent.atomic.AtomicInteger openFiles = new java.util.concurrent.atomic.AtomicInteger();
     static final int NOBODY = 65534;
     static final long GETATTR_BASIC_AND_BTIME = 0x7ffL | 0x800L;
     static final int AT_REMOVEDIR = 0x200;
@@ -141,20 +154,8 @@ final class P9Operations {
         if (f == null) {
             throw new ErrnoException(ErrnoException.EBADF, "clunk");
         }
-        closeOpen(f);
+        forget(f);
         return new P9Reply.Clunk();
-    }
-
-    private static void closeOpen(Fid f) {
-        int fd = f.fd;
-        if (fd >= 0) {
-            f.fd = -1;
-            try {
-                LinuxFs.close(fd);
-            } catch (ErrnoException ignored) {
-                // nothing to do about a failed close
-            }
-        }
     }
 
     // --- names ---
@@ -203,10 +204,10 @@ final class P9Operations {
         if (qids.size() == w.names().size()) {
             Fid made = new Fid(path, Fid.Kind.FILE, type);
             if (w.newFid() == w.fid()) {
-                Fid old = fids.put(w.fid(), made);
-                if (old != null) {
-                    closeOpen(old);
+                if (!fids.replace(w.fid(), from, made)) {
+                    throw new ErrnoException(ErrnoException.EBADF, "walk: fid clunked meanwhile");
                 }
+                forget(from);
             } else {
                 addFid(w.newFid(), made);
             }
@@ -281,29 +282,51 @@ final class P9Operations {
         if (f.kind != Fid.Kind.FILE || f.isOpen()) {
             throw new ErrnoException(ErrnoException.EBADF, "lopen");
         }
-        int fd = openChecked(f.path(), hostFlags(o.flags()) & ~(LinuxFs.O_CREAT | LinuxFs.O_EXCL), 0);
-        f.fd = fd;
-        f.openFlags = o.flags();
-        return new P9Reply.Lopen(qid(LinuxFs.stat(fd)), 0);
+        reserveOpen();
+        boolean kept = false;
+        try {
+            int fd = openChecked(f.path(), hostFlags(o.flags()));
+            LinuxFs.Stat st;
+            try {
+                st = LinuxFs.stat(fd);
+            } catch (ErrnoException e) {
+                LinuxFs.close(fd);
+                throw e;
+            }
+            if (!f.open(fd, o.flags())) {
+                // a second Tlopen, or a Tclunk, of the same fid got there first
+                LinuxFs.close(fd);
+                throw new ErrnoException(ErrnoException.EBADF, "lopen");
+            }
+            kept = true;
+            return new P9Reply.Lopen(qid(st), 0);
+        } finally {
+            if (!kept) {
+                openFiles.decrementAndGet();
+            }
+        }
     }
 
     /**
-     * Opens a regular file or directory of the folder, never anything else:
-     * O_NONBLOCK so a FIFO cannot block the open, and the type checked on the
-     * descriptor itself, so a swap between a check and the open cannot win.
+     * Opens an existing regular file or directory of the folder, never anything else: the path is
+     * resolved to an O_PATH descriptor, its type checked there, and only then is that very inode
+     * opened with {@code flags} ({@link LinuxFs#reopen}), so a device node or FIFO is never
+     * opened, not even briefly, and a swap between the check and the open cannot win. A symlink
+     * is ELOOP, as openat2 would answer.
      */
-    private int openChecked(String path, int flags, int mode) throws ErrnoException {
-        int fd = LinuxFs.openBeneath(rootFd, path.isEmpty() ? "." : path,
-                flags | LinuxFs.O_NONBLOCK | LinuxFs.O_NOFOLLOW | LinuxFs.O_NOCTTY, mode);
+    private int openChecked(String path, int flags) throws ErrnoException {
+        int pathFd = pathFd(path);
         try {
-            LinuxFs.Stat st = LinuxFs.stat(fd);
+            LinuxFs.Stat st = LinuxFs.stat(pathFd);
+            if (st.isSymlink()) {
+                throw new ErrnoException(ErrnoException.ELOOP, "open of a symlink");
+            }
             if (!st.isRegular() && !st.isDir()) {
                 throw new ErrnoException(ErrnoException.EPERM, "only regular files and directories are opened");
             }
-            return fd;
-        } catch (ErrnoException e) {
-            LinuxFs.close(fd);
-            throw e;
+            return LinuxFs.reopen(pathFd, flags | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY);
+        } finally {
+            LinuxFs.close(pathFd);
         }
     }
 
@@ -324,14 +347,49 @@ final class P9Operations {
             throw new ErrnoException(ErrnoException.EBADF, "lcreate on an open fid");
         }
         String path = Fid.child(dir.path(), Names.component(c.name()));
-        int mode = c.mode() & 07777;
-        int fd = openChecked(path, (hostFlags(c.flags()) | LinuxFs.O_CREAT) & ~LinuxFs.O_DIRECTORY, mode);
-        keepMode(fd, mode);
-        LinuxFs.Stat st = LinuxFs.stat(fd);
+        int mode = safeMode(c.mode(), false);
+        int flags = hostFlags(c.flags()) & ~LinuxFs.O_DIRECTORY;
+        reserveOpen();
+        try {
+            return create(c, dir, path, mode, flags);
+        } catch (ErrnoException | RuntimeException e) {
+            openFiles.decrementAndGet();
+            throw e;
+        }
+    }
+
+    /** Tlcreate once a descriptor is reserved: the new fid keeps it, or {@link #forget} gives it back. */
+    private P9Reply create(P9Request.Lcreate c, Fid dir, String path, int mode, int flags) throws ErrnoException {
+        int fd;
+        boolean created = true;
+        try {
+            // a file made here is a new regular file; an existing name is opened as Tlopen would
+            fd = LinuxFs.openBeneath(rootFd, path, flags | LinuxFs.O_CREAT | LinuxFs.O_EXCL | LinuxFs.O_NOFOLLOW
+                    | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY, mode);
+        } catch (ErrnoException e) {
+            if (e.errno != ErrnoException.EEXIST || (flags & LinuxFs.O_EXCL) != 0) {
+                throw e;
+            }
+            fd = openChecked(path, flags);
+            created = false;
+        }
+        LinuxFs.Stat st;
+        try {
+            if (created) {
+                keepMode(fd, mode);
+            }
+            st = LinuxFs.stat(fd);
+        } catch (ErrnoException e) {
+            LinuxFs.close(fd);
+            throw e;
+        }
         Fid made = new Fid(path, Fid.Kind.FILE, Qid.QTFILE);
-        made.fd = fd;
-        made.openFlags = c.flags();
-        fids.put(c.fid(), made);
+        made.open(fd, c.flags());
+        if (!fids.replace(c.fid(), dir, made)) {
+            made.drop(); // closes fd; the caller gives the reservation back
+            throw new ErrnoException(ErrnoException.EBADF, "lcreate: fid clunked meanwhile");
+        }
+        forget(dir);
         return new P9Reply.Lcreate(qid(st), 0);
     }
 
@@ -351,12 +409,9 @@ final class P9Operations {
             P9Codec.finishRead(out, start, tag, 0); // no attributes are kept
             return;
         }
-        if (!f.isOpen()) {
-            throw new ErrnoException(ErrnoException.EBADF, "read of an unopened fid");
-        }
         ByteBuffer data = out.duplicate();
         data.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
-        int n = LinuxFs.pread(f.fd, data, r.offset());
+        int n = f.withFd(fd -> LinuxFs.pread(fd, data, r.offset()));
         P9Codec.finishRead(out, start, tag, n);
     }
 
@@ -365,15 +420,12 @@ final class P9Operations {
         if (f.kind == Fid.Kind.XATTR) {
             throw new ErrnoException(ErrnoException.EOPNOTSUPP, "xattr write");
         }
-        if (!f.isOpen()) {
-            throw new ErrnoException(ErrnoException.EBADF, "write of an unopened fid");
-        }
-        return new P9Reply.Write(LinuxFs.pwrite(f.fd, w.data(), w.offset()));
+        return new P9Reply.Write(f.withFd(fd -> LinuxFs.pwrite(fd, w.data(), w.offset())));
     }
 
     private void readdir(int tag, P9Request.Readdir r, ByteBuffer out) throws ErrnoException {
         Fid f = fid(r.fid());
-        if (!f.isOpen() || !f.isDirectory()) {
+        if (!f.isDirectory()) {
             throw new ErrnoException(ErrnoException.EBADF, "readdir of an unopened directory");
         }
         int start = out.position();
@@ -381,29 +433,33 @@ final class P9Operations {
         int count = (int) Math.min(Integer.toUnsignedLong(r.count()), room);
         ByteBuffer entries = out.duplicate();
         entries.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
-        LinuxFs.Stat dirStat = LinuxFs.stat(f.fd);
-        // entries share the directory's device (a mount point inside is rare): mix its device in the same way
-        long deviceMix = qid(dirStat).path() ^ dirStat.ino();
         // dirents of one directory are read under its fid: the offset is the descriptor's
         synchronized (f) {
-            LinuxFs.lseek(f.fd, r.offset(), 0);
-            ByteBuffer raw = ByteBuffer.allocateDirect(Math.max(count, 512));
-            outer:
-            while (true) {
-                raw.clear();
-                int n = LinuxFs.getdents(f.fd, raw);
-                if (n <= 0) {
-                    break;
-                }
-                for (LinuxFs.DirEntry e : LinuxFs.parseDirents(raw, n)) {
-                    Qid q = new Qid(direntQidType(e.type()), 0, e.ino() ^ deviceMix);
-                    if (!P9Codec.putDirEntry(entries, q, e.nextOffset(), (byte) e.type(), e.name())) {
-                        break outer;
-                    }
+            f.withFd(fd -> packEntries(fd, r.offset(), count, entries));
+        }
+        P9Codec.finishReaddir(out, start, tag, entries.position() - start - P9Codec.READ_DATA_OFFSET);
+    }
+
+    /** Packs the directory's entries from {@code offset} into {@code entries} until the next does not fit. */
+    private ByteBuffer packEntries(int fd, long offset, int count, ByteBuffer entries) throws ErrnoException {
+        LinuxFs.Stat dirStat = LinuxFs.stat(fd);
+        // entries share the directory's device (a mount point inside is rare): mix its device in the same way
+        long deviceMix = qid(dirStat).path() ^ dirStat.ino();
+        LinuxFs.lseek(fd, offset, 0);
+        ByteBuffer raw = DIRENTS.get();
+        while (true) {
+            raw.clear().limit(Math.min(Math.max(count, 512), raw.capacity()));
+            int n = LinuxFs.getdents(fd, raw);
+            if (n <= 0) {
+                return entries;
+            }
+            for (LinuxFs.DirEntry e : LinuxFs.parseDirents(raw, n)) {
+                Qid q = new Qid(direntQidType(e.type()), 0, e.ino() ^ deviceMix);
+                if (!P9Codec.putDirEntry(entries, q, e.nextOffset(), (byte) e.type(), e.name())) {
+                    return entries;
                 }
             }
         }
-        P9Codec.finishReaddir(out, start, tag, entries.position() - start - P9Codec.READ_DATA_OFFSET);
     }
 
     private static byte direntQidType(int dtype) {
@@ -416,72 +472,84 @@ final class P9Operations {
 
     private P9Reply fsync(P9Request.Fsync s) throws ErrnoException {
         Fid f = fid(s.fid());
-        if (f.isOpen()) {
-            LinuxFs.fsync(f.fd, s.datasync() != 0);
-        }
+        f.withFdIfOpen(fd -> {
+            LinuxFs.fsync(fd, s.datasync() != 0);
+            return Boolean.TRUE;
+        });
         return new P9Reply.Fsync();
     }
 
     // --- attributes ---
 
     private P9Reply getattr(Fid f) throws ErrnoException {
-        LinuxFs.Stat st = f.isOpen() ? LinuxFs.stat(f.fd) : statPath(f.path());
-        return new P9Reply.Getattr(GETATTR_BASIC_AND_BTIME, qid(st), st.mode(), guestId(st.uid()),
-                guestId(st.gid()), st.nlink(), st.rdevEncoded(), st.size(), st.blksize(), st.blocks(),
+        LinuxFs.Stat st = f.withFdIfOpen(LinuxFs::stat);
+        if (st == null) {
+            st = statPath(f.path());
+        }
+        int owner = guestOwner(st);
+        return new P9Reply.Getattr(GETATTR_BASIC_AND_BTIME, qid(st), st.mode(), owner, owner, st.nlink(),
+                st.rdevEncoded(), st.size(), st.blksize(), st.blocks(),
                 st.atimeSec(), st.atimeNsec(), st.mtimeSec(), st.mtimeNsec(), st.ctimeSec(), st.ctimeNsec(),
                 st.btimeSec(), st.btimeNsec(), 0, 0);
     }
 
-    private int guestId(int hostId) {
-        return hostId == ownerUid ? 0 : NOBODY;
+    /** The guest's uid and gid of a file: root's for the daemon user's files, whatever their group, else nobody's. */
+    private int guestOwner(LinuxFs.Stat st) {
+        return st.uid() == ownerUid ? 0 : NOBODY;
     }
 
     private P9Reply setattr(P9Request.Setattr s) throws ErrnoException {
         Fid f = fid(s.fid());
-        int valid = s.valid();
-        int fd = f.isOpen() ? f.fd : pathFd(f.path());
+        P9Reply done = f.withFdIfOpen(fd -> setattr(f, s, fd));
+        if (done != null) {
+            return done;
+        }
+        int fd = pathFd(f.path());
         try {
-            LinuxFs.Stat st = LinuxFs.stat(fd);
-            boolean symlink = st.isSymlink();
-            if ((valid & 1) != 0 && !symlink) {
-                LinuxFs.chmodFd(fd, s.mode() & 07777);
-            }
-            if ((valid & 8) != 0) {
-                if (!st.isRegular()) {
-                    throw new ErrnoException(st.isDir() ? ErrnoException.EISDIR : ErrnoException.EINVAL, "truncate");
-                }
-                LinuxFs.truncateFd(fd, s.size());
-            }
-            if ((valid & (16 | 32)) != 0) {
-                long aSec = 0, aNsec = LinuxFs.UTIME_OMIT, mSec = 0, mNsec = LinuxFs.UTIME_OMIT;
-                if ((valid & 16) != 0) {
-                    boolean given = (valid & 128) != 0;
-                    aSec = given ? s.atimeSec() : 0;
-                    aNsec = given ? s.atimeNsec() : LinuxFs.UTIME_NOW;
-                }
-                if ((valid & 32) != 0) {
-                    boolean given = (valid & 256) != 0;
-                    mSec = given ? s.mtimeSec() : 0;
-                    mNsec = given ? s.mtimeNsec() : LinuxFs.UTIME_NOW;
-                }
-                if (symlink) {
-                    int dir = dirFd(Fid.parent(f.path()));
-                    try {
-                        LinuxFs.utimensAt(dir, Fid.lastName(f.path()), aSec, aNsec, mSec, mNsec);
-                    } finally {
-                        LinuxFs.close(dir);
-                    }
-                } else {
-                    LinuxFs.utimensFd(fd, aSec, aNsec, mSec, mNsec);
-                }
-            }
-            // uid and gid (2, 4): ownership is mapped, everything belongs to the host user
-            return new P9Reply.Setattr();
+            return setattr(f, s, fd);
         } finally {
-            if (!f.isOpen() || fd != f.fd) {
-                LinuxFs.close(fd);
+            LinuxFs.close(fd);
+        }
+    }
+
+    private P9Reply setattr(Fid f, P9Request.Setattr s, int fd) throws ErrnoException {
+        int valid = s.valid();
+        LinuxFs.Stat st = LinuxFs.stat(fd);
+        boolean symlink = st.isSymlink();
+        if ((valid & 1) != 0 && !symlink) {
+            LinuxFs.chmodFd(fd, safeMode(s.mode(), st.isDir()));
+        }
+        if ((valid & 8) != 0) {
+            if (!st.isRegular()) {
+                throw new ErrnoException(st.isDir() ? ErrnoException.EISDIR : ErrnoException.EINVAL, "truncate");
+            }
+            LinuxFs.truncateFd(fd, s.size());
+        }
+        if ((valid & (16 | 32)) != 0) {
+            long aSec = 0, aNsec = LinuxFs.UTIME_OMIT, mSec = 0, mNsec = LinuxFs.UTIME_OMIT;
+            if ((valid & 16) != 0) {
+                boolean given = (valid & 128) != 0;
+                aSec = given ? s.atimeSec() : 0;
+                aNsec = given ? s.atimeNsec() : LinuxFs.UTIME_NOW;
+            }
+            if ((valid & 32) != 0) {
+                boolean given = (valid & 256) != 0;
+                mSec = given ? s.mtimeSec() : 0;
+                mNsec = given ? s.mtimeNsec() : LinuxFs.UTIME_NOW;
+            }
+            if (symlink) {
+                int dir = dirFd(Fid.parent(f.path()));
+                try {
+                    LinuxFs.utimensAt(dir, Fid.lastName(f.path()), aSec, aNsec, mSec, mNsec);
+                } finally {
+                    LinuxFs.close(dir);
+                }
+            } else {
+                LinuxFs.utimensFd(fd, aSec, aNsec, mSec, mNsec);
             }
         }
+        // uid and gid (2, 4): ownership is mapped, everything belongs to the host user
+        return new P9Reply.Setattr();
     }
 
     private P9Reply statfs() throws ErrnoException {
@@ -503,6 +571,9 @@ final class P9Operations {
     private String readlink(Fid f) throws ErrnoException {
         int fd = pathFd(f.path());
         try {
+            if (!LinuxFs.stat(fd).isSymlink()) {
+                throw new ErrnoException(ErrnoException.EINVAL, "readlink of a file that is no symlink");
+            }
             return LinuxFs.readlinkAt(fd, "");
         } finally {
             LinuxFs.close(fd);
@@ -516,10 +587,11 @@ final class P9Operations {
         String name = Names.component(m.name());
         int d = dirFd(dir.path());
         try {
-            LinuxFs.mkdirAt(d, name, m.mode() & 07777);
+            int mode = safeMode(m.mode(), true);
+            LinuxFs.mkdirAt(d, name, mode);
             LinuxFs.Stat st = LinuxFs.statAt(d, name);
-            if ((st.mode() & 07777) != (m.mode() & 07777)) {
-                fixMode(Fid.child(dir.path(), name), m.mode() & 07777);
+            if ((st.mode() & 07777) != mode) {
+                fixMode(Fid.child(dir.path(), name), mode);
                 st = LinuxFs.statAt(d, name);
             }
             return new P9Reply.Mkdir(qid(st));
@@ -563,11 +635,12 @@ final class P9Operations {
         }
         int d = dirFd(dir.path());
         try {
-            int mode = (type == 0 ? LinuxFs.S_IFREG : type) | (m.mode() & 07777);
+            int perm = safeMode(m.mode(), false);
+            int mode = (type == 0 ? LinuxFs.S_IFREG : type) | perm;
             LinuxFs.mknodAt(d, name, mode, 0);
             LinuxFs.Stat st = LinuxFs.statAt(d, name);
-            if ((st.mode() & 07777) != (m.mode() & 07777) && type != LinuxFs.S_IFIFO) {
-                fixMode(Fid.child(dir.path(), name), m.mode() & 07777);
+            if ((st.mode() & 07777) != perm && type != LinuxFs.S_IFIFO) {
+                fixMode(Fid.child(dir.path(), name), perm);
                 st = LinuxFs.statAt(d, name);
             }
             return new P9Reply.Mknod(qid(st));
@@ -649,7 +722,7 @@ final class P9Operations {
         } finally {
             // Tremove clunks the fid whether or not the removal worked
             fids.remove(r.fid(), f);
-            closeOpen(f);
+            forget(f);
         }
         return new P9Reply.Remove();
     }
@@ -667,26 +740,20 @@ final class P9Operations {
 
     private P9Reply lock(P9Request.Lock l) throws ErrnoException {
         Fid f = fid(l.fid());
-        if (!f.isOpen()) {
-            throw new ErrnoException(ErrnoException.EBADF, "lock");
-        }
         if (l.type() < 0 || l.type() > 2) {
             throw new ErrnoException(ErrnoException.EINVAL, "lock type");
         }
         // never blocks the server: a lock held elsewhere is answered BLOCKED and the guest retries
-        boolean got = LinuxFs.setLock(f.fd, l.type(), l.start(), l.length());
+        boolean got = f.withFd(fd -> LinuxFs.setLock(fd, l.type(), l.start(), l.length()));
         return new P9Reply.Lock((byte) (got ? 0 : 1));
     }
 
     private P9Reply getLock(P9Request.GetLock g) throws ErrnoException {
         Fid f = fid(g.fid());
-        if (!f.isOpen()) {
-            throw new ErrnoException(ErrnoException.EBADF, "getlock");
-        }
         if (g.type() < 0 || g.type() > 2) {
             throw new ErrnoException(ErrnoException.EINVAL, "lock type");
         }
-        LinuxFs.Flock held = LinuxFs.getLock(f.fd, g.type(), g.start(), g.length());
+        LinuxFs.Flock held = f.withFd(fd -> LinuxFs.getLock(fd, g.type(), g.start(), g.length()));
         if (held.type() == 2) {
             return new P9Reply.GetLock((byte) 2, g.start(), g.length(), g.procId(), g.clientId());
         }
@@ -702,8 +769,13 @@ final class P9Operations {
             if (s.openFlags() >= 0 && !s.xattr()) {
                 f.openFlags = s.openFlags();
                 try {
-                    f.fd = openChecked(s.path(), hostFlags(s.openFlags())
-                            & ~(LinuxFs.O_CREAT | LinuxFs.O_EXCL | LinuxFs.O_TRUNC), 0);
+                    reserveOpen();
+                    try {
+                        f.open(openChecked(s.path(), hostFlags(s.openFlags()) & ~LinuxFs.O_TRUNC), s.openFlags());
+                    } catch (ErrnoException e) {
+                        openFiles.decrementAndGet();
+                        throw e;
+                    }
                 } catch (ErrnoException e) {
                     f.stale = true;
                     log.accept("fid " + s.fid() + " (" + s.path() + ") cannot be reopened: " + e.getMessage());
@@ -711,6 +783,32 @@ final class P9Operations {
             }
             fids.put(s.fid(), f);
         }
+    }
+
+    /** Counts one more open descriptor of this sandbox, or EMFILE at {@link #MAX_OPEN}. */
+    private void reserveOpen() throws ErrnoException {
+        if (openFiles.incrementAndGet() > MAX_OPEN) {
+            openFiles.decrementAndGet();
+            throw new ErrnoException(ErrnoException.EMFILE, "this sandbox has " + MAX_OPEN + " files open");
+        }
+    }
+
+    /** Drops a fid, giving back its descriptor's place in {@link #MAX_OPEN}. */
+    private void forget(Fid f) {
+        if (f.drop()) {
+            openFiles.decrementAndGet();
+        }
+    }
+
+    /**
+     * The permission bits the guest may set on the host: no set-user-id bit,
+     * and set-group-id only on directories (where it means "inherit the
+     * group"). The daemon runs as the user, so a setuid file would be the
+     * user's own; were it ever run as root, it would be root's.
+     */
+    static int safeMode(int mode, boolean directory) {
+        int m = mode & 07777 & ~04000;
+        return directory ? m : m & ~02000;
     }
 
     void log(String m) {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -44,6 +46,8 @@ public final class WorkspaceServer implements AutoCloseable {
     /** The largest 9p message: as big as the guest kernel's fd transport takes (1 MiB), to move data in few hops. */
     public static final int MSIZE = 1 << 20;
     private static final int WORKERS = 8;
+    /** The type of a Tflush, which {@link #ticket} recognises before decoding. */
+    private static final int TFLUSH = 108;
 
     private final SocketChannel channel;
     private final int rootFd;
@@ -57,6 +61,7 @@ public final class WorkspaceServer implements AutoCloseable {
     private final Object pauseLock = new Object();
     private boolean paused;
     private volatile boolean closed;
+    private final AtomicBoolean closing = new AtomicBoolean();
     private final Thread reader;
 
     private WorkspaceServer(SocketChannel channel, int rootFd, Consumer<String> log) {
@@ -156,8 +161,8 @@ public final class WorkspaceServer implements AutoCloseable {
                     ByteBuffer frame = in.slice(in.position(), length);
                     request.put(frame).flip();
                     in.position(in.position() + length);
-                    awaitNotPaused();
-                    dispatch(request);
+                    admit();
+                    dispatch(request, ticket(request));
                 }
                 in.compact();
             }
@@ -191,11 +196,37 @@ public final class WorkspaceServer implements AutoCloseable {
 
     private int allocated;
 
-    private void dispatch(ByteBuffer request) {
-        inFlight.incrementAndGet();
+    /**
+     * What the reader notes about a request before any worker takes it.
+     *
+     * @param done    opened once the request has answered; null for a Tflush
+     * @param flushed for a Tflush, the latch of the request it names, or null
+     */
+    private record Ticket(CountDownLatch done, CountDownLatch flushed) {
+    }
+
+    /**
+     * Notes a request in the order the guest sent it, so a Tflush waits for the reply of the
+     * request it names however the workers are scheduled. A flush waits only for a request that
+     * came before it and is not a flush: the workers take requests in order, so that one is
+     * already being served and never waits itself; flushes cannot wait in a circle, nor for a
+     * request queued behind them.
+     */
+    private Ticket ticket(ByteBuffer request) {
+        ByteBuffer le = request.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        if ((le.get(4) & 0xff) == TFLUSH) {
+            boolean hasOldTag = le.limit() >= P9Codec.HEADER + 2;
+            return new Ticket(null, hasOldTag ? running.get(le.getShort(P9Codec.HEADER) & 0xffff) : null);
+        }
+        CountDownLatch done = new CountDownLatch(1);
+        running.put(le.getShort(5) & 0xffff, done);
+        return new Ticket(done, null);
+    }
+
+    private void dispatch(ByteBuffer request, Ticket ticket) {
         workers.execute(() -> {
             try {
-                serveOne(request);
+                serveOne(request, ticket);
             } finally {
                 buffers.offer(request);
                 if (inFlight.decrementAndGet() == 0) {
@@ -207,10 +238,10 @@ public final class WorkspaceServer implements AutoCloseable {
         });
     }
 
-    private void serveOne(ByteBuffer request) {
+    private void serveOne(ByteBuffer request, Ticket ticket) {
+        CountDownLatch done = ticket.done();
         ByteBuffer out = null;
         int tag = -1;
-        CountDownLatch done = null;
         try {
             out = takeReplyBuffer();
             out.clear().limit(ops.msize());
@@ -224,14 +255,9 @@ public final class WorkspaceServer implements AutoCloseable {
                 return;
             }
             tag = framed.tag();
-            done = new CountDownLatch(1);
-            running.put(tag, done);
-            if (framed.request() instanceof P9Request.Flush f) {
+            if (framed.request() instanceof P9Request.Flush && ticket.flushed() != null) {
                 // answer the flush only after the request it names has answered
-                CountDownLatch other = running.get(f.oldTag());
-                if (other != null && other != done) {
-                    other.await(30, TimeUnit.SECONDS);
-                }
+                ticket.flushed().await(30, TimeUnit.SECONDS);
             }
             ops.serve(tag, framed.request(), out);
             send(out);
@@ -247,7 +273,7 @@ public final class WorkspaceServer implements AutoCloseable {
             }
         } finally {
             if (done != null) {
-                running.remove(tag, done);
+                running.values().remove(done);
                 done.countDown();
             }
             if (out != null) {
@@ -323,11 +349,17 @@ public final class WorkspaceServer implements AutoCloseable {
         }
     }
 
-    private void awaitNotPaused() throws InterruptedException {
+    /**
+     * Waits while paused, then counts the request in flight, both under the pause lock: a
+     * {@link #pause} that returns idle has seen every request admitted before it, and no other
+     * starts until {@link #resume}.
+     */
+    private void admit() throws InterruptedException {
         synchronized (pauseLock) {
             while (paused && !closed) {
                 pauseLock.wait();
             }
+            inFlight.incrementAndGet();
         }
     }
 
@@ -347,19 +379,30 @@ public final class WorkspaceServer implements AutoCloseable {
         snapshot.restoreInto(ops);
     }
 
+    /** Stops serving and closes every descriptor. Idempotent: the root descriptor is closed once only. */
     @Override
     public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
         closed = true;
         resume();
         closeChannel();
         workers.shutdownNow();
+        boolean stopped = false;
         try {
-            workers.awaitTermination(5, TimeUnit.SECONDS);
+            stopped = workers.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         ops.clunkAll();
-        closeQuietly(rootFd);
+        if (stopped) {
+            closeQuietly(rootFd);
+        } else {
+            // a worker may still resolve paths from the root: leaking it is safe, closing it is not (the
+            // number could be reused by another open, and the worker would resolve the guest's path from there)
+            log.accept("a request is still being served; leaving the workspace root open");
+        }
     }
 
     private void closeChannel() {

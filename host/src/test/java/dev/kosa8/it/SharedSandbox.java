@@ -40,6 +40,7 @@ public final class SharedSandbox implements BeforeAllCallback, AfterAllCallback,
                 Kosa.deleteTree(folder);
             }
             java.nio.file.Files.createDirectories(folder);
+            folder = folder.toRealPath();
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }

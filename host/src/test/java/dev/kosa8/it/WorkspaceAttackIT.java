@@ -1,0 +1,117 @@
+package dev.kosa8.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Attacks on the workspace's confinement from inside the guest, as root,
+ * through the guest kernel's 9p client: each must leave the host outside the
+ * folder untouched. A canary folder beside the shared one, and a few host
+ * paths, are checked after every attack. (Raw 9p messages the kernel would
+ * never send — names with '/' or NUL, walks through host symlinks, a swap
+ * during a walk at the protocol level — are sent straight to the server by
+ * WorkspaceServerAttackTest; a guest root could send the same bytes.)
+ */
+@ExtendWith(SharedSandbox.class)
+class WorkspaceAttackIT {
+    private static Path outside;
+    private static String marker;
+
+    @BeforeAll
+    static void canary() throws Exception {
+        outside = Kosa.HOME.resolveSibling("it-workspaces").resolve("outside-canary").toAbsolutePath();
+        if (Files.exists(outside)) {
+            Kosa.deleteTree(outside);
+        }
+        Files.createDirectories(outside);
+        Files.writeString(outside.resolve("canary"), "untouched\n");
+        outside = outside.toRealPath();
+        marker = "kosa8-attack-" + UUID.randomUUID();
+    }
+
+    @AfterAll
+    static void removeCanary() throws Exception {
+        Kosa.deleteTree(outside);
+    }
+
+    private static void assertHostUntouched() throws Exception {
+        try (var s = Files.list(outside)) {
+            assertThat(s.map(p -> p.getFileName().toString()).toList()).containsExactly("canary");
+        }
+        assertThat(outside.resolve("canary")).content().isEqualTo("untouched\n");
+        assertThat(Path.of("/etc", marker)).doesNotExist();
+        assertThat(Path.of("/tmp", marker)).doesNotExist();
+    }
+
+    @Test
+    void dotDotWalksEndInTheGuestNotOnTheHost(SharedSandbox.Booted box) throws Exception {
+        Kosa.Result r = box.exec("sh", "-c", "cd /workspace/../../..; pwd; ls /workspace/../ | grep -c canary-never;"
+                + " echo owned > /workspace/../../" + marker + "; cat " + box.workspace() + "/../outside-canary/canary"
+                + " 2>&1; true");
+        assertThat(r.stdout()).as(r.toString()).startsWith("/\n0\n").contains("No such file or directory");
+        assertHostUntouched();
+    }
+
+    @Test
+    void symlinksToTheHostResolveInsideTheGuest(SharedSandbox.Booted box) throws Exception {
+        Kosa.Result r = box.exec("sh", "-c", "ln -s /etc etc-link && ln -s ../outside-canary up && ln -s "
+                + outside + " abs-out && echo owned > etc-link/" + marker + " && cat etc-link/hostname;"
+                + " echo owned > up/x 2>/dev/null || echo refused-up; echo owned > abs-out/x 2>/dev/null"
+                + " || echo refused-abs; rm etc-link/" + marker);
+        assertThat(r.stdout()).as(r.toString()).contains("refused-up", "refused-abs");
+        // the guest's own /etc was written through the link, not the host's
+        assertThat(Files.readSymbolicLink(box.workspace().resolve("etc-link"))).isEqualTo(Path.of("/etc"));
+        assertHostUntouched();
+    }
+
+    @Test
+    void aSymlinkSwappedInDuringWalksNeverLeadsOut(SharedSandbox.Booted box) throws Exception {
+        // a real directory and a symlink to the host's canary trade places as fast as the guest can,
+        // while another loop writes and reads through the name
+        Kosa.Result r = box.exec(Duration.ofMinutes(3), "sh", "-c", "mkdir -p race/d && cd race && "
+                + "ln -s " + outside + " evil && "
+                + "(end=$(($(date +%s) + 6)); while [ $(date +%s) -lt $end ]; do"
+                + " mv d real && mv evil d && mv d evil && mv real d; done) & "
+                + "(end=$(($(date +%s) + 6)); n=0; while [ $(date +%s) -lt $end ]; do"
+                + " echo inside > d/f 2>/dev/null; cat d/canary 2>/dev/null; n=$((n+1)); done; echo loops $n) ; wait");
+        assertThat(r.stdout()).as(r.toString()).contains("loops").doesNotContain("untouched");
+        assertHostUntouched();
+    }
+
+    @Test
+    void hardLinksToOutsideFilesAreRefused(SharedSandbox.Booted box) throws Exception {
+        Kosa.Result r = box.exec("sh", "-c", "ln /etc/passwd pw 2>&1; ln " + outside + "/canary c 2>&1; true");
+        assertThat(r.stdout()).as(r.toString()).contains("Invalid cross-device link");
+        assertThat(box.workspace().resolve("pw")).doesNotExist();
+        assertThat(box.workspace().resolve("c")).doesNotExist();
+        assertHostUntouched();
+    }
+
+    @Test
+    void deviceNodesCannotBeMadeButFifosCan(SharedSandbox.Booted box) throws Exception {
+        Kosa.Result r = box.exec("sh", "-c", "mknod blk b 8 0 2>&1; mknod chr c 1 3 2>&1; mkfifo fifo && echo fifo-ok");
+        assertThat(r.stdout()).as(r.toString()).contains("Operation not permitted").contains("fifo-ok");
+        assertThat(box.workspace().resolve("blk")).doesNotExist();
+        assertThat(box.workspace().resolve("chr")).doesNotExist();
+        assertThat((Integer) Files.getAttribute(box.workspace().resolve("fifo"), "unix:mode") & 0170000)
+                .isEqualTo(0010000);
+    }
+
+    @Test
+    void aFifoLeftOnTheHostCannotHangTheServer(SharedSandbox.Booted box) throws Exception {
+        Path fifo = box.workspace().resolve("host-fifo");
+        new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor();
+        Kosa.Result r = box.exec("sh", "-c", "timeout 3 cat host-fifo; echo exit $?; ls -l host-fifo | cut -c1");
+        // the guest's own open waits for a writer in the guest and times out; the server never opens it
+        assertThat(r.stdout()).as(r.toString()).isEqualTo("exit 124\np\n");
+        assertThat(box.exec("sh", "-c", "echo alive > after-fifo && cat after-fifo").stdout()).isEqualTo("alive\n");
+    }
+}

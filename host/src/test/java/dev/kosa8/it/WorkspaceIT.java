@@ -1,0 +1,190 @@
+package dev.kosa8.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The workspace as guest programs use it: one host folder, live both ways,
+ * served by kosa8's own 9p server. One sandbox for the class, sharing a
+ * folder made for it ({@link SharedSandbox}); every test works in its own
+ * sub-folder and checks the effect on the host side too.
+ */
+@ExtendWith(SharedSandbox.class)
+class WorkspaceIT {
+
+    private static Kosa.Result sh(SharedSandbox.Booted box, String dir, String script) {
+        return sh(box, dir, script, Duration.ofMinutes(3));
+    }
+
+    private static Kosa.Result sh(SharedSandbox.Booted box, String dir, String script, Duration timeout) {
+        Kosa.Result r = box.exec(timeout, "sh", "-euc", "mkdir -p " + dir + " && cd " + dir + " && " + script);
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        return r;
+    }
+
+    @Test
+    void commandsStartInTheFolderAtTheSamePathAsOnTheHost(SharedSandbox.Booted box) throws Exception {
+        Files.writeString(box.workspace().resolve("from-host.txt"), "made on the host\n");
+        Kosa.Result r = box.exec("sh", "-c", "pwd; cat from-host.txt; cat /workspace/from-host.txt");
+        assertThat(r.stdout()).as(r.toString()).isEqualTo(box.workspace() + "\nmade on the host\nmade on the host\n");
+    }
+
+    @Test
+    void gitWorksInTheWorkspace(SharedSandbox.Booted box) {
+        Kosa.Result r = sh(box, "git", String.join(" && ",
+                "git init -q -b main .",
+                "git config user.email a@example.com && git config user.name agent",
+                "echo one > a.txt && git add a.txt && git commit -qm first",
+                "git checkout -q -b topic && echo two >> a.txt && git commit -qam second",
+                "git checkout -q main && cat a.txt",
+                "git status --porcelain && git log --oneline --all | wc -l"));
+        assertThat(r.stdout()).isEqualTo("one\n2\n");
+        Path repo = box.workspace().resolve("git");
+        assertThat(repo.resolve(".git/HEAD")).content().isEqualTo("ref: refs/heads/main\n");
+        assertThat(repo.resolve("a.txt")).content().isEqualTo("one\n");
+    }
+
+    @Test
+    void pythonWritesAndReadsAndRenamesOverAnExistingFile(SharedSandbox.Booted box) throws Exception {
+        Kosa.Result r = sh(box, "py", "python3 -c '"
+                + "import os\n"
+                + "open(\"a\", \"w\").write(\"new\" * 1000)\n"
+                + "open(\"b\", \"w\").write(\"old\")\n"
+                + "os.rename(\"a\", \"b\")\n"
+                + "print(len(open(\"b\").read()), os.path.exists(\"a\"))\n'");
+        assertThat(r.stdout()).isEqualTo("3000 False\n");
+        assertThat(box.workspace().resolve("py/b")).content().isEqualTo("new".repeat(1000));
+    }
+
+    @Test
+    void anUnlinkedOpenFileStaysReadableAndWritable(SharedSandbox.Booted box) {
+        Kosa.Result r = sh(box, "unlinked", "python3 -c '"
+                + "import os\n"
+                + "f = open(\"gone\", \"w+\")\n"
+                + "f.write(\"still here\"); f.flush()\n"
+                + "os.unlink(\"gone\")\n"
+                + "f.write(\" and more\"); f.flush(); f.seek(0)\n"
+                + "print(f.read(), os.path.exists(\"gone\"))\n'");
+        assertThat(r.stdout()).isEqualTo("still here and more False\n");
+        assertThat(box.workspace().resolve("unlinked/gone")).doesNotExist();
+    }
+
+    @Test
+    void modesAndTimesSetInTheGuestReachTheHost(SharedSandbox.Booted box) throws Exception {
+        sh(box, "meta", "echo x > f && chmod 0750 f && touch -d '2001-02-03 04:05:06 UTC' f"
+                + " && mkdir -m 0711 d && umask 077 && echo y > private");
+        Path dir = box.workspace().resolve("meta");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("f"))))
+                .isEqualTo("rwxr-x---");
+        assertThat(Files.getLastModifiedTime(dir.resolve("f")))
+                .isEqualTo(FileTime.from(Instant.parse("2001-02-03T04:05:06Z")));
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("d"))))
+                .isEqualTo("rwx--x--x");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("private"))))
+                .as("the guest's umask, not the daemon's").isEqualTo("rw-------");
+        int hostUid = (Integer) Files.getAttribute(dir.resolve("f"), "unix:uid");
+        assertThat(hostUid).as("files the guest makes belong to the host user")
+                .isEqualTo((Integer) Files.getAttribute(box.workspace(), "unix:uid"));
+        Kosa.Result owner = box.exec("stat", "-c", "%u %a", "meta/f");
+        assertThat(owner.stdout()).as("the host user's files are the guest root's").isEqualTo("0 750\n");
+    }
+
+    @Test
+    void symlinksAndHardLinksInsideWork(SharedSandbox.Booted box) throws Exception {
+        Kosa.Result r = sh(box, "links", "mkdir -p sub && echo target > sub/t && ln -s sub/t rel && ln -s "
+                + "$PWD/sub/t abs && ln sub/t hard && cat rel abs hard && readlink rel && stat -c %h sub/t");
+        assertThat(r.stdout()).isEqualTo("target\ntarget\ntarget\nsub/t\n2\n");
+        Path dir = box.workspace().resolve("links");
+        assertThat(Files.readSymbolicLink(dir.resolve("rel"))).isEqualTo(Path.of("sub/t"));
+        assertThat(Files.getAttribute(dir.resolve("hard"), "unix:ino"))
+                .isEqualTo(Files.getAttribute(dir.resolve("sub/t"), "unix:ino"));
+        assertThat(Files.isSymbolicLink(dir.resolve("abs"))).isTrue();
+    }
+
+    @Test
+    void twentyThousandSmallFilesAreCreatedListedAndDeleted(SharedSandbox.Booted box) throws Exception {
+        // eight writers at once, as a build would: 9p carries their requests side by side
+        Kosa.Result made = sh(box, "many", "seq 0 7 | xargs -P8 -I{} python3 -c '"
+                + "import sys\n"
+                + "w = int(sys.argv[1])\n"
+                + "for i in range(w, 20000, 8):\n"
+                + "    with open(\"f%05d\" % i, \"w\") as f: f.write(str(i))\n' {}"
+                + " && ls | wc -l && ls -f | sort | sed -n 3p", Duration.ofMinutes(12));
+        assertThat(made.stdout()).isEqualTo("20000\nf00000\n");
+        try (var files = Files.list(box.workspace().resolve("many"))) {
+            assertThat(files.count()).isEqualTo(20000);
+        }
+        assertThat(box.workspace().resolve("many/f12345")).content().isEqualTo("12345");
+        Kosa.Result gone = sh(box, "many", "ls | xargs -P8 -n 500 rm && ls | wc -l", Duration.ofMinutes(12));
+        assertThat(gone.stdout()).isEqualTo("0\n");
+        try (var files = Files.list(box.workspace().resolve("many"))) {
+            assertThat(files.count()).isZero();
+        }
+    }
+
+    @Test
+    void aGibFileKeepsItsChecksumBothWays(SharedSandbox.Booted box) throws Exception {
+        Path dir = box.workspace().resolve("big");
+        // whole-MiB writes and reads: each is one 9p message (small ones would each be a round trip)
+        Kosa.Result written = sh(box, "big", "dd if=/dev/urandom bs=1M count=1024 status=none"
+                + " | dd of=from-guest bs=1M iflag=fullblock status=none"
+                + " && dd if=from-guest bs=1M status=none | sha256sum | cut -d' ' -f1", Duration.ofMinutes(10));
+        assertThat(Files.size(dir.resolve("from-guest"))).isEqualTo(1L << 30);
+        assertThat(written.stdout().strip()).isEqualTo(sha256(dir.resolve("from-guest")));
+        Files.delete(dir.resolve("from-guest"));
+
+        Path fromHost = dir.resolve("from-host");
+        byte[] block = new byte[1 << 20];
+        java.util.Random random = new java.util.Random(42);
+        try (var out = Files.newOutputStream(fromHost)) {
+            for (int i = 0; i < 1024; i++) {
+                random.nextBytes(block);
+                out.write(block);
+            }
+        }
+        Kosa.Result read = sh(box, "big", "dd if=from-host bs=1M status=none | sha256sum | cut -d' ' -f1",
+                Duration.ofMinutes(10));
+        assertThat(read.stdout().strip()).isEqualTo(sha256(fromHost));
+        Files.delete(fromHost);
+    }
+
+    @Test
+    void editsOnEitherSideAreSeenOnTheOtherAtOnce(SharedSandbox.Booted box) throws Exception {
+        Path f = box.workspace().resolve("live.txt");
+        Files.writeString(f, "host v1\n");
+        assertThat(box.exec("cat", "live.txt").stdout()).isEqualTo("host v1\n");
+        Files.writeString(f, "host v2, longer\n");
+        assertThat(box.exec("cat", "live.txt").stdout()).as("no stale cache in the guest").isEqualTo("host v2, longer\n");
+        box.exec("sh", "-c", "echo 'guest v3' > live.txt");
+        assertThat(f).content(StandardCharsets.UTF_8).isEqualTo("guest v3\n");
+        Files.delete(f);
+        assertThat(box.exec("sh", "-c", "test -e live.txt || echo gone").stdout()).isEqualTo("gone\n");
+        Files.createDirectory(box.workspace().resolve("made-on-host"));
+        assertThat(box.exec("sh", "-c", "test -d made-on-host && echo dir").stdout()).isEqualTo("dir\n");
+        assertThat(Files.exists(box.workspace().resolve("made-on-host"), LinkOption.NOFOLLOW_LINKS)).isTrue();
+    }
+
+    private static String sha256(Path p) throws Exception {
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        try (var in = Files.newInputStream(p)) {
+            byte[] buf = new byte[1 << 20];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                md.update(buf, 0, n);
+            }
+        }
+        return HexFormat.of().formatHex(md.digest());
+    }
+}

@@ -1,0 +1,366 @@
+package dev.kosa8.workspace;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.BufferOverflowException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A 9P2000.L client for host-side tests of {@link WorkspaceServer}: it serves a folder over a
+ * fresh unix socket pair, sends frames (encoded ones, or any bytes for hostile frames), and
+ * matches replies by tag. Every wait has a deadline, so a server that hangs fails the test
+ * instead of hanging it. Not thread-safe except that {@link #send} may be called from several
+ * threads; replies are read by one thread of its own.
+ */
+final class P9TestClient implements AutoCloseable {
+    static final Duration TIMEOUT = Duration.ofSeconds(5);
+    static final int ROOT = 0;
+    /** Linux open flags as 9P2000.L carries them. */
+    static final int O_RDONLY = 0, O_WRONLY = 1, O_RDWR = 2, O_CREAT = 0100, O_EXCL = 0200, O_TRUNC = 01000,
+            O_DIRECTORY = 0200000;
+
+    private static final ByteBuffer EOF = ByteBuffer.allocate(0);
+
+    private final SocketChannel channel;
+    private final WorkspaceServer server;
+    private final Queue<String> log;
+    private final BlockingQueue<ByteBuffer> frames = new LinkedBlockingQueue<>();
+    private final Map<Integer, ByteBuffer> early = new HashMap<>();
+    private final Queue<Integer> arrivals = new ConcurrentLinkedQueue<>();
+    private final Thread reader;
+    private int nextTag = 1;
+    private volatile boolean eof;
+    private boolean closed;
+
+    private P9TestClient(SocketChannel channel, WorkspaceServer server, Queue<String> log) {
+        this.channel = channel;
+        this.server = server;
+        this.log = log;
+        this.reader = new Thread(this::readLoop, "p9-test-client");
+        this.reader.setDaemon(true);
+        this.reader.start();
+    }
+
+    /** Serves {@code folder} to a new client; the socket lives in a private directory under {@code scratch}. */
+    static P9TestClient connect(Path folder, Path scratch) throws Exception {
+        Path dir = Files.createTempDirectory(scratch, "sock");
+        Path socket = dir.resolve("s");
+        Queue<String> log = new ConcurrentLinkedQueue<>();
+        try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            listener.bind(UnixDomainSocketAddress.of(socket));
+            SocketChannel client = SocketChannel.open(UnixDomainSocketAddress.of(socket));
+            SocketChannel accepted = listener.accept();
+            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, log::add);
+            return new P9TestClient(client, server, log);
+        } finally {
+            Files.deleteIfExists(socket);
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    /** Connects, then negotiates the protocol and attaches fid {@link #ROOT} to the folder. */
+    static P9TestClient attached(Path folder, Path scratch) throws Exception {
+        P9TestClient c = connect(folder, scratch);
+        assertThat(c.version()).isEqualTo(new P9Reply.Version(WorkspaceServer.MSIZE, P9Operations.VERSION));
+        assertThat(c.attach(ROOT)).isInstanceOf(P9Reply.Attach.class);
+        return c;
+    }
+
+    WorkspaceServer server() {
+        return server;
+    }
+
+    /** The tags of the replies received so far, in the order they arrived. */
+    List<Integer> arrivals() {
+        return List.copyOf(arrivals);
+    }
+
+    /** What the server logged so far. */
+    List<String> log() {
+        return List.copyOf(log);
+    }
+
+    // --- the wire
+
+    /** Encodes and sends a request under a fresh tag; returns the tag. */
+    synchronized int send(P9Request request) throws IOException {
+        int tag = freshTag();
+        send(tag, request);
+        return tag;
+    }
+
+    synchronized void send(int tag, P9Request request) throws IOException {
+        sendRaw(encode(tag, request));
+    }
+
+    /** One request frame, as many bytes as it takes (names the decoder refuses included). */
+    static ByteBuffer encode(int tag, P9Request request) {
+        ByteBuffer out = ByteBuffer.allocate(8192);
+        try {
+            P9Codec.encodeRequest(tag, request, out);
+        } catch (BufferOverflowException big) {
+            out = ByteBuffer.allocate(WorkspaceServer.MSIZE + 64);
+            P9Codec.encodeRequest(tag, request, out);
+        }
+        return out.flip();
+    }
+
+    synchronized void sendRaw(ByteBuffer bytes) throws IOException {
+        while (bytes.hasRemaining()) {
+            channel.write(bytes);
+        }
+    }
+
+    synchronized void sendRaw(byte[] bytes) throws IOException {
+        sendRaw(ByteBuffer.wrap(bytes));
+    }
+
+    synchronized int freshTag() {
+        int tag = nextTag;
+        nextTag = nextTag % 0xfffe + 1; // 1..65534: never NOTAG
+        return tag;
+    }
+
+    /** The reply to {@code tag}, checked to be a well-formed frame; fails after {@link #TIMEOUT} or at EOF. */
+    P9Reply await(int tag) throws Exception {
+        return awaitResponse(tag, TIMEOUT).reply();
+    }
+
+    P9Response awaitResponse(int tag, Duration timeout) throws Exception {
+        ByteBuffer frame = awaitFrame(tag, timeout);
+        P9Response r = P9Codec.decodeReply(frame);
+        assertThat(r.tag()).isEqualTo(tag);
+        return r;
+    }
+
+    /** The raw reply frame to {@code tag}. */
+    ByteBuffer awaitFrame(int tag, Duration timeout) throws Exception {
+        synchronized (early) {
+            return awaitFrameLocked(tag, timeout);
+        }
+    }
+
+    private ByteBuffer awaitFrameLocked(int tag, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            ByteBuffer kept = early.remove(tag);
+            if (kept != null) {
+                return kept;
+            }
+            if (eof) {
+                throw new AssertionError("the server closed the connection before answering tag " + tag
+                        + "; its log: " + log());
+            }
+            long left = deadline - System.nanoTime();
+            ByteBuffer f = left <= 0 ? null : frames.poll(left, TimeUnit.NANOSECONDS);
+            if (f == null) {
+                throw new AssertionError("no reply to tag " + tag + " within " + timeout + "; server log: " + log());
+            }
+            if (f == EOF) {
+                eof = true;
+                continue;
+            }
+            int t = f.duplicate().order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff;
+            ByteBuffer previous = early.put(t, f);
+            assertThat(previous).as("two replies to tag %d", t).isNull();
+        }
+    }
+
+    /** Whether the server closes the connection within {@code timeout}; replies before the close are dropped. */
+    boolean closedWithin(Duration timeout) throws InterruptedException {
+        synchronized (early) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (!eof) {
+                long left = deadline - System.nanoTime();
+                ByteBuffer f = left <= 0 ? null : frames.poll(left, TimeUnit.NANOSECONDS);
+                if (f == null) {
+                    return false;
+                }
+                eof = f == EOF;
+            }
+            return true;
+        }
+    }
+
+    P9Reply call(P9Request request) throws Exception {
+        return await(send(request));
+    }
+
+    private void readLoop() {
+        ByteBuffer in = ByteBuffer.allocate(2 * WorkspaceServer.MSIZE + 64).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            while (channel.read(in) >= 0) {
+                in.flip();
+                while (in.remaining() >= 4) {
+                    long size = Integer.toUnsignedLong(in.getInt(in.position()));
+                    if (size < P9Codec.HEADER || size > WorkspaceServer.MSIZE) {
+                        throw new IOException("the server sent a frame of " + size + " bytes");
+                    }
+                    if (in.remaining() < size) {
+                        break;
+                    }
+                    byte[] frame = new byte[(int) size];
+                    in.get(frame);
+                    arrivals.add(ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff);
+                    frames.add(ByteBuffer.wrap(frame));
+                }
+                in.compact();
+            }
+        } catch (IOException e) {
+            // closed by either side: the waiter sees EOF
+        } finally {
+            frames.add(EOF);
+        }
+    }
+
+    // --- requests
+
+    P9Reply version() throws Exception {
+        return await(sendVersion(WorkspaceServer.MSIZE, P9Operations.VERSION));
+    }
+
+    int sendVersion(int msize, String version) throws IOException {
+        send(P9Codec.NOTAG, new P9Request.Version(msize, version));
+        return P9Codec.NOTAG;
+    }
+
+    P9Reply attach(int fid) throws Exception {
+        return call(new P9Request.Attach(fid, P9Codec.NOFID, "root", "", 0));
+    }
+
+    P9Reply walk(int fid, int newFid, String... names) throws Exception {
+        return call(new P9Request.Walk(fid, newFid, List.of(names)));
+    }
+
+    P9Reply lopen(int fid, int flags) throws Exception {
+        return call(new P9Request.Lopen(fid, flags));
+    }
+
+    P9Reply lcreate(int fid, String name, int flags, int mode) throws Exception {
+        return call(new P9Request.Lcreate(fid, name, flags, mode, 0));
+    }
+
+    P9Reply read(int fid, long offset, int count) throws Exception {
+        return call(new P9Request.Read(fid, offset, count));
+    }
+
+    P9Reply write(int fid, long offset, byte[] data) throws Exception {
+        return call(new P9Request.Write(fid, offset, ByteBuffer.wrap(data)));
+    }
+
+    P9Reply readdir(int fid, long offset, int count) throws Exception {
+        return call(new P9Request.Readdir(fid, offset, count));
+    }
+
+    P9Reply getattr(int fid) throws Exception {
+        return call(new P9Request.Getattr(fid, P9Operations.GETATTR_BASIC_AND_BTIME));
+    }
+
+    P9Reply setattr(P9Request.Setattr s) throws Exception {
+        return call(s);
+    }
+
+    P9Reply clunk(int fid) throws Exception {
+        return call(new P9Request.Clunk(fid));
+    }
+
+    P9Reply remove(int fid) throws Exception {
+        return call(new P9Request.Remove(fid));
+    }
+
+    P9Reply mkdir(int dfid, String name, int mode) throws Exception {
+        return call(new P9Request.Mkdir(dfid, name, mode, 0));
+    }
+
+    P9Reply mknod(int dfid, String name, int mode, int major, int minor) throws Exception {
+        return call(new P9Request.Mknod(dfid, name, mode, major, minor, 0));
+    }
+
+    P9Reply symlink(int dfid, String name, String target) throws Exception {
+        return call(new P9Request.Symlink(dfid, name, target, 0));
+    }
+
+    P9Reply readlink(int fid) throws Exception {
+        return call(new P9Request.Readlink(fid));
+    }
+
+    P9Reply link(int dfid, int fid, String name) throws Exception {
+        return call(new P9Request.Link(dfid, fid, name));
+    }
+
+    P9Reply rename(int fid, int dfid, String name) throws Exception {
+        return call(new P9Request.Rename(fid, dfid, name));
+    }
+
+    P9Reply renameAt(int oldDir, String oldName, int newDir, String newName) throws Exception {
+        return call(new P9Request.RenameAt(oldDir, oldName, newDir, newName));
+    }
+
+    P9Reply unlinkAt(int dfid, String name, int flags) throws Exception {
+        return call(new P9Request.UnlinkAt(dfid, name, flags));
+    }
+
+    // --- reading replies
+
+    /** The errno of an Rlerror, or 0 for any other reply. */
+    static int errno(P9Reply r) {
+        return r instanceof P9Reply.Lerror e ? e.errno() : 0;
+    }
+
+    /** The bytes of an Rread; fails on any other reply. */
+    static byte[] data(P9Reply r) {
+        assertThat(r).isInstanceOf(P9Reply.Read.class);
+        ByteBuffer d = ((P9Reply.Read) r).data();
+        byte[] b = new byte[d.remaining()];
+        d.duplicate().get(b);
+        return b;
+    }
+
+    /** Reads a whole open file from offset 0 in chunks of {@code chunk} bytes. */
+    byte[] readAll(int fid, int chunk) throws Exception {
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+        while (true) {
+            byte[] b = data(read(fid, all.size(), chunk));
+            if (b.length == 0) {
+                return all.toByteArray();
+            }
+            all.write(b);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        server.close();
+        try {
+            reader.join(TIMEOUT.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
