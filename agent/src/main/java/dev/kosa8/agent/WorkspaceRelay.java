@@ -93,21 +93,39 @@ final class WorkspaceRelay {
         }
     }
 
+    /**
+     * The port hands the guest at most one page per read (virtio-console's
+     * receive buffers are pages, and QEMU's chardev moves 4 KiB at a time), so
+     * a 1 MiB reply arrives in 256 pieces. Passing each piece on would wake
+     * the kernel's 9p reader 256 times; instead whole 9p messages are
+     * gathered (the first 4 bytes of each are its size) and written to the
+     * kernel in one go.
+     */
     private void hostToKernel(SocketChannel kernel) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
             MemorySegment st = Posix.callState(arena);
+            long have = 0;
             while (true) {
-                int n = Posix.readSome(portFd, buf, bufferSize, st);
+                int n = Posix.readSome(portFd, buf.asSlice(have), bufferSize - have, st);
                 if (n < 0) {
                     // no host connected to the port right now: wait for the server to come back
                     Thread.sleep(20);
                     continue;
                 }
-                ByteBuffer view = buf.asSlice(0, n).asByteBuffer();
+                have += n;
+                long whole = wholeMessages(buf, have);
+                if (whole == 0) {
+                    continue;
+                }
+                ByteBuffer view = buf.asSlice(0, whole).asByteBuffer();
                 while (view.hasRemaining()) {
                     kernel.write(view);
                 }
+                if (whole < have) {
+                    MemorySegment.copy(buf, whole, buf, 0, have - whole);
+                }
+                have -= whole;
             }
         } catch (IOException | RuntimeException e) {
             Log.info("workspace relay (host to kernel) stopped: " + e.getMessage());
@@ -115,4 +133,28 @@ final class WorkspaceRelay {
             Thread.currentThread().interrupt();
         }
     }
+
+    /**
+     * How many leading bytes of {@code buf} are whole 9p messages. A size
+     * field that cannot be 9p (below a header, or larger than the buffer)
+     * means the stream is not framed as expected: everything is passed on
+     * as it is, and the kernel's client decides.
+     */
+    private long wholeMessages(MemorySegment buf, long have) {
+        long off = 0;
+        while (have - off >= 4) {
+            long size = Integer.toUnsignedLong(buf.get(LE_INT, off));
+            if (size < 7 || size > bufferSize) {
+                return have;
+            }
+            if (have - off < size) {
+                break;
+            }
+            off += size;
+        }
+        return off;
+    }
+
+    private static final java.lang.foreign.ValueLayout.OfInt LE_INT =
+            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 }
