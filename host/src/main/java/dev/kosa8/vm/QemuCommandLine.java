@@ -24,9 +24,12 @@ import java.util.List;
  *       obsolete system calls. (A first trial that seemed to show the filter
  *       stopping boots was the guest kernel's TSC calibration hang, see
  *       {@link TscFrequency}, not the filter.)</li>
- *   <li>The workspace's 9p traffic has a port of its own, so bulk file I/O
- *       never queues behind exec output on the agent's port, and the 9p
- *       server reads a plain 9p stream.</li>
+ *   <li>The workspace's 9p traffic has a port of its own, on a virtio-serial
+ *       device of its own, so bulk file I/O never queues behind exec output,
+ *       and its interrupts do not wake the agent's reader: on microvm a
+ *       virtio-serial device has one interrupt for all its ports, and sharing
+ *       one cost the guest 20–50% of its CPU in small-file work (measured,
+ *       BENCHMARKS.md).</li>
  *   <li>The agent's and the workspace's ports and QMP are unix sockets that QEMU listens on
  *       ({@code server=on,wait=off}), so the daemon can reconnect after its own
  *       restart.</li>
@@ -62,13 +65,14 @@ public final class QemuCommandLine {
                 + ",format=qcow2,if=none,discard=unmap,detect-zeroes=unmap"));
         a.addAll(List.of("-device", "virtio-blk-device,drive=root"));
         a.addAll(List.of("-device", "virtio-rng-device"));
-        a.addAll(List.of("-device", "virtio-serial-device,max_ports=4"));
+        a.addAll(List.of("-device", "virtio-serial-device,id=agentbus,max_ports=2"));
         a.addAll(List.of("-chardev", "socket,id=agent,path=" + escape(spec.agentSocket().toString()) + ",server=on,wait=off"));
-        a.addAll(List.of("-device", "virtserialport,chardev=agent,name=" + AGENT_PORT_NAME));
+        a.addAll(List.of("-device", "virtserialport,bus=agentbus.0,chardev=agent,name=" + AGENT_PORT_NAME));
         if (spec.workspaceSocket() != null) {
             a.addAll(List.of("-chardev", "socket,id=ws9p,path=" + escape(spec.workspaceSocket().toString())
                     + ",server=on,wait=off"));
-            a.addAll(List.of("-device", "virtserialport,chardev=ws9p,name=" + WORKSPACE_PORT_NAME));
+            a.addAll(List.of("-device", "virtio-serial-device,id=ws9pbus,max_ports=2"));
+            a.addAll(List.of("-device", "virtserialport,bus=ws9pbus.0,chardev=ws9p,name=" + WORKSPACE_PORT_NAME));
         }
         a.addAll(List.of("-qmp", "unix:" + escape(spec.qmpSocket().toString()) + ",server=on,wait=off"));
         return List.copyOf(a);

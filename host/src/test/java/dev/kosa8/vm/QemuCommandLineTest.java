@@ -19,7 +19,8 @@ class QemuCommandLineTest {
     void theWorkspaceGetsItsOwnPortOnlyWhenThereIsOne() {
         String with = String.join(" ", QemuCommandLine.of(spec(Accelerator.TCG), "qemu"));
         assertThat(with).contains("-chardev socket,id=ws9p,path=/run/k/ws9p.sock,server=on,wait=off")
-                .contains("virtserialport,chardev=ws9p,name=dev.kosa8.ws9p");
+                .contains("virtio-serial-device,id=ws9pbus,max_ports=2")
+                .contains("virtserialport,bus=ws9pbus.0,chardev=ws9p,name=dev.kosa8.ws9p");
         VmSpec s = spec(Accelerator.TCG);
         VmSpec without = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
                 s.rootDisk(), s.kernelArgs(), s.consoleLog(), s.qmpSocket(), s.agentSocket(), null);
@@ -33,7 +34,7 @@ class QemuCommandLineTest {
         assertThat(argv.getFirst()).isEqualTo("qemu-system-x86_64");
         assertThat(joined).contains("-M microvm").contains("-accel tcg").contains("-cpu max")
                 .contains("-smp 2").contains("-m 1024M").contains("-nodefaults").contains("-no-reboot")
-                .contains("virtserialport,chardev=agent,name=dev.kosa8.agent")
+                .contains("virtserialport,bus=agentbus.0,chardev=agent,name=dev.kosa8.agent")
                 .contains("-qmp unix:/run/k/qmp.sock,server=on,wait=off")
                 .contains("-sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
         assertThat(joined).as("no network device of any kind").doesNotContain("-netdev").doesNotContain("-nic")

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Workspace benchmark (issue 3): kosa8's shared folder against QEMU's own virtio-9p, side by side in one
+# guest booted once, the same workloads on both mounts, alternating, timed inside the guest.
+#
+#   bench/workspace.sh [ROUNDS] [SIZE_MIB] [FILES] [more options of WorkspaceBench.java]
+#
+# Defaults: 3 rounds (medians quoted), 1024 MiB for the sequential rows, 10000 files for the small-file and
+# git rows; the `tar x` row extracts the java.base sources of the JDK's src.zip unless --tree DIR is given.
+# Further options (see bench/WorkspaceBench.java): --profile, --msize N, --dir PARENT, --accel, --cpus,
+# --memory-mib. Uses the kosa8 home of the environment (KOSA8_HOME, else the XDG default) and builds the
+# guest image there if it is missing or out of date. Prints a Markdown table for BENCHMARKS.md on stdout;
+# progress goes to stderr.
+set -euo pipefail
+repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+source "$repo/scripts/host-setup.sh"
+select_java25
+rounds=${1:-3}
+size=${2:-1024}
+files=${3:-10000}
+shift $(( $# < 3 ? $# : 3 ))
+"$repo/kosa8" --version >/dev/null   # builds the jar if needed
+# the JVM that serves kosa8's side runs with the daemon's GC (DaemonLauncher)
+exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -cp "$repo/host/target/kosa8.jar" \
+  "$repo/bench/WorkspaceBench.java" --rounds "$rounds" --size-mib "$size" --files "$files" "$@"
