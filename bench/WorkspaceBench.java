@@ -551,7 +551,10 @@ public class WorkspaceBench {
         host(List.of("git", "-C", repo.toString(), "init", "-q", "-b", "main"), t);
         host(List.of("git", "-C", repo.toString(), "add", "-A"), t);
         host(List.of("git", "-C", repo.toString(), "-c", "user.name=bench", "-c", "user.email=bench@localhost",
-                "commit", "-q", "-m", "files"), t);
+                "-c", "gc.auto=0", "commit", "-q", "-m", "files"), t);
+        // pack now, in the foreground: a commit of thousands of files would start git's automatic gc in
+        // the background, racing the copies made of this repository next
+        host(List.of("git", "-C", repo.toString(), "gc", "-q"), t);
         return repo;
     }
 
