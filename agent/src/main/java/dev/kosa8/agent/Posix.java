@@ -160,24 +160,7 @@ final class Posix {
 
     static void writeFully(int fd, byte[] bytes) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment st = state(arena);
-            MemorySegment buf = arena.allocateFrom(ValueLayout.JAVA_BYTE, bytes);
-            long off = 0;
-            while (off < bytes.length) {
-                long n = (long) WRITE.invokeExact(st, fd, buf.asSlice(off), (long) bytes.length - off);
-                if (n < 0) {
-                    int e = errno(st);
-                    if (e == EINTR || e == EAGAIN) {
-                        continue;
-                    }
-                    throw new PosixException("write", e);
-                }
-                off += n;
-            }
-        } catch (PosixException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            writeAll(fd, arena.allocateFrom(ValueLayout.JAVA_BYTE, bytes), bytes.length, state(arena));
         }
     }
 

@@ -56,13 +56,13 @@ class P9CodecFuzzTest {
     @Property(tries = 5000)
     void mutatedValidRequestsDecodeOrAreRefused(@ForAll("requests") P9Request request,
             @ForAll("mutations") List<int[]> mutations, @ForAll boolean fixSizeField) {
-        decodeSafely(mutate(bytes(encode(1, request)), mutations, fixSizeField));
+        decodeSafely(P9Samples.mutate(bytes(encode(1, request)), mutations, fixSizeField, 0));
     }
 
     @Property(tries = 2000)
     void mutatedValidRepliesDecodeOrAreRefused(@ForAll("replies") P9Reply reply,
             @ForAll("mutations") List<int[]> mutations, @ForAll boolean fixSizeField) {
-        byte[] frame = mutate(bytes(encode(1, reply)), mutations, fixSizeField);
+        byte[] frame = P9Samples.mutate(bytes(encode(1, reply)), mutations, fixSizeField, 0);
         try {
             P9Codec.decodeReply(ByteBuffer.wrap(frame));
         } catch (P9Exception refused) {
@@ -185,40 +185,6 @@ class P9CodecFuzzTest {
             case P9Request.Readdir(_, _, int count) -> count == Integer.MAX_VALUE;
             default -> false;
         };
-    }
-
-    private static byte[] mutate(byte[] frame, List<int[]> mutations, boolean fixSizeField) {
-        for (int[] mu : mutations) {
-            int at = Math.floorMod(mu[1], Math.max(frame.length, 1));
-            switch (mu[0]) {
-                case 0 -> {
-                    if (frame.length > 0) {
-                        frame[at] = (byte) mu[2];
-                    }
-                }
-                case 1 -> frame = Arrays.copyOf(frame, at);
-                case 2 -> {
-                    byte[] grown = new byte[frame.length + 1];
-                    System.arraycopy(frame, 0, grown, 0, at);
-                    grown[at] = (byte) mu[2];
-                    System.arraycopy(frame, at, grown, at + 1, frame.length - at);
-                    frame = grown;
-                }
-                case 3 -> {
-                    frame = Arrays.copyOf(frame, frame.length + 1 + (mu[2] & 7));
-                    frame[frame.length - 1] = (byte) mu[2];
-                }
-                default -> {
-                    if (frame.length >= 4) {
-                        ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).putInt(0, mu[1]);
-                    }
-                }
-            }
-        }
-        if (fixSizeField && frame.length >= 4) {
-            ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).putInt(0, frame.length);
-        }
-        return frame;
     }
 
     @Provide

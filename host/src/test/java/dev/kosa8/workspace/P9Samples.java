@@ -213,4 +213,45 @@ final class P9Samples {
             default -> new P9Reply.UnlinkAt();
         };
     }
+
+    /**
+     * Mutates an encoded frame: sets a byte, cuts, inserts a byte, appends a
+     * few, or rewrites the size field (to {@code mu[1] % sizeBound}, or raw
+     * when {@code sizeBound} is 0); then, if asked, sets the size field to the
+     * frame's real length again.
+     */
+    static byte[] mutate(byte[] frame, java.util.List<int[]> mutations, boolean fixSizeField, int sizeBound) {
+        for (int[] mu : mutations) {
+            int at = Math.floorMod(mu[1], Math.max(frame.length, 1));
+            switch (mu[0]) {
+                case 0 -> {
+                    if (frame.length > 0) {
+                        frame[at] = (byte) mu[2];
+                    }
+                }
+                case 1 -> frame = java.util.Arrays.copyOf(frame, at);
+                case 2 -> {
+                    byte[] grown = new byte[frame.length + 1];
+                    System.arraycopy(frame, 0, grown, 0, at);
+                    grown[at] = (byte) mu[2];
+                    System.arraycopy(frame, at, grown, at + 1, frame.length - at);
+                    frame = grown;
+                }
+                case 3 -> {
+                    frame = java.util.Arrays.copyOf(frame, frame.length + 1 + (mu[2] & 7));
+                    frame[frame.length - 1] = (byte) mu[2];
+                }
+                default -> {
+                    if (frame.length >= 4) {
+                        java.nio.ByteBuffer.wrap(frame).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                                .putInt(0, sizeBound == 0 ? mu[1] : mu[1] % sizeBound);
+                    }
+                }
+            }
+        }
+        if (fixSizeField && frame.length >= 4) {
+            java.nio.ByteBuffer.wrap(frame).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0, frame.length);
+        }
+        return frame;
+    }
 }

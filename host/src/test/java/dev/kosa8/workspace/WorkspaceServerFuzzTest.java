@@ -158,7 +158,8 @@ class WorkspaceServerFuzzTest {
     @Property(tries = 300)
     void mutatedFramesAreAnsweredUnderTheirTagOrCloseTheConnection(@ForAll("requests") P9Request request,
             @ForAll("mutations") List<int[]> mutations, @ForAll boolean fixSizeField) throws Exception {
-        byte[] frame = mutate(P9Samples.bytes(P9TestClient.encode(7, request)), mutations, fixSizeField);
+        byte[] frame = P9Samples.mutate(P9Samples.bytes(P9TestClient.encode(7, request)), mutations, fixSizeField,
+                1 << 21);
         try (P9TestClient c = withState()) {
             if (frame.length < 4) {
                 c.sendRaw(frame);
@@ -322,38 +323,6 @@ class WorkspaceServerFuzzTest {
                 Arbitraries.integers(),
                 Arbitraries.integers().between(0, 255)).as((kind, at, value) -> new int[] {kind, at, value});
         return one.list().ofMinSize(1).ofMaxSize(4);
-    }
-
-    /** Sets a byte, cuts, inserts a byte, appends a few, or rewrites the size field. */
-    private static byte[] mutate(byte[] frame, List<int[]> mutations, boolean fixSizeField) {
-        for (int[] mu : mutations) {
-            int at = Math.floorMod(mu[1], Math.max(frame.length, 1));
-            switch (mu[0]) {
-                case 0 -> {
-                    if (frame.length > 0) {
-                        frame[at] = (byte) mu[2];
-                    }
-                }
-                case 1 -> frame = Arrays.copyOf(frame, at);
-                case 2 -> {
-                    byte[] grown = new byte[frame.length + 1];
-                    System.arraycopy(frame, 0, grown, 0, at);
-                    grown[at] = (byte) mu[2];
-                    System.arraycopy(frame, at, grown, at + 1, frame.length - at);
-                    frame = grown;
-                }
-                case 3 -> frame = Arrays.copyOf(frame, frame.length + 1 + (mu[2] & 7));
-                default -> {
-                    if (frame.length >= 4) {
-                        ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).putInt(0, mu[1] % (1 << 21));
-                    }
-                }
-            }
-        }
-        if (fixSizeField && frame.length >= 4) {
-            ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).putInt(0, frame.length);
-        }
-        return frame;
     }
 
     // --- the host side
