@@ -56,10 +56,15 @@ final class WorkspaceMount {
             return defaultDirectory;
         }
         Files.createDirectories(MOUNT_POINT);
-        WorkspaceRelay.start(msize);
+        WorkspaceRelay relay = WorkspaceRelay.start(msize);
         String options = "trans=unix,version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
-        Posix.mount(WorkspaceRelay.SOCKET.toString(), MOUNT_POINT.toString(), "9p",
-                Posix.MS_NOSUID | Posix.MS_NODEV, options);
+        try {
+            Posix.mount(WorkspaceRelay.SOCKET.toString(), MOUNT_POINT.toString(), "9p",
+                    Posix.MS_NOSUID | Posix.MS_NODEV, options);
+        } catch (RuntimeException e) {
+            relay.close();
+            throw e;
+        }
         Path where = MOUNT_POINT;
         if (!guestPath.isEmpty() && bindable(guestPath)) {
             Path target = Path.of(guestPath);

@@ -57,6 +57,17 @@ final class WorkspaceRelay {
         return relay;
     }
 
+    /** Gives the port and the socket back: for a mount that failed, so that a retry can start afresh. */
+    void close() {
+        try {
+            server.close();
+            Files.deleteIfExists(SOCKET);
+        } catch (IOException e) {
+            Log.info("workspace relay: " + e.getMessage());
+        }
+        Posix.close(portFd);
+    }
+
     private void acceptAndRelay() {
         try {
             // the kernel makes one connection per mount, for the mount's lifetime
@@ -109,7 +120,9 @@ final class WorkspaceRelay {
             while (true) {
                 int n = Posix.readSome(portFd, buf.asSlice(have), bufferSize - have, st);
                 if (n < 0) {
-                    // no host connected to the port right now: wait for the server to come back
+                    // no host connected to the port right now: wait for the server to come back; a part
+                    // of a message from the one that went away must not be glued to the next one's
+                    have = 0;
                     Thread.sleep(20);
                     continue;
                 }

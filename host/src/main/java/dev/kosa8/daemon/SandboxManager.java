@@ -164,10 +164,12 @@ public final class SandboxManager {
             store.save(r);
             watch(s, vm);
         } catch (KosaException e) {
+            abandonBoot(s);
             s.record(s.record().failed(firstLine(e.getMessage())));
             store.save(s.record());
             throw e;
         } catch (IOException | RuntimeException e) {
+            abandonBoot(s);
             s.record(s.record().failed(e.toString()));
             store.save(s.record());
             throw new KosaException(KosaException.Kind.VM, "cannot start sandbox " + r.id() + ": " + e.getMessage(),
@@ -189,7 +191,7 @@ public final class SandboxManager {
             s.workspace(server);
             String guestPath = folder.toString();
             GuestCommand.mountWorkspace(vm.agent(), guestPath, WorkspaceServer.MSIZE, Duration.ofSeconds(60));
-        } catch (KosaException | dev.kosa8.vm.AgentConnection.AgentException e) {
+        } catch (RuntimeException e) {
             if (server != null) {
                 server.close();
             }
@@ -217,6 +219,16 @@ public final class SandboxManager {
         } catch (KosaException e) {
             log.accept("sandbox " + s.id() + ": cannot serve its workspace again: " + e.getMessage());
         }
+    }
+
+    /** A boot that failed after QEMU started: nothing of it may keep running once the record says failed. */
+    private static void abandonBoot(Sandbox s) {
+        Vm vm = s.vm();
+        if (vm != null) {
+            s.vm(null);
+            vm.kill();
+        }
+        closeWorkspace(s);
     }
 
     private static void closeWorkspace(Sandbox s) {

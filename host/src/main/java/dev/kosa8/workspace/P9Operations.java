@@ -32,7 +32,13 @@ import java.util.function.Consumer;
 final class P9Operations {
     static final String VERSION = "9P2000.L";
     static final int NOFID = -1;
-    static final int MAX_FIDS = 1 << 20;
+    /**
+     * Fids one sandbox may hold. Each holds its path (up to PATH_MAX), so this
+     * also bounds the daemon heap a guest can claim: 64 Ki fids of 4 KiB
+     * paths is 256 MiB at the very worst. The guest kernel holds a fid per
+     * file in use, not per file it has seen (cache=mmap drops unused dentries).
+     */
+    static final int MAX_FIDS = 1 << 16;
     /**
      * Host descriptors one sandbox may hold open: each open fid is one, and
      * they come from the daemon's single table shared by every sandbox, so a
@@ -40,6 +46,8 @@ final class P9Operations {
      * the daemon's.
      */
     static final int MAX_OPEN = 4096;
+    /** The smallest msize the server accepts in Tversion. */
+    static final int MIN_MSIZE = 4096;
 
     /** Raw dirents of one Treaddir, per worker thread: a reply is at most msize, so is what is read for one. */
     private static final ThreadLocal<ByteBuffer> DIRENTS =
@@ -129,7 +137,11 @@ final class P9Operations {
         if (!v.version().equals(VERSION)) {
             return new P9Reply.Version(msize, "unknown");
         }
-        msize = Math.min(msize, Math.max(v.msize(), 4096));
+        if (v.msize() < MIN_MSIZE) {
+            // the server may only lower the client's msize, and less than this cannot carry a Rgetattr and a name
+            return new P9Reply.Version(msize, "unknown");
+        }
+        msize = Math.min(msize, v.msize());
         return new P9Reply.Version(msize, VERSION);
     }
 

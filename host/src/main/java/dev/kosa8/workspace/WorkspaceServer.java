@@ -174,6 +174,11 @@ public final class WorkspaceServer implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            // the pool was shut down under a dispatch (close), or a bug: the connection ends, the daemon goes on
+            if (!closed) {
+                log.accept("workspace reader stopped: " + e);
+            }
         } finally {
             closeChannel();
         }
@@ -334,6 +339,7 @@ public final class WorkspaceServer implements AutoCloseable {
             while (inFlight.get() != 0) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
+                    resume(); // not idle in time: serve on rather than leave the guest waiting
                     return false;
                 }
                 inFlight.wait(Math.max(1, left / 1_000_000));
@@ -388,7 +394,13 @@ public final class WorkspaceServer implements AutoCloseable {
         closed = true;
         resume();
         closeChannel();
+        reader.interrupt(); // it may wait for a request buffer that a discarded task will never give back
         workers.shutdownNow();
+        try {
+            reader.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         boolean stopped = false;
         try {
             stopped = workers.awaitTermination(5, TimeUnit.SECONDS);
