@@ -11,8 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -54,7 +52,9 @@ public final class WorkspaceServer implements AutoCloseable {
     private final P9Operations ops;
     private final Consumer<String> log;
     private final ExecutorService workers;
-    private final BlockingQueue<ByteBuffer> buffers;
+    /** Requests: twice the workers, so the reader can read on while every worker is busy. */
+    private final BufferPool requests = new BufferPool(WORKERS * 2, MSIZE);
+    private final BufferPool replies = new BufferPool(WORKERS, MSIZE);
     private final ReentrantLock writeLock = new ReentrantLock();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Map<Integer, CountDownLatch> running = new ConcurrentHashMap<>();
@@ -74,7 +74,6 @@ public final class WorkspaceServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.buffers = new ArrayBlockingQueue<>(WORKERS * 2);
         this.reader = new Thread(this::readLoop, "ws9p-reader");
         this.reader.setDaemon(true);
     }
@@ -156,7 +155,7 @@ public final class WorkspaceServer implements AutoCloseable {
                     if (length < 0 || in.remaining() < length) {
                         break;
                     }
-                    ByteBuffer request = takeBuffer();
+                    ByteBuffer request = requests.take();
                     request.clear();
                     ByteBuffer frame = in.slice(in.position(), length);
                     request.put(frame).flip();
@@ -183,23 +182,6 @@ public final class WorkspaceServer implements AutoCloseable {
             closeChannel();
         }
     }
-
-    private ByteBuffer takeBuffer() throws InterruptedException {
-        ByteBuffer b = buffers.poll();
-        if (b != null) {
-            return b;
-        }
-        synchronized (buffers) {
-            if (allocated < WORKERS * 2) {
-                allocated++;
-                return ByteBuffer.allocateDirect(MSIZE);
-            }
-        }
-        // every buffer is with a request being served: wait for one (this is the back-pressure on the guest)
-        return buffers.take();
-    }
-
-    private int allocated;
 
     /**
      * What the reader notes about a request before any worker takes it.
@@ -233,7 +215,7 @@ public final class WorkspaceServer implements AutoCloseable {
             try {
                 serveOne(request, ticket);
             } finally {
-                buffers.offer(request);
+                requests.give(request);
                 if (inFlight.decrementAndGet() == 0) {
                     synchronized (inFlight) {
                         inFlight.notifyAll();
@@ -248,7 +230,7 @@ public final class WorkspaceServer implements AutoCloseable {
         ByteBuffer out = null;
         int tag = -1;
         try {
-            out = takeReplyBuffer();
+            out = replies.take();
             out.clear().limit(ops.msize());
             P9Framed framed;
             try {
@@ -282,24 +264,9 @@ public final class WorkspaceServer implements AutoCloseable {
                 done.countDown();
             }
             if (out != null) {
-                replyBuffers.offer(out);
+                replies.give(out);
             }
         }
-    }
-
-    private final BlockingQueue<ByteBuffer> replyBuffers = new ArrayBlockingQueue<>(WORKERS);
-    private final AtomicInteger replyAllocated = new AtomicInteger();
-
-    private ByteBuffer takeReplyBuffer() throws InterruptedException {
-        ByteBuffer b = replyBuffers.poll();
-        if (b != null) {
-            return b;
-        }
-        if (replyAllocated.incrementAndGet() <= WORKERS) {
-            return ByteBuffer.allocateDirect(MSIZE);
-        }
-        replyAllocated.decrementAndGet();
-        return replyBuffers.take();
     }
 
     private void send(ByteBuffer out) {

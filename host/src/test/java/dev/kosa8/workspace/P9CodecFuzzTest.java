@@ -13,7 +13,6 @@ import java.util.List;
 
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.From;
 import net.jqwik.api.Property;
@@ -206,10 +205,6 @@ class P9CodecFuzzTest {
 
     @Provide
     Arbitrary<List<int[]>> mutations() {
-        Arbitrary<int[]> one = Combinators.combine(
-                Arbitraries.integers().between(0, 4),
-                Arbitraries.integers(),
-                Arbitraries.integers().between(0, 255)).as((kind, at, value) -> new int[] {kind, at, value});
-        return one.list().ofMinSize(1).ofMaxSize(4);
+        return P9Samples.mutations();
     }
 }

@@ -254,4 +254,13 @@ final class P9Samples {
         }
         return frame;
     }
+
+    /** One to four mutations for {@link #mutate}: {kind 0..4, position or size, byte value}. */
+    static net.jqwik.api.Arbitrary<java.util.List<int[]>> mutations() {
+        net.jqwik.api.Arbitrary<int[]> one = net.jqwik.api.Combinators.combine(
+                net.jqwik.api.Arbitraries.integers().between(0, 4),
+                net.jqwik.api.Arbitraries.integers(),
+                net.jqwik.api.Arbitraries.integers().between(0, 255)).as((kind, at, value) -> new int[] {kind, at, value});
+        return one.list().ofMinSize(1).ofMaxSize(4);
+    }
 }

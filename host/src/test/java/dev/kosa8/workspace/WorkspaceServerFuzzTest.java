@@ -25,7 +25,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.From;
 import net.jqwik.api.Property;
@@ -318,11 +317,7 @@ class WorkspaceServerFuzzTest {
 
     @Provide
     Arbitrary<List<int[]>> mutations() {
-        Arbitrary<int[]> one = Combinators.combine(
-                Arbitraries.integers().between(0, 4),
-                Arbitraries.integers(),
-                Arbitraries.integers().between(0, 255)).as((kind, at, value) -> new int[] {kind, at, value});
-        return one.list().ofMinSize(1).ofMaxSize(4);
+        return P9Samples.mutations();
     }
 
     // --- the host side
