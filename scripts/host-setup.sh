@@ -41,7 +41,7 @@ select_java25() {
 
 ensure_host_packages() {
   local -A need=([qemu-system-x86_64]=qemu-system-x86 [qemu-img]=qemu-utils [mke2fs]=e2fsprogs
-                 [mmdebstrap]=mmdebstrap [dpkg-deb]=dpkg [setsid]=util-linux [mvn]=maven)
+                 [mmdebstrap]=mmdebstrap [dpkg-deb]=dpkg [setsid]=util-linux [socat]=socat [mvn]=maven)
   local missing=() prog
   for prog in "${!need[@]}"; do
     PATH="$PATH:/usr/sbin:/sbin" command -v "$prog" >/dev/null 2>&1 || missing+=("${need[$prog]}")

@@ -151,6 +151,7 @@ final class ProcessChannel implements Channel {
         if (spec.tty()) {
             env.put("TERM", "xterm-256color");
         }
+        env.putAll(SandboxEnvironment.load());
         env.putAll(spec.env());
         return env;
     }

@@ -20,10 +20,30 @@ final class SandboxOptions {
                     + " the host; commands start in it. Default: the current directory. 'none' for no folder."})
     String workspace;
 
+    @Option(names = "--allow", paramLabel = "HOST",
+            description = {"Let the sandbox reach HOST (repeatable). HOST is a name (pypi.org), *.domain, name:port,",
+                    "'METHODS name/path-prefix' ('GET,HEAD api.example.com/v1/'), or a preset: @pypi, @npm,",
+                    "@github, @debian (and your own in presets.json in kosa8's config directory).",
+                    "Without a port a rule covers ports 80 and 443. Everything else is denied."})
+    java.util.List<String> allow = new java.util.ArrayList<>();
+
+    @Option(names = "--net", paramLabel = "MODE", defaultValue = "closed",
+            description = {"closed: only --allow'ed hosts (default); open: every host, still address-checked and "
+                    + "logged; none: no network device at all."})
+    String net;
+
     String query() {
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();
-        return "cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a
-                + "&workspace=" + java.net.URLEncoder.encode(workspaceFolder(), java.nio.charset.StandardCharsets.UTF_8);
+        StringBuilder q = new StringBuilder("cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a
+                + "&workspace=" + enc(workspaceFolder()) + "&net=" + enc(dev.kosa8.egress.NetMode.parse(net).label()));
+        for (String rule : allow) {
+            q.append("&allow=").append(enc(rule));
+        }
+        return q.toString();
+    }
+
+    static String enc(String s) {
+        return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /** The folder to share as an absolute path, or empty for none; the daemon checks it further. */

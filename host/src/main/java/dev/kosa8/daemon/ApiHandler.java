@@ -131,6 +131,20 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             }
             case "logs" -> respond(ctx, HttpResponseStatus.OK, Map.of("console",
                     mgr.logs(s, Integer.parseInt(param(q, "lines", "200")))));
+            case "net" -> {
+                String sub = p.size() > 4 ? p.get(4) : "";
+                if (m != (sub.isEmpty() ? HttpMethod.GET : HttpMethod.POST)) {
+                    throw notFound();
+                }
+                var net = switch (sub) {
+                    case "" -> s.record().network();
+                    case "allow" -> mgr.allow(s, q.parameters().getOrDefault("rule", List.of()));
+                    case "deny" -> mgr.deny(s, param(q, "host", ""));
+                    default -> throw notFound();
+                };
+                respond(ctx, HttpResponseStatus.OK, Map.of("mode", net.mode().label(), "allow", net.allow(),
+                        "log", mgr.directory(s).resolve("net.log").toString()));
+            }
             case "exec" -> {
                 if (!upgrade) {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
@@ -150,7 +164,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         try {
             return new SandboxManager.CreateRequest(ephemeral, Integer.parseInt(param(q, "cpus", "2")),
                     Integer.parseInt(param(q, "memoryMiB", "1024")), param(q, "accelerator", "auto"),
-                    param(q, "workspace", ""));
+                    param(q, "workspace", ""), dev.kosa8.egress.NetMode.parse(param(q, "net", "closed")),
+                    q.parameters().getOrDefault("allow", List.of()));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }

@@ -1,5 +1,8 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.egress.EgressService;
+import dev.kosa8.egress.EgressTestSettings;
+import dev.kosa8.egress.NetPresets;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
@@ -19,7 +22,17 @@ public final class DaemonMain {
         String qemu = QemuBinary.find();
         AcceleratorProbe probe = new AcceleratorProbe(qemu, paths.cache().resolve("accelerator.json"),
                 Duration.ofSeconds(10), w -> self[0].log("warning: " + w));
-        SandboxManager mgr = new SandboxManager(paths, () -> bootImage(paths), probe, qemu, line -> self[0].log(line));
+        EgressService egress = new EgressService(() -> EgressTestSettings.fromEnvironment(System.getenv()),
+                NetPresets.load(HostPaths.config().resolve("presets.json")),
+                line -> {
+                    if (self[0] != null) {
+                        self[0].log(line);
+                    } else {
+                        System.out.println(line);
+                    }
+                });
+        SandboxManager mgr = new SandboxManager(paths, () -> bootImage(paths), probe, qemu, egress,
+                line -> self[0].log(line));
         Daemon d = new Daemon(paths, mgr, build(), System.out);
         self[0] = d;
         Runtime.getRuntime().addShutdownHook(new Thread(d::stop));

@@ -14,6 +14,7 @@ public final class Sandbox {
     private volatile Vm vm;
     private volatile boolean stopping;
     private volatile WorkspaceServer workspace;
+    private volatile dev.kosa8.egress.Broker broker;
 
     Sandbox(SandboxRecord record) {
         this.record = record;
@@ -46,6 +47,15 @@ public final class Sandbox {
 
     void workspace(WorkspaceServer w) {
         this.workspace = w;
+    }
+
+    /** The sandbox's egress broker while the machine runs; null otherwise or with no network. */
+    dev.kosa8.egress.Broker broker() {
+        return broker;
+    }
+
+    void broker(dev.kosa8.egress.Broker b) {
+        this.broker = b;
     }
 
     boolean stopping() {

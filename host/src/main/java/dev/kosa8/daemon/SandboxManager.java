@@ -3,6 +3,11 @@ package dev.kosa8.daemon;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.egress.Broker;
+import dev.kosa8.egress.EgressService;
+import dev.kosa8.egress.HostPattern;
+import dev.kosa8.egress.NetMode;
+import dev.kosa8.egress.SandboxNetwork;
 import dev.kosa8.vm.Accelerator;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.workspace.WorkspaceFolder;
@@ -32,7 +37,12 @@ import java.util.function.Supplier;
  */
 public final class SandboxManager {
     /** What a new sandbox should be. */
-    public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace) {
+    public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
+                                NetMode net, List<String> allow) {
+        public CreateRequest {
+            net = net == null ? NetMode.CLOSED : net;
+            allow = allow == null ? List.of() : List.copyOf(allow);
+        }
     }
 
     private final HostPaths paths;
@@ -41,10 +51,12 @@ public final class SandboxManager {
     private final AcceleratorProbe probe;
     private final String qemuBinary;
     private final Consumer<String> log;
+    private final EgressService egress;
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
 
     public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
-                          Consumer<String> log) {
+                          EgressService egress, Consumer<String> log) {
+        this.egress = egress;
         this.paths = paths;
         this.store = new SandboxStore(paths.sandboxes());
         this.images = images;
@@ -74,6 +86,9 @@ public final class SandboxManager {
             try {
                 Vm vm = Vm.reattach(vmSpec(r, null), r.qemuPid(), r.qemuStarted(), Duration.ofSeconds(20));
                 s.vm(vm);
+                if (r.network().mode() != NetMode.NONE) {
+                    s.broker(startBroker(r));
+                }
                 s.record(r.withState(SandboxState.RUNNING));
                 if (!r.workspace().isEmpty()) {
                     reconnectWorkspace(s, vm, Path.of(r.workspace()));
@@ -102,9 +117,10 @@ public final class SandboxManager {
 
     public Sandbox create(CreateRequest req) {
         String id = SandboxIds.newId();
+        SandboxNetwork network = new SandboxNetwork(req.net(), List.of()).allowing(egress.presets().expand(req.allow()));
         SandboxRecord r = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
                 req.accelerator(), "", SandboxState.STARTING, 0, null, "",
-                WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))));
+                WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))), network);
         validate(r);
         Sandbox s = new Sandbox(r);
         sandboxes.put(id, s);
@@ -122,7 +138,8 @@ public final class SandboxManager {
         // VmSpec's constructor names every bad field; build one just to check
         new VmSpec(r.id(), Accelerator.TCG, r.cpus(), r.memoryMiB(), Path.of("/"), Path.of("/"), Path.of("/"), "",
                 Path.of("/"), runtimeDir(r.id()).resolve("qmp.sock"), runtimeDir(r.id()).resolve("agent.sock"),
-                runtimeDir(r.id()).resolve("ws9p.sock"));
+                runtimeDir(r.id()).resolve("ws9p.sock"), r.network().mode() == NetMode.NONE ? null
+                        : EgressService.guestNetwork(runtimeDir(r.id())));
     }
 
     private void boot(Sandbox s, boolean fresh) {
@@ -145,6 +162,9 @@ public final class SandboxManager {
             r = r.withQemu(0, null, accel.qemuName(), image.id()).withState(SandboxState.STARTING);
             s.record(r);
             store.save(r);
+            if (r.network().mode() != NetMode.NONE) {
+                s.broker(startBroker(r));
+            }
             Duration timeout = accel == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
             SandboxRecord starting = r;
             Vm vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout, q -> {
@@ -228,10 +248,20 @@ public final class SandboxManager {
             s.vm(null);
             vm.kill();
         }
-        closeWorkspace(s);
+        closeServers(s);
     }
 
-    private static void closeWorkspace(Sandbox s) {
+    private Broker startBroker(SandboxRecord r) {
+        return egress.start(r.id(), runtimeDir(r.id()), store.directory(r.id()).resolve("net.log"), r.network().policy());
+    }
+
+    /** Closes what serves the running machine from the host: its workspace server and its broker. */
+    private static void closeServers(Sandbox s) {
+        Broker b = s.broker();
+        if (b != null) {
+            s.broker(null);
+            b.close();
+        }
         WorkspaceServer w = s.workspace();
         if (w != null) {
             s.workspace(null);
@@ -254,7 +284,7 @@ public final class SandboxManager {
                 }
                 vm.detach();
                 s.vm(null);
-                closeWorkspace(s);
+                closeServers(s);
                 if (!s.stopping() && s.record().state() == SandboxState.RUNNING) {
                     String why = "QEMU exited unexpectedly (" + vm.process().exitDescription() + ")";
                     log.accept("sandbox " + s.id() + ": " + why);
@@ -273,9 +303,11 @@ public final class SandboxManager {
         Path run = runtimeDir(r.id());
         BootImage img = image != null ? image : new BootImage("", Path.of("/"), Path.of("/"), Path.of("/"), "");
         Accelerator accel = r.accelerator().equals("auto") ? Accelerator.TCG : Accelerator.parse(r.accelerator());
+        boolean net = r.network().mode() != NetMode.NONE;
         return new VmSpec(r.id(), accel, r.cpus(), r.memoryMiB(), img.kernel(), img.initramfs(), dir.resolve("root.qcow2"),
-                img.kernelArgs() + TscFrequency.kernelArg(accel), dir.resolve("console.log"), run.resolve("qmp.sock"),
-                run.resolve("agent.sock"), r.workspace().isEmpty() ? null : run.resolve("ws9p.sock"));
+                img.kernelArgs() + TscFrequency.kernelArg(accel) + (net ? " kosa8.net=1" : ""), dir.resolve("console.log"),
+                run.resolve("qmp.sock"), run.resolve("agent.sock"), r.workspace().isEmpty() ? null : run.resolve("ws9p.sock"),
+                net ? EgressService.guestNetwork(run) : null);
     }
 
     private Path runtimeDir(String id) {
@@ -340,7 +372,7 @@ public final class SandboxManager {
                 vm.shutdown(Duration.ofSeconds(15));
                 s.vm(null);
             }
-            closeWorkspace(s);
+            closeServers(s);
             s.record(s.record().stopped());
             store.save(s.record());
             cleanRuntime(s.id());
@@ -382,7 +414,7 @@ public final class SandboxManager {
                 vm.kill();
                 s.vm(null);
             }
-            closeWorkspace(s);
+            closeServers(s);
             removeFiles(s);
         } finally {
             s.lock().unlock();
@@ -406,9 +438,57 @@ public final class SandboxManager {
             Files.deleteIfExists(run.resolve("qmp.sock"));
             Files.deleteIfExists(run.resolve("agent.sock"));
             Files.deleteIfExists(run.resolve("ws9p.sock"));
+            for (dev.kosa8.egress.Listener l : dev.kosa8.egress.Listener.values()) {
+                Files.deleteIfExists(run.resolve("net").resolve(l.socketName()));
+            }
+            Files.deleteIfExists(run.resolve("net"));
             Files.deleteIfExists(run);
         } catch (IOException e) {
             log.accept("cannot clean " + run + ": " + e.getMessage());
+        }
+    }
+
+    /** Adds rules (presets expanded) to a sandbox's allow-list; a running sandbox's broker applies them at once. */
+    public SandboxNetwork allow(Sandbox s, List<String> rules) {
+        return changeNetwork(s, n -> n.allowing(egress.presets().expand(rules)));
+    }
+
+    /** Removes every rule for a host pattern; open connections to it are closed. */
+    public SandboxNetwork deny(Sandbox s, String pattern) {
+        HostPattern p;
+        try {
+            p = HostPattern.parse(pattern);
+        } catch (IllegalArgumentException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "bad host '" + pattern + "': " + e.getMessage(),
+                    "name a host or *.domain as it appears in `kosa8 net " + s.id() + "`");
+        }
+        SandboxNetwork before = s.record().network();
+        SandboxNetwork after = changeNetwork(s, n -> n.denying(p));
+        if (after.equals(before) && before.mode() != NetMode.OPEN) {
+            throw new KosaException(KosaException.Kind.USAGE, pattern + " is not on the allow-list of sandbox " + s.id(),
+                    "`kosa8 net " + s.id() + "` shows the list");
+        }
+        return after;
+    }
+
+    private SandboxNetwork changeNetwork(Sandbox s, java.util.function.UnaryOperator<SandboxNetwork> change) {
+        s.lock().lock();
+        try {
+            SandboxRecord r = s.record();
+            if (r.network().mode() == NetMode.NONE) {
+                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " has no network",
+                        "create a sandbox without --net none to give it one");
+            }
+            SandboxNetwork next = change.apply(r.network());
+            s.record(r.withNetwork(next));
+            store.save(s.record());
+            Broker b = s.broker();
+            if (b != null) {
+                b.policy(next.policy());
+            }
+            return next;
+        } finally {
+            s.lock().unlock();
         }
     }
 
@@ -428,7 +508,7 @@ public final class SandboxManager {
                 s.vm(null);
                 vm.detach();
             }
-            closeWorkspace(s);
+            closeServers(s);
         }
     }
 }

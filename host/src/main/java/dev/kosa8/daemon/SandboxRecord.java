@@ -10,10 +10,12 @@ import java.time.Instant;
  * @param qemuStarted  the QEMU process's start time, to tell it from a process that reused its pid
  * @param failure      why it failed, empty otherwise
  * @param workspace    the host folder shared with the guest, absolute; empty for none
+ * @param network      network mode and allow-list; records older than networks load as none
  */
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
-                            Instant qemuStarted, String failure, String workspace) {
+                            Instant qemuStarted, String failure, String workspace,
+                            dev.kosa8.egress.SandboxNetwork network) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -21,25 +23,31 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         }
         failure = failure == null ? "" : failure;
         workspace = workspace == null ? "" : workspace;
+        network = network == null ? dev.kosa8.egress.SandboxNetwork.NONE : network;
+    }
+
+    public SandboxRecord withNetwork(dev.kosa8.egress.SandboxNetwork n) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
+                qemuStarted, failure, workspace, n);
     }
 
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
-                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace);
+                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace);
+                0, null, why, workspace, network);
     }
 
     public SandboxRecord withQemu(long pid, Instant started, String accel, String image) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure,
-                workspace);
+                workspace, network);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace);
+                0, null, "", workspace, network);
     }
 }

@@ -42,6 +42,20 @@ public record HostPaths(Path data, Path cache, Path runtime) {
         return new HostPaths(data, cache, runtime);
     }
 
+    /**
+     * The user's kosa8 configuration directory (network presets):
+     * {@code $KOSA8_HOME/config}, else {@code $XDG_CONFIG_HOME/kosa8}, else
+     * {@code ~/.config/kosa8}.
+     */
+    public static Path config() {
+        Map<String, String> env = System.getenv();
+        String home = env.get("KOSA8_HOME");
+        if (home != null && !home.isBlank()) {
+            return Path.of(home).toAbsolutePath().resolve("config");
+        }
+        return xdg(env, "XDG_CONFIG_HOME", Path.of(System.getProperty("user.home"), ".config")).resolve("kosa8");
+    }
+
     private static Path xdg(Map<String, String> env, String name, Path fallback) {
         String v = env.get(name);
         return v == null || v.isBlank() ? fallback : Path.of(v);

@@ -27,6 +27,7 @@ public final class HostTools {
         m.put("dpkg-deb", "dpkg");
         m.put("apt-get", "apt");
         m.put("setsid", "util-linux");
+        m.put("socat", "socat");
         return m;
     }
 

@@ -15,8 +15,13 @@ import java.util.List;
  *       has no {@code device=} parameter), and how {@code poweroff} ends QEMU.</li>
  *   <li>{@code -nodefaults -no-user-config}: nothing the user's QEMU config adds;
  *       every device is listed here.</li>
- *   <li>No network device at all: the closed-network property starts from a
- *       guest with no way out (the egress broker adds a restricted one).</li>
+ *   <li>The network, when there is one, is user networking with
+ *       {@code restrict=on,ipv6=off}: no route out but the {@code guestfwd}
+ *       ports of the egress broker ({@link GuestNetwork}). slirp starts one
+ *       relay process per forwarded connection, so such machines run with
+ *       the seccomp filter's {@code spawn} group allowed; the relay's argv is
+ *       fixed by the host and nothing the guest sends reaches it. Without a
+ *       network there is no device at all and spawning stays denied.</li>
  *   <li>{@code virtio-rng}: the guest's entropy comes from the host, so early
  *       {@code getrandom()} never blocks under TCG.</li>
  *   <li>{@code -sandbox on,...=deny}: QEMU's seccomp filter; the process
@@ -41,6 +46,8 @@ public final class QemuCommandLine {
     public static final String WORKSPACE_PORT_NAME = "dev.kosa8.ws9p";
     /** QEMU's seccomp filter: no obsolete system calls, no privilege changes, no new programs, no resource control. */
     static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
+    /** The same filter for a machine with a network: slirp's guestfwd must start its relays. */
+    static final String SECCOMP_WITH_RELAYS = "on,obsolete=deny,elevateprivileges=deny,spawn=allow,resourcecontrol=deny";
 
     private QemuCommandLine() {
     }
@@ -55,7 +62,7 @@ public final class QemuCommandLine {
         a.addAll(List.of("-smp", String.valueOf(spec.cpus())));
         a.addAll(List.of("-m", spec.memoryMiB() + "M"));
         a.addAll(List.of("-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"));
-        a.addAll(List.of("-sandbox", SECCOMP));
+        a.addAll(List.of("-sandbox", spec.network() == null ? SECCOMP : SECCOMP_WITH_RELAYS));
         a.addAll(List.of("-chardev", "file,id=console,path=" + escape(spec.consoleLog().toString())));
         a.addAll(List.of("-serial", "chardev:console"));
         a.addAll(List.of("-kernel", spec.kernel().toString()));
@@ -74,8 +81,21 @@ public final class QemuCommandLine {
             a.addAll(List.of("-device", "virtio-serial-device,id=ws9pbus,max_ports=2"));
             a.addAll(List.of("-device", "virtserialport,bus=ws9pbus.0,chardev=ws9p,name=" + WORKSPACE_PORT_NAME));
         }
+        if (spec.network() != null) {
+            a.addAll(List.of("-netdev", netdev(spec.network())));
+            a.addAll(List.of("-device", "virtio-net-device,netdev=net0"));
+        }
         a.addAll(List.of("-qmp", "unix:" + escape(spec.qmpSocket().toString()) + ",server=on,wait=off"));
         return List.copyOf(a);
+    }
+
+    /** User networking that reaches nothing but the broker's forwarded ports. */
+    static String netdev(GuestNetwork n) {
+        StringBuilder b = new StringBuilder("user,id=net0,restrict=on,ipv6=off,net=10.0.2.0/24,host=10.0.2.2");
+        n.forwards().forEach((port, socket) -> b.append(",guestfwd=tcp:").append(GuestNetwork.GUEST_ADDRESS)
+                .append(':').append(port).append("-cmd:").append(escape(n.relay().toString())).append(" - UNIX-CONNECT:")
+                .append(escape(socket.toString())));
+        return b.toString();
     }
 
     /** QEMU option values separate fields with commas; a literal comma is written twice. */

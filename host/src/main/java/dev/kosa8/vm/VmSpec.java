@@ -21,13 +21,22 @@ import java.util.List;
  * @param agentSocket   the unix socket behind the agent's virtio-serial port
  * @param workspaceSocket the unix socket behind the workspace's virtio-serial port (9p to the
  *                      daemon's server), or null for a sandbox with no workspace
+ * @param network       the restricted network to the egress broker, or null for no network device at all
  */
 public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                      Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
-                     Path workspaceSocket) {
+                     Path workspaceSocket, GuestNetwork network) {
 
     public static final int MIN_MEMORY_MIB = 256;
     public static final int MAX_CPUS = 64;
+
+    /** A machine with no network device. */
+    public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
+                  Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
+                  Path workspaceSocket) {
+        this(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog, qmpSocket,
+                agentSocket, workspaceSocket, null);
+    }
 
     public VmSpec {
         List<String> problems = new ArrayList<>();
@@ -37,7 +46,11 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
         if (memoryMiB < MIN_MEMORY_MIB) {
             problems.add("memory must be at least " + MIN_MEMORY_MIB + " MiB, not " + memoryMiB);
         }
-        for (Path socket : new Path[] {qmpSocket, agentSocket, workspaceSocket}) {
+        List<Path> sockets = new ArrayList<>(java.util.Arrays.asList(qmpSocket, agentSocket, workspaceSocket));
+        if (network != null) {
+            sockets.addAll(network.forwards().values());
+        }
+        for (Path socket : sockets) {
             if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
                 problems.add("socket path is longer than a unix socket allows (107 bytes): " + socket);
             }

@@ -39,11 +39,13 @@ export PATH=/bin
 
 hostname=sandbox
 probe=0
+net=0
 mmio=""
 for word in $(cat /proc/cmdline); do
     case "$word" in
         kosa8.probe=1) probe=1 ;;
         kosa8.hostname=?*) hostname="${word#kosa8.hostname=}" ;;
+        kosa8.net=1) net=1 ;;
         virtio_mmio.device=*) mmio="$mmio device=${word#virtio_mmio.device=}" ;;
     esac
 done
@@ -79,6 +81,38 @@ echo "$hostname" > /newroot/etc/hostname || fail "write /etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-loopback\n' "$hostname" \
     > /newroot/etc/hosts || fail "write /etc/hosts"
 ip link set lo up || fail "bring up the loopback interface"
+
+# The network: one virtio-net device on QEMU's restricted user networking,
+# whose only reachable address is the egress broker's 10.0.2.100 (DNS over
+# TCP on 53, HTTP on 80, TLS on 443, the proxy on 3128). Everything the guest
+# writes here is convenience for its programs, not enforcement: deleting it
+# opens nothing, because the restriction lives in QEMU and the broker.
+mkdir -p /newroot/etc/kosa8 /newroot/etc/profile.d || fail "mkdir /etc/kosa8"
+rm -f /newroot/etc/resolv.conf
+if [ "$net" = 1 ]; then
+    tries=0
+    while [ ! -e /sys/class/net/eth0 ]; do
+        tries=$((tries + 1))
+        [ "$tries" -le 50 ] || fail "no network interface eth0 after 5 s (is a virtio-net device attached?)"
+        sleep 0.1
+    done
+    ip link set eth0 up || fail "bring up eth0"
+    ip addr add 10.0.2.15/24 dev eth0 || fail "set the address of eth0"
+    ip route add default via 10.0.2.2 dev eth0 || fail "set the default route"
+    printf 'nameserver 10.0.2.100\noptions use-vc timeout:5 attempts:2\n' > /newroot/etc/resolv.conf \
+        || fail "write /etc/resolv.conf"
+    proxy=http://10.0.2.100:3128
+    {
+        for v in HTTP_PROXY HTTPS_PROXY http_proxy https_proxy; do echo "$v=$proxy"; done
+        echo "NO_PROXY=localhost,127.0.0.1,::1"
+        echo "no_proxy=localhost,127.0.0.1,::1"
+    } > /newroot/etc/kosa8/exec.env || fail "write /etc/kosa8/exec.env"
+    sed 's/^/export /' /newroot/etc/kosa8/exec.env > /newroot/etc/profile.d/kosa8-proxy.sh \
+        || fail "write /etc/profile.d/kosa8-proxy.sh"
+else
+    echo "# this sandbox has no network" > /newroot/etc/resolv.conf || fail "write /etc/resolv.conf"
+    rm -f /newroot/etc/kosa8/exec.env /newroot/etc/profile.d/kosa8-proxy.sh
+fi
 
 mount --move /dev /newroot/dev || fail "move /dev to the root disk"
 mkdir -p /newroot/dev/pts /newroot/dev/shm || fail "mkdir /dev/pts /dev/shm"

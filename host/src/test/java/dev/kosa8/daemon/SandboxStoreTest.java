@@ -16,7 +16,9 @@ class SandboxStoreTest {
 
     static SandboxRecord record(String id) {
         return new SandboxRecord(id, Instant.parse("2026-11-29T10:00:00Z"), false, 2, 1024, "tcg", "img",
-                SandboxState.RUNNING, 1234, Instant.parse("2026-11-29T10:00:01Z"), "", "/home/ann/project");
+                SandboxState.RUNNING, 1234, Instant.parse("2026-11-29T10:00:01Z"), "", "/home/ann/project",
+                new dev.kosa8.egress.SandboxNetwork(dev.kosa8.egress.NetMode.CLOSED, java.util.List.of("pypi.org",
+                        "GET api.example.com/v1/")));
     }
 
     @Test
@@ -28,6 +30,7 @@ class SandboxStoreTest {
         assertThat(all).singleElement().satisfies(r -> {
             assertThat(r.state()).isEqualTo(SandboxState.FAILED);
             assertThat(r.failure()).isEqualTo("boom");
+            assertThat(r.network()).isEqualTo(record("0123456789ab").network());
         });
         assertThat(root.resolve("0123456789ab/sandbox.json.tmp")).doesNotExist();
     }

@@ -43,6 +43,23 @@ class QemuCommandLineTest {
     }
 
     @Test
+    void aNetworkIsRestrictedUserNetworkingWhoseOnlyRoutesAreTheBrokersForwards() {
+        VmSpec s = spec(Accelerator.TCG);
+        GuestNetwork net = new GuestNetwork(Path.of("/usr/bin/socat"), java.util.Map.of(443, Path.of("/run/k/tls.sock"),
+                53, Path.of("/run/k/d,ns.sock")));
+        VmSpec with = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
+                s.rootDisk(), s.kernelArgs(), s.consoleLog(), s.qmpSocket(), s.agentSocket(), null, net);
+        List<String> argv = QemuCommandLine.of(with, "qemu");
+        assertThat(argv).containsSequence("-netdev", "user,id=net0,restrict=on,ipv6=off,net=10.0.2.0/24,host=10.0.2.2"
+                + ",guestfwd=tcp:10.0.2.100:53-cmd:/usr/bin/socat - UNIX-CONNECT:/run/k/d,,ns.sock"
+                + ",guestfwd=tcp:10.0.2.100:443-cmd:/usr/bin/socat - UNIX-CONNECT:/run/k/tls.sock");
+        assertThat(argv).containsSequence("-device", "virtio-net-device,netdev=net0");
+        assertThat(argv).as("slirp must start its relays; everything else stays denied")
+                .containsSequence("-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=allow,resourcecontrol=deny");
+        assertThat(String.join(" ", argv)).doesNotContain("hostfwd").doesNotContain("smb").doesNotContain("tftp");
+    }
+
+    @Test
     void escapesCommasInPaths() {
         List<String> argv = QemuCommandLine.of(spec(Accelerator.KVM), "qemu");
         assertThat(argv).contains("id=root,file=/data/a,,b/root.qcow2,format=qcow2,if=none,discard=unmap,detect-zeroes=unmap");

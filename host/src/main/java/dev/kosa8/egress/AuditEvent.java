@@ -1,0 +1,34 @@
+package dev.kosa8.egress;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.time.Instant;
+
+/**
+ * One line of a sandbox's network audit log. Decisions and sizes only: never
+ * a header value, a body, a query string or a key.
+ *
+ * @param listener  dns, proxy, http (transparent port 80) or tls (transparent port 443)
+ * @param path      the request's path without its query; null where no request was read
+ * @param address   the address the broker dialed (or refused)
+ * @param bytesOut  bytes from the guest to the upstream
+ * @param bytesIn   bytes from the upstream to the guest
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record AuditEvent(Instant time, String listener, String host, Integer port, String method, String path,
+                         String address, String decision, String reason, Long bytesOut, Long bytesIn,
+                         Long durationMs) {
+    public static final int MAX_PATH = 256;
+
+    public AuditEvent {
+        path = path == null ? null : trimPath(path);
+    }
+
+    /** The path without query or fragment, cut to {@value #MAX_PATH} characters. */
+    static String trimPath(String p) {
+        int q = p.indexOf('?');
+        int h = p.indexOf('#');
+        int end = q < 0 ? h : h < 0 ? q : Math.min(q, h);
+        String s = end < 0 ? p : p.substring(0, end);
+        return s.length() > MAX_PATH ? s.substring(0, MAX_PATH) + "..." : s;
+    }
+}

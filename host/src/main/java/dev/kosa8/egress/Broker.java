@@ -1,0 +1,173 @@
+package dev.kosa8.egress;
+
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.handler.codec.dns.TcpDnsQueryDecoder;
+import io.netty.handler.codec.dns.TcpDnsResponseEncoder;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.timeout.ReadTimeoutHandler;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One sandbox's egress broker: four listeners on unix sockets in the
+ * sandbox's private runtime directory (QEMU's {@code guestfwd} connects the
+ * guest's 10.0.2.100 ports to them), the sandbox's policy, which can be
+ * swapped while it runs, and its audit log. All brokers share the daemon's
+ * event loops.
+ */
+public final class Broker implements AutoCloseable {
+    static final int CONNECT_TIMEOUT_MILLIS = 10_000;
+    /** Largest plain-HTTP request body the broker holds while it judges the request. */
+    static final int MAX_BODY = 8 << 20;
+    /** A guest connection that sends no complete request (or DNS query) for this long is closed. */
+    static final int IDLE_SECONDS = 60;
+
+    private final String sandboxId;
+    private final AuditLog audit;
+    private final Upstreams upstreams;
+    private final Map<Listener, Path> sockets = new EnumMap<>(Listener.class);
+    private final List<Channel> servers = new ArrayList<>();
+    private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile EgressPolicy policy;
+
+    private Broker(String sandboxId, EgressPolicy policy, AuditLog audit, Upstreams upstreams) {
+        this.sandboxId = sandboxId;
+        this.policy = policy;
+        this.audit = audit;
+        this.upstreams = upstreams;
+    }
+
+    /** Starts listening on {@code dir/<listener>.sock}; the directory must already be private to the user. */
+    public static Broker start(String sandboxId, Path dir, EgressPolicy policy, AuditLog audit, Upstreams upstreams,
+                               EventLoopGroup group) {
+        Broker b = new Broker(sandboxId, policy, audit, upstreams);
+        try {
+            HostPaths.privateDirectory(dir);
+            for (Listener l : Listener.values()) {
+                Path socket = dir.resolve(l.socketName());
+                Files.deleteIfExists(socket);
+                Channel server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
+                        .childHandler(b.pipelineFor(l))
+                        .bind(new DomainSocketAddress(socket.toString())).sync().channel();
+                b.servers.add(server);
+                Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+                b.sockets.put(l, socket);
+            }
+            return b;
+        } catch (IOException | RuntimeException e) {
+            b.close();
+            throw new KosaException(KosaException.Kind.HOST, "cannot start the network broker of sandbox " + sandboxId
+                    + ": " + e.getMessage(), "check that " + dir + " is writable", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            b.close();
+            throw new KosaException(KosaException.Kind.HOST, "interrupted while starting the network broker", "", e);
+        }
+    }
+
+    private ChannelHandler pipelineFor(Listener l) {
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel ch) {
+                var p = ch.pipeline();
+                switch (l) {
+                    case DNS -> {
+                        p.addLast(new ReadTimeoutHandler(IDLE_SECONDS));
+                        p.addLast(new TcpDnsQueryDecoder());
+                        p.addLast(new TcpDnsResponseEncoder());
+                        p.addLast(new DnsAnswerer(Broker.this));
+                    }
+                    case TLS -> p.addLast(new TlsRouter(Broker.this, l, null, 443));
+                    case HTTP, PROXY -> {
+                        p.addLast(new StrictRequestDecoder());
+                        p.addLast(new HttpResponseEncoder());
+                        p.addLast(new HttpObjectAggregator(MAX_BODY));
+                        p.addLast(new HttpEntry(Broker.this, l));
+                    }
+                }
+            }
+        };
+    }
+
+    /**
+     * Remembers a carried connection until it closes, so that a policy change
+     * that no longer allows its host ends it at once.
+     */
+    void track(String host, int port, Channel guest) {
+        Carried c = new Carried(host, port, guest);
+        carried.add(c);
+        guest.closeFuture().addListener(f -> carried.remove(c));
+        if (!policy.connect(host, port).allowed()) {
+            guest.close(); // the policy changed while this connection was being set up
+        }
+    }
+
+    private record Carried(String host, int port, Channel guest) {
+    }
+
+    public String sandboxId() {
+        return sandboxId;
+    }
+
+    public EgressPolicy policy() {
+        return policy;
+    }
+
+    /** Takes effect at once: for new connections and queries, and by closing carried connections it no longer allows. */
+    public void policy(EgressPolicy next) {
+        policy = next;
+        for (Carried c : carried) {
+            if (!next.connect(c.host(), c.port()).allowed()) {
+                c.guest().close();
+            }
+        }
+    }
+
+    public AuditLog audit() {
+        return audit;
+    }
+
+    Upstreams upstreams() {
+        return upstreams;
+    }
+
+    Class<? extends SocketChannel> upstreamChannel() {
+        return EpollSocketChannel.class;
+    }
+
+    public Map<Listener, Path> sockets() {
+        return Map.copyOf(sockets);
+    }
+
+    @Override
+    public void close() {
+        for (Channel c : servers) {
+            c.close().awaitUninterruptibly(2000);
+        }
+        for (Path p : sockets.values()) {
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException ignored) {
+                // the runtime directory is cleaned with the sandbox
+            }
+        }
+        audit.close();
+    }
+}

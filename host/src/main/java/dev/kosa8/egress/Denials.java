@@ -1,0 +1,67 @@
+package dev.kosa8.egress;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The answers a refused guest gets: an HTTP response whose body says what was
+ * refused and the host-side command that would allow it (an agent reads it
+ * and can ask its user), or a TLS alert where no HTTP can be spoken.
+ */
+final class Denials {
+    /** A plaintext TLS alert record: fatal, access_denied (49). */
+    private static final byte[] TLS_ACCESS_DENIED = {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x31};
+
+    private Denials() {
+    }
+
+    static FullHttpResponse forbidden(String sandboxId, String host, String reason) {
+        String hint = host == null ? "" : "To allow it, run on the host: kosa8 allow " + sandboxId + " " + host + "\n";
+        return response(HttpResponseStatus.FORBIDDEN, "kosa8: blocked by the sandbox's network policy: " + reason
+                + "\n" + hint);
+    }
+
+    static FullHttpResponse response(HttpResponseStatus status, String text) {
+        ByteBuf body = Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes())
+                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE)
+                .set("X-Kosa8-Denied", "policy");
+        return res;
+    }
+
+    /**
+     * Ends a connection after a refusal without resetting it: closes the
+     * sending side, then reads and drops what the guest still sends, for a
+     * moment, before closing. Closing with unread input would make the
+     * kernel reset the connection, and the client would report a reset
+     * instead of the answer that says why.
+     */
+    static void lingerClose(io.netty.channel.Channel ch) {
+        if (!(ch instanceof io.netty.channel.socket.DuplexChannel d) || !ch.isActive()) {
+            ch.close();
+            return;
+        }
+        ch.pipeline().addFirst("discard", new io.netty.channel.ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                io.netty.util.ReferenceCountUtil.release(msg);
+            }
+        });
+        ch.config().setAutoRead(true);
+        d.shutdownOutput();
+        ch.eventLoop().schedule(() -> ch.close(), 2, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    static ByteBuf tlsAccessDenied() {
+        return Unpooled.wrappedBuffer(TLS_ACCESS_DENIED);
+    }
+}

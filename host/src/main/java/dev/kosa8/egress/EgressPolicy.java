@@ -1,0 +1,83 @@
+package dev.kosa8.egress;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A sandbox's network policy: deny by default, allow what a rule names. A
+ * pure function from a request to a {@link Decision}; the broker's pipeline
+ * only applies it. A value: changing the policy of a running sandbox swaps in
+ * a new one.
+ *
+ * @param open  every host allowed ({@code --net open}, asked for explicitly);
+ *              the broker still checks addresses and logs every connection
+ */
+public record EgressPolicy(boolean open, List<AllowRule> rules) {
+    public static final EgressPolicy DENY_ALL = new EgressPolicy(false, List.of());
+
+    public EgressPolicy {
+        rules = List.copyOf(rules);
+    }
+
+    /** May the guest connect to this host and port? Names only; addresses are the resolver's check. */
+    public Decision connect(String host, int port) {
+        if (open) {
+            return Decision.allow("the network is open");
+        }
+        AllowRule restricted = null;
+        for (AllowRule r : rules) {
+            if (r.host().matches(host, port)) {
+                if (!r.hasRequestRules()) {
+                    return Decision.allow("allowed by " + r);
+                }
+                restricted = restricted == null ? r : restricted;
+            }
+        }
+        if (restricted != null) {
+            return new Decision(true, "allowed for some requests by " + restricted, true);
+        }
+        return Decision.deny(denial(host, port));
+    }
+
+    /** May the guest send this HTTP request? {@code path} has no query. */
+    public Decision request(String host, int port, String method, String path) {
+        Decision c = connect(host, port);
+        if (!c.allowed() || !c.intercept()) {
+            return c;
+        }
+        List<String> matching = new ArrayList<>();
+        for (AllowRule r : rules) {
+            if (r.host().matches(host, port)) {
+                if (r.allowsRequest(method, path)) {
+                    return Decision.allow("allowed by " + r);
+                }
+                matching.add(r.toString());
+            }
+        }
+        return Decision.deny(method + " " + path + " on " + host + " is outside the rules " + String.join("; ",
+                matching));
+    }
+
+    /** Does the broker's DNS answer for this name? Any rule for the name, whatever its port. */
+    public boolean answers(String host) {
+        return open || rules.stream().anyMatch(r -> r.host().matchesName(host));
+    }
+
+    public EgressPolicy allowing(AllowRule rule) {
+        List<AllowRule> next = new ArrayList<>(rules);
+        next.removeIf(r -> r.equals(rule));
+        next.add(rule);
+        return new EgressPolicy(open, next);
+    }
+
+    /** Removes every rule whose host pattern is {@code pattern}, whatever its methods and path. */
+    public EgressPolicy denying(HostPattern pattern) {
+        List<AllowRule> next = new ArrayList<>(rules);
+        next.removeIf(r -> r.host().equals(pattern));
+        return new EgressPolicy(open, next);
+    }
+
+    private static String denial(String host, int port) {
+        return host + ":" + port + " is not on the sandbox's allow-list";
+    }
+}

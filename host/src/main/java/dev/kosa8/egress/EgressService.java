@@ -1,0 +1,71 @@
+package dev.kosa8.egress;
+
+import dev.kosa8.host.HostTools;
+import dev.kosa8.host.KosaException;
+import dev.kosa8.vm.GuestNetwork;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The daemon's side of the closed network: starts each sandbox's
+ * {@link Broker} on event loops all brokers share, and says what the
+ * sandbox's QEMU needs to reach it. The test settings, if any, come from the
+ * daemon's environment ({@link EgressTestSettings}) and nowhere else.
+ */
+public final class EgressService implements AutoCloseable {
+    /** The broker's event loops: relaying is cheap; two threads keep one slow handshake from stalling the rest. */
+    private static final int THREADS = 2;
+
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(THREADS, EpollIoHandler.newFactory());
+    private final java.util.function.Supplier<EgressTestSettings> test;
+    private final NetPresets presets;
+    private final Consumer<String> log;
+
+    /** @param test read again for each broker started, so a test can name the ports of servers it just started */
+    public EgressService(java.util.function.Supplier<EgressTestSettings> test, NetPresets presets,
+                         Consumer<String> log) {
+        this.test = test;
+        this.presets = presets;
+        this.log = log;
+    }
+
+    public NetPresets presets() {
+        return presets;
+    }
+
+    /** Starts a sandbox's broker with its sockets in {@code runtimeDir} and its audit log at {@code logFile}. */
+    public Broker start(String sandboxId, Path runtimeDir, Path logFile, EgressPolicy policy) {
+        AuditLog audit = new AuditLog(logFile, m -> log.accept("sandbox " + sandboxId + ": " + m));
+        EgressTestSettings t = test.get();
+        if (t.enabled()) {
+            log.accept("warning: sandbox " + sandboxId + ": egress TEST settings are on ("
+                    + EgressTestSettings.ENVIRONMENT + "): named test hosts reach loopback servers");
+        }
+        return Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t), group);
+    }
+
+    /** The guest network that leads to a broker whose sockets are in {@code runtimeDir}. */
+    public static GuestNetwork guestNetwork(Path runtimeDir) {
+        String socat = HostTools.which("socat");
+        if (socat == null) {
+            throw new KosaException(KosaException.Kind.HOST, "socat is not installed; QEMU needs it to carry the "
+                    + "sandbox's connections to the network broker", "install it: sudo apt-get install -y socat");
+        }
+        Map<Integer, Path> forwards = new TreeMap<>();
+        for (Listener l : Listener.values()) {
+            forwards.put(l.guestPort(), runtimeDir.resolve("net").resolve(l.socketName()));
+        }
+        return new GuestNetwork(Path.of(socat), forwards);
+    }
+
+    @Override
+    public void close() {
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3000);
+    }
+}

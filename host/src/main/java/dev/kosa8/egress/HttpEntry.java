@@ -1,0 +1,182 @@
+package dev.kosa8.egress;
+
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.Instant;
+
+/**
+ * The HTTP side of the broker: the explicit proxy (CONNECT and absolute-form
+ * requests) and the transparent port 80 (routed by Host). A CONNECT that the
+ * policy allows turns the connection into a {@link TlsRouter} that holds the
+ * TLS server name to the CONNECT target; plain requests go to
+ * {@link HttpForward}. Everything else gets an HTTP error saying why.
+ */
+final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private final Broker broker;
+    private final Listener listener;
+
+    HttpEntry(Broker broker, Listener listener) {
+        this.broker = broker;
+        this.listener = listener;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (req.decoderResult().isFailure()) {
+            Throwable c = req.decoderResult().cause();
+            HttpResponseStatus status = c instanceof TooLongHttpHeaderException
+                    ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
+                    : c instanceof TooLongHttpLineException ? HttpResponseStatus.REQUEST_URI_TOO_LONG
+                    : c instanceof TooLongFrameException ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
+                    : HttpResponseStatus.BAD_REQUEST;
+            refuse(ctx, status, null, -1, null, null, "malformed request: " + c.getMessage());
+            return;
+        }
+        if (req.method() == HttpMethod.CONNECT) {
+            connect(ctx, req);
+        } else {
+            plain(ctx, req);
+        }
+    }
+
+    private void connect(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (listener != Listener.PROXY) {
+            refuse(ctx, HttpResponseStatus.METHOD_NOT_ALLOWED, null, -1, "CONNECT", null,
+                    "CONNECT on the transparent port 80");
+            return;
+        }
+        Authority a = Authority.parse(req.uri(), -1);
+        if (a == null || a.port() < 0) {
+            refuse(ctx, HttpResponseStatus.BAD_REQUEST, null, -1, "CONNECT", null,
+                    "CONNECT needs host:port, not '" + shown(req.uri()) + "'");
+            return;
+        }
+        if (a.literal()) {
+            refuse(ctx, HttpResponseStatus.FORBIDDEN, a.host(), a.port(), "CONNECT", null,
+                    "CONNECT to an IP address is refused; name the host, which the broker resolves and checks");
+            return;
+        }
+        Decision d = broker.policy().connect(a.host(), a.port());
+        if (!d.allowed()) {
+            refuse(ctx, HttpResponseStatus.FORBIDDEN, a.host(), a.port(), "CONNECT", null, d.reason(), true);
+            return;
+        }
+        // resolved before the answer, so a name the broker will not dial gets a 403 that says why
+        ctx.channel().config().setAutoRead(false);
+        broker.upstreams().resolveAsync(a.host(), a.port()).whenComplete((target, err) -> ctx.executor().execute(() -> {
+            if (err != null) {
+                Throwable c = err.getCause() != null ? err.getCause() : err;
+                refuse(ctx, HttpResponseStatus.FORBIDDEN, a.host(), a.port(), "CONNECT", null, c.getMessage());
+                return;
+            }
+            ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                    new HttpResponseStatus(200, "Connection established")));
+            // the router joins before the HTTP handlers leave, so bytes the decoder already holds reach it
+            ctx.pipeline().addLast("tls-router", new TlsRouter(broker, listener, a.host(), a.port()));
+            ctx.pipeline().remove(this);
+            ctx.pipeline().remove(HttpObjectAggregator.class);
+            ctx.pipeline().remove(HttpResponseEncoder.class);
+            ctx.pipeline().remove(StrictRequestDecoder.class);
+            ctx.channel().config().setAutoRead(true);
+        }));
+    }
+
+    private void plain(ChannelHandlerContext ctx, FullHttpRequest req) {
+        String method = req.method().name();
+        String hostHeader = req.headers().get(HttpHeaderNames.HOST);
+        Authority target;
+        String path;
+        if (listener == Listener.PROXY) {
+            URI uri;
+            try {
+                uri = new URI(req.uri());
+            } catch (URISyntaxException e) {
+                uri = null;
+            }
+            if (uri == null || !"http".equalsIgnoreCase(uri.getScheme()) || uri.getRawAuthority() == null) {
+                refuse(ctx, HttpResponseStatus.BAD_REQUEST, null, -1, method, null, "a proxy request needs an "
+                        + "absolute http:// URI (use CONNECT for https), not '" + shown(req.uri()) + "'");
+                return;
+            }
+            target = Authority.parse(uri.getRawAuthority(), 80);
+            path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+            String query = uri.getRawQuery();
+            req.setUri(query == null ? path : path + "?" + query);
+            if (target != null && hostHeader != null && !target.equals(Authority.parse(hostHeader, 80))) {
+                refuse(ctx, HttpResponseStatus.BAD_REQUEST, target.host(), target.port(), method, path,
+                        "the Host header '" + shown(hostHeader) + "' differs from the request target");
+                return;
+            }
+        } else {
+            target = hostHeader == null ? null : Authority.parse(hostHeader, 80);
+            path = req.uri();
+            if (target != null && target.port() != 80) {
+                refuse(ctx, HttpResponseStatus.BAD_REQUEST, target.host(), target.port(), method, null,
+                        "the Host header names port " + target.port() + " on the transparent port 80");
+                return;
+            }
+            if (!path.startsWith("/")) {
+                refuse(ctx, HttpResponseStatus.BAD_REQUEST, null, -1, method, null, "the request target must be a "
+                        + "path on the transparent port");
+                return;
+            }
+        }
+        if (target == null) {
+            refuse(ctx, HttpResponseStatus.BAD_REQUEST, null, -1, method, null, "no valid Host");
+            return;
+        }
+        if (target.literal()) {
+            refuse(ctx, HttpResponseStatus.FORBIDDEN, target.host(), target.port(), method, path,
+                    "requests to an IP address are refused; name the host");
+            return;
+        }
+        String cleanPath = AuditEvent.trimPath(path);
+        Decision d = broker.policy().request(target.host(), target.port(), method, cleanPath);
+        if (!d.allowed()) {
+            refuse(ctx, HttpResponseStatus.FORBIDDEN, target.host(), target.port(), method, cleanPath, d.reason(),
+                    true);
+            return;
+        }
+        req.retain();
+        new HttpForward(broker, listener, ctx.channel(), req, target.host(), target.port(), cleanPath, d.reason())
+                .start();
+    }
+
+    private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String host, int port, String method,
+                        String path, String reason) {
+        refuse(ctx, status, host, port, method, path, reason, false);
+    }
+
+    /** @param byPolicy the policy said no, so the answer names the command that would allow the host */
+    private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String host, int port, String method,
+                        String path, String reason, boolean byPolicy) {
+        broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port < 0 ? null : port, method,
+                path, null, "deny", reason, null, null, null));
+        var res = status == HttpResponseStatus.FORBIDDEN ? Denials.forbidden(broker.sandboxId(), byPolicy ? host : null, reason)
+                : Denials.response(status, "kosa8: " + reason + "\n");
+        ctx.writeAndFlush(res).addListener((ChannelFutureListener) f -> Denials.lingerClose(f.channel()));
+    }
+
+    private static String shown(String s) {
+        return s.length() > 200 ? s.substring(0, 200) + "..." : s;
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+}

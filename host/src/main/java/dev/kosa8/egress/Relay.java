@@ -1,0 +1,80 @@
+package dev.kosa8.egress;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+
+/**
+ * Copies bytes from its channel to a peer, reading the next chunk only once
+ * the peer has taken the last one (both channels run with auto-read off), so
+ * a slow side holds the fast one back instead of filling the daemon's heap.
+ * Either side closing closes the other after its pending writes.
+ */
+final class Relay extends ChannelInboundHandlerAdapter {
+    private final Channel peer;
+    private final Exchange exchange;
+    private final boolean outbound;
+
+    /** @param outbound true when this side is the guest's, so its bytes count as sent */
+    Relay(Channel peer, Exchange exchange, boolean outbound) {
+        this.peer = peer;
+        this.exchange = exchange;
+        this.outbound = outbound;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        if (ctx.channel().isActive()) {
+            ctx.read();
+        }
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        ctx.read();
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof ByteBuf b) {
+            if (outbound) {
+                exchange.sent(b.readableBytes());
+            } else {
+                exchange.received(b.readableBytes());
+            }
+        }
+        if (!peer.isActive()) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+            ctx.close();
+            return;
+        }
+        peer.writeAndFlush(msg).addListener((ChannelFutureListener) f -> {
+            if (f.isSuccess()) {
+                ctx.read();
+            } else {
+                ctx.close();
+            }
+        });
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closeAfterFlush(peer);
+        exchange.end();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+
+    static void closeAfterFlush(Channel ch) {
+        if (ch.isActive()) {
+            ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+}

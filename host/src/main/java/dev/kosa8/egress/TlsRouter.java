@@ -1,0 +1,115 @@
+package dev.kosa8.egress;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOption;
+import io.netty.handler.ssl.AbstractSniHandler;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+import java.time.Instant;
+
+/**
+ * Routes a guest's TLS connection by the name in its ClientHello (SNI): checks
+ * the name against the policy (and, after a CONNECT, against the CONNECT
+ * target), resolves and checks the address on the host, dials it, replays the
+ * ClientHello and relays the bytes untouched. The upstream's certificate is
+ * verified by the guest's own client, end to end. A refusal is a TLS
+ * {@code access_denied} alert and a log line.
+ */
+final class TlsRouter extends AbstractSniHandler<Channel> {
+    private static final int MAX_CLIENT_HELLO = 64 * 1024;
+    private static final long HELLO_TIMEOUT_MILLIS = 10_000;
+
+    private final Broker broker;
+    private final Listener listener;
+    private final String connectTarget;
+    private final int port;
+    private volatile String refusal;
+    private volatile String host;
+    private volatile Exchange exchange;
+
+    /** @param connectTarget the CONNECT request's host the SNI must equal, or null on the transparent port */
+    TlsRouter(Broker broker, Listener listener, String connectTarget, int port) {
+        super(MAX_CLIENT_HELLO, HELLO_TIMEOUT_MILLIS);
+        this.broker = broker;
+        this.listener = listener;
+        this.connectTarget = connectTarget;
+        this.port = port;
+    }
+
+    @Override
+    protected Future<Channel> lookup(ChannelHandlerContext ctx, String sni) {
+        Promise<Channel> p = ctx.executor().newPromise();
+        host = sni == null ? connectTarget : HostName.normalize(sni);
+        if (sni == null) {
+            return refuse(p, "no TLS ClientHello with a server name (SNI); the broker routes TLS by name");
+        }
+        if (host == null) {
+            return refuse(p, "the server name '" + sni + "' is not a host name");
+        }
+        if (connectTarget != null && !connectTarget.equals(host)) {
+            return refuse(p, "the TLS server name " + host + " differs from the CONNECT target " + connectTarget);
+        }
+        Decision d = broker.policy().connect(host, port);
+        if (!d.allowed()) {
+            return refuse(p, d.reason());
+        }
+        if (d.intercept()) {
+            return refuse(p, d.reason() + ", which needs TLS interception; this broker does not intercept yet");
+        }
+        broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> ctx.executor().execute(() -> {
+            if (err != null) {
+                Throwable c = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                        ? err.getCause() : err;
+                refuse(p, c.getMessage());
+                return;
+            }
+            exchange = new Exchange(broker.audit(), listener, host, port, null, null, target.via(), d.reason());
+            new Bootstrap().group(ctx.channel().eventLoop()).channel(broker.upstreamChannel())
+                    .option(ChannelOption.AUTO_READ, false)
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Broker.CONNECT_TIMEOUT_MILLIS)
+                    .handler(new Relay(ctx.channel(), exchange, false))
+                    .connect(target.address())
+                    .addListener((ChannelFutureListener) f -> {
+                        if (f.isSuccess()) {
+                            p.trySuccess(f.channel());
+                        } else {
+                            refuse(p, "cannot connect to " + host + " (" + target.via() + "): "
+                                    + f.cause().getMessage());
+                        }
+                    });
+        }));
+        return p;
+    }
+
+    private Promise<Channel> refuse(Promise<Channel> p, String reason) {
+        refusal = reason;
+        p.tryFailure(new Upstreams.Refused(reason));
+        return p;
+    }
+
+    @Override
+    protected void onLookupComplete(ChannelHandlerContext ctx, String sni, Future<Channel> future) {
+        if (!future.isSuccess()) {
+            String reason = refusal != null ? refusal : String.valueOf(future.cause());
+            broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port, null, null, null, "deny",
+                    reason, null, null, null));
+            ctx.writeAndFlush(Denials.tlsAccessDenied()).addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        Channel upstream = future.getNow();
+        broker.track(host, port, ctx.channel());
+        ctx.channel().config().setAutoRead(false);
+        // the relay is added before this handler leaves, so the buffered ClientHello flows into it
+        ctx.pipeline().addAfter(ctx.name(), "relay", new Relay(upstream, exchange, true));
+        ctx.pipeline().remove(this);
+        upstream.read();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+}

@@ -1,0 +1,83 @@
+package dev.kosa8.egress;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+
+/**
+ * Resolves an allowed name to the one address the broker will dial, on the
+ * host, never trusting the guest's idea of where a name points. Every address
+ * passes {@link AddressFilter} — even for allowed names — except the
+ * loopback servers a test maps names to ({@link EgressTestSettings}).
+ */
+public final class Upstreams {
+    /** Looks a name up; the system resolver in production. */
+    @FunctionalInterface
+    public interface NameLookup {
+        InetAddress[] lookup(String host) throws UnknownHostException;
+    }
+
+    /** Where to dial, and what the audit log says about it. */
+    public record Target(InetSocketAddress address, String via) {
+    }
+
+    /** The name cannot be dialed: unknown, or only refused addresses. */
+    public static final class Refused extends Exception {
+        public Refused(String reason) {
+            super(reason, null, false, false);
+        }
+    }
+
+    private static final Executor LOOKUPS = Executors.newVirtualThreadPerTaskExecutor();
+
+    private final NameLookup lookup;
+    private final EgressTestSettings test;
+
+    public Upstreams(NameLookup lookup, EgressTestSettings test) {
+        this.lookup = lookup;
+        this.test = test;
+    }
+
+    public static Upstreams system(EgressTestSettings test) {
+        return new Upstreams(InetAddress::getAllByName, test);
+    }
+
+    /** Resolves off the caller's thread (lookups block). */
+    public CompletableFuture<Target> resolveAsync(String host, int port) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return resolve(host, port);
+            } catch (Refused e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        }, LOOKUPS);
+    }
+
+    public Target resolve(String host, int port) throws Refused {
+        Integer mapped = test.loopback().get(host + ":" + port);
+        if (mapped != null) {
+            return new Target(new InetSocketAddress(InetAddress.getLoopbackAddress(), mapped), "test loopback");
+        }
+        InetAddress[] all;
+        String forced = test.resolve().get(host);
+        try {
+            all = forced != null ? new InetAddress[] {InetAddress.getByName(forced)} : lookup.lookup(host);
+        } catch (UnknownHostException e) {
+            throw new Refused(host + " does not resolve");
+        }
+        List<String> refused = new ArrayList<>();
+        for (InetAddress a : all) {
+            String why = AddressFilter.refusal(a);
+            if (why == null) {
+                return new Target(new InetSocketAddress(a, port), a.getHostAddress());
+            }
+            refused.add(a.getHostAddress() + " (" + why + ")");
+        }
+        throw new Refused(host + " resolves only to addresses the broker refuses: " + String.join(", ", refused));
+    }
+}

@@ -1,0 +1,362 @@
+package dev.kosa8.egress;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The broker on the host, driven by real clients (curl, raw sockets) through
+ * its unix sockets, against real loopback servers. The guest-side version of
+ * these tests is {@code NetworkIT}.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class BrokerTest {
+    @TempDir
+    static Path dir;
+    static EventLoopGroup group;
+    static TestUpstream upstream;
+    static Broker broker;
+    static UnixBridge tls;
+    static UnixBridge proxy;
+    static UnixBridge http;
+
+    static final EgressPolicy POLICY = new EgressPolicy(false, List.of(AllowRule.parse("api.test"),
+            AllowRule.parse("other.test"), AllowRule.parse("rebind.test"), AllowRule.parse("*.wild.test")));
+
+    @BeforeAll
+    static void start() throws Exception {
+        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        upstream = new TestUpstream(dir, "api.test");
+        EgressTestSettings test = new EgressTestSettings(Map.of("api.test:443", upstream.httpsPort(), "api.test:80",
+                upstream.httpPort(), "other.test:443", upstream.httpsPort()), Map.of("rebind.test", "127.0.0.1"),
+                Optional.empty());
+        broker = Broker.start("sbx-test", dir.resolve("run"), POLICY, new AuditLog(dir.resolve("net.log"), m -> { }),
+                Upstreams.system(test), group);
+        tls = new UnixBridge(broker.sockets().get(Listener.TLS));
+        proxy = new UnixBridge(broker.sockets().get(Listener.PROXY));
+        http = new UnixBridge(broker.sockets().get(Listener.HTTP));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        tls.close();
+        proxy.close();
+        http.close();
+        broker.close();
+        upstream.close();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+    }
+
+    @BeforeEach
+    void resetPolicy() {
+        broker.policy(POLICY);
+    }
+
+    // --- DNS ---
+
+    @Test
+    void dnsAnswersAllowedNamesWithTheBrokersAddressAndNothingElse() throws Exception {
+        Dns a = dns("api.test", 1);
+        assertThat(a.rcode).isZero();
+        assertThat(a.answers).containsExactly("10.0.2.100");
+        assertThat(dns("x.wild.test", 1).answers).containsExactly("10.0.2.100");
+        assertThat(dns("API.TEST.", 1).answers).containsExactly("10.0.2.100");
+        Dns aaaa = dns("api.test", 28);
+        assertThat(aaaa.rcode).isZero();
+        assertThat(aaaa.answers).isEmpty();
+    }
+
+    @Test
+    void dnsGivesNxdomainForEveryOtherNameAndLogsIt() throws Exception {
+        for (String name : List.of("example.com", "wild.test", "exfil-1234.test", "a.b.api.test")) {
+            Dns d = dns(name, 1);
+            assertThat(d.rcode).as(name).isEqualTo(3);
+            assertThat(d.answers).isEmpty();
+            assertThat(d.recursionAvailable).isFalse();
+        }
+        assertThat(audit()).contains("\"host\":\"exfil-1234.test\"");
+    }
+
+    // --- TLS, transparent port 443 ---
+
+    @Test
+    void tlsToAnAllowedNameIsPassedThroughAndVerifiedByTheClient() throws Exception {
+        Run r = curl("--cacert", upstream.caPem.toString(), "--connect-to", "api.test:443:127.0.0.1:" + tls.port(),
+                "https://api.test/hello");
+        assertThat(r.out).isEqualTo("hello from api.test GET");
+        assertThat(audit()).contains("\"listener\":\"tls\"", "\"host\":\"api.test\"", "\"decision\":\"allow\"");
+    }
+
+    @Test
+    void tlsToADeniedNameGetsAnAlertAndALogLine() throws Exception {
+        Run r = curl("--cacert", upstream.caPem.toString(), "--connect-to", "denied.test:443:127.0.0.1:" + tls.port(),
+                "https://denied.test/hello");
+        assertThat(r.exit).isNotZero();
+        assertThat(r.err).containsIgnoringCase("access denied");
+        assertThat(audit()).contains("\"host\":\"denied.test\"", "\"decision\":\"deny\"");
+    }
+
+    @Test
+    void anAllowedNameResolvingToLoopbackIsRefused() throws Exception {
+        Run r = curl("--cacert", upstream.caPem.toString(), "--connect-to",
+                "rebind.test:443:127.0.0.1:" + tls.port(), "https://rebind.test/hello");
+        assertThat(r.exit).isNotZero();
+        assertThat(audit()).contains("rebind.test resolves only to addresses the broker refuses: 127.0.0.1 (loopback)");
+    }
+
+    // --- the explicit proxy ---
+
+    @Test
+    void connectThroughTheProxyReachesAnAllowedHost() throws Exception {
+        Run r = curl("--cacert", upstream.caPem.toString(), "-x", "http://127.0.0.1:" + proxy.port(),
+                "https://api.test/hello");
+        assertThat(r.out).isEqualTo("hello from api.test GET");
+    }
+
+    @Test
+    void connectToADeniedHostGetsA403NamingTheCommandThatAllowsIt() throws Exception {
+        String res = raw(Listener.PROXY, "CONNECT denied.test:443 HTTP/1.1\r\nHost: denied.test:443\r\n\r\n");
+        assertThat(res).startsWith("HTTP/1.1 403").contains("kosa8 allow sbx-test denied.test");
+    }
+
+    @Test
+    void connectToAnIpLiteralIsRefused() throws Exception {
+        String res = raw(Listener.PROXY, "CONNECT 93.184.216.34:443 HTTP/1.1\r\nHost: 93.184.216.34:443\r\n\r\n");
+        assertThat(res).startsWith("HTTP/1.1 403").contains("IP address");
+        broker.policy(new EgressPolicy(true, List.of()));
+        assertThat(raw(Listener.PROXY, "CONNECT [::1]:443 HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 403");
+    }
+
+    @Test
+    void connectToARebindingNameIsRefusedBeforeTheTunnelOpens() throws Exception {
+        String res = raw(Listener.PROXY, "CONNECT rebind.test:443 HTTP/1.1\r\n\r\n");
+        assertThat(res).startsWith("HTTP/1.1 403").contains("loopback").doesNotContain("kosa8 allow");
+    }
+
+    @Test
+    void tlsServerNameMustMatchTheConnectTarget() throws Exception {
+        // other.test is allowed too: only the disagreement is wrong
+        Run r = curl("--cacert", upstream.caPem.toString(), "-x", "http://127.0.0.1:" + proxy.port(),
+                "--connect-to", "api.test:443:other.test:443", "https://api.test/hello");
+        assertThat(r.exit).isNotZero();
+        assertThat(audit()).contains("the TLS server name api.test differs from the CONNECT target other.test");
+    }
+
+    @Test
+    void plainHttpThroughTheProxyAndTheTransparentPort() throws Exception {
+        assertThat(curl("-x", "http://127.0.0.1:" + proxy.port(), "http://api.test/hello").out)
+                .isEqualTo("hello from api.test GET");
+        assertThat(curl("--connect-to", "api.test:80:127.0.0.1:" + http.port(), "-X", "POST", "-d", "x=1",
+                "http://api.test/hello").out).isEqualTo("hello from api.test POST");
+    }
+
+    @Test
+    void redirectsAreNotFollowedAndTheNextHopIsJudgedOnItsOwn() throws Exception {
+        Run once = curl("-x", "http://127.0.0.1:" + proxy.port(), "-i", "http://api.test/redirect");
+        assertThat(once.out).startsWith("HTTP/1.1 302").contains("Location: http://denied.test/hello");
+        Run follow = curl("-x", "http://127.0.0.1:" + proxy.port(), "-L", "http://api.test/redirect");
+        assertThat(follow.out).contains("kosa8 allow sbx-test denied.test");
+    }
+
+    @Test
+    void aHostHeaderDisagreeingWithTheTargetIsRefused() throws Exception {
+        String res = raw(Listener.PROXY, "GET http://api.test/hello HTTP/1.1\r\nHost: denied.test\r\n\r\n");
+        assertThat(res).startsWith("HTTP/1.1 400").contains("differs from the request target");
+        String portRes = raw(Listener.HTTP, "GET /hello HTTP/1.1\r\nHost: api.test:8080\r\n\r\n");
+        assertThat(portRes).startsWith("HTTP/1.1 400");
+    }
+
+    @Test
+    void requestSmugglingWithBothLengthAndChunkedIsRefused() throws Exception {
+        String res = raw(Listener.HTTP, "POST /hello HTTP/1.1\r\nHost: api.test\r\nContent-Length: 4\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /admin HTTP/1.1\r\nHost: api.test\r\n\r\n");
+        assertThat(res).startsWith("HTTP/1.1 400").contains("smuggling");
+        assertThat(res).doesNotContain("hello from");
+        assertThat(audit()).contains("request smuggling refused");
+    }
+
+    @Test
+    void oversizedHeadersAreRefused() throws Exception {
+        String res = raw(Listener.PROXY, "GET http://api.test/hello HTTP/1.1\r\nHost: api.test\r\nX-Big: "
+                + "a".repeat(64 * 1024) + "\r\n\r\n");
+        assertThat(res).startsWith("HTTP/1.1 431");
+    }
+
+    @Test
+    void allowAndDenyTakeEffectAtOnceAndDenyEndsOpenConnections() throws Exception {
+        String before = raw(Listener.PROXY, "CONNECT late.test:443 HTTP/1.1\r\n\r\n");
+        assertThat(before).startsWith("HTTP/1.1 403");
+        broker.policy(POLICY.allowing(AllowRule.parse("late.test")));
+        // allowed now: it fails later, at resolution (late.test has no address), not at the policy
+        String after = raw(Listener.PROXY, "CONNECT late.test:443 HTTP/1.1\r\n\r\n");
+        assertThat(after).startsWith("HTTP/1.1 403").contains("does not resolve");
+
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(Listener.PROXY)));
+            OutputStream out = Channels.newOutputStream(ch);
+            InputStream in = Channels.newInputStream(ch);
+            out.write("CONNECT api.test:443 HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            assertThat(readHead(in)).startsWith("HTTP/1.1 200");
+            // start TLS so the tunnel is carried, then take api.test off the list
+            javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+            ctx.init(null, new javax.net.ssl.TrustManager[] {new Trusting()}, null);
+            var engine = ctx.createSSLEngine("api.test", 443);
+            engine.setUseClientMode(true);
+            var hello = java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+            engine.beginHandshake();
+            engine.wrap(java.nio.ByteBuffer.allocate(0), hello);
+            hello.flip();
+            ch.write(hello);
+            byte[] first = new byte[5];
+            new DataInputStream(in).readFully(first); // the server's first TLS record: the tunnel is up
+            assertThat(first[0]).isEqualTo((byte) 0x16);
+            broker.policy(POLICY.denying(HostPattern.parse("api.test")));
+            byte[] rest = in.readAllBytes(); // returns once the broker closed the tunnel
+            assertThat(rest.length).isLessThan(64 * 1024);
+        }
+    }
+
+    @Test
+    void theAuditLogHoldsNoHeaderValuesQueriesOrBodies() throws Exception {
+        curl("-x", "http://127.0.0.1:" + proxy.port(), "-H", "Authorization: Bearer SECRET-HEADER-VALUE",
+                "-d", "SECRET-BODY", "http://api.test/hello?token=SECRET-QUERY");
+        String log = audit();
+        assertThat(log).contains("\"path\":\"/hello\"");
+        assertThat(log).doesNotContain("SECRET-HEADER-VALUE", "SECRET-QUERY", "SECRET-BODY");
+    }
+
+    // --- helpers ---
+
+    record Run(int exit, String out, String err) {
+    }
+
+    static Run curl(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("curl", "-sS", "--max-time", "20", "--noproxy", ""));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        return new Run(p.waitFor(), out, err);
+    }
+
+    static String raw(Listener l, String request) throws IOException {
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(l)));
+            // written beside the read: the broker may answer and close before taking a whole oversized request
+            Thread.ofVirtual().start(() -> {
+                try {
+                    Channels.newOutputStream(ch).write(request.getBytes(StandardCharsets.ISO_8859_1));
+                } catch (IOException ignored) {
+                    // the broker closed first; its answer is what the test reads
+                }
+            });
+            return new String(Channels.newInputStream(ch).readAllBytes(), StandardCharsets.ISO_8859_1);
+        }
+    }
+
+    static String readHead(InputStream in) throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        while (!b.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+            int c = in.read();
+            if (c < 0) {
+                break;
+            }
+            b.write(c);
+        }
+        return b.toString(StandardCharsets.ISO_8859_1);
+    }
+
+    static String audit() throws IOException {
+        return Files.readString(dir.resolve("net.log"));
+    }
+
+    record Dns(int rcode, boolean recursionAvailable, List<String> answers) {
+    }
+
+    /** One DNS query over TCP, as glibc sends it with {@code options use-vc}. */
+    static Dns dns(String name, int type) throws IOException {
+        ByteArrayOutputStream q = new ByteArrayOutputStream();
+        q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0});
+        for (String label : name.split("\\.")) {
+            q.write(label.length());
+            q.writeBytes(label.getBytes(StandardCharsets.US_ASCII));
+        }
+        q.writeBytes(new byte[] {0, 0, (byte) type, 0, 1});
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(Listener.DNS)));
+            OutputStream out = Channels.newOutputStream(ch);
+            out.write(new byte[] {0, (byte) q.size()});
+            q.writeTo(out);
+            DataInputStream in = new DataInputStream(Channels.newInputStream(ch));
+            byte[] res = new byte[in.readUnsignedShort()];
+            in.readFully(res);
+            int rcode = res[3] & 0x0f;
+            boolean ra = (res[3] & 0x80) != 0;
+            int an = (res[6] & 0xff) << 8 | res[7] & 0xff;
+            int pos = 12;
+            while (res[pos] != 0) {
+                pos += (res[pos] & 0xff) + 1;
+            }
+            pos += 5;
+            List<String> answers = new ArrayList<>();
+            for (int i = 0; i < an; i++) {
+                pos += (res[pos] & 0xc0) == 0xc0 ? 2 : skipName(res, pos);
+                int rdlen = (res[pos + 8] & 0xff) << 8 | res[pos + 9] & 0xff;
+                pos += 10;
+                answers.add((res[pos] & 0xff) + "." + (res[pos + 1] & 0xff) + "." + (res[pos + 2] & 0xff) + "."
+                        + (res[pos + 3] & 0xff));
+                pos += rdlen;
+            }
+            return new Dns(rcode, ra, answers);
+        }
+    }
+
+    private static int skipName(byte[] b, int pos) {
+        int start = pos;
+        while (b[pos] != 0) {
+            pos += (b[pos] & 0xff) + 1;
+        }
+        return pos + 1 - start;
+    }
+
+    /** Trusts anything: only for the tunnel test, which never sends data it would need to protect. */
+    static final class Trusting implements javax.net.ssl.X509TrustManager {
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] c, String a) {
+        }
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] c, String a) {
+        }
+
+        @Override
+        public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+            return new java.security.cert.X509Certificate[0];
+        }
+    }
+}
