@@ -20,11 +20,15 @@ final class NetCommand implements Callable<Integer> {
     @ParentCommand
     Main main;
 
-    @Parameters(index = "0", paramLabel = "ID", description = "The sandbox.")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "ID", description = "The sandbox.")
     String id;
 
     @Override
     public Integer call() {
+        if (id == null) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "Missing required parameter: 'ID' (kosa8 net ID, or kosa8 net log ID)");
+        }
         print(main.daemon().get("/v1/sandboxes/" + Ids.check(id) + "/net"));
         return 0;
     }

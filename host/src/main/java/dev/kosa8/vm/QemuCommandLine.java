@@ -18,10 +18,11 @@ import java.util.List;
  *   <li>The network, when there is one, is user networking with
  *       {@code restrict=on,ipv6=off}: no route out but the {@code guestfwd}
  *       ports of the egress broker ({@link GuestNetwork}). slirp starts one
- *       relay process per forwarded connection, so such machines run with
- *       the seccomp filter's {@code spawn} group allowed; the relay's argv is
+ *       relay process per forwarded connection (calling {@code setsid()}
+ *       first), so such machines run with the seccomp filter's {@code spawn}
+ *       and {@code elevateprivileges} groups allowed; the relay's argv is
  *       fixed by the host and nothing the guest sends reaches it. Without a
- *       network there is no device at all and spawning stays denied.</li>
+ *       network there is no device at all and both stay denied.</li>
  *   <li>{@code virtio-rng}: the guest's entropy comes from the host, so early
  *       {@code getrandom()} never blocks under TCG.</li>
  *   <li>{@code -sandbox on,...=deny}: QEMU's seccomp filter; the process
@@ -46,8 +47,13 @@ public final class QemuCommandLine {
     public static final String WORKSPACE_PORT_NAME = "dev.kosa8.ws9p";
     /** QEMU's seccomp filter: no obsolete system calls, no privilege changes, no new programs, no resource control. */
     static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
-    /** The same filter for a machine with a network: slirp's guestfwd must start its relays. */
-    static final String SECCOMP_WITH_RELAYS = "on,obsolete=deny,elevateprivileges=deny,spawn=allow,resourcecontrol=deny";
+    /**
+     * The filter for a machine with a network: slirp's guestfwd must start
+     * its relays, and libslirp's child calls {@code setsid()} before it
+     * executes the relay, which the {@code elevateprivileges} group denies
+     * (measured: the child died of SIGSYS, syscall 112).
+     */
+    static final String SECCOMP_WITH_RELAYS = "on,obsolete=deny,elevateprivileges=allow,spawn=allow,resourcecontrol=deny";
 
     private QemuCommandLine() {
     }

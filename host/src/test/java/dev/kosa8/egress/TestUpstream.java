@@ -24,12 +24,12 @@ import javax.net.ssl.SSLContext;
  * guest's client, or the test's, trusts that CA; the broker never needs to,
  * since it passes TLS through).
  */
-final class TestUpstream implements AutoCloseable {
+public final class TestUpstream implements AutoCloseable {
     final HttpServer http;
     final HttpsServer https;
-    final Path caPem;
+    public final Path caPem;
 
-    TestUpstream(Path dir, String name) throws Exception {
+    public TestUpstream(Path dir, String name) throws Exception {
         SandboxCa ca = SandboxCa.loadOrCreate(dir.resolve("test-ca"), "test-upstream");
         caPem = dir.resolve("test-ca.pem");
         Files.writeString(caPem, ca.certificatePem());
@@ -66,11 +66,11 @@ final class TestUpstream implements AutoCloseable {
         }
     }
 
-    int httpPort() {
+    public int httpPort() {
         return http.getAddress().getPort();
     }
 
-    int httpsPort() {
+    public int httpsPort() {
         return https.getAddress().getPort();
     }
 
@@ -80,6 +80,24 @@ final class TestUpstream implements AutoCloseable {
         x.sendResponseHeaders(status, b.length);
         try (OutputStream out = x.getResponseBody()) {
             out.write(b);
+        }
+    }
+
+    /** Serves the files under {@code dir} at {@code /prefix/}: enough for git's dumb HTTP protocol. */
+    public void serveFiles(String prefix, Path dir) {
+        for (HttpServer s : new HttpServer[] {http, https}) {
+            s.createContext("/" + prefix + "/", x -> {
+                Path f = dir.resolve(x.getRequestURI().getPath().substring(prefix.length() + 2)).normalize();
+                if (!f.startsWith(dir) || !Files.isRegularFile(f)) {
+                    reply(x, 404, "no such file");
+                    return;
+                }
+                byte[] b = Files.readAllBytes(f);
+                x.sendResponseHeaders(200, b.length);
+                try (OutputStream out = x.getResponseBody()) {
+                    out.write(b);
+                }
+            });
         }
     }
 

@@ -50,12 +50,17 @@ public final class Kosa {
         return argv;
     }
 
+    /** The host-side egress test settings (loopback servers for test names), outside every workspace. */
+    public static final Path EGRESS_TEST_CONFIG = HOME.resolveSibling("it-egress.json");
+
     /** The CLI's working directory in tests, so a sandbox's default workspace is a folder of the tests'. */
     public static final Path CWD = HOME.resolveSibling("it-cwd");
 
     public static ProcessBuilder builder(String... args) {
         ProcessBuilder pb = new ProcessBuilder(command(args));
         pb.environment().put("KOSA8_HOME", HOME.toString());
+        // the daemon these calls start reads it when a broker starts; only NetworkIT writes the file
+        pb.environment().put("KOSA8_EGRESS_TEST_CONFIG", EGRESS_TEST_CONFIG.toString());
         try {
             java.nio.file.Files.createDirectories(CWD);
         } catch (java.io.IOException e) {

@@ -55,7 +55,7 @@ class QemuCommandLineTest {
                 + ",guestfwd=tcp:10.0.2.100:443-cmd:/usr/bin/socat - UNIX-CONNECT:/run/k/tls.sock");
         assertThat(argv).containsSequence("-device", "virtio-net-device,netdev=net0");
         assertThat(argv).as("slirp must start its relays; everything else stays denied")
-                .containsSequence("-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=allow,resourcecontrol=deny");
+                .containsSequence("-sandbox", "on,obsolete=deny,elevateprivileges=allow,spawn=allow,resourcecontrol=deny");
         assertThat(String.join(" ", argv)).doesNotContain("hostfwd").doesNotContain("smb").doesNotContain("tftp");
     }
 

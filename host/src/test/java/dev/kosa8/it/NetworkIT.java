@@ -1,0 +1,305 @@
+package dev.kosa8.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kosa8.egress.TestUpstream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The closed network from inside a real guest: real clients (curl, git,
+ * python) reach allowed names on real loopback servers through the broker,
+ * and every way around it fails. The test names are mapped to the loopback
+ * servers by the host-side test setting {@code KOSA8_EGRESS_TEST_CONFIG}
+ * ({@link Kosa#EGRESS_TEST_CONFIG}); the guest trusts the servers' test CA
+ * because the test hands it the CA's certificate, not because of anything the
+ * broker does (TLS to these hosts is passed through, end to end).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class NetworkIT {
+    static final Duration T = Duration.ofMinutes(2);
+    static Path folder;
+    static TestUpstream api;
+    static TestUpstream late;
+    static String id;
+
+    @BeforeAll
+    static void boot() throws Exception {
+        folder = Kosa.HOME.resolveSibling("it-workspaces").resolve("NetworkIT");
+        if (Files.exists(folder)) {
+            Kosa.deleteTree(folder);
+        }
+        Files.createDirectories(folder);
+        folder = folder.toRealPath();
+        Path servers = Files.createDirectories(Kosa.HOME.resolveSibling("it-upstreams"));
+        api = new TestUpstream(servers.resolve("api"), "api.test");
+        late = new TestUpstream(servers.resolve("late"), "late.test");
+        Files.copy(api.caPem, folder.resolve("api-ca.pem"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(late.caPem, folder.resolve("late-ca.pem"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Path repo = gitRepository(servers.resolve("repo.git"));
+        api.serveFiles("repo.git", repo);
+        Files.writeString(Kosa.EGRESS_TEST_CONFIG, """
+                {"loopback": {"api.test:443": %d, "api.test:80": %d, "other.test:443": %d, "late.test:443": %d},
+                 "resolve": {"rebind.test": "127.0.0.1"}}
+                """.formatted(api.httpsPort(), api.httpPort(), api.httpsPort(), late.httpsPort()));
+        Kosa.Result r = Kosa.ok(Duration.ofMinutes(15), "create", "--workspace", folder.toString(),
+                "--allow", "api.test", "--allow", "other.test", "--allow", "rebind.test");
+        id = r.stdout().strip();
+    }
+
+    @AfterAll
+    static void remove() throws Exception {
+        if (id != null) {
+            Kosa.run(Duration.ofMinutes(1), "rm", "-f", id);
+        }
+        Files.deleteIfExists(Kosa.EGRESS_TEST_CONFIG);
+        if (api != null) {
+            api.close();
+        }
+        if (late != null) {
+            late.close();
+        }
+    }
+
+    static Path gitRepository(Path bare) throws Exception {
+        if (Files.exists(bare)) {
+            Kosa.deleteTree(bare);
+        }
+        Path work = Files.createTempDirectory("kosa8-it-repo");
+        Files.writeString(work.resolve("README"), "cloned through the broker\n");
+        run(work, "git", "init", "-q");
+        run(work, "git", "add", "README");
+        run(work, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first");
+        run(work, "git", "clone", "-q", "--bare", work.toString(), bare.toString());
+        run(bare, "git", "update-server-info");
+        Kosa.deleteTree(work);
+        return bare;
+    }
+
+    static void run(Path dir, String... cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).inheritIO().start();
+        assertThat(p.waitFor()).as(String.join(" ", cmd)).isZero();
+    }
+
+    Kosa.Result exec(String... command) {
+        String[] args = new String[command.length + 3];
+        args[0] = "exec";
+        args[1] = id;
+        args[2] = "--";
+        System.arraycopy(command, 0, args, 3, command.length);
+        return Kosa.run(T, args);
+    }
+
+    Kosa.Result sh(String script) {
+        return exec("sh", "-c", script);
+    }
+
+    String netLog() {
+        return Kosa.ok(T, "net", "log", id).stdout();
+    }
+
+    // --- allowed traffic, by every kind of client ---
+
+    @Test
+    @Order(1)
+    void curlReachesAnAllowedHostThroughTheProxyItIsGiven() {
+        Kosa.Result r = exec("curl", "-sS", "--max-time", "60", "--cacert", "/workspace/api-ca.pem",
+                "https://api.test/hello");
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.stdout()).isEqualTo("hello from api.test GET");
+        assertThat(netLog()).contains("\"listener\":\"proxy\"", "\"host\":\"api.test\"", "\"decision\":\"allow\"");
+    }
+
+    @Test
+    @Order(2)
+    void aProgramIgnoringProxySettingsGoesThroughTheBrokersDnsAndSniRouting() {
+        Kosa.Result dns = exec("getent", "hosts", "api.test");
+        assertThat(dns.stdout()).as(dns.toString()).startsWith("10.0.2.100");
+        Kosa.Result r = exec("curl", "-sS", "--max-time", "60", "--noproxy", "*", "--cacert",
+                "/workspace/api-ca.pem", "https://api.test/hello");
+        assertThat(r.stdout()).as(r.toString()).isEqualTo("hello from api.test GET");
+        Kosa.Result plain = exec("curl", "-sS", "--max-time", "60", "--noproxy", "*", "http://api.test/hello");
+        assertThat(plain.stdout()).as(plain.toString()).isEqualTo("hello from api.test GET");
+        assertThat(netLog()).contains("\"listener\":\"tls\"", "\"listener\":\"http\"");
+    }
+
+    @Test
+    @Order(3)
+    void pythonUrllibAndGitCloneOverHttpsWork() {
+        Kosa.Result py = exec("python3", "-c", "import ssl, urllib.request; ctx = ssl.create_default_context("
+                + "cafile='/workspace/api-ca.pem'); print(urllib.request.urlopen('https://api.test/hello', "
+                + "context=ctx, timeout=60).read().decode())");
+        assertThat(py.stdout()).as(py.toString()).contains("hello from api.test GET");
+        Kosa.Result git = sh("git -c http.sslCAInfo=/workspace/api-ca.pem clone -q https://api.test/repo.git "
+                + "/tmp/repo && cat /tmp/repo/README");
+        assertThat(git.stdout()).as(git.toString()).contains("cloned through the broker");
+    }
+
+    // --- denied traffic fails clearly ---
+
+    @Test
+    @Order(4)
+    void aDeniedHostFailsWithAnAnswerThatSaysHowToAllowIt() {
+        Kosa.Result tls = exec("curl", "-sS", "--max-time", "60", "https://denied.test/");
+        assertThat(tls.exitCode()).isNotZero();
+        assertThat(tls.stderr()).contains("403");
+        Kosa.Result plain = exec("curl", "-sS", "--max-time", "60", "http://denied.test/");
+        assertThat(plain.stdout()).as(plain.toString()).contains("kosa8 allow " + id + " denied.test");
+        Kosa.Result dns = exec("getent", "hosts", "denied.test");
+        assertThat(dns.exitCode()).isNotZero();
+        assertThat(netLog()).contains("\"host\":\"denied.test\"", "\"decision\":\"deny\"");
+    }
+
+    @Test
+    @Order(5)
+    void allowAndDenyTakeEffectOnTheRunningSandbox() {
+        String curl = "curl -sS --max-time 60 --cacert /workspace/late-ca.pem https://late.test/hello";
+        assertThat(sh(curl).exitCode()).isNotZero();
+        Kosa.Result allow = Kosa.ok(T, "allow", id, "late.test");
+        assertThat(allow.stdout()).contains("late.test");
+        assertThat(sh(curl).stdout()).isEqualTo("hello from late.test GET");
+        assertThat(Kosa.ok(T, "net", id).stdout()).contains("api.test", "late.test");
+        Kosa.ok(T, "deny", id, "late.test");
+        assertThat(sh(curl).exitCode()).isNotZero();
+        assertThat(Kosa.run(T, "deny", id, "never-allowed.test").stderr()).contains("not on the allow-list");
+    }
+
+    // --- attacks from inside the guest ---
+
+    @Test
+    @Order(10)
+    void rawTcpToAPublicAddressTheHostOrAnUnforwardedPortGoesNowhere() {
+        String script = """
+                import socket
+                for host, port in [("1.1.1.1", 443), ("10.0.2.2", %d), ("10.0.2.2", 22), ("10.0.2.100", 22),
+                                   ("10.0.2.3", 53)]:
+                    try:
+                        socket.create_connection((host, port), timeout=5).close()
+                        print("CONNECTED", host, port)
+                    except OSError as e:
+                        print("refused", host, port, e)
+                """.formatted(api.httpPort());
+        Kosa.Result r = exec("python3", "-c", script);
+        assertThat(r.stdout()).as(r.toString()).doesNotContain("CONNECTED").contains("refused 1.1.1.1");
+    }
+
+    @Test
+    @Order(11)
+    void udpIcmpIpv6AndSlirpDnsGetNoAnswer() {
+        String script = """
+                import socket, struct
+                q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\\x03api\\x04test\\x00\\x00\\x01\\x00\\x01"
+                for host in ["10.0.2.3", "10.0.2.100", "8.8.8.8", "10.0.2.2"]:
+                    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3)
+                    try:
+                        s.sendto(q, (host, 53)); s.recvfrom(512); print("UDP-ANSWER", host)
+                    except OSError as e:
+                        print("udp silent", host, e)
+                # 10.0.2.2 is QEMU's own virtual gateway: slirp answers its pings itself, inside QEMU,
+                # so only addresses beyond it say whether ICMP gets out
+                for host in ["1.1.1.1", "192.168.1.1"]:
+                    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); s.settimeout(3)
+                    echo = struct.pack(">BBHHH", 8, 0, 0xf7fd, 1, 1)
+                    try:
+                        s.sendto(echo, (host, 0))
+                        while True:
+                            data, addr = s.recvfrom(1500)
+                            if data[20] == 0: print("ICMP-REPLY", host); break
+                    except OSError as e:
+                        print("icmp silent", host, e)
+                try:
+                    socket.create_connection(("2606:4700:4700::1111", 443), timeout=5); print("IPV6-CONNECTED")
+                except OSError as e:
+                    print("ipv6 refused", e)
+                """;
+        Kosa.Result r = exec("python3", "-c", script);
+        assertThat(r.stdout()).as(r.toString()).doesNotContain("UDP-ANSWER", "ICMP-REPLY", "IPV6-CONNECTED")
+                .contains("udp silent 10.0.2.3", "icmp silent 1.1.1.1", "ipv6 refused");
+    }
+
+    @Test
+    @Order(12)
+    void dnsExfiltrationThroughRandomSubdomainsGetsNxdomainAndIsLogged() {
+        Kosa.Result r = exec("python3", "-c", """
+                import socket, secrets
+                for i in range(20):
+                    name = secrets.token_hex(12) + ".test"
+                    try:
+                        socket.getaddrinfo(name, 443); print("RESOLVED", name)
+                    except socket.gaierror:
+                        print("nx", name)
+                """);
+        assertThat(r.stdout()).as(r.toString()).doesNotContain("RESOLVED");
+        String first = r.stdout().lines().findFirst().orElseThrow().substring(3);
+        assertThat(netLog()).contains("\"listener\":\"dns\",\"host\":\"" + first + "\"");
+    }
+
+    @Test
+    @Order(13)
+    void connectToAnIpLiteralAndAnSniDifferentFromTheTargetAreRefused() {
+        Kosa.Result ip = exec("curl", "-sS", "--max-time", "60", "-k", "https://1.1.1.1/");
+        assertThat(ip.exitCode()).isNotZero();
+        Kosa.Result sni = exec("curl", "-sS", "--max-time", "60", "--cacert", "/workspace/api-ca.pem",
+                "--connect-to", "api.test:443:other.test:443", "https://api.test/hello");
+        assertThat(sni.exitCode()).isNotZero();
+        assertThat(netLog()).contains("CONNECT to an IP address is refused",
+                "the TLS server name api.test differs from the CONNECT target other.test");
+    }
+
+    @Test
+    @Order(14)
+    void anAllowedNameRebindingToLoopbackAndARedirectToADeniedHostGoNowhere() {
+        Kosa.Result rebind = exec("curl", "-sS", "--max-time", "60", "-k", "https://rebind.test/");
+        assertThat(rebind.exitCode()).isNotZero();
+        Kosa.Result redirect = exec("curl", "-sS", "--max-time", "60", "-L", "http://api.test/redirect");
+        assertThat(redirect.stdout()).as(redirect.toString()).contains("kosa8 allow " + id + " denied.test")
+                .doesNotContain("hello from");
+        assertThat(netLog()).contains("rebind.test resolves only to addresses the broker refuses");
+    }
+
+    @Test
+    @Order(15)
+    void smugglingAndOversizedHeadersAreRefused() {
+        Kosa.Result r = exec("python3", "-c", """
+                import socket
+                def send(req):
+                    s = socket.create_connection(("10.0.2.100", 80), timeout=30)
+                    s.sendall(req); data = b""
+                    while True:
+                        chunk = s.recv(65536)
+                        if not chunk: break
+                        data += chunk
+                    return data.split(b"\\r\\n")[0].decode()
+                print(send(b"POST /hello HTTP/1.1\\r\\nHost: api.test\\r\\nContent-Length: 4\\r\\n"
+                           b"Transfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\nGET /admin HTTP/1.1\\r\\nHost: api.test\\r\\n\\r\\n"))
+                print(send(b"GET /hello HTTP/1.1\\r\\nHost: api.test\\r\\nX-Big: " + b"a" * 65536 + b"\\r\\n\\r\\n"))
+                """);
+        assertThat(r.stdout()).as(r.toString()).contains("HTTP/1.1 400", "HTTP/1.1 431");
+        assertThat(netLog()).contains("request smuggling refused");
+    }
+
+    @Test
+    @Order(20)
+    void removingResolvConfAndProxyVariablesOpensNothing() {
+        Kosa.Result r = sh("""
+                cp /etc/resolv.conf /tmp/resolv.conf.saved
+                cp /etc/kosa8/exec.env /tmp/exec.env.saved
+                rm -f /etc/resolv.conf /etc/kosa8/exec.env
+                unset HTTP_PROXY HTTPS_PROXY http_proxy https_proxy
+                curl -sS --max-time 20 --resolve denied.test:443:1.1.1.1 -k https://denied.test/ && echo OPEN-1
+                curl -sS --max-time 20 --resolve denied.test:443:10.0.2.100 -k https://denied.test/ && echo OPEN-2
+                curl -sS --max-time 20 --resolve denied.test:80:10.0.2.2 http://denied.test:%d/hello && echo OPEN-3
+                cp /tmp/resolv.conf.saved /etc/resolv.conf
+                cp /tmp/exec.env.saved /etc/kosa8/exec.env
+                echo done
+                """.formatted(api.httpPort()));
+        assertThat(r.stdout()).as(r.toString()).contains("done").doesNotContain("OPEN-");
+    }
+}
