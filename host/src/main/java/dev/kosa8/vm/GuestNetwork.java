@@ -24,6 +24,6 @@ public record GuestNetwork(Path relay, Map<Integer, Path> forwards) {
         if (!relay.isAbsolute()) {
             throw new IllegalArgumentException("the relay program must be an absolute path: " + relay);
         }
-        forwards = Map.copyOf(new TreeMap<>(forwards));
+        forwards = java.util.Collections.unmodifiableMap(new TreeMap<>(forwards)); // sorted: the argv is deterministic
     }
 }

@@ -1,0 +1,218 @@
+/*
+ * Egress benchmark (issue 4): what the broker adds to a guest's TLS traffic, measured from the host against
+ * ONE loopback HTTPS server, three paths side by side in one run, alternating in every round:
+ *   - direct: the client dials the server;
+ *   - relay:  the client dials a socat relay that dials the server (the hop a guest's connection also takes,
+ *             since QEMU's guestfwd starts a socat per connection) — the baseline the broker is judged by;
+ *   - broker: the client dials a socat relay into the broker's TLS unix socket; the broker reads the SNI,
+ *             checks the policy, resolves (a test mapping to the loopback server), dials, and passes TLS
+ *             through.
+ * Small requests: one keep-alive TLS connection per path and round, N GETs of a 32-byte body, each timed;
+ * p50/p99 over all rounds. Bulk: a 100 MB body per path and round, MB/s; median of the rounds.
+ * The client verifies the server's certificate by name (api.test) with the test CA, as a guest's client does.
+ * TLS interception (for hosts with bound keys or request rules) is not built yet, so it has no row.
+ *
+ *   java -cp host/target/kosa8.jar bench/EgressBench.java [--rounds 5] [--requests 2000] [--bulk-mb 100]
+ */
+import dev.kosa8.egress.AllowRule;
+import dev.kosa8.egress.AuditLog;
+import dev.kosa8.egress.Broker;
+import dev.kosa8.egress.EgressPolicy;
+import dev.kosa8.egress.EgressTestSettings;
+import dev.kosa8.egress.Listener;
+import dev.kosa8.egress.Upstreams;
+import dev.kosa8.egress.tls.SandboxCa;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import java.io.*;
+import java.net.*;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.*;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.util.*;
+import java.util.concurrent.Executors;
+import javax.net.ssl.*;
+
+public class EgressBench {
+    public static void main(String[] args) throws Exception {
+        int rounds = 5, requests = 2000, bulkMb = 100;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--requests" -> requests = Integer.parseInt(args[++i]);
+                case "--bulk-mb" -> bulkMb = Integer.parseInt(args[++i]);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        Path dir = Files.createTempDirectory("kosa8-egress-bench");
+        SandboxCa ca = SandboxCa.loadOrCreate(dir.resolve("ca"), "bench");
+        var leaf = ca.leafFor("api.test");
+        KeyStore ks = KeyStore.getInstance("PKCS12");
+        ks.load(null, null);
+        ks.setKeyEntry("k", leaf.key(), new char[0], new Certificate[] {leaf.leaf(), leaf.ca()});
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(ks, new char[0]);
+        SSLContext serverSsl = SSLContext.getInstance("TLS");
+        serverSsl.init(kmf.getKeyManagers(), null, null);
+        HttpsServer server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+        server.setHttpsConfigurator(new HttpsConfigurator(serverSsl));
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        byte[] small = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+        server.createContext("/small", x -> {
+            x.sendResponseHeaders(200, small.length);
+            try (OutputStream o = x.getResponseBody()) { o.write(small); }
+        });
+        server.createContext("/big", x -> {
+            long n = Long.parseLong(x.getRequestURI().getQuery().substring(2));
+            x.sendResponseHeaders(200, n);
+            byte[] chunk = new byte[256 * 1024];
+            try (OutputStream o = x.getResponseBody()) {
+                for (long left = n; left > 0; left -= chunk.length) o.write(chunk, 0, (int) Math.min(left, chunk.length));
+            }
+        });
+        server.start();
+        int serverPort = server.getAddress().getPort();
+
+        var group = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
+        EgressTestSettings test = new EgressTestSettings(Map.of("api.test:443", serverPort), Map.of(), Optional.empty());
+        Broker broker = Broker.start("bench", dir.resolve("run"), new EgressPolicy(false, List.of(AllowRule.parse("api.test"))),
+                new AuditLog(dir.resolve("net.log"), System.err::println), Upstreams.system(test), group);
+
+        List<Process> relays = new ArrayList<>();
+        int relayPort = relay(relays, "TCP:127.0.0.1:" + serverPort);
+        int brokerPort = relay(relays, "UNIX-CONNECT:" + broker.sockets().get(Listener.TLS));
+
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        KeyStore trust = KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        trust.setCertificateEntry("ca", ca.certificate());
+        tmf.init(trust);
+        SSLContext clientSsl = SSLContext.getInstance("TLS");
+        clientSsl.init(null, tmf.getTrustManagers(), null);
+
+        Map<String, Integer> paths = new LinkedHashMap<>();
+        paths.put("direct", serverPort);
+        paths.put("relay", relayPort);
+        paths.put("broker", brokerPort);
+        Map<String, List<Double>> lat = new LinkedHashMap<>();
+        Map<String, List<Double>> mbps = new LinkedHashMap<>();
+        paths.keySet().forEach(k -> { lat.put(k, new ArrayList<>()); mbps.put(k, new ArrayList<>()); });
+        for (String p : paths.keySet()) { // warm-up: JIT, TLS session machinery
+            smallRequests(clientSsl, paths.get(p), 300);
+            bulk(clientSsl, paths.get(p), 20L << 20);
+        }
+        for (int r = 0; r < rounds; r++) {
+            List<String> order = new ArrayList<>(paths.keySet());
+            if (r % 2 == 1) Collections.reverse(order);
+            for (String p : order) {
+                lat.get(p).addAll(smallRequests(clientSsl, paths.get(p), requests));
+                mbps.get(p).add(bulk(clientSsl, paths.get(p), (long) bulkMb * 1_000_000));
+                System.err.printf("round %d %s done%n", r + 1, p);
+            }
+        }
+        System.out.println("| path | small GET p50 (ms) | p99 (ms) | " + bulkMb + " MB download (MB/s, median) |");
+        System.out.println("|---|---|---|---|");
+        for (String p : paths.keySet()) {
+            System.out.printf("| %s | %.3f | %.3f | %.0f |%n", p, pct(lat.get(p), 50), pct(lat.get(p), 99), pct(mbps.get(p), 50));
+        }
+        double added = pct(lat.get("broker"), 50) - pct(lat.get("relay"), 50);
+        System.out.printf("%nbroker vs relay: %+.3f ms at p50 (goal <= 1 ms), throughput %.2fx (goal >= 0.80)%n",
+                added, pct(mbps.get("broker"), 50) / pct(mbps.get("relay"), 50));
+        System.out.printf("broker vs direct: %+.3f ms at p50, throughput %.2fx%n",
+                pct(lat.get("broker"), 50) - pct(lat.get("direct"), 50), pct(mbps.get("broker"), 50) / pct(mbps.get("direct"), 50));
+        relays.forEach(Process::destroy);
+        broker.close();
+        server.stop(0);
+        group.shutdownGracefully().sync();
+    }
+
+    static int relay(List<Process> relays, String target) throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) { port = s.getLocalPort(); }
+        Process p = new ProcessBuilder("socat", "TCP-LISTEN:" + port + ",bind=127.0.0.1,fork,reuseaddr", target)
+                .redirectErrorStream(true).start();
+        relays.add(p);
+        for (int i = 0; i < 100; i++) {
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) { return port; } catch (IOException e) { Thread.sleep(50); }
+        }
+        throw new IOException("socat did not listen on " + port);
+    }
+
+    static SSLSocket open(SSLContext ssl, int port) throws IOException {
+        Socket raw = new Socket(InetAddress.getLoopbackAddress(), port);
+        raw.setTcpNoDelay(true);
+        SSLSocket s = (SSLSocket) ssl.getSocketFactory().createSocket(raw, "api.test", 443, true);
+        SSLParameters params = s.getSSLParameters();
+        params.setEndpointIdentificationAlgorithm("HTTPS");
+        params.setServerNames(List.of(new SNIHostName("api.test")));
+        s.setSSLParameters(params);
+        s.startHandshake();
+        return s;
+    }
+
+    static List<Double> smallRequests(SSLContext ssl, int port, int n) throws IOException {
+        List<Double> out = new ArrayList<>(n);
+        try (SSLSocket s = open(ssl, port)) {
+            OutputStream o = new BufferedOutputStream(s.getOutputStream());
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            byte[] req = "GET /small HTTP/1.1\r\nHost: api.test\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+            for (int i = 0; i < n; i++) {
+                long t0 = System.nanoTime();
+                o.write(req);
+                o.flush();
+                long len = readHead(in);
+                in.readNBytes((int) len);
+                out.add((System.nanoTime() - t0) / 1e6);
+            }
+        }
+        return out;
+    }
+
+    static double bulk(SSLContext ssl, int port, long bytes) throws IOException {
+        try (SSLSocket s = open(ssl, port)) {
+            long t0 = System.nanoTime();
+            OutputStream o = s.getOutputStream();
+            o.write(("GET /big?n=" + bytes + " HTTP/1.1\r\nHost: api.test\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            o.flush();
+            InputStream in = new BufferedInputStream(s.getInputStream(), 256 * 1024);
+            long len = readHead(in);
+            byte[] buf = new byte[256 * 1024];
+            long got = 0;
+            while (got < len) {
+                int k = in.read(buf, 0, (int) Math.min(buf.length, len - got));
+                if (k < 0) throw new EOFException("short body: " + got + " of " + len);
+                got += k;
+            }
+            return len / 1e6 / ((System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    /** Reads a response head; returns its Content-Length. */
+    static long readHead(InputStream in) throws IOException {
+        StringBuilder line = new StringBuilder();
+        long len = -1;
+        int status = -1;
+        while (true) {
+            int c = in.read();
+            if (c < 0) throw new EOFException("connection closed in a response head");
+            if (c == '\n') {
+                String l = line.toString().strip();
+                line.setLength(0);
+                if (l.isEmpty()) break;
+                if (status < 0) status = Integer.parseInt(l.split(" ")[1]);
+                else if (l.toLowerCase(Locale.ROOT).startsWith("content-length:")) len = Long.parseLong(l.substring(15).strip());
+            } else line.append((char) c);
+        }
+        if (status != 200 || len < 0) throw new IOException("unexpected response: status " + status + ", length " + len);
+        return len;
+    }
+
+    static double pct(List<Double> v, int p) {
+        List<Double> s = new ArrayList<>(v);
+        Collections.sort(s);
+        return s.get(Math.min(s.size() - 1, (int) Math.ceil(p / 100.0 * s.size()) - 1));
+    }
+}
