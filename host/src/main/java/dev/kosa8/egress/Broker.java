@@ -90,7 +90,7 @@ public final class Broker implements AutoCloseable {
                 switch (l) {
                     case DNS -> {
                         p.addLast(new ReadTimeoutHandler(IDLE_SECONDS));
-                        p.addLast(new TcpDnsQueryDecoder());
+                        p.addLast(dnsDecoder());
                         p.addLast(new TcpDnsResponseEncoder());
                         p.addLast(new DnsAnswerer(Broker.this));
                     }
@@ -104,6 +104,11 @@ public final class Broker implements AutoCloseable {
                 }
             }
         };
+    }
+
+    /** The DNS listener's query decoder; tests model the broker with the same one. */
+    static TcpDnsQueryDecoder dnsDecoder() {
+        return new TcpDnsQueryDecoder();
     }
 
     /**

@@ -1,9 +1,12 @@
 package dev.kosa8.egress;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.dns.DefaultDnsRawRecord;
+import io.netty.handler.codec.dns.DefaultDnsRecordEncoder;
 import io.netty.handler.codec.dns.DefaultDnsResponse;
 import io.netty.handler.codec.dns.DnsOpCode;
 import io.netty.handler.codec.dns.DnsQuery;
@@ -24,6 +27,7 @@ import java.time.Instant;
 final class DnsAnswerer extends SimpleChannelInboundHandler<DnsQuery> {
     static final int TTL_SECONDS = 30;
     private static final byte[] BROKER_ADDRESS = {10, 0, 2, 100};
+    private static final NameCheck NAMES = new NameCheck();
 
     private final Broker broker;
 
@@ -37,10 +41,17 @@ final class DnsAnswerer extends SimpleChannelInboundHandler<DnsQuery> {
         res.setAuthoritativeAnswer(true).setRecursionDesired(query.isRecursionDesired()).setRecursionAvailable(false);
         if (query.opCode() != DnsOpCode.QUERY || query.count(DnsSection.QUESTION) != 1) {
             res.setCode(query.opCode() != DnsOpCode.QUERY ? DnsResponseCode.NOTIMP : DnsResponseCode.FORMERR);
-            ctx.writeAndFlush(res);
+            answer(ctx, res);
             return;
         }
         DnsRecord question = query.recordAt(DnsSection.QUESTION);
+        if (!NAMES.writable(question.name())) {
+            // Netty reads names it refuses to write back (a NUL in a label, a '.' in one that leaves an empty
+            // label): echoed, the answer would fail to encode and the guest would wait until its resolver gave up
+            res.setCode(DnsResponseCode.FORMERR);
+            answer(ctx, res);
+            return;
+        }
         res.addRecord(DnsSection.QUESTION, question);
         String name = HostName.normalize(question.name());
         EgressPolicy policy = broker.policy();
@@ -53,12 +64,42 @@ final class DnsAnswerer extends SimpleChannelInboundHandler<DnsQuery> {
             res.addRecord(DnsSection.ANSWER, new DefaultDnsRawRecord(question.name(), DnsRecordType.A, TTL_SECONDS,
                     Unpooled.wrappedBuffer(BROKER_ADDRESS)));
         }
-        ctx.writeAndFlush(res);
+        answer(ctx, res);
+    }
+
+    /** An answer that cannot be sent ends the connection, so the guest's resolver does not wait on it. */
+    private static void answer(ChannelHandlerContext ctx, DnsResponse res) {
+        ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+    }
+
+    /**
+     * A guest that sends queries without reading the answers is not read from until it does, so the
+     * answers wait in the socket's buffers instead of piling up in the daemon's memory.
+     */
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        ctx.channel().config().setAutoRead(ctx.channel().isWritable());
+        ctx.fireChannelWritabilityChanged();
     }
 
     /** A name as the log shows it: bounded, since a guest chooses it. */
     private static String shown(String raw) {
         return raw.length() > HostName.MAX_LENGTH + 1 ? raw.substring(0, HostName.MAX_LENGTH) + "..." : raw;
+    }
+
+    /** Netty's own rules for a name it writes: labels of 1 to 63 octets without NUL, 255 octets in all. */
+    private static final class NameCheck extends DefaultDnsRecordEncoder {
+        boolean writable(String name) {
+            ByteBuf scratch = Unpooled.buffer(256);
+            try {
+                encodeName(name, scratch);
+                return true;
+            } catch (Exception e) {
+                return false;
+            } finally {
+                scratch.release();
+            }
+        }
     }
 
     @Override

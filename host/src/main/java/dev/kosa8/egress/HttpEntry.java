@@ -28,6 +28,8 @@ import java.time.Instant;
 final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
     private final Broker broker;
     private final Listener listener;
+    /** One request per connection: then it ends or becomes a tunnel, so a request pipelined behind is dropped. */
+    private boolean taken;
 
     HttpEntry(Broker broker, Listener listener) {
         this.broker = broker;
@@ -36,6 +38,10 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (taken) {
+            return;
+        }
+        taken = true;
         if (req.decoderResult().isFailure()) {
             Throwable c = req.decoderResult().cause();
             HttpResponseStatus status = c instanceof TooLongHttpHeaderException
