@@ -6,11 +6,13 @@
  *             since QEMU's guestfwd starts a socat per connection) — the baseline the broker is judged by;
  *   - broker: the client dials a socat relay into the broker's TLS unix socket; the broker reads the SNI,
  *             checks the policy, resolves (a test mapping to the loopback server), dials, and passes TLS
- *             through.
+ *             through;
+ *   - intercept: the same, into a broker whose rule for the name has a method (GET api.test/), so it ends the
+ *             client's TLS with its sandbox CA's leaf, judges each request, and carries it on over TLS it
+ *             verifies itself (one upstream connection per request, the client's kept alive).
  * Small requests: one keep-alive TLS connection per path and round, N GETs of a 32-byte body, each timed;
  * p50/p99 over all rounds. Bulk: a 100 MB body per path and round, MB/s; median of the rounds.
  * The client verifies the server's certificate by name (api.test) with the test CA, as a guest's client does.
- * TLS interception (for hosts with bound keys or request rules) is not built yet, so it has no row.
  *
  *   java -cp host/target/kosa8.jar bench/EgressBench.java [--rounds 5] [--requests 2000] [--bulk-mb 100]
  */
@@ -77,18 +79,26 @@ public class EgressBench {
         int serverPort = server.getAddress().getPort();
 
         var group = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
-        EgressTestSettings test = new EgressTestSettings(Map.of("api.test:443", serverPort), Map.of(), Optional.empty());
+        Path serverCaPem = Files.writeString(dir.resolve("server-ca.pem"), ca.certificatePem());
+        EgressTestSettings test = new EgressTestSettings(Map.of("api.test:443", serverPort), Map.of(), Optional.of(serverCaPem));
+        SandboxCa sandboxCa = SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "bench");
+        var upstreamTls = dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa());
         Broker broker = Broker.start("bench", dir.resolve("run"), new EgressPolicy(false, List.of(AllowRule.parse("api.test"))),
-                new AuditLog(dir.resolve("net.log"), System.err::println), Upstreams.system(test), group);
+                new AuditLog(dir.resolve("net.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
+        Broker intercepting = Broker.start("bench-i", dir.resolve("run-i"),
+                new EgressPolicy(false, List.of(AllowRule.parse("GET api.test/"))),
+                new AuditLog(dir.resolve("net-i.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
 
         List<Process> relays = new ArrayList<>();
         int relayPort = relay(relays, "TCP:127.0.0.1:" + serverPort);
         int brokerPort = relay(relays, "UNIX-CONNECT:" + broker.sockets().get(Listener.TLS));
+        int interceptPort = relay(relays, "UNIX-CONNECT:" + intercepting.sockets().get(Listener.TLS));
 
         TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
         KeyStore trust = KeyStore.getInstance("PKCS12");
         trust.load(null, null);
         trust.setCertificateEntry("ca", ca.certificate());
+        trust.setCertificateEntry("sandbox-ca", sandboxCa.certificate());
         tmf.init(trust);
         SSLContext clientSsl = SSLContext.getInstance("TLS");
         clientSsl.init(null, tmf.getTrustManagers(), null);
@@ -97,6 +107,7 @@ public class EgressBench {
         paths.put("direct", serverPort);
         paths.put("relay", relayPort);
         paths.put("broker", brokerPort);
+        paths.put("intercept", interceptPort);
         Map<String, List<Double>> lat = new LinkedHashMap<>();
         Map<String, List<Double>> mbps = new LinkedHashMap<>();
         paths.keySet().forEach(k -> { lat.put(k, new ArrayList<>()); mbps.put(k, new ArrayList<>()); });
@@ -123,8 +134,11 @@ public class EgressBench {
                 added, pct(mbps.get("broker"), 50) / pct(mbps.get("relay"), 50));
         System.out.printf("broker vs direct: %+.3f ms at p50, throughput %.2fx%n",
                 pct(lat.get("broker"), 50) - pct(lat.get("direct"), 50), pct(mbps.get("broker"), 50) / pct(mbps.get("direct"), 50));
+        System.out.printf("intercept vs relay: %+.3f ms at p50, throughput %.2fx%n",
+                pct(lat.get("intercept"), 50) - pct(lat.get("relay"), 50), pct(mbps.get("intercept"), 50) / pct(mbps.get("relay"), 50));
         relays.forEach(Process::destroy);
         broker.close();
+        intercepting.close();
         server.stop(0);
         group.shutdownGracefully().sync();
     }

@@ -252,7 +252,7 @@ public final class SandboxManager {
     }
 
     private Broker startBroker(SandboxRecord r) {
-        return egress.start(r.id(), runtimeDir(r.id()), store.directory(r.id()).resolve("net.log"), r.network().policy());
+        return egress.start(r.id(), runtimeDir(r.id()), store.directory(r.id()), r.network().policy());
     }
 
     /** Closes what serves the running machine from the host: its workspace server and its broker. */
@@ -305,7 +305,9 @@ public final class SandboxManager {
         Accelerator accel = r.accelerator().equals("auto") ? Accelerator.TCG : Accelerator.parse(r.accelerator());
         boolean net = r.network().mode() != NetMode.NONE;
         return new VmSpec(r.id(), accel, r.cpus(), r.memoryMiB(), img.kernel(), img.initramfs(), dir.resolve("root.qcow2"),
-                img.kernelArgs() + TscFrequency.kernelArg(accel) + (net ? " kosa8.net=1" : ""), dir.resolve("console.log"),
+                img.kernelArgs() + TscFrequency.kernelArg(accel)
+                        + (net ? " kosa8.net=1 " + EgressService.kernelArgument(EgressService.certificateAuthority(dir,
+                                r.id())) : ""), dir.resolve("console.log"),
                 run.resolve("qmp.sock"), run.resolve("agent.sock"), r.workspace().isEmpty() ? null : run.resolve("ws9p.sock"),
                 net ? EgressService.guestNetwork(run) : null);
     }

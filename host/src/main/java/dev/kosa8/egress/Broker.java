@@ -42,22 +42,33 @@ public final class Broker implements AutoCloseable {
     private final String sandboxId;
     private final AuditLog audit;
     private final Upstreams upstreams;
+    private final dev.kosa8.egress.tls.SandboxCa ca;
+    private final io.netty.handler.ssl.SslContext upstreamTls;
     private final Map<Listener, Path> sockets = new EnumMap<>(Listener.class);
     private final List<Channel> servers = new ArrayList<>();
     private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile EgressPolicy policy;
 
-    private Broker(String sandboxId, EgressPolicy policy, AuditLog audit, Upstreams upstreams) {
+    private Broker(String sandboxId, EgressPolicy policy, AuditLog audit, Upstreams upstreams,
+                   dev.kosa8.egress.tls.SandboxCa ca, io.netty.handler.ssl.SslContext upstreamTls) {
         this.sandboxId = sandboxId;
+        this.ca = ca;
+        this.upstreamTls = upstreamTls;
         this.policy = policy;
         this.audit = audit;
         this.upstreams = upstreams;
     }
 
-    /** Starts listening on {@code dir/<listener>.sock}; the directory must already be private to the user. */
+    /**
+     * Starts listening on {@code dir/<listener>.sock}, in a directory private to the user.
+     *
+     * @param ca          the sandbox's CA, for intercepting TLS; null: hosts that need interception are refused
+     * @param upstreamTls how intercepted requests verify their upstream ({@code UpstreamTls.clientContext})
+     */
     public static Broker start(String sandboxId, Path dir, EgressPolicy policy, AuditLog audit, Upstreams upstreams,
+                               dev.kosa8.egress.tls.SandboxCa ca, io.netty.handler.ssl.SslContext upstreamTls,
                                EventLoopGroup group) {
-        Broker b = new Broker(sandboxId, policy, audit, upstreams);
+        Broker b = new Broker(sandboxId, policy, audit, upstreams, ca, upstreamTls);
         try {
             HostPaths.privateDirectory(dir);
             for (Listener l : Listener.values()) {
@@ -151,6 +162,14 @@ public final class Broker implements AutoCloseable {
 
     Upstreams upstreams() {
         return upstreams;
+    }
+
+    dev.kosa8.egress.tls.SandboxCa ca() {
+        return ca;
+    }
+
+    io.netty.handler.ssl.SslContext upstreamTls() {
+        return upstreamTls;
     }
 
     Class<? extends SocketChannel> upstreamChannel() {

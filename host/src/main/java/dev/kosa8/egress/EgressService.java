@@ -1,5 +1,7 @@
 package dev.kosa8.egress;
 
+import dev.kosa8.egress.tls.SandboxCa;
+import dev.kosa8.egress.tls.UpstreamTls;
 import dev.kosa8.host.HostTools;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.GuestNetwork;
@@ -39,15 +41,38 @@ public final class EgressService implements AutoCloseable {
         return presets;
     }
 
-    /** Starts a sandbox's broker with its sockets in {@code runtimeDir} and its audit log at {@code logFile}. */
-    public Broker start(String sandboxId, Path runtimeDir, Path logFile, EgressPolicy policy) {
-        AuditLog audit = new AuditLog(logFile, m -> log.accept("sandbox " + sandboxId + ": " + m));
+    /**
+     * Starts a sandbox's broker: sockets in {@code runtimeDir}, audit log
+     * {@code net.log} and CA files ({@code ca/}) in {@code sandboxDir}.
+     */
+    public Broker start(String sandboxId, Path runtimeDir, Path sandboxDir, EgressPolicy policy) {
+        AuditLog audit = new AuditLog(sandboxDir.resolve("net.log"), m -> log.accept("sandbox " + sandboxId + ": " + m));
         EgressTestSettings t = test.get();
         if (t.enabled()) {
             log.accept("warning: sandbox " + sandboxId + ": egress TEST settings are on ("
-                    + EgressTestSettings.ENVIRONMENT + "): named test hosts reach loopback servers");
+                    + EgressTestSettings.ENVIRONMENT + "): named test hosts reach loopback servers"
+                    + t.trustedCa().map(ca -> " and upstream TLS also trusts " + ca).orElse(""));
         }
-        return Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t), group);
+        return Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t),
+                certificateAuthority(sandboxDir, sandboxId), UpstreamTls.clientContext(t.trustedCa()), group);
+    }
+
+    /** The sandbox's CA (made on first use), whose certificate the guest trusts and whose key stays here. */
+    public static SandboxCa certificateAuthority(Path sandboxDir, String sandboxId) {
+        return SandboxCa.loadOrCreate(sandboxDir.resolve("ca"), sandboxId);
+    }
+
+    /**
+     * The kernel command-line word that hands the guest the CA certificate
+     * (public; the key never leaves the host): its DER in base64. The guest's
+     * init installs it in the system bundle before any program runs.
+     */
+    public static String kernelArgument(SandboxCa ca) {
+        try {
+            return "kosa8.ca=" + java.util.Base64.getEncoder().encodeToString(ca.certificate().getEncoded());
+        } catch (java.security.cert.CertificateEncodingException e) {
+            throw new IllegalStateException("cannot encode the sandbox CA's certificate", e);
+        }
     }
 
     /** The guest network that leads to a broker whose sockets are in {@code runtimeDir}. */

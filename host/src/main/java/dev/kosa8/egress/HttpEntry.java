@@ -28,20 +28,37 @@ import java.time.Instant;
 final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
     private final Broker broker;
     private final Listener listener;
-    /** One request per connection: then it ends or becomes a tunnel, so a request pipelined behind is dropped. */
-    private boolean taken;
+    /** The TLS server name of an intercepted connection, else null. */
+    private final String tlsHost;
+    private final int tlsPort;
+    /**
+     * A request is being judged or carried. Requests come one at a time: a
+     * connection refused ends, a CONNECT becomes a tunnel, a forwarded
+     * request's response must be complete before the next is read.
+     */
+    private boolean busy;
+    /** The guest sent a request before the last one's response: it is dropped and the connection ends after that response. */
+    private boolean pipelined;
 
     HttpEntry(Broker broker, Listener listener) {
+        this(broker, listener, null, -1);
+    }
+
+    /** For the requests inside an intercepted TLS connection to {@code tlsHost:tlsPort}. */
+    HttpEntry(Broker broker, Listener listener, String tlsHost, int tlsPort) {
         this.broker = broker;
         this.listener = listener;
+        this.tlsHost = tlsHost;
+        this.tlsPort = tlsPort;
     }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-        if (taken) {
+        if (busy) {
+            pipelined = true;
             return;
         }
-        taken = true;
+        busy = true;
         if (req.decoderResult().isFailure()) {
             Throwable c = req.decoderResult().cause();
             HttpResponseStatus status = c instanceof TooLongHttpHeaderException
@@ -52,7 +69,9 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             refuse(ctx, status, null, -1, null, null, "malformed request: " + c.getMessage());
             return;
         }
-        if (req.method() == HttpMethod.CONNECT) {
+        if (tlsHost != null) {
+            intercepted(ctx, req);
+        } else if (req.method() == HttpMethod.CONNECT) {
             connect(ctx, req);
         } else {
             plain(ctx, req);
@@ -99,6 +118,36 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             ctx.pipeline().remove(StrictRequestDecoder.class);
             ctx.channel().config().setAutoRead(true);
         }));
+    }
+
+    /**
+     * A request inside intercepted TLS: its Host must name the server the TLS
+     * connection was opened for (a guest must not reach one allowed name
+     * through another's connection), and the policy judges method and path.
+     */
+    private void intercepted(ChannelHandlerContext ctx, FullHttpRequest req) {
+        String method = req.method().name();
+        String hostHeader = req.headers().get(HttpHeaderNames.HOST);
+        Authority target = hostHeader == null ? null : Authority.parse(hostHeader, tlsPort);
+        String path = AuditEvent.trimPath(req.uri());
+        if (method.equals("CONNECT") || !req.uri().startsWith("/")) {
+            refuse(ctx, HttpResponseStatus.BAD_REQUEST, tlsHost, tlsPort, method, null,
+                    "inside TLS a request names a path, not '" + shown(req.uri()) + "'");
+            return;
+        }
+        if (target == null || !target.host().equals(tlsHost) || target.port() != tlsPort) {
+            refuse(ctx, HttpResponseStatus.MISDIRECTED_REQUEST, tlsHost, tlsPort, method, path, "the Host header '"
+                    + (hostHeader == null ? "" : shown(hostHeader)) + "' differs from the TLS server name " + tlsHost);
+            return;
+        }
+        Decision d = broker.policy().request(tlsHost, tlsPort, method, path);
+        if (!d.allowed()) {
+            refuse(ctx, HttpResponseStatus.FORBIDDEN, tlsHost, tlsPort, method, path, d.reason(), true);
+            return;
+        }
+        req.retain();
+        new HttpForward(broker, listener, ctx.channel(), req, tlsHost, tlsPort, path, d.reason(), true,
+                () -> next(ctx)).start();
     }
 
     private void plain(ChannelHandlerContext ctx, FullHttpRequest req) {
@@ -158,8 +207,18 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             return;
         }
         req.retain();
-        new HttpForward(broker, listener, ctx.channel(), req, target.host(), target.port(), cleanPath, d.reason())
-                .start();
+        new HttpForward(broker, listener, ctx.channel(), req, target.host(), target.port(), cleanPath, d.reason(), false,
+                () -> next(ctx)).start();
+    }
+
+    /** A forwarded response is complete and the connection may carry another request. */
+    private void next(ChannelHandlerContext ctx) {
+        if (pipelined) {
+            ctx.close(); // a request that came too early got no answer; the client retries on a new connection
+            return;
+        }
+        busy = false;
+        ctx.channel().config().setAutoRead(true);
     }
 
     private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String host, int port, String method,

@@ -27,8 +27,10 @@ import java.util.List;
  * sees exactly the request the policy judged), strips hop-by-hop headers,
  * dials the address it resolved and checked, and never follows a redirect:
  * a 3xx goes back to the guest, whose next request is judged on its own.
- * One request per connection: plain HTTP is rare next to TLS, and closing
- * after each response keeps the framing the guest sees unambiguous.
+ * Each request gets its own upstream connection, closed after the response;
+ * the guest's connection stays open for its next request when the response
+ * had a length of its own (Content-Length or chunked), and is closed after
+ * it otherwise, so the framing the guest sees is never ambiguous.
  */
 final class HttpForward {
     private static final List<CharSequence> HOP_BY_HOP = List.of(HttpHeaderNames.CONNECTION,
@@ -43,9 +45,18 @@ final class HttpForward {
     private final int port;
     private final String path;
     private final String reason;
+    private final boolean tls;
+    private final Runnable next;
 
+    /**
+     * @param tls  the upstream speaks TLS, verified by the broker against the host name
+     * @param next called on the guest's event loop when the response is complete and the guest's connection
+     *             may carry another request
+     */
     HttpForward(Broker broker, Listener listener, Channel guest, FullHttpRequest request, String host, int port,
-                String path, String reason) {
+                String path, String reason, boolean tls, Runnable next) {
+        this.tls = tls;
+        this.next = next;
         this.broker = broker;
         this.listener = listener;
         this.guest = guest;
@@ -74,6 +85,10 @@ final class HttpForward {
                     .handler(new ChannelInitializer<>() {
                         @Override
                         protected void initChannel(Channel ch) {
+                            if (tls) {
+                                ch.pipeline().addLast(dev.kosa8.egress.tls.UpstreamTls.handlerFor(broker.upstreamTls(),
+                                        ch.alloc(), host, port));
+                            }
                             ch.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
                             ch.pipeline().addLast(new ResponseRelay(exchange));
                         }
@@ -93,7 +108,12 @@ final class HttpForward {
                                 w.channel().close();
                             }
                         });
-                        guest.closeFuture().addListener(g -> f.channel().close());
+                        // the upstream dies with the guest; the listener goes with the upstream (keep-alive guests
+                        // carry many requests, and must not collect one listener each)
+                        io.netty.util.concurrent.GenericFutureListener<io.netty.util.concurrent.Future<? super Void>>
+                                closeUpstream = g -> f.channel().close();
+                        guest.closeFuture().addListener(closeUpstream);
+                        f.channel().closeFuture().addListener(x -> guest.closeFuture().removeListener(closeUpstream));
                     });
         }));
     }
@@ -107,7 +127,7 @@ final class HttpForward {
         }
         HOP_BY_HOP.forEach(h::remove);
         h.set(HttpHeaderNames.HOST, port == 80 ? host : host + ":" + port);
-        h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE); // the upstream connection is this request's only
         h.remove(HttpHeaderNames.TRANSFER_ENCODING);
         h.setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
     }
@@ -124,6 +144,9 @@ final class HttpForward {
     /** Upstream → guest, one HTTP object at a time, reading on only when the guest took the last. */
     private final class ResponseRelay extends SimpleChannelInboundHandler<HttpObject> {
         private final Exchange exchange;
+        private boolean responded;
+        private boolean keepGuest;
+        private boolean done;
 
         ResponseRelay(Exchange exchange) {
             super(false);
@@ -140,9 +163,16 @@ final class HttpForward {
                 return;
             }
             if (msg instanceof HttpResponse res) {
+                responded = true;
                 exchange.outcome("HTTP " + res.status().code());
                 HOP_BY_HOP.forEach(res.headers()::remove);
-                res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+                keepGuest = io.netty.handler.codec.http.HttpUtil.isContentLengthSet(res)
+                        || io.netty.handler.codec.http.HttpUtil.isTransferEncodingChunked(res)
+                        || res.status().code() == 204 || res.status().code() == 304
+                        || request.method() == io.netty.handler.codec.http.HttpMethod.HEAD;
+                if (!keepGuest) {
+                    res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+                }
             }
             if (msg instanceof HttpContent c) {
                 exchange.received(c.content().readableBytes());
@@ -152,8 +182,13 @@ final class HttpForward {
                 if (!f.isSuccess()) {
                     ctx.close();
                 } else if (last) {
+                    done = true;
                     ctx.close();
-                    guest.close();
+                    if (keepGuest) {
+                        next.run();
+                    } else {
+                        guest.close();
+                    }
                 } else {
                     ctx.read();
                 }
@@ -163,11 +198,23 @@ final class HttpForward {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             exchange.end();
-            Relay.closeAfterFlush(guest);
+            if (!done) {
+                Relay.closeAfterFlush(guest); // the upstream went away mid-response
+            }
         }
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (!responded) {
+                // typically the upstream's certificate failed verification: say so, and say it in the log
+                responded = true;
+                Throwable c = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null
+                        ? cause.getCause() : cause;
+                String why = "upstream " + host + ": " + c.getMessage();
+                exchange.outcome("failed: " + why);
+                guest.writeAndFlush(Denials.response(HttpResponseStatus.BAD_GATEWAY, "kosa8: " + why + "\n"))
+                        .addListener(ChannelFutureListener.CLOSE);
+            }
             ctx.close();
         }
     }

@@ -13,12 +13,15 @@ import java.time.Instant;
 /**
  * Routes a guest's TLS connection by the name in its ClientHello (SNI): checks
  * the name against the policy (and, after a CONNECT, against the CONNECT
- * target), resolves and checks the address on the host, dials it, replays the
- * ClientHello and relays the bytes untouched. The upstream's certificate is
- * verified by the guest's own client, end to end. A refusal is a TLS
- * {@code access_denied} alert and a log line.
+ * target). For most allowed names it resolves and checks the address on the
+ * host, dials it, replays the ClientHello and relays the bytes untouched: the
+ * upstream's certificate is verified by the guest's own client, end to end.
+ * For names whose rules look inside requests it intercepts: TLS ends here
+ * with the sandbox CA's leaf for that one name, and {@link HttpEntry} judges
+ * each request before the broker carries it on over TLS it verifies itself.
+ * A refusal is a TLS {@code access_denied} alert and a log line.
  */
-final class TlsRouter extends AbstractSniHandler<Channel> {
+final class TlsRouter extends AbstractSniHandler<Route> {
     private static final int MAX_CLIENT_HELLO = 64 * 1024;
     private static final long HELLO_TIMEOUT_MILLIS = 10_000;
 
@@ -40,8 +43,8 @@ final class TlsRouter extends AbstractSniHandler<Channel> {
     }
 
     @Override
-    protected Future<Channel> lookup(ChannelHandlerContext ctx, String sni) {
-        Promise<Channel> p = ctx.executor().newPromise();
+    protected Future<Route> lookup(ChannelHandlerContext ctx, String sni) {
+        Promise<Route> p = ctx.executor().newPromise();
         host = sni == null ? connectTarget : HostName.normalize(sni);
         if (sni == null) {
             return refuse(p, "no TLS ClientHello with a server name (SNI); the broker routes TLS by name");
@@ -57,7 +60,11 @@ final class TlsRouter extends AbstractSniHandler<Channel> {
             return refuse(p, d.reason());
         }
         if (d.intercept()) {
-            return refuse(p, d.reason() + ", which needs TLS interception; this broker does not intercept yet");
+            if (broker.ca() == null) {
+                return refuse(p, d.reason() + ", which needs TLS interception, and this broker has no CA");
+            }
+            p.trySuccess(new Route.Intercept());
+            return p;
         }
         broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> ctx.executor().execute(() -> {
             if (err != null) {
@@ -74,7 +81,7 @@ final class TlsRouter extends AbstractSniHandler<Channel> {
                     .connect(target.address())
                     .addListener((ChannelFutureListener) f -> {
                         if (f.isSuccess()) {
-                            p.trySuccess(f.channel());
+                            p.trySuccess(new Route.Pass(f.channel()));
                         } else {
                             refuse(p, "cannot connect to " + host + " (" + target.via() + "): "
                                     + f.cause().getMessage());
@@ -84,14 +91,14 @@ final class TlsRouter extends AbstractSniHandler<Channel> {
         return p;
     }
 
-    private Promise<Channel> refuse(Promise<Channel> p, String reason) {
+    private Promise<Route> refuse(Promise<Route> p, String reason) {
         refusal = reason;
         p.tryFailure(new Upstreams.Refused(reason));
         return p;
     }
 
     @Override
-    protected void onLookupComplete(ChannelHandlerContext ctx, String sni, Future<Channel> future) {
+    protected void onLookupComplete(ChannelHandlerContext ctx, String sni, Future<Route> future) {
         if (!future.isSuccess()) {
             String reason = refusal != null ? refusal : String.valueOf(future.cause());
             broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port, null, null, null, "deny",
@@ -99,13 +106,30 @@ final class TlsRouter extends AbstractSniHandler<Channel> {
             ctx.writeAndFlush(Denials.tlsAccessDenied()).addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        Channel upstream = future.getNow();
+        if (future.getNow() instanceof Route.Intercept) {
+            intercept(ctx);
+            return;
+        }
+        Channel upstream = ((Route.Pass) future.getNow()).upstream();
         broker.track(host, port, ctx.channel());
         ctx.channel().config().setAutoRead(false);
         // the relay is added before this handler leaves, so the buffered ClientHello flows into it
         ctx.pipeline().addAfter(ctx.name(), "relay", new Relay(upstream, exchange, true));
         ctx.pipeline().remove(this);
         upstream.read();
+    }
+
+    /** TLS ends here: the leaf for the one name asked for, then the HTTP pipeline of an intercepted host. */
+    private void intercept(ChannelHandlerContext ctx) {
+        var p = ctx.pipeline();
+        String name = ctx.name();
+        p.addAfter(name, "tls", broker.ca().serverContextFor(host).newHandler(ctx.alloc()));
+        p.addAfter("tls", "decoder", new StrictRequestDecoder());
+        p.addAfter("decoder", "encoder", new io.netty.handler.codec.http.HttpResponseEncoder());
+        p.addAfter("encoder", "aggregator", new io.netty.handler.codec.http.HttpObjectAggregator(Broker.MAX_BODY));
+        p.addAfter("aggregator", "entry", new HttpEntry(broker, listener, host, port));
+        broker.track(host, port, ctx.channel());
+        p.remove(this); // the buffered ClientHello flows into the SslHandler
     }
 
     @Override

@@ -40,12 +40,14 @@ export PATH=/bin
 hostname=sandbox
 probe=0
 net=0
+ca=""
 mmio=""
 for word in $(cat /proc/cmdline); do
     case "$word" in
         kosa8.probe=1) probe=1 ;;
         kosa8.hostname=?*) hostname="${word#kosa8.hostname=}" ;;
         kosa8.net=1) net=1 ;;
+        kosa8.ca=?*) ca="${word#kosa8.ca=}" ;;
         virtio_mmio.device=*) mmio="$mmio device=${word#virtio_mmio.device=}" ;;
     esac
 done
@@ -101,11 +103,30 @@ if [ "$net" = 1 ]; then
     ip route add default via 10.0.2.2 dev eth0 || fail "set the default route"
     printf 'nameserver 10.0.2.100\noptions use-vc timeout:5 attempts:2\n' > /newroot/etc/resolv.conf \
         || fail "write /etc/resolv.conf"
+    # The sandbox's CA certificate (its key never leaves the host): the broker presents leaves it signed for
+    # the hosts whose requests it reads, so every client here must trust it. It joins the system bundle
+    # (rebuilt from the image's own bundle at each boot) and the variables clients read.
+    bundle=/newroot/etc/ssl/certs/ca-certificates.crt
+    if [ -n "$ca" ]; then
+        { echo "-----BEGIN CERTIFICATE-----"; echo "$ca" | fold -w 64; echo "-----END CERTIFICATE-----"; } \
+            > /newroot/etc/kosa8/ca.pem || fail "write /etc/kosa8/ca.pem"
+        mkdir -p /newroot/usr/local/share/ca-certificates || fail "mkdir /usr/local/share/ca-certificates"
+        cp /newroot/etc/kosa8/ca.pem /newroot/usr/local/share/ca-certificates/kosa8-sandbox.crt \
+            || fail "copy the CA to /usr/local/share/ca-certificates"
+        [ -f /newroot/etc/kosa8/system-ca.crt ] || cp "$bundle" /newroot/etc/kosa8/system-ca.crt \
+            || fail "keep the image's CA bundle"
+        cat /newroot/etc/kosa8/system-ca.crt /newroot/etc/kosa8/ca.pem > "$bundle.kosa8" && mv "$bundle.kosa8" "$bundle" \
+            || fail "add the sandbox CA to $bundle"
+    fi
     proxy=http://10.0.2.100:3128
     {
         for v in HTTP_PROXY HTTPS_PROXY http_proxy https_proxy; do echo "$v=$proxy"; done
         echo "NO_PROXY=localhost,127.0.0.1,::1"
         echo "no_proxy=localhost,127.0.0.1,::1"
+        if [ -n "$ca" ]; then
+            for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE GIT_SSL_CAINFO CURL_CA_BUNDLE; do echo "$v=/etc/ssl/certs/ca-certificates.crt"; done
+            echo "NODE_EXTRA_CA_CERTS=/etc/kosa8/ca.pem"
+        fi
     } > /newroot/etc/kosa8/exec.env || fail "write /etc/kosa8/exec.env"
     sed 's/^/export /' /newroot/etc/kosa8/exec.env > /newroot/etc/profile.d/kosa8-proxy.sh \
         || fail "write /etc/profile.d/kosa8-proxy.sh"

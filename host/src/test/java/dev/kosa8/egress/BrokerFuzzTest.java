@@ -167,9 +167,9 @@ class BrokerFuzzTest {
         // every other allowed name "resolves" to loopback, which the address check refuses
         Upstreams upstreams = new Upstreams(h -> new InetAddress[] {InetAddress.getLoopbackAddress()}, test);
         allowing = Broker.start("sbx-fuzz", dir.resolve("allowing"), POLICY,
-                new AuditLog(dir.resolve("allowing.log"), problems::add), upstreams, group);
+                new AuditLog(dir.resolve("allowing.log"), problems::add), upstreams, null, null, group);
         denying = Broker.start("sbx-deny", dir.resolve("denying"), EgressPolicy.DENY_ALL,
-                new AuditLog(dir.resolve("denying.log"), problems::add), upstreams, group);
+                new AuditLog(dir.resolve("denying.log"), problems::add), upstreams, null, null, group);
     }
 
     @AfterContainer

@@ -40,23 +40,31 @@ class BrokerTest {
     static Path dir;
     static EventLoopGroup group;
     static TestUpstream upstream;
+    static TestUpstream rules;
+    static dev.kosa8.egress.tls.SandboxCa ca;
+    static Path caPem;
     static Broker broker;
     static UnixBridge tls;
     static UnixBridge proxy;
     static UnixBridge http;
 
     static final EgressPolicy POLICY = new EgressPolicy(false, List.of(AllowRule.parse("api.test"),
-            AllowRule.parse("other.test"), AllowRule.parse("rebind.test"), AllowRule.parse("*.wild.test")));
+            AllowRule.parse("other.test"), AllowRule.parse("rebind.test"), AllowRule.parse("*.wild.test"),
+            AllowRule.parse("GET,HEAD rules.test/hello"), AllowRule.parse("GET untrusted.test/")));
 
     @BeforeAll
     static void start() throws Exception {
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         upstream = new TestUpstream(dir, "api.test");
+        rules = new TestUpstream(dir.resolve("rules"), "rules.test");
         EgressTestSettings test = new EgressTestSettings(Map.of("api.test:443", upstream.httpsPort(), "api.test:80",
-                upstream.httpPort(), "other.test:443", upstream.httpsPort()), Map.of("rebind.test", "127.0.0.1"),
-                Optional.empty());
+                upstream.httpPort(), "other.test:443", upstream.httpsPort(), "rules.test:443", rules.httpsPort(),
+                "untrusted.test:443", upstream.httpsPort()), Map.of("rebind.test", "127.0.0.1"),
+                Optional.of(rules.caPem));
+        ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-test");
+        caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
         broker = Broker.start("sbx-test", dir.resolve("run"), POLICY, new AuditLog(dir.resolve("net.log"), m -> { }),
-                Upstreams.system(test), group);
+                Upstreams.system(test), ca, dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
         tls = new UnixBridge(broker.sockets().get(Listener.TLS));
         proxy = new UnixBridge(broker.sockets().get(Listener.PROXY));
         http = new UnixBridge(broker.sockets().get(Listener.HTTP));
@@ -69,6 +77,7 @@ class BrokerTest {
         http.close();
         broker.close();
         upstream.close();
+        rules.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
     }
 
@@ -127,6 +136,50 @@ class BrokerTest {
                 "rebind.test:443:127.0.0.1:" + tls.port(), "https://rebind.test/hello");
         assertThat(r.exit).isNotZero();
         assertThat(audit()).contains("rebind.test resolves only to addresses the broker refuses: 127.0.0.1 (loopback)");
+    }
+
+    // --- interception, for hosts whose rules look inside requests ---
+
+    @Test
+    void aHostWithRequestRulesIsInterceptedAndEachRequestJudged() throws Exception {
+        // the guest trusts only the sandbox CA: the leaf it sees is the broker's, for exactly this name
+        Run ok = curl("--cacert", caPem.toString(), "--connect-to", "rules.test:443:127.0.0.1:" + tls.port(),
+                "https://rules.test/hello");
+        assertThat(ok.out).as(ok.toString()).isEqualTo("hello from rules.test GET");
+        Run viaProxy = curl("--cacert", caPem.toString(), "-x", "http://127.0.0.1:" + proxy.port(),
+                "https://rules.test/hello");
+        assertThat(viaProxy.out).as(viaProxy.toString()).isEqualTo("hello from rules.test GET");
+        Run post = curl("--cacert", caPem.toString(), "--connect-to", "rules.test:443:127.0.0.1:" + tls.port(),
+                "-X", "POST", "-d", "x", "https://rules.test/hello");
+        assertThat(post.out).contains("POST /hello on rules.test is outside the rules");
+        Run path = curl("--cacert", caPem.toString(), "--connect-to", "rules.test:443:127.0.0.1:" + tls.port(),
+                "https://rules.test/redirect");
+        assertThat(path.out).contains("GET /redirect on rules.test is outside the rules");
+        assertThat(audit()).contains("\"method\":\"POST\",\"path\":\"/hello\"", "\"decision\":\"deny\"");
+    }
+
+    @Test
+    void insideInterceptedTlsTheHostHeaderMustNameTheTlsServer() throws Exception {
+        Run r = curl("--cacert", caPem.toString(), "--connect-to", "rules.test:443:127.0.0.1:" + tls.port(),
+                "-H", "Host: api.test", "-i", "https://rules.test/hello");
+        assertThat(r.out).as(r.toString()).startsWith("HTTP/1.1 421").doesNotContain("hello from");
+        assertThat(audit()).contains("the Host header 'api.test' differs from the TLS server name rules.test");
+    }
+
+    @Test
+    void anInterceptedUpstreamIsVerifiedByTheBrokerAndAFailureSaysSo() throws Exception {
+        // untrusted.test is served with api.test's certificate: the broker's own verification must refuse it
+        Run r = curl("--cacert", caPem.toString(), "--connect-to", "untrusted.test:443:127.0.0.1:" + tls.port(),
+                "-i", "https://untrusted.test/hello");
+        assertThat(r.out).as(r.toString()).startsWith("HTTP/1.1 502").doesNotContain("hello from");
+    }
+
+    @Test
+    void theLeafCarriesTheOneNameAskedForAndTheCaKeyNeverLeaves() throws Exception {
+        java.security.cert.X509Certificate leaf = ca.leafFor("rules.test").leaf();
+        assertThat(leaf.getSubjectAlternativeNames()).singleElement().satisfies(n -> assertThat(n.get(1))
+                .isEqualTo("rules.test"));
+        assertThat(caPem.toFile()).content().doesNotContain("PRIVATE KEY");
     }
 
     // --- the explicit proxy ---

@@ -28,6 +28,7 @@ class NetworkIT {
     static Path folder;
     static TestUpstream api;
     static TestUpstream late;
+    static TestUpstream rules;
     static String id;
 
     @BeforeAll
@@ -41,16 +42,21 @@ class NetworkIT {
         Path servers = Files.createDirectories(Kosa.HOME.resolveSibling("it-upstreams"));
         api = new TestUpstream(servers.resolve("api"), "api.test");
         late = new TestUpstream(servers.resolve("late"), "late.test");
+        rules = new TestUpstream(servers.resolve("rules"), "rules.test");
         Files.copy(api.caPem, folder.resolve("api-ca.pem"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.copy(late.caPem, folder.resolve("late-ca.pem"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Path repo = gitRepository(servers.resolve("repo.git"));
         api.serveFiles("repo.git", repo);
         Files.writeString(Kosa.EGRESS_TEST_CONFIG, """
-                {"loopback": {"api.test:443": %d, "api.test:80": %d, "other.test:443": %d, "late.test:443": %d},
-                 "resolve": {"rebind.test": "127.0.0.1"}}
-                """.formatted(api.httpsPort(), api.httpPort(), api.httpsPort(), late.httpsPort()));
+                {"loopback": {"api.test:443": %d, "api.test:80": %d, "other.test:443": %d, "late.test:443": %d,
+                              "rules.test:443": %d},
+                 "resolve": {"rebind.test": "127.0.0.1"},
+                 "trustedCa": "%s"}
+                """.formatted(api.httpsPort(), api.httpPort(), api.httpsPort(), late.httpsPort(), rules.httpsPort(),
+                rules.caPem));
         Kosa.Result r = Kosa.ok(Duration.ofMinutes(15), "create", "--workspace", folder.toString(),
-                "--allow", "api.test", "--allow", "other.test", "--allow", "rebind.test");
+                "--allow", "api.test", "--allow", "other.test", "--allow", "rebind.test",
+                "--allow", "GET,HEAD rules.test/hello");
         id = r.stdout().strip();
     }
 
@@ -65,6 +71,9 @@ class NetworkIT {
         }
         if (late != null) {
             late.close();
+        }
+        if (rules != null) {
+            rules.close();
         }
     }
 
@@ -137,7 +146,8 @@ class NetworkIT {
                 + "cafile='/workspace/api-ca.pem'); print(urllib.request.urlopen('https://api.test/hello', "
                 + "context=ctx, timeout=60).read().decode())");
         assertThat(py.stdout()).as(py.toString()).contains("hello from api.test GET");
-        Kosa.Result git = sh("git -c http.sslCAInfo=/workspace/api-ca.pem clone -q https://api.test/repo.git "
+        // GIT_SSL_CAINFO is set for every exec (the system bundle with the sandbox CA); a command may name its own
+        Kosa.Result git = sh("GIT_SSL_CAINFO=/workspace/api-ca.pem git clone -q https://api.test/repo.git "
                 + "/tmp/repo && cat /tmp/repo/README");
         assertThat(git.stdout()).as(git.toString()).contains("cloned through the broker");
     }
@@ -169,6 +179,55 @@ class NetworkIT {
         Kosa.ok(T, "deny", id, "late.test");
         assertThat(sh(curl).exitCode()).isNotZero();
         assertThat(Kosa.run(T, "deny", id, "never-allowed.test").stderr()).contains("not on the allow-list");
+    }
+
+    // --- interception: a host whose rules look inside requests ---
+
+    @Test
+    @Order(6)
+    void aHostWithRequestRulesIsInterceptedTrustedByEveryClientAndJudgedPerRequest() {
+        // no --cacert: the sandbox CA is in the guest's system bundle and in the variables clients read
+        Kosa.Result get = exec("curl", "-sS", "--max-time", "60", "https://rules.test/hello");
+        assertThat(get.stdout()).as(get.toString()).isEqualTo("hello from rules.test GET");
+        Kosa.Result py = exec("python3", "-c", "import urllib.request; print(urllib.request.urlopen("
+                + "'https://rules.test/hello', timeout=60).read().decode())");
+        assertThat(py.stdout()).as(py.toString()).contains("hello from rules.test GET");
+        Kosa.Result post = exec("curl", "-sS", "--max-time", "60", "-X", "POST", "-d", "x", "https://rules.test/hello");
+        assertThat(post.stdout()).as(post.toString()).contains("POST /hello on rules.test is outside the rules",
+                "kosa8 allow " + id);
+        Kosa.Result other = exec("curl", "-sS", "--max-time", "60", "https://rules.test/redirect");
+        assertThat(other.stdout()).contains("GET /redirect on rules.test is outside the rules");
+        assertThat(netLog()).contains("\"method\":\"POST\",\"path\":\"/hello\"");
+    }
+
+    @Test
+    @Order(7)
+    void insideInterceptedTlsAHostDifferentFromTheServerNameIsRefused() {
+        Kosa.Result r = exec("curl", "-sS", "--max-time", "60", "-i", "-H", "Host: api.test", "https://rules.test/hello");
+        // (after the proxy's own "200 Connection established")
+        assertThat(r.stdout()).as(r.toString()).contains("HTTP/1.1 421 Misdirected Request").doesNotContain("hello from");
+        assertThat(netLog()).contains("differs from the TLS server name rules.test");
+    }
+
+    @Test
+    @Order(8)
+    void theGuestHoldsTheCaCertificateButNeverItsKey() throws Exception {
+        Path caDir = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("ca");
+        // a probe within one line of each PEM, so a line break cannot hide a match
+        String keyProbe = middleLine(caDir.resolve("ca.key")).substring(0, 40);
+        String certProbe = middleLine(caDir.resolve("ca.pem")).substring(0, 40);
+        String dirs = "/etc /run /usr/local /root /tmp /var";
+        Kosa.Result r = sh("echo cert-in:; grep -rlF '" + certProbe + "' " + dirs + " 2>/dev/null; "
+                + "echo key-in:; grep -rlF '" + keyProbe + "' /proc/cmdline " + dirs + " 2>/dev/null; echo end");
+        String out = r.stdout();
+        // the same scan finds the certificate, so finding no key is a real result
+        assertThat(out.substring(0, out.indexOf("key-in:"))).as(r.toString()).contains("/etc/kosa8/ca.pem");
+        assertThat(out.substring(out.indexOf("key-in:"))).as(r.toString()).isEqualTo("key-in:\nend\n");
+    }
+
+    static String middleLine(Path pem) throws Exception {
+        var body = Files.readString(pem).lines().filter(l -> !l.startsWith("-----")).toList();
+        return body.get(body.size() / 2 - 1);
     }
 
     // --- attacks from inside the guest ---
