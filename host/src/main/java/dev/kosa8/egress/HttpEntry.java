@@ -39,6 +39,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
     private boolean busy;
     /** The guest sent a request before the last one's response: it is dropped and the connection ends after that response. */
     private boolean pipelined;
+    private final UpstreamSlot upstream = new UpstreamSlot();
 
     HttpEntry(Broker broker, Listener listener) {
         this(broker, listener, null, -1);
@@ -147,7 +148,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         req.retain();
         new HttpForward(broker, listener, ctx.channel(), req, tlsHost, tlsPort, path, d.reason(), true,
-                () -> next(ctx)).start();
+                upstream, () -> next(ctx)).start();
     }
 
     private void plain(ChannelHandlerContext ctx, FullHttpRequest req) {
@@ -208,7 +209,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         req.retain();
         new HttpForward(broker, listener, ctx.channel(), req, target.host(), target.port(), cleanPath, d.reason(), false,
-                () -> next(ctx)).start();
+                upstream, () -> next(ctx)).start();
     }
 
     /** A forwarded response is complete and the connection may carry another request. */
