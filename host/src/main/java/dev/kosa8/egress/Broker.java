@@ -36,7 +36,10 @@ public final class Broker implements AutoCloseable {
     static final int CONNECT_TIMEOUT_MILLIS = 10_000;
     /** Largest plain-HTTP request body the broker holds while it judges the request. */
     static final int MAX_BODY = 8 << 20;
-    /** A guest connection that sends no complete request (or DNS query) for this long is closed. */
+    /**
+     * A guest connection that sends no complete request (or DNS query) for this long, with none in flight, is
+     * closed; tunnels and relayed TLS are not (a long download or an idle keep-alive tunnel is normal).
+     */
     static final int IDLE_SECONDS = 60;
 
     private final String sandboxId;
@@ -107,6 +110,7 @@ public final class Broker implements AutoCloseable {
                     }
                     case TLS -> p.addLast(new TlsRouter(Broker.this, l, null, 443));
                     case HTTP, PROXY -> {
+                        p.addLast(HttpEntry.IDLE, new io.netty.handler.timeout.IdleStateHandler(IDLE_SECONDS, 0, 0));
                         p.addLast(new StrictRequestDecoder());
                         p.addLast(new HttpResponseEncoder());
                         p.addLast(new HttpObjectAggregator(MAX_BODY));

@@ -26,6 +26,9 @@ import java.time.Instant;
  * {@link HttpForward}. Everything else gets an HTTP error saying why.
  */
 final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
+    /** The name of the idle timer in front of the HTTP handlers; a CONNECT tunnel leaves without it. */
+    static final String IDLE = "idle";
+
     private final Broker broker;
     private final Listener listener;
     /** The TLS server name of an intercepted connection, else null. */
@@ -117,6 +120,9 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             ctx.pipeline().remove(HttpObjectAggregator.class);
             ctx.pipeline().remove(HttpResponseEncoder.class);
             ctx.pipeline().remove(StrictRequestDecoder.class);
+            if (ctx.pipeline().get(IDLE) != null) {
+                ctx.pipeline().remove(IDLE);
+            }
             ctx.channel().config().setAutoRead(true);
         }));
     }
@@ -239,6 +245,16 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private static String shown(String s) {
         return s.length() > 200 ? s.substring(0, 200) + "..." : s;
+    }
+
+    /** A connection idle between requests (none in flight) is closed; one waiting on its upstream is not. */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof io.netty.handler.timeout.IdleStateEvent && !busy) {
+            ctx.close();
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
     }
 
     @Override

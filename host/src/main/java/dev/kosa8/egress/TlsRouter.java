@@ -124,7 +124,8 @@ final class TlsRouter extends AbstractSniHandler<Route> {
         var p = ctx.pipeline();
         String name = ctx.name();
         p.addAfter(name, "tls", broker.ca().serverContextFor(host).newHandler(ctx.alloc()));
-        p.addAfter("tls", "decoder", new StrictRequestDecoder());
+        p.addAfter("tls", HttpEntry.IDLE, new io.netty.handler.timeout.IdleStateHandler(Broker.IDLE_SECONDS, 0, 0));
+        p.addAfter(HttpEntry.IDLE, "decoder", new StrictRequestDecoder());
         p.addAfter("decoder", "encoder", new io.netty.handler.codec.http.HttpResponseEncoder());
         p.addAfter("encoder", "aggregator", new io.netty.handler.codec.http.HttpObjectAggregator(Broker.MAX_BODY));
         p.addAfter("aggregator", "entry", new HttpEntry(broker, listener, host, port));
