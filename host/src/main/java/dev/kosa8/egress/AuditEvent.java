@@ -23,6 +23,16 @@ public record AuditEvent(Instant time, String listener, String host, Integer por
         path = path == null ? null : trimPath(path);
     }
 
+    /**
+     * A reason as the log keeps it: text the guest chose (a request target, a
+     * header value, a parser's complaint about them) is always quoted in
+     * reasons, and the log keeps the quotes but not what is inside them. The
+     * guest's own answer carries the full text.
+     */
+    static String redact(String reason) {
+        return reason == null ? null : reason.replaceAll("'[^']*'", "'…'");
+    }
+
     /** The path without query or fragment, cut to {@value #MAX_PATH} characters. */
     static String trimPath(String p) {
         int q = p.indexOf('?');

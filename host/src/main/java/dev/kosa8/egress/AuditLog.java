@@ -25,6 +25,7 @@ public final class AuditLog implements AutoCloseable {
     private final Consumer<String> problems;
     private OutputStream out;
     private long size;
+    private boolean closed;
 
     public AuditLog(Path file, Consumer<String> problems) {
         this.file = file;
@@ -35,7 +36,11 @@ public final class AuditLog implements AutoCloseable {
         return file;
     }
 
+    /** Dropped once closed: a connection ending after its sandbox is gone must not recreate its directory. */
     public synchronized void write(AuditEvent e) {
+        if (closed) {
+            return;
+        }
         try {
             byte[] line = JSON.writeValueAsBytes(e);
             if (out == null) {
@@ -63,6 +68,7 @@ public final class AuditLog implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        closed = true;
         if (out != null) {
             try {
                 out.close();

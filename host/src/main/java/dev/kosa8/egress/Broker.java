@@ -41,6 +41,11 @@ public final class Broker implements AutoCloseable {
      * closed; tunnels and relayed TLS are not (a long download or an idle keep-alive tunnel is normal).
      */
     static final int IDLE_SECONDS = 60;
+    /**
+     * Open guest connections per sandbox. Each costs a relay process on the host (QEMU's guestfwd) and buffers
+     * in the daemon, and the guest chooses how many it opens.
+     */
+    static final int MAX_CONNECTIONS = 256;
 
     private final String sandboxId;
     private final AuditLog audit;
@@ -49,6 +54,10 @@ public final class Broker implements AutoCloseable {
     private final io.netty.handler.ssl.SslContext upstreamTls;
     private final Map<Listener, Path> sockets = new EnumMap<>(Listener.class);
     private final List<Channel> servers = new ArrayList<>();
+    /** Every open guest connection, closed with the broker. */
+    private final io.netty.channel.group.ChannelGroup children =
+            new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+    private final java.util.concurrent.atomic.AtomicBoolean capWarned = new java.util.concurrent.atomic.AtomicBoolean();
     private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile EgressPolicy policy;
 
@@ -100,6 +109,16 @@ public final class Broker implements AutoCloseable {
         return new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
+                if (children.size() >= MAX_CONNECTIONS) {
+                    if (capWarned.compareAndSet(false, true)) {
+                        audit.write(new AuditEvent(java.time.Instant.now(), l.label(), null, null, null, null, null,
+                                "deny", "more than " + MAX_CONNECTIONS + " open connections: closing new ones", null,
+                                null, null));
+                    }
+                    ch.close();
+                    return;
+                }
+                children.add(ch);
                 var p = ch.pipeline();
                 switch (l) {
                     case DNS -> {
@@ -113,6 +132,7 @@ public final class Broker implements AutoCloseable {
                         p.addLast(HttpEntry.IDLE, new io.netty.handler.timeout.IdleStateHandler(IDLE_SECONDS, 0, 0));
                         p.addLast(new StrictRequestDecoder());
                         p.addLast(new HttpResponseEncoder());
+                        p.addLast(new HeadGate(Broker.this, l, null, -1));
                         p.addLast(new HttpObjectAggregator(MAX_BODY));
                         p.addLast(new HttpEntry(Broker.this, l));
                     }
@@ -132,8 +152,9 @@ public final class Broker implements AutoCloseable {
      */
     void track(String host, int port, Channel guest) {
         Carried c = new Carried(host, port, guest);
-        carried.add(c);
-        guest.closeFuture().addListener(f -> carried.remove(c));
+        if (carried.add(c)) { // once per guest connection and host: keep-alive connections carry many requests
+            guest.closeFuture().addListener(f -> carried.remove(c));
+        }
         if (!policy.connect(host, port).allowed()) {
             guest.close(); // the policy changed while this connection was being set up
         }
@@ -189,6 +210,7 @@ public final class Broker implements AutoCloseable {
         for (Channel c : servers) {
             c.close().awaitUninterruptibly(2000);
         }
+        children.close().awaitUninterruptibly(2000); // their upstreams close with them
         for (Path p : sockets.values()) {
             try {
                 Files.deleteIfExists(p);

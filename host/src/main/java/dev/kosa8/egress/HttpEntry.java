@@ -70,7 +70,10 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
                     : c instanceof TooLongHttpLineException ? HttpResponseStatus.REQUEST_URI_TOO_LONG
                     : c instanceof TooLongFrameException ? HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE
                     : HttpResponseStatus.BAD_REQUEST;
-            refuse(ctx, status, null, -1, null, null, "malformed request: " + c.getMessage());
+            // the broker's own texts stay readable in the log; a parser's complaint may quote the guest's bytes
+            boolean ours = c instanceof StrictRequestDecoder.SmugglingRefused || c instanceof TooLongFrameException;
+            refuse(ctx, status, null, -1, null, null, "malformed request: "
+                    + (ours ? c.getMessage() : "'" + c.getMessage() + "'"));
             return;
         }
         if (tlsHost != null) {
@@ -118,6 +121,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             ctx.pipeline().addLast("tls-router", new TlsRouter(broker, listener, a.host(), a.port()));
             ctx.pipeline().remove(this);
             ctx.pipeline().remove(HttpObjectAggregator.class);
+            ctx.pipeline().remove(HeadGate.class);
             ctx.pipeline().remove(HttpResponseEncoder.class);
             ctx.pipeline().remove(StrictRequestDecoder.class);
             if (ctx.pipeline().get(IDLE) != null) {
@@ -145,6 +149,11 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         if (target == null || !target.host().equals(tlsHost) || target.port() != tlsPort) {
             refuse(ctx, HttpResponseStatus.MISDIRECTED_REQUEST, tlsHost, tlsPort, method, path, "the Host header '"
                     + (hostHeader == null ? "" : shown(hostHeader)) + "' differs from the TLS server name " + tlsHost);
+            return;
+        }
+        String bad = broker.policy().connect(tlsHost, tlsPort).intercept() ? RequestPath.problem(path) : null;
+        if (bad != null) {
+            refuse(ctx, HttpResponseStatus.BAD_REQUEST, tlsHost, tlsPort, method, null, bad);
             return;
         }
         Decision d = broker.policy().request(tlsHost, tlsPort, method, path);
@@ -207,6 +216,13 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             return;
         }
         String cleanPath = AuditEvent.trimPath(path);
+        // only where a path rule judges the path: elsewhere (npm's "@scope%2fname") encoded slashes are normal
+        String bad = broker.policy().connect(target.host(), target.port()).intercept() ? RequestPath.problem(cleanPath)
+                : null;
+        if (bad != null) {
+            refuse(ctx, HttpResponseStatus.BAD_REQUEST, target.host(), target.port(), method, null, bad);
+            return;
+        }
         Decision d = broker.policy().request(target.host(), target.port(), method, cleanPath);
         if (!d.allowed()) {
             refuse(ctx, HttpResponseStatus.FORBIDDEN, target.host(), target.port(), method, cleanPath, d.reason(),
@@ -237,7 +253,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
     private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String host, int port, String method,
                         String path, String reason, boolean byPolicy) {
         broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port < 0 ? null : port, method,
-                path, null, "deny", reason, null, null, null));
+                path, null, "deny", AuditEvent.redact(reason), null, null, null));
         var res = status == HttpResponseStatus.FORBIDDEN ? Denials.forbidden(broker.sandboxId(), byPolicy ? host : null, reason)
                 : Denials.response(status, "kosa8: " + reason + "\n");
         ctx.writeAndFlush(res).addListener((ChannelFutureListener) f -> Denials.lingerClose(f.channel()));

@@ -49,6 +49,8 @@ final class HttpForward {
     private final boolean tls;
     private final Runnable next;
     private final UpstreamSlot slot;
+    /** The guest asked to keep its connection (HTTP/1.1 without "Connection: close", or 1.0 with keep-alive). */
+    private boolean guestKeepAlive;
 
     /**
      * @param tls  the upstream speaks TLS, verified by the broker against the host name
@@ -137,6 +139,7 @@ final class HttpForward {
     }
 
     private void prepare(FullHttpRequest r) {
+        guestKeepAlive = io.netty.handler.codec.http.HttpUtil.isKeepAlive(r); // before its Connection header goes
         HttpHeaders h = r.headers();
         for (String token : h.getAll(HttpHeaderNames.CONNECTION)) {
             for (String name : token.split(",")) {
@@ -167,6 +170,7 @@ final class HttpForward {
         private boolean keepUpstream;
         private boolean done;
         private boolean lastSeen;
+        private boolean interim;
         private io.netty.channel.ChannelFuture lastWrite;
 
         ResponseRelay(Exchange exchange, Channel up) {
@@ -184,15 +188,28 @@ final class HttpForward {
                 guest.close();
                 return;
             }
+            if (msg instanceof HttpResponse res && res.status().codeClass()
+                    == io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL) {
+                // 100 Continue, 103 Early Hints: passed on; the empty "last content" the codec adds after it is not
+                // the end of the response
+                interim = true;
+                lastWrite = guest.write(msg);
+                return;
+            }
+            if (interim && msg instanceof LastHttpContent && !(msg instanceof HttpResponse)) {
+                interim = false;
+                ReferenceCountUtil.release(msg);
+                return;
+            }
             if (msg instanceof HttpResponse res) {
                 responded = true;
                 exchange.outcome("HTTP " + res.status().code());
                 keepUpstream = io.netty.handler.codec.http.HttpUtil.isKeepAlive(res);
                 HOP_BY_HOP.forEach(res.headers()::remove);
-                keepGuest = io.netty.handler.codec.http.HttpUtil.isContentLengthSet(res)
+                keepGuest = guestKeepAlive && (io.netty.handler.codec.http.HttpUtil.isContentLengthSet(res)
                         || io.netty.handler.codec.http.HttpUtil.isTransferEncodingChunked(res)
                         || res.status().code() == 204 || res.status().code() == 304
-                        || request.method() == io.netty.handler.codec.http.HttpMethod.HEAD;
+                        || request.method() == io.netty.handler.codec.http.HttpMethod.HEAD);
                 if (!keepGuest) {
                     res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
                 }

@@ -63,6 +63,11 @@ final class TlsRouter extends AbstractSniHandler<Route> {
             if (broker.ca() == null) {
                 return refuse(p, d.reason() + ", which needs TLS interception, and this broker has no CA");
             }
+            try {
+                broker.ca().serverContextFor(host); // minted (and cached) here, so a name it refuses is refused now
+            } catch (IllegalArgumentException e) {
+                return refuse(p, "cannot make a certificate for " + host + ": " + e.getMessage());
+            }
             p.trySuccess(new Route.Intercept());
             return p;
         }
@@ -80,7 +85,10 @@ final class TlsRouter extends AbstractSniHandler<Route> {
                     .handler(new Relay(ctx.channel(), exchange, false))
                     .connect(target.address())
                     .addListener((ChannelFutureListener) f -> {
-                        if (f.isSuccess()) {
+                        if (f.isSuccess() && !ctx.channel().isActive()) {
+                            f.channel().close(); // the guest left (reset, hello timeout) while we dialed
+                            p.tryFailure(new Upstreams.Refused("the guest closed the connection"));
+                        } else if (f.isSuccess()) {
                             p.trySuccess(new Route.Pass(f.channel()));
                         } else {
                             refuse(p, "cannot connect to " + host + " (" + target.via() + "): "
@@ -99,6 +107,18 @@ final class TlsRouter extends AbstractSniHandler<Route> {
 
     @Override
     protected void onLookupComplete(ChannelHandlerContext ctx, String sni, Future<Route> future) {
+        try {
+            complete(ctx, future);
+        } catch (RuntimeException e) {
+            // exceptions here go past this handler's exceptionCaught; nothing may leave the guest waiting
+            if (future.isSuccess() && future.getNow() instanceof Route.Pass pass) {
+                pass.upstream().close();
+            }
+            ctx.close();
+        }
+    }
+
+    private void complete(ChannelHandlerContext ctx, Future<Route> future) {
         if (!future.isSuccess()) {
             String reason = refusal != null ? refusal : String.valueOf(future.cause());
             broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port, null, null, null, "deny",
@@ -127,7 +147,8 @@ final class TlsRouter extends AbstractSniHandler<Route> {
         p.addAfter("tls", HttpEntry.IDLE, new io.netty.handler.timeout.IdleStateHandler(Broker.IDLE_SECONDS, 0, 0));
         p.addAfter(HttpEntry.IDLE, "decoder", new StrictRequestDecoder());
         p.addAfter("decoder", "encoder", new io.netty.handler.codec.http.HttpResponseEncoder());
-        p.addAfter("encoder", "aggregator", new io.netty.handler.codec.http.HttpObjectAggregator(Broker.MAX_BODY));
+        p.addAfter("encoder", "gate", new HeadGate(broker, listener, host, port));
+        p.addAfter("gate", "aggregator", new io.netty.handler.codec.http.HttpObjectAggregator(Broker.MAX_BODY));
         p.addAfter("aggregator", "entry", new HttpEntry(broker, listener, host, port));
         broker.track(host, port, ctx.channel());
         p.remove(this); // the buffered ClientHello flows into the SslHandler

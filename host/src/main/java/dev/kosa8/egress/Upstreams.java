@@ -58,6 +58,14 @@ public final class Upstreams {
         }, LOOKUPS);
     }
 
+    private static boolean isThisHost(InetAddress a) {
+        try {
+            return java.net.NetworkInterface.getByInetAddress(a) != null;
+        } catch (java.net.SocketException e) {
+            return true; // cannot tell: refuse
+        }
+    }
+
     public Target resolve(String host, int port) throws Refused {
         Integer mapped = test.loopback().get(host + ":" + port);
         if (mapped != null) {
@@ -72,7 +80,8 @@ public final class Upstreams {
         }
         List<String> refused = new ArrayList<>();
         for (InetAddress a : all) {
-            String why = AddressFilter.refusal(a);
+            // the host's own addresses (loopback aside) come first: even a public one reaches what listens on it
+            String why = !a.isLoopbackAddress() && isThisHost(a) ? "an address of this host" : AddressFilter.refusal(a);
             if (why == null) {
                 return new Target(new InetSocketAddress(a, port), a.getHostAddress());
             }

@@ -162,8 +162,32 @@ class BrokerTest {
     void insideInterceptedTlsTheHostHeaderMustNameTheTlsServer() throws Exception {
         Run r = curl("--cacert", caPem.toString(), "--connect-to", "rules.test:443:127.0.0.1:" + tls.port(),
                 "-H", "Host: api.test", "-i", "https://rules.test/hello");
-        assertThat(r.out).as(r.toString()).startsWith("HTTP/1.1 421").doesNotContain("hello from");
-        assertThat(audit()).contains("the Host header 'api.test' differs from the TLS server name rules.test");
+        assertThat(r.out).as(r.toString()).startsWith("HTTP/1.1 421").doesNotContain("hello from")
+                .contains("the Host header 'api.test' differs from the TLS server name rules.test");
+        // the log keeps the decision, not the header's value
+        assertThat(audit()).contains("the Host header '…' differs from the TLS server name rules.test")
+                .doesNotContain("header 'api.test'");
+    }
+
+    @Test
+    void pathRulesCannotBeWalkedPastWithDotSegmentsOrEncodedDots() throws Exception {
+        for (String path : List.of("/hello/../redirect", "/hello/%2e%2e/redirect", "/hello/%2E%2e%2fredirect",
+                "/hello/..%5credirect")) {
+            Run r = curl("--cacert", caPem.toString(), "--connect-to", "rules.test:443:127.0.0.1:" + tls.port(),
+                    "--path-as-is", "-i", "https://rules.test" + path);
+            assertThat(r.out).as(path + "\n" + r).startsWith("HTTP/1.1 400").doesNotContain("hello from", "moved");
+        }
+    }
+
+    @Test
+    void aRefusedRequestIsAnsweredOnItsHeadWithoutWaitingForItsBody() throws Exception {
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(Listener.PROXY)));
+            Channels.newOutputStream(ch).write(("POST http://denied.test/upload HTTP/1.1\r\nHost: denied.test\r\n"
+                    + "Content-Length: 8000000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            // no body is sent: the answer must not wait for one (nor hold one)
+            assertThat(readHead(Channels.newInputStream(ch))).startsWith("HTTP/1.1 403");
+        }
     }
 
     @Test
@@ -298,9 +322,12 @@ class BrokerTest {
     void theAuditLogHoldsNoHeaderValuesQueriesOrBodies() throws Exception {
         curl("-x", "http://127.0.0.1:" + proxy.port(), "-H", "Authorization: Bearer SECRET-HEADER-VALUE",
                 "-d", "SECRET-BODY", "http://api.test/hello?token=SECRET-QUERY");
+        // refusals that quote the guest's request target or headers keep them out of the log too
+        raw(Listener.PROXY, "GET /hello?token=SECRET-QUERY HTTP/1.1\r\nHost: api.test\r\n\r\n");
+        raw(Listener.PROXY, "GET http://api.test/hello?token=SECRET-QUERY HTTP/1.1\r\nHost: SECRET-HOST.test\r\n\r\n");
         String log = audit();
         assertThat(log).contains("\"path\":\"/hello\"");
-        assertThat(log).doesNotContain("SECRET-HEADER-VALUE", "SECRET-QUERY", "SECRET-BODY");
+        assertThat(log).doesNotContain("SECRET-HEADER-VALUE", "SECRET-QUERY", "SECRET-BODY", "SECRET-HOST");
     }
 
     // --- helpers ---

@@ -115,6 +115,20 @@ class EgressPolicyTest {
     }
 
     @Test
+    void aNameResolvingToAnAddressOfThisHostIsRefusedEvenWhenThatAddressIsPublic() throws Exception {
+        // the host's own addresses reach whatever listens on them, public or not
+        InetAddress own = java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                .flatMap(i -> java.util.Collections.list(i.getInetAddresses()).stream())
+                .filter(a -> !a.isLoopbackAddress() && !a.isLinkLocalAddress()).findFirst().orElse(null);
+        org.junit.jupiter.api.Assumptions.assumeTrue(own != null, "this machine has no non-loopback address");
+        Upstreams u = new Upstreams(h -> new InetAddress[] {own}, EgressTestSettings.NONE);
+        assertThatThrownBy(() -> u.resolve("self.example", 443)).isInstanceOf(Upstreams.Refused.class)
+                .hasMessageContaining(own.getHostAddress() + " (an address of this host)");
+        Upstreams pub = new Upstreams(h -> new InetAddress[] {InetAddress.getByName("1.1.1.1")}, EgressTestSettings.NONE);
+        assertThat(pub.resolve("one.example", 443).address().getAddress().getHostAddress()).isEqualTo("1.1.1.1");
+    }
+
+    @Test
     void hostNamesAreNormalizedAndLiteralsAreNotNames() {
         assertThat(HostName.normalize("PyPI.org.")).isEqualTo("pypi.org");
         assertThat(HostName.normalize("1.2.3.4")).isNull();
