@@ -136,11 +136,70 @@ public class EgressBench {
                 pct(lat.get("broker"), 50) - pct(lat.get("direct"), 50), pct(mbps.get("broker"), 50) / pct(mbps.get("direct"), 50));
         System.out.printf("intercept vs relay: %+.3f ms at p50, throughput %.2fx%n",
                 pct(lat.get("intercept"), 50) - pct(lat.get("relay"), 50), pct(mbps.get("intercept"), 50) / pct(mbps.get("relay"), 50));
+        curlRows(dir, ca, sandboxCa, serverPort, broker, intercepting, rounds, bulkMb);
         relays.forEach(Process::destroy);
         broker.close();
         intercepting.close();
         server.stop(0);
         group.shutdownGracefully().sync();
+    }
+
+    /**
+     * The same comparison with curl (OpenSSL) as the client and no relay at all: curl dials the server, or speaks
+     * TLS straight into the broker's unix socket ({@code --unix-socket}), so the broker's own cost is all that
+     * differs. 100 requests on one connection (per-request time from curl's own clock), then the bulk download.
+     */
+    static void curlRows(Path dir, SandboxCa serverCa, SandboxCa sandboxCa, int serverPort, Broker broker,
+                         Broker intercepting, int rounds, int bulkMb) throws Exception {
+        Path bundle = dir.resolve("bundle.pem");
+        Files.writeString(bundle, serverCa.certificatePem() + sandboxCa.certificatePem());
+        Map<String, List<String>> how = new LinkedHashMap<>();
+        how.put("curl direct", List.of("--connect-to", "api.test:443:127.0.0.1:" + serverPort));
+        how.put("curl broker", List.of("--unix-socket", broker.sockets().get(Listener.TLS).toString()));
+        how.put("curl intercept", List.of("--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
+        Map<String, List<Double>> lat = new LinkedHashMap<>();
+        Map<String, List<Double>> mbps = new LinkedHashMap<>();
+        how.keySet().forEach(k -> { lat.put(k, new ArrayList<>()); mbps.put(k, new ArrayList<>()); });
+        for (int r = 0; r < rounds + 1; r++) {
+            List<String> order = new ArrayList<>(how.keySet());
+            if (r % 2 == 1) Collections.reverse(order);
+            for (String k : order) {
+                List<String> small = new ArrayList<>(List.of("curl", "-s", "--cacert", bundle.toString()));
+                small.addAll(how.get(k));
+                for (int i = 0; i < 100; i++) {
+                    small.addAll(List.of("-o", "/dev/null", "-w", "%{time_total}\\n", "https://api.test/small"));
+                }
+                List<Double> times = run(small).lines().map(Double::parseDouble).toList();
+                List<String> big = new ArrayList<>(List.of("curl", "-s", "--cacert", bundle.toString(), "-o", "/dev/null",
+                        "-w", "%{speed_download}"));
+                big.addAll(how.get(k));
+                big.add("https://api.test/big?n=" + (long) bulkMb * 1_000_000);
+                double speed = Double.parseDouble(run(big).strip()) / 1e6;
+                if (r > 0) { // round 0 warms the JIT of server and broker
+                    lat.get(k).addAll(times.subList(1, times.size()).stream().map(t -> t * 1000).toList());
+                    mbps.get(k).add(speed);
+                }
+            }
+        }
+        System.out.println();
+        System.out.println("| curl, no relay | small GET p50 (ms) | p99 (ms) | " + bulkMb + " MB download (MB/s, median) |");
+        System.out.println("|---|---|---|---|");
+        for (String k : how.keySet()) {
+            System.out.printf("| %s | %.3f | %.3f | %.0f |%n", k.substring(5), pct(lat.get(k), 50), pct(lat.get(k), 99),
+                    pct(mbps.get(k), 50));
+        }
+        System.out.printf("%ncurl: broker vs direct %+.3f ms at p50, throughput %.2fx; intercept vs direct %+.3f ms, %.2fx%n",
+                pct(lat.get("curl broker"), 50) - pct(lat.get("curl direct"), 50),
+                pct(mbps.get("curl broker"), 50) / pct(mbps.get("curl direct"), 50),
+                pct(lat.get("curl intercept"), 50) - pct(lat.get("curl direct"), 50),
+                pct(mbps.get("curl intercept"), 50) / pct(mbps.get("curl direct"), 50));
+    }
+
+    static String run(List<String> cmd) throws Exception {
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (p.waitFor() != 0) throw new IOException("failed (" + p.exitValue() + "): " + String.join(" ", cmd.subList(0, 6)));
+        return out;
     }
 
     static int relay(List<Process> relays, String target) throws Exception {
