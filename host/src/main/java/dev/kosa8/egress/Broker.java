@@ -9,7 +9,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.handler.codec.dns.TcpDnsQueryDecoder;
 import io.netty.handler.codec.dns.TcpDnsResponseEncoder;
@@ -197,8 +196,17 @@ public final class Broker implements AutoCloseable {
         return upstreamTls;
     }
 
-    Class<? extends SocketChannel> upstreamChannel() {
-        return EpollSocketChannel.class;
+    /**
+     * How every upstream is dialed: on the guest connection's own event loop (so the two never need locking),
+     * with auto-read off (the relays read only when the other side can take more), within the connect timeout.
+     */
+    io.netty.channel.ChannelFuture dial(io.netty.channel.EventLoop loop, io.netty.channel.ChannelHandler handler,
+                                        java.net.InetSocketAddress address) {
+        return new io.netty.bootstrap.Bootstrap().group(loop).channel(EpollSocketChannel.class)
+                .option(io.netty.channel.ChannelOption.AUTO_READ, false)
+                .option(io.netty.channel.ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
+                .handler(handler)
+                .connect(address);
     }
 
     public Map<Listener, Path> sockets() {

@@ -27,7 +27,7 @@ import java.time.Instant;
 final class DnsAnswerer extends SimpleChannelInboundHandler<DnsQuery> {
     static final int TTL_SECONDS = 30;
     private static final byte[] BROKER_ADDRESS = {10, 0, 2, 100};
-    private static final NameCheck NAMES = new NameCheck();
+    static final NameCheck NAMES = new NameCheck();
 
     private final Broker broker;
 
@@ -87,8 +87,11 @@ final class DnsAnswerer extends SimpleChannelInboundHandler<DnsQuery> {
         return raw.length() > HostName.MAX_LENGTH + 1 ? raw.substring(0, HostName.MAX_LENGTH) + "..." : raw;
     }
 
-    /** Netty's own rules for a name it writes: labels of 1 to 63 octets without NUL, 255 octets in all. */
-    private static final class NameCheck extends DefaultDnsRecordEncoder {
+    /**
+     * Netty's own rules for a name it writes: labels of 1 to 63 octets without NUL, 255 octets in all (narrower
+     * than what its decoder reads). BrokerFuzzTest models the answers with the same check.
+     */
+    static final class NameCheck extends DefaultDnsRecordEncoder {
         boolean writable(String name) {
             ByteBuf scratch = Unpooled.buffer(256);
             try {

@@ -1,11 +1,9 @@
 package dev.kosa8.egress;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpClientCodec;
@@ -86,10 +84,7 @@ final class HttpForward {
                 fail(HttpResponseStatus.FORBIDDEN, c.getMessage(), null);
                 return;
             }
-            new Bootstrap().group(guest.eventLoop()).channel(broker.upstreamChannel())
-                    .option(ChannelOption.AUTO_READ, false)
-                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Broker.CONNECT_TIMEOUT_MILLIS)
-                    .handler(new ChannelInitializer<>() {
+            broker.dial(guest.eventLoop(), new ChannelInitializer<>() {
                         @Override
                         protected void initChannel(Channel ch) {
                             if (tls) {
@@ -98,8 +93,7 @@ final class HttpForward {
                             }
                             ch.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
                         }
-                    })
-                    .connect(target.address())
+                    }, target.address())
                     .addListener((ChannelFutureListener) f -> {
                         if (!f.isSuccess()) {
                             fail(HttpResponseStatus.BAD_GATEWAY, "cannot connect to " + host + " (" + target.via()

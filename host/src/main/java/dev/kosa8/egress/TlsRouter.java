@@ -1,10 +1,8 @@
 package dev.kosa8.egress;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelOption;
 import io.netty.handler.ssl.AbstractSniHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
@@ -79,11 +77,7 @@ final class TlsRouter extends AbstractSniHandler<Route> {
                 return;
             }
             exchange = new Exchange(broker.audit(), listener, host, port, null, null, target.via(), d.reason());
-            new Bootstrap().group(ctx.channel().eventLoop()).channel(broker.upstreamChannel())
-                    .option(ChannelOption.AUTO_READ, false)
-                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Broker.CONNECT_TIMEOUT_MILLIS)
-                    .handler(new Relay(ctx.channel(), exchange, false))
-                    .connect(target.address())
+            broker.dial(ctx.channel().eventLoop(), new Relay(ctx.channel(), exchange, false), target.address())
                     .addListener((ChannelFutureListener) f -> {
                         if (f.isSuccess() && !ctx.channel().isActive()) {
                             f.channel().close(); // the guest left (reset, hello timeout) while we dialed
