@@ -159,7 +159,14 @@ public class EgressBench {
         how.put("curl intercept", List.of("--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
         Map<String, List<Double>> lat = new LinkedHashMap<>();
         Map<String, List<Double>> mbps = new LinkedHashMap<>();
-        how.keySet().forEach(k -> { lat.put(k, new ArrayList<>()); mbps.put(k, new ArrayList<>()); });
+        Map<String, List<Double>> jvmCpuPerGb = new LinkedHashMap<>();
+        Map<String, List<Double>> curlCpuPerGb = new LinkedHashMap<>();
+        how.keySet().forEach(k -> {
+            lat.put(k, new ArrayList<>());
+            mbps.put(k, new ArrayList<>());
+            jvmCpuPerGb.put(k, new ArrayList<>());
+            curlCpuPerGb.put(k, new ArrayList<>());
+        });
         for (int r = 0; r < rounds + 1; r++) {
             List<String> order = new ArrayList<>(how.keySet());
             if (r % 2 == 1) Collections.reverse(order);
@@ -170,14 +177,21 @@ public class EgressBench {
                     small.addAll(List.of("-o", "/dev/null", "-w", "%{time_total}\\n", "https://api.test/small"));
                 }
                 List<Double> times = run(small).lines().map(Double::parseDouble).toList();
-                List<String> big = new ArrayList<>(List.of("curl", "-s", "--cacert", bundle.toString(), "-o", "/dev/null",
-                        "-w", "%{speed_download}"));
+                // bash's `times` gives curl's CPU time; the JVM's own counter gives the server's and the broker's
+                List<String> big = new ArrayList<>(List.of("bash", "-c", "\"$@\" && echo && times", "-",
+                        "curl", "-s", "--cacert", bundle.toString(), "-o", "/dev/null", "-w", "%{speed_download}"));
                 big.addAll(how.get(k));
                 big.add("https://api.test/big?n=" + (long) bulkMb * 1_000_000);
-                double speed = Double.parseDouble(run(big).strip()) / 1e6;
+                long jvmBefore = JVM.getProcessCpuTime();
+                List<String> out = run(big).lines().toList();
+                double jvmCpu = (JVM.getProcessCpuTime() - jvmBefore) / 1e9;
+                double speed = Double.parseDouble(out.get(0).strip()) / 1e6;
+                double curlCpu = Arrays.stream(out.get(2).split(" ")).mapToDouble(EgressBench::bashTime).sum();
                 if (r > 0) { // round 0 warms the JIT of server and broker
                     lat.get(k).addAll(times.subList(1, times.size()).stream().map(t -> t * 1000).toList());
                     mbps.get(k).add(speed);
+                    jvmCpuPerGb.get(k).add(jvmCpu * 1000 / bulkMb);
+                    curlCpuPerGb.get(k).add(curlCpu * 1000 / bulkMb);
                 }
             }
         }
@@ -188,11 +202,30 @@ public class EgressBench {
             System.out.printf("| %s | %.3f | %.3f | %.0f |%n", k.substring(5), pct(lat.get(k), 50), pct(lat.get(k), 99),
                     pct(mbps.get(k), 50));
         }
+        System.out.println();
+        System.out.println("| curl, no relay | CPU s per GB: server and broker (JVM) | curl | total | throughput bound on "
+                + CORES + " cores (MB/s) |");
+        System.out.println("|---|---|---|---|---|");
+        for (String k : how.keySet()) {
+            double jvm = pct(jvmCpuPerGb.get(k), 50), curl = pct(curlCpuPerGb.get(k), 50);
+            System.out.printf("| %s | %.2f | %.2f | %.2f | %.0f |%n", k.substring(5), jvm, curl, jvm + curl,
+                    CORES * 1000 / (jvm + curl));
+        }
         System.out.printf("%ncurl: broker vs direct %+.3f ms at p50, throughput %.2fx; intercept vs direct %+.3f ms, %.2fx%n",
                 pct(lat.get("curl broker"), 50) - pct(lat.get("curl direct"), 50),
                 pct(mbps.get("curl broker"), 50) / pct(mbps.get("curl direct"), 50),
                 pct(lat.get("curl intercept"), 50) - pct(lat.get("curl direct"), 50),
                 pct(mbps.get("curl intercept"), 50) / pct(mbps.get("curl direct"), 50));
+    }
+
+    static final com.sun.management.OperatingSystemMXBean JVM =
+            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    static final int CORES = Runtime.getRuntime().availableProcessors();
+
+    /** Seconds from bash's {@code times} format, {@code 1m2.345s}. */
+    static double bashTime(String t) {
+        int m = t.indexOf('m');
+        return Integer.parseInt(t.substring(0, m)) * 60 + Double.parseDouble(t.substring(m + 1, t.length() - 1));
     }
 
     static String run(List<String> cmd) throws Exception {

@@ -155,7 +155,7 @@ final class HttpForward {
         guest.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
     }
 
-    /** Upstream → guest, one HTTP object at a time, reading on only when the guest took the last. */
+    /** Upstream → guest, one HTTP object at a time, reading on while the guest keeps up. */
     private final class ResponseRelay extends SimpleChannelInboundHandler<HttpObject> {
         private final Exchange exchange;
         private final Channel up;
@@ -226,6 +226,20 @@ final class HttpForward {
             }
             guest.flush();
             boolean last = lastSeen;
+            if (!last && guest.isWritable()) {
+                // the guest keeps up: read on at once, so reading upstream overlaps writing to the guest (waiting for
+                // each write instead measured 0.39x of direct throughput, intercepted); a failed write closes both
+                lastWrite.addListener((ChannelFutureListener) f -> {
+                    if (!f.isSuccess()) {
+                        ctx.close();
+                    }
+                });
+                lastWrite = null;
+                ctx.read();
+                return;
+            }
+            // the end of the response, or the guest is behind (its buffer passed the high-water mark): go on once it
+            // has taken what was written, so a slow guest holds the upstream back instead of filling the heap
             lastWrite.addListener((ChannelFutureListener) f -> {
                 if (!f.isSuccess()) {
                     ctx.close();

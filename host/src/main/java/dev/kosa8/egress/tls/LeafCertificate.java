@@ -2,7 +2,6 @@ package dev.kosa8.egress.tls;
 
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.ssl.SslProvider;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.util.Objects;
@@ -24,14 +23,14 @@ public record LeafCertificate(PrivateKey key, X509Certificate leaf, X509Certific
 
     /**
      * Builds a new Netty server context presenting this leaf (and its CA) over
-     * TLS 1.3 or 1.2 with ALPN {@code http/1.1}, using the JDK's TLS. Each call
+     * TLS 1.3 or 1.2 with ALPN {@code http/1.1}, on {@link TlsSettings#PROVIDER}. Each call
      * builds a new one; {@link SandboxCa#serverContextFor(String)} keeps one per
      * name.
      */
     public SslContext serverContext() {
         try {
             return SslContextBuilder.forServer(new LeafKeyManager(key, leaf, ca))
-                    .sslProvider(SslProvider.JDK)
+                    .sslProvider(TlsSettings.PROVIDER)
                     .protocols(TlsSettings.PROTOCOLS)
                     .applicationProtocolConfig(TlsSettings.ALPN_HTTP_1_1)
                     .build();

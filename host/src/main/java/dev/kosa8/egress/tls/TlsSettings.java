@@ -5,6 +5,8 @@ import io.netty.handler.ssl.ApplicationProtocolConfig.Protocol;
 import io.netty.handler.ssl.ApplicationProtocolConfig.SelectedListenerFailureBehavior;
 import io.netty.handler.ssl.ApplicationProtocolConfig.SelectorFailureBehavior;
 import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.OpenSsl;
+import io.netty.handler.ssl.SslProvider;
 import java.util.List;
 
 /** What both sides of the broker offer in TLS: the same versions and one application protocol. */
@@ -20,6 +22,19 @@ final class TlsSettings {
     static final ApplicationProtocolConfig ALPN_HTTP_1_1 = new ApplicationProtocolConfig(Protocol.ALPN,
             SelectorFailureBehavior.NO_ADVERTISE, SelectedListenerFailureBehavior.ACCEPT,
             ApplicationProtocolNames.HTTP_1_1);
+
+    /**
+     * Whose TLS the broker runs: BoringSSL (netty-tcnative, bundled for Linux
+     * x86-64 and macOS arm64) wherever its library loads, else the JDK's.
+     *
+     * <p>Why: an intercepted connection is terminated twice (guest leg and
+     * upstream leg), and with the JDK's engine those two record layers bound
+     * throughput at 0.39x of a direct download (BENCHMARKS.md, "Closed network",
+     * run 3). BoringSSL uses the CPU's AES-GCM instructions without the JDK's
+     * per-record copies. The checks are the same on both: the JDK's trust
+     * manager decides trust either way (see {@link UpstreamTls}).
+     */
+    static final SslProvider PROVIDER = OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
 
     private TlsSettings() {
     }

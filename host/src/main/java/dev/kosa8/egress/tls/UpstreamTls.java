@@ -48,13 +48,18 @@ public final class UpstreamTls {
      * ALPN {@code http/1.1}. Use it through {@link #handlerFor}.
      */
     public static SslContext clientContext(Optional<Path> extraTrustedCaPem) {
+        return clientContext(extraTrustedCaPem, TlsSettings.PROVIDER);
+    }
+
+    /** As {@link #clientContext(Optional)} on the given TLS implementation; tests run both. */
+    static SslContext clientContext(Optional<Path> extraTrustedCaPem, SslProvider provider) {
         X509ExtendedTrustManager jdk = trustManager(null);
         X509ExtendedTrustManager trust = extraTrustedCaPem
                 .<X509ExtendedTrustManager>map(p -> new EitherTrustManager(jdk, trustManager(readCas(p)), p.toString()))
                 .orElse(jdk);
         try {
             return SslContextBuilder.forClient()
-                    .sslProvider(SslProvider.JDK)
+                    .sslProvider(provider)
                     .trustManager(trust)
                     .endpointIdentificationAlgorithm(HTTPS)
                     .protocols(TlsSettings.PROTOCOLS)

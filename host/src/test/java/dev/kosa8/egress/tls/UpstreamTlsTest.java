@@ -16,7 +16,9 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslProvider;
 import io.netty.util.concurrent.Future;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,6 +30,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class UpstreamTlsTest {
     static final String HOST = "upstream.example.test";
@@ -54,21 +58,32 @@ class UpstreamTlsTest {
     }
 
     @Test
-    void aServerNoPublicCaSignedIsRefusedByDefault() throws Exception {
+    void boringSslIsUsedWhereItIsBundled() {
+        boolean bundled = System.getProperty("os.name").equals("Linux") && System.getProperty("os.arch").equals("amd64")
+                || System.getProperty("os.name").startsWith("Mac") && System.getProperty("os.arch").equals("aarch64");
+        assertThat(TlsSettings.PROVIDER)
+                .as("the broker's TLS provider; OpenSsl says: %s", OpenSsl.unavailabilityCause())
+                .isEqualTo(bundled ? SslProvider.OPENSSL : SslProvider.JDK);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = SslProvider.class, names = {"JDK", "OPENSSL"})
+    void aServerNoPublicCaSignedIsRefusedByDefault(SslProvider provider) throws Exception {
         SandboxCa testCa = SandboxCa.loadOrCreate(tmp.resolve("test-ca"), "test-ca");
         try (LoopbackTlsServer server = new LoopbackTlsServer(testCa.serverContextFor(HOST))) {
-            Outcome o = handshake(UpstreamTls.clientContext(Optional.empty()), HOST, server.port());
+            Outcome o = handshake(UpstreamTls.clientContext(Optional.empty(), provider), HOST, server.port());
 
             assertThat(o.succeeded()).isFalse();
             assertThat(o.failure()).hasStackTraceContaining("PKIX path building failed");
         }
     }
 
-    @Test
-    void theExtraTestCaIsTrustedForTheRightNameOnly() throws Exception {
+    @ParameterizedTest
+    @EnumSource(value = SslProvider.class, names = {"JDK", "OPENSSL"})
+    void theExtraTestCaIsTrustedForTheRightNameOnly(SslProvider provider) throws Exception {
         Path testCaDir = tmp.resolve("test-ca");
         SandboxCa testCa = SandboxCa.loadOrCreate(testCaDir, "test-ca");
-        SslContext client = UpstreamTls.clientContext(Optional.of(testCaDir.resolve("ca.pem")));
+        SslContext client = UpstreamTls.clientContext(Optional.of(testCaDir.resolve("ca.pem")), provider);
         try (LoopbackTlsServer server = new LoopbackTlsServer(testCa.serverContextFor(HOST))) {
             Outcome right = handshake(client, HOST, server.port());
             assertThat(right.failure()).isNull();
@@ -80,12 +95,13 @@ class UpstreamTlsTest {
         }
     }
 
-    @Test
-    void theExtraTestCaDoesNotMakeOtherCasTrusted() throws Exception {
+    @ParameterizedTest
+    @EnumSource(value = SslProvider.class, names = {"JDK", "OPENSSL"})
+    void theExtraTestCaDoesNotMakeOtherCasTrusted(SslProvider provider) throws Exception {
         Path testCaDir = tmp.resolve("test-ca");
         SandboxCa.loadOrCreate(testCaDir, "test-ca");
         SandboxCa stranger = SandboxCa.loadOrCreate(tmp.resolve("stranger"), "stranger");
-        SslContext client = UpstreamTls.clientContext(Optional.of(testCaDir.resolve("ca.pem")));
+        SslContext client = UpstreamTls.clientContext(Optional.of(testCaDir.resolve("ca.pem")), provider);
         try (LoopbackTlsServer server = new LoopbackTlsServer(stranger.serverContextFor(HOST))) {
             assertThat(handshake(client, HOST, server.port()).succeeded()).isFalse();
         }
@@ -99,8 +115,12 @@ class UpstreamTlsTest {
 
         assertThat(p.getEndpointIdentificationAlgorithm()).isEqualTo("HTTPS");
         assertThat(p.getServerNames()).containsExactly(new SNIHostName(HOST));
-        assertThat(p.getApplicationProtocols()).containsExactly("http/1.1");
-        assertThat(h.engine().getEnabledProtocols()).containsExactlyInAnyOrder("TLSv1.3", "TLSv1.2");
+        // ALPN: the OpenSSL engine keeps it natively, not in SSLParameters; the
+        // handshake tests above check that http/1.1 is what gets negotiated.
+        // Netty's OpenSSL engine always lists "SSLv2Hello", a hello format, not a
+        // protocol version; BoringSSL has no SSLv2 at all.
+        assertThat(h.engine().getEnabledProtocols()).filteredOn(p2 -> !p2.equals("SSLv2Hello"))
+                .containsExactlyInAnyOrder("TLSv1.3", "TLSv1.2");
         assertThat(h.engine().getPeerHost()).isEqualTo(HOST);
     }
 
