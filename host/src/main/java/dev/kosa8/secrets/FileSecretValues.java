@@ -68,7 +68,7 @@ final class FileSecretValues implements SecretValues {
 
     private Map<String, String> read() {
         Map<String, String> values = new TreeMap<>();
-        Optional<byte[]> bytes = PrivateFile.read(file);
+        Optional<byte[]> bytes = PrivateFile.read(file, true);
         if (bytes.isEmpty()) {
             return values;
         }

@@ -41,7 +41,7 @@ final class KeychainValues implements SecretValues {
 
     @Override
     public String description() {
-        return "macOS keychain (service 'kosa8')";
+        return "macOS keychain (service kosa8)";
     }
 
     /** The line for {@code security -i} that adds or replaces ({@code -U}) the value. */

@@ -46,8 +46,12 @@ final class PrivateFile {
     private PrivateFile() {
     }
 
-    /** The file's content, or empty when there is no such file. */
-    static Optional<byte[]> read(Path file) {
+    /**
+     * The file's content, or empty when there is no such file.
+     *
+     * @param holdsKeys whether the file has secret values, so that exposing it means the keys must be replaced
+     */
+    static Optional<byte[]> read(Path file, boolean holdsKeys) {
         try {
             PosixFileAttributes a;
             try {
@@ -64,7 +68,7 @@ final class PrivateFile {
             if (a.permissions().stream().anyMatch(OTHERS::contains)) {
                 throw new KosaException(KosaException.Kind.HOST, file + " has mode "
                         + PosixFilePermissions.toString(a.permissions()) + ": other users can read or change it",
-                        "chmod 600 " + file + " (and replace the keys in it if others could have read them)");
+                        "chmod 600 " + file + (holdsKeys ? ", and replace the keys in it: others could read them" : ""));
             }
             return Optional.of(Files.readAllBytes(file));
         } catch (IOException e) {

@@ -108,7 +108,7 @@ final class SecretBackends {
         }
         String problem = secretServiceProblem.apply(env);
         if (problem == null) {
-            return new Choice(secretService(), "a Secret Service answers on this D-Bus session");
+            return new Choice(secretService(), "one answers on this D-Bus session");
         }
         return new Choice(file(), "no Secret Service: " + problem);
     }

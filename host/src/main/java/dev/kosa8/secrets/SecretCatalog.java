@@ -39,7 +39,7 @@ final class SecretCatalog {
     /** The specs by name; empty when there is no catalog yet. */
     Map<String, SecretSpec> read() {
         Map<String, SecretSpec> specs = new TreeMap<>();
-        Optional<byte[]> bytes = PrivateFile.read(file);
+        Optional<byte[]> bytes = PrivateFile.read(file, false);
         if (bytes.isEmpty()) {
             return specs;
         }

@@ -41,7 +41,7 @@ final class SecretServiceValues implements SecretValues {
 
     @Override
     public String description() {
-        return "Secret Service (the desktop keyring, items 'kosa8 NAME')";
+        return "Secret Service (desktop keyring)";
     }
 
     static List<String> storeCommand(String name) {

@@ -19,7 +19,7 @@ class SecretBackendsTest {
     void autoTakesTheSecretServiceWhenItAnswers() {
         var c = on("Linux", Map.of(), null).forNewSecrets();
         assertThat(c.values().id()).isEqualTo("secret-service");
-        assertThat(c.why()).contains("Secret Service answers");
+        assertThat(c.why()).isEqualTo("one answers on this D-Bus session");
     }
 
     @Test
