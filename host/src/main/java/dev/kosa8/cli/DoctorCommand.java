@@ -1,7 +1,9 @@
 package dev.kosa8.cli;
 
 import dev.kosa8.host.HostTools;
+import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
+import dev.kosa8.secrets.SecretStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,6 +59,7 @@ final class DoctorCommand implements Callable<Integer> {
         } else {
             warn("image", "not built yet", "kosa8 image build (or just `kosa8 run`, which builds it first)");
         }
+        secrets();
         DaemonClient d = new DaemonClient(main.paths);
         if (d.isUp()) {
             var v = d.get("/v1/version");
@@ -66,6 +69,17 @@ final class DoctorCommand implements Callable<Integer> {
         }
         System.out.println(problems == 0 ? "\nAll good." : "\n" + problems + " problem(s) to fix.");
         return problems == 0 ? 0 : 1;
+    }
+
+    /** Where new secrets go and why, and whether the existing ones can be read (the files' modes are checked). */
+    private void secrets() {
+        try {
+            SecretStore store = SecretStore.open();
+            int n = store.list().size();
+            ok("secrets", (n == 0 ? "" : n + " kept; ") + "new ones go to " + store.backendDescription());
+        } catch (KosaException e) {
+            check("secrets", false, e.getMessage(), e.suggestion());
+        }
     }
 
     private void check(String what, boolean good, String detail, String fix) {
