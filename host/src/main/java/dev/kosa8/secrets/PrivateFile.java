@@ -137,13 +137,28 @@ final class PrivateFile {
         return FileChannel.open(file, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE), FILE_MODE);
     }
 
+    /**
+     * The owner must be this process's user. Compared by uid where
+     * {@code /proc} tells ours (a container's user may have no name to look
+     * up), else by the user's name.
+     */
     private static void checkOwner(Path path, UserPrincipal owner) throws IOException {
-        UserPrincipal me = FileSystems.getDefault().getUserPrincipalLookupService()
-                .lookupPrincipalByName(System.getProperty("user.name"));
-        if (!owner.equals(me)) {
+        boolean mine;
+        String me;
+        try {
+            Object myUid = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            mine = myUid.equals(Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+            me = "uid " + myUid;
+        } catch (IOException | UnsupportedOperationException e) {
+            UserPrincipal user = FileSystems.getDefault().getUserPrincipalLookupService()
+                    .lookupPrincipalByName(System.getProperty("user.name"));
+            mine = owner.equals(user);
+            me = user.getName();
+        }
+        if (!mine) {
             throw new KosaException(KosaException.Kind.HOST, path + " belongs to " + owner.getName() + ", not to you ("
-                    + me.getName() + ")", "kosa8 keeps secrets only in files of your own: move it away, or set "
-                    + "KOSA8_HOME to a folder of your own");
+                    + me + ")", "kosa8 keeps secrets only in files of your own: move it away, or set KOSA8_HOME to a "
+                    + "folder of your own");
         }
     }
 }

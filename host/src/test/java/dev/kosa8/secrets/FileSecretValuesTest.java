@@ -57,6 +57,19 @@ class FileSecretValuesTest {
     }
 
     @Test
+    void refusesAFileOfAnotherUser() throws Exception {
+        FileSecretValues v = new FileSecretValues(tmp);
+        v.put("A", "12345678");
+        try {
+            Files.setAttribute(v.file(), "unix:uid", 65534);
+        } catch (java.io.IOException e) {
+            org.junit.jupiter.api.Assumptions.abort("only root can give a file away: " + e.getMessage());
+        }
+        assertThatThrownBy(() -> v.get("A")).isInstanceOf(KosaException.class)
+                .hasMessageContaining("belongs to").hasMessageContaining("not to you");
+    }
+
+    @Test
     void refusesASymbolicLink() throws Exception {
         Path real = tmp.resolve("elsewhere.json");
         Files.writeString(real, "{}");
