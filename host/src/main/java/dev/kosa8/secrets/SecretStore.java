@@ -165,7 +165,7 @@ public final class SecretStore {
 
     private <T> T locked(Supplier<T> change) {
         synchronized (IN_PROCESS) {
-            try (FileChannel ch = PrivateFile.lockFile(directory.resolve(LOCK)); FileLock lock = ch.lock()) {
+            try (FileChannel ch = PrivateFile.lockFile(directory.resolve(LOCK)); FileLock _ = ch.lock()) {
                 return change.get();
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot lock " + directory.resolve(LOCK) + ": "

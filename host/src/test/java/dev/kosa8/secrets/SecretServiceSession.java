@@ -80,12 +80,17 @@ final class SecretServiceSession implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() throws IOException {
         process.getOutputStream().close();
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
+        try {
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+                process.waitFor(5, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             process.destroyForcibly();
-            process.waitFor(5, TimeUnit.SECONDS);
         }
         // GNOME Keyring detaches from the shell; it quits with its bus, but make sure ours is gone.
         for (ProcessHandle h : ProcessHandle.allProcesses().toList()) {
