@@ -45,9 +45,15 @@ import java.util.List;
  * characters ({@code floor(4(a+n)/3) - ceil(4a/3)}), so no form is ever too short to mean
  * something.
  *
- * @param forms the forms, raw first, then base64 and base64url at alignments 0, 1 and 2; base64
- *              and base64url forms are equal texts when the run holds neither {@code +/} nor
- *              {@code -_}, and both are listed, each with its own counterpart
+ * <h2>Two alphabets</h2>
+ * Base64 and base64url differ only in characters 62 and 63 ({@code +/} against {@code -_}). For
+ * ASCII data these come only from the last character of a group, the low 6 bits of a byte
+ * {@code >}, {@code ?}, {@code ~} or DEL: the other three characters of a group each take a bit
+ * that is 0 in every ASCII byte. So for keys made of letters, digits, {@code -} and {@code _} the
+ * base64 and base64url forms are the same text (the scrubber then uses the standard one).
+ *
+ * @param forms the forms, raw first, then base64 and base64url at alignments 0, 1 and 2; equal
+ *              base64 and base64url texts are both listed, each with its own counterpart
  */
 public record KeyForms(List<Form> forms) {
 

@@ -117,6 +117,19 @@ class KeyFormsTest {
         assertThat(forms.maxLength()).isLessThanOrEqualTo(4 * (pair.key().length() + 2) / 3);
     }
 
+    @Property(tries = 500)
+    void keysOfLettersDigitsDashesAndUnderscoresHaveOneFormInBothAlphabets(@ForAll("urlSafe") String key) {
+        KeyForms forms = KeyForms.of(key);
+        for (int a = 0; a < 3; a++) {
+            assertThat(forms.forms().get(4 + a).text()).isEqualTo(forms.forms().get(1 + a).text());
+        }
+    }
+
+    @Provide
+    static Arbitrary<String> urlSafe() {
+        return Arbitraries.strings().withChars(ALNUM + "-_").ofMinLength(8).ofMaxLength(120);
+    }
+
     @Test
     void aBasicCredentialCarriesTheKeyAtAlignmentTwoAndLosesItWhenSwapped() {
         String key = "sk-ant-api03-Zr8qLwP2vXk9T";
