@@ -21,6 +21,10 @@ import java.util.Map;
  * can have identical forms with different replacements; the first in {@link KeyForms} order of the
  * first key given wins, so an alphabet-neutral run is replaced by the sentinel's standard base64
  * form. Either choice removes the key; the guest may then fail to decode that one base64url text.
+ * Keys of letters, digits, {@code -} and {@code _} never meet this: their two forms are one text,
+ * and so are their sentinels' ({@link KeyForms}).
+ *
+ * <p>A scrubber is immutable and may serve many responses at once; each has its own {@link Session}.
  *
  * <p>Bodies must be scrubbed as the content the guest reads: after de-chunking, and before any
  * content coding is applied or after it is removed. A gzip body hides the key from any byte search,
