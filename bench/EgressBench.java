@@ -89,6 +89,14 @@ public class EgressBench {
                 new EgressPolicy(false, List.of(AllowRule.parse("GET api.test/"))),
                 new AuditLog(dir.resolve("net-i.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
 
+        // a key bound to the name (issue 5): intercepted, and each request gets the real key in its header
+        Broker injecting = Broker.start("bench-s", dir.resolve("run-s"),
+                new EgressPolicy(false, List.of(AllowRule.parse("api.test"))),
+                new AuditLog(dir.resolve("net-s.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
+        injecting.secrets(new dev.kosa8.egress.SecretBindings(List.of(new dev.kosa8.egress.SecretBinding("BENCH_KEY",
+                "api.test", 443, "Authorization", "Bearer {}", "sk-bench-placeholder00000000000000000000",
+                "sk-bench-0123456789abcdefghijklmnopqrstu"))));
+
         List<Process> relays = new ArrayList<>();
         int relayPort = relay(relays, "TCP:127.0.0.1:" + serverPort);
         int brokerPort = relay(relays, "UNIX-CONNECT:" + broker.sockets().get(Listener.TLS));
@@ -136,10 +144,11 @@ public class EgressBench {
                 pct(lat.get("broker"), 50) - pct(lat.get("direct"), 50), pct(mbps.get("broker"), 50) / pct(mbps.get("direct"), 50));
         System.out.printf("intercept vs relay: %+.3f ms at p50, throughput %.2fx%n",
                 pct(lat.get("intercept"), 50) - pct(lat.get("relay"), 50), pct(mbps.get("intercept"), 50) / pct(mbps.get("relay"), 50));
-        curlRows(dir, ca, sandboxCa, serverPort, broker, intercepting, rounds, bulkMb);
+        curlRows(dir, ca, sandboxCa, serverPort, broker, intercepting, injecting, rounds, bulkMb);
         relays.forEach(Process::destroy);
         broker.close();
         intercepting.close();
+        injecting.close();
         server.stop(0);
         group.shutdownGracefully().sync();
     }
@@ -150,13 +159,14 @@ public class EgressBench {
      * differs. 100 requests on one connection (per-request time from curl's own clock), then the bulk download.
      */
     static void curlRows(Path dir, SandboxCa serverCa, SandboxCa sandboxCa, int serverPort, Broker broker,
-                         Broker intercepting, int rounds, int bulkMb) throws Exception {
+                         Broker intercepting, Broker injecting, int rounds, int bulkMb) throws Exception {
         Path bundle = dir.resolve("bundle.pem");
         Files.writeString(bundle, serverCa.certificatePem() + sandboxCa.certificatePem());
         Map<String, List<String>> how = new LinkedHashMap<>();
         how.put("curl direct", List.of("--connect-to", "api.test:443:127.0.0.1:" + serverPort));
         how.put("curl broker", List.of("--unix-socket", broker.sockets().get(Listener.TLS).toString()));
         how.put("curl intercept", List.of("--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
+        how.put("curl inject", List.of("--unix-socket", injecting.sockets().get(Listener.TLS).toString()));
         Map<String, List<Double>> lat = new LinkedHashMap<>();
         Map<String, List<Double>> mbps = new LinkedHashMap<>();
         Map<String, List<Double>> jvmCpuPerGb = new LinkedHashMap<>();
@@ -216,6 +226,12 @@ public class EgressBench {
                 pct(mbps.get("curl broker"), 50) / pct(mbps.get("curl direct"), 50),
                 pct(lat.get("curl intercept"), 50) - pct(lat.get("curl direct"), 50),
                 pct(mbps.get("curl intercept"), 50) / pct(mbps.get("curl direct"), 50));
+        System.out.printf("curl: inject (key put in, responses scrubbed) vs passthrough %+.3f ms at p50, throughput %.2fx; "
+                        + "vs intercept %+.3f ms, %.2fx%n",
+                pct(lat.get("curl inject"), 50) - pct(lat.get("curl broker"), 50),
+                pct(mbps.get("curl inject"), 50) / pct(mbps.get("curl broker"), 50),
+                pct(lat.get("curl inject"), 50) - pct(lat.get("curl intercept"), 50),
+                pct(mbps.get("curl inject"), 50) / pct(mbps.get("curl intercept"), 50));
     }
 
     static final com.sun.management.OperatingSystemMXBean JVM =

@@ -40,11 +40,22 @@ select_java25() {
 }
 
 ensure_host_packages() {
-  local -A need=([qemu-system-x86_64]=qemu-system-x86 [qemu-img]=qemu-utils [mke2fs]=e2fsprogs
-                 [mmdebstrap]=mmdebstrap [dpkg-deb]=dpkg [setsid]=util-linux [socat]=socat [mvn]=maven)
-  local missing=() prog
-  for prog in "${!need[@]}"; do
-    PATH="$PATH:/usr/sbin:/sbin" command -v "$prog" >/dev/null 2>&1 || missing+=("${need[$prog]}")
+  ensure_programs qemu-system-x86_64=qemu-system-x86 qemu-img=qemu-utils mke2fs=e2fsprogs mmdebstrap=mmdebstrap \
+    dpkg-deb=dpkg setsid=util-linux socat=socat mvn=maven
+}
+
+# What only the tests need: a headless Secret Service (D-Bus, GNOME Keyring, secret-tool) for the secret store's
+# keyring test. Users never need these; kosa8 falls back to a 0600 file where there is no keyring.
+ensure_test_packages() {
+  ensure_programs dbus-run-session=dbus gnome-keyring-daemon=gnome-keyring secret-tool=libsecret-tools
+}
+
+# ensure_programs PROGRAM=PACKAGE...: installs the Debian packages of the programs that are missing (as root),
+# else names the command that would.
+ensure_programs() {
+  local missing=() pair
+  for pair in "$@"; do
+    PATH="$PATH:/usr/sbin:/sbin" command -v "${pair%%=*}" >/dev/null 2>&1 || missing+=("${pair#*=}")
   done
   (( ${#missing[@]} )) || return 0
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then

@@ -27,6 +27,12 @@ final class SandboxOptions {
                     "Without a port a rule covers ports 80 and 443. Everything else is denied."})
     java.util.List<String> allow = new java.util.ArrayList<>();
 
+    @Option(names = "--secret", paramLabel = "NAME",
+            description = {"Give the sandbox a secret from `kosa8 secret set` (repeatable). Its host joins the "
+                    + "allow-list; commands see only a placeholder in its variable, and the network broker puts the "
+                    + "real key into HTTPS requests to that host alone."})
+    java.util.List<String> secrets = new java.util.ArrayList<>();
+
     @Option(names = "--net", paramLabel = "MODE", defaultValue = "closed",
             description = {"closed: only --allow'ed hosts (default); open: every host, still address-checked and "
                     + "logged; none: no network device at all."})
@@ -36,6 +42,9 @@ final class SandboxOptions {
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();
         StringBuilder q = new StringBuilder("cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a
                 + "&workspace=" + enc(workspaceFolder()) + "&net=" + enc(dev.kosa8.egress.NetMode.parse(net).label()));
+        for (String name : secrets) {
+            q.append("&secret=").append(enc(name));
+        }
         for (String rule : allow) {
             q.append("&allow=").append(enc(rule));
         }

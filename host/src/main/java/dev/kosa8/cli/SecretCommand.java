@@ -32,12 +32,36 @@ import picocli.CommandLine.Spec;
             "  kosa8 run --secret OPENAI_API_KEY -- python3 agent.py",
             "  kosa8 secret rm OPENAI_API_KEY",
             ""},
-        subcommands = {SecretCommand.Set.class, SecretCommand.Ls.class, SecretCommand.Rm.class})
+        subcommands = {SecretCommand.Set.class, SecretCommand.Ls.class, SecretCommand.Rm.class,
+            SecretGrantCommand.class, SecretRevokeCommand.class})
 final class SecretCommand {
+    @ParentCommand
+    Main main;
+
     /** Where the secrets are: the user's store, or a test's. */
     Supplier<SecretStore> stores = SecretStore::open;
     /** The key's source when standard input is not a terminal. */
     Supplier<InputStream> stdin = () -> System.in;
+
+    /**
+     * A changed or removed key reaches running sandboxes' brokers at once. Only
+     * when the daemon already runs: with none, no sandbox runs either, and the
+     * next broker reads the store when it starts.
+     */
+    void reloadRunningSandboxes() {
+        if (main == null) {
+            return; // a test driving the command on its own
+        }
+        DaemonClient d = new DaemonClient(main.paths);
+        if (d.isUp()) {
+            try {
+                d.post("/v1/secrets/reload");
+            } catch (KosaException e) {
+                System.err.println("kosa8: stored, but running sandboxes keep the old key until they restart: "
+                        + e.getMessage());
+            }
+        }
+    }
 
     @Command(name = "set", mixinStandardHelpOptions = true, sortOptions = false,
             description = {"Keep an API key for one host. Sandboxes started with --secret NAME get a placeholder in "
@@ -93,6 +117,7 @@ final class SecretCommand {
                     + s.headerValue("<key>") + "'.");
             out.println("Sandboxes get a placeholder in $" + s.env() + ": kosa8 run --secret " + s.name() + " -- ...");
             out.flush();
+            parent.reloadRunningSandboxes();
             return 0;
         }
     }
@@ -167,6 +192,7 @@ final class SecretCommand {
                 out.println("Removed " + n + ".");
                 out.flush();
             }
+            parent.reloadRunningSandboxes();
             return 0;
         }
     }

@@ -81,7 +81,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 Sandbox s = mgr.create(req);
                 created.set(s);
                 return mgr.running(s).agent();
-            }, () -> {
+            }, () -> created.get() == null ? Map.of() : mgr.secretEnvironment(created.get()), () -> {
                 Sandbox s = created.get();
                 if (s != null) {
                     Thread.ofVirtual().start(() -> mgr.remove(s, true));
@@ -89,6 +89,9 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             });
         } else if (what.equals("sandboxes")) {
             sandboxes(ctx, m, p, q, upgrade, mgr);
+        } else if (what.equals("secrets") && p.size() == 3 && p.get(2).equals("reload") && m == HttpMethod.POST) {
+            mgr.reloadSecrets();
+            respond(ctx, HttpResponseStatus.OK, Map.of("reloaded", true));
         } else {
             throw notFound();
         }
@@ -150,7 +153,30 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
                 var agent = mgr.running(s).agent();
-                switchToStream(ctx, () -> agent, () -> { });
+                switchToStream(ctx, () -> agent, () -> mgr.secretEnvironment(s), () -> { });
+            }
+            case "memory-dump" -> {
+                if (m != HttpMethod.POST) {
+                    throw notFound();
+                }
+                java.nio.file.Path file = java.nio.file.Path.of(param(q, "path", ""));
+                mgr.dumpMemory(s, file);
+                respond(ctx, HttpResponseStatus.OK, Map.of("path", file.toString()));
+            }
+            case "secrets" -> {
+                String sub = p.size() > 4 ? p.get(4) : "";
+                if (m != (sub.isEmpty() ? HttpMethod.GET : HttpMethod.POST)) {
+                    throw notFound();
+                }
+                List<String> names = q.parameters().getOrDefault("name", List.of());
+                var granted = switch (sub) {
+                    case "" -> s.record().secrets();
+                    case "grant" -> mgr.grant(s, names);
+                    case "revoke" -> mgr.revoke(s, names);
+                    default -> throw notFound();
+                };
+                respond(ctx, HttpResponseStatus.OK, Map.of("secrets", granted.stream()
+                        .map(g -> Map.of("name", g.name(), "env", g.env())).toList()));
             }
             default -> throw notFound();
         }
@@ -165,7 +191,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             return new SandboxManager.CreateRequest(ephemeral, Integer.parseInt(param(q, "cpus", "2")),
                     Integer.parseInt(param(q, "memoryMiB", "1024")), param(q, "accelerator", "auto"),
                     param(q, "workspace", ""), dev.kosa8.egress.NetMode.parse(param(q, "net", "closed")),
-                    q.parameters().getOrDefault("allow", List.of()));
+                    q.parameters().getOrDefault("allow", List.of()), q.parameters().getOrDefault("secret", List.of()));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }
@@ -178,7 +204,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     /** Answers 101 and turns the connection into an agent-protocol stream. */
     private void switchToStream(ChannelHandlerContext ctx, java.util.function.Supplier<dev.kosa8.vm.AgentConnection> agent,
-                                Runnable onEnd) {
+                                java.util.function.Supplier<Map<String, String>> extraEnv, Runnable onEnd) {
         ctx.executor().execute(() -> {
             FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
             res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
@@ -188,7 +214,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             pipeline.remove(io.netty.handler.codec.http.HttpObjectAggregator.class);
             pipeline.addLast(new LengthFieldBasedFrameDecoder(Limits.MAX_FRAME + Codec.HEADER, 0, Codec.HEADER, 0,
                     Codec.HEADER));
-            pipeline.addLast(new ExecRelay(agent, onEnd));
+            pipeline.addLast(new ExecRelay(agent, extraEnv, onEnd));
             pipeline.remove(this);
             ctx.channel().config().setAutoRead(true);
         });

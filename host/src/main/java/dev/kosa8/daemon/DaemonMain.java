@@ -32,7 +32,7 @@ public final class DaemonMain {
                     }
                 });
         SandboxManager mgr = new SandboxManager(paths, () -> bootImage(paths), probe, qemu, egress,
-                line -> self[0].log(line));
+                dev.kosa8.secrets.SecretStore::open, line -> self[0].log(line));
         Daemon d = new Daemon(paths, mgr, build(), System.out);
         self[0] = d;
         Runtime.getRuntime().addShutdownHook(new Thread(d::stop));

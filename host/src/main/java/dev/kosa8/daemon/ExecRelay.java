@@ -9,6 +9,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -28,6 +29,7 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
     private int agentChannel = -1;
     private boolean starting;
     private boolean finished;
+    private final Supplier<Map<String, String>> extraEnv;
     /** Messages that arrive while the agent is being reached; bounded by the stdin window. */
     private final java.util.ArrayDeque<Message> early = new java.util.ArrayDeque<>();
 
@@ -36,8 +38,32 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
      * @param onEnd       runs once when the stream ends, however it ends
      */
     ExecRelay(Supplier<AgentConnection> agentSource, Runnable onEnd) {
+        this(agentSource, Map::of, onEnd);
+    }
+
+    /**
+     * @param extraEnv read when the command starts: variables every command in the sandbox gets (its secrets'
+     *                 placeholders), under what the client set itself
+     */
+    ExecRelay(Supplier<AgentConnection> agentSource, Supplier<Map<String, String>> extraEnv, Runnable onEnd) {
         this.agentSource = agentSource;
+        this.extraEnv = extraEnv;
         this.onEnd = onEnd;
+    }
+
+    private Message withExtraEnv(Message first) {
+        if (!(first instanceof Message.Exec e)) {
+            return first;
+        }
+        Map<String, String> extra = extraEnv.get();
+        if (extra.isEmpty()) {
+            return first;
+        }
+        Message.ExecSpec spec = e.spec();
+        Map<String, String> env = new java.util.LinkedHashMap<>(extra);
+        env.putAll(spec.env());
+        return new Message.Exec(e.channel(), new Message.ExecSpec(spec.argv(), env, spec.cwd(), spec.user(), spec.tty(),
+                spec.rows(), spec.columns()));
     }
 
     @Override
@@ -115,7 +141,7 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
             ctx.executor().execute(() -> {
                 agent = a;
                 agentChannel = a.open(reply -> toClient(ctx, reply));
-                a.send(Rechannel.to(first, agentChannel));
+                a.send(Rechannel.to(withExtraEnv(first), agentChannel));
                 starting = false;
                 while (!early.isEmpty()) {
                     relay(ctx, early.poll());

@@ -38,10 +38,11 @@ import java.util.function.Supplier;
 public final class SandboxManager {
     /** What a new sandbox should be. */
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
-                                NetMode net, List<String> allow) {
+                                NetMode net, List<String> allow, List<String> secrets) {
         public CreateRequest {
             net = net == null ? NetMode.CLOSED : net;
             allow = allow == null ? List.of() : List.copyOf(allow);
+            secrets = secrets == null ? List.of() : List.copyOf(secrets);
         }
     }
 
@@ -52,11 +53,14 @@ public final class SandboxManager {
     private final String qemuBinary;
     private final Consumer<String> log;
     private final EgressService egress;
+    private final SandboxSecrets secrets;
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
 
     public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
-                          EgressService egress, Consumer<String> log) {
+                          EgressService egress, Supplier<dev.kosa8.secrets.SecretStore> secretStore,
+                          Consumer<String> log) {
         this.egress = egress;
+        this.secrets = new SandboxSecrets(secretStore, log);
         this.paths = paths;
         this.store = new SandboxStore(paths.sandboxes());
         this.images = images;
@@ -117,10 +121,16 @@ public final class SandboxManager {
 
     public Sandbox create(CreateRequest req) {
         String id = SandboxIds.newId();
-        SandboxNetwork network = new SandboxNetwork(req.net(), List.of()).allowing(egress.presets().expand(req.allow()));
+        List<dev.kosa8.secrets.GrantedSecret> granted = secrets.grant(List.of(), req.secrets());
+        if (!granted.isEmpty() && req.net() == NetMode.NONE) {
+            throw new KosaException(KosaException.Kind.USAGE, "--secret needs a network: the key is put into requests"
+                    + " on their way out", "drop --net none, or drop --secret");
+        }
+        SandboxNetwork network = new SandboxNetwork(req.net(), List.of()).allowing(egress.presets().expand(req.allow()))
+                .allowing(secrets.allowRules(granted));
         SandboxRecord r = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
                 req.accelerator(), "", SandboxState.STARTING, 0, null, "",
-                WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))), network);
+                WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))), network, granted);
         validate(r);
         Sandbox s = new Sandbox(r);
         sandboxes.put(id, s);
@@ -252,7 +262,9 @@ public final class SandboxManager {
     }
 
     private Broker startBroker(SandboxRecord r) {
-        return egress.start(r.id(), runtimeDir(r.id()), store.directory(r.id()), r.network().policy());
+        Broker b = egress.start(r.id(), runtimeDir(r.id()), store.directory(r.id()), r.network().policy());
+        b.secrets(secrets.bindings(r));
+        return b;
     }
 
     /** Closes what serves the running machine from the host: its workspace server and its broker. */
@@ -491,6 +503,95 @@ public final class SandboxManager {
             return next;
         } finally {
             s.lock().unlock();
+        }
+    }
+
+    /**
+     * Gives a sandbox more secrets: each host joins its allow-list, and a
+     * running sandbox's broker puts the key into requests at once; the guest
+     * sees the placeholder in the environment of the commands it runs from now.
+     */
+    public List<dev.kosa8.secrets.GrantedSecret> grant(Sandbox s, List<String> names) {
+        s.lock().lock();
+        try {
+            SandboxRecord r = s.record();
+            if (r.network().mode() == NetMode.NONE) {
+                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " has no network, so no key "
+                        + "can be put into its requests", "create a sandbox without --net none to give it secrets");
+            }
+            List<dev.kosa8.secrets.GrantedSecret> next = secrets.grant(r.secrets(), names);
+            r = r.withSecrets(next).withNetwork(r.network().allowing(secrets.allowRules(next)));
+            apply(s, r);
+            return next;
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    /**
+     * Takes secrets away: the broker stops putting them into requests at
+     * once, and their placeholders leave the environment of new commands.
+     * Their hosts stay on the allow-list (`kosa8 deny` closes them).
+     */
+    public List<dev.kosa8.secrets.GrantedSecret> revoke(Sandbox s, List<String> names) {
+        s.lock().lock();
+        try {
+            SandboxRecord r = s.record();
+            List<dev.kosa8.secrets.GrantedSecret> next = SandboxSecrets.revoke(s.id(), r.secrets(), names);
+            apply(s, r.withSecrets(next));
+            return next;
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    /** After `kosa8 secret set` changed a value: every running broker takes the new one. */
+    public void reloadSecrets() {
+        for (Sandbox s : sandboxes.values()) {
+            Broker b = s.broker();
+            if (b != null && !s.record().secrets().isEmpty()) {
+                b.secrets(secrets.bindings(s.record()));
+            }
+        }
+    }
+
+    private void apply(Sandbox s, SandboxRecord r) {
+        s.record(r);
+        store.save(r);
+        Broker b = s.broker();
+        if (b != null) {
+            b.policy(r.network().policy());
+            b.secrets(secrets.bindings(r));
+        }
+    }
+
+    /** What every command run in the sandbox gets in its environment: each secret's placeholder. */
+    public Map<String, String> secretEnvironment(Sandbox s) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        for (dev.kosa8.secrets.GrantedSecret g : s.record().secrets()) {
+            env.put(g.env(), g.sentinel());
+        }
+        return env;
+    }
+
+    /**
+     * Writes the guest's whole RAM to {@code file} as an ELF core (QMP
+     * {@code dump-guest-memory}), for forensics, and for checking from the
+     * host that no key is inside the machine. The guest keeps running.
+     */
+    public void dumpMemory(Sandbox s, Path file) {
+        if (!file.isAbsolute() || Files.exists(file)) {
+            throw new KosaException(KosaException.Kind.USAGE, "the dump goes to a new file named by an absolute path, "
+                    + "not " + file, "name a file that does not exist yet");
+        }
+        Vm vm = running(s);
+        try {
+            vm.qmp().execute("dump-guest-memory", Map.of("paging", false, "protocol", "file:" + file),
+                    Duration.ofMinutes(10));
+        } catch (RuntimeException e) {
+            throw new KosaException(KosaException.Kind.VM, "cannot dump the memory of sandbox " + s.id() + ": "
+                    + e.getMessage(), "check that " + file.getParent() + " is writable and has room for "
+                    + s.record().memoryMiB() + " MiB", e);
         }
     }
 

@@ -11,11 +11,13 @@ import java.time.Instant;
  * @param failure      why it failed, empty otherwise
  * @param workspace    the host folder shared with the guest, absolute; empty for none
  * @param network      network mode and allow-list; records older than networks load as none
+ * @param secrets      the secrets the sandbox was given: names and placeholders, never values
  */
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
                             Instant qemuStarted, String failure, String workspace,
-                            dev.kosa8.egress.SandboxNetwork network) {
+                            dev.kosa8.egress.SandboxNetwork network,
+                            java.util.List<dev.kosa8.secrets.GrantedSecret> secrets) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -24,30 +26,36 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         failure = failure == null ? "" : failure;
         workspace = workspace == null ? "" : workspace;
         network = network == null ? dev.kosa8.egress.SandboxNetwork.NONE : network;
+        secrets = secrets == null ? java.util.List.of() : java.util.List.copyOf(secrets);
+    }
+
+    public SandboxRecord withSecrets(java.util.List<dev.kosa8.secrets.GrantedSecret> next) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
+                qemuStarted, failure, workspace, network, next);
     }
 
     public SandboxRecord withNetwork(dev.kosa8.egress.SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, n);
+                qemuStarted, failure, workspace, n, secrets);
     }
 
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
-                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network);
+                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace, network);
+                0, null, why, workspace, network, secrets);
     }
 
     public SandboxRecord withQemu(long pid, Instant started, String accel, String image) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure,
-                workspace, network);
+                workspace, network, secrets);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace, network);
+                0, null, "", workspace, network, secrets);
     }
 }

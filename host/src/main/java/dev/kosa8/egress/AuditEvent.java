@@ -12,15 +12,23 @@ import java.time.Instant;
  * @param address   the address the broker dialed (or refused)
  * @param bytesOut  bytes from the guest to the upstream
  * @param bytesIn   bytes from the upstream to the guest
+ * @param secret    the secret the broker put into the request, or whose placeholder it refused: its name, never
+ *                  its value
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record AuditEvent(Instant time, String listener, String host, Integer port, String method, String path,
                          String address, String decision, String reason, Long bytesOut, Long bytesIn,
-                         Long durationMs) {
+                         Long durationMs, String secret) {
     public static final int MAX_PATH = 256;
 
     public AuditEvent {
         path = path == null ? null : trimPath(path);
+    }
+
+    /** An event that involves no secret. */
+    public AuditEvent(Instant time, String listener, String host, Integer port, String method, String path,
+                      String address, String decision, String reason, Long bytesOut, Long bytesIn, Long durationMs) {
+        this(time, listener, host, port, method, path, address, decision, reason, bytesOut, bytesIn, durationMs, null);
     }
 
     /**

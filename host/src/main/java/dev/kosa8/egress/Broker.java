@@ -59,6 +59,7 @@ public final class Broker implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicBoolean capWarned = new java.util.concurrent.atomic.AtomicBoolean();
     private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile EgressPolicy policy;
+    private volatile SecretBindings secrets = SecretBindings.NONE;
 
     private Broker(String sandboxId, EgressPolicy policy, AuditLog audit, Upstreams upstreams,
                    dev.kosa8.egress.tls.SandboxCa ca, io.netty.handler.ssl.SslContext upstreamTls) {
@@ -150,7 +151,12 @@ public final class Broker implements AutoCloseable {
      * that no longer allows its host ends it at once.
      */
     void track(String host, int port, Channel guest) {
-        Carried c = new Carried(host, port, guest);
+        track(host, port, guest, false);
+    }
+
+    /** @param passedThrough TLS relayed unread, which a newly bound key cannot reach */
+    void track(String host, int port, Channel guest, boolean passedThrough) {
+        Carried c = new Carried(host, port, guest, passedThrough);
         if (carried.add(c)) { // once per guest connection and host: keep-alive connections carry many requests
             guest.closeFuture().addListener(f -> carried.remove(c));
         }
@@ -159,7 +165,7 @@ public final class Broker implements AutoCloseable {
         }
     }
 
-    private record Carried(String host, int port, Channel guest) {
+    private record Carried(String host, int port, Channel guest, boolean passedThrough) {
     }
 
     public String sandboxId() {
@@ -175,6 +181,41 @@ public final class Broker implements AutoCloseable {
         policy = next;
         for (Carried c : carried) {
             if (!next.connect(c.host(), c.port()).allowed()) {
+                c.guest().close();
+            }
+        }
+    }
+
+    /**
+     * The policy's decision on a connection, with the sandbox's secrets: TLS
+     * to a host a secret is bound to is always intercepted, since its key goes
+     * into the requests inside (under {@code --net open} too).
+     */
+    Decision connect(String host, int port) {
+        Decision d = policy.connect(host, port);
+        if (d.allowed() && !d.intercept()) {
+            List<SecretBinding> bound = secrets.boundTo(host, port);
+            if (!bound.isEmpty()) {
+                return new Decision(true, d.reason() + "; carries secret "
+                        + String.join(", ", bound.stream().map(SecretBinding::name).toList()), true);
+            }
+        }
+        return d;
+    }
+
+    public SecretBindings secrets() {
+        return secrets;
+    }
+
+    /**
+     * Takes effect with the next request. Guest connections passed through
+     * unread to a host that now has a key are closed, so the guest's next
+     * connection is intercepted and gets it.
+     */
+    public void secrets(SecretBindings next) {
+        secrets = next;
+        for (Carried c : carried) {
+            if (c.passedThrough() && !next.boundTo(c.host(), c.port()).isEmpty()) {
                 c.guest().close();
             }
         }

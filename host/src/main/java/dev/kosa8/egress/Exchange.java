@@ -23,6 +23,7 @@ final class Exchange {
     private final AtomicLong in = new AtomicLong();
     private final AtomicBoolean ended = new AtomicBoolean();
     private volatile String outcome = "";
+    private volatile String secret;
 
     Exchange(AuditLog audit, Listener listener, String host, int port, String method, String path, String address,
              String reason) {
@@ -49,11 +50,16 @@ final class Exchange {
         outcome = s;
     }
 
+    /** The names of the secrets put into this request, for the audit line. */
+    void secret(String names) {
+        secret = names;
+    }
+
     void end() {
         if (ended.compareAndSet(false, true)) {
             long ms = Duration.ofNanos(System.nanoTime() - startNanos).toMillis();
             audit.write(new AuditEvent(Instant.now(), listener.label(), host, port, method, path, address, "allow",
-                    outcome.isEmpty() ? reason : reason + "; " + outcome, out.get(), in.get(), ms));
+                    outcome.isEmpty() ? reason : reason + "; " + outcome, out.get(), in.get(), ms, secret));
         }
     }
 }

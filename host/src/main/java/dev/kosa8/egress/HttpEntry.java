@@ -161,6 +161,9 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             refuse(ctx, HttpResponseStatus.FORBIDDEN, tlsHost, tlsPort, method, path, d.reason(), true);
             return;
         }
+        if (carriesMisplacedSentinel(ctx, req, tlsHost, tlsPort, method, path, true)) {
+            return;
+        }
         req.retain();
         new HttpForward(broker, listener, ctx.channel(), req, tlsHost, tlsPort, path, d.reason(), true,
                 upstream, () -> next(ctx)).start();
@@ -229,9 +232,38 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
                     true);
             return;
         }
+        if (carriesMisplacedSentinel(ctx, req, target.host(), target.port(), method, cleanPath, false)) {
+            return;
+        }
         req.retain();
         new HttpForward(broker, listener, ctx.channel(), req, target.host(), target.port(), cleanPath, d.reason(), false,
                 upstream, () -> next(ctx)).start();
+    }
+
+    /**
+     * Refuses a request that carries a secret's placeholder where it may not
+     * go: to another host (a prompt-injected agent sending what it believes
+     * is its key somewhere: logged as a possible exfiltration), or to its own
+     * host over plain HTTP, where the broker never sends a key.
+     *
+     * @return whether it refused
+     */
+    private boolean carriesMisplacedSentinel(ChannelHandlerContext ctx, FullHttpRequest req, String host, int port,
+                                             String method, String path, boolean tls) {
+        var found = broker.secrets().misplacedSentinel(req, host, port, tls);
+        if (found.isEmpty()) {
+            return false;
+        }
+        String name = found.get();
+        boolean ownHost = !tls && broker.secrets().all().stream()
+                .anyMatch(b -> b.name().equals(name) && b.host().equals(host));
+        String reason = ownHost
+                ? "the placeholder of secret " + name + " was sent to " + host + " over plain HTTP; the broker puts "
+                        + "the key in only over HTTPS: use https://" + host
+                : "the request carries the placeholder of secret " + name + ", which is bound to another host: "
+                        + "possible exfiltration";
+        refuse(ctx, HttpResponseStatus.FORBIDDEN, host, port, method, path, reason, false, name);
+        return true;
     }
 
     /** A forwarded response is complete and the connection may carry another request. */
@@ -252,8 +284,13 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
     /** @param byPolicy the policy said no, so the answer names the command that would allow the host */
     private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String host, int port, String method,
                         String path, String reason, boolean byPolicy) {
+        refuse(ctx, status, host, port, method, path, reason, byPolicy, null);
+    }
+
+    private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String host, int port, String method,
+                        String path, String reason, boolean byPolicy, String secret) {
         broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port < 0 ? null : port, method,
-                path, null, "deny", AuditEvent.redact(reason), null, null, null));
+                path, null, "deny", AuditEvent.redact(reason), null, null, null, secret));
         var res = status == HttpResponseStatus.FORBIDDEN ? Denials.forbidden(broker.sandboxId(), byPolicy ? host : null, reason)
                 : Denials.response(status, "kosa8: " + reason + "\n");
         ctx.writeAndFlush(res).addListener((ChannelFutureListener) f -> Denials.lingerClose(f.channel()));

@@ -1,11 +1,15 @@
 package dev.kosa8.egress;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -18,6 +22,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Carries one allowed plain-HTTP request to its upstream and the response
@@ -36,6 +41,9 @@ final class HttpForward {
             HttpHeaderNames.KEEP_ALIVE, HttpHeaderNames.PROXY_AUTHORIZATION, HttpHeaderNames.PROXY_AUTHENTICATE,
             HttpHeaderNames.PROXY_CONNECTION, HttpHeaderNames.TE, HttpHeaderNames.TRAILER, HttpHeaderNames.UPGRADE);
 
+    private static final String CODEC = "codec";
+    private static final String INFLATE = "inflate";
+
     private final Broker broker;
     private final Listener listener;
     private final Channel guest;
@@ -49,6 +57,12 @@ final class HttpForward {
     private final UpstreamSlot slot;
     /** The guest asked to keep its connection (HTTP/1.1 without "Connection: close", or 1.0 with keep-alive). */
     private boolean guestKeepAlive;
+    /** The secrets put into this request: those bound to its host, over TLS only. */
+    private final List<SecretBinding> inject;
+    /** Some secret is bound to this host: its responses are decompressed so that all of them can be scrubbed. */
+    private final boolean boundHost;
+    /** Takes real keys out of the response, or null when the sandbox holds none. */
+    private final dev.kosa8.secrets.KeyScrubber scrubber;
 
     /**
      * @param tls  the upstream speaks TLS, verified by the broker against the host name
@@ -68,6 +82,11 @@ final class HttpForward {
         this.port = port;
         this.path = path;
         this.reason = reason;
+        SecretBindings secrets = broker.secrets();
+        List<SecretBinding> bound = secrets.boundTo(host, port);
+        this.boundHost = !bound.isEmpty();
+        this.inject = tls ? bound : List.of();
+        this.scrubber = secrets.scrubber();
     }
 
     void start() {
@@ -91,7 +110,7 @@ final class HttpForward {
                                 ch.pipeline().addLast(dev.kosa8.egress.tls.UpstreamTls.handlerFor(broker.upstreamTls(),
                                         ch.alloc(), host, port));
                             }
-                            ch.pipeline().addLast(new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
+                            ch.pipeline().addLast(CODEC, new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
                         }
                     }, target.address())
                     .addListener((ChannelFutureListener) f -> {
@@ -122,6 +141,15 @@ final class HttpForward {
                 reason);
         exchange.sent(request.content().readableBytes());
         prepare(request);
+        if (!inject.isEmpty()) {
+            SecretInjection.apply(request, inject);
+            exchange.secret(String.join(",", inject.stream().map(SecretBinding::name).toList()));
+        }
+        if (boundHost && up.pipeline().get(INFLATE) == null) {
+            // asked for identity (SecretInjection), but a server may compress anyway: a real key must not pass
+            // hidden inside gzip or deflate
+            up.pipeline().addAfter(CODEC, INFLATE, new io.netty.handler.codec.http.HttpContentDecompressor(0));
+        }
         up.pipeline().addLast("response", new ResponseRelay(exchange, up));
         up.writeAndFlush(request).addListener((ChannelFutureListener) w -> {
             if (w.isSuccess()) {
@@ -146,6 +174,12 @@ final class HttpForward {
         h.setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
     }
 
+    /** A body still encoded after the decompressor: one it does not know (br, zstd), so unreadable to a scrubber. */
+    private static boolean unreadable(HttpResponse res) {
+        String enc = res.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+        return enc != null && !enc.isBlank() && !enc.strip().equalsIgnoreCase("identity");
+    }
+
     private void fail(HttpResponseStatus status, String why, String address) {
         ReferenceCountUtil.safeRelease(request);
         broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port, request.method().name(), path,
@@ -166,6 +200,7 @@ final class HttpForward {
         private boolean lastSeen;
         private boolean interim;
         private io.netty.channel.ChannelFuture lastWrite;
+        private dev.kosa8.secrets.KeyScrubber.Session scrub;
 
         ResponseRelay(Exchange exchange, Channel up) {
             super(false);
@@ -181,6 +216,25 @@ final class HttpForward {
                 ctx.close();
                 guest.close();
                 return;
+            }
+            if (msg instanceof HttpResponse res && scrubber != null) {
+                scrubHeaders(res.headers());
+                if (boundHost && unreadable(res)) {
+                    ReferenceCountUtil.release(msg);
+                    String why = host + " answered in Content-Encoding '"
+                            + res.headers().get(HttpHeaderNames.CONTENT_ENCODING) + "', which the broker cannot "
+                            + "search for a key; it asked for identity";
+                    exchange.outcome("refused: " + why);
+                    responded = true;
+                    done = true;
+                    guest.writeAndFlush(Denials.response(HttpResponseStatus.BAD_GATEWAY, "kosa8: " + why + "\n"))
+                            .addListener(ChannelFutureListener.CLOSE);
+                    ctx.close();
+                    return;
+                }
+                if (scrub == null && res.status().codeClass() != io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL) {
+                    scrub = scrubber.session();
+                }
             }
             if (msg instanceof HttpResponse res && res.status().codeClass()
                     == io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL) {
@@ -210,12 +264,42 @@ final class HttpForward {
             }
             if (msg instanceof HttpContent c) {
                 exchange.received(c.content().readableBytes());
+                if (scrub != null) {
+                    msg = scrubbed(c);
+                }
             }
             // written now, flushed once per read (channelReadComplete): a small response leaves as one TLS record and
             // one segment, not one per HTTP object, which Nagle's algorithm on the guest's relay would hold back
             // until a delayed ACK (measured: 40 ms per request)
             lastSeen |= msg instanceof LastHttpContent;
             lastWrite = guest.write(msg);
+        }
+
+        /** The same content with every real key replaced by its placeholder, which has the same length. */
+        private HttpObject scrubbed(HttpContent c) {
+            ByteBuf out = scrub.feed(c.content()); // takes the content
+            if (!(c instanceof LastHttpContent last)) {
+                return c instanceof HttpResponse ? c.replace(out) : new DefaultHttpContent(out);
+            }
+            out = Unpooled.wrappedBuffer(out, scrub.finish());
+            scrub = null;
+            if (c instanceof HttpResponse) {
+                return c.replace(out);
+            }
+            LastHttpContent l = new DefaultLastHttpContent(out);
+            l.trailingHeaders().set(last.trailingHeaders());
+            scrubHeaders(l.trailingHeaders());
+            return l;
+        }
+
+        private void scrubHeaders(HttpHeaders headers) {
+            List<Map.Entry<String, String>> entries = headers.entries();
+            for (Map.Entry<String, String> e : entries) {
+                if (!scrubber.scrub(e.getValue()).equals(e.getValue())) {
+                    List<String> values = headers.getAll(e.getKey()).stream().map(scrubber::scrub).toList();
+                    headers.set(e.getKey(), values);
+                }
+            }
         }
 
         @Override

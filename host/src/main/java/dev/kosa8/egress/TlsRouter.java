@@ -53,7 +53,7 @@ final class TlsRouter extends AbstractSniHandler<Route> {
         if (connectTarget != null && !connectTarget.equals(host)) {
             return refuse(p, "the TLS server name " + host + " differs from the CONNECT target " + connectTarget);
         }
-        Decision d = broker.policy().connect(host, port);
+        Decision d = broker.connect(host, port);
         if (!d.allowed()) {
             return refuse(p, d.reason());
         }
@@ -125,7 +125,7 @@ final class TlsRouter extends AbstractSniHandler<Route> {
             return;
         }
         Channel upstream = ((Route.Pass) future.getNow()).upstream();
-        broker.track(host, port, ctx.channel());
+        broker.track(host, port, ctx.channel(), true);
         ctx.channel().config().setAutoRead(false);
         // the relay is added before this handler leaves, so the buffered ClientHello flows into it
         ctx.pipeline().addAfter(ctx.name(), "relay", new Relay(upstream, exchange, true));

@@ -18,7 +18,9 @@ class SandboxStoreTest {
         return new SandboxRecord(id, Instant.parse("2026-11-29T10:00:00Z"), false, 2, 1024, "tcg", "img",
                 SandboxState.RUNNING, 1234, Instant.parse("2026-11-29T10:00:01Z"), "", "/home/ann/project",
                 new dev.kosa8.egress.SandboxNetwork(dev.kosa8.egress.NetMode.CLOSED, java.util.List.of("pypi.org",
-                        "GET api.example.com/v1/")));
+                        "GET api.example.com/v1/")),
+                java.util.List.of(new dev.kosa8.secrets.GrantedSecret("OPENAI_API_KEY", "OPENAI_API_KEY",
+                        "sk-proj-5qHbW2xV9kLmN3pR7tY1zA4c")));
     }
 
     @Test
@@ -31,6 +33,7 @@ class SandboxStoreTest {
             assertThat(r.state()).isEqualTo(SandboxState.FAILED);
             assertThat(r.failure()).isEqualTo("boom");
             assertThat(r.network()).isEqualTo(record("0123456789ab").network());
+            assertThat(r.secrets()).isEqualTo(record("0123456789ab").secrets());
         });
         assertThat(root.resolve("0123456789ab/sandbox.json.tmp")).doesNotExist();
     }

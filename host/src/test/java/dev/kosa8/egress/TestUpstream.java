@@ -28,6 +28,22 @@ public final class TestUpstream implements AutoCloseable {
     final HttpServer http;
     final HttpsServer https;
     public final Path caPem;
+    /** Every request either server got: "METHOD URI" and its headers, for checks that a key never arrived. */
+    public final java.util.List<String> seen = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    private final com.sun.net.httpserver.Filter recorder = new com.sun.net.httpserver.Filter() {
+        @Override
+        public void doFilter(HttpExchange x, Chain chain) throws IOException {
+            StringBuilder b = new StringBuilder(x.getRequestMethod() + " " + x.getRequestURI() + "\n");
+            x.getRequestHeaders().forEach((k, v) -> b.append(k).append(": ").append(String.join(", ", v)).append('\n'));
+            seen.add(b.toString());
+            chain.doFilter(x);
+        }
+
+        @Override
+        public String description() {
+            return "records requests";
+        }
+    };
 
     public TestUpstream(Path dir, String name) throws Exception {
         SandboxCa ca = SandboxCa.loadOrCreate(dir.resolve("test-ca"), "test-upstream");
@@ -47,12 +63,12 @@ public final class TestUpstream implements AutoCloseable {
         https.setHttpsConfigurator(new HttpsConfigurator(ssl));
         for (HttpServer s : new HttpServer[] {http, https}) {
             s.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
-            s.createContext("/hello", x -> reply(x, 200, "hello from " + name + " " + x.getRequestMethod()));
-            s.createContext("/redirect", x -> {
+            context(s, "/hello", x -> reply(x, 200, "hello from " + name + " " + x.getRequestMethod()));
+            context(s, "/redirect", x -> {
                 x.getResponseHeaders().set("Location", "http://denied.test/hello");
                 reply(x, 302, "moved");
             });
-            s.createContext("/big", x -> {
+            context(s, "/big", x -> {
                 long n = Long.parseLong(x.getRequestURI().getQuery().substring(2));
                 x.sendResponseHeaders(200, n);
                 byte[] chunk = new byte[64 * 1024];
@@ -64,6 +80,64 @@ public final class TestUpstream implements AutoCloseable {
             });
             s.start();
         }
+    }
+
+    private void context(HttpServer s, String path, com.sun.net.httpserver.HttpHandler h) {
+        s.createContext(path, h).getFilters().add(recorder);
+    }
+
+    /**
+     * An API that wants {@code key}: {@code /secret} answers 200 only to
+     * {@code Authorization: Bearer KEY}; {@code /echo} sends the request's
+     * headers and body back (raw, {@code /echo-b64} in base64,
+     * {@code /echo-gzip} gzipped whatever the client accepts: the responses a
+     * broker must take the key out of); {@code /repo.git/} serves {@code repo}
+     * to Basic auth with the key as password; {@code /redirect-to?url} sends
+     * the client on.
+     */
+    public void requireKey(String key, Path repo) {
+        for (HttpServer s : new HttpServer[] {http, https}) {
+            context(s, "/secret", x -> {
+                boolean ok = ("Bearer " + key).equals(x.getRequestHeaders().getFirst("Authorization"));
+                reply(x, ok ? 200 : 401, ok ? "authorized" : "no key");
+            });
+            context(s, "/echo", x -> reply(x, 200, echo(x)));
+            context(s, "/echo-b64", x -> reply(x, 200, java.util.Base64.getEncoder().encodeToString(
+                    echo(x).getBytes(StandardCharsets.UTF_8))));
+            context(s, "/echo-gzip", x -> {
+                var bytes = new java.io.ByteArrayOutputStream();
+                try (var gz = new java.util.zip.GZIPOutputStream(bytes)) {
+                    gz.write(echo(x).getBytes(StandardCharsets.UTF_8));
+                }
+                x.getResponseHeaders().set("Content-Encoding", "gzip");
+                x.sendResponseHeaders(200, bytes.size());
+                try (OutputStream out = x.getResponseBody()) {
+                    out.write(bytes.toByteArray());
+                }
+            });
+            context(s, "/redirect-to", x -> {
+                x.getResponseHeaders().set("Location", x.getRequestURI().getRawQuery());
+                reply(x, 302, "moved");
+            });
+            context(s, "/repo.git/", x -> {
+                String auth = x.getRequestHeaders().getFirst("Authorization");
+                String decoded = auth == null || !auth.startsWith("Basic ") ? ""
+                        : new String(java.util.Base64.getDecoder().decode(auth.substring(6)), StandardCharsets.UTF_8);
+                if (!decoded.endsWith(":" + key)) {
+                    x.getResponseHeaders().set("WWW-Authenticate", "Basic realm=\"repo\"");
+                    reply(x, 401, "no key");
+                    return;
+                }
+                file(x, repo, "repo.git");
+            });
+        }
+    }
+
+    private static String echo(HttpExchange x) throws IOException {
+        StringBuilder b = new StringBuilder(x.getRequestMethod() + " " + x.getRequestURI() + "\n");
+        x.getRequestHeaders().forEach((k, v) -> b.append(k).append(": ").append(String.join(", ", v)).append('\n'));
+        b.append('\n').append(new String(x.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+        return b.toString();
     }
 
     public int httpPort() {
@@ -86,18 +160,20 @@ public final class TestUpstream implements AutoCloseable {
     /** Serves the files under {@code dir} at {@code /prefix/}: enough for git's dumb HTTP protocol. */
     public void serveFiles(String prefix, Path dir) {
         for (HttpServer s : new HttpServer[] {http, https}) {
-            s.createContext("/" + prefix + "/", x -> {
-                Path f = dir.resolve(x.getRequestURI().getPath().substring(prefix.length() + 2)).normalize();
-                if (!f.startsWith(dir) || !Files.isRegularFile(f)) {
-                    reply(x, 404, "no such file");
-                    return;
-                }
-                byte[] b = Files.readAllBytes(f);
-                x.sendResponseHeaders(200, b.length);
-                try (OutputStream out = x.getResponseBody()) {
-                    out.write(b);
-                }
-            });
+            context(s, "/" + prefix + "/", x -> file(x, dir, prefix));
+        }
+    }
+
+    private static void file(HttpExchange x, Path dir, String prefix) throws IOException {
+        Path f = dir.resolve(x.getRequestURI().getPath().substring(prefix.length() + 2)).normalize();
+        if (!f.startsWith(dir) || !Files.isRegularFile(f)) {
+            reply(x, 404, "no such file");
+            return;
+        }
+        byte[] b = Files.readAllBytes(f);
+        x.sendResponseHeaders(200, b.length);
+        try (OutputStream out = x.getResponseBody()) {
+            out.write(b);
         }
     }
 

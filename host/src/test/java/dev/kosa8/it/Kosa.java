@@ -61,6 +61,8 @@ public final class Kosa {
         pb.environment().put("KOSA8_HOME", HOME.toString());
         // the daemon these calls start reads it when a broker starts; only NetworkIT writes the file
         pb.environment().put("KOSA8_EGRESS_TEST_CONFIG", EGRESS_TEST_CONFIG.toString());
+        // secrets in a file under KOSA8_HOME, never in the keyring of whoever runs the tests
+        pb.environment().put("KOSA8_SECRET_STORE", "file");
         try {
             java.nio.file.Files.createDirectories(CWD);
         } catch (java.io.IOException e) {
