@@ -28,7 +28,12 @@ public final class SecretBindings {
 
     private final List<SecretBinding> all;
     private final KeyScrubber scrubber;
-    /** Per "host:port:tls": the placeholders that may not go there, as one detector. */
+    /**
+     * The placeholders that may not go somewhere, as one detector: all of them
+     * ("*"), or all but those bound to one host and port, reached over TLS
+     * ("host:port"). Keyed so: under {@code --net open} the guest names any
+     * number of hosts, and this must not grow with them.
+     */
     private final Map<String, Optional<SentinelDetector>> misplaced = new ConcurrentHashMap<>();
 
     public SecretBindings(List<SecretBinding> all) {
@@ -66,10 +71,11 @@ public final class SecretBindings {
      * host over plain HTTP, where the broker never puts a key.
      */
     Optional<String> misplacedSentinel(FullHttpRequest req, String host, int port, boolean tls) {
-        Optional<SentinelDetector> d = misplaced.computeIfAbsent(host + ":" + port + ":" + tls, k -> {
+        boolean ownKeys = tls && !boundTo(host, port).isEmpty();
+        Optional<SentinelDetector> d = misplaced.computeIfAbsent(ownKeys ? host + ":" + port : "*", k -> {
             Map<String, String> foreign = new LinkedHashMap<>();
             for (SecretBinding b : all) {
-                if (!(tls && b.boundTo(host, port))) {
+                if (!(ownKeys && b.boundTo(host, port))) {
                     foreign.put(b.name(), b.sentinel());
                 }
             }
