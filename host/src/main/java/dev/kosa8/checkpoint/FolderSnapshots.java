@@ -1,0 +1,376 @@
+package dev.kosa8.checkpoint;
+
+import static dev.kosa8.checkpoint.Posix.O_DIRECTORY;
+import static dev.kosa8.checkpoint.Posix.O_RDONLY;
+
+import dev.kosa8.host.KosaException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * Snapshots of a sandbox's workspace folder, for checkpoints: content-addressed
+ * (each distinct content stored once, {@code objects/ab/cdef…} by SHA-256),
+ * incremental (a file whose stat identity is unchanged since the last capture
+ * or restore is neither read nor stored again), and crash-safe (objects first,
+ * then the manifest under a temporary name, synced, renamed). See
+ * docs/checkpoints.md, "Workspace snapshots", for the format and the limits.
+ *
+ * <p>Layout of the store: {@code objects/}, {@code manifests/ID.json}, and
+ * {@code head}, which names the snapshot the folder was last captured as or
+ * restored to (a hint for speed: whose file identities to trust; losing it
+ * costs reading, never correctness).
+ *
+ * <p>Capture and restore require the guest stopped and the 9P server paused,
+ * so the folder holds still. One instance per store; its methods are
+ * synchronized.
+ */
+public final class FolderSnapshots {
+    private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+    private static final String SUFFIX = ".json";
+    private static final String TEMP_PREFIX = ".tmp-";
+
+    private final Path store;
+    private final Path manifests;
+    private final ObjectStore objects;
+    private final Clock clock;
+    private final Hooks hooks;
+
+    /** @param store a directory of the sandbox's, e.g. {@code <sandbox>/checkpoints/workspace}; created on need */
+    public FolderSnapshots(Path store) {
+        this(store, Clock.systemUTC(), Hooks.NONE);
+    }
+
+    /** For tests: a clock to date captures by, and hooks to watch reads and inject failures. */
+    FolderSnapshots(Path store, Clock clock, Hooks hooks) {
+        this.store = store.toAbsolutePath();
+        this.manifests = this.store.resolve("manifests");
+        this.objects = new ObjectStore(this.store.resolve("objects"));
+        this.clock = clock;
+        this.hooks = hooks;
+    }
+
+    /**
+     * Captures {@code folder} as snapshot {@code id}. Called with the guest stopped and the 9P server paused, so
+     * nothing changes meanwhile. On failure (a full disk, say) nothing of this capture is left: no manifest,
+     * no new object, no temporary file; earlier snapshots are untouched.
+     */
+    public synchronized Capture capture(Path folder, String id) throws IOException {
+        long t0 = System.nanoTime();
+        checkId(id);
+        String folderBytes = folderBytes(folder);
+        if (Files.exists(manifest(id), LinkOption.NOFOLLOW_LINKS)) {
+            throw new KosaException(KosaException.Kind.STATE, "a workspace snapshot named " + id
+                    + " already exists", "delete it first or choose another name");
+        }
+        Files.createDirectories(manifests);
+        Files.createDirectories(objects.dir());
+        Instant capturedAt = clock.instant();
+        KnownContent known = new KnownContent();
+        Manifest head = headManifest();
+        if (head != null) {
+            known.add(head);
+        }
+        Capturer capturer = new Capturer(objects, known, hooks);
+        Path tmp = manifests.resolve(TEMP_PREFIX + id + "-" + UUID.randomUUID() + SUFFIX);
+        boolean committed = false;
+        try {
+            Manifest m = capturer.capture(id, folderBytes, capturedAt);
+            byte[] json = ManifestCodec.write(m);
+            syncStore(); // every object durable before a manifest can name it
+            writeSynced(tmp, json);
+            hooks.at("manifest-written");
+            Files.move(tmp, manifest(id), StandardCopyOption.ATOMIC_MOVE);
+            committed = true;
+            fsyncDirectory(manifests);
+        } catch (IOException | RuntimeException e) {
+            if (committed) {
+                Files.deleteIfExists(manifest(id)); // not durably there: take it back so it is not half there
+            }
+            discard(tmp, capturer.added(), e);
+            throw e;
+        }
+        writeHead(id);
+        return new Capture(id, capturer.entryCount(), capturer.filesRead, capturer.bytesRead, capturer.bytesTotal,
+                Duration.ofNanos(System.nanoTime() - t0));
+    }
+
+    /**
+     * Makes {@code folder} exactly what snapshot {@code id} holds, touching only what differs. Same
+     * precondition as {@link #capture}. The folder itself is kept (its mode and mtime are set), never
+     * recreated. If this fails halfway the folder is part old, part restored; restoring again finishes it.
+     */
+    public synchronized Restore restore(String id, Path folder) throws IOException {
+        long t0 = System.nanoTime();
+        checkId(id);
+        String folderBytes = folderBytes(folder);
+        Manifest m = load(id);
+        for (String hash : m.objects()) {
+            if (!objects.has(hash)) {
+                throw new IOException("workspace snapshot " + id + " is damaged: its object " + hash
+                        + " is missing; nothing was changed");
+            }
+        }
+        KnownContent known = new KnownContent().add(m);
+        Manifest head = headManifest();
+        if (head != null && !head.id().equals(id)) {
+            known.add(head);
+        }
+        Restorer restorer = new Restorer(objects, known);
+        restorer.restore(m, folderBytes);
+        writeHead(id);
+        return new Restore(id, restorer.filesWritten, restorer.entriesRemoved,
+                Duration.ofNanos(System.nanoTime() - t0));
+    }
+
+    /** Deletes snapshot {@code id}, then every object no remaining snapshot needs. */
+    public synchronized void delete(String id) throws IOException {
+        checkId(id);
+        if (!Files.deleteIfExists(manifest(id))) {
+            throw unknown(id);
+        }
+        fsyncDirectory(manifests);
+        if (id.equals(readHead())) {
+            Files.deleteIfExists(store.resolve("head"));
+        }
+        collectGarbage();
+    }
+
+    /**
+     * Deletes the objects no snapshot needs and the temporary files of interrupted captures. {@link #delete}
+     * runs it; worth running once after a daemon crash, too.
+     */
+    public synchronized void collectGarbage() throws IOException {
+        Set<String> needed = new HashSet<>();
+        for (String id : ids()) {
+            needed.addAll(load(id).objects());
+        }
+        for (String hash : objects.all()) {
+            if (!needed.contains(hash)) {
+                objects.delete(hash);
+            }
+        }
+        objects.removeTemporaries();
+        if (Files.isDirectory(manifests)) {
+            try (DirectoryStream<Path> s = Files.newDirectoryStream(manifests, TEMP_PREFIX + "*")) {
+                for (Path p : s) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+
+    /** The snapshots, by name. */
+    public synchronized List<String> ids() throws IOException {
+        List<String> out = new ArrayList<>();
+        if (!Files.isDirectory(manifests)) {
+            return out;
+        }
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(manifests, "*" + SUFFIX)) {
+            for (Path p : s) {
+                String name = p.getFileName().toString();
+                String id = name.substring(0, name.length() - SUFFIX.length());
+                if (ID.matcher(id).matches()) {
+                    out.add(id);
+                }
+            }
+        }
+        out.sort(null);
+        return out;
+    }
+
+    /** The space the store takes: every object and manifest, in allocated blocks (as du counts). */
+    public synchronized long bytesOnDisk() throws IOException {
+        long total = 0;
+        for (String hash : objects.all()) {
+            total += allocated(objects.path(hash));
+        }
+        for (String id : ids()) {
+            total += allocated(manifest(id));
+        }
+        return total;
+    }
+
+    /**
+     * What deleting snapshot {@code id} would free: its manifest and the objects no other snapshot needs, in
+     * allocated blocks.
+     */
+    public synchronized long bytesOnlyIn(String id) throws IOException {
+        checkId(id);
+        Set<String> mine = load(id).objects();
+        for (String other : ids()) {
+            if (!other.equals(id)) {
+                mine.removeAll(load(other).objects());
+            }
+        }
+        long total = allocated(manifest(id));
+        for (String hash : mine) {
+            total += allocated(objects.path(hash));
+        }
+        return total;
+    }
+
+    // ---- the store's files
+
+    private Path manifest(String id) {
+        return manifests.resolve(id + SUFFIX);
+    }
+
+    Manifest load(String id) throws IOException {
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(manifest(id));
+        } catch (NoSuchFileException e) {
+            throw unknown(id);
+        }
+        try {
+            Manifest m = ManifestCodec.read(bytes);
+            if (!m.id().equals(id)) {
+                throw new IOException("it names itself " + m.id());
+            }
+            return m;
+        } catch (IOException e) {
+            throw new IOException("workspace snapshot " + id + " cannot be read: " + e.getMessage(), e);
+        }
+    }
+
+    /** The manifest named by {@code head}, or null if there is none or it cannot be read (it is only a hint). */
+    private Manifest headManifest() {
+        String id = readHead();
+        if (id == null) {
+            return null;
+        }
+        try {
+            return load(id);
+        } catch (IOException | KosaException e) {
+            return null;
+        }
+    }
+
+    private String readHead() {
+        try {
+            String id = Files.readString(store.resolve("head"), StandardCharsets.US_ASCII).strip();
+            return ID.matcher(id).matches() ? id : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Records which snapshot the folder now is. A hint for the next capture or restore; if it cannot be written
+     * the snapshot is still complete, and the next capture merely reads more, so a failure here is not one of
+     * the capture or restore.
+     */
+    private void writeHead(String id) {
+        Path tmp = store.resolve(TEMP_PREFIX + "head-" + UUID.randomUUID());
+        try {
+            Files.writeString(tmp, id + "\n", StandardCharsets.US_ASCII);
+            Files.move(tmp, store.resolve("head"), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            try {
+                Files.deleteIfExists(tmp);
+                Files.deleteIfExists(store.resolve("head"));
+            } catch (IOException ignored) {
+                // a stale head is harmless too: its identities are still true of the files they name
+            }
+        }
+    }
+
+    /** Takes back what a failed capture wrote; a second failure is attached to the first. */
+    private void discard(Path tmpManifest, List<String> added, Exception failure) {
+        try {
+            Files.deleteIfExists(tmpManifest);
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+        for (String hash : added) {
+            try {
+                objects.delete(hash);
+            } catch (IOException e) {
+                failure.addSuppressed(e);
+            }
+        }
+        try {
+            objects.removeTemporaries();
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    private static void writeSynced(Path p, byte[] bytes) throws IOException {
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.wrap(bytes);
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+            ch.force(true);
+        }
+    }
+
+    /** One syncfs for all the objects just written: far cheaper than an fsync per file of 10,000. */
+    private void syncStore() throws IOException {
+        int fd = Posix.open(ByteNames.fromHostPath(objects.dir()), O_RDONLY | O_DIRECTORY);
+        try {
+            Posix.syncfs(fd);
+        } finally {
+            Posix.close(fd);
+        }
+    }
+
+    private static void fsyncDirectory(Path dir) throws IOException {
+        int fd = Posix.open(ByteNames.fromHostPath(dir), O_RDONLY | O_DIRECTORY);
+        try {
+            Posix.fsync(fd);
+        } finally {
+            Posix.close(fd);
+        }
+    }
+
+    private static long allocated(Path p) throws IOException {
+        int fd = Posix.open(ByteNames.fromHostPath(p.getParent()), O_RDONLY | O_DIRECTORY);
+        try {
+            return Posix.statAt(fd, p.getFileName().toString()).blocks() * 512;
+        } finally {
+            Posix.close(fd);
+        }
+    }
+
+    private static String folderBytes(Path folder) {
+        Path abs = folder.toAbsolutePath();
+        if (!Files.isDirectory(abs, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(abs)) {
+            throw new KosaException(KosaException.Kind.STATE, "the workspace folder " + abs
+                    + " is missing or not a folder", "recreate it as an empty folder, then try again");
+        }
+        return ByteNames.fromHostPath(abs);
+    }
+
+    private static void checkId(String id) {
+        if (id == null || !ID.matcher(id).matches()) {
+            throw new KosaException(KosaException.Kind.USAGE, "bad snapshot name: " + id,
+                    "use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+        }
+    }
+
+    private static KosaException unknown(String id) {
+        return new KosaException(KosaException.Kind.USAGE, "no workspace snapshot named " + id,
+                "list the checkpoints to see their names");
+    }
+}
