@@ -27,6 +27,7 @@ public final class AgentMain {
 
     public static void main(String[] args) throws Exception {
         long started = System.currentTimeMillis();
+        SandboxCgroup.setUp();
         Path device = VirtioPort.find(VirtioPort.NAME, 30_000);
         long bootMillis = uptimeMillis();
         Log.info("ready on " + device + " after " + (System.currentTimeMillis() - started) + " ms in the JVM, "

@@ -52,6 +52,16 @@ final class Posix {
     private static final MethodHandle MOUNT = handle("mount",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                     ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+    private static final MethodHandle SYNC = LINKER.downcallHandle(LIBC.find("sync").orElseThrow(),
+            FunctionDescriptor.ofVoid());
+    private static final MethodHandle CLOCK_SETTIME = handle("clock_settime",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS));
+    private static final MethodHandle IOCTL_NOARG = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), ERRNO,
+            Linker.Option.firstVariadicArg(2));
+    private static final int CLOCK_REALTIME = 0;
+    /** {@code _IOW('R', 0x03, int[2])} and {@code _IO('R', 0x07)} from linux/random.h. */
+    private static final long RNDADDENTROPY = 0x40085203L, RNDRESEEDCRNG = 0x5207L;
     static final int O_CLOEXEC = 02000000;
     static final long MS_NOSUID = 2, MS_NODEV = 4, MS_BIND = 4096;
 
@@ -68,6 +78,63 @@ final class Posix {
 
     private static MemorySegment state(Arena arena) {
         return arena.allocate(Linker.Option.captureStateLayout());
+    }
+
+    /** Flushes every file system's dirty data to its device. */
+    static void sync() {
+        try {
+            SYNC.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Sets the system clock (CLOCK_REALTIME). */
+    static void setClock(long epochMillis) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            MemorySegment ts = arena.allocate(16, 8);
+            ts.set(ValueLayout.JAVA_LONG, 0, Math.floorDiv(epochMillis, 1000));
+            ts.set(ValueLayout.JAVA_LONG, 8, Math.floorMod(epochMillis, 1000) * 1_000_000L);
+            int r = (int) CLOCK_SETTIME.invokeExact(st, CLOCK_REALTIME, ts);
+            if (r != 0) {
+                throw new PosixException("clock_settime", errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Mixes {@code seed} into the kernel's random pool, credited as entropy,
+     * and has the kernel reseed its generator from the pool at once, so the
+     * next random bytes depend on the seed (RNDADDENTROPY, RNDRESEEDCRNG).
+     */
+    static void reseed(byte[] seed) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            int fd = open("/dev/urandom", 2 | O_CLOEXEC);
+            try {
+                MemorySegment info = arena.allocate(8L + seed.length, 4);
+                info.set(ValueLayout.JAVA_INT, 0, seed.length * 8);
+                info.set(ValueLayout.JAVA_INT, 4, seed.length);
+                MemorySegment.copy(seed, 0, info, ValueLayout.JAVA_BYTE, 8, seed.length);
+                if ((int) IOCTL_PTR.invokeExact(st, fd, RNDADDENTROPY, info) != 0) {
+                    throw new PosixException("ioctl(RNDADDENTROPY)", errno(st));
+                }
+                if ((int) IOCTL_NOARG.invokeExact(st, fd, RNDRESEEDCRNG) != 0) {
+                    throw new PosixException("ioctl(RNDRESEEDCRNG)", errno(st));
+                }
+            } finally {
+                close(fd);
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     /** Sends a signal to a process ({@code pid > 0}) or a process group ({@code pid < 0}). */

@@ -63,6 +63,8 @@ final class Session implements Outbox {
             case Message.PutFile p -> startChannel(p.channel(), () -> PutFileChannel.start(p.channel(), p, this));
             case Message.GetFile g -> startChannel(g.channel(), () -> GetFileChannel.start(g.channel(), g, this));
             case Message.MountWorkspace w -> startChannel(w.channel(), () -> WorkspaceMount.start(w, this));
+            case Message.Freeze f -> startChannel(f.channel(), () -> Checkpointing.freeze(f, this));
+            case Message.Thaw t -> startChannel(t.channel(), () -> Checkpointing.thaw(t, this));
             case Message.Data d -> {
                 if (d.stream() != Message.Stream.STDIN) {
                     throw new ProtocolException("the host may only send stdin");

@@ -205,8 +205,11 @@ final class Spawn {
                 check((int) ATTR_FLAGS.invokeExact(attr,
                         (short) (POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)), "flags");
                 MemorySegment pid = arena.allocate(ValueLayout.JAVA_INT);
-                int r = (int) POSIX_SPAWN.invokeExact(pid, arena.allocateFrom(path), fa, attr,
-                        strings(arena, argv), strings(arena, env.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList()));
+                MemorySegment file = arena.allocateFrom(path);
+                MemorySegment args = strings(arena, argv);
+                MemorySegment envp = strings(arena, env.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList());
+                // born in the sandbox cgroup, which a checkpoint freezes (SandboxCgroup)
+                int r = SandboxCgroup.spawnInside(() -> (int) POSIX_SPAWN.invokeExact(pid, file, fa, attr, args, envp));
                 if (r != 0) {
                     throw new SpawnException("posix_spawn " + path, r);
                 }

@@ -27,7 +27,8 @@ import picocli.CommandLine.Option;
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
             CpCommand.class, LsCommand.class, InspectCommand.class, LogsCommand.class, StopCommand.class,
             StartCommand.class, RmCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
-            SecretCommand.class, DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class,
+            SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class,
+            DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class,
             DaemonCommand.class,
             CommandLine.HelpCommand.class, picocli.AutoComplete.GenerateCompletion.class},
         footer = {"", "Files: images and sandboxes under $XDG_DATA_HOME/kosa8; the daemon's socket under "

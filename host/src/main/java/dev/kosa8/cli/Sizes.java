@@ -3,7 +3,7 @@ package dev.kosa8.cli;
 import dev.kosa8.host.KosaException;
 import java.util.Locale;
 
-/** Parses memory sizes the way users write them: 512M, 2G, 1024 (MiB). */
+/** Parses memory sizes the way users write them (512M, 2G, 1024 MiB), and prints byte counts for people. */
 final class Sizes {
     private Sizes() {
     }
@@ -22,5 +22,20 @@ final class Sizes {
             throw new KosaException(KosaException.Kind.USAGE, "cannot read memory size '" + s + "'",
                     "write it like 512M, 2G or 1024 (MiB)");
         }
+    }
+
+    /** 0 B, 512 B, 3.4 KiB, 250.0 MiB, 1.2 GiB. */
+    static String human(long bytes) {
+        if (bytes < 1024) {
+            return bytes + " B";
+        }
+        String[] units = {"KiB", "MiB", "GiB", "TiB"};
+        double v = bytes;
+        int u = -1;
+        while (v >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 }

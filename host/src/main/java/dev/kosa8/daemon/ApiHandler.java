@@ -155,6 +155,30 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 var agent = mgr.running(s).agent();
                 switchToStream(ctx, () -> agent, () -> mgr.secretEnvironment(s), () -> { });
             }
+            case "checkpoints" -> {
+                if (m == HttpMethod.POST && p.size() == 4) {
+                    var c = mgr.checkpoint(s, param(q, "message", ""));
+                    respond(ctx, HttpResponseStatus.CREATED, checkpointView(c, null));
+                } else if (m == HttpMethod.GET && p.size() == 4) {
+                    respond(ctx, HttpResponseStatus.OK, mgr.checkpoints(s).stream()
+                            .map(e -> checkpointView(e.getKey(), e.getValue())).toList());
+                } else if (m == HttpMethod.DELETE && p.size() == 5) {
+                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.removeCheckpoint(s, p.get(4)), null));
+                } else {
+                    throw notFound();
+                }
+            }
+            case "rewind" -> {
+                if (m != HttpMethod.POST) {
+                    throw notFound();
+                }
+                long start = System.nanoTime();
+                var r = mgr.rewind(s, param(q, "checkpoint", ""));
+                Map<String, Object> view = new java.util.LinkedHashMap<>(checkpointView(r.getKey(), null));
+                view.put("rewindMillis", (System.nanoTime() - start) / 1_000_000);
+                view.put("rewindStepMillis", r.getValue());
+                respond(ctx, HttpResponseStatus.OK, view);
+            }
             case "memory-dump" -> {
                 if (m != HttpMethod.POST) {
                     throw notFound();
@@ -180,6 +204,22 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             }
             default -> throw notFound();
         }
+    }
+
+    private static Map<String, Object> checkpointView(dev.kosa8.checkpoint.Checkpoint c, Long bytes) {
+        Map<String, Object> v = new java.util.LinkedHashMap<>();
+        v.put("id", c.id());
+        v.put("created", c.created().toString());
+        v.put("message", c.message());
+        v.put("pauseMillis", c.pauseMillis());
+        v.put("vmStateBytes", c.vmStateBytes());
+        v.put("workspaceEntries", c.workspaceEntries());
+        v.put("workspaceBytesCopied", c.workspaceBytesCopied());
+        v.put("stepMillis", c.stepMillis());
+        if (bytes != null) {
+            v.put("bytesOnDisk", bytes);
+        }
+        return v;
     }
 
     private SandboxView view(Sandbox s) {

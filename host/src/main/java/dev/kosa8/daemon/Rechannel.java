@@ -27,6 +27,8 @@ final class Rechannel {
             case Message.FileInfo f -> new Message.FileInfo(ch, f.size(), f.mode());
             case Message.MountWorkspace mw ->
                     throw new dev.kosa8.protocol.ProtocolException("only the daemon mounts the workspace");
+            case Message.Freeze f -> throw new dev.kosa8.protocol.ProtocolException("only the daemon freezes the guest");
+            case Message.Thaw t -> throw new dev.kosa8.protocol.ProtocolException("only the daemon thaws the guest");
             case Message.Hello h -> h;
             case Message.Ping p -> p;
             case Message.Pong p -> p;

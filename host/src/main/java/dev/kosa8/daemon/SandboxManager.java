@@ -595,6 +595,90 @@ public final class SandboxManager {
         }
     }
 
+    /** Takes a checkpoint of a running sandbox (docs/checkpoints.md). */
+    public dev.kosa8.checkpoint.Checkpoint checkpoint(Sandbox s, String message) {
+        s.lock().lock();
+        try {
+            return checkpointer(s, running(s)).checkpoint(message);
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    /** Rewinds a running sandbox in place to a checkpoint (an id or a unique prefix; empty: the latest). */
+    public Map.Entry<dev.kosa8.checkpoint.Checkpoint, Map<String, Long>> rewind(Sandbox s, String checkpoint) {
+        s.lock().lock();
+        try {
+            Vm vm = running(s);
+            dev.kosa8.checkpoint.Checkpoint c = findCheckpoint(s, checkpoint);
+            Map<String, Long> steps = checkpointer(s, vm).rewind(c);
+            log.accept("sandbox " + s.id() + " rewound to " + c.id() + " " + steps);
+            return Map.entry(c, steps);
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */
+    public List<Map.Entry<dev.kosa8.checkpoint.Checkpoint, Long>> checkpoints(Sandbox s) {
+        Path dir = checkpointDir(s);
+        try {
+            List<Map.Entry<dev.kosa8.checkpoint.Checkpoint, Long>> all = new ArrayList<>();
+            var folders = new dev.kosa8.checkpoint.FolderSnapshots(dir.resolve("workspace"));
+            for (var c : new dev.kosa8.checkpoint.CheckpointStore(dir).list()) {
+                all.add(Map.entry(c, c.vmStateBytes() + (s.record().workspace().isEmpty() ? 0
+                        : folders.bytesOnlyIn(c.id()))));
+            }
+            return all;
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot read the checkpoints of sandbox " + s.id() + ": "
+                    + e.getMessage(), "check " + dir, e);
+        }
+    }
+
+    public dev.kosa8.checkpoint.Checkpoint removeCheckpoint(Sandbox s, String checkpoint) {
+        s.lock().lock();
+        try {
+            dev.kosa8.checkpoint.Checkpoint c = findCheckpoint(s, checkpoint);
+            checkpointer(s, running(s)).remove(c);
+            return c;
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot remove checkpoint " + checkpoint + ": "
+                    + e.getMessage(), "check " + checkpointDir(s), e);
+        } finally {
+            s.lock().unlock();
+        }
+    }
+
+    private dev.kosa8.checkpoint.Checkpoint findCheckpoint(Sandbox s, String idOrPrefix) {
+        List<dev.kosa8.checkpoint.Checkpoint> all = checkpoints(s).stream().map(Map.Entry::getKey).toList();
+        if (all.isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " has no checkpoints",
+                    "take one with `kosa8 checkpoint " + s.id() + "`");
+        }
+        if (idOrPrefix == null || idOrPrefix.isEmpty()) {
+            return all.getLast();
+        }
+        List<dev.kosa8.checkpoint.Checkpoint> matches = all.stream().filter(c -> c.id().startsWith(idOrPrefix)).toList();
+        if (matches.size() != 1) {
+            throw new KosaException(KosaException.Kind.USAGE, matches.isEmpty()
+                    ? "sandbox " + s.id() + " has no checkpoint '" + idOrPrefix + "'"
+                    : "'" + idOrPrefix + "' matches " + matches.size() + " checkpoints",
+                    "`kosa8 checkpoints " + s.id() + "` lists them");
+        }
+        return matches.getFirst();
+    }
+
+    private dev.kosa8.checkpoint.Checkpointer checkpointer(Sandbox s, Vm vm) {
+        String ws = s.record().workspace();
+        return new dev.kosa8.checkpoint.Checkpointer(vm, ws.isEmpty() ? null : s.workspace(),
+                ws.isEmpty() ? null : Path.of(ws), checkpointDir(s), m -> log.accept("sandbox " + s.id() + ": " + m));
+    }
+
+    private Path checkpointDir(Sandbox s) {
+        return store.directory(s.id()).resolve("checkpoints");
+    }
+
     public String logs(Sandbox s, int lines) {
         return Tail.of(store.directory(s.id()).resolve("console.log"), lines);
     }

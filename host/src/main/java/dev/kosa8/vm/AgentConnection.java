@@ -192,6 +192,26 @@ public final class AgentConnection implements AutoCloseable {
         }
     }
 
+    /**
+     * After a rewind: the guest runs from a RAM in which none of the channels
+     * opened since the checkpoint exist. Each is told so (Failed) and
+     * forgotten; the connection itself goes on. Channels are numbered upwards
+     * and never reused, so a channel the restored agent still knows cannot be
+     * mistaken for a new one.
+     */
+    public void failOpenChannels(String why) {
+        String text = Messages.fitText(why);
+        for (var e : channels.entrySet()) {
+            if (channels.remove(e.getKey()) != null) {
+                try {
+                    e.getValue().listener().accept(new Message.Failed(e.getKey(), Message.ErrorCode.INTERNAL, text));
+                } catch (RuntimeException ignored) {
+                    // one broken listener must not keep the others from hearing
+                }
+            }
+        }
+    }
+
     /** Round trip to the agent and back. */
     public Duration ping(Duration timeout) {
         long nonce = nonces.incrementAndGet();
@@ -259,6 +279,8 @@ public final class AgentConnection implements AutoCloseable {
             case Message.PutFile p -> throw new ProtocolException("the guest may not write host files");
             case Message.GetFile g -> throw new ProtocolException("the guest may not read host files");
             case Message.MountWorkspace mw -> throw new ProtocolException("the guest may not mount on the host");
+            case Message.Freeze f -> throw new ProtocolException("the guest may not freeze the host");
+            case Message.Thaw t -> throw new ProtocolException("the guest may not thaw the host");
             case Message.Signal s -> throw new ProtocolException("the guest may not signal the host");
             case Message.Resize r -> throw new ProtocolException("the guest may not resize the host's terminal");
             case Message.Data d -> {

@@ -28,6 +28,24 @@ public final class GuestCommand {
      * connected to the workspace's port) and waits for the answer.
      */
     public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, Duration timeout) {
+        request(agent, channel -> new Message.MountWorkspace(channel, guestPath, msize), timeout,
+                "the workspace was not mounted");
+    }
+
+    /** Freezes the sandbox's processes and syncs (see {@link Message.Freeze}). */
+    public static void freeze(AgentConnection agent, Duration timeout) {
+        request(agent, channel -> new Message.Freeze(channel, (int) timeout.toMillis()), timeout.plusSeconds(5),
+                "the guest did not freeze");
+    }
+
+    /** Sets the clock (0: leaves it), reseeds the random generator (empty: does not), thaws the processes. */
+    public static void thaw(AgentConnection agent, long epochMillis, byte[] seed, Duration timeout) {
+        request(agent, channel -> new Message.Thaw(channel, epochMillis, seed), timeout, "the guest did not thaw");
+    }
+
+    /** Sends a request on a new channel and waits for its Exited (done) or Failed (thrown). */
+    private static void request(AgentConnection agent, java.util.function.IntFunction<Message> message, Duration timeout,
+                                String late) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         int channel = agent.open(m -> {
             switch (m) {
@@ -36,13 +54,12 @@ public final class GuestCommand {
                 default -> { }
             }
         });
-        agent.send(new Message.MountWorkspace(channel, guestPath, msize));
+        agent.send(message.apply(channel));
         try {
             done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
             agent.abandon(channel);
-            throw new AgentConnection.AgentException("the workspace was not mounted within " + timeout.toSeconds()
-                    + " s");
+            throw new AgentConnection.AgentException(late + " within " + timeout.toSeconds() + " s");
         } catch (java.util.concurrent.ExecutionException e) {
             throw (RuntimeException) e.getCause();
         } catch (InterruptedException e) {

@@ -29,7 +29,7 @@ public final class Codec {
 
     private static final int HELLO = 1, PING = 2, PONG = 3, EXEC = 4, STARTED = 5, DATA = 6, EOF = 7,
             CREDIT = 8, SIGNAL = 9, RESIZE = 10, EXITED = 11, FAILED = 12, PUT_FILE = 13, GET_FILE = 14,
-            FILE_INFO = 15, MOUNT_WORKSPACE = 16;
+            FILE_INFO = 15, MOUNT_WORKSPACE = 16, FREEZE = 17, THAW = 18;
 
     private Codec() {
     }
@@ -62,6 +62,8 @@ public final class Codec {
             case Message.GetFile g -> w.u8(GET_FILE).i32(g.channel()).text(g.path());
             case Message.FileInfo f -> w.u8(FILE_INFO).i32(f.channel()).i64(f.size()).i32(f.mode());
             case Message.MountWorkspace mw -> w.u8(MOUNT_WORKSPACE).i32(mw.channel()).text(mw.guestPath()).i32(mw.msize());
+            case Message.Freeze f -> w.u8(FREEZE).i32(f.channel()).i32(f.timeoutMillis());
+            case Message.Thaw t -> w.u8(THAW).i32(t.channel()).i64(t.epochMillis()).bytes(t.seed());
         }
         byte[] frame = w.toByteArray();
         int length = frame.length - HEADER;
@@ -100,6 +102,8 @@ public final class Codec {
                 case GET_FILE -> new Message.GetFile(r.i32(), r.text(Limits.MAX_SHORT_TEXT));
                 case FILE_INFO -> new Message.FileInfo(r.i32(), r.i64(), r.i32());
                 case MOUNT_WORKSPACE -> new Message.MountWorkspace(r.i32(), r.text(Limits.MAX_SHORT_TEXT), r.i32());
+                case FREEZE -> new Message.Freeze(r.i32(), r.i32());
+                case THAW -> new Message.Thaw(r.i32(), r.i64(), r.bytes(512));
                 default -> throw new ProtocolException("unknown message type");
             };
             if (body.hasRemaining()) {

@@ -168,6 +168,66 @@ public sealed interface Message {
         }
     }
 
+    /**
+     * Freezes every sandbox process (the cgroup v2 freezer; the agent and its
+     * relays are outside it), then syncs the guest's file systems: the first
+     * step of a checkpoint. Answered by Exited(0) once frozen, or Failed (and
+     * nothing stays frozen) when that took longer than {@code timeoutMillis}.
+     */
+    record Freeze(int channel, int timeoutMillis) implements Message {
+        public Freeze {
+            Limits.checkChannel(channel);
+            if (timeoutMillis < 1 || timeoutMillis > 600_000) {
+                throw new ProtocolException("freeze timeout " + timeoutMillis + " ms is out of range 1..600000");
+            }
+        }
+    }
+
+    /**
+     * Thaws the sandbox processes: the last step of a checkpoint or a rewind.
+     * First, when given, sets the guest's clock to {@code epochMillis} (a
+     * rewound guest's clock stands at the checkpoint's instant) and mixes
+     * {@code seed} into the kernel's random pool and reseeds it (a restored
+     * RAM must not repeat the random numbers of the last restore). Answered
+     * by Exited(0) or Failed.
+     *
+     * @param epochMillis the host's time, or 0 to leave the clock alone
+     * @param seed        fresh random bytes from the host, or none
+     */
+    record Thaw(int channel, long epochMillis, byte[] seed) implements Message {
+        public Thaw {
+            Limits.checkChannel(channel);
+            if (epochMillis < 0) {
+                throw new ProtocolException("negative clock");
+            }
+            if (seed.length > 512) {
+                throw new ProtocolException("seed of " + seed.length + " bytes exceeds 512");
+            }
+            seed = seed.clone();
+        }
+
+        @Override
+        public byte[] seed() {
+            return seed.clone();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Thaw t && t.channel == channel && t.epochMillis == epochMillis
+                    && java.util.Arrays.equals(t.seed, seed);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(channel, epochMillis, java.util.Arrays.hashCode(seed));
+        }
+
+        @Override
+        public String toString() {
+            return "Thaw[channel=" + channel + ", epochMillis=" + epochMillis + ", seed=" + seed.length + " bytes]";
+        }
+    }
+
     /** Size and mode of a file about to be streamed by {@link GetFile}. */
     record FileInfo(int channel, long size, int mode) implements Message {
         public FileInfo {

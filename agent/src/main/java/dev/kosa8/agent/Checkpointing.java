@@ -1,0 +1,54 @@
+package dev.kosa8.agent;
+
+import dev.kosa8.protocol.Message;
+
+/**
+ * The agent's part of a checkpoint and a rewind ({@link Message.Freeze},
+ * {@link Message.Thaw}): freeze the sandbox's processes and sync before the
+ * host stops the machine; after it runs again, correct the clock, reseed the
+ * kernel's random generator and thaw. Each answers on its channel with
+ * Exited(0) or Failed, from a thread of its own (a freeze waits for the
+ * kernel), and registers no channel.
+ */
+final class Checkpointing {
+    private Checkpointing() {
+    }
+
+    static Channel freeze(Message.Freeze f, Outbox outbox) {
+        answer(f.channel(), outbox, "freeze", () -> SandboxCgroup.freeze(f.timeoutMillis()));
+        return null;
+    }
+
+    static Channel thaw(Message.Thaw t, Outbox outbox) {
+        answer(t.channel(), outbox, "thaw", () -> {
+            // the clock and the random generator first: no sandbox process may run with the checkpoint's
+            if (t.epochMillis() > 0) {
+                Posix.setClock(t.epochMillis());
+            }
+            byte[] seed = t.seed();
+            if (seed.length > 0) {
+                Posix.reseed(seed);
+            }
+            SandboxCgroup.thaw();
+        });
+        return null;
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static void answer(int channel, Outbox outbox, String what, Step step) {
+        Thread t = new Thread(() -> {
+            try {
+                step.run();
+                outbox.send(new Message.Exited(channel, 0, 0));
+            } catch (Exception | Error e) {
+                Log.info(what + " failed: " + e.getMessage());
+                outbox.send(new Message.Failed(channel, Message.ErrorCode.INTERNAL, what + ": " + e.getMessage()));
+            }
+        }, "checkpoint-" + what);
+        t.setDaemon(true);
+        t.start();
+    }
+}

@@ -1,0 +1,29 @@
+package dev.kosa8.checkpoint;
+
+import dev.kosa8.workspace.WorkspaceSnapshot;
+import java.time.Instant;
+
+/**
+ * One committed checkpoint of a sandbox, as {@code checkpoints/<id>.json}
+ * keeps it. The machine's RAM, devices and root disk are the QEMU snapshot
+ * named {@code id} inside the sandbox's {@code root.qcow2}; the workspace's
+ * content is the folder snapshot {@code id}; {@code server} is the 9p
+ * server's fid table at the same instant (null without a workspace).
+ *
+ * @param pauseMillis how long the guest's processes stood frozen
+ * @param vmStateBytes the RAM and device state QEMU stored
+ * @param workspaceBytesCopied bytes of workspace files this checkpoint had to store (unchanged ones cost none)
+ * @param stepMillis  how long each step took (freeze, idle, stop, workspace, savevm, cont, thaw), in order
+ */
+public record Checkpoint(String id, Instant created, String message, long pauseMillis, long vmStateBytes,
+                         int workspaceEntries, long workspaceBytesCopied, WorkspaceSnapshot server,
+                         java.util.Map<String, Long> stepMillis) {
+    public Checkpoint {
+        if (!CheckpointIds.isValid(id)) {
+            throw new IllegalArgumentException("bad checkpoint id: " + id);
+        }
+        message = message == null ? "" : message;
+        stepMillis = stepMillis == null ? java.util.Map.of() : java.util.Collections.unmodifiableMap(
+                new java.util.LinkedHashMap<>(stepMillis));
+    }
+}

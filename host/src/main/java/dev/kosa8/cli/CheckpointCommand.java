@@ -1,0 +1,61 @@
+package dev.kosa8.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+@Command(name = "checkpoint", mixinStandardHelpOptions = true,
+        description = {"Save the whole running sandbox at one instant: its processes, RAM, disk and workspace folder.",
+                "`kosa8 rewind ID` puts all of it back later, in place. Prints the checkpoint's id.",
+                "Examples:",
+                "  kosa8 checkpoint 3f2a -m 'before the refactor'",
+                "  kosa8 checkpoints 3f2a; kosa8 rewind 3f2a; kosa8 checkpoint rm 3f2a c20261130T0815"},
+        subcommands = {CheckpointCommand.Rm.class})
+final class CheckpointCommand implements Callable<Integer> {
+    @ParentCommand
+    Main main;
+
+    @Parameters(index = "0", paramLabel = "ID", arity = "0..1", description = "The sandbox.")
+    String id;
+
+    @Option(names = {"-m", "--message"}, paramLabel = "MSG", description = "What this checkpoint is, for `kosa8 checkpoints`.")
+    String message = "";
+
+    @Override
+    public Integer call() {
+        if (id == null) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "name the sandbox: kosa8 checkpoint ID");
+        }
+        JsonNode c = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/checkpoints?message="
+                + SandboxOptions.enc(message));
+        System.out.println(c.path("id").asText());
+        System.err.println("checkpoint of " + id + " taken; the sandbox stood still for " + c.path("pauseMillis").asLong()
+                + " ms (" + Sizes.human(c.path("vmStateBytes").asLong()) + " of machine state, "
+                + Sizes.human(c.path("workspaceBytesCopied").asLong()) + " of changed workspace files)");
+        return 0;
+    }
+
+    @Command(name = "rm", mixinStandardHelpOptions = true,
+            description = {"Delete a checkpoint and the space only it holds.", "Example: kosa8 checkpoint rm 3f2a c20261130T0815"})
+    static final class Rm implements Callable<Integer> {
+        @ParentCommand
+        CheckpointCommand parent;
+
+        @Parameters(index = "0", paramLabel = "ID", description = "The sandbox.")
+        String id;
+
+        @Parameters(index = "1", paramLabel = "CHECKPOINT", description = "A checkpoint id or a unique prefix of it.")
+        String checkpoint;
+
+        @Override
+        public Integer call() {
+            JsonNode c = parent.main.daemon().delete("/v1/sandboxes/" + Ids.check(id) + "/checkpoints/"
+                    + SandboxOptions.enc(checkpoint));
+            System.out.println("removed " + c.path("id").asText());
+            return 0;
+        }
+    }
+}

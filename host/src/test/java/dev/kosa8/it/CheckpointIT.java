@@ -1,0 +1,147 @@
+package dev.kosa8.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Undo, in a real guest: a checkpoint of the whole running machine and a
+ * rewind in place. A guest process counts in memory and appends each number
+ * to a file in the workspace and to one on the root disk; after a rewind the
+ * process, both files and the workspace must all agree on the checkpoint's
+ * instant: the numbers go on from there with no gap and no repeat.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CheckpointIT {
+    static final Duration T = Duration.ofMinutes(3);
+    static Path folder;
+    static String id;
+    static String first;
+
+    @BeforeAll
+    static void boot() throws Exception {
+        folder = Kosa.HOME.resolveSibling("it-workspaces").resolve("CheckpointIT");
+        if (Files.exists(folder)) {
+            Kosa.deleteTree(folder);
+        }
+        Files.createDirectories(folder);
+        folder = folder.toRealPath();
+        Files.writeString(folder.resolve("keep.txt"), "kept\n");
+        id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "512M", "--workspace", folder.toString())
+                .stdout().strip();
+    }
+
+    @AfterAll
+    static void remove() {
+        if (id != null) {
+            Kosa.run(Duration.ofMinutes(1), "rm", "-f", id);
+        }
+    }
+
+    static Kosa.Result sh(String script) {
+        return Kosa.run(T, "exec", id, "--", "sh", "-c", script);
+    }
+
+    /** The numbers in a counter file; fails with the file when a line is not one. */
+    static List<Integer> numbers(String text) {
+        return text.lines().filter(l -> !l.isBlank()).map(Integer::parseInt).toList();
+    }
+
+    static void assertConsecutiveFromOne(List<Integer> n, String what) {
+        for (int i = 0; i < n.size(); i++) {
+            assertThat(n.get(i)).as("%s line %d of %s", what, i + 1, n).isEqualTo(i + 1);
+        }
+    }
+
+    static void waitForCount(int atLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+        while (System.nanoTime() < deadline) {
+            String s = sh("cat /root/counter.log 2>/dev/null").stdout();
+            if (numbers(s).size() >= atLeast) {
+                return;
+            }
+            Thread.sleep(500);
+        }
+        throw new AssertionError("the counter did not reach " + atLeast + Kosa.consoles());
+    }
+
+    @Test
+    @Order(1)
+    void aRewindPutsProcessRamDiskAndWorkspaceBackToOneInstant() throws Exception {
+        Kosa.Result start = sh("""
+                nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i >> /workspace/counter.log; \
+                echo $i >> /root/counter.log; sleep 0.3; done' > /dev/null 2>&1 &
+                """);
+        assertThat(start.exitCode()).as(start.toString()).isZero();
+        waitForCount(3);
+
+        Kosa.Result cp = Kosa.ok(T, "checkpoint", id, "-m", "counter running");
+        first = cp.stdout().strip();
+        assertThat(first).matches("c\\d{8}T\\d{6}-[0-9a-f]{4}");
+        assertThat(cp.stderr()).contains("stood still for");
+
+        int atCheckpoint = numbers(Files.readString(folder.resolve("counter.log"))).size();
+        waitForCount(atCheckpoint + 6);
+        Files.delete(folder.resolve("keep.txt"));
+        sh("echo later > /workspace/later.txt; echo later > /root/later.txt; chmod 600 /workspace/counter.log; sync");
+        assertThat(folder.resolve("later.txt")).exists();
+
+        Kosa.Result rewind = Kosa.ok(T, "rewind", id);
+        assertThat(rewind.stdout().strip()).isEqualTo(first);
+        Thread.sleep(2000); // the process runs on for a few numbers
+
+        List<Integer> workspace = numbers(Files.readString(folder.resolve("counter.log")));
+        List<Integer> disk = numbers(sh("cat /root/counter.log").stdout());
+        assertConsecutiveFromOne(workspace, "the workspace's counter");
+        assertConsecutiveFromOne(disk, "the root disk's counter");
+        assertThat(workspace.size()).as("numbers the later timeline wrote are gone").isLessThan(atCheckpoint + 6 + 3);
+        assertThat(folder.resolve("keep.txt")).hasContent("kept");
+        assertThat(folder.resolve("later.txt")).doesNotExist();
+        assertThat(sh("test -e /root/later.txt; echo $?").stdout().strip()).isEqualTo("1");
+        assertThat(Files.getPosixFilePermissions(folder.resolve("counter.log")))
+                .contains(java.nio.file.attribute.PosixFilePermission.GROUP_READ);
+    }
+
+    @Test
+    @Order(2)
+    void checkpointsAreListedWithTheirSpaceAndCanBeRemoved() {
+        Kosa.Result second = Kosa.ok(T, "checkpoint", id, "-m", "second");
+        String two = second.stdout().strip();
+        Kosa.Result list = Kosa.ok(T, "checkpoints", id);
+        assertThat(list.stdout()).contains(first, "counter running", two, "second");
+        Kosa.ok(T, "checkpoint", "rm", id, two);
+        assertThat(Kosa.ok(T, "checkpoints", id).stdout()).contains(first).doesNotContain(two);
+    }
+
+    @Test
+    @Order(3)
+    void twoRestoresOfOneCheckpointDrawDifferentRandomNumbers() throws Exception {
+        // a process blocked on a FIFO at the checkpoint draws random bytes once woken after each restore
+        sh("rm -f /root/go; mkfifo /root/go; nohup sh -c 'read x < /root/go; "
+                + "head -c 16 /dev/urandom | od -An -tx1 > /workspace/random.$x' > /dev/null 2>&1 &");
+        Thread.sleep(1000);
+        String cp = Kosa.ok(T, "checkpoint", id, "-m", "waiting for go").stdout().strip();
+        String[] drawn = new String[2];
+        for (int i = 0; i < 2; i++) {
+            Kosa.ok(T, "rewind", id, cp);
+            sh("echo " + i + " > /root/go");
+            Path f = folder.resolve("random." + i);
+            long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+            while (!(Files.exists(f) && Files.size(f) > 0) && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+            }
+            drawn[i] = Files.readString(f).strip();
+        }
+        assertThat(drawn[0]).isNotEmpty();
+        assertThat(drawn[1]).as("the same RAM restored twice, reseeded each time").isNotEqualTo(drawn[0]);
+    }
+}
