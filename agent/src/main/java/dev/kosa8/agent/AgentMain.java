@@ -51,7 +51,11 @@ public final class AgentMain {
                     continue;
                 }
                 try {
-                    new Session(reader, writer, bootMillis).serve(first);
+                    Message.Hello next = new Session(reader, writer, bootMillis).serve(first);
+                    while (next != null) {
+                        Log.info("a new host took over");
+                        next = new Session(reader, writer, bootMillis).serve(next);
+                    }
                     Log.info("host disconnected");
                 } catch (IOException | ProtocolException e) {
                     Log.info("session ended: " + e.getMessage());

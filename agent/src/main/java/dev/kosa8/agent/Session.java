@@ -30,11 +30,36 @@ final class Session implements Outbox {
     }
 
     /**
-     * Serves until the host disconnects.
+     * A Hello in the middle of a session: a new host (a restarted daemon)
+     * took over without this agent seeing the old one go, as happens when the
+     * old one died while the machine was stopped (QEMU tells the guest of a
+     * disconnect only while it runs). The new host starts a new session.
+     */
+    static final class NewHost extends RuntimeException {
+        final Message.Hello hello;
+
+        NewHost(Message.Hello hello) {
+            super("a new host said Hello", null, false, false);
+            this.hello = hello;
+        }
+    }
+
+    /**
+     * Serves until the host disconnects, or another host takes over.
      *
      * @param first the host's first message, already read
+     * @return the Hello of a host that took over (serve a new session with it), or null when the host left
      */
-    void serve(Message first) throws IOException {
+    Message.Hello serve(Message first) throws IOException {
+        try {
+            serveSession(first);
+            return null;
+        } catch (NewHost n) {
+            return n.hello;
+        }
+    }
+
+    private void serveSession(Message first) throws IOException {
         try {
             if (!(first instanceof Message.Hello hello)) {
                 throw new ProtocolException("expected Hello, got " + first.getClass().getSimpleName());
@@ -58,7 +83,7 @@ final class Session implements Outbox {
     private void dispatch(Message m) {
         switch (m) {
             case Message.Ping p -> send(new Message.Pong(p.nonce()));
-            case Message.Hello h -> throw new ProtocolException("Hello in the middle of a session");
+            case Message.Hello h -> throw new NewHost(h);
             case Message.Exec e -> startChannel(e.channel(), () -> ProcessChannel.start(e.channel(), e.spec(), this));
             case Message.PutFile p -> startChannel(p.channel(), () -> PutFileChannel.start(p.channel(), p, this));
             case Message.GetFile g -> startChannel(g.channel(), () -> GetFileChannel.start(g.channel(), g, this));

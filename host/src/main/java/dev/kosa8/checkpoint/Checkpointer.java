@@ -62,6 +62,25 @@ public final class Checkpointer {
         return store;
     }
 
+    /** The mark of a checkpoint or rewind under way: left behind when the daemon dies in the middle of one. */
+    private static Path marker(Path checkpointDir) {
+        return checkpointDir.resolve("in-progress");
+    }
+
+    /** Whether a daemon died in the middle of a checkpoint or rewind of this sandbox (its processes may be frozen). */
+    public static boolean wasInterrupted(Path checkpointDir) {
+        return java.nio.file.Files.exists(marker(checkpointDir));
+    }
+
+    public static void clearInterrupted(Path checkpointDir) throws IOException {
+        java.nio.file.Files.deleteIfExists(marker(checkpointDir));
+    }
+
+    private void mark() throws IOException {
+        java.nio.file.Files.createDirectories(store.directory());
+        java.nio.file.Files.writeString(marker(store.directory()), Long.toString(ProcessHandle.current().pid()));
+    }
+
     public Checkpoint checkpoint(String message) {
         sweep();
         String id = CheckpointIds.next(Instant.now());
@@ -74,6 +93,7 @@ public final class Checkpointer {
         boolean vmSaved = false;
         Steps steps = new Steps();
         try {
+            mark();
             GuestCommand.freeze(vm.agent(), FREEZE);
             frozen = true;
             steps.done("freeze");
@@ -112,6 +132,7 @@ public final class Checkpointer {
                     capture == null ? 0 : capture.entries(), capture == null ? 0 : capture.bytesCopied(), server,
                     steps.millis());
             store.commit(c);
+            clearInterrupted(store.directory());
             return c;
         } catch (IOException | RuntimeException | InterruptedException e) {
             if (e instanceof InterruptedException) {
@@ -133,6 +154,7 @@ public final class Checkpointer {
             if (frozen) {
                 quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
             }
+            quietly("clear the in-progress mark", () -> clearInterrupted(store.directory()));
             throw new KosaException(KosaException.Kind.VM, "the checkpoint failed: " + e.getMessage()
                     + "; the sandbox runs on and earlier checkpoints are intact", hint(e), e);
         }
@@ -148,6 +170,7 @@ public final class Checkpointer {
     public Map<String, Long> rewind(Checkpoint c) {
         Steps steps = new Steps();
         try {
+            mark();
             try {
                 GuestCommand.freeze(vm.agent(), Duration.ofSeconds(10));
             } catch (RuntimeException e) {
@@ -180,6 +203,7 @@ public final class Checkpointer {
             RANDOM.nextBytes(seed);
             GuestCommand.thaw(vm.agent(), System.currentTimeMillis(), seed, FREEZE);
             steps.done("thaw");
+            clearInterrupted(store.directory());
             return steps.millis();
         } catch (IOException | RuntimeException | InterruptedException e) {
             if (e instanceof InterruptedException) {

@@ -90,6 +90,17 @@ public final class SandboxManager {
             try {
                 Vm vm = Vm.reattach(vmSpec(r, null), r.qemuPid(), r.qemuStarted(), Duration.ofSeconds(20));
                 s.vm(vm);
+                if (dev.kosa8.checkpoint.Checkpointer.wasInterrupted(checkpointDir(s))) {
+                    // a daemon that died in the middle of a checkpoint or rewind left the processes frozen
+                    try {
+                        GuestCommand.thaw(vm.agent(), 0, new byte[0], Duration.ofSeconds(20));
+                        dev.kosa8.checkpoint.Checkpointer.clearInterrupted(checkpointDir(s));
+                        log.accept("sandbox " + r.id() + ": a checkpoint or rewind was cut short; its processes "
+                                + "run on");
+                    } catch (RuntimeException | IOException e) {
+                        log.accept("sandbox " + r.id() + ": cannot thaw its processes: " + e.getMessage());
+                    }
+                }
                 if (r.network().mode() != NetMode.NONE) {
                     s.broker(startBroker(r));
                 }

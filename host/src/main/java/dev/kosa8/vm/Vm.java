@@ -98,6 +98,12 @@ public final class Vm implements AutoCloseable {
                         "the sandbox's QEMU (pid " + pid + ") is no longer running", "remove it with `kosa8 rm`"));
         try {
             QmpClient qmp = QmpClient.connect(spec.qmpSocket(), timeout, e -> { });
+            // a daemon that died in the middle of a checkpoint or rewind left the machine stopped: run it on, or
+            // its agent could never answer
+            String status = qmp.execute("query-status", java.util.Map.of(), timeout).path("status").asText();
+            if (status.equals("paused")) {
+                qmp.execute("cont", java.util.Map.of(), timeout);
+            }
             AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
             return new Vm(spec, qemu, qmp, agent);
         } catch (IOException | RuntimeException e) {

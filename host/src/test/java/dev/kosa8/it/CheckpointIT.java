@@ -144,4 +144,45 @@ class CheckpointIT {
         assertThat(drawn[0]).isNotEmpty();
         assertThat(drawn[1]).as("the same RAM restored twice, reseeded each time").isNotEqualTo(drawn[0]);
     }
+
+    // --- faults: nothing committed is lost, and the sandbox runs on ---
+
+    static List<String> checkpointIds() {
+        return Kosa.ok(T, "checkpoints", id).stdout().lines().skip(1).map(l -> l.split("\\s+")[0]).toList();
+    }
+
+    static void assertCounting() throws InterruptedException {
+        int before = numbers(sh("cat /root/counter.log").stdout()).size();
+        Thread.sleep(2500);
+        int after = numbers(sh("cat /root/counter.log").stdout()).size();
+        assertThat(after).as("the counting process runs on").isGreaterThan(before);
+    }
+
+    @Test
+    @Order(5)
+    void qemuKilledDuringACheckpointLosesNothingCommitted() throws Exception {
+        List<String> before = checkpointIds();
+        long pid = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
+                .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
+        assertThat(pid).isPositive();
+        var checkpoint = java.util.concurrent.CompletableFuture.supplyAsync(() -> Kosa.run(T, "checkpoint", id));
+        Thread.sleep(1200);
+        new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor();
+        Kosa.Result failed = checkpoint.get();
+        assertThat(failed.exitCode()).as(failed.toString()).isNotZero();
+        assertThat(failed.stderr()).as("a clear error").contains("checkpoint");
+
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (Kosa.ok(T, "inspect", id).stdout().contains("\"state\" : \"running\"") && System.nanoTime() < deadline) {
+            Thread.sleep(200); // the daemon notices QEMU's death on its own
+        }
+        assertThat(Kosa.ok(T, "inspect", id).stdout()).contains("\"state\" : \"failed\"");
+        Kosa.ok(Duration.ofMinutes(10), "start", id);
+        assertThat(checkpointIds()).as("every committed checkpoint is still there").containsAll(before);
+        Kosa.ok(T, "rewind", id, first);
+        Thread.sleep(2000);
+        assertConsecutiveFromOne(numbers(Files.readString(folder.resolve("counter.log"))), "the workspace's counter");
+        assertConsecutiveFromOne(numbers(sh("cat /root/counter.log").stdout()), "the root disk's counter");
+        assertCounting();
+    }
 }

@@ -53,6 +53,7 @@ public final class Kosa {
     /** The host-side egress test settings (loopback servers for test names), outside every workspace. */
     public static final Path EGRESS_TEST_CONFIG = HOME.resolveSibling("it-egress.json");
 
+
     /** The CLI's working directory in tests, so a sandbox's default workspace is a folder of the tests'. */
     public static final Path CWD = HOME.resolveSibling("it-cwd");
 
