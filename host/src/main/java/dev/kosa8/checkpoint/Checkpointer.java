@@ -213,6 +213,8 @@ public final class Checkpointer {
             if (workspace != null) {
                 workspace.resume();
             }
+            quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
+            quietly("clear the in-progress mark", () -> clearInterrupted(store.directory()));
             throw new KosaException(KosaException.Kind.VM, "the rewind to " + c.id() + " failed: " + e.getMessage(),
                     "the checkpoint is intact; try again, or `kosa8 stop` and `start` the sandbox", e);
         }
