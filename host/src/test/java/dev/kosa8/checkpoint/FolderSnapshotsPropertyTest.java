@@ -25,6 +25,8 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
 import net.jqwik.api.Tuple.Tuple2;
+import net.jqwik.api.constraints.CharRange;
+import net.jqwik.api.constraints.IntRange;
 
 /**
  * Random histories of a folder: rounds of random changes (create, modify,
@@ -189,6 +191,31 @@ class FolderSnapshotsPropertyTest {
             }
         } finally {
             FolderSnapshotsTest.deleteTree(tmp);
+        }
+    }
+
+    /** A manifest damaged anywhere is refused with an IOException: never half read, never another exception. */
+    @Property(tries = 1000)
+    void aDamagedManifestIsRefusedCleanly(@ForAll @IntRange(max = 100_000) int where,
+            @ForAll @CharRange(from = ' ', to = '~') char value, @ForAll @IntRange(max = 3) int howMany)
+            throws Exception {
+        Manifest m = new Manifest("m1", Instant.parse("2025-01-01T00:00:00.5Z"), List.of(
+                new Entry("", Kind.DIR, 0755, 1, 2, 0, null, null, null),
+                new Entry("d", Kind.DIR, 0700, 3, 4, 0, null, null, null),
+                new Entry("d/\u00ff", Kind.FILE, 0644, 5, 6, 7, "0".repeat(64), null,
+                        new Identity(8, 9, 7, 5, 6, 10, 11)),
+                new Entry("l", Kind.SYMLINK, 0777, 12, 13, 0, null, "d/\u00ff", null),
+                new Entry("p", Kind.FIFO, 0640, 14, 15, 0, null, null, null)));
+        byte[] good = ManifestCodec.write(m);
+        assertThat(ManifestCodec.read(good)).isEqualTo(m);
+        byte[] bad = good.clone();
+        for (int i = 0; i <= howMany; i++) {
+            bad[(where + i * 7919) % bad.length] = (byte) value; // printable: damage that still parses
+        }
+        try {
+            assertThat(ManifestCodec.read(bad)).as("only a change that changes nothing reads").isEqualTo(m);
+        } catch (IOException expected) {
+            // refused, as it must be
         }
     }
 
