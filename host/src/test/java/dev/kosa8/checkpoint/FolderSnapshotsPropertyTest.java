@@ -18,6 +18,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SortedMap;
 import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Assume;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
@@ -169,6 +170,7 @@ class FolderSnapshotsPropertyTest {
     @Property(tries = 40)
     void everySnapshotComesBackExactly(@ForAll("rounds") List<List<Op>> rounds,
             @ForAll("restores") List<Tuple2<Integer, List<Op>>> restores, @ForAll boolean trusted) throws Exception {
+        Assume.that(Posix.AVAILABLE);
         Path tmp = Files.createTempDirectory("kosa8-snapshots");
         try {
             Path folder = Files.createDirectory(tmp.resolve("ws"));
