@@ -8,7 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
@@ -152,8 +151,9 @@ final class Capturer {
                         total += n;
                         if (!buf.hasRemaining()) {
                             if (spill == null) {
-                                tmp = objects.newTemporary();
-                                spill = FileChannel.open(tmp, StandardOpenOption.WRITE);
+                                ObjectStore.Temporary t = objects.newTemporary();
+                                tmp = t.path();
+                                spill = t.channel();
                             }
                             drain(spill);
                         }

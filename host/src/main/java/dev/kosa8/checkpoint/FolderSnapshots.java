@@ -80,6 +80,7 @@ public final class FolderSnapshots {
             throw new KosaException(KosaException.Kind.STATE, "a workspace snapshot named " + id
                     + " already exists", "delete it first or choose another name");
         }
+        checkApart(folder);
         Files.createDirectories(manifests);
         Files.createDirectories(objects.dir());
         Instant capturedAt = clock.instant();
@@ -122,6 +123,7 @@ public final class FolderSnapshots {
         checkId(id);
         String folderBytes = folderBytes(folder);
         Manifest m = load(id);
+        checkApart(folder);
         for (String hash : m.objects()) {
             if (!objects.has(hash)) {
                 throw new IOException("workspace snapshot " + id + " is damaged: its object " + hash
@@ -360,6 +362,30 @@ public final class FolderSnapshots {
                     + " is missing or not a folder", "recreate it as an empty folder, then try again");
         }
         return ByteNames.fromHostPath(abs);
+    }
+
+    /**
+     * Refuses a store inside the folder (a capture would take in the store, a restore delete it) or a folder
+     * inside the store.
+     */
+    private void checkApart(Path folder) throws IOException {
+        Path f = folder.toRealPath();
+        Path s = realAsFarAsItExists(store);
+        if (s.startsWith(f) || f.startsWith(s)) {
+            throw new KosaException(KosaException.Kind.USAGE, "the snapshot store " + s + " and the workspace "
+                    + f + " overlap", "keep the checkpoints outside the workspace folder");
+        }
+    }
+
+    /** {@code p} with symlinks resolved in the part of it that exists (the store may not yet). */
+    private static Path realAsFarAsItExists(Path p) throws IOException {
+        Path existing = p.toAbsolutePath().normalize();
+        Path rest = existing.getFileSystem().getPath("");
+        while (existing.getParent() != null && !Files.exists(existing)) {
+            rest = existing.getFileName().resolve(rest);
+            existing = existing.getParent();
+        }
+        return existing.toRealPath().resolve(rest);
     }
 
     private static void checkId(String id) {

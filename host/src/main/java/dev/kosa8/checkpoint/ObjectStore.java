@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.Set;
@@ -25,7 +26,7 @@ import java.util.UUID;
  * temporary name {@code objects/.tmp-*} and renamed into place only when
  * complete, so an object's name always means its full content; a crash leaves
  * at most a temporary file, which {@link #removeTemporaries} clears. Objects
- * are read-only (0444): nothing ever changes one in place.
+ * are read-only (0444) from creation: nothing ever changes one in place.
  *
  * <p>The store's own paths are ASCII (hex names), so plain {@code java.nio}
  * serves here; only the folder needs {@link Posix}.
@@ -37,6 +38,9 @@ final class ObjectStore {
 
     private final Path dir;
     private final Set<String> subdirsMade = new HashSet<>();
+    private final String tempBase = UUID.randomUUID().toString();
+    private long tempCount;
+    private boolean dirMade;
 
     ObjectStore(Path dir) {
         this.dir = dir;
@@ -54,24 +58,36 @@ final class ObjectStore {
         return Files.exists(path(sha256), LinkOption.NOFOLLOW_LINKS);
     }
 
-    /** A new, empty temporary file to write an object into. */
-    Path newTemporary() throws IOException {
-        Files.createDirectories(dir);
-        return Files.createFile(dir.resolve(TEMP_PREFIX + UUID.randomUUID()));
+    /** A temporary object being written: its name and the channel open on it. */
+    record Temporary(Path path, FileChannel channel) {
     }
 
-    /** Writes {@code content} (position to limit) to a new temporary file and returns it. */
+    /**
+     * Creates a temporary object, read-only from the start (the creating descriptor may still write), so
+     * storing one costs an open, the writes, a close and a rename: nothing else.
+     */
+    Temporary newTemporary() throws IOException {
+        if (!dirMade) {
+            Files.createDirectories(dir);
+            dirMade = true;
+        }
+        Path p = dir.resolve(TEMP_PREFIX + tempBase + "-" + tempCount++);
+        return new Temporary(p, FileChannel.open(p, EnumSet.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(READ_ONLY)));
+    }
+
+    /** Writes {@code content} (position to limit) to a new temporary object and returns its name. */
     Path writeTemporary(ByteBuffer content) throws IOException {
-        Path tmp = newTemporary();
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+        Temporary tmp = newTemporary();
+        try (FileChannel ch = tmp.channel()) {
             while (content.hasRemaining()) {
                 ch.write(content);
             }
         } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(tmp);
+            Files.deleteIfExists(tmp.path());
             throw e;
         }
-        return tmp;
+        return tmp.path();
     }
 
     /**
@@ -88,7 +104,6 @@ final class ObjectStore {
         if (subdirsMade.add(sub)) {
             Files.createDirectories(target.getParent());
         }
-        Files.setPosixFilePermissions(tmp, READ_ONLY);
         try {
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
         } catch (AtomicMoveNotSupportedException | FileAlreadyExistsException e) {

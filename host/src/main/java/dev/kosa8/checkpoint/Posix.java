@@ -203,6 +203,9 @@ final class Posix {
                 ByteBuffer b = buf.asSlice(0, n).asByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
                 for (int at = 0; at < n; ) {
                     int reclen = Short.toUnsignedInt(b.getShort(at + 16));
+                    if (reclen < 20 || reclen > n - at) {
+                        throw new PosixException(5, "getdents64", ""); // EIO: a record the kernel never makes
+                    }
                     int len = 0;
                     while (19 + len < reclen && b.get(at + 19 + len) != 0) {
                         len++;

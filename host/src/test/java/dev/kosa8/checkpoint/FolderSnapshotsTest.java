@@ -493,6 +493,10 @@ class FolderSnapshotsTest {
         assertThatThrownBy(() -> snapshots.restore("c1", tmp.resolve("missing"))).isInstanceOf(KosaException.class)
                 .hasMessageContaining("missing or not a folder");
         assertThat(snapshots.ids()).containsExactly("c1");
+        FolderSnapshots inside = new FolderSnapshots(folder.resolve(".checkpoints"));
+        assertThatThrownBy(() -> inside.capture(folder, "c1")).isInstanceOf(KosaException.class)
+                .hasMessageContaining("overlap");
+        assertThat(folder.resolve(".checkpoints")).as("refused before anything was made").doesNotExist();
     }
 
     @Test
