@@ -35,15 +35,9 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
 
     /**
      * @param agentSource gives the agent once the sandbox runs (it may boot first, off the event loop)
+     * @param extraEnv    read when the command starts: variables every command in the sandbox gets (its secrets'
+     *                    placeholders), under what the client set itself
      * @param onEnd       runs once when the stream ends, however it ends
-     */
-    ExecRelay(Supplier<AgentConnection> agentSource, Runnable onEnd) {
-        this(agentSource, Map::of, onEnd);
-    }
-
-    /**
-     * @param extraEnv read when the command starts: variables every command in the sandbox gets (its secrets'
-     *                 placeholders), under what the client set itself
      */
     ExecRelay(Supplier<AgentConnection> agentSource, Supplier<Map<String, String>> extraEnv, Runnable onEnd) {
         this.agentSource = agentSource;
