@@ -5,19 +5,22 @@ import java.time.Instant;
 
 /**
  * One committed checkpoint of a sandbox, as {@code checkpoints/<id>.json}
- * keeps it. The machine's RAM, devices and root disk are the QEMU snapshot
+ * keeps it. The machine's RAM and devices are the migration stream
+ * {@code checkpoints/<id>.vmstate}; its root disk is the internal snapshot
  * named {@code id} inside the sandbox's {@code root.qcow2}; the workspace's
  * content is the folder snapshot {@code id}; {@code server} is the 9p
  * server's fid table at the same instant (null without a workspace).
  *
  * @param pauseMillis how long the guest's processes stood frozen
- * @param vmStateBytes the RAM and device state QEMU stored
+ * @param vmStateBytes the size of the RAM and device state QEMU stored
  * @param workspaceBytesCopied bytes of workspace files this checkpoint had to store (unchanged ones cost none)
- * @param stepMillis  how long each step took (freeze, idle, stop, workspace, savevm, cont, thaw), in order
+ * @param stepMillis  how long each step took (freeze, idle, stop, workspace, disk, devices, thaw, ram), in order
+ * @param savedMillis from the freeze until the checkpoint was committed: the pause, then the RAM written while the
+ *                    guest ran on
  */
 public record Checkpoint(String id, Instant created, String message, long pauseMillis, long vmStateBytes,
                          int workspaceEntries, long workspaceBytesCopied, WorkspaceSnapshot server,
-                         java.util.Map<String, Long> stepMillis) {
+                         java.util.Map<String, Long> stepMillis, long savedMillis) {
     public Checkpoint {
         if (!CheckpointIds.isValid(id)) {
             throw new IllegalArgumentException("bad checkpoint id: " + id);

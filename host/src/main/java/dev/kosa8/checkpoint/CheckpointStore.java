@@ -33,6 +33,16 @@ public final class CheckpointStore {
         return dir;
     }
 
+    /** The machine's saved RAM and devices of checkpoint {@code id} (a QEMU migration stream). */
+    public Path vmState(String id) {
+        return dir.resolve(id + ".vmstate");
+    }
+
+    /** Where that stream is written until it is complete. */
+    Path vmStateTemp(String id) {
+        return dir.resolve(id + ".vmstate.tmp");
+    }
+
     public void commit(Checkpoint c) throws IOException {
         Files.createDirectories(dir);
         Path tmp = dir.resolve(c.id() + ".json.tmp");

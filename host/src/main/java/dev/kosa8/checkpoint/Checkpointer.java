@@ -1,13 +1,17 @@
 package dev.kosa8.checkpoint;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.GuestCommand;
+import dev.kosa8.vm.MachineState;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
 import dev.kosa8.workspace.WorkspaceSnapshot;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,9 +25,11 @@ import java.util.function.Consumer;
  * Takes a checkpoint of one running sandbox, and rewinds it in place: the
  * procedure of docs/checkpoints.md. The instant is the one at which the
  * guest's processes are frozen, the workspace server is idle and QEMU is
- * stopped; RAM, devices and root disk (QEMU's {@code savevm}, into the
- * sandbox's qcow2) and the workspace (content and fid table) are all taken
- * there.
+ * stopped; the root disk (an internal qcow2 snapshot, metadata only), the
+ * devices and the workspace (content and fid table) are taken there, and RAM
+ * as it was there is written by a background snapshot while the guest runs
+ * on ({@link MachineState}): the pause is the freeze, the workspace and a few
+ * milliseconds of QEMU's, not the size of RAM.
  *
  * <p>Every step that changed something is undone when a later one fails, in
  * reverse: the guest runs on, and earlier checkpoints are untouched. A
@@ -31,12 +37,30 @@ import java.util.function.Consumer;
  * one that was never committed (the daemon or QEMU died half-way) are swept
  * away before the next checkpoint.
  *
+ * <p>A rewind replaces the machine: QEMU cannot load a migration stream into
+ * a running process, so the old one quits and a fresh one, started from the
+ * saved state by the caller's {@link Relauncher}, takes its place behind the
+ * same sandbox (its id, folder, broker and secrets live in the daemon).
+ *
  * <p>The caller holds the sandbox's lock: one checkpoint or rewind at a time.
  */
 public final class Checkpointer {
     static final Duration FREEZE = Duration.ofSeconds(30);
     static final Duration QMP = Duration.ofMinutes(10);
     private static final SecureRandom RANDOM = new SecureRandom();
+
+    /**
+     * Starts the sandbox's machine again from a saved state, its workspace
+     * served with the given fid table before the guest runs; returns the
+     * new machine, running, its agent connected.
+     */
+    public interface Relauncher {
+        Vm relaunch(Path state, WorkspaceSnapshot server);
+    }
+
+    /** A finished rewind: the machine now behind the sandbox, and how long each step took. */
+    public record Rewound(Vm vm, Map<String, Long> stepMillis) {
+    }
 
     private final Vm vm;
     private final WorkspaceServer workspace;
@@ -69,16 +93,16 @@ public final class Checkpointer {
 
     /** Whether a daemon died in the middle of a checkpoint or rewind of this sandbox (its processes may be frozen). */
     public static boolean wasInterrupted(Path checkpointDir) {
-        return java.nio.file.Files.exists(marker(checkpointDir));
+        return Files.exists(marker(checkpointDir));
     }
 
     public static void clearInterrupted(Path checkpointDir) throws IOException {
-        java.nio.file.Files.deleteIfExists(marker(checkpointDir));
+        Files.deleteIfExists(marker(checkpointDir));
     }
 
     private void mark() throws IOException {
-        java.nio.file.Files.createDirectories(store.directory());
-        java.nio.file.Files.writeString(marker(store.directory()), Long.toString(ProcessHandle.current().pid()));
+        Files.createDirectories(store.directory());
+        Files.writeString(marker(store.directory()), Long.toString(ProcessHandle.current().pid()));
     }
 
     public Checkpoint checkpoint(String message) {
@@ -90,7 +114,9 @@ public final class Checkpointer {
         boolean paused = false;
         boolean stopped = false;
         boolean folderSaved = false;
-        boolean vmSaved = false;
+        boolean diskSaved = false;
+        MachineState.Saving saving = null;
+        Path temp = store.vmStateTemp(id);
         Steps steps = new Steps();
         try {
             mark();
@@ -114,23 +140,29 @@ public final class Checkpointer {
                 folderSaved = true;
             }
             steps.done("workspace");
-            hmp("savevm " + id);
-            vmSaved = true;
-            steps.done("savevm");
-            qmp("cont");
+            vm.qmp().execute("blockdev-snapshot-internal-sync", Map.of("device", "root", "name", id), QMP);
+            diskSaved = true;
+            steps.done("disk");
+            // QEMU saves the devices, write-protects RAM and runs the machine on by itself
+            saving = MachineState.saveInBackground(vm.qmp(), vm.spec().qmpSocket().resolveSibling("vmstate.sock"), temp,
+                    QMP);
+            saving.awaitRunning(QMP);
             stopped = false;
+            steps.done("devices");
             if (paused) {
                 workspace.resume();
                 paused = false;
             }
-            steps.done("cont");
             GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE);
             frozen = false;
             steps.done("thaw");
             long pause = Duration.ofNanos(System.nanoTime() - start).toMillis();
-            Checkpoint c = new Checkpoint(id, created, message, pause, vmStateBytes(id),
+            long bytes = saving.awaitSaved(QMP);
+            Files.move(temp, store.vmState(id), StandardCopyOption.ATOMIC_MOVE);
+            steps.done("ram");
+            Checkpoint c = new Checkpoint(id, created, message, pause, bytes,
                     capture == null ? 0 : capture.entries(), capture == null ? 0 : capture.bytesCopied(), server,
-                    steps.millis());
+                    steps.millis(), Duration.ofNanos(System.nanoTime() - start).toMillis());
             store.commit(c);
             clearInterrupted(store.directory());
             return c;
@@ -139,8 +171,13 @@ public final class Checkpointer {
                 Thread.currentThread().interrupt();
             }
             // undo, newest step first; each undo on its own, so one failing does not skip the rest
-            if (vmSaved) {
-                quietly("delete the VM snapshot", () -> hmp("delvm " + id));
+            if (saving != null) {
+                saving.cancel();
+            }
+            quietly("delete the unfinished machine state", () -> Files.deleteIfExists(temp));
+            quietly("delete the unfinished machine state", () -> Files.deleteIfExists(store.vmState(id)));
+            if (diskSaved) {
+                quietly("delete the disk snapshot", () -> deleteDiskSnapshot(id));
             }
             if (folderSaved) {
                 quietly("delete the workspace snapshot", () -> folders.delete(id));
@@ -161,15 +198,28 @@ public final class Checkpointer {
     }
 
     /**
-     * Puts the whole machine back to checkpoint {@code c}: the workspace's
-     * content and fid table, then RAM, devices and disk; the guest's clock is
-     * set to now and its random generator reseeded with fresh host bytes (the
-     * same RAM restored twice must not draw the same numbers), then its
-     * processes, frozen at the checkpoint's instant, run on.
+     * Puts the whole machine back to checkpoint {@code c}: the old QEMU
+     * quits, the root disk goes back to the checkpoint's snapshot, the
+     * workspace's content is restored, and {@code relauncher} starts a fresh
+     * QEMU from the saved RAM and devices with the fid table of the
+     * instant; the guest's clock is set to now and its random generator
+     * reseeded with fresh host bytes (the same RAM restored twice must not
+     * draw the same numbers), then its processes, frozen at the checkpoint's
+     * instant, run on.
+     *
+     * <p>Until the old QEMU quits, a failure leaves the sandbox running as
+     * it was. After it, the sandbox has no machine until a relaunch works:
+     * the exception says so, and the checkpoint is intact for another try.
      */
-    public Map<String, Long> rewind(Checkpoint c) {
+    public Rewound rewind(Checkpoint c, Relauncher relauncher) {
         Steps steps = new Steps();
+        Path state = store.vmState(c.id());
+        boolean replaced = false;
         try {
+            if (!Files.isRegularFile(state)) {
+                throw new IOException("its machine state " + state + " is missing"
+                        + " (checkpoints taken by kosa8 before 2026-11-30 kept it in the disk image; take a new one)");
+            }
             mark();
             try {
                 GuestCommand.freeze(vm.agent(), Duration.ofSeconds(10));
@@ -182,48 +232,53 @@ public final class Checkpointer {
                 throw new IOException("the workspace server did not become idle within 10 s");
             }
             steps.done("idle");
-            qmp("stop");
-            steps.done("stop");
+            vm.agent().failOpenChannels("the sandbox was rewound to checkpoint " + c.id());
+            replaced = true;
+            vm.quit(Duration.ofSeconds(10));
+            if (workspace != null) {
+                workspace.close();
+            }
+            steps.done("quit");
+            HostCommand.of("qemu-img", "snapshot", "-a", c.id(), vm.spec().rootDisk().toString())
+                    .logTo(vm.spec().consoleLog().resolveSibling("qemu.log"))
+                    .timeout(Duration.ofMinutes(5))
+                    .run(KosaException.Kind.VM, "putting the root disk back to " + c.id());
+            steps.done("disk");
             if (workspace != null) {
                 folders.restore(c.id(), folder);
-                if (c.server() != null) {
-                    workspace.restore(c.server());
-                }
             }
             steps.done("workspace");
-            hmp("loadvm " + c.id());
-            steps.done("loadvm");
-            vm.agent().failOpenChannels("the sandbox was rewound to checkpoint " + c.id());
-            qmp("cont");
-            if (workspace != null) {
-                workspace.resume();
-            }
-            steps.done("cont");
+            Vm next = relauncher.relaunch(state, c.server());
+            steps.done("load");
             byte[] seed = new byte[64];
             RANDOM.nextBytes(seed);
-            GuestCommand.thaw(vm.agent(), System.currentTimeMillis(), seed, FREEZE);
+            GuestCommand.thaw(next.agent(), System.currentTimeMillis(), seed, FREEZE);
             steps.done("thaw");
             clearInterrupted(store.directory());
-            return steps.millis();
+            return new Rewound(next, steps.millis());
         } catch (IOException | RuntimeException | InterruptedException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            quietly("resume the machine", () -> qmp("cont"));
-            if (workspace != null) {
-                workspace.resume();
+            if (!replaced) {
+                if (workspace != null) {
+                    workspace.resume();
+                }
+                quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
             }
-            quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
             quietly("clear the in-progress mark", () -> clearInterrupted(store.directory()));
-            throw new KosaException(KosaException.Kind.VM, "the rewind to " + c.id() + " failed: " + e.getMessage(),
-                    "the checkpoint is intact; try again, or `kosa8 stop` and `start` the sandbox", e);
+            throw new KosaException(KosaException.Kind.VM, "the rewind to " + c.id() + " failed: " + e.getMessage()
+                    + (replaced ? "; the sandbox's machine is stopped" : "; the sandbox runs on as it was"),
+                    replaced ? "the checkpoint is intact: `kosa8 start` the sandbox and rewind again"
+                            : "the checkpoint is intact; try again", e);
         }
     }
 
     /** Removes a checkpoint: its record first (then it no longer exists), then its parts. */
     public void remove(Checkpoint c) throws IOException {
         store.forget(c.id());
-        hmp("delvm " + c.id());
+        deleteDiskSnapshot(c.id());
+        Files.deleteIfExists(store.vmState(c.id()));
         folders.delete(c.id());
     }
 
@@ -239,8 +294,21 @@ public final class Checkpointer {
             store.list().forEach(c -> committed.add(c.id()));
             for (String tag : vmSnapshotTags()) {
                 if (CheckpointIds.isValid(tag) && !committed.contains(tag)) {
-                    log.accept("removing the VM snapshot of an unfinished checkpoint " + tag);
-                    hmp("delvm " + tag);
+                    log.accept("removing the disk snapshot of an unfinished checkpoint " + tag);
+                    deleteDiskSnapshot(tag);
+                }
+            }
+            if (Files.isDirectory(store.directory())) {
+                try (var files = Files.list(store.directory())) {
+                    for (Path f : files.toList()) {
+                        String name = f.getFileName().toString();
+                        int dot = name.indexOf('.');
+                        if (dot > 0 && name.substring(dot).startsWith(".vmstate")
+                                && !committed.contains(name.substring(0, dot))) {
+                            log.accept("removing the machine state of an unfinished checkpoint " + name);
+                            Files.deleteIfExists(f);
+                        }
+                    }
                 }
             }
             for (String id : folders.ids()) {
@@ -269,22 +337,15 @@ public final class Checkpointer {
         return vmSnapshots().stream().map(s -> s.path("name").asText()).toList();
     }
 
-    private long vmStateBytes(String id) {
-        return vmSnapshots().stream().filter(s -> s.path("name").asText().equals(id))
-                .mapToLong(s -> s.path("vm-state-size").asLong()).findFirst().orElse(0);
+    /** Removes the root disk's snapshot {@code id}; the savevm-era ones, which hold RAM too, go the same way. */
+    private void deleteDiskSnapshot(String id) {
+        if (vmSnapshotTags().contains(id)) {
+            vm.qmp().execute("blockdev-snapshot-delete-internal-sync", Map.of("device", "root", "name", id), QMP);
+        }
     }
 
     private void qmp(String command) {
         vm.qmp().execute(command, Map.of(), QMP);
-    }
-
-    /** An HMP command through QMP; HMP reports failure as text in its answer, not as a QMP error. */
-    private void hmp(String commandLine) {
-        JsonNode r = vm.qmp().execute("human-monitor-command", Map.of("command-line", commandLine), QMP);
-        String out = r == null ? "" : r.asText("").strip();
-        if (!out.isEmpty()) {
-            throw new IllegalStateException("QEMU: " + commandLine.split(" ")[0] + ": " + out);
-        }
     }
 
     /** Wall-clock time per step, for the record and the benchmark. */

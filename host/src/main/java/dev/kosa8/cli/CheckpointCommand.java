@@ -33,8 +33,9 @@ final class CheckpointCommand implements Callable<Integer> {
                 + SandboxOptions.enc(message));
         System.out.println(c.path("id").asText());
         System.err.println("checkpoint of " + id + " taken; the sandbox stood still for " + c.path("pauseMillis").asLong()
-                + " ms (" + Sizes.human(c.path("vmStateBytes").asLong()) + " of machine state, "
-                + Sizes.human(c.path("workspaceBytesCopied").asLong()) + " of changed workspace files)");
+                + " ms, and ran on while its memory was saved (" + Sizes.human(c.path("vmStateBytes").asLong())
+                + " of machine state, " + Sizes.human(c.path("workspaceBytesCopied").asLong())
+                + " of changed workspace files; stored after " + c.path("savedMillis").asLong() + " ms)");
         return 0;
     }
 

@@ -212,6 +212,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         v.put("created", c.created().toString());
         v.put("message", c.message());
         v.put("pauseMillis", c.pauseMillis());
+        v.put("savedMillis", c.savedMillis());
         v.put("vmStateBytes", c.vmStateBytes());
         v.put("workspaceEntries", c.workspaceEntries());
         v.put("workspaceBytesCopied", c.workspaceBytesCopied());

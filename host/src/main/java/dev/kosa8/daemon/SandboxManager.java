@@ -10,6 +10,7 @@ import dev.kosa8.egress.NetMode;
 import dev.kosa8.egress.SandboxNetwork;
 import dev.kosa8.vm.Accelerator;
 import dev.kosa8.vm.GuestCommand;
+import dev.kosa8.vm.QemuCommandLine;
 import dev.kosa8.workspace.WorkspaceFolder;
 import dev.kosa8.workspace.WorkspaceServer;
 import dev.kosa8.vm.AcceleratorProbe;
@@ -622,12 +623,61 @@ public final class SandboxManager {
         try {
             Vm vm = running(s);
             dev.kosa8.checkpoint.Checkpoint c = findCheckpoint(s, checkpoint);
-            Map<String, Long> steps = checkpointer(s, vm).rewind(c);
-            log.accept("sandbox " + s.id() + " rewound to " + c.id() + " " + steps);
-            return Map.entry(c, steps);
+            dev.kosa8.checkpoint.Checkpointer.Rewound done;
+            try {
+                done = checkpointer(s, vm).rewind(c, (state, server) -> relaunch(s, state, server));
+            } catch (KosaException e) {
+                if (s.vm() == vm && !vm.isAlive()) {
+                    // the old machine is gone and no new one runs: the sandbox is stopped, its disk at the checkpoint
+                    s.vm(null);
+                    closeServers(s);
+                    s.record(s.record().failed(firstLine(e.getMessage())));
+                    store.save(s.record());
+                    cleanRuntime(s.id());
+                }
+                throw e;
+            }
+            log.accept("sandbox " + s.id() + " rewound to " + c.id() + " " + done.stepMillis());
+            return Map.entry(c, done.stepMillis());
         } finally {
             s.lock().unlock();
         }
+    }
+
+    /**
+     * A rewind's second half: a fresh QEMU for the sandbox, loaded from a
+     * saved state, its workspace served again with the checkpoint's fid table
+     * before the guest runs. Replaces the sandbox's machine and records the
+     * new QEMU at once, so a daemon dying now still finds it.
+     */
+    private Vm relaunch(Sandbox s, Path state, dev.kosa8.workspace.WorkspaceSnapshot server) {
+        SandboxRecord r = s.record();
+        BootImage image = images.get();
+        VmSpec spec = vmSpec(r, image);
+        Path folder = r.workspace().isEmpty() ? null : Path.of(r.workspace());
+        s.workspace(null);
+        Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
+        Vm next = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, q -> {
+            SandboxRecord withPid = r.withQemu(q.pid(), q.startInstant(), r.accelerator(), r.imageId());
+            s.record(withPid);
+            store.save(withPid);
+        }, qmp -> {
+            if (folder != null) {
+                WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), Duration.ofSeconds(10),
+                        m -> log.accept("sandbox " + s.id() + " workspace: " + m));
+                s.workspace(w);
+                if (server != null) {
+                    w.restore(server);
+                }
+            }
+        });
+        s.vm(next);
+        SandboxRecord running = s.record().withQemu(next.process().pid(), next.process().startInstant(),
+                r.accelerator(), r.imageId()).withState(SandboxState.RUNNING);
+        s.record(running);
+        store.save(running);
+        watch(s, next);
+        return next;
     }
 
     /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */

@@ -91,6 +91,57 @@ public final class Vm implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts a machine from a saved state instead of booting it: QEMU starts
+     * stopped and waiting for a migration stream ({@code -S -incoming
+     * defer}), loads {@code state} ({@link MachineState#load}), lets
+     * {@code beforeRun} connect what must be there before the guest runs
+     * (the workspace server), continues the machine and connects to the
+     * agent, which takes the new host's Hello as a new session. The guest
+     * runs on from the instant the state was saved; its processes are as
+     * frozen as they were then.
+     */
+    public static Vm restore(VmSpec spec, List<String> argv, java.nio.file.Path state, Duration timeout,
+                             java.util.function.Consumer<QemuProcess> started,
+                             java.util.function.Consumer<QmpClient> beforeRun) {
+        List<String> incoming = new java.util.ArrayList<>(argv);
+        incoming.addAll(List.of("-S", "-incoming", "defer"));
+        java.nio.file.Path qemuLog = spec.consoleLog().resolveSibling("qemu.log");
+        QemuProcess qemu;
+        try {
+            Files.deleteIfExists(spec.qmpSocket());
+            Files.deleteIfExists(spec.agentSocket());
+            if (spec.workspaceSocket() != null) {
+                Files.deleteIfExists(spec.workspaceSocket());
+            }
+            qemu = QemuProcess.start(incoming, qemuLog);
+            started.accept(qemu);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + argv.getFirst() + "): "
+                    + e.getMessage(), "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);
+        }
+        QmpClient qmp = null;
+        try {
+            qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
+            MachineState.load(qmp, spec.qmpSocket().resolveSibling("incoming.sock"), state, timeout);
+            beforeRun.accept(qmp);
+            qmp.execute("cont", Map.of(), timeout);
+            AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
+            return new Vm(spec, qemu, qmp, agent);
+        } catch (IOException | RuntimeException e) {
+            if (qmp != null) {
+                qmp.close();
+            }
+            boolean wasAlive = qemu.isAlive();
+            qemu.kill();
+            throw new KosaException(KosaException.Kind.VM, "the sandbox could not be restored from "
+                    + state.getFileName() + ": " + e.getMessage() + "; QEMU "
+                    + (wasAlive ? "was stopped by kosa8" : "ended with " + qemu.exitDescription())
+                    + section("QEMU said", qemu.outputTail(10)),
+                    "the saved state is kept; see " + qemuLog, e);
+        }
+    }
+
     /** Re-attaches to a QEMU that a previous daemon started, if it still runs. */
     public static Vm reattach(VmSpec spec, long pid, Instant started, Duration timeout) {
         QemuProcess qemu = QemuProcess.attach(pid, started, spec.consoleLog().resolveSibling("qemu.log"))
@@ -149,6 +200,25 @@ public final class Vm implements AutoCloseable {
         } catch (RuntimeException e) {
             // an unresponsive guest is stopped anyway
         }
+        try {
+            qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+            // QEMU may close the connection before it answers
+        }
+        if (!qemu.waitFor(grace)) {
+            qemu.kill();
+        }
+        agent.close();
+        qmp.close();
+    }
+
+    /**
+     * Ends QEMU without asking the guest anything (its state is about to be
+     * replaced, and a frozen guest could not answer): QMP {@code quit}, which
+     * lets QEMU close the disk image cleanly, then SIGKILL if it lingers.
+     */
+    public void quit(Duration grace) {
+        agent.failOpenChannels("the sandbox's machine was replaced");
         try {
             qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
         } catch (RuntimeException e) {

@@ -158,6 +158,15 @@ class CheckpointIT {
         assertThat(after).as("the counting process runs on").isGreaterThan(before);
     }
 
+    static boolean streamStarted(Path dir) throws java.io.IOException {
+        if (!Files.isDirectory(dir)) {
+            return false;
+        }
+        try (var files = Files.list(dir)) {
+            return files.anyMatch(f -> f.getFileName().toString().endsWith(".vmstate.tmp") && f.toFile().length() > 0);
+        }
+    }
+
     @Test
     @Order(5)
     void qemuKilledDuringACheckpointLosesNothingCommitted() throws Exception {
@@ -165,8 +174,15 @@ class CheckpointIT {
         long pid = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
                 .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
         assertThat(pid).isPositive();
+        // kill QEMU while it writes the machine's RAM: once the stream's file has its first bytes
+        Path dir = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("checkpoints");
         var checkpoint = java.util.concurrent.CompletableFuture.supplyAsync(() -> Kosa.run(T, "checkpoint", id));
-        Thread.sleep(1200);
+        long until = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (!streamStarted(dir)) {
+            assertThat(System.nanoTime()).as("the checkpoint's machine state began to be written").isLessThan(until);
+            assertThat(checkpoint).as("the checkpoint is still under way").isNotDone();
+            Thread.sleep(5);
+        }
         new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor();
         Kosa.Result failed = checkpoint.get();
         assertThat(failed.exitCode()).as(failed.toString()).isNotZero();

@@ -1,0 +1,249 @@
+package dev.kosa8.vm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.FileChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A machine's RAM, CPU and device state as a file: QEMU's migration stream,
+ * written by a background snapshot and read back by a fresh QEMU started
+ * with {@code -incoming defer} (DESIGN.md fact 11).
+ *
+ * <p>Why a migration stream and not {@code savevm}: {@code savevm} keeps the
+ * machine stopped while it writes every RAM page (4.3 s for 1 GiB here,
+ * BENCHMARKS.md "Undo" run 1). With the {@code background-snapshot}
+ * capability QEMU stops the machine only to save the devices and
+ * write-protect RAM (userfaultfd), runs it on, and writes each page before
+ * the guest's first write to it changes it: the stream holds RAM exactly as
+ * it was at the instant, written while the guest runs.
+ *
+ * <p>The stream goes over a unix socket that the daemon listens on and
+ * copies to the file: QEMU's {@code exec:} transport would need the seccomp
+ * filter's {@code spawn} group, and {@code file:} came only in QEMU 9. Loading
+ * is the same the other way: QEMU listens ({@code migrate-incoming}) and the
+ * daemon sends the file.
+ */
+public final class MachineState {
+    private static final Duration POLL = Duration.ofMillis(2);
+
+    private MachineState() {
+    }
+
+    /**
+     * Starts a background snapshot of a machine QEMU has stopped, into
+     * {@code file}. QEMU saves the devices, runs the machine on itself, and
+     * goes on writing RAM; {@link Saving#awaitRunning} returns once the
+     * machine runs, {@link Saving#awaitSaved} once every byte is in the file
+     * and synced.
+     *
+     * @param socket where the daemon listens for QEMU's stream; removed when done
+     */
+    public static Saving saveInBackground(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
+        Files.deleteIfExists(socket);
+        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        try {
+            server.bind(UnixDomainSocketAddress.of(socket));
+            FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            CompletableFuture<Long> copied = new CompletableFuture<>();
+            Thread.ofPlatform().daemon().name("vmstate-writer").start(() -> receive(server, socket, out, copied));
+            try {
+                qmp.execute("migrate-set-capabilities", Map.of("capabilities",
+                        List.of(Map.of("capability", "background-snapshot", "state", true))), timeout);
+                qmp.execute("migrate", Map.of("uri", "unix:" + socket), timeout);
+            } catch (RuntimeException e) {
+                server.close(); // ends the writer's accept
+                throw e;
+            }
+            return new Saving(qmp, server, copied);
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            Files.deleteIfExists(socket);
+            throw e;
+        }
+    }
+
+    private static void receive(ServerSocketChannel server, Path socket, FileChannel out, CompletableFuture<Long> done) {
+        try (server; out; SocketChannel in = server.accept()) {
+            Files.deleteIfExists(socket);
+            long total = 0;
+            while (true) {
+                long n = out.transferFrom(in, total, 8L << 20);
+                if (n <= 0) {
+                    // transferFrom returns 0 both at end of stream and when nothing is ready; a blocking channel
+                    // only stops at the end: confirm with a read
+                    java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
+                    if (in.read(one) < 0) {
+                        break;
+                    }
+                    one.flip();
+                    total += out.write(one, total);
+                    continue;
+                }
+                total += n;
+            }
+            out.force(true);
+            done.complete(total);
+        } catch (IOException | RuntimeException e) {
+            done.completeExceptionally(e);
+        } finally {
+            try {
+                Files.deleteIfExists(socket);
+            } catch (IOException ignored) {
+                // a stale socket is removed before the next use
+            }
+        }
+    }
+
+    /** A background snapshot under way. */
+    public static final class Saving {
+        private final QmpClient qmp;
+        private final ServerSocketChannel server;
+        private final CompletableFuture<Long> copied;
+
+        private Saving(QmpClient qmp, ServerSocketChannel server, CompletableFuture<Long> copied) {
+            this.qmp = qmp;
+            this.server = server;
+            this.copied = copied;
+        }
+
+        /** Waits until QEMU has saved the devices and runs the machine again. */
+        public void awaitRunning(Duration timeout) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (true) {
+                if (qmp.execute("query-status", Map.of(), timeout).path("running").asBoolean()) {
+                    return;
+                }
+                String status = migrationStatus(timeout);
+                if (status.equals("failed") || status.equals("cancelled")) {
+                    throw new IllegalStateException("QEMU's snapshot " + status + migrationError());
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the machine did not run again within " + timeout.toMillis()
+                            + " ms of the snapshot's start");
+                }
+                sleep(POLL);
+            }
+        }
+
+        /** Waits until QEMU has sent all of RAM and the file holds it, synced; returns its size. */
+        public long awaitSaved(Duration timeout) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (true) {
+                String status = migrationStatus(timeout);
+                if (status.equals("completed")) {
+                    break;
+                }
+                if (status.equals("failed") || status.equals("cancelled")) {
+                    throw new IllegalStateException("QEMU's snapshot " + status + migrationError());
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("QEMU's snapshot did not finish within " + timeout.toSeconds() + " s");
+                }
+                sleep(Duration.ofMillis(20));
+            }
+            try {
+                return copied.get(Math.max(1, (deadline - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("cannot write the machine's state: " + e.getCause().getMessage(),
+                        e.getCause());
+            } catch (TimeoutException e) {
+                throw new IllegalStateException("the machine's state was not written within " + timeout.toSeconds() + " s");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while writing the machine's state");
+            }
+        }
+
+        /** Stops the snapshot (if QEMU still sends) and the writer. The caller removes the file. */
+        public void cancel() {
+            try {
+                qmp.execute("migrate_cancel", Map.of(), Duration.ofSeconds(10));
+            } catch (RuntimeException ignored) {
+                // QEMU may have gone; the writer ends with the socket either way
+            }
+            try {
+                server.close();
+            } catch (IOException ignored) {
+                // nothing more to stop
+            }
+            try {
+                copied.get(30, TimeUnit.SECONDS);
+            } catch (Exception ignored) {
+                // the writer ended one way or the other
+            }
+        }
+
+        private String migrationStatus(Duration timeout) {
+            return qmp.execute("query-migrate", Map.of(), timeout).path("status").asText("none");
+        }
+
+        private String migrationError() {
+            JsonNode m = qmp.execute("query-migrate", Map.of(), Duration.ofSeconds(10));
+            String why = m.path("error-desc").asText("");
+            return why.isEmpty() ? "" : ": " + why;
+        }
+    }
+
+    /**
+     * Loads {@code file} into a QEMU started with {@code -incoming defer}
+     * (and {@code -S}, so it stays stopped after): QEMU listens on
+     * {@code socket}, the daemon sends the file, and this returns when QEMU
+     * reports the load completed.
+     */
+    public static void load(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
+        Files.deleteIfExists(socket);
+        qmp.execute("migrate-incoming", Map.of("uri", "unix:" + socket), timeout);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ);
+             SocketChannel out = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            out.connect(UnixDomainSocketAddress.of(socket));
+            long size = in.size();
+            long sent = 0;
+            while (sent < size) {
+                sent += in.transferTo(sent, size - sent, out);
+            }
+            out.shutdownOutput();
+            while (true) {
+                JsonNode m = qmp.execute("query-migrate", Map.of(), timeout);
+                String status = m.path("status").asText("none");
+                if (status.equals("completed")) {
+                    return;
+                }
+                if (status.equals("failed")) {
+                    throw new IOException("QEMU could not load " + file.getFileName() + ": "
+                            + m.path("error-desc").asText("the stream does not fit this machine"));
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("QEMU did not finish loading " + file.getFileName() + " within "
+                            + timeout.toSeconds() + " s");
+                }
+                sleep(POLL);
+            }
+        } finally {
+            Files.deleteIfExists(socket);
+        }
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted");
+        }
+    }
+}
