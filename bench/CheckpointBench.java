@@ -11,19 +11,25 @@ import java.util.Random;
 /** See bench/checkpoint.sh. */
 public class CheckpointBench {
     static String kosa8;
+    static final List<String> suspendRows = new ArrayList<>();
 
     public static void main(String[] args) throws Exception {
         kosa8 = args[0];
         int rounds = Integer.parseInt(args[1]);
         DaemonClient d = new DaemonClient(HostPaths.fromEnvironment());
-        System.out.println("| guest | checkpoint p50 (pause) | of which savevm p50 | kosa8's own share | rewind p50 "
-                + "| of which loadvm p50 | kosa8's own share | VM state per checkpoint | workspace stored per checkpoint "
-                + "(first; later, p50) |");
+        System.out.println("| guest | checkpoint pause p50 (first after boot) | stored p50 (RAM written while the guest "
+                + "runs) | rewind p50 | of which load p50 | cold start (baseline) | cold start / rewind "
+                + "| VM state per checkpoint | workspace stored per checkpoint (first; later, p50) |");
         System.out.println("|---|---|---|---|---|---|---|---|---|");
         for (int i = 2; i < args.length; i++) {
             int mib = Integer.parseInt(args[i]);
             row(d, mib, rounds);
         }
+        System.out.println();
+        System.out.println("| guest | `stop` (pause to disk) | `start` (resume) | `start` after `stop --shutdown` (cold "
+                + "boot, baseline) | cold / resume |");
+        System.out.println("|---|---|---|---|---|");
+        suspendRows.forEach(System.out::println);
     }
 
     static void row(DaemonClient d, int mib, int rounds) throws Exception {
@@ -52,7 +58,7 @@ public class CheckpointBench {
                     + "    i += 1\n' > /dev/null 2>&1 &");
             Thread.sleep(15_000);
             List<Long> pause = new ArrayList<>();
-            List<Long> savevm = new ArrayList<>();
+            List<Long> saved = new ArrayList<>();
             List<Long> vmBytes = new ArrayList<>();
             List<Long> wsBytes = new ArrayList<>();
             List<String> ids = new ArrayList<>();
@@ -66,13 +72,14 @@ public class CheckpointBench {
                 JsonNode c = d.post("/v1/sandboxes/" + id + "/checkpoints?message=bench");
                 ids.add(c.path("id").asText());
                 pause.add(c.path("pauseMillis").asLong());
-                savevm.add(c.path("stepMillis").path("savevm").asLong());
+                saved.add(c.path("savedMillis").asLong());
                 vmBytes.add(c.path("vmStateBytes").asLong());
                 wsBytes.add(c.path("workspaceBytesCopied").asLong());
-                System.err.printf("  checkpoint %d: %s%n", k + 1, c.path("stepMillis"));
+                System.err.printf("  checkpoint %d: pause %d ms, stored after %d ms, %s%n", k + 1,
+                        c.path("pauseMillis").asLong(), c.path("savedMillis").asLong(), c.path("stepMillis"));
             }
             List<Long> rewind = new ArrayList<>();
-            List<Long> loadvm = new ArrayList<>();
+            List<Long> load = new ArrayList<>();
             for (int k = 0; k < rounds; k++) {
                 Thread.sleep(3000);
                 JsonNode w = d.post("/v1/sandboxes/" + id + "/rewind?checkpoint=" + ids.get(r.nextInt(ids.size())));
@@ -81,12 +88,29 @@ public class CheckpointBench {
                     steps += v.asLong();
                 }
                 rewind.add(steps);
-                loadvm.add(w.path("rewindStepMillis").path("loadvm").asLong());
+                load.add(w.path("rewindStepMillis").path("load").asLong());
                 System.err.printf("  rewind %d: %s%n", k + 1, w.path("rewindStepMillis"));
             }
-            long cp = p50(pause), sv = p50(savevm), rw = p50(rewind), lv = p50(loadvm);
-            System.out.printf("| %d MiB | %.2f s | %.2f s | %.2f s | %.2f s | %.2f s | %.2f s | %.0f MiB | %.0f MiB; %.0f KiB |%n",
-                    mib, cp / 1e3, sv / 1e3, (cp - sv) / 1e3, rw / 1e3, lv / 1e3, (rw - lv) / 1e3,
+            // the baseline, in the same run: what getting a machine back costs without a checkpoint, a cold start
+            // of the same sandbox (boot, agent, workspace mount)
+            // pause to disk and resume, then the cold baseline
+            long t0 = System.nanoTime();
+            cli("stop", id);
+            long toDisk = (System.nanoTime() - t0) / 1_000_000;
+            t0 = System.nanoTime();
+            cli("start", id);
+            long resume = (System.nanoTime() - t0) / 1_000_000;
+            System.err.printf("  stop (pause to disk): %d ms, start (resume): %d ms%n", toDisk, resume);
+            cli("stop", "--shutdown", id);
+            t0 = System.nanoTime();
+            cli("start", id);
+            long cold = (System.nanoTime() - t0) / 1_000_000;
+            System.err.printf("  cold start: %d ms%n", cold);
+            suspendRows.add(String.format("| %d MiB | %.1f s | %.1f s | %.1f s | %.1f× |", mib, toDisk / 1e3,
+                    resume / 1e3, cold / 1e3, (double) cold / resume));
+            long cp = p50(pause), st = p50(saved), rw = p50(rewind), ld = p50(load);
+            System.out.printf("| %d MiB | %.3f s (%.3f s) | %.2f s | %.2f s | %.2f s | %.1f s | %.1f× | %.0f MiB | %.0f MiB; %.0f KiB |%n",
+                    mib, cp / 1e3, pause.getFirst() / 1e3, st / 1e3, rw / 1e3, ld / 1e3, cold / 1e3, (double) cold / rw,
                     p50(vmBytes) / 1048576.0, wsBytes.getFirst() / 1048576.0,
                     p50(wsBytes.subList(1, wsBytes.size())) / 1024.0);
         } finally {

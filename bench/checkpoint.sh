@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Checkpoint benchmark (issue 6): checkpoint and rewind of a running sandbox whose guest dirties memory, with a
-# workspace of many files, for several guest sizes. Each row carries its own baseline from the same run: QEMU's
-# own savevm / loadvm step inside kosa8's procedure, the floor any checkpoint of the machine pays.
+# workspace of many files, for several guest sizes. Each row carries its own baseline from the same run: a cold
+# start of the same sandbox (boot, agent, workspace mount), what getting a machine back costs without checkpoints.
+# The pause is the time the guest's processes stand frozen; "stored" is when the checkpoint is committed, after
+# QEMU has written RAM in the background while the guest ran on.
 #
 #   bench/checkpoint.sh [ROUNDS] [MEMORY_MIB...]
 #

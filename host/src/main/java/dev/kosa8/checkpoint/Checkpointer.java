@@ -250,9 +250,7 @@ public final class Checkpointer {
             steps.done("workspace");
             Vm next = relauncher.relaunch(state, c.server());
             steps.done("load");
-            byte[] seed = new byte[64];
-            RANDOM.nextBytes(seed);
-            GuestCommand.thaw(next.agent(), System.currentTimeMillis(), seed, FREEZE);
+            wake(next);
             steps.done("thaw");
             clearInterrupted(store.directory());
             return new Rewound(next, steps.millis());
@@ -272,6 +270,74 @@ public final class Checkpointer {
                     replaced ? "the checkpoint is intact: `kosa8 start` the sandbox and rewind again"
                             : "the checkpoint is intact; try again", e);
         }
+    }
+
+    /**
+     * Pauses the machine to disk for {@code kosa8 stop}: the same instant as
+     * a checkpoint (frozen, idle, stopped), then RAM and devices written
+     * while the machine stays stopped, with the workspace server's fid
+     * table. The caller then quits QEMU; the processes stay frozen in the
+     * saved state until {@code start} thaws them. The folder itself is not
+     * saved: it is the user's and lives on while the sandbox is stopped (fids
+     * of files deleted meanwhile answer errors after the resume).
+     *
+     * <p>On failure the machine runs on as before and nothing is left.
+     */
+    public Map<String, Long> suspend(Suspension target) {
+        Steps steps = new Steps();
+        boolean frozen = false;
+        boolean paused = false;
+        boolean stopped = false;
+        try {
+            target.prepare();
+            GuestCommand.freeze(vm.agent(), FREEZE);
+            frozen = true;
+            steps.done("freeze");
+            if (workspace != null) {
+                if (!workspace.pause(Duration.ofSeconds(10))) {
+                    throw new IOException("the workspace server did not become idle within 10 s");
+                }
+                paused = true;
+            }
+            steps.done("idle");
+            qmp("stop");
+            stopped = true;
+            steps.done("stop");
+            WorkspaceSnapshot server = workspace == null ? null : workspace.snapshot();
+            MachineState.saveStopped(vm.qmp(), vm.spec().qmpSocket().resolveSibling("vmstate.sock"),
+                    target.stateTemp(), QMP);
+            steps.done("save");
+            target.commit(new Suspension.Record(Instant.now(), server));
+            steps.done("commit");
+            return steps.millis();
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            quietly("remove the unfinished suspension", target::discard);
+            if (stopped) {
+                quietly("resume the machine", () -> qmp("cont"));
+            }
+            if (paused) {
+                workspace.resume();
+            }
+            if (frozen) {
+                quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
+            }
+            throw new KosaException(KosaException.Kind.VM, "cannot save the running machine to disk: "
+                    + e.getMessage(), hint(e), e);
+        }
+    }
+
+    /**
+     * The last step of resuming a machine from a saved state (a rewind, a
+     * fork, a start after pause to disk): set the guest's clock to now,
+     * reseed its random generator with fresh host bytes, thaw its processes.
+     */
+    public static void wake(Vm vm) {
+        byte[] seed = new byte[64];
+        RANDOM.nextBytes(seed);
+        GuestCommand.thaw(vm.agent(), System.currentTimeMillis(), seed, FREEZE);
     }
 
     /** Removes a checkpoint: its record first (then it no longer exists), then its parts. */

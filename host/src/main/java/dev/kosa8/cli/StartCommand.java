@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-@Command(name = "start", mixinStandardHelpOptions = true, description = {"Boot stopped sandboxes again, from their kept disks."})
+@Command(name = "start", mixinStandardHelpOptions = true, description = {"Start stopped sandboxes again: resumed where `kosa8 stop` paused them, or booted afresh from their disks (after `stop --shutdown`, or when the saved machine cannot be resumed).", "Example: kosa8 start 3f2a"})
 final class StartCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -125,7 +125,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
             }
             case "stop" -> {
-                mgr.stop(s);
+                mgr.stop(s, "true".equals(param(q, "shutdown", "false")));
                 respond(ctx, HttpResponseStatus.OK, view(s));
             }
             case "start" -> {

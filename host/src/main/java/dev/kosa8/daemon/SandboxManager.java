@@ -189,16 +189,20 @@ public final class SandboxManager {
             }
             Duration timeout = accel == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
             SandboxRecord starting = r;
-            Vm vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout, q -> {
+            java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started = q -> {
                 // recorded before the wait for the agent: a daemon dying mid-boot leaves no unknown QEMU
                 SandboxRecord withPid = starting.withQemu(q.pid(), q.startInstant(), accel.qemuName(), image.id());
                 s.record(withPid);
                 store.save(withPid);
-            });
-            s.vm(vm);
-            s.stopping(false);
-            if (!r.workspace().isEmpty()) {
-                serveWorkspace(s, vm, Path.of(r.workspace()));
+            };
+            Vm vm = fresh ? null : resumeFromDisk(s, vmSpec(r, image), timeout, started);
+            if (vm == null) {
+                vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout, started);
+                s.vm(vm);
+                s.stopping(false);
+                if (!r.workspace().isEmpty()) {
+                    serveWorkspace(s, vm, Path.of(r.workspace()));
+                }
             }
             r = r.withQemu(vm.process().pid(), vm.process().startInstant(), accel.qemuName(), image.id())
                     .withState(SandboxState.RUNNING);
@@ -217,6 +221,56 @@ public final class SandboxManager {
             throw new KosaException(KosaException.Kind.VM, "cannot start sandbox " + r.id() + ": " + e.getMessage(),
                     "see `kosa8 logs " + r.id() + "`", e);
         }
+    }
+
+    /**
+     * Resumes a sandbox paused to disk by {@link #stop}: a fresh QEMU loads
+     * the saved machine, the workspace server takes the saved fid table
+     * before the guest runs, and the guest wakes with its clock set and its
+     * random generator reseeded. Returns null, having discarded the saved
+     * state, when there is none or it cannot be resumed (a changed image or
+     * QEMU): the caller then boots afresh from the disk.
+     */
+    private Vm resumeFromDisk(Sandbox s, VmSpec spec, Duration timeout,
+                              java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
+        dev.kosa8.checkpoint.Suspension saved = suspension(s);
+        if (!saved.exists()) {
+            return null;
+        }
+        Path folder = s.record().workspace().isEmpty() ? null : Path.of(s.record().workspace());
+        try {
+            dev.kosa8.checkpoint.Suspension.Record what = saved.read();
+            Vm vm = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), saved.state(), timeout, started, qmp -> {
+                if (folder != null) {
+                    WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), Duration.ofSeconds(10),
+                            m -> log.accept("sandbox " + s.id() + " workspace: " + m));
+                    s.workspace(w);
+                    if (what.server() != null) {
+                        w.restore(what.server());
+                    }
+                }
+            });
+            s.vm(vm);
+            s.stopping(false);
+            dev.kosa8.checkpoint.Checkpointer.wake(vm);
+            saved.discard();
+            log.accept("sandbox " + s.id() + " resumed where it was stopped (" + what.suspended() + ")");
+            return vm;
+        } catch (IOException | RuntimeException e) {
+            log.accept("sandbox " + s.id() + ": cannot resume where it was stopped (" + firstLine(String.valueOf(
+                    e.getMessage())) + "); booting afresh from its disk");
+            abandonBoot(s);
+            try {
+                saved.discard();
+            } catch (IOException ignored) {
+                // booting afresh does not need it gone
+            }
+            return null;
+        }
+    }
+
+    private dev.kosa8.checkpoint.Suspension suspension(Sandbox s) {
+        return new dev.kosa8.checkpoint.Suspension(store.directory(s.id()));
     }
 
     /**
@@ -385,7 +439,14 @@ public final class SandboxManager {
         return vm;
     }
 
-    public void stop(Sandbox s) {
+    /**
+     * Stops a sandbox. A running persistent one is paused to disk: its
+     * machine saved as it runs ({@link dev.kosa8.checkpoint.Suspension}), for
+     * {@link #start} to resume exactly there. With {@code shutdown}, or when
+     * the machine cannot be saved, the guest is shut down instead and the
+     * next start boots afresh from the disk.
+     */
+    public void stop(Sandbox s, boolean shutdown) {
         s.lock().lock();
         try {
             SandboxState st = s.record().state();
@@ -395,7 +456,21 @@ public final class SandboxManager {
             Vm vm = s.vm();
             s.stopping(true);
             if (vm != null) {
-                vm.shutdown(Duration.ofSeconds(15));
+                boolean saved = false;
+                if (!shutdown && !s.record().ephemeral() && st == SandboxState.RUNNING && vm.agent().isOpen()) {
+                    try {
+                        Map<String, Long> steps = checkpointer(s, vm).suspend(suspension(s));
+                        log.accept("sandbox " + s.id() + " paused to disk " + steps);
+                        saved = true;
+                    } catch (KosaException e) {
+                        log.accept("sandbox " + s.id() + ": " + e.getMessage() + "; shutting it down instead");
+                    }
+                }
+                if (saved) {
+                    vm.quit(Duration.ofSeconds(15));
+                } else {
+                    vm.shutdown(Duration.ofSeconds(15));
+                }
                 s.vm(null);
             }
             closeServers(s);

@@ -53,6 +53,26 @@ public final class MachineState {
      * @param socket where the daemon listens for QEMU's stream; removed when done
      */
     public static Saving saveInBackground(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
+        return save(qmp, socket, file, true, timeout);
+    }
+
+    /**
+     * Saves a machine QEMU has stopped into {@code file} and leaves it
+     * stopped: a plain migration of a stopped machine, for a machine that is
+     * about to end ({@code kosa8 stop}). Returns the file's size.
+     */
+    public static long saveStopped(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
+        Saving saving = save(qmp, socket, file, false, timeout);
+        try {
+            return saving.awaitSaved(timeout);
+        } catch (RuntimeException e) {
+            saving.cancel();
+            throw e;
+        }
+    }
+
+    private static Saving save(QmpClient qmp, Path socket, Path file, boolean background, Duration timeout)
+            throws IOException {
         Files.deleteIfExists(socket);
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         try {
@@ -62,7 +82,7 @@ public final class MachineState {
             Thread.ofPlatform().daemon().name("vmstate-writer").start(() -> receive(server, socket, out, copied));
             try {
                 qmp.execute("migrate-set-capabilities", Map.of("capabilities",
-                        List.of(Map.of("capability", "background-snapshot", "state", true))), timeout);
+                        List.of(Map.of("capability", "background-snapshot", "state", background))), timeout);
                 qmp.execute("migrate", Map.of("uri", "unix:" + socket), timeout);
             } catch (RuntimeException e) {
                 server.close(); // ends the writer's accept

@@ -201,4 +201,35 @@ class CheckpointIT {
         assertConsecutiveFromOne(numbers(sh("cat /root/counter.log").stdout()), "the root disk's counter");
         assertCounting();
     }
+
+    @Test
+    @Order(6)
+    void stopPausesToDiskAndStartResumesProcessesAndOpenFiles() throws Exception {
+        // a process that holds one file open in the workspace and one on the root disk, writing a line to each
+        Kosa.Result started = sh("""
+                nohup sh -c 'exec 3>>/workspace/held.log 4>>/root/held.log; i=0; \
+                while :; do i=$((i+1)); echo $i >&3; echo $i >&4; sleep 0.3; done' > /dev/null 2>&1 &
+                echo $!
+                """);
+        String pid = started.stdout().strip();
+        assertThat(pid).as(started.toString()).matches("\\d+");
+        Thread.sleep(2000);
+        Kosa.ok(Duration.ofMinutes(5), "stop", id);
+        assertThat(Kosa.ok(T, "inspect", id).stdout()).contains("\"state\" : \"stopped\"");
+        int whileStopped = numbers(Files.readString(folder.resolve("held.log"))).size();
+        Thread.sleep(1500);
+        assertThat(numbers(Files.readString(folder.resolve("held.log")))).as("nothing runs while stopped")
+                .hasSize(whileStopped);
+
+        Kosa.ok(Duration.ofMinutes(5), "start", id);
+        Thread.sleep(2500);
+        assertThat(sh("kill -0 " + pid + " && echo alive").stdout()).as("the same process runs on").contains("alive");
+        List<Integer> workspace = numbers(Files.readString(folder.resolve("held.log")));
+        List<Integer> disk = numbers(sh("cat /root/held.log").stdout());
+        assertThat(workspace.size()).as("it went on writing through the descriptor it held").isGreaterThan(whileStopped);
+        assertConsecutiveFromOne(workspace, "the workspace's file held open");
+        assertConsecutiveFromOne(disk, "the root disk's file held open");
+        assertThat(Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("suspended")).as("resumed once, then gone")
+                .doesNotExist();
+    }
 }
