@@ -115,11 +115,14 @@ public final class Checkpointer {
         boolean stopped = false;
         boolean folderSaved = false;
         boolean diskSaved = false;
+        FolderSnapshots.Pending scanned = null;
         MachineState.Saving saving = null;
         Path temp = store.vmStateTemp(id);
         Steps steps = new Steps();
         try {
             mark();
+            precopy(id);
+            steps.done("precopy");
             GuestCommand.freeze(vm.agent(), FREEZE);
             frozen = true;
             steps.done("freeze");
@@ -134,10 +137,8 @@ public final class Checkpointer {
             stopped = true;
             steps.done("stop");
             WorkspaceSnapshot server = workspace == null ? null : workspace.snapshot();
-            Capture capture = null;
             if (workspace != null) {
-                capture = folders.capture(folder, id);
-                folderSaved = true;
+                scanned = folders.scan(folder, id); // made durable and named once the guest runs again
             }
             steps.done("workspace");
             vm.qmp().execute("blockdev-snapshot-internal-sync", Map.of("device", "root", "name", id), QMP);
@@ -157,6 +158,15 @@ public final class Checkpointer {
             frozen = false;
             steps.done("thaw");
             long pause = Duration.ofNanos(System.nanoTime() - start).toMillis();
+            Capture capture = null;
+            if (scanned != null) {
+                capture = folders.commit(scanned);
+                folderSaved = true;
+            }
+            steps.done("workspace-commit");
+            if (workspace != null) {
+                quietly("delete the workspace's pre-copy", () -> folders.delete(precopyId(id)));
+            }
             long bytes = saving.awaitSaved(QMP);
             Files.move(temp, store.vmState(id), StandardCopyOption.ATOMIC_MOVE);
             steps.done("ram");
@@ -181,6 +191,8 @@ public final class Checkpointer {
             }
             if (folderSaved) {
                 quietly("delete the workspace snapshot", () -> folders.delete(id));
+            } else if (scanned != null) {
+                folders.abandon(scanned);
             }
             if (stopped) {
                 quietly("resume the machine", () -> qmp("cont"));
@@ -195,6 +207,32 @@ public final class Checkpointer {
             throw new KosaException(KosaException.Kind.VM, "the checkpoint failed: " + e.getMessage()
                     + "; the sandbox runs on and earlier checkpoints are intact", hint(e), e);
         }
+    }
+
+    /**
+     * Copies the workspace's changed files into the store while the guest
+     * still runs, as a snapshot of its own, so that the capture in the pause
+     * finds their content known and reads only what changed in between (as
+     * QEMU's pre-copy migration does for RAM). Without it the first
+     * checkpoint of a 200 MB workspace stood still for the whole copy
+     * (BENCHMARKS.md). A file that changes while it is read fails only the
+     * pre-copy: the capture in the pause then reads it. The pre-copy's
+     * manifest is deleted once the checkpoint's is committed (the objects
+     * stay, named by it); a leftover one is swept like any unfinished part.
+     */
+    private void precopy(String id) {
+        if (workspace == null) {
+            return;
+        }
+        try {
+            folders.capture(folder, precopyId(id));
+        } catch (IOException | RuntimeException e) {
+            log.accept("workspace pre-copy skipped: " + e.getMessage());
+        }
+    }
+
+    private static String precopyId(String id) {
+        return id + ".pre";
     }
 
     /**

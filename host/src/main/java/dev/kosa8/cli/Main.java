@@ -27,7 +27,7 @@ import picocli.CommandLine.Option;
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
             CpCommand.class, LsCommand.class, InspectCommand.class, LogsCommand.class, StopCommand.class,
             StartCommand.class, RmCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
-            SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class,
+            SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
             DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class,
             DaemonCommand.class,
             CommandLine.HelpCommand.class, picocli.AutoComplete.GenerateCompletion.class},

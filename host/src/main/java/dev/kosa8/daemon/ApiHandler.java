@@ -179,6 +179,18 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 view.put("rewindStepMillis", r.getValue());
                 respond(ctx, HttpResponseStatus.OK, view);
             }
+            case "fork" -> {
+                if (m != HttpMethod.POST) {
+                    throw notFound();
+                }
+                String checkpoint = param(q, "checkpoint", "");
+                if (checkpoint.isEmpty()) {
+                    throw new KosaException(KosaException.Kind.USAGE, "a fork needs a checkpoint to start from",
+                            "`kosa8 checkpoints " + s.id() + "` lists them");
+                }
+                Sandbox forked = mgr.fork(s, checkpoint, param(q, "workspace", ""));
+                respond(ctx, HttpResponseStatus.CREATED, view(forked));
+            }
             case "memory-dump" -> {
                 if (m != HttpMethod.POST) {
                     throw notFound();

@@ -539,6 +539,8 @@ public final class SandboxManager {
             Files.deleteIfExists(run.resolve("qmp.sock"));
             Files.deleteIfExists(run.resolve("agent.sock"));
             Files.deleteIfExists(run.resolve("ws9p.sock"));
+            Files.deleteIfExists(run.resolve("vmstate.sock"));
+            Files.deleteIfExists(run.resolve("incoming.sock"));
             for (dev.kosa8.egress.Listener l : dev.kosa8.egress.Listener.values()) {
                 Files.deleteIfExists(run.resolve("net").resolve(l.socketName()));
             }
@@ -753,6 +755,167 @@ public final class SandboxManager {
         store.save(running);
         watch(s, next);
         return next;
+    }
+
+    /**
+     * Makes a new, independent, persistent sandbox from a checkpoint of
+     * another: the machine as it was at that instant, with its own disk (the
+     * checkpoint's disk state copied out of the parent's image), its own copy
+     * of the workspace (in {@code workspace}, or beside the parent's folder),
+     * its own broker, audit log and copy of the policy, and fresh
+     * placeholders for its secrets. It keeps the parent's CA: the guest has
+     * trusted that certificate since its boot (it is on its disk and in its
+     * RAM), and the key stays on the host either way.
+     *
+     * <p>Processes in the fork that were started before the checkpoint still
+     * hold the parent's placeholders in their environment; they are worth
+     * nothing, since the broker sets the real key by host, not by
+     * placeholder, and new commands get the fork's.
+     */
+    public Sandbox fork(Sandbox parent, String checkpoint, String workspace) {
+        SandboxRecord p = parent.record();
+        dev.kosa8.checkpoint.Checkpoint c;
+        Path parentDir = store.directory(parent.id());
+        parent.lock().lock();
+        String id = SandboxIds.newId();
+        Sandbox s;
+        try {
+            c = findCheckpoint(parent, checkpoint);
+            Path state = new dev.kosa8.checkpoint.CheckpointStore(checkpointDir(parent)).vmState(c.id());
+            if (!Files.isRegularFile(state)) {
+                throw new KosaException(KosaException.Kind.USAGE, "checkpoint " + c.id() + " holds no machine state"
+                        + " (it was taken by an older kosa8)", "take a new checkpoint and fork from that");
+            }
+            String folder = "";
+            if (!p.workspace().isEmpty()) {
+                Path target = workspace == null || workspace.isEmpty()
+                        ? Path.of(p.workspace()).resolveSibling(Path.of(p.workspace()).getFileName() + "-" + id)
+                        : Path.of(workspace).toAbsolutePath().normalize();
+                folder = forkFolder(target);
+            }
+            List<dev.kosa8.secrets.GrantedSecret> granted = secrets.grant(List.of(),
+                    p.secrets().stream().map(dev.kosa8.secrets.GrantedSecret::name).toList());
+            SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
+                    p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted);
+            s = new Sandbox(r);
+            sandboxes.put(id, s);
+            store.save(r);
+            s.lock().lock();
+            try {
+                Path dir = store.directory(id);
+                Files.createDirectories(dir);
+                copyDisk(parentDir.resolve("root.qcow2"), c.id(), dir.resolve("root.qcow2"), dir.resolve("qemu.log"));
+                if (!folder.isEmpty()) {
+                    new dev.kosa8.checkpoint.FolderSnapshots(checkpointDir(parent).resolve("workspace"))
+                            .copyTo(c.id(), Path.of(folder));
+                }
+                if (Files.isDirectory(parentDir.resolve("ca"))) {
+                    copyTree(parentDir.resolve("ca"), dir.resolve("ca"));
+                }
+                HostPaths.privateDirectory(runtimeDir(id));
+                if (r.network().mode() != NetMode.NONE) {
+                    s.broker(startBroker(r));
+                }
+                BootImage image = images.get();
+                VmSpec spec = vmSpec(r, image);
+                Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180)
+                        : Duration.ofSeconds(30);
+                Path served = folder.isEmpty() ? null : Path.of(folder);
+                Vm vm = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, q -> {
+                    SandboxRecord withPid = r.withQemu(q.pid(), q.startInstant(), r.accelerator(), r.imageId());
+                    s.record(withPid);
+                    store.save(withPid);
+                }, qmp -> {
+                    if (served != null) {
+                        WorkspaceServer w = WorkspaceServer.start(served, spec.workspaceSocket(),
+                                Duration.ofSeconds(10), m -> log.accept("sandbox " + id + " workspace: " + m));
+                        s.workspace(w);
+                        if (c.server() != null) {
+                            w.restore(c.server());
+                        }
+                    }
+                });
+                s.vm(vm);
+                dev.kosa8.checkpoint.Checkpointer.wake(vm);
+                SandboxRecord running = s.record().withQemu(vm.process().pid(), vm.process().startInstant(),
+                        r.accelerator(), r.imageId()).withState(SandboxState.RUNNING);
+                s.record(running);
+                store.save(running);
+                watch(s, vm);
+                log.accept("sandbox " + id + " forked from " + parent.id() + " at " + c.id());
+                return s;
+            } catch (IOException | RuntimeException e) {
+                abandonBoot(s);
+                s.record(s.record().failed(firstLine(String.valueOf(e.getMessage()))));
+                store.save(s.record());
+                if (e instanceof KosaException k) {
+                    throw k;
+                }
+                throw new KosaException(KosaException.Kind.VM, "cannot fork " + parent.id() + " at " + c.id() + ": "
+                        + e.getMessage(), "the parent and its checkpoint are untouched; remove the failed fork with "
+                        + "`kosa8 rm " + id + "`", e);
+            } finally {
+                s.lock().unlock();
+            }
+        } finally {
+            parent.lock().unlock();
+        }
+    }
+
+    /** The fork's own workspace folder: made if missing, else it must be an empty directory. */
+    private static String forkFolder(Path target) {
+        try {
+            if (Files.exists(target, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                boolean empty;
+                try (var entries = Files.list(target)) {
+                    empty = entries.findAny().isEmpty();
+                }
+                if (!Files.isDirectory(target, java.nio.file.LinkOption.NOFOLLOW_LINKS) || !empty) {
+                    throw new KosaException(KosaException.Kind.USAGE, "the fork's workspace " + target
+                            + " exists and is not an empty folder", "name a new folder with --workspace DIR");
+                }
+            } else {
+                Files.createDirectories(target);
+            }
+            return target.toRealPath().toString();
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "cannot make the fork's workspace " + target + ": "
+                    + e.getMessage(), "name another folder with --workspace DIR", e);
+        }
+    }
+
+    /**
+     * The fork's root disk: the parent's disk as checkpoint {@code snapshot}
+     * holds it, as an overlay on the same image. {@code -U}: the parent's
+     * QEMU holds its image open, and a snapshot's clusters do not change
+     * while it exists (the parent's lock keeps it from being removed).
+     */
+    private static void copyDisk(Path parentDisk, String snapshot, Path disk, Path log) throws IOException {
+        String info = HostCommand.of("qemu-img", "info", "-U", "--output=json", parentDisk.toString())
+                .run(KosaException.Kind.VM, "reading the parent's disk");
+        com.fasterxml.jackson.databind.JsonNode j = new com.fasterxml.jackson.databind.ObjectMapper().readTree(info);
+        String backing = j.path("full-backing-filename").asText(j.path("backing-filename").asText(""));
+        List<String> argv = new ArrayList<>(List.of("qemu-img", "convert", "-U", "-f", "qcow2", "-O", "qcow2",
+                "-l", "snapshot.name=" + snapshot));
+        if (!backing.isEmpty()) {
+            argv.addAll(List.of("-B", backing, "-F", "qcow2"));
+        }
+        argv.addAll(List.of(parentDisk.toString(), disk.toString()));
+        HostCommand.of(argv).logTo(log).timeout(Duration.ofMinutes(30))
+                .run(KosaException.Kind.VM, "copying the checkpoint's disk for the fork");
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (var all = Files.walk(from)) {
+            for (Path f : all.toList()) {
+                Path t = to.resolve(from.relativize(f).toString());
+                if (Files.isDirectory(f)) {
+                    Files.createDirectories(t);
+                } else {
+                    Files.copy(f, t, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+                }
+            }
+        }
     }
 
     /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */

@@ -6,10 +6,12 @@ import java.time.Instant;
  * A sandbox as the API shows it (`kosa8 inspect`).
  *
  * @param secrets the names of the secrets it holds placeholders of, and the variables they are in
+ * @param workspace the host folder it shares, empty for none
  */
 public record SandboxView(String id, String state, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
                           String imageId, Instant created, long qemuPid, String failure, String directory,
-                          String agent, java.util.List<java.util.Map<String, String>> secrets) {
+                          String agent, java.util.List<java.util.Map<String, String>> secrets,
+                          String workspace) {
 
     static SandboxView of(Sandbox s, String directory) {
         SandboxRecord r = s.record();
@@ -17,6 +19,7 @@ public record SandboxView(String id, String state, boolean ephemeral, int cpus, 
         String agent = vm != null && vm.agent().agentHello() != null ? vm.agent().agentHello().software() : "";
         return new SandboxView(r.id(), r.state().name().toLowerCase(java.util.Locale.ROOT), r.ephemeral(), r.cpus(),
                 r.memoryMiB(), r.accelerator(), r.imageId(), r.created(), r.qemuPid(), r.failure(), directory, agent,
-                r.secrets().stream().map(g -> java.util.Map.of("name", g.name(), "env", g.env())).toList());
+                r.secrets().stream().map(g -> java.util.Map.of("name", g.name(), "env", g.env())).toList(),
+                r.workspace());
     }
 }

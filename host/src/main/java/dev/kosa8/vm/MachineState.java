@@ -39,6 +39,8 @@ import java.util.concurrent.TimeoutException;
  */
 public final class MachineState {
     private static final Duration POLL = Duration.ofMillis(2);
+    /** Bytes per second: no throttle (QEMU's own ceiling for the parameter is far above any disk). */
+    private static final long UNLIMITED = 1L << 40;
 
     private MachineState() {
     }
@@ -81,6 +83,10 @@ public final class MachineState {
             CompletableFuture<Long> copied = new CompletableFuture<>();
             Thread.ofPlatform().daemon().name("vmstate-writer").start(() -> receive(server, socket, out, copied));
             try {
+                // QEMU throttles migration to 128 MiB/s by default, a limit meant for a network shared with other
+                // traffic; to a local file it only stretches the time until the checkpoint is stored (5.1 s instead
+                // of about 1 s for 680 MB, measured)
+                qmp.execute("migrate-set-parameters", Map.of("max-bandwidth", UNLIMITED), timeout);
                 qmp.execute("migrate-set-capabilities", Map.of("capabilities",
                         List.of(Map.of("capability", "background-snapshot", "state", background))), timeout);
                 qmp.execute("migrate", Map.of("uri", "unix:" + socket), timeout);

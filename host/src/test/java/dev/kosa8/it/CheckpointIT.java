@@ -26,6 +26,8 @@ class CheckpointIT {
     static Path folder;
     static String id;
     static String first;
+    static String waiting;
+    static String[] drawn = new String[2];
 
     @BeforeAll
     static void boot() throws Exception {
@@ -130,7 +132,7 @@ class CheckpointIT {
                 + "head -c 16 /dev/urandom | od -An -tx1 > /workspace/random.$x' > /dev/null 2>&1 &");
         Thread.sleep(1000);
         String cp = Kosa.ok(T, "checkpoint", id, "-m", "waiting for go").stdout().strip();
-        String[] drawn = new String[2];
+        waiting = cp;
         for (int i = 0; i < 2; i++) {
             Kosa.ok(T, "rewind", id, cp);
             sh("echo " + i + " > /root/go");
@@ -143,6 +145,49 @@ class CheckpointIT {
         }
         assertThat(drawn[0]).isNotEmpty();
         assertThat(drawn[1]).as("the same RAM restored twice, reseeded each time").isNotEqualTo(drawn[0]);
+    }
+
+    @Test
+    @Order(4)
+    void aForkRunsOnFromTheCheckpointWithItsOwnDiskWorkspaceAndRandomness() throws Exception {
+        assertThat(waiting).as("the checkpoint of the test before").isNotNull();
+        Path forkFolder = folder.resolveSibling("CheckpointIT-fork");
+        if (Files.exists(forkFolder)) {
+            Kosa.deleteTree(forkFolder);
+        }
+        Kosa.Result forked = Kosa.ok(Duration.ofMinutes(5), "fork", id, waiting, "--workspace", forkFolder.toString());
+        String fork = forked.stdout().strip();
+        assertThat(fork).matches("[0-9a-f]{12}").isNotEqualTo(id);
+        assertThat(forked.stderr()).contains(forkFolder.toString());
+        try {
+            // its own copy of the workspace as it was at the checkpoint
+            assertThat(forkFolder.resolve("counter.log")).exists();
+            assertThat(forkFolder.resolve("random.0")).as("written after the checkpoint, in the original only")
+                    .doesNotExist();
+            // the process frozen at the checkpoint wakes in the fork, and draws its own random numbers
+            Kosa.ok(T, "exec", fork, "--", "sh", "-c", "echo 9 > /root/go");
+            Path f = forkFolder.resolve("random.9");
+            long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+            while (!(Files.exists(f) && Files.size(f) > 0) && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+            }
+            String inFork = Files.readString(f).strip();
+            assertThat(inFork).isNotEmpty().isNotEqualTo(drawn[0]).isNotEqualTo(drawn[1]);
+            assertThat(folder.resolve("random.9")).as("the original's folder is not the fork's").doesNotExist();
+            // its own disk: a file written in the fork is not in the original, and the other way
+            Kosa.ok(T, "exec", fork, "--", "sh", "-c", "echo fork > /root/only-in-fork");
+            sh("echo original > /root/only-in-original");
+            assertThat(sh("test -e /root/only-in-fork; echo $?").stdout().strip()).isEqualTo("1");
+            assertThat(Kosa.run(T, "exec", fork, "--", "sh", "-c", "test -e /root/only-in-original; echo $?")
+                    .stdout().strip()).isEqualTo("1");
+            // the counting process runs on in both, each on its own
+            List<Integer> counted = numbers(Kosa.ok(T, "exec", fork, "--", "cat", "/root/counter.log").stdout());
+            assertConsecutiveFromOne(counted, "the fork's counter");
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "rm", "-f", fork);
+            Kosa.deleteTree(forkFolder);
+        }
+        assertCounting();
     }
 
     // --- faults: nothing committed is lost, and the sandbox runs on ---
