@@ -47,6 +47,8 @@ import java.util.function.Consumer;
 public final class Checkpointer {
     static final Duration FREEZE = Duration.ofSeconds(30);
     static final Duration QMP = Duration.ofMinutes(10);
+    /** Room kept beyond the guest's memory size: device state, the workspace's manifests, the file system's own. */
+    static final long ROOM_MARGIN_MIB = 64;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /**
@@ -121,8 +123,10 @@ public final class Checkpointer {
         Steps steps = new Steps();
         try {
             mark();
+            checkRoom(store.directory());
             precopy(id);
             steps.done("precopy");
+            long frozenAt = System.nanoTime(); // the pause starts here: the pre-copy ran with the guest running
             GuestCommand.freeze(vm.agent(), FREEZE);
             frozen = true;
             steps.done("freeze");
@@ -157,7 +161,7 @@ public final class Checkpointer {
             GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE);
             frozen = false;
             steps.done("thaw");
-            long pause = Duration.ofNanos(System.nanoTime() - start).toMillis();
+            long pause = Duration.ofNanos(System.nanoTime() - frozenAt).toMillis();
             Capture capture = null;
             if (scanned != null) {
                 capture = folders.commit(scanned);
@@ -193,6 +197,13 @@ public final class Checkpointer {
                 quietly("delete the workspace snapshot", () -> folders.delete(id));
             } else if (scanned != null) {
                 folders.abandon(scanned);
+            }
+            if (workspace != null) {
+                quietly("delete the workspace's pre-copy", () -> {
+                    if (folders.ids().contains(precopyId(id))) {
+                        folders.delete(precopyId(id));
+                    }
+                });
             }
             if (stopped) {
                 quietly("resume the machine", () -> qmp("cont"));
@@ -328,6 +339,7 @@ public final class Checkpointer {
         boolean stopped = false;
         try {
             target.prepare();
+            checkRoom(target.state().getParent());
             GuestCommand.freeze(vm.agent(), FREEZE);
             frozen = true;
             steps.done("freeze");
@@ -364,6 +376,24 @@ public final class Checkpointer {
             }
             throw new KosaException(KosaException.Kind.VM, "cannot save the running machine to disk: "
                     + e.getMessage(), hint(e), e);
+        }
+    }
+
+    /**
+     * Refuses to start saving a machine whose RAM might not fit: the stream
+     * holds up to all of the guest's memory. Checked before anything stops,
+     * because a stream that fails half-way is the one failure QEMU 7.2 does
+     * not recover from (see {@link MachineState#receive}); the writer drains
+     * the stream even then, so a disk filled by someone else meanwhile is
+     * still only a failed checkpoint.
+     */
+    private void checkRoom(Path dir) throws IOException {
+        long need = (vm.spec().memoryMiB() + ROOM_MARGIN_MIB) << 20;
+        long free = Files.getFileStore(dir).getUsableSpace();
+        if (free < need) {
+            throw new IOException("No space left on device for the machine's state: " + (free >> 20)
+                    + " MiB free in " + dir + ", and the guest's " + vm.spec().memoryMiB() + " MiB of memory need up to "
+                    + (need >> 20) + " MiB");
         }
     }
 

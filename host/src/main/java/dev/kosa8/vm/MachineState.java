@@ -102,36 +102,67 @@ public final class MachineState {
         }
     }
 
-    private static void receive(ServerSocketChannel server, Path socket, FileChannel out, CompletableFuture<Long> done) {
+    /**
+     * Copies QEMU's stream from the one connection to {@code server} into
+     * {@code out}. If the file cannot be written (a full disk), the rest of
+     * the stream is still read and dropped, so QEMU's side always completes:
+     * QEMU 7.2 left a background snapshot that failed half-way with the
+     * guest stuck (its RAM still write-protected, measured here), so the
+     * stream must never be cut from this end. The failure is reported
+     * through {@code done} once the stream has ended.
+     */
+    static void receive(ServerSocketChannel server, Path socket, FileChannel out, CompletableFuture<Long> done) {
+        IOException writeFailure = null;
         try (server; out; SocketChannel in = server.accept()) {
-            Files.deleteIfExists(socket);
-            long total = 0;
-            while (true) {
-                long n = out.transferFrom(in, total, 8L << 20);
-                if (n <= 0) {
-                    // transferFrom returns 0 both at end of stream and when nothing is ready; a blocking channel
-                    // only stops at the end: confirm with a read
-                    java.nio.ByteBuffer one = java.nio.ByteBuffer.allocate(1);
-                    if (in.read(one) < 0) {
-                        break;
-                    }
-                    one.flip();
-                    total += out.write(one, total);
-                    continue;
-                }
-                total += n;
-            }
-            out.force(true);
-            done.complete(total);
-        } catch (IOException | RuntimeException e) {
-            done.completeExceptionally(e);
-        } finally {
-            try {
+            if (socket != null) {
                 Files.deleteIfExists(socket);
+            }
+            // one large buffer: FileChannel.transferFrom from a socket copies through 8 KiB at a time
+            java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(4 << 20);
+            long total = 0;
+            while (in.read(buf) >= 0) {
+                if (buf.remaining() == 0) {
+                    if (writeFailure == null) {
+                        try {
+                            total += drain(buf, out);
+                        } catch (IOException e) {
+                            writeFailure = e;
+                        }
+                    }
+                    buf.clear();
+                }
+            }
+            if (writeFailure == null) {
+                total += drain(buf, out);
+                out.force(true);
+                done.complete(total);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (writeFailure == null) {
+                writeFailure = e instanceof IOException io ? io : new IOException(e.getMessage(), e);
+            }
+        } finally {
+            if (writeFailure != null) {
+                done.completeExceptionally(writeFailure);
+            }
+            try {
+                if (socket != null) {
+                    Files.deleteIfExists(socket);
+                }
             } catch (IOException ignored) {
                 // a stale socket is removed before the next use
             }
         }
+    }
+
+    private static long drain(java.nio.ByteBuffer buf, FileChannel out) throws IOException {
+        buf.flip();
+        long n = buf.remaining();
+        while (buf.hasRemaining()) {
+            out.write(buf);
+        }
+        buf.clear();
+        return n;
     }
 
     /** A background snapshot under way. */
@@ -169,6 +200,9 @@ public final class MachineState {
         public long awaitSaved(Duration timeout) {
             long deadline = System.nanoTime() + timeout.toNanos();
             while (true) {
+                if (copied.isCompletedExceptionally()) {
+                    break; // the file could not be written (a full disk): that is the error to report, not QEMU's
+                }
                 String status = migrationStatus(timeout);
                 if (status.equals("completed")) {
                     break;

@@ -265,6 +265,67 @@ class FolderSnapshotsTest {
     }
 
     @Test
+    void aScanIsNothingUntilCommittedAndAbandoningItLeavesNothing() throws Exception {
+        write("a", "first content", 0644);
+        FolderSnapshots snapshots = new FolderSnapshots(store, LATER, Hooks.NONE);
+        snapshots.capture(folder, "c1");
+        long objects = objectCount();
+
+        write("b", "new since c1", 0644);
+        FolderSnapshots.Pending pending = snapshots.scan(folder, "c2");
+        assertThat(snapshots.ids()).as("not named before commit").containsExactly("c1");
+        assertThat(objectCount()).as("the changed file is copied by the scan").isEqualTo(objects + 1);
+        snapshots.abandon(pending);
+        assertThat(objectCount()).as("and taken back when abandoned").isEqualTo(objects);
+        assertThat(snapshots.ids()).containsExactly("c1");
+
+        SortedMap<String, TreeState.Node> atScan = TreeState.describe(folder);
+        FolderSnapshots.Pending kept = snapshots.scan(folder, "c3");
+        write("b", "changed after the scan, before the commit", 0644); // the guest runs again meanwhile
+        Capture c = snapshots.commit(kept);
+        assertThat(c.id()).isEqualTo("c3");
+        assertThat(snapshots.ids()).containsExactly("c1", "c3");
+        snapshots.restore("c3", folder);
+        assertThat(TreeState.describe(folder)).as("the commit names what the scan saw").isEqualTo(atScan);
+    }
+
+    @Test
+    void aPreCopyLeavesTheCaptureOnlyWhatChangedSince() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            write("f" + i, "content " + i, 0644);
+        }
+        Recorder recorder = new Recorder();
+        FolderSnapshots snapshots = new FolderSnapshots(store, LATER, recorder);
+        snapshots.capture(folder, "c1.pre"); // while the guest runs
+        write("f3", "changed between pre-copy and pause", 0644);
+        recorder.reads.clear();
+        snapshots.commit(snapshots.scan(folder, "c1")); // in the pause
+        assertThat(recorder.reads).containsExactly("f3");
+        snapshots.delete("c1.pre");
+        SortedMap<String, TreeState.Node> expected = TreeState.describe(folder);
+        write("f5", "later", 0644);
+        snapshots.restore("c1", folder);
+        assertThat(TreeState.describe(folder)).as("deleting the pre-copy kept the objects c1 names")
+                .isEqualTo(expected);
+    }
+
+    @Test
+    void copyToFillsAnotherFolderAndLeavesTheHeadAlone() throws Exception {
+        buildMixedTree();
+        FolderSnapshots snapshots = new FolderSnapshots(store, LATER, Hooks.NONE);
+        snapshots.capture(folder, "c1");
+        SortedMap<String, TreeState.Node> original = TreeState.describe(folder);
+        String head = Files.readString(store.resolve("head"));
+        Path copy = Files.createDirectory(tmp.resolve("fork"));
+
+        snapshots.copyTo("c1", copy);
+
+        assertThat(TreeState.describe(copy)).isEqualTo(original);
+        assertThat(Files.readString(store.resolve("head"))).isEqualTo(head);
+        assertThat(TreeState.describe(folder)).as("the original folder is untouched").isEqualTo(original);
+    }
+
+    @Test
     void aFileChangedJustBeforeACaptureIsReadAgainNextTime() throws Exception {
         // With the real clock, every file here is younger than the racy margin: its identity is not yet
         // trusted, since a write in the same clock tick could leave size, mtime and ctime as they were.

@@ -277,4 +277,60 @@ class CheckpointIT {
         assertThat(Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("suspended")).as("resumed once, then gone")
                 .doesNotExist();
     }
+
+    /**
+     * Several checkpoints, each after changes to the workspace and the root disk (one of them a package
+     * installed with dpkg), then rewinds to them in a random order, later ones from earlier timelines too:
+     * each time the counting process, both of its files and every change agree on that checkpoint's instant.
+     */
+    @Test
+    @Order(7)
+    void rewindsInARandomOrderEachLandOnTheirOwnInstant() throws Exception {
+        assertCounting();
+        int n = 4;
+        String[] ids = new String[n];
+        for (int k = 0; k < n; k++) {
+            String change = "touch /workspace/mark-" + k + "; echo " + k + " > /root/mark-" + k;
+            if (k == 2) {
+                // a real package: built and installed with dpkg, which changes its database on the root disk
+                change += "; mkdir -p /root/pkg/DEBIAN /root/pkg/usr/local/bin && printf '%s\\n' "
+                        + "'Package: kosa8-probe' 'Version: 1.0' 'Architecture: all' 'Maintainer: kosa8 <t@kosa8.dev>' "
+                        + "'Description: a package the checkpoint test installs' > /root/pkg/DEBIAN/control "
+                        + "&& printf '#!/bin/sh\\necho probe\\n' > /root/pkg/usr/local/bin/kosa8-probe "
+                        + "&& chmod 755 /root/pkg/usr/local/bin/kosa8-probe "
+                        + "&& dpkg-deb --build /root/pkg /root/probe.deb > /dev/null && dpkg -i /root/probe.deb > /dev/null";
+            }
+            Kosa.Result done = sh(change + "; sync");
+            assertThat(done.exitCode()).as(done.toString()).isZero();
+            ids[k] = Kosa.ok(T, "checkpoint", id, "-m", "mark " + k).stdout().strip();
+        }
+        // and more changes after the last one, which every rewind must undo
+        sh("touch /workspace/mark-" + n + "; echo " + n + " > /root/mark-" + n);
+
+        long seed = System.nanoTime();
+        List<Integer> order = new java.util.ArrayList<>(List.of(0, 1, 2, 3));
+        java.util.Collections.shuffle(order, new java.util.Random(seed));
+        for (int k : order) {
+            String what = "rewind to mark " + k + " (order " + order + ", seed " + seed + ")";
+            Kosa.ok(T, "rewind", id, ids[k]);
+            Thread.sleep(1500);
+            String guest = sh("for i in 0 1 2 3 4; do test -e /root/mark-$i && echo disk-$i; "
+                    + "test -e /workspace/mark-$i && echo ws-$i; done; "
+                    + "dpkg -s kosa8-probe > /dev/null 2>&1 && echo installed; kosa8-probe 2>/dev/null").stdout();
+            for (int i = 0; i <= n; i++) {
+                boolean there = i <= k;
+                assertThat(guest.contains("disk-" + i)).as("%s: /root/mark-%d", what, i).isEqualTo(there);
+                assertThat(guest.contains("ws-" + i)).as("%s: /workspace/mark-%d in the guest", what, i)
+                        .isEqualTo(there);
+                assertThat(Files.exists(folder.resolve("mark-" + i))).as("%s: mark-%d on the host", what, i)
+                        .isEqualTo(there);
+            }
+            assertThat(guest.contains("installed")).as("%s: the package", what).isEqualTo(k >= 2);
+            assertThat(guest.contains("probe")).as("%s: the package's program", what).isEqualTo(k >= 2);
+            assertConsecutiveFromOne(numbers(Files.readString(folder.resolve("counter.log"))),
+                    what + ": the workspace's counter");
+            assertConsecutiveFromOne(numbers(sh("cat /root/counter.log").stdout()), what + ": the root disk's counter");
+        }
+        assertCounting();
+    }
 }
