@@ -540,6 +540,7 @@ public final class SandboxManager {
             Files.deleteIfExists(run.resolve("agent.sock"));
             Files.deleteIfExists(run.resolve("ws9p.sock"));
             Files.deleteIfExists(run.resolve("vmstate.sock"));
+            Files.deleteIfExists(run.resolve("vmstate.sock.err"));
             Files.deleteIfExists(run.resolve("incoming.sock"));
             for (dev.kosa8.egress.Listener l : dev.kosa8.egress.Listener.values()) {
                 Files.deleteIfExists(run.resolve("net").resolve(l.socketName()));

@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.FileChannel;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,10 +12,6 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A machine's RAM, CPU and device state as a file: QEMU's migration stream,
@@ -31,11 +26,12 @@ import java.util.concurrent.TimeoutException;
  * the guest's first write to it changes it: the stream holds RAM exactly as
  * it was at the instant, written while the guest runs.
  *
- * <p>The stream goes over a unix socket that the daemon listens on and
- * copies to the file: QEMU's {@code exec:} transport would need the seccomp
- * filter's {@code spawn} group, and {@code file:} came only in QEMU 9. Loading
- * is the same the other way: QEMU listens ({@code migrate-incoming}) and the
- * daemon sends the file.
+ * <p>The stream goes over a unix socket to a writer process of its own
+ * ({@link StreamWriter}, which also says why that is not the daemon):
+ * QEMU's {@code exec:} transport would need the seccomp filter's
+ * {@code spawn} group, and {@code file:} came only in QEMU 9. Loading is the
+ * other way: QEMU listens ({@code migrate-incoming}) and the daemon sends the
+ * file; a load cut short only fails a QEMU that was not running yet.
  */
 public final class MachineState {
     private static final Duration POLL = Duration.ofMillis(2);
@@ -75,106 +71,29 @@ public final class MachineState {
 
     private static Saving save(QmpClient qmp, Path socket, Path file, boolean background, Duration timeout)
             throws IOException {
-        Files.deleteIfExists(socket);
-        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        StreamWriter writer = StreamWriter.start(socket, file);
         try {
-            server.bind(UnixDomainSocketAddress.of(socket));
-            FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-            CompletableFuture<Long> copied = new CompletableFuture<>();
-            Thread.ofPlatform().daemon().name("vmstate-writer").start(() -> receive(server, socket, out, copied));
-            try {
-                // QEMU throttles migration to 128 MiB/s by default, a limit meant for a network shared with other
-                // traffic; to a local file it only stretches the time until the checkpoint is stored (5.1 s instead
-                // of about 1 s for 680 MB, measured)
-                qmp.execute("migrate-set-parameters", Map.of("max-bandwidth", UNLIMITED), timeout);
-                qmp.execute("migrate-set-capabilities", Map.of("capabilities",
-                        List.of(Map.of("capability", "background-snapshot", "state", background))), timeout);
-                qmp.execute("migrate", Map.of("uri", "unix:" + socket), timeout);
-            } catch (RuntimeException e) {
-                server.close(); // ends the writer's accept
-                throw e;
-            }
-            return new Saving(qmp, server, copied);
-        } catch (IOException | RuntimeException e) {
-            server.close();
-            Files.deleteIfExists(socket);
+            // QEMU throttles migration to 128 MiB/s by default, a limit meant for a network shared with other
+            // traffic, not for a local file
+            qmp.execute("migrate-set-parameters", Map.of("max-bandwidth", UNLIMITED), timeout);
+            qmp.execute("migrate-set-capabilities", Map.of("capabilities",
+                    List.of(Map.of("capability", "background-snapshot", "state", background))), timeout);
+            qmp.execute("migrate", Map.of("uri", "unix:" + socket), timeout);
+        } catch (RuntimeException e) {
+            writer.stop(); // QEMU never connected, or failed at once: nothing to cut
             throw e;
         }
+        return new Saving(qmp, writer);
     }
 
-    /**
-     * Copies QEMU's stream from the one connection to {@code server} into
-     * {@code out}. If the file cannot be written (a full disk), the rest of
-     * the stream is still read and dropped, so QEMU's side always completes:
-     * QEMU 7.2 left a background snapshot that failed half-way with the
-     * guest stuck (its RAM still write-protected, measured here), so the
-     * stream must never be cut from this end. The failure is reported
-     * through {@code done} once the stream has ended.
-     */
-    static void receive(ServerSocketChannel server, Path socket, FileChannel out, CompletableFuture<Long> done) {
-        IOException writeFailure = null;
-        try (server; out; SocketChannel in = server.accept()) {
-            if (socket != null) {
-                Files.deleteIfExists(socket);
-            }
-            // one large buffer: FileChannel.transferFrom from a socket copies through 8 KiB at a time
-            java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(4 << 20);
-            long total = 0;
-            while (in.read(buf) >= 0) {
-                if (buf.remaining() == 0) {
-                    if (writeFailure == null) {
-                        try {
-                            total += drain(buf, out);
-                        } catch (IOException e) {
-                            writeFailure = e;
-                        }
-                    }
-                    buf.clear();
-                }
-            }
-            if (writeFailure == null) {
-                total += drain(buf, out);
-                out.force(true);
-                done.complete(total);
-            }
-        } catch (IOException | RuntimeException e) {
-            if (writeFailure == null) {
-                writeFailure = e instanceof IOException io ? io : new IOException(e.getMessage(), e);
-            }
-        } finally {
-            if (writeFailure != null) {
-                done.completeExceptionally(writeFailure);
-            }
-            try {
-                if (socket != null) {
-                    Files.deleteIfExists(socket);
-                }
-            } catch (IOException ignored) {
-                // a stale socket is removed before the next use
-            }
-        }
-    }
-
-    private static long drain(java.nio.ByteBuffer buf, FileChannel out) throws IOException {
-        buf.flip();
-        long n = buf.remaining();
-        while (buf.hasRemaining()) {
-            out.write(buf);
-        }
-        buf.clear();
-        return n;
-    }
-
-    /** A background snapshot under way. */
+    /** A snapshot under way. */
     public static final class Saving {
         private final QmpClient qmp;
-        private final ServerSocketChannel server;
-        private final CompletableFuture<Long> copied;
+        private final StreamWriter writer;
 
-        private Saving(QmpClient qmp, ServerSocketChannel server, CompletableFuture<Long> copied) {
+        private Saving(QmpClient qmp, StreamWriter writer) {
             this.qmp = qmp;
-            this.server = server;
-            this.copied = copied;
+            this.writer = writer;
         }
 
         /** Waits until QEMU has saved the devices and runs the machine again. */
@@ -199,52 +118,38 @@ public final class MachineState {
         /** Waits until QEMU has sent all of RAM and the file holds it, synced; returns its size. */
         public long awaitSaved(Duration timeout) {
             long deadline = System.nanoTime() + timeout.toNanos();
+            String status;
             while (true) {
-                if (copied.isCompletedExceptionally()) {
-                    break; // the file could not be written (a full disk): that is the error to report, not QEMU's
-                }
-                String status = migrationStatus(timeout);
-                if (status.equals("completed")) {
+                status = migrationStatus(timeout);
+                if (status.equals("completed") || status.equals("failed") || status.equals("cancelled")) {
                     break;
-                }
-                if (status.equals("failed") || status.equals("cancelled")) {
-                    throw new IllegalStateException("QEMU's snapshot " + status + migrationError());
                 }
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("QEMU's snapshot did not finish within " + timeout.toSeconds() + " s");
                 }
                 sleep(Duration.ofMillis(20));
             }
+            String qemuError = status.equals("completed") ? "" : "QEMU's snapshot " + status + migrationError();
             try {
-                return copied.get(Math.max(1, (deadline - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
-            } catch (ExecutionException e) {
-                throw new IllegalStateException("cannot write the machine's state: " + e.getCause().getMessage(),
-                        e.getCause());
-            } catch (TimeoutException e) {
-                throw new IllegalStateException("the machine's state was not written within " + timeout.toSeconds() + " s");
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while writing the machine's state");
+                // the writer's own failure (a full disk) says more than QEMU's, so it is asked first
+                long size = writer.finish(Duration.ofSeconds(60));
+                if (!qemuError.isEmpty()) {
+                    throw new IllegalStateException(qemuError);
+                }
+                return size;
+            } catch (IOException e) {
+                throw new IllegalStateException(e.getMessage(), e);
             }
         }
 
-        /** Stops the snapshot (if QEMU still sends) and the writer. The caller removes the file. */
+        /** Stops the snapshot (if QEMU still sends), then the writer. The caller removes the file. */
         public void cancel() {
             try {
                 qmp.execute("migrate_cancel", Map.of(), Duration.ofSeconds(10));
             } catch (RuntimeException ignored) {
-                // QEMU may have gone; the writer ends with the socket either way
+                // QEMU may have gone; the writer ends with the stream either way
             }
-            try {
-                server.close();
-            } catch (IOException ignored) {
-                // nothing more to stop
-            }
-            try {
-                copied.get(30, TimeUnit.SECONDS);
-            } catch (Exception ignored) {
-                // the writer ended one way or the other
-            }
+            writer.stop();
         }
 
         private String migrationStatus(Duration timeout) {

@@ -1,0 +1,158 @@
+package dev.kosa8.vm;
+
+import dev.kosa8.host.HostTools;
+import dev.kosa8.host.KosaException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Writes QEMU's migration stream to a file from a process of its own:
+ * {@code socat} listens on a unix socket and pipes what QEMU sends into
+ * {@code cat > FILE}, in a session of its own ({@code setsid}).
+ *
+ * <p>Why not the daemon itself: the stream must never be cut. A background
+ * snapshot that fails half-way leaves QEMU 7.2's guest stuck, its RAM still
+ * write-protected (reproduced here: status "running", 0% CPU, forever). A
+ * writer inside the daemon cuts it when the daemon dies or is restarted
+ * (an upgrade) in the middle; this process outlives the daemon and finishes
+ * the stream. And when the file cannot be written (a full disk), {@code cat}
+ * fails but the rest of the stream is still read and dropped, and the exit
+ * status (75) and {@code cat}'s message tell the daemon why.
+ */
+final class StreamWriter {
+    /** Exit status when the file could not be written; the stream was still read to its end. */
+    static final int WRITE_FAILED = 75;
+    private static final String SCRIPT = """
+            set -o pipefail
+            "$1" -u UNIX-LISTEN:"$2",unlink-early,unlink-close STDOUT | { cat > "$3" || { cat > /dev/null; exit 75; }; }
+            """;
+
+    private final Process process;
+    private final Path socket;
+    private final Path file;
+    private final Path errors;
+
+    private StreamWriter(Process process, Path socket, Path file, Path errors) {
+        this.process = process;
+        this.socket = socket;
+        this.file = file;
+        this.errors = errors;
+    }
+
+    /**
+     * Starts the writer and waits until it listens on {@code socket}.
+     * {@code file} must not exist yet (it is created, and the caller removes
+     * it on failure); {@code socket} is removed once QEMU has connected.
+     */
+    static StreamWriter start(Path socket, Path file) throws IOException {
+        return start(socket, file, true);
+    }
+
+    /** For tests: {@code create} false writes into an existing file (a device such as /dev/full). */
+    static StreamWriter start(Path socket, Path file, boolean create) throws IOException {
+        String socat = HostTools.which("socat");
+        if (socat == null) {
+            throw new KosaException(KosaException.Kind.HOST, "socat is not installed; kosa8 needs it to write a "
+                    + "machine's state", "install it: apt-get install socat (kosa8 doctor checks everything)");
+        }
+        Files.deleteIfExists(socket);
+        if (create) {
+            Files.createFile(file); // refuses an existing file, as the stream must start a new one
+        }
+        Path errors = socket.resolveSibling(socket.getFileName() + ".err");
+        Process p = new ProcessBuilder(List.of("setsid", "bash", "-c", SCRIPT, "kosa8-vmstate", socat,
+                socket.toString(), file.toString()))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(errors.toFile())
+                .start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!Files.exists(socket)) {
+            if (!p.isAlive() || System.nanoTime() > deadline) {
+                p.destroyForcibly();
+                throw new IOException("the state writer did not start listening: " + errorText(errors));
+            }
+            sleep(2);
+        }
+        sleep(20); // socat binds, then listens: give it the moment between the two
+        return new StreamWriter(p, socket, file, errors);
+    }
+
+    /**
+     * Waits for the end of the stream, then makes the file durable.
+     *
+     * @return the file's size
+     * @throws IOException with the writer's reason when the file could not be written
+     */
+    long finish(Duration timeout) throws IOException {
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IOException("the machine's state was not written within " + timeout.toSeconds() + " s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while the machine's state was written", e);
+        }
+        int status = process.exitValue();
+        String why = errorText(errors);
+        Files.deleteIfExists(errors);
+        Files.deleteIfExists(socket);
+        if (status != 0) {
+            throw new IOException((status == WRITE_FAILED ? "cannot write " + file.getFileName() : "the state writer failed")
+                    + (why.isEmpty() ? " (exit status " + status + ")" : ": " + why));
+        }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.force(true);
+            return ch.size();
+        }
+    }
+
+    /** The writer's process id (its session's leader). */
+    long pid() {
+        return process.pid();
+    }
+
+    /**
+     * Ends the writer when QEMU is no longer sending (it was cancelled, or
+     * died): then cutting it costs nothing. Waits a little for the stream's
+     * natural end first.
+     */
+    void stop() {
+        try {
+            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            Files.deleteIfExists(errors);
+            Files.deleteIfExists(socket);
+        } catch (IOException ignored) {
+            // stale files are replaced on the next start
+        }
+    }
+
+    private static String errorText(Path errors) {
+        try {
+            return Files.exists(errors) ? Files.readString(errors).strip().replace('\n', ' ') : "";
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
