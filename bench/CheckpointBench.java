@@ -27,8 +27,9 @@ public class CheckpointBench {
         }
         System.out.println();
         System.out.println("| guest | `stop` (pause to disk) | `start` (resume) | `start` after `stop --shutdown` (cold "
-                + "boot, baseline) | cold / resume |");
-        System.out.println("|---|---|---|---|---|");
+                + "boot, baseline) | cold / resume | first `create` of a shape (template made) | `create` from the "
+                + "template | cold / create |");
+        System.out.println("|---|---|---|---|---|---|---|---|");
         suspendRows.forEach(System.out::println);
     }
 
@@ -46,8 +47,19 @@ public class CheckpointBench {
             r.nextBytes(big);
             Files.write(ws.resolve("big" + i), big);
         }
+        long c0 = System.nanoTime();
         String id = cli("create", "--memory", mib + "M", "--workspace", ws.toString()).strip();
-        System.err.printf("%d MiB: sandbox %s%n", mib, id);
+        long firstCreate = (System.nanoTime() - c0) / 1_000_000;
+        System.err.printf("%d MiB: sandbox %s, created in %d ms (the first of its shape: the template is made)%n",
+                mib, id, firstCreate);
+        // a second sandbox of the same shape restores the template
+        Path ws2 = Files.createTempDirectory("kosa8-ckpt-bench");
+        c0 = System.nanoTime();
+        String other = cli("create", "--memory", mib + "M", "--workspace", ws2.toString()).strip();
+        long fromTemplate = (System.nanoTime() - c0) / 1_000_000;
+        System.err.printf("  second sandbox %s, created from the template in %d ms%n", other, fromTemplate);
+        cli("rm", "-f", other);
+        Files.delete(ws2);
         try {
             // a guest process that keeps dirtying half the guest's memory
             cli("exec", id, "--", "sh", "-c", "nohup python3 -c '"
@@ -106,8 +118,9 @@ public class CheckpointBench {
             cli("start", id);
             long cold = (System.nanoTime() - t0) / 1_000_000;
             System.err.printf("  cold start: %d ms%n", cold);
-            suspendRows.add(String.format("| %d MiB | %.1f s | %.1f s | %.1f s | %.1f× |", mib, toDisk / 1e3,
-                    resume / 1e3, cold / 1e3, (double) cold / resume));
+            suspendRows.add(String.format("| %d MiB | %.1f s | %.1f s | %.1f s | %.1f× | %.1f s | %.1f s | %.1f× |",
+                    mib, toDisk / 1e3, resume / 1e3, cold / 1e3, (double) cold / resume, firstCreate / 1e3,
+                    fromTemplate / 1e3, (double) cold / fromTemplate));
             long cp = p50(pause), st = p50(saved), rw = p50(rewind), ld = p50(load);
             System.out.printf("| %d MiB | %.3f s (%.3f s) | %.2f s | %.2f s | %.2f s | %.1f s | %.1f× | %.0f MiB | %.0f MiB; %.0f KiB |%n",
                     mib, cp / 1e3, pause.getFirst() / 1e3, st / 1e3, rw / 1e3, ld / 1e3, cold / 1e3, (double) cold / rw,

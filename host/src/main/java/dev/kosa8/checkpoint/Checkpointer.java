@@ -124,7 +124,10 @@ public final class Checkpointer {
         try {
             mark();
             checkRoom(store.directory());
-            precopy(id);
+            long precopied = precopy(id);
+            // the writer process and QEMU's parameters before the pause: in it, only the stream's start
+            saving = MachineState.prepareBackground(vm.qmp(), vm.spec().qmpSocket().resolveSibling("vmstate.sock"),
+                    temp, QMP);
             steps.done("precopy");
             long frozenAt = System.nanoTime(); // the pause starts here: the pre-copy ran with the guest running
             GuestCommand.freeze(vm.agent(), FREEZE);
@@ -149,8 +152,7 @@ public final class Checkpointer {
             diskSaved = true;
             steps.done("disk");
             // QEMU saves the devices, write-protects RAM and runs the machine on by itself
-            saving = MachineState.saveInBackground(vm.qmp(), vm.spec().qmpSocket().resolveSibling("vmstate.sock"), temp,
-                    QMP);
+            saving.start(QMP);
             saving.awaitRunning(QMP);
             stopped = false;
             steps.done("devices");
@@ -175,7 +177,8 @@ public final class Checkpointer {
             Files.move(temp, store.vmState(id), StandardCopyOption.ATOMIC_MOVE);
             steps.done("ram");
             Checkpoint c = new Checkpoint(id, created, message, pause, bytes,
-                    capture == null ? 0 : capture.entries(), capture == null ? 0 : capture.bytesCopied(), server,
+                    capture == null ? 0 : capture.entries(), precopied + (capture == null ? 0 : capture.bytesCopied()),
+                    server,
                     steps.millis(), Duration.ofNanos(System.nanoTime() - start).toMillis());
             store.commit(c);
             clearInterrupted(store.directory());
@@ -231,14 +234,15 @@ public final class Checkpointer {
      * manifest is deleted once the checkpoint's is committed (the objects
      * stay, named by it); a leftover one is swept like any unfinished part.
      */
-    private void precopy(String id) {
+    private long precopy(String id) {
         if (workspace == null) {
-            return;
+            return 0;
         }
         try {
-            folders.capture(folder, precopyId(id));
+            return folders.capture(folder, precopyId(id)).bytesCopied();
         } catch (IOException | RuntimeException e) {
             log.accept("workspace pre-copy skipped: " + e.getMessage());
+            return 0;
         }
     }
 

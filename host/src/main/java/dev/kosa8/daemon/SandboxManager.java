@@ -55,6 +55,7 @@ public final class SandboxManager {
     private final Consumer<String> log;
     private final EgressService egress;
     private final SandboxSecrets secrets;
+    private final Templates templates;
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
 
     public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
@@ -62,6 +63,7 @@ public final class SandboxManager {
                           Consumer<String> log) {
         this.egress = egress;
         this.secrets = new SandboxSecrets(secretStore, log);
+        this.templates = new Templates(paths, qemuBinary, log);
         this.paths = paths;
         this.store = new SandboxStore(paths.sandboxes());
         this.images = images;
@@ -170,16 +172,17 @@ public final class SandboxManager {
             BootImage image = images.get();
             Path dir = store.directory(r.id());
             Path disk = dir.resolve("root.qcow2");
-            if (fresh || !Files.exists(disk)) {
-                Files.createDirectories(dir);
-                HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
-                                image.rootDisk().toAbsolutePath().toString(), disk.toString())
-                        .logTo(dir.resolve("qemu.log"))
-                        .run(KosaException.Kind.VM, "creating the sandbox's disk");
-            }
             Accelerator accel = r.accelerator().equals("auto")
                     ? probe.choose(image.kernel(), image.initramfs()).accelerator()
                     : Accelerator.parse(r.accelerator());
+            Duration timeout = accel == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
+            Files.createDirectories(dir);
+            Templates.Shape shape = new Templates.Shape(image.id(), accel.qemuName(), r.cpus(), r.memoryMiB(),
+                    r.network().mode() != NetMode.NONE, !r.workspace().isEmpty());
+            Templates.Template template = fresh ? template(shape, image, timeout) : null;
+            if (fresh || !Files.exists(disk)) {
+                createDisk(disk, template != null ? template.disk() : image.rootDisk());
+            }
             HostPaths.privateDirectory(runtimeDir(r.id()));
             r = r.withQemu(0, null, accel.qemuName(), image.id()).withState(SandboxState.STARTING);
             s.record(r);
@@ -187,7 +190,6 @@ public final class SandboxManager {
             if (r.network().mode() != NetMode.NONE) {
                 s.broker(startBroker(r));
             }
-            Duration timeout = accel == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
             SandboxRecord starting = r;
             java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started = q -> {
                 // recorded before the wait for the agent: a daemon dying mid-boot leaves no unknown QEMU
@@ -195,14 +197,23 @@ public final class SandboxManager {
                 s.record(withPid);
                 store.save(withPid);
             };
-            Vm vm = fresh ? null : resumeFromDisk(s, vmSpec(r, image), timeout, started);
+            Vm vm;
+            if (template != null) {
+                vm = fromTemplate(s, vmSpec(r, image), template, timeout, started);
+                if (vm == null) {
+                    templates.discard(shape);
+                    createDisk(disk, image.rootDisk()); // its template's disk was set aside with it
+                }
+            } else {
+                vm = fresh ? null : resumeFromDisk(s, vmSpec(r, image), timeout, started);
+            }
             if (vm == null) {
                 vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout, started);
                 s.vm(vm);
                 s.stopping(false);
-                if (!r.workspace().isEmpty()) {
-                    serveWorkspace(s, vm, Path.of(r.workspace()));
-                }
+            }
+            if (!r.workspace().isEmpty() && s.workspace() == null) {
+                serveWorkspace(s, vm, Path.of(r.workspace()));
             }
             r = r.withQemu(vm.process().pid(), vm.process().startInstant(), accel.qemuName(), image.id())
                     .withState(SandboxState.RUNNING);
@@ -220,6 +231,70 @@ public final class SandboxManager {
             store.save(s.record());
             throw new KosaException(KosaException.Kind.VM, "cannot start sandbox " + r.id() + ": " + e.getMessage(),
                     "see `kosa8 logs " + r.id() + "`", e);
+        }
+    }
+
+    /** A new overlay disk for a sandbox on {@code backing} (the image, or a template's disk); replaces any. */
+    private static void createDisk(Path disk, Path backing) {
+        try {
+            Files.deleteIfExists(disk);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot replace " + disk + ": " + e.getMessage(),
+                    "check the sandbox's directory", e);
+        }
+        HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
+                        backing.toAbsolutePath().toString(), disk.toString())
+                .logTo(disk.resolveSibling("qemu.log"))
+                .run(KosaException.Kind.VM, "creating the sandbox's disk");
+    }
+
+    /** The booted template for a new sandbox of this shape, made first if needed; null when it cannot be had. */
+    private Templates.Template template(Templates.Shape shape, BootImage image, Duration timeout) {
+        try {
+            return templates.obtain(shape, image, timeout);
+        } catch (KosaException e) {
+            log.accept(firstLine(e.getMessage()) + "; booting without a template");
+            return null;
+        }
+    }
+
+    /**
+     * Starts a new sandbox from a booted template instead of booting it: a
+     * fresh QEMU loads the template's machine (its disk is already the
+     * sandbox's backing file); the guest wakes with its clock set and its
+     * random generator reseeded; the sandbox's CA replaces the template's in
+     * the guest's trust store. The console log begins with the template's
+     * boot. Returns null, having stopped what it started, when the template
+     * cannot be restored: the caller boots afresh.
+     */
+    private Vm fromTemplate(Sandbox s, VmSpec spec, Templates.Template template, Duration timeout,
+                            java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
+        try {
+            Files.copy(template.console(), spec.consoleLog(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Vm vm = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), template.state(), timeout, started,
+                    qmp -> { });
+            s.vm(vm);
+            s.stopping(false);
+            dev.kosa8.checkpoint.Checkpointer.wake(vm);
+            if (spec.network() != null) {
+                String arg = EgressService.kernelArgument(EgressService.certificateAuthority(
+                        store.directory(s.id()), s.id()));
+                GuestCommand.Result ca = GuestCommand.run(vm.agent(), List.of("sh", "-c", Templates.CA_SCRIPT,
+                        "kosa8-ca", arg.substring(arg.indexOf('=') + 1)), Duration.ofSeconds(60));
+                if (ca.exitCode() != 0) {
+                    throw new IllegalStateException("cannot install the sandbox's CA in the guest: " + ca.stderr());
+                }
+            }
+            return vm;
+        } catch (IOException | RuntimeException e) {
+            log.accept("sandbox " + s.id() + ": cannot start from its template (" + firstLine(String.valueOf(
+                    e.getMessage())) + "); booting afresh");
+            Vm half = s.vm();
+            if (half != null) {
+                s.vm(null);
+                half.kill();
+            }
+            return null;
         }
     }
 

@@ -42,16 +42,15 @@ public final class MachineState {
     }
 
     /**
-     * Starts a background snapshot of a machine QEMU has stopped, into
-     * {@code file}. QEMU saves the devices, runs the machine on itself, and
-     * goes on writing RAM; {@link Saving#awaitRunning} returns once the
-     * machine runs, {@link Saving#awaitSaved} once every byte is in the file
-     * and synced.
+     * Gets a background snapshot ready without touching the machine: starts
+     * the writer and sets QEMU's migration parameters, so that what happens
+     * in the pause is only {@link Saving#start}. The caller then stops the
+     * machine and starts the snapshot, or {@link Saving#cancel}s it.
      *
-     * @param socket where the daemon listens for QEMU's stream; removed when done
+     * @param socket where the writer listens for QEMU's stream; removed when done
      */
-    public static Saving saveInBackground(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
-        return save(qmp, socket, file, true, timeout);
+    public static Saving prepareBackground(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
+        return prepare(qmp, socket, file, true, timeout);
     }
 
     /**
@@ -60,8 +59,9 @@ public final class MachineState {
      * about to end ({@code kosa8 stop}). Returns the file's size.
      */
     public static long saveStopped(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
-        Saving saving = save(qmp, socket, file, false, timeout);
+        Saving saving = prepare(qmp, socket, file, false, timeout);
         try {
+            saving.start(timeout);
             return saving.awaitSaved(timeout);
         } catch (RuntimeException e) {
             saving.cancel();
@@ -69,7 +69,7 @@ public final class MachineState {
         }
     }
 
-    private static Saving save(QmpClient qmp, Path socket, Path file, boolean background, Duration timeout)
+    private static Saving prepare(QmpClient qmp, Path socket, Path file, boolean background, Duration timeout)
             throws IOException {
         StreamWriter writer = StreamWriter.start(socket, file);
         try {
@@ -78,22 +78,34 @@ public final class MachineState {
             qmp.execute("migrate-set-parameters", Map.of("max-bandwidth", UNLIMITED), timeout);
             qmp.execute("migrate-set-capabilities", Map.of("capabilities",
                     List.of(Map.of("capability", "background-snapshot", "state", background))), timeout);
-            qmp.execute("migrate", Map.of("uri", "unix:" + socket), timeout);
         } catch (RuntimeException e) {
-            writer.stop(); // QEMU never connected, or failed at once: nothing to cut
+            writer.stop(Duration.ZERO); // QEMU never connected: nothing to cut
             throw e;
         }
-        return new Saving(qmp, writer);
+        return new Saving(qmp, writer, socket);
     }
 
     /** A snapshot under way. */
     public static final class Saving {
         private final QmpClient qmp;
         private final StreamWriter writer;
+        private final Path socket;
+        private volatile boolean started;
 
-        private Saving(QmpClient qmp, StreamWriter writer) {
+        private Saving(QmpClient qmp, StreamWriter writer, Path socket) {
             this.qmp = qmp;
             this.writer = writer;
+            this.socket = socket;
+        }
+
+        /**
+         * Starts the stream: for a background snapshot, QEMU saves the devices,
+         * write-protects RAM and runs the machine on by itself
+         * ({@link #awaitRunning}).
+         */
+        public void start(Duration timeout) {
+            started = true;
+            qmp.execute("migrate", Map.of("uri", "unix:" + socket), timeout);
         }
 
         /** Waits until QEMU has saved the devices and runs the machine again. */
@@ -144,12 +156,16 @@ public final class MachineState {
 
         /** Stops the snapshot (if QEMU still sends), then the writer. The caller removes the file. */
         public void cancel() {
+            if (!started) {
+                writer.stop(Duration.ZERO); // QEMU never connected: nothing to cut
+                return;
+            }
             try {
                 qmp.execute("migrate_cancel", Map.of(), Duration.ofSeconds(10));
             } catch (RuntimeException ignored) {
                 // QEMU may have gone; the writer ends with the stream either way
             }
-            writer.stop();
+            writer.stop(Duration.ofSeconds(5));
         }
 
         private String migrationStatus(Duration timeout) {

@@ -69,7 +69,7 @@ public final class QemuCommandLine {
         a.addAll(List.of("-m", spec.memoryMiB() + "M"));
         a.addAll(List.of("-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"));
         a.addAll(List.of("-sandbox", spec.network() == null ? SECCOMP : SECCOMP_WITH_RELAYS));
-        a.addAll(List.of("-chardev", "file,id=console,path=" + escape(spec.consoleLog().toString())));
+        a.addAll(List.of("-chardev", "file,id=console,append=on,path=" + escape(spec.consoleLog().toString())));
         a.addAll(List.of("-serial", "chardev:console"));
         a.addAll(List.of("-kernel", spec.kernel().toString()));
         a.addAll(List.of("-initrd", spec.initramfs().toString()));

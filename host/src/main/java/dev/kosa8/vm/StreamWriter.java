@@ -120,12 +120,12 @@ final class StreamWriter {
 
     /**
      * Ends the writer when QEMU is no longer sending (it was cancelled, or
-     * died): then cutting it costs nothing. Waits a little for the stream's
-     * natural end first.
+     * died) or never connected: then cutting it costs nothing. Waits up to
+     * {@code grace} for the stream's natural end first.
      */
-    void stop() {
+    void stop(Duration grace) {
         try {
-            if (!process.waitFor(5, TimeUnit.SECONDS)) {
+            if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.descendants().forEach(ProcessHandle::destroyForcibly);
                 process.destroyForcibly();
             }

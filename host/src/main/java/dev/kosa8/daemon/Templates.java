@@ -1,0 +1,186 @@
+package dev.kosa8.daemon;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kosa8.egress.EgressService;
+import dev.kosa8.host.HostCommand;
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import dev.kosa8.vm.Accelerator;
+import dev.kosa8.vm.GuestCommand;
+import dev.kosa8.vm.MachineState;
+import dev.kosa8.vm.TscFrequency;
+import dev.kosa8.vm.Vm;
+import dev.kosa8.vm.VmSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * Booted templates of the image, so that {@code create} restores a machine
+ * instead of booting one (issue 6): a guest booted once up to its agent's
+ * Hello, saved (RAM and devices, {@code machine.vmstate}) with its root disk
+ * ({@code disk.qcow2}, an overlay of the image, read-only from then on).
+ * A new sandbox's disk is an overlay of that disk, and a fresh QEMU loads
+ * the saved machine (docs/checkpoints.md, "Templates").
+ *
+ * <p>A migration stream fits only a machine with the same devices, memory
+ * and CPUs, so there is one template per {@link Shape}. The first sandbox of
+ * a shape builds it (a cold boot, then about a second to save it); the
+ * template is made under a lock per shape and committed by renaming its
+ * directory, so a half-made one is never used. Templates of an image that
+ * was rebuilt stay on disk while sandboxes made from them may still use
+ * their disk as a backing file.
+ *
+ * <p>What the guest's init does per sandbox at boot is done again after the
+ * restore: the sandbox's CA replaces the template's in the guest's trust
+ * store ({@link #CA_SCRIPT}); the clock is set and the random generator
+ * reseeded as after a rewind. The host name is the same for all sandboxes.
+ */
+final class Templates {
+    /** What a template must share with the sandboxes made from it: everything the migration stream depends on. */
+    record Shape(String imageId, String accelerator, int cpus, int memoryMiB, boolean net, boolean workspace) {
+        String name() {
+            return imageId + "-" + accelerator + "-c" + cpus + "-m" + memoryMiB + (net ? "-net" : "")
+                    + (workspace ? "-ws" : "");
+        }
+    }
+
+    /** A committed template: the disk to put an overlay on and the machine to load. */
+    record Template(Path disk, Path state, Path console) {
+    }
+
+    /**
+     * Puts a sandbox's CA where the guest's init put the template's: the PEM
+     * that NODE_EXTRA_CA_CERTS names, the copy in the local CA directory,
+     * and the system bundle rebuilt from the image's own. {@code $1} is the
+     * certificate's DER in base64, as on the kernel command line.
+     */
+    static final String CA_SCRIPT = """
+            set -e
+            { echo "-----BEGIN CERTIFICATE-----"; echo "$1" | fold -w 64; echo "-----END CERTIFICATE-----"; } \
+              > /etc/kosa8/ca.pem.new
+            mv /etc/kosa8/ca.pem.new /etc/kosa8/ca.pem
+            cp /etc/kosa8/ca.pem /usr/local/share/ca-certificates/kosa8-sandbox.crt
+            cat /etc/kosa8/system-ca.crt /etc/kosa8/ca.pem > /etc/ssl/certs/ca-certificates.crt.kosa8
+            mv /etc/ssl/certs/ca-certificates.crt.kosa8 /etc/ssl/certs/ca-certificates.crt
+            """;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final Path root;
+    private final Path runtime;
+    private final String qemuBinary;
+    private final Consumer<String> log;
+    private final Map<String, Object> locks = new ConcurrentHashMap<>();
+
+    Templates(HostPaths paths, String qemuBinary, Consumer<String> log) {
+        this.root = paths.data().resolve("templates");
+        this.runtime = paths.runtime().resolve("templates");
+        this.qemuBinary = qemuBinary;
+        this.log = log;
+    }
+
+    /** The template of this shape, made first if there is none yet. */
+    Template obtain(Shape shape, BootImage image, Duration bootTimeout) {
+        synchronized (locks.computeIfAbsent(shape.name(), k -> new Object())) {
+            Path dir = root.resolve(shape.name());
+            if (!Files.isRegularFile(dir.resolve("template.json"))) {
+                make(shape, image, dir, bootTimeout);
+            }
+            return new Template(dir.resolve("disk.qcow2"), dir.resolve("machine.vmstate"), dir.resolve("console.log"));
+        }
+    }
+
+    /** Forgets a template that could not be restored (it is made again next time). */
+    void discard(Shape shape) {
+        synchronized (locks.computeIfAbsent(shape.name(), k -> new Object())) {
+            Path dir = root.resolve(shape.name());
+            Path gone = root.resolve(".discarded-" + shape.name() + "-" + System.nanoTime());
+            try {
+                if (Files.exists(dir)) {
+                    // renamed, not deleted: sandboxes made from it still read its disk
+                    Files.move(dir, gone, StandardCopyOption.ATOMIC_MOVE);
+                }
+            } catch (IOException e) {
+                log.accept("cannot set aside template " + shape.name() + ": " + e.getMessage());
+            }
+        }
+    }
+
+    private void make(Shape shape, BootImage image, Path dir, Duration bootTimeout) {
+        long t0 = System.nanoTime();
+        Path work = root.resolve(".making-" + shape.name());
+        Path run = runtime.resolve(Integer.toHexString(shape.name().hashCode()));
+        Vm vm = null;
+        try {
+            deleteTree(work);
+            Files.createDirectories(work);
+            HostPaths.privateDirectory(run);
+            Path disk = work.resolve("disk.qcow2");
+            HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
+                            image.rootDisk().toAbsolutePath().toString(), disk.toString())
+                    .logTo(work.resolve("qemu.log"))
+                    .run(KosaException.Kind.VM, "creating a template's disk");
+            Accelerator accel = Accelerator.parse(shape.accelerator());
+            String args = image.kernelArgs() + TscFrequency.kernelArg(accel);
+            if (shape.net()) {
+                // a CA of the template's own: the init then writes every setting a CA brings; each sandbox's
+                // replaces it after the restore
+                args += " kosa8.net=1 " + EgressService.kernelArgument(EgressService.certificateAuthority(work,
+                        "template"));
+            }
+            VmSpec spec = new VmSpec("template-" + Integer.toHexString(shape.name().hashCode()), accel, shape.cpus(),
+                    shape.memoryMiB(), image.kernel(), image.initramfs(), disk, args, work.resolve("console.log"),
+                    run.resolve("qmp.sock"), run.resolve("agent.sock"), shape.workspace() ? run.resolve("ws9p.sock")
+                    : null, shape.net() ? EgressService.guestNetwork(run) : null);
+            vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
+            GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
+            vm.qmp().execute("stop", Map.of(), Duration.ofSeconds(30));
+            MachineState.saveStopped(vm.qmp(), run.resolve("vmstate.sock"), work.resolve("machine.vmstate"),
+                    Duration.ofMinutes(10));
+            vm.quit(Duration.ofSeconds(15));
+            vm = null;
+            deleteTree(work.resolve("ca")); // the template's CA key is of no further use
+            disk.toFile().setReadOnly();
+            Files.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
+                    "shape", shape, "created", Instant.now().toString(), "bootImage", image.id())));
+            Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
+            log.accept("made template " + shape.name() + " in " + Duration.ofNanos(System.nanoTime() - t0).toMillis()
+                    + " ms");
+        } catch (IOException | RuntimeException e) {
+            if (vm != null) {
+                vm.kill();
+            }
+            try {
+                deleteTree(work);
+            } catch (IOException ignored) {
+                // a leftover .making- directory is replaced by the next attempt
+            }
+            throw new KosaException(KosaException.Kind.VM, "cannot make the booted template " + shape.name() + ": "
+                    + e.getMessage(), "see the daemon's log; sandboxes boot without a template meanwhile", e);
+        } finally {
+            try {
+                deleteTree(run);
+            } catch (IOException ignored) {
+                // sockets of a QEMU that is gone
+            }
+        }
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (var walk = Files.walk(p)) {
+            for (Path f : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(f);
+            }
+        }
+    }
+}
