@@ -417,7 +417,30 @@ public final class Checkpointer {
         store.forget(c.id());
         deleteDiskSnapshot(c.id());
         Files.deleteIfExists(store.vmState(c.id()));
-        folders.delete(c.id());
+        if (folders.ids().contains(c.id())) {
+            folders.delete(c.id());
+        }
+    }
+
+    /**
+     * Removes a checkpoint of a sandbox whose machine is not running: its
+     * record first, then the disk snapshot through {@code qemu-img} (no QEMU
+     * holds the disk), its machine state and its workspace snapshot.
+     */
+    public static void removeOffline(Path checkpointDir, Path disk, Checkpoint c) throws IOException {
+        CheckpointStore store = new CheckpointStore(checkpointDir);
+        store.forget(c.id());
+        String listed = HostCommand.of("qemu-img", "snapshot", "-l", disk.toString())
+                .run(KosaException.Kind.VM, "listing the disk's snapshots");
+        if (listed.lines().anyMatch(l -> l.trim().split("\\s+").length > 1 && l.trim().split("\\s+")[1].equals(c.id()))) {
+            HostCommand.of("qemu-img", "snapshot", "-d", c.id(), disk.toString())
+                    .run(KosaException.Kind.VM, "deleting the disk snapshot of " + c.id());
+        }
+        Files.deleteIfExists(store.vmState(c.id()));
+        FolderSnapshots folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
+        if (folders.ids().contains(c.id())) {
+            folders.delete(c.id());
+        }
     }
 
     /** Bytes on disk only this checkpoint holds: its VM state and the workspace files no other one shares. */

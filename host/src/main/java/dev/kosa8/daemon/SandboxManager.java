@@ -1015,7 +1015,17 @@ public final class SandboxManager {
         s.lock().lock();
         try {
             dev.kosa8.checkpoint.Checkpoint c = findCheckpoint(s, checkpoint);
-            checkpointer(s, running(s)).remove(c);
+            Vm vm = s.vm();
+            if (vm != null && s.record().state() == SandboxState.RUNNING) {
+                checkpointer(s, vm).remove(c);
+            } else if (s.record().state() == SandboxState.STOPPED || s.record().state() == SandboxState.FAILED) {
+                // no QEMU holds the disk: qemu-img removes the disk snapshot
+                dev.kosa8.checkpoint.Checkpointer.removeOffline(checkpointDir(s),
+                        store.directory(s.id()).resolve("root.qcow2"), c);
+            } else {
+                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is "
+                        + s.record().state().name().toLowerCase(java.util.Locale.ROOT), "wait for it, then try again");
+            }
             return c;
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot remove checkpoint " + checkpoint + ": "

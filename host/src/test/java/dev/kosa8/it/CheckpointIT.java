@@ -265,6 +265,12 @@ class CheckpointIT {
         Thread.sleep(1500);
         assertThat(numbers(Files.readString(folder.resolve("held.log")))).as("nothing runs while stopped")
                 .hasSize(whileStopped);
+        // a checkpoint of a stopped sandbox can be removed too (qemu-img, with no QEMU holding the disk)
+        Kosa.ok(T, "checkpoint", "rm", id, waiting);
+        assertThat(checkpointIds()).doesNotContain(waiting);
+        Process list = new ProcessBuilder("qemu-img", "snapshot", "-l", Kosa.HOME.resolve("data/sandboxes").resolve(id)
+                .resolve("root.qcow2").toString()).redirectErrorStream(true).start();
+        assertThat(new String(list.getInputStream().readAllBytes())).contains(first).doesNotContain(waiting);
 
         Kosa.ok(Duration.ofMinutes(5), "start", id);
         Thread.sleep(2500);
