@@ -112,9 +112,7 @@ public final class Checkpointer {
         String id = CheckpointIds.next(Instant.now());
         Instant created = Instant.now();
         long start = System.nanoTime();
-        boolean frozen = false;
-        boolean paused = false;
-        boolean stopped = false;
+        Halt halt = new Halt();
         boolean folderSaved = false;
         boolean diskSaved = false;
         FolderSnapshots.Pending scanned = null;
@@ -130,19 +128,7 @@ public final class Checkpointer {
                     temp, QMP);
             steps.done("precopy");
             long frozenAt = System.nanoTime(); // the pause starts here: the pre-copy ran with the guest running
-            GuestCommand.freeze(vm.agent(), FREEZE);
-            frozen = true;
-            steps.done("freeze");
-            if (workspace != null) {
-                if (!workspace.pause(Duration.ofSeconds(10))) {
-                    throw new IOException("the workspace server did not become idle within 10 s");
-                }
-                paused = true;
-            }
-            steps.done("idle");
-            qmp("stop");
-            stopped = true;
-            steps.done("stop");
+            halt.enter(steps);
             WorkspaceSnapshot server = workspace == null ? null : workspace.snapshot();
             if (workspace != null) {
                 scanned = folders.scan(folder, id); // made durable and named once the guest runs again
@@ -154,14 +140,9 @@ public final class Checkpointer {
             // QEMU saves the devices, write-protects RAM and runs the machine on by itself
             saving.start(QMP);
             saving.awaitRunning(QMP);
-            stopped = false;
+            halt.machineRuns();
             steps.done("devices");
-            if (paused) {
-                workspace.resume();
-                paused = false;
-            }
-            GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE);
-            frozen = false;
+            halt.leave();
             steps.done("thaw");
             long pause = Duration.ofNanos(System.nanoTime() - frozenAt).toMillis();
             Capture capture = null;
@@ -208,15 +189,7 @@ public final class Checkpointer {
                     }
                 });
             }
-            if (stopped) {
-                quietly("resume the machine", () -> qmp("cont"));
-            }
-            if (paused) {
-                workspace.resume();
-            }
-            if (frozen) {
-                quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
-            }
+            halt.undo();
             quietly("clear the in-progress mark", () -> clearInterrupted(store.directory()));
             throw new KosaException(KosaException.Kind.VM, "the checkpoint failed: " + e.getMessage()
                     + "; the sandbox runs on and earlier checkpoints are intact", hint(e), e);
@@ -338,25 +311,11 @@ public final class Checkpointer {
      */
     public Map<String, Long> suspend(Suspension target) {
         Steps steps = new Steps();
-        boolean frozen = false;
-        boolean paused = false;
-        boolean stopped = false;
+        Halt halt = new Halt();
         try {
             target.prepare();
             checkRoom(target.state().getParent());
-            GuestCommand.freeze(vm.agent(), FREEZE);
-            frozen = true;
-            steps.done("freeze");
-            if (workspace != null) {
-                if (!workspace.pause(Duration.ofSeconds(10))) {
-                    throw new IOException("the workspace server did not become idle within 10 s");
-                }
-                paused = true;
-            }
-            steps.done("idle");
-            qmp("stop");
-            stopped = true;
-            steps.done("stop");
+            halt.enter(steps);
             WorkspaceSnapshot server = workspace == null ? null : workspace.snapshot();
             MachineState.saveStopped(vm.qmp(), vm.spec().qmpSocket().resolveSibling("vmstate.sock"),
                     target.stateTemp(), QMP);
@@ -369,15 +328,7 @@ public final class Checkpointer {
                 Thread.currentThread().interrupt();
             }
             quietly("remove the unfinished suspension", target::discard);
-            if (stopped) {
-                quietly("resume the machine", () -> qmp("cont"));
-            }
-            if (paused) {
-                workspace.resume();
-            }
-            if (frozen) {
-                quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
-            }
+            halt.undo();
             throw new KosaException(KosaException.Kind.VM, "cannot save the running machine to disk: "
                     + e.getMessage(), hint(e), e);
         }
@@ -507,6 +458,62 @@ public final class Checkpointer {
 
     private void qmp(String command) {
         vm.qmp().execute(command, Map.of(), QMP);
+    }
+
+    /**
+     * The instant's three holds, taken in order (the guest's processes
+     * frozen, the 9p server idle, QEMU stopped) and given back newest first,
+     * each only if it was taken: the same for a checkpoint and a pause to
+     * disk.
+     */
+    private final class Halt {
+        private boolean frozen;
+        private boolean paused;
+        private boolean stopped;
+
+        void enter(Steps steps) throws IOException, InterruptedException {
+            GuestCommand.freeze(vm.agent(), FREEZE);
+            frozen = true;
+            steps.done("freeze");
+            if (workspace != null) {
+                if (!workspace.pause(Duration.ofSeconds(10))) {
+                    throw new IOException("the workspace server did not become idle within 10 s");
+                }
+                paused = true;
+            }
+            steps.done("idle");
+            qmp("stop");
+            stopped = true;
+            steps.done("stop");
+        }
+
+        /** QEMU runs the machine again by itself (a background snapshot's start). */
+        void machineRuns() {
+            stopped = false;
+        }
+
+        /** The machine runs: the server serves again and the processes thaw. */
+        void leave() {
+            if (paused) {
+                workspace.resume();
+                paused = false;
+            }
+            GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE);
+            frozen = false;
+        }
+
+        /** After a failure: whatever is still held is given back, each on its own. */
+        void undo() {
+            if (stopped) {
+                quietly("resume the machine", () -> qmp("cont"));
+            }
+            if (paused) {
+                workspace.resume();
+            }
+            if (frozen) {
+                quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
+            }
+        }
     }
 
     /** Wall-clock time per step, for the record and the benchmark. */

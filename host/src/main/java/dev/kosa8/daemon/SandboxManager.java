@@ -199,13 +199,13 @@ public final class SandboxManager {
             };
             Vm vm;
             if (template != null) {
-                vm = fromTemplate(s, vmSpec(r, image), template, timeout, started);
+                vm = fromTemplate(s, vmSpec(r, image), template, started);
                 if (vm == null) {
                     templates.discard(shape);
                     createDisk(disk, image.rootDisk()); // its template's disk was set aside with it
                 }
             } else {
-                vm = fresh ? null : resumeFromDisk(s, vmSpec(r, image), timeout, started);
+                vm = fresh ? null : resumeFromDisk(s, vmSpec(r, image), started);
             }
             if (vm == null) {
                 vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout, started);
@@ -267,12 +267,11 @@ public final class SandboxManager {
      * boot. Returns null, having stopped what it started, when the template
      * cannot be restored: the caller boots afresh.
      */
-    private Vm fromTemplate(Sandbox s, VmSpec spec, Templates.Template template, Duration timeout,
+    private Vm fromTemplate(Sandbox s, VmSpec spec, Templates.Template template,
                             java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
         try {
             Files.copy(template.console(), spec.consoleLog(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            Vm vm = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), template.state(), timeout, started,
-                    qmp -> { });
+            Vm vm = restoreMachine(s, spec, template.state(), null, null, started);
             s.vm(vm);
             s.stopping(false);
             dev.kosa8.checkpoint.Checkpointer.wake(vm);
@@ -306,7 +305,7 @@ public final class SandboxManager {
      * state, when there is none or it cannot be resumed (a changed image or
      * QEMU): the caller then boots afresh from the disk.
      */
-    private Vm resumeFromDisk(Sandbox s, VmSpec spec, Duration timeout,
+    private Vm resumeFromDisk(Sandbox s, VmSpec spec,
                               java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
         dev.kosa8.checkpoint.Suspension saved = suspension(s);
         if (!saved.exists()) {
@@ -315,16 +314,7 @@ public final class SandboxManager {
         Path folder = s.record().workspace().isEmpty() ? null : Path.of(s.record().workspace());
         try {
             dev.kosa8.checkpoint.Suspension.Record what = saved.read();
-            Vm vm = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), saved.state(), timeout, started, qmp -> {
-                if (folder != null) {
-                    WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), Duration.ofSeconds(10),
-                            m -> log.accept("sandbox " + s.id() + " workspace: " + m));
-                    s.workspace(w);
-                    if (what.server() != null) {
-                        w.restore(what.server());
-                    }
-                }
-            });
+            Vm vm = restoreMachine(s, spec, saved.state(), folder, what.server(), started);
             s.vm(vm);
             s.stopping(false);
             dev.kosa8.checkpoint.Checkpointer.wake(vm);
@@ -809,21 +799,7 @@ public final class SandboxManager {
         VmSpec spec = vmSpec(r, image);
         Path folder = r.workspace().isEmpty() ? null : Path.of(r.workspace());
         s.workspace(null);
-        Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
-        Vm next = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, q -> {
-            SandboxRecord withPid = r.withQemu(q.pid(), q.startInstant(), r.accelerator(), r.imageId());
-            s.record(withPid);
-            store.save(withPid);
-        }, qmp -> {
-            if (folder != null) {
-                WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), Duration.ofSeconds(10),
-                        m -> log.accept("sandbox " + s.id() + " workspace: " + m));
-                s.workspace(w);
-                if (server != null) {
-                    w.restore(server);
-                }
-            }
-        });
+        Vm next = restoreMachine(s, spec, state, folder, server, recordPid(s, r));
         s.vm(next);
         SandboxRecord running = s.record().withQemu(next.process().pid(), next.process().startInstant(),
                 r.accelerator(), r.imageId()).withState(SandboxState.RUNNING);
@@ -894,23 +870,8 @@ public final class SandboxManager {
                 }
                 BootImage image = images.get();
                 VmSpec spec = vmSpec(r, image);
-                Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180)
-                        : Duration.ofSeconds(30);
-                Path served = folder.isEmpty() ? null : Path.of(folder);
-                Vm vm = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, q -> {
-                    SandboxRecord withPid = r.withQemu(q.pid(), q.startInstant(), r.accelerator(), r.imageId());
-                    s.record(withPid);
-                    store.save(withPid);
-                }, qmp -> {
-                    if (served != null) {
-                        WorkspaceServer w = WorkspaceServer.start(served, spec.workspaceSocket(),
-                                Duration.ofSeconds(10), m -> log.accept("sandbox " + id + " workspace: " + m));
-                        s.workspace(w);
-                        if (c.server() != null) {
-                            w.restore(c.server());
-                        }
-                    }
-                });
+                Vm vm = restoreMachine(s, spec, state, folder.isEmpty() ? null : Path.of(folder), c.server(),
+                        recordPid(s, r));
                 s.vm(vm);
                 dev.kosa8.checkpoint.Checkpointer.wake(vm);
                 SandboxRecord running = s.record().withQemu(vm.process().pid(), vm.process().startInstant(),
@@ -992,6 +953,37 @@ public final class SandboxManager {
                 }
             }
         }
+    }
+
+    /**
+     * A fresh QEMU for the sandbox, loaded from a saved state (a checkpoint,
+     * a pause to disk): its pid goes to {@code started} at once; the folder,
+     * when there is one, is served with the saved fid table before the guest
+     * runs.
+     */
+    private Vm restoreMachine(Sandbox s, VmSpec spec, Path state, Path folder,
+                              dev.kosa8.workspace.WorkspaceSnapshot server,
+                              java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
+        Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
+        return Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, started, qmp -> {
+            if (folder != null) {
+                WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), Duration.ofSeconds(10),
+                        m -> log.accept("sandbox " + s.id() + " workspace: " + m));
+                s.workspace(w);
+                if (server != null) {
+                    w.restore(server);
+                }
+            }
+        });
+    }
+
+    /** Records a QEMU in the sandbox's record as soon as it runs: a daemon dying next still finds it. */
+    private java.util.function.Consumer<dev.kosa8.vm.QemuProcess> recordPid(Sandbox s, SandboxRecord r) {
+        return q -> {
+            SandboxRecord withPid = r.withQemu(q.pid(), q.startInstant(), r.accelerator(), r.imageId());
+            s.record(withPid);
+            store.save(withPid);
+        };
     }
 
     /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */

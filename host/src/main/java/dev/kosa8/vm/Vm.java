@@ -200,16 +200,7 @@ public final class Vm implements AutoCloseable {
         } catch (RuntimeException e) {
             // an unresponsive guest is stopped anyway
         }
-        try {
-            qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
-        } catch (RuntimeException e) {
-            // QEMU may close the connection before it answers
-        }
-        if (!qemu.waitFor(grace)) {
-            qemu.kill();
-        }
-        agent.close();
-        qmp.close();
+        quit(grace);
     }
 
     /**
@@ -218,7 +209,7 @@ public final class Vm implements AutoCloseable {
      * lets QEMU close the disk image cleanly, then SIGKILL if it lingers.
      */
     public void quit(Duration grace) {
-        agent.failOpenChannels("the sandbox's machine was replaced");
+        agent.failOpenChannels("the sandbox's machine stopped");
         try {
             qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
         } catch (RuntimeException e) {
