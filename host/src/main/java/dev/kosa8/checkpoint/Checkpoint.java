@@ -14,7 +14,8 @@ import java.time.Instant;
  * @param pauseMillis how long the guest's processes stood frozen
  * @param vmStateBytes the size of the RAM and device state QEMU stored
  * @param workspaceBytesCopied bytes of workspace files this checkpoint had to store (unchanged ones cost none)
- * @param stepMillis  how long each step took (freeze, idle, stop, workspace, disk, devices, thaw, ram), in order
+ * @param stepMillis  how long each step took (precopy, freeze, idle, stop, workspace, disk, devices, thaw,
+ *                    workspace-commit, ram), in order
  * @param savedMillis from the freeze until the checkpoint was committed: the pause, then the RAM written while the
  *                    guest ran on
  */

@@ -13,6 +13,7 @@ public final class Sandbox {
     private volatile SandboxRecord record;
     private volatile Vm vm;
     private volatile boolean stopping;
+    private volatile boolean workspaceLost;
     private volatile WorkspaceServer workspace;
     private volatile dev.kosa8.egress.Broker broker;
 
@@ -64,6 +65,19 @@ public final class Sandbox {
 
     void stopping(boolean s) {
         this.stopping = s;
+    }
+
+    /**
+     * Whether the guest's workspace mount lost its server's state (a daemon
+     * restart): saving the machine as it is would keep the broken mount, so
+     * the next stop shuts it down instead and the start after mounts afresh.
+     */
+    boolean workspaceLost() {
+        return workspaceLost;
+    }
+
+    void workspaceLost(boolean lost) {
+        this.workspaceLost = lost;
     }
 
     ReentrantLock lock() {

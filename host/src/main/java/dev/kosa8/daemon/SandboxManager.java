@@ -217,6 +217,7 @@ public final class SandboxManager {
             }
             r = r.withQemu(vm.process().pid(), vm.process().startInstant(), accel.qemuName(), image.id())
                     .withState(SandboxState.RUNNING);
+            s.workspaceLost(false);
             s.record(r);
             store.save(r);
             watch(s, vm);
@@ -368,11 +369,12 @@ public final class SandboxManager {
      * After a daemon restart: serves the folder again on the same port. The
      * previous server's fid table died with it, so the guest's existing fids
      * answer EBADF (an error, where no server at all would leave guest
-     * processes waiting on the folder forever); `kosa8 stop` and `start`
-     * mount it afresh. Carrying the fid table across a restart is the
-     * checkpoint machinery's job (docs/workspace.md).
+     * processes waiting on the folder forever); `kosa8 stop` (which then
+     * shuts the guest down rather than saving it) and `start` mount it
+     * afresh, and so does a rewind (docs/workspace.md).
      */
     private void reconnectWorkspace(Sandbox s, Vm vm, Path folder) {
+        s.workspaceLost(true);
         try {
             s.workspace(WorkspaceServer.start(folder, vm.spec().workspaceSocket(), Duration.ofSeconds(5),
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m)));
@@ -522,7 +524,12 @@ public final class SandboxManager {
             s.stopping(true);
             if (vm != null) {
                 boolean saved = false;
-                if (!shutdown && !s.record().ephemeral() && st == SandboxState.RUNNING && vm.agent().isOpen()) {
+                if (s.workspaceLost() && !shutdown) {
+                    log.accept("sandbox " + s.id() + ": its workspace lost its server in a daemon restart; shutting it"
+                            + " down rather than saving it so, and the next start mounts the folder afresh");
+                }
+                if (!shutdown && !s.workspaceLost() && !s.record().ephemeral() && st == SandboxState.RUNNING
+                        && vm.agent().isOpen()) {
                     try {
                         Map<String, Long> steps = checkpointer(s, vm).suspend(suspension(s));
                         log.accept("sandbox " + s.id() + " paused to disk " + steps);
@@ -801,6 +808,7 @@ public final class SandboxManager {
         s.workspace(null);
         Vm next = restoreMachine(s, spec, state, folder, server, recordPid(s, r));
         s.vm(next);
+        s.workspaceLost(false); // the folder is served with the checkpoint's fid table again
         SandboxRecord running = s.record().withQemu(next.process().pid(), next.process().startInstant(),
                 r.accelerator(), r.imageId()).withState(SandboxState.RUNNING);
         s.record(running);

@@ -379,6 +379,14 @@ class CheckpointIT {
                     .toList()).as("the cut-short checkpoint's parts were swept")
                     .isEqualTo(all.stream().map(c -> c + ".vmstate").sorted().toList());
         }
+        // stop then shuts the guest down rather than saving its broken mount, and start mounts the folder afresh
+        Kosa.ok(Duration.ofMinutes(5), "stop", id);
+        assertThat(Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("suspended")).doesNotExist();
+        Kosa.ok(Duration.ofMinutes(10), "start", id);
+        Kosa.Result inWorkspace = sh("echo fresh > /workspace/after-restart && ls /workspace > /dev/null");
+        assertThat(inWorkspace.exitCode()).as(inWorkspace.toString()).isZero();
+        assertThat(folder.resolve("after-restart")).hasContent("fresh");
+
         Kosa.ok(T, "rewind", id, first);
         Thread.sleep(2000);
         assertConsecutiveFromOne(numbers(Files.readString(folder.resolve("counter.log"))), "the workspace's counter");
