@@ -33,10 +33,10 @@ import java.util.function.Consumer;
  * <p>A migration stream fits only a machine with the same devices, memory
  * and CPUs, so there is one template per {@link Shape}. The first sandbox of
  * a shape builds it (a cold boot, then about a second to save it); the
- * template is made under a lock per shape and committed by renaming its
- * directory, so a half-made one is never used. Templates of an image that
- * was rebuilt stay on disk while sandboxes made from them may still use
- * their disk as a backing file.
+ * template is made under a lock per shape in a directory of its own,
+ * committed by renaming it and then pointing {@code <shape>.current} at it,
+ * so a half-made one is never used. A template is never moved or deleted by
+ * kosa8: sandboxes made from it read its disk as their backing file.
  *
  * <p>What the guest's init does per sandbox at boot is done again after the
  * restore: the sandbox's CA replaces the template's in the guest's trust
@@ -89,32 +89,47 @@ final class Templates {
     /** The template of this shape, made first if there is none yet. */
     Template obtain(Shape shape, BootImage image, Duration bootTimeout) {
         synchronized (locks.computeIfAbsent(shape.name(), k -> new Object())) {
-            Path dir = root.resolve(shape.name());
-            if (!Files.isRegularFile(dir.resolve("template.json"))) {
-                make(shape, image, dir, bootTimeout);
+            Path dir = current(shape);
+            if (dir == null || !Files.isRegularFile(dir.resolve("template.json"))) {
+                dir = make(shape, image, bootTimeout);
             }
             return new Template(dir.resolve("disk.qcow2"), dir.resolve("machine.vmstate"), dir.resolve("console.log"));
         }
     }
 
-    /** Forgets a template that could not be restored (it is made again next time). */
+    /**
+     * Stops using a template that could not be restored: the shape's
+     * pointer goes, the next sandbox makes a new one. The template itself
+     * stays where it is, since sandboxes made from it read its disk as their
+     * backing file.
+     */
     void discard(Shape shape) {
         synchronized (locks.computeIfAbsent(shape.name(), k -> new Object())) {
-            Path dir = root.resolve(shape.name());
-            Path gone = root.resolve(".discarded-" + shape.name() + "-" + System.nanoTime());
             try {
-                if (Files.exists(dir)) {
-                    // renamed, not deleted: sandboxes made from it still read its disk
-                    Files.move(dir, gone, StandardCopyOption.ATOMIC_MOVE);
-                }
+                Files.deleteIfExists(pointer(shape));
             } catch (IOException e) {
                 log.accept("cannot set aside template " + shape.name() + ": " + e.getMessage());
             }
         }
     }
 
-    private void make(Shape shape, BootImage image, Path dir, Duration bootTimeout) {
+    /** {@code <shape>.current} names the shape's template directory; each template has a directory of its own. */
+    private Path pointer(Shape shape) {
+        return root.resolve(shape.name() + ".current");
+    }
+
+    private Path current(Shape shape) {
+        try {
+            String name = Files.readString(pointer(shape)).strip();
+            return name.matches("[A-Za-z0-9._-]+") ? root.resolve(name) : null;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    private Path make(Shape shape, BootImage image, Duration bootTimeout) {
         long t0 = System.nanoTime();
+        Path dir = root.resolve(shape.name() + "-" + Long.toHexString(System.currentTimeMillis()));
         Path work = root.resolve(".making-" + shape.name());
         Path run = runtime.resolve(Integer.toHexString(shape.name().hashCode()));
         Vm vm = null;
@@ -151,8 +166,12 @@ final class Templates {
             Files.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
                     "shape", shape, "created", Instant.now().toString(), "bootImage", image.id())));
             Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
-            log.accept("made template " + shape.name() + " in " + Duration.ofNanos(System.nanoTime() - t0).toMillis()
-                    + " ms");
+            Path tmp = root.resolve(".pointer-" + shape.name());
+            Files.writeString(tmp, dir.getFileName() + "\n");
+            Files.move(tmp, pointer(shape), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            log.accept("made template " + dir.getFileName() + " in " + Duration.ofNanos(System.nanoTime() - t0)
+                    .toMillis() + " ms");
+            return dir;
         } catch (IOException | RuntimeException e) {
             if (vm != null) {
                 vm.kill();
