@@ -110,8 +110,12 @@ class ExecIT {
 
     @Test
     void aSignalToTheCliReachesTheCommand(SharedSandbox.Booted box) throws Exception {
-        Process p = Kosa.builder("exec", box.id(), "--", "sh", "-c",
-                "trap 'echo got-int; exit 42' INT; echo ready; while :; do sleep 0.2; done").start();
+        ProcessBuilder b = Kosa.builder("exec", box.id(), "--", "sh", "-c",
+                "trap 'echo got-int; exit 42' INT; echo ready; while :; do sleep 0.2; done");
+        // a test run started as a background job inherits SIGINT ignored (POSIX), and so would the CLI, rightly
+        // deaf to Ctrl-C then; env (which execs, keeping the pid) gives it the default disposition a terminal has
+        b.command().addAll(0, List.of("env", "--default-signal=INT"));
+        Process p = b.start();
         var out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         assertThat(out.readLine()).isEqualTo("ready");
         new ProcessBuilder("kill", "-INT", String.valueOf(p.pid())).start().waitFor();

@@ -222,6 +222,12 @@ class NetworkIT {
         String out = r.stdout();
         // the same scan finds the certificate, so finding no key is a real result
         assertThat(out.substring(0, out.indexOf("key-in:"))).as(r.toString()).contains("/etc/kosa8/ca.pem");
+        // and this sandbox was restored from a booted template, whose own CA the guest's init installed: finding
+        // the sandbox's certificate shows it replaced the template's
+        Process info = new ProcessBuilder("qemu-img", "info", "-U", "--output=json", Kosa.HOME.resolve("data/sandboxes")
+                .resolve(id).resolve("root.qcow2").toString()).redirectErrorStream(true).start();
+        assertThat(new String(info.getInputStream().readAllBytes())).as("the sandbox's disk is a template's overlay")
+                .containsPattern("\"backing-filename\": \"[^\"]*/templates/[^\"]*/disk.qcow2\"");
         assertThat(out.substring(out.indexOf("key-in:"))).as(r.toString()).isEqualTo("key-in:\nend\n");
     }
 
