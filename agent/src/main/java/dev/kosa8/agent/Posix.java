@@ -52,6 +52,8 @@ final class Posix {
     private static final MethodHandle MOUNT = handle("mount",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS,
                     ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+    private static final MethodHandle UMOUNT2 = handle("umount2",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
     private static final MethodHandle SYNC = LINKER.downcallHandle(LIBC.find("sync").orElseThrow(),
             FunctionDescriptor.ofVoid());
     private static final MethodHandle CLOCK_SETTIME = handle("clock_settime",
@@ -64,6 +66,7 @@ final class Posix {
     private static final long RNDADDENTROPY = 0x40085203L, RNDRESEEDCRNG = 0x5207L;
     static final int O_CLOEXEC = 02000000;
     static final long MS_NOSUID = 2, MS_NODEV = 4, MS_BIND = 4096;
+    static final int MNT_DETACH = 2;
 
     private Posix() {
     }
@@ -257,6 +260,21 @@ final class Posix {
                     options);
             if (r != 0) {
                 throw new PosixException("mount " + target, errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** umount2(2). */
+    static void umount(String target, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            int r = (int) UMOUNT2.invokeExact(st, arena.allocateFrom(target), flags);
+            if (r != 0) {
+                throw new PosixException("umount " + target, errno(st));
             }
         } catch (PosixException e) {
             throw e;

@@ -10,7 +10,9 @@ import java.util.List;
  * Mounts the workspace when the host asks ({@link Message.MountWorkspace}):
  * starts the {@link WorkspaceRelay}, mounts the kernel's 9p client on it at
  * {@code /workspace}, and binds that at the folder's host path too. Runs on
- * its own thread: the mount waits for the host's 9p server to answer.
+ * its own thread: the mount waits for the host's 9p server to answer. Asked
+ * again {@code afresh} (the host's server was replaced without its state,
+ * see {@link WorkspaceRelay}), it takes the old mount away and mounts anew.
  *
  * <p>Mount options, each for a reason: {@code version=9p2000.L} (the only
  * dialect the server speaks); {@code access=client} (one attach; the guest
@@ -23,6 +25,10 @@ final class WorkspaceMount {
     /** Where exec runs by default once mounted; null before. */
     private static volatile Path defaultDirectory;
     private static boolean mounted;
+    /** Where {@link #MOUNT_POINT} is bound too, the folder's host path; null for nowhere. */
+    private static Path bound;
+    /** Opened at the first mount, for the agent's lifetime: a virtio-serial port opens once. */
+    private static WorkspaceRelay relay;
 
     private WorkspaceMount() {
     }
@@ -35,7 +41,7 @@ final class WorkspaceMount {
     static Channel start(Message.MountWorkspace m, Outbox outbox) {
         Thread t = new Thread(() -> {
             try {
-                Path where = mount(m.guestPath(), m.msize());
+                Path where = mount(m.guestPath(), m.msize(), m.afresh());
                 Log.info("workspace mounted at " + where);
                 outbox.send(new Message.Exited(m.channel(), 0, 0));
             } catch (IOException | RuntimeException e) {
@@ -51,18 +57,25 @@ final class WorkspaceMount {
         return null;
     }
 
-    private static synchronized Path mount(String guestPath, int msize) throws IOException, InterruptedException {
-        if (mounted) {
+    private static synchronized Path mount(String guestPath, int msize, boolean afresh)
+            throws IOException, InterruptedException {
+        if (mounted && !afresh) {
             return defaultDirectory;
         }
+        if (relay == null) {
+            relay = WorkspaceRelay.open(msize);
+        }
+        if (mounted) {
+            unmountStale();
+        }
         Files.createDirectories(MOUNT_POINT);
-        WorkspaceRelay relay = WorkspaceRelay.start(msize);
+        relay.listen();
         String options = "trans=unix,version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
         try {
             Posix.mount(WorkspaceRelay.SOCKET.toString(), MOUNT_POINT.toString(), "9p",
                     Posix.MS_NOSUID | Posix.MS_NODEV, options);
         } catch (RuntimeException e) {
-            relay.close();
+            relay.detach();
             throw e;
         }
         Path where = MOUNT_POINT;
@@ -70,11 +83,29 @@ final class WorkspaceMount {
             Path target = Path.of(guestPath);
             Files.createDirectories(target);
             Posix.mount(MOUNT_POINT.toString(), target.toString(), null, Posix.MS_BIND, null);
+            bound = target;
             where = target;
         }
         mounted = true;
         defaultDirectory = where;
         return where;
+    }
+
+    /**
+     * Takes away a mount whose server is gone: its connection first, so that
+     * every process waiting on it gets EIO, then the mounts themselves,
+     * detached (a process whose working directory is in it keeps that
+     * directory, and gets errors from it; new ones get the new mount).
+     */
+    private static void unmountStale() {
+        relay.detach();
+        if (bound != null) {
+            Posix.umount(bound.toString(), Posix.MNT_DETACH);
+            bound = null;
+        }
+        Posix.umount(MOUNT_POINT.toString(), Posix.MNT_DETACH);
+        mounted = false;
+        Log.info("the workspace's earlier mount was taken away; mounting it afresh");
     }
 
     /** The host path is also bound in the guest unless it would cover part of the guest's own system. */

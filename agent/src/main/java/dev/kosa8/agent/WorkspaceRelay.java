@@ -3,9 +3,11 @@ package dev.kosa8.agent;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
@@ -24,75 +26,141 @@ import java.nio.file.Path;
  * read(2)/write(2) straight into that memory, and the socket through a direct
  * {@link ByteBuffer} view of it.
  *
- * <p>When the host side goes away (the daemon restarts), reads of the port
- * see end of file until a new server connects; the relay waits for it rather
- * than failing the mount.
+ * <p>The port is opened once for the agent's life (a virtio-serial port opens
+ * only once) and read by one thread for that life; a mount's connection comes
+ * and goes. When the host's server is replaced without the guest's state
+ * (the daemon restarted), the old mount's fids mean nothing to the new one,
+ * so the host has the workspace mounted afresh: {@link #detach} closes the
+ * old mount's connection, which fails every request the kernel still waits
+ * on with EIO instead of leaving the process waiting forever, and then the
+ * host's messages are dropped until the answer to the new mount's Tversion:
+ * whatever came before it answers the old mount. (The host's server answers
+ * every request it received before a Tversion before answering that.)
  */
 final class WorkspaceRelay {
     static final String PORT_NAME = "dev.kosa8.ws9p";
     static final Path SOCKET = Path.of("/run/kosa8/ws9p.sock");
+    private static final int RVERSION = 101;
+    private static final int NOTAG = 0xffff;
+    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort LE_SHORT =
+            ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final int portFd;
-    private final ServerSocketChannel server;
     private final int bufferSize;
+    private final Object lock = new Object();
+    /** The current mount's connection; null between mounts. Guarded by {@link #lock}. */
+    private SocketChannel kernel;
+    private Thread up;
+    private ServerSocketChannel listening;
+    /** Set by {@link #detach}: the host's messages are for the old mount until its Rversion. */
+    private volatile boolean awaitingVersion;
 
-    private WorkspaceRelay(int portFd, ServerSocketChannel server, int bufferSize) {
+    private WorkspaceRelay(int portFd, int bufferSize) {
         this.portFd = portFd;
-        this.server = server;
         this.bufferSize = bufferSize;
     }
 
-    /** Opens the port, listens on {@link #SOCKET}, and relays the first connection in background threads. */
-    static WorkspaceRelay start(int msize) throws IOException, InterruptedException {
+    /** Opens the workspace's port and starts reading it, for the agent's lifetime. */
+    static WorkspaceRelay open(int msize) throws IOException, InterruptedException {
         Path device = VirtioPort.find(PORT_NAME, 5_000);
-        int fd = Posix.open(device.toString(), Posix.O_RDWR);
+        WorkspaceRelay relay = new WorkspaceRelay(Posix.open(device.toString(), Posix.O_RDWR), msize);
+        Thread down = new Thread(relay::hostToKernel, "ws9p-down");
+        down.setDaemon(true);
+        down.start();
+        return relay;
+    }
+
+    /** Listens on {@link #SOCKET} for the connection of the mount about to be made, and relays it once made. */
+    void listen() throws IOException {
         Files.createDirectories(SOCKET.getParent());
         Files.deleteIfExists(SOCKET);
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(SOCKET));
-        WorkspaceRelay relay = new WorkspaceRelay(fd, server, msize);
-        Thread t = new Thread(relay::acceptAndRelay, "ws9p-accept");
+        synchronized (lock) {
+            listening = server;
+        }
+        Thread t = new Thread(() -> acceptOne(server), "ws9p-accept");
         t.setDaemon(true);
         t.start();
-        return relay;
     }
 
-    /** Gives the port and the socket back: for a mount that failed, so that a retry can start afresh. */
-    void close() {
-        try {
-            server.close();
-            Files.deleteIfExists(SOCKET);
-        } catch (IOException e) {
-            Log.info("workspace relay: " + e.getMessage());
-        }
-        Posix.close(portFd);
-    }
-
-    private void acceptAndRelay() {
+    private void acceptOne(ServerSocketChannel server) {
         try {
             // the kernel makes one connection per mount, for the mount's lifetime
-            SocketChannel kernel = server.accept();
+            SocketChannel accepted = server.accept();
+            Thread t = new Thread(() -> kernelToHost(accepted), "ws9p-up");
+            t.setDaemon(true);
+            synchronized (lock) {
+                kernel = accepted;
+                up = t;
+            }
+            t.start();
+        } catch (IOException e) {
+            Log.info("workspace relay: no mount connected (" + e.getMessage() + ")");
+        } finally {
+            stopListening(server);
+        }
+    }
+
+    private void stopListening(ServerSocketChannel server) {
+        synchronized (lock) {
+            if (listening == server) {
+                listening = null;
+            }
+        }
+        try {
             server.close();
             Files.deleteIfExists(SOCKET);
-            Thread up = new Thread(() -> kernelToHost(kernel), "ws9p-up");
-            Thread down = new Thread(() -> hostToKernel(kernel), "ws9p-down");
-            up.setDaemon(true);
-            down.setDaemon(true);
-            up.start();
-            down.start();
         } catch (IOException e) {
             Log.info("workspace relay: " + e.getMessage());
         }
     }
 
-    private void kernelToHost(SocketChannel kernel) {
+    /**
+     * Ends the current mount's connection (and a listener waiting for one):
+     * the kernel fails what that mount still waits on with EIO. What the host
+     * sends next is dropped up to the next mount's Rversion.
+     */
+    void detach() {
+        SocketChannel k;
+        Thread t;
+        ServerSocketChannel l;
+        synchronized (lock) {
+            k = kernel;
+            t = up;
+            l = listening;
+            kernel = null;
+            up = null;
+            awaitingVersion = true;
+        }
+        if (l != null) {
+            stopListening(l);
+        }
+        if (k == null) {
+            return;
+        }
+        try {
+            k.close();
+        } catch (IOException ignored) {
+            // closed anyway
+        }
+        try {
+            // it may be writing the old mount's last request to the port: that must not follow the new Tversion
+            t.join(2_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void kernelToHost(SocketChannel from) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
             ByteBuffer view = buf.asByteBuffer();
             MemorySegment st = Posix.callState(arena);
             while (true) {
                 view.clear();
-                int n = kernel.read(view);
+                int n = from.read(view);
                 if (n < 0) {
                     Log.info("workspace relay: the kernel closed its side (unmounted)");
                     return;
@@ -110,9 +178,10 @@ final class WorkspaceRelay {
      * a 1 MiB reply arrives in 256 pieces. Passing each piece on would wake
      * the kernel's 9p reader 256 times; instead whole 9p messages are
      * gathered (the first 4 bytes of each are its size) and written to the
-     * kernel in one go.
+     * kernel in one go. Runs for the agent's lifetime: nothing the host sends
+     * or a mount does ends it.
      */
-    private void hostToKernel(SocketChannel kernel) {
+    private void hostToKernel() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
             MemorySegment st = Posix.callState(arena);
@@ -131,20 +200,61 @@ final class WorkspaceRelay {
                 if (whole == 0) {
                     continue;
                 }
-                ByteBuffer view = buf.asSlice(0, whole).asByteBuffer();
-                while (view.hasRemaining()) {
-                    kernel.write(view);
-                }
+                deliver(buf, whole);
                 if (whole < have) {
                     MemorySegment.copy(buf, whole, buf, 0, have - whole);
                 }
                 have -= whole;
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException e) {
             Log.info("workspace relay (host to kernel) stopped: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Writes the first {@code length} bytes of {@code buf} to the current mount, or drops them. */
+    private void deliver(MemorySegment buf, long length) {
+        long from = 0;
+        if (awaitingVersion) {
+            from = afterStaleReplies(buf, length);
+            if (from < 0) {
+                return;
+            }
+            awaitingVersion = false;
+        }
+        SocketChannel to;
+        synchronized (lock) {
+            to = kernel;
+        }
+        if (to == null) {
+            return; // between mounts: answers to a mount that is gone
+        }
+        ByteBuffer view = buf.asSlice(from, length - from).asByteBuffer();
+        try {
+            while (view.hasRemaining()) {
+                to.write(view);
+            }
+        } catch (IOException e) {
+            Log.info("workspace relay: the mount's connection is gone (" + e.getMessage() + ")");
+        }
+    }
+
+    /** Where the first Rversion starts among the whole messages of {@code buf}, or -1 if none is there. */
+    private static long afterStaleReplies(MemorySegment buf, long length) {
+        long off = 0;
+        while (length - off >= 7) {
+            long size = Integer.toUnsignedLong(buf.get(LE_INT, off));
+            if (size < 7 || off + size > length) {
+                return -1; // unframed bytes: not an answer to anything the new mount asked
+            }
+            if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == RVERSION
+                    && (buf.get(LE_SHORT, off + 5) & 0xffff) == NOTAG) {
+                return off;
+            }
+            off += size;
+        }
+        return -1;
     }
 
     /**
@@ -167,7 +277,4 @@ final class WorkspaceRelay {
         }
         return off;
     }
-
-    private static final java.lang.foreign.ValueLayout.OfInt LE_INT =
-            java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 }

@@ -352,7 +352,7 @@ public final class SandboxManager {
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m));
             s.workspace(server);
             String guestPath = folder.toString();
-            GuestCommand.mountWorkspace(vm.agent(), guestPath, WorkspaceServer.MSIZE, Duration.ofSeconds(60));
+            GuestCommand.mountWorkspace(vm.agent(), guestPath, WorkspaceServer.MSIZE, false, Duration.ofSeconds(60));
         } catch (RuntimeException e) {
             if (server != null) {
                 server.close();
@@ -366,21 +366,27 @@ public final class SandboxManager {
     }
 
     /**
-     * After a daemon restart: serves the folder again on the same port. The
-     * previous server's fid table died with it, so the guest's existing fids
-     * answer EBADF (an error, where no server at all would leave guest
-     * processes waiting on the folder forever); `kosa8 stop` (which then
-     * shuts the guest down rather than saving it) and `start` mount it
-     * afresh, and so does a rewind (docs/workspace.md).
+     * After a daemon restart: serves the folder again on the same port and
+     * has the agent mount it afresh. The previous server's fid table died
+     * with it, so the guest's old mount cannot go on: the agent fails what
+     * it waits on (EIO, where a request to the dead server would wait
+     * forever) and mounts the folder anew, and new commands see it as before
+     * (docs/workspace.md, "A daemon restart"). If that fails, the old mount
+     * stays, answered with errors; `kosa8 stop` then shuts the guest down
+     * rather than saving it, and `start` mounts the folder afresh.
      */
     private void reconnectWorkspace(Sandbox s, Vm vm, Path folder) {
         s.workspaceLost(true);
         try {
             s.workspace(WorkspaceServer.start(folder, vm.spec().workspaceSocket(), Duration.ofSeconds(5),
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m)));
-            log.accept("sandbox " + s.id() + ": workspace served again; open files in it need a restart of the sandbox");
-        } catch (KosaException e) {
-            log.accept("sandbox " + s.id() + ": cannot serve its workspace again: " + e.getMessage());
+            GuestCommand.mountWorkspace(vm.agent(), folder.toString(), WorkspaceServer.MSIZE, true,
+                    Duration.ofSeconds(30));
+            s.workspaceLost(false);
+            log.accept("sandbox " + s.id() + ": workspace mounted afresh; what waited on the old mount got EIO");
+        } catch (RuntimeException e) { // KosaException or AgentException: the old mount stays, as said above
+            log.accept("sandbox " + s.id() + ": cannot mount its workspace afresh: " + e.getMessage()
+                    + "; it answers errors until the sandbox is stopped and started");
         }
     }
 

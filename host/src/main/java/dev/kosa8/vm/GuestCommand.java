@@ -25,10 +25,13 @@ public final class GuestCommand {
 
     /**
      * Asks the agent to mount the workspace (its 9p server must already be
-     * connected to the workspace's port) and waits for the answer.
+     * connected to the workspace's port) and waits for the answer; with
+     * {@code afresh}, a mount already there is replaced (see
+     * {@link Message.MountWorkspace}).
      */
-    public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, Duration timeout) {
-        request(agent, channel -> new Message.MountWorkspace(channel, guestPath, msize), timeout,
+    public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, boolean afresh,
+            Duration timeout) {
+        request(agent, channel -> new Message.MountWorkspace(channel, guestPath, msize, afresh), timeout,
                 "the workspace was not mounted");
     }
 

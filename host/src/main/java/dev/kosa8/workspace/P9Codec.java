@@ -81,6 +81,38 @@ final class P9Codec {
         return (int) P9Reader.checkSize(le.getInt(at), maxFrame, tag);
     }
 
+    /** The bytes of a Tversion for 9P2000.L before and after its msize: size 21, type 100, NOTAG; the version. */
+    private static final byte[] VERSION_HEAD = {21, 0, 0, 0, 100, -1, -1};
+    private static final byte[] VERSION_TAIL = {8, 0, '9', 'P', '2', '0', '0', '0', '.', 'L'};
+    /** The length of such a Tversion. */
+    static final int VERSION_FRAME = 21;
+
+    /**
+     * Where the first Tversion for 9P2000.L starts between {@code buf}'s
+     * position and limit, or -1 if none starts there whole. A server that
+     * awaits a new session (see {@link WorkspaceServer}) skips to it: it is
+     * the first message of any mount, and cannot be mistaken for the tail of
+     * another message unless the guest wrote these 21 bytes into a file.
+     */
+    static int findVersion(ByteBuffer buf) {
+        int last = buf.limit() - VERSION_FRAME;
+        search:
+        for (int at = buf.position(); at <= last; at++) {
+            for (int i = 0; i < VERSION_HEAD.length; i++) {
+                if (buf.get(at + i) != VERSION_HEAD[i]) {
+                    continue search;
+                }
+            }
+            for (int i = 0; i < VERSION_TAIL.length; i++) {
+                if (buf.get(at + 11 + i) != VERSION_TAIL[i]) {
+                    continue search;
+                }
+            }
+            return at;
+        }
+        return -1;
+    }
+
     /**
      * Decodes one T-message.
      *

@@ -46,6 +46,8 @@ public final class WorkspaceServer implements AutoCloseable {
     private static final int WORKERS = 8;
     /** The type of a Tflush, which {@link #ticket} recognises before decoding. */
     private static final int TFLUSH = 108;
+    /** The type of a Tversion, which the reader serves only once every earlier request has answered. */
+    private static final int TVERSION = 100;
 
     private final SocketChannel channel;
     private final int rootFd;
@@ -63,9 +65,14 @@ public final class WorkspaceServer implements AutoCloseable {
     private volatile boolean closed;
     private final AtomicBoolean closing = new AtomicBoolean();
     private final Thread reader;
+    /** Until a Tversion arrives, what comes is dropped: see {@link #start}. */
+    private volatile boolean awaitingVersion;
+    /** How many bytes were dropped so; the reader's alone. */
+    private long skipped;
 
-    private WorkspaceServer(SocketChannel channel, int rootFd, Consumer<String> log) {
+    private WorkspaceServer(SocketChannel channel, int rootFd, Consumer<String> log, boolean awaitingVersion) {
         this.channel = channel;
+        this.awaitingVersion = awaitingVersion;
         this.rootFd = rootFd;
         this.log = log;
         this.ops = new P9Operations(rootFd, ownerUid(), umask(), MSIZE, log);
@@ -79,7 +86,14 @@ public final class WorkspaceServer implements AutoCloseable {
     }
 
     /**
-     * Serves {@code folder} to the guest behind {@code socket}.
+     * Serves {@code folder} to the guest behind {@code socket}, as a new
+     * session: bytes before the guest's first Tversion are dropped, not
+     * served. A server started for a guest that was already talking to
+     * another one (the daemon restarted) may first receive the rest of a
+     * request half-sent to the old server, and requests for fids it never
+     * heard of; it skips them until the agent has the folder mounted afresh.
+     * A server that is given the guest's session instead ({@link #restore})
+     * serves everything.
      *
      * @param timeout how long to keep trying to connect (QEMU may still be creating the socket)
      */
@@ -97,7 +111,7 @@ public final class WorkspaceServer implements AutoCloseable {
         }
         try {
             SocketChannel ch = connect(socket, timeout);
-            WorkspaceServer s = new WorkspaceServer(ch, root, log);
+            WorkspaceServer s = new WorkspaceServer(ch, root, log, true);
             s.reader.start();
             return s;
         } catch (RuntimeException e) {
@@ -106,9 +120,15 @@ public final class WorkspaceServer implements AutoCloseable {
         }
     }
 
-    /** For tests: serves {@code folder} over an already connected channel. */
+    /** For tests: serves {@code folder} over an already connected channel, from the first byte on. */
     static WorkspaceServer serve(Path folder, SocketChannel ch, Consumer<String> log) throws ErrnoException {
-        WorkspaceServer s = new WorkspaceServer(ch, LinuxFs.openRoot(folder.toString()), log);
+        return serve(folder, ch, log, false);
+    }
+
+    /** For tests: serves {@code folder} over an already connected channel, as {@link #start} does if asked. */
+    static WorkspaceServer serve(Path folder, SocketChannel ch, Consumer<String> log, boolean newSession)
+            throws ErrnoException {
+        WorkspaceServer s = new WorkspaceServer(ch, LinuxFs.openRoot(folder.toString()), log, newSession);
         s.reader.start();
         return s;
     }
@@ -150,10 +170,19 @@ public final class WorkspaceServer implements AutoCloseable {
                     return;
                 }
                 in.flip();
+                if (awaitingVersion && !skipToVersion(in)) {
+                    in.compact();
+                    continue;
+                }
                 while (true) {
                     int length = P9Codec.frameLength(in, ops.msize());
                     if (length < 0 || in.remaining() < length) {
                         break;
+                    }
+                    if (length > P9Codec.HEADER && (in.get(in.position() + 4) & 0xff) == TVERSION) {
+                        // a Tversion starts a new session: every earlier request answers before it does, so
+                        // the guest's relay can tell the old session's answers from the new one's
+                        awaitIdle();
                     }
                     ByteBuffer request = requests.take();
                     request.clear();
@@ -180,6 +209,38 @@ public final class WorkspaceServer implements AutoCloseable {
             }
         } finally {
             closeChannel();
+        }
+    }
+
+    /**
+     * Moves {@code in}'s position to the first Tversion in it; without one,
+     * drops all but a Tversion's length less one byte (it may start there).
+     *
+     * @return whether a Tversion was found
+     */
+    private boolean skipToVersion(ByteBuffer in) {
+        int at = P9Codec.findVersion(in);
+        if (at >= 0) {
+            skipped += at - in.position();
+            if (skipped > 0) {
+                log.accept("skipped " + skipped + " bytes the guest sent before mounting the folder afresh");
+            }
+            in.position(at);
+            awaitingVersion = false;
+            return true;
+        }
+        int keep = Math.min(in.remaining(), P9Codec.VERSION_FRAME - 1);
+        skipped += in.remaining() - keep;
+        in.position(in.limit() - keep);
+        return false;
+    }
+
+    /** Waits until no request is being served. */
+    private void awaitIdle() throws InterruptedException {
+        synchronized (inFlight) {
+            while (inFlight.get() != 0 && !closed) {
+                inFlight.wait(100);
+            }
         }
     }
 
@@ -344,12 +405,17 @@ public final class WorkspaceServer implements AutoCloseable {
         return WorkspaceSnapshot.of(ops);
     }
 
-    /** Replaces the fid table with a snapshot's. Call while paused. */
+    /**
+     * Replaces the fid table with a snapshot's, and takes over the guest's
+     * session from there: the guest's next bytes are served, not skipped to
+     * a Tversion. Call while paused, or before the guest runs.
+     */
     public void restore(WorkspaceSnapshot snapshot) {
         if (!idle()) {
             throw new IllegalStateException("the workspace server is serving a request; pause it first");
         }
         snapshot.restoreInto(ops);
+        awaitingVersion = false;
     }
 
     /** Stops serving and closes every descriptor. Idempotent: the root descriptor is closed once only. */

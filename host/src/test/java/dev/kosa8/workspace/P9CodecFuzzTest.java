@@ -69,6 +69,35 @@ class P9CodecFuzzTest {
         }
     }
 
+    /**
+     * A server awaiting a new session skips to the first Tversion: whatever surrounds it, what it finds is a
+     * whole Tversion for 9P2000.L, and it is found no later than where one was put.
+     */
+    @Property(tries = 3000)
+    void theNewSessionsTversionIsFoundWhateverComesBeforeIt(@ForAll @Size(max = 600) byte[] before,
+            @ForAll @Size(max = 64) byte[] after, @ForAll int msize,
+            @ForAll boolean put, @ForAll @IntRange(max = 16) int skip) throws P9Exception {
+        byte[] version = bytes(encode(P9Codec.NOTAG, new P9Request.Version(msize, P9Operations.VERSION)));
+        assertThat(version).hasSize(P9Codec.VERSION_FRAME);
+        ByteBuffer stream = ByteBuffer.allocate(skip + before.length + version.length + after.length);
+        stream.put(new byte[skip]).put(before);
+        if (put) {
+            stream.put(version);
+        }
+        stream.put(after).flip().position(skip);
+        int at = P9Codec.findVersion(stream);
+        if (put) {
+            assertThat(at).isBetween(skip, skip + before.length);
+        }
+        if (at >= 0) {
+            assertThat(at).isGreaterThanOrEqualTo(skip);
+            P9Framed found = P9Codec.decodeRequest(stream.slice(at, P9Codec.VERSION_FRAME), MAX_FRAME);
+            assertThat(found.tag()).isEqualTo(P9Codec.NOTAG);
+            assertThat(found.request()).isInstanceOfSatisfying(P9Request.Version.class,
+                    v -> assertThat(v.version()).isEqualTo(P9Operations.VERSION));
+        }
+    }
+
     @Property(tries = 2000)
     void validRequestsRoundTrip(@ForAll("requests") P9Request request, @ForAll @IntRange(max = 0xffff) int tag)
             throws P9Exception {

@@ -60,6 +60,11 @@ final class P9TestClient implements AutoCloseable {
 
     /** Serves {@code folder} to a new client; the socket lives in a private directory under {@code scratch}. */
     static P9TestClient connect(Path folder, Path scratch) throws Exception {
+        return connect(folder, scratch, false);
+    }
+
+    /** As {@link #connect(Path, Path)}; with {@code newSession}, the server skips what comes before a Tversion. */
+    static P9TestClient connect(Path folder, Path scratch, boolean newSession) throws Exception {
         Path dir = Files.createTempDirectory(scratch, "sock");
         Path socket = dir.resolve("s");
         Queue<String> log = new ConcurrentLinkedQueue<>();
@@ -67,7 +72,7 @@ final class P9TestClient implements AutoCloseable {
             listener.bind(UnixDomainSocketAddress.of(socket));
             SocketChannel client = SocketChannel.open(UnixDomainSocketAddress.of(socket));
             SocketChannel accepted = listener.accept();
-            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, log::add);
+            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, log::add, newSession);
             return new P9TestClient(client, server, log);
         } finally {
             Files.deleteIfExists(socket);

@@ -11,6 +11,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.ByteBuffer;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -116,6 +117,59 @@ class WorkspaceServerTest {
         assertThat(errno(c.getattr(3))).as("a partial walk makes no fid").isEqualTo(EBADF);
         assertThat(errno(c.walk(ROOT, 3, "missing"))).isEqualTo(ENOENT);
         assertThat(errno(c.walk(1, 3, "x"))).isEqualTo(ENOTDIR);
+    }
+
+    /**
+     * A server started for a guest that talked to another one (the daemon restarted) first gets what was
+     * meant for the old one: the rest of a half-sent request, whole requests for fids it never heard of. It
+     * skips all of it, however much, unanswered, and serves from the new mount's Tversion on.
+     */
+    @Test
+    void aNewSessionSkipsWhatCameBeforeItsTversion() throws Exception {
+        Files.writeString(folder.resolve("f"), "hello");
+        try (P9TestClient fresh = P9TestClient.connect(folder, tmp, true)) {
+            byte[] tail = new byte[3 * WorkspaceServer.MSIZE]; // more than the reader's buffer holds
+            new java.util.Random(7).nextBytes(tail);
+            fresh.sendRaw(tail);
+            ByteBuffer old = P9TestClient.encode(7, new P9Request.Getattr(ROOT, 0x7ff)); // an old mount's, whole
+            int skipped = tail.length + old.remaining();
+            fresh.sendRaw(old);
+            ByteBuffer version = P9TestClient.encode(P9Codec.NOTAG,
+                    new P9Request.Version(WorkspaceServer.MSIZE, P9Operations.VERSION));
+            fresh.sendRaw(version.slice(0, 9)); // the Tversion split across reads
+            Thread.sleep(50);
+            fresh.sendRaw(version.slice(9, version.remaining() - 9));
+            assertThat(fresh.await(P9Codec.NOTAG)).isEqualTo(
+                    new P9Reply.Version(WorkspaceServer.MSIZE, P9Operations.VERSION));
+            assertThat(fresh.attach(ROOT)).isInstanceOf(P9Reply.Attach.class);
+            walkOk(fresh, ROOT, 1, "f");
+            assertThat(fresh.lopen(1, O_RDONLY)).isInstanceOf(P9Reply.Lopen.class);
+            assertThat(text(fresh.read(1, 0, 100))).isEqualTo("hello");
+            assertThat(fresh.arrivals()).as("nothing before the Tversion was answered").doesNotContain(7)
+                    .first().isEqualTo(P9Codec.NOTAG);
+            assertThat(fresh.log()).anyMatch(l -> l.startsWith("skipped " + skipped + " bytes"));
+        }
+    }
+
+    /**
+     * A Tversion starts a new session; every request sent before it answers before it does, so the guest's
+     * relay can drop the old session's answers up to the Rversion and pass on the rest.
+     */
+    @Test
+    void aTversionIsAnsweredAfterEveryRequestBeforeIt() throws Exception {
+        Files.write(folder.resolve("big"), new byte[WorkspaceServer.MSIZE]);
+        walkOk(ROOT, 1, "big");
+        assertThat(c.lopen(1, O_RDONLY)).isInstanceOf(P9Reply.Lopen.class);
+        List<Integer> reads = new java.util.ArrayList<>();
+        for (int i = 0; i < 32; i++) {
+            reads.add(c.send(new P9Request.Read(1, 0, WorkspaceServer.MSIZE / 2)));
+        }
+        c.sendVersion(WorkspaceServer.MSIZE, P9Operations.VERSION);
+        assertThat(c.await(P9Codec.NOTAG)).isInstanceOf(P9Reply.Version.class);
+        for (int tag : reads) {
+            c.await(tag);
+        }
+        assertThat(c.arrivals()).hasSize(2 + 2 + 32 + 1).last().isEqualTo(P9Codec.NOTAG);
     }
 
     @Test

@@ -61,7 +61,7 @@ public final class Codec {
             case Message.PutFile p -> w.u8(PUT_FILE).i32(p.channel()).text(p.path()).i32(p.mode());
             case Message.GetFile g -> w.u8(GET_FILE).i32(g.channel()).text(g.path());
             case Message.FileInfo f -> w.u8(FILE_INFO).i32(f.channel()).i64(f.size()).i32(f.mode());
-            case Message.MountWorkspace mw -> w.u8(MOUNT_WORKSPACE).i32(mw.channel()).text(mw.guestPath()).i32(mw.msize());
+            case Message.MountWorkspace mw -> w.u8(MOUNT_WORKSPACE).i32(mw.channel()).text(mw.guestPath()).i32(mw.msize()).u8(mw.afresh() ? 1 : 0);
             case Message.Freeze f -> w.u8(FREEZE).i32(f.channel()).i32(f.timeoutMillis());
             case Message.Thaw t -> w.u8(THAW).i32(t.channel()).i64(t.epochMillis()).bytes(t.seed());
         }
@@ -101,7 +101,8 @@ public final class Codec {
                 case PUT_FILE -> new Message.PutFile(r.i32(), r.text(Limits.MAX_SHORT_TEXT), r.i32());
                 case GET_FILE -> new Message.GetFile(r.i32(), r.text(Limits.MAX_SHORT_TEXT));
                 case FILE_INFO -> new Message.FileInfo(r.i32(), r.i64(), r.i32());
-                case MOUNT_WORKSPACE -> new Message.MountWorkspace(r.i32(), r.text(Limits.MAX_SHORT_TEXT), r.i32());
+                case MOUNT_WORKSPACE -> new Message.MountWorkspace(r.i32(), r.text(Limits.MAX_SHORT_TEXT), r.i32(),
+                        r.flag());
                 case FREEZE -> new Message.Freeze(r.i32(), r.i32());
                 case THAW -> new Message.Thaw(r.i32(), r.i64(), r.bytes(512));
                 default -> throw new ProtocolException("unknown message type");
@@ -133,11 +134,8 @@ public final class Codec {
         }
         String cwd = r.text(Limits.MAX_SHORT_TEXT);
         String user = r.text(Limits.MAX_SHORT_TEXT);
-        int tty = r.u8();
-        if (tty > 1) {
-            throw new ProtocolException("tty flag must be 0 or 1");
-        }
-        return new Message.Exec(channel, new Message.ExecSpec(argv, env, cwd, user, tty == 1, r.i32(), r.i32()));
+        boolean tty = r.flag();
+        return new Message.Exec(channel, new Message.ExecSpec(argv, env, cwd, user, tty, r.i32(), r.i32()));
     }
 
     private static final class Reader {
@@ -149,6 +147,15 @@ public final class Codec {
 
         int u8() {
             return b.get() & 0xff;
+        }
+
+        /** A boolean: one byte, 0 or 1; anything else is a broken frame. */
+        boolean flag() {
+            int f = u8();
+            if (f > 1) {
+                throw new ProtocolException("a flag must be 0 or 1, not " + f);
+            }
+            return f == 1;
         }
 
         int i32() {

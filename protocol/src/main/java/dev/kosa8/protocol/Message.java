@@ -154,9 +154,12 @@ public sealed interface Message {
      * path on the host, so paths printed by tools mean the same on both sides;
      * empty for none). Answered by Exited(0) or Failed.
      *
-     * @param msize the 9p message size to mount with
+     * @param msize  the 9p message size to mount with
+     * @param afresh whether a mount already there is to be replaced: its server was replaced without its
+     *               state (the daemon restarted), so what it waits on is failed and the folder mounted anew;
+     *               otherwise a mount already there is kept and the request answered at once
      */
-    record MountWorkspace(int channel, String guestPath, int msize) implements Message {
+    record MountWorkspace(int channel, String guestPath, int msize, boolean afresh) implements Message {
         public MountWorkspace {
             Limits.checkChannel(channel);
             if (!guestPath.isEmpty()) {
