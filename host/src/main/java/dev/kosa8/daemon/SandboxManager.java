@@ -289,11 +289,7 @@ public final class SandboxManager {
         } catch (IOException | RuntimeException e) {
             log.accept("sandbox " + s.id() + ": cannot start from its template (" + firstLine(String.valueOf(
                     e.getMessage())) + "); booting afresh");
-            Vm half = s.vm();
-            if (half != null) {
-                s.vm(null);
-                half.kill();
-            }
+            dropHalfStarted(s);
             return null;
         }
     }
@@ -325,13 +321,31 @@ public final class SandboxManager {
         } catch (IOException | RuntimeException e) {
             log.accept("sandbox " + s.id() + ": cannot resume where it was stopped (" + firstLine(String.valueOf(
                     e.getMessage())) + "); booting afresh from its disk");
-            abandonBoot(s);
+            dropHalfStarted(s);
             try {
                 saved.discard();
             } catch (IOException ignored) {
                 // booting afresh does not need it gone
             }
             return null;
+        }
+    }
+
+    /**
+     * Stops what a restore that failed half-way started (its QEMU, the
+     * workspace server it had connected) so that the cold boot that follows
+     * starts clean; the broker stays, the booted machine needs it.
+     */
+    private static void dropHalfStarted(Sandbox s) {
+        Vm half = s.vm();
+        if (half != null) {
+            s.vm(null);
+            half.kill();
+        }
+        WorkspaceServer w = s.workspace();
+        if (w != null) {
+            s.workspace(null);
+            w.close();
         }
     }
 

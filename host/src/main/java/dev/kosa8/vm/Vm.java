@@ -52,22 +52,7 @@ public final class Vm implements AutoCloseable {
      */
     public static Vm boot(VmSpec spec, List<String> argv, Duration bootTimeout,
                           java.util.function.Consumer<QemuProcess> started) {
-        String qemuBinary = argv.getFirst();
-        java.nio.file.Path qemuLog = spec.consoleLog().resolveSibling("qemu.log");
-        QemuProcess qemu;
-        try {
-            Files.deleteIfExists(spec.qmpSocket());
-            Files.deleteIfExists(spec.agentSocket());
-            if (spec.workspaceSocket() != null) {
-                Files.deleteIfExists(spec.workspaceSocket());
-            }
-            Files.deleteIfExists(spec.consoleLog());
-            qemu = QemuProcess.start(argv, qemuLog);
-            started.accept(qemu);
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + qemuBinary + "): " + e.getMessage(),
-                    "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);
-        }
+        QemuProcess qemu = startQemu(spec, argv, true, started);
         QmpClient qmp = null;
         try {
             qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
@@ -76,14 +61,8 @@ public final class Vm implements AutoCloseable {
                     () -> qemu.isAlive() && !watch.guestFailed());
             return new Vm(spec, qemu, qmp, agent);
         } catch (IOException | RuntimeException e) {
-            if (qmp != null) {
-                qmp.close();
-            }
-            boolean wasAlive = qemu.isAlive();
-            qemu.kill();
-            String how = wasAlive ? "was stopped by kosa8" : "ended with " + qemu.exitDescription();
             throw new KosaException(KosaException.Kind.VM,
-                    "the sandbox did not start: " + e.getMessage() + "; QEMU " + how
+                    "the sandbox did not start: " + e.getMessage() + "; QEMU " + stop(qemu, qmp)
                             + section("QEMU said", qemu.outputTail(10))
                             + section("guest console (last lines)", Tail.of(spec.consoleLog(), 20)),
                     "the whole console log is at " + spec.consoleLog()
@@ -106,20 +85,8 @@ public final class Vm implements AutoCloseable {
                              java.util.function.Consumer<QmpClient> beforeRun) {
         List<String> incoming = new java.util.ArrayList<>(argv);
         incoming.addAll(List.of("-S", "-incoming", "defer"));
-        java.nio.file.Path qemuLog = spec.consoleLog().resolveSibling("qemu.log");
-        QemuProcess qemu;
-        try {
-            Files.deleteIfExists(spec.qmpSocket());
-            Files.deleteIfExists(spec.agentSocket());
-            if (spec.workspaceSocket() != null) {
-                Files.deleteIfExists(spec.workspaceSocket());
-            }
-            qemu = QemuProcess.start(incoming, qemuLog);
-            started.accept(qemu);
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + argv.getFirst() + "): "
-                    + e.getMessage(), "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);
-        }
+        // the console log goes on: the restored guest's earlier lines are part of its story
+        QemuProcess qemu = startQemu(spec, incoming, false, started);
         QmpClient qmp = null;
         try {
             qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
@@ -129,22 +96,55 @@ public final class Vm implements AutoCloseable {
             AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
             return new Vm(spec, qemu, qmp, agent);
         } catch (IOException | RuntimeException e) {
-            if (qmp != null) {
-                qmp.close();
-            }
-            boolean wasAlive = qemu.isAlive();
-            qemu.kill();
             throw new KosaException(KosaException.Kind.VM, "the sandbox could not be restored from "
-                    + state.getFileName() + ": " + e.getMessage() + "; QEMU "
-                    + (wasAlive ? "was stopped by kosa8" : "ended with " + qemu.exitDescription())
+                    + state.getFileName() + ": " + e.getMessage() + "; QEMU " + stop(qemu, qmp)
                     + section("QEMU said", qemu.outputTail(10)),
-                    "the saved state is kept; see " + qemuLog, e);
+                    "the saved state is kept; see " + qemuLog(spec), e);
         }
+    }
+
+    /**
+     * Starts QEMU with {@code argv} after removing sockets (and, for a boot,
+     * the console log) a previous QEMU of this sandbox left, and tells
+     * {@code started} about the process at once.
+     */
+    private static QemuProcess startQemu(VmSpec spec, List<String> argv, boolean freshConsole,
+                                         java.util.function.Consumer<QemuProcess> started) {
+        try {
+            Files.deleteIfExists(spec.qmpSocket());
+            Files.deleteIfExists(spec.agentSocket());
+            if (spec.workspaceSocket() != null) {
+                Files.deleteIfExists(spec.workspaceSocket());
+            }
+            if (freshConsole) {
+                Files.deleteIfExists(spec.consoleLog());
+            }
+            QemuProcess qemu = QemuProcess.start(argv, qemuLog(spec));
+            started.accept(qemu);
+            return qemu;
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + argv.getFirst() + "): "
+                    + e.getMessage(), "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);
+        }
+    }
+
+    /** Kills a QEMU that failed to come up; says how it ended, for the error. */
+    private static String stop(QemuProcess qemu, QmpClient qmp) {
+        if (qmp != null) {
+            qmp.close();
+        }
+        boolean wasAlive = qemu.isAlive();
+        qemu.kill();
+        return wasAlive ? "was stopped by kosa8" : "ended with " + qemu.exitDescription();
+    }
+
+    private static java.nio.file.Path qemuLog(VmSpec spec) {
+        return spec.consoleLog().resolveSibling("qemu.log");
     }
 
     /** Re-attaches to a QEMU that a previous daemon started, if it still runs. */
     public static Vm reattach(VmSpec spec, long pid, Instant started, Duration timeout) {
-        QemuProcess qemu = QemuProcess.attach(pid, started, spec.consoleLog().resolveSibling("qemu.log"))
+        QemuProcess qemu = QemuProcess.attach(pid, started, qemuLog(spec))
                 .orElseThrow(() -> new KosaException(KosaException.Kind.VM,
                         "the sandbox's QEMU (pid " + pid + ") is no longer running", "remove it with `kosa8 rm`"));
         try {

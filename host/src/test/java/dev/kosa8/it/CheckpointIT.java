@@ -403,6 +403,35 @@ class CheckpointIT {
         assertCounting();
     }
 
+    /**
+     * A machine paused to disk that cannot be resumed (here its saved state is cut in half) is discarded, and
+     * the sandbox boots afresh from its disk with all a boot brings: its folder, and its broker, which answers a
+     * denied request with 403 (a half-done resume once closed the broker, and the boot went on without it).
+     */
+    @Test
+    @Order(9)
+    void aPausedMachineThatCannotBeResumedBootsAfreshWithItsFolderAndItsBroker() throws Exception {
+        Kosa.ok(Duration.ofMinutes(5), "stop", id);
+        Path suspended = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("suspended");
+        Path state = suspended.resolve("machine.vmstate");
+        assertThat(state).exists();
+        try (var ch = java.nio.channels.FileChannel.open(state, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(ch.size() / 2);
+        }
+        Kosa.ok(Duration.ofMinutes(10), "start", id);
+        assertThat(suspended).as("the broken state is discarded").doesNotExist();
+        int before = numbers(sh("cat /root/counter.log").stdout()).size();
+        Thread.sleep(2500);
+        assertThat(numbers(sh("cat /root/counter.log").stdout())).as("a fresh boot: no counting process")
+                .hasSize(before);
+        Kosa.Result ws = sh("echo booted > /workspace/after-fallback");
+        assertThat(ws.exitCode()).as(ws.toString()).isZero();
+        assertThat(folder.resolve("after-fallback")).hasContent("booted");
+        Kosa.Result denied = Kosa.run(T, "exec", id, "--", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                "http://not-allowed.example/");
+        assertThat(denied.stdout()).as(denied.toString()).isEqualTo("403");
+    }
+
     static boolean streamHas(Path dir, long bytes) throws java.io.IOException {
         if (!Files.isDirectory(dir)) {
             return false;
