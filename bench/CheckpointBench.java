@@ -19,8 +19,9 @@ public class CheckpointBench {
         DaemonClient d = new DaemonClient(HostPaths.fromEnvironment());
         System.out.println("| guest | checkpoint pause p50 (first after boot) | stored p50 (RAM written while the guest "
                 + "runs) | rewind p50 | of which load p50 | cold start (baseline) | cold start / rewind "
-                + "| VM state per checkpoint | workspace stored per checkpoint (first; later, p50) |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|");
+                + "| VM state stored per checkpoint (first; later, p50) | of which the workload rewrites "
+                + "| workspace stored per checkpoint (first; later, p50) |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|");
         for (int i = 2; i < args.length; i++) {
             int mib = Integer.parseInt(args[i]);
             row(d, mib, rounds);
@@ -122,9 +123,11 @@ public class CheckpointBench {
                     mib, toDisk / 1e3, resume / 1e3, cold / 1e3, (double) cold / resume, firstCreate / 1e3,
                     fromTemplate / 1e3, (double) cold / fromTemplate));
             long cp = p50(pause), st = p50(saved), rw = p50(rewind), ld = p50(load);
-            System.out.printf("| %d MiB | %.3f s (%.3f s) | %.2f s | %.2f s | %.2f s | %.1f s | %.1f× | %.0f MiB | %.0f MiB; %.0f KiB |%n",
+            System.out.printf("| %d MiB | %.3f s (%.3f s) | %.2f s | %.2f s | %.2f s | %.1f s | %.1f× | %.0f MiB; %.0f MiB "
+                    + "| %d MiB | %.0f MiB; %.0f KiB |%n",
                     mib, cp / 1e3, pause.getFirst() / 1e3, st / 1e3, rw / 1e3, ld / 1e3, cold / 1e3, (double) cold / rw,
-                    p50(vmBytes) / 1048576.0, wsBytes.getFirst() / 1048576.0,
+                    vmBytes.getFirst() / 1048576.0, p50(vmBytes.subList(1, vmBytes.size())) / 1048576.0, mib / 2,
+                    wsBytes.getFirst() / 1048576.0,
                     p50(wsBytes.subList(1, wsBytes.size())) / 1024.0);
         } finally {
             cli("rm", "-f", id);

@@ -5,17 +5,20 @@ import java.time.Instant;
 
 /**
  * One committed checkpoint of a sandbox, as {@code checkpoints/<id>.json}
- * keeps it. The machine's RAM and devices are the migration stream
- * {@code checkpoints/<id>.vmstate}; its root disk is the internal snapshot
+ * keeps it. The machine's RAM and devices are kept as pages
+ * ({@code checkpoints/<id>.ram} and the packs it names, see
+ * {@link dev.kosa8.checkpoint.ram.RamStore}), or as the migration stream
+ * {@code checkpoints/<id>.vmstate} where that could not be taken apart; its root disk is the internal snapshot
  * named {@code id} inside the sandbox's {@code root.qcow2}; the workspace's
  * content is the folder snapshot {@code id}; {@code server} is the 9p
  * server's fid table at the same instant (null without a workspace).
  *
  * @param pauseMillis how long the guest's processes stood frozen
- * @param vmStateBytes the size of the RAM and device state QEMU stored
+ * @param vmStateBytes the bytes the RAM and device state added on disk: the pages that changed since the
+ *                     checkpoint the machine came from, and the image naming them all
  * @param workspaceBytesCopied bytes of workspace files this checkpoint had to store (unchanged ones cost none)
  * @param stepMillis  how long each step took (precopy, freeze, idle, stop, workspace, disk, devices, thaw,
- *                    workspace-commit, ram), in order
+ *                    workspace-commit, ram, pages), in order
  * @param savedMillis from the freeze until the checkpoint was committed: the pause, then the RAM written while the
  *                    guest ran on
  */

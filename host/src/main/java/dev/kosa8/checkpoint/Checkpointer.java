@@ -1,10 +1,12 @@
 package dev.kosa8.checkpoint;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.vm.MachineState;
+import dev.kosa8.vm.SavedMachine;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
 import dev.kosa8.workspace.WorkspaceSnapshot;
@@ -57,7 +59,7 @@ public final class Checkpointer {
      * new machine, running, its agent connected.
      */
     public interface Relauncher {
-        Vm relaunch(Path state, WorkspaceSnapshot server);
+        Vm relaunch(SavedMachine state, WorkspaceSnapshot server);
     }
 
     /** A finished rewind: the machine now behind the sandbox, and how long each step took. */
@@ -69,6 +71,7 @@ public final class Checkpointer {
     private final Path folder;
     private final FolderSnapshots folders;
     private final CheckpointStore store;
+    private final RamStore ram;
     private final Consumer<String> log;
 
     /**
@@ -81,7 +84,66 @@ public final class Checkpointer {
         this.folder = folder;
         this.folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
         this.store = new CheckpointStore(checkpointDir);
+        this.ram = new RamStore(checkpointDir);
         this.log = log;
+    }
+
+    /**
+     * Checkpoint {@code c}'s RAM and devices as QEMU loads them: put together
+     * from its pages ({@link RamStore}), or its whole stream where that was
+     * kept.
+     */
+    public static SavedMachine savedMachine(Path checkpointDir, Checkpoint c) throws IOException {
+        RamStore ram = new RamStore(checkpointDir);
+        if (ram.has(c.id())) {
+            return ram.open(c.id());
+        }
+        Path whole = new CheckpointStore(checkpointDir).vmState(c.id());
+        if (!Files.isRegularFile(whole)) {
+            throw new IOException("the machine state of checkpoint " + c.id() + " is missing"
+                    + " (checkpoints taken by kosa8 before 2026-11-30 kept it in the disk image; take a new one)");
+        }
+        return SavedMachine.file(whole);
+    }
+
+    /** The checkpoint the running machine last came from (taken or rewound to): the base its next one shares. */
+    private Path head() {
+        return store.directory().resolve("head");
+    }
+
+    private void head(String id) {
+        quietly("note the latest checkpoint", () -> Files.writeString(head(), id));
+    }
+
+    /** The checkpoint whose pages the next one compares with: {@link #head}, else the newest one kept in pages. */
+    private String base() throws IOException {
+        if (Files.isRegularFile(head())) {
+            String id = Files.readString(head()).strip();
+            if (ram.has(id)) {
+                return id;
+            }
+        }
+        String newest = null;
+        for (Checkpoint c : store.list()) {
+            if (ram.has(c.id())) {
+                newest = c.id();
+            }
+        }
+        return newest;
+    }
+
+    /**
+     * Keeps checkpoint {@code id}'s RAM as pages, only the changed ones
+     * written ({@link RamStore}); a stream that cannot be taken apart is kept
+     * whole, and says why in the log. Returns the bytes it takes on disk.
+     */
+    private long storePages(String id, long streamBytes) {
+        try {
+            return ram.store(id, store.vmState(id), base());
+        } catch (IOException e) {
+            log.accept("checkpoint " + id + ": its RAM is kept as one stream (" + e.getMessage() + ")");
+            return streamBytes;
+        }
     }
 
     public CheckpointStore store() {
@@ -157,11 +219,14 @@ public final class Checkpointer {
             long bytes = saving.awaitSaved(QMP);
             Files.move(temp, store.vmState(id), StandardCopyOption.ATOMIC_MOVE);
             steps.done("ram");
+            bytes = storePages(id, bytes);
+            steps.done("pages");
             Checkpoint c = new Checkpoint(id, created, message, pause, bytes,
                     capture == null ? 0 : capture.entries(), precopied + (capture == null ? 0 : capture.bytesCopied()),
                     server,
                     steps.millis(), Duration.ofNanos(System.nanoTime() - start).toMillis());
             store.commit(c);
+            head(id);
             clearInterrupted(store.directory());
             return c;
         } catch (IOException | RuntimeException | InterruptedException e) {
@@ -174,6 +239,7 @@ public final class Checkpointer {
             }
             quietly("delete the unfinished machine state", () -> Files.deleteIfExists(temp));
             quietly("delete the unfinished machine state", () -> Files.deleteIfExists(store.vmState(id)));
+            quietly("delete the unfinished machine state", () -> ram.retainOnly(committedIds()));
             if (diskSaved) {
                 quietly("delete the disk snapshot", () -> deleteDiskSnapshot(id));
             }
@@ -239,13 +305,9 @@ public final class Checkpointer {
      */
     public Rewound rewind(Checkpoint c, Relauncher relauncher) {
         Steps steps = new Steps();
-        Path state = store.vmState(c.id());
         boolean replaced = false;
         try {
-            if (!Files.isRegularFile(state)) {
-                throw new IOException("its machine state " + state + " is missing"
-                        + " (checkpoints taken by kosa8 before 2026-11-30 kept it in the disk image; take a new one)");
-            }
+            SavedMachine state = savedMachine(store.directory(), c);
             mark();
             try {
                 GuestCommand.freeze(vm.agent(), Duration.ofSeconds(10));
@@ -278,6 +340,7 @@ public final class Checkpointer {
             steps.done("load");
             wake(next);
             steps.done("thaw");
+            head(c.id());
             clearInterrupted(store.directory());
             return new Rewound(next, steps.millis());
         } catch (IOException | RuntimeException | InterruptedException e) {
@@ -368,6 +431,7 @@ public final class Checkpointer {
         store.forget(c.id());
         deleteDiskSnapshot(c.id());
         Files.deleteIfExists(store.vmState(c.id()));
+        ram.retainOnly(committedIds());
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
         }
@@ -388,15 +452,19 @@ public final class Checkpointer {
                     .run(KosaException.Kind.VM, "deleting the disk snapshot of " + c.id());
         }
         Files.deleteIfExists(store.vmState(c.id()));
+        Set<String> kept = new HashSet<>();
+        store.list().forEach(k -> kept.add(k.id()));
+        new RamStore(checkpointDir).retainOnly(kept);
         FolderSnapshots folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
         }
     }
 
-    /** Bytes on disk only this checkpoint holds: its VM state and the workspace files no other one shares. */
-    public long bytesOnlyIn(Checkpoint c) throws IOException {
-        return c.vmStateBytes() + folders.bytesOnlyIn(c.id());
+    private Set<String> committedIds() throws IOException {
+        Set<String> ids = new HashSet<>();
+        store.list().forEach(c -> ids.add(c.id()));
+        return ids;
     }
 
     /** The parts of checkpoints that were never committed: a daemon or QEMU that died half-way left them. */
@@ -429,6 +497,7 @@ public final class Checkpointer {
                     folders.delete(id);
                 }
             }
+            ram.retainOnly(committed);
         } catch (IOException | RuntimeException e) {
             log.accept("cannot sweep unfinished checkpoints: " + e.getMessage());
         }

@@ -34,7 +34,7 @@ final class CheckpointCommand implements Callable<Integer> {
         System.out.println(c.path("id").asText());
         System.err.println("checkpoint of " + id + " taken; the sandbox stood still for " + c.path("pauseMillis").asLong()
                 + " ms, and ran on while its memory was saved (" + Sizes.human(c.path("vmStateBytes").asLong())
-                + " of machine state, " + Sizes.human(c.path("workspaceBytesCopied").asLong())
+                + " of new machine state, " + Sizes.human(c.path("workspaceBytesCopied").asLong())
                 + " of changed workspace files; stored after " + c.path("savedMillis").asLong() + " ms)");
         return 0;
     }

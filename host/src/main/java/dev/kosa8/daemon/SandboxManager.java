@@ -272,7 +272,7 @@ public final class SandboxManager {
                             java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
         try {
             Files.copy(template.console(), spec.consoleLog(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            Vm vm = restoreMachine(s, spec, template.state(), null, null, started);
+            Vm vm = restoreMachine(s, spec, dev.kosa8.vm.SavedMachine.file(template.state()), null, null, started);
             s.vm(vm);
             s.stopping(false);
             dev.kosa8.checkpoint.Checkpointer.wake(vm);
@@ -311,7 +311,8 @@ public final class SandboxManager {
         Path folder = s.record().workspace().isEmpty() ? null : Path.of(s.record().workspace());
         try {
             dev.kosa8.checkpoint.Suspension.Record what = saved.read();
-            Vm vm = restoreMachine(s, spec, saved.state(), folder, what.server(), started);
+            Vm vm = restoreMachine(s, spec, dev.kosa8.vm.SavedMachine.file(saved.state()), folder, what.server(),
+                    started);
             s.vm(vm);
             s.stopping(false);
             dev.kosa8.checkpoint.Checkpointer.wake(vm);
@@ -820,7 +821,7 @@ public final class SandboxManager {
      * before the guest runs. Replaces the sandbox's machine and records the
      * new QEMU at once, so a daemon dying now still finds it.
      */
-    private Vm relaunch(Sandbox s, Path state, dev.kosa8.workspace.WorkspaceSnapshot server) {
+    private Vm relaunch(Sandbox s, dev.kosa8.vm.SavedMachine state, dev.kosa8.workspace.WorkspaceSnapshot server) {
         SandboxRecord r = s.record();
         BootImage image = images.get();
         VmSpec spec = vmSpec(r, image);
@@ -861,10 +862,12 @@ public final class SandboxManager {
         Sandbox s;
         try {
             c = findCheckpoint(parent, checkpoint);
-            Path state = new dev.kosa8.checkpoint.CheckpointStore(checkpointDir(parent)).vmState(c.id());
-            if (!Files.isRegularFile(state)) {
-                throw new KosaException(KosaException.Kind.USAGE, "checkpoint " + c.id() + " holds no machine state"
-                        + " (it was taken by an older kosa8)", "take a new checkpoint and fork from that");
+            dev.kosa8.vm.SavedMachine state;
+            try {
+                state = dev.kosa8.checkpoint.Checkpointer.savedMachine(checkpointDir(parent), c);
+            } catch (IOException e) {
+                throw new KosaException(KosaException.Kind.USAGE, e.getMessage(),
+                        "take a new checkpoint and fork from that");
             }
             String folder = "";
             if (!p.workspace().isEmpty()) {
@@ -989,7 +992,7 @@ public final class SandboxManager {
      * when there is one, is served with the saved fid table before the guest
      * runs.
      */
-    private Vm restoreMachine(Sandbox s, VmSpec spec, Path state, Path folder,
+    private Vm restoreMachine(Sandbox s, VmSpec spec, dev.kosa8.vm.SavedMachine state, Path folder,
                               dev.kosa8.workspace.WorkspaceSnapshot server,
                               java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
         Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
@@ -1020,9 +1023,10 @@ public final class SandboxManager {
         try {
             List<Map.Entry<dev.kosa8.checkpoint.Checkpoint, Long>> all = new ArrayList<>();
             var folders = new dev.kosa8.checkpoint.FolderSnapshots(dir.resolve("workspace"));
+            Map<String, Long> ram = new dev.kosa8.checkpoint.ram.RamStore(dir).bytesOnlyIn();
             for (var c : new dev.kosa8.checkpoint.CheckpointStore(dir).list()) {
-                all.add(Map.entry(c, c.vmStateBytes() + (s.record().workspace().isEmpty() ? 0
-                        : folders.bytesOnlyIn(c.id()))));
+                all.add(Map.entry(c, ram.getOrDefault(c.id(), c.vmStateBytes())
+                        + (s.record().workspace().isEmpty() ? 0 : folders.bytesOnlyIn(c.id()))));
             }
             return all;
         } catch (IOException e) {

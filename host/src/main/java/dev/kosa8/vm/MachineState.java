@@ -180,23 +180,18 @@ public final class MachineState {
     }
 
     /**
-     * Loads {@code file} into a QEMU started with {@code -incoming defer}
+     * Loads {@code machine} into a QEMU started with {@code -incoming defer}
      * (and {@code -S}, so it stays stopped after): QEMU listens on
-     * {@code socket}, the daemon sends the file, and this returns when QEMU
+     * {@code socket}, the daemon sends the stream, and this returns when QEMU
      * reports the load completed.
      */
-    public static void load(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
+    public static void load(QmpClient qmp, Path socket, SavedMachine machine, Duration timeout) throws IOException {
         Files.deleteIfExists(socket);
         qmp.execute("migrate-incoming", Map.of("uri", "unix:" + socket), timeout);
         long deadline = System.nanoTime() + timeout.toNanos();
-        try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ);
-             SocketChannel out = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+        try (SocketChannel out = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             out.connect(UnixDomainSocketAddress.of(socket));
-            long size = in.size();
-            long sent = 0;
-            while (sent < size) {
-                sent += in.transferTo(sent, size - sent, out);
-            }
+            machine.writeTo(out);
             out.shutdownOutput();
             while (true) {
                 JsonNode m = qmp.execute("query-migrate", Map.of(), timeout);
@@ -205,11 +200,11 @@ public final class MachineState {
                     return;
                 }
                 if (status.equals("failed")) {
-                    throw new IOException("QEMU could not load " + file.getFileName() + ": "
+                    throw new IOException("QEMU could not load " + machine.name() + ": "
                             + m.path("error-desc").asText("the stream does not fit this machine"));
                 }
                 if (System.nanoTime() > deadline) {
-                    throw new IOException("QEMU did not finish loading " + file.getFileName() + " within "
+                    throw new IOException("QEMU did not finish loading " + machine.name() + " within "
                             + timeout.toSeconds() + " s");
                 }
                 sleep(POLL);

@@ -80,7 +80,7 @@ public final class Vm implements AutoCloseable {
      * runs on from the instant the state was saved; its processes are as
      * frozen as they were then.
      */
-    public static Vm restore(VmSpec spec, List<String> argv, java.nio.file.Path state, Duration timeout,
+    public static Vm restore(VmSpec spec, List<String> argv, SavedMachine state, Duration timeout,
                              java.util.function.Consumer<QemuProcess> started,
                              java.util.function.Consumer<QmpClient> beforeRun) {
         List<String> incoming = new java.util.ArrayList<>(argv);
@@ -97,7 +97,7 @@ public final class Vm implements AutoCloseable {
             return new Vm(spec, qemu, qmp, agent);
         } catch (IOException | RuntimeException e) {
             throw new KosaException(KosaException.Kind.VM, "the sandbox could not be restored from "
-                    + state.getFileName() + ": " + e.getMessage() + "; QEMU " + stop(qemu, qmp)
+                    + state.name() + ": " + e.getMessage() + "; QEMU " + stop(qemu, qmp)
                     + section("QEMU said", qemu.outputTail(10)),
                     "the saved state is kept; see " + qemuLog(spec), e);
         }

@@ -67,7 +67,8 @@ class CheckpointDiskFullIT {
     void aCheckpointThatDoesNotFitFailsClearlyAndLosesNothing() throws Exception {
         Kosa.ok(T, "exec", id, "--", "sh", "-c", "echo first > /workspace/state; echo first > /root/state; sync");
         String firstId = Kosa.ok(T, "checkpoint", id, "-m", "fits").stdout().strip();
-        long firstBytes = Files.size(checkpoints.resolve(firstId + ".vmstate"));
+        Path firstPages = checkpoints.resolve("ram").resolve(firstId + ".pages");
+        long firstBytes = Files.size(checkpoints.resolve(firstId + ".ram")) + Files.size(firstPages);
 
         // the checkpoint directory moves onto a tmpfs with room for what it holds and 48 MiB more
         long have;
@@ -94,11 +95,14 @@ class CheckpointDiskFullIT {
             left = files.map(f -> f.getFileName().toString()).sorted().toList();
         }
         assertThat(left).as("no part of the failed checkpoint")
-                .containsExactlyInAnyOrder(firstId + ".json", firstId + ".vmstate", "workspace");
+                .containsExactlyInAnyOrder(firstId + ".json", firstId + ".ram", "head", "ram", "workspace");
+        try (var packs = Files.list(checkpoints.resolve("ram"))) {
+            assertThat(packs.map(f -> f.getFileName().toString()).toList()).containsExactly(firstId + ".pages");
+        }
         try (var manifests = Files.list(checkpoints.resolve("workspace/manifests"))) {
             assertThat(manifests.map(f -> f.getFileName().toString()).toList()).containsExactly(firstId + ".json");
         }
-        assertThat(Files.size(checkpoints.resolve(firstId + ".vmstate"))).isEqualTo(firstBytes);
+        assertThat(Files.size(checkpoints.resolve(firstId + ".ram")) + Files.size(firstPages)).isEqualTo(firstBytes);
         assertThat(Kosa.ok(T, "checkpoints", id).stdout().lines().skip(1).toList()).hasSize(1);
         assertThat(sh("cat /root/state").stdout().strip()).isEqualTo("later");
 

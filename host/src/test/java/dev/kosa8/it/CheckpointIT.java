@@ -115,13 +115,30 @@ class CheckpointIT {
 
     @Test
     @Order(2)
-    void checkpointsAreListedWithTheirSpaceAndCanBeRemoved() {
+    void checkpointsAreListedWithTheirSpaceAndCanBeRemoved() throws Exception {
         Kosa.Result second = Kosa.ok(T, "checkpoint", id, "-m", "second");
         String two = second.stdout().strip();
         Kosa.Result list = Kosa.ok(T, "checkpoints", id);
         assertThat(list.stdout()).contains(first, "counter running", two, "second");
+        // RAM is kept as pages: the second checkpoint stores only those changed since the first, which the
+        // machine was rewound to, not all the guest's memory in use again
+        Path dir = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("checkpoints");
+        assertThat(dir.resolve(two + ".ram")).exists();
+        assertThat(dir.resolve(two + ".vmstate")).doesNotExist();
+        long firstBytes = machineBytes(dir, first);
+        long secondBytes = machineBytes(dir, two);
+        assertThat(firstBytes).as("the first checkpoint holds the RAM in use").isGreaterThan(32L << 20);
+        assertThat(secondBytes).as("the second holds what changed since").isLessThan(firstBytes / 4);
         Kosa.ok(T, "checkpoint", "rm", id, two);
         assertThat(Kosa.ok(T, "checkpoints", id).stdout()).contains(first).doesNotContain(two);
+        assertThat(dir.resolve("ram").resolve(two + ".pages")).as("its pages went with it").doesNotExist();
+        assertThat(dir.resolve("ram").resolve(first + ".pages")).exists();
+    }
+
+    /** The bytes a checkpoint's machine state added on disk, as its record says. */
+    static long machineBytes(Path dir, String checkpoint) throws java.io.IOException {
+        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(dir.resolve(checkpoint + ".json").toFile())
+                .path("vmStateBytes").asLong();
     }
 
     @Test
@@ -384,9 +401,9 @@ class CheckpointIT {
         List<String> all = checkpointIds();
         assertThat(all).containsAll(before).contains(next).hasSize(before.size() + 1);
         try (var files = Files.list(dir)) {
-            assertThat(files.map(f -> f.getFileName().toString()).filter(n -> n.contains(".vmstate")).sorted()
-                    .toList()).as("the cut-short checkpoint's parts were swept")
-                    .isEqualTo(all.stream().map(c -> c + ".vmstate").sorted().toList());
+            assertThat(files.map(f -> f.getFileName().toString()).filter(n -> n.contains(".vmstate") || n.contains(".ram"))
+                    .sorted().toList()).as("the cut-short checkpoint's parts were swept; the others are kept as pages")
+                    .isEqualTo(all.stream().map(c -> c + ".ram").sorted().toList());
         }
         // with its folder mounted afresh, the sandbox pauses to disk as any other, and resumes with it
         Kosa.ok(Duration.ofMinutes(5), "stop", id);

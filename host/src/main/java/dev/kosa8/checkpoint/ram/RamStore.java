@@ -1,0 +1,411 @@
+package dev.kosa8.checkpoint.ram;
+
+import dev.kosa8.vm.SavedMachine;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The RAM of a sandbox's checkpoints, page by page, so that a checkpoint
+ * costs the pages that changed rather than all of the guest's memory.
+ *
+ * <p>QEMU writes a checkpoint's RAM as a migration stream holding every page
+ * ({@code <id>.vmstate}). {@link #store} takes it apart ({@link RamStream}):
+ * a page whose content (SHA-256) the base checkpoint, the one the machine
+ * last came from, has at the same place stays where that one keeps it;
+ * only the others are written, into this checkpoint's pack
+ * ({@code ram/<id>.pages}); an image ({@code <id>.ram}, {@link RamImage})
+ * says where each page is. {@link #open} puts the stream together again for
+ * a rewind or a fork. A pack is deleted once no image uses it.
+ *
+ * <p>Why pages at the same place, and not a store of pages by content: a
+ * guest's memory changes in place (a page is rewritten, not moved), so a
+ * page compared with its own earlier content catches nearly all sharing at
+ * the cost of one image in memory, where an index of every page ever stored
+ * grows with every checkpoint.
+ */
+public final class RamStore {
+    private static final long TAIL_LIMIT = 64L << 20;
+    private final Path dir;
+    private final Path packs;
+
+    /** @param checkpointDir the sandbox's {@code checkpoints} directory */
+    public RamStore(Path checkpointDir) {
+        this.dir = checkpointDir;
+        this.packs = checkpointDir.resolve("ram");
+    }
+
+    Path image(String id) {
+        return dir.resolve(id + ".ram");
+    }
+
+    Path pack(String name) {
+        return packs.resolve(name + ".pages");
+    }
+
+    /** Whether checkpoint {@code id}'s RAM is kept here (and not as a whole stream). */
+    public boolean has(String id) {
+        return Files.isRegularFile(image(id));
+    }
+
+    /**
+     * Takes checkpoint {@code id}'s stream apart into pages, sharing those
+     * unchanged since checkpoint {@code baseId} (null for none), and deletes
+     * the stream once its image is durable.
+     *
+     * @return the bytes this checkpoint added: its new pages and its image
+     * @throws IOException with nothing written when the stream is not one
+     *                     {@link RamStream} takes apart (the caller keeps it whole) or the disk fails
+     */
+    public long store(String id, Path stream, String baseId) throws IOException {
+        RamImage base = null;
+        if (baseId != null && has(baseId)) {
+            try {
+                base = RamImage.read(image(baseId));
+            } catch (IOException e) {
+                base = null; // a damaged base shares nothing; this checkpoint stores every page
+            }
+        }
+        Files.createDirectories(packs);
+        Path packTemp = packs.resolve(id + ".pages.tmp");
+        Path imageTemp = dir.resolve(id + ".ram.tmp");
+        try (Arena arena = Arena.ofConfined();
+             FileChannel in = FileChannel.open(stream, StandardOpenOption.READ);
+             Packer packer = new Packer(id, base, packTemp)) {
+            MemorySegment s = in.map(FileChannel.MapMode.READ_ONLY, 0, in.size(), arena);
+            RamStream.Layout layout = RamStream.read(s, packer);
+            long tailBytes = s.byteSize() - layout.tailOffset();
+            if (tailBytes > TAIL_LIMIT) {
+                throw new RamStream.UnknownFormat(tailBytes + " bytes after the RAM pages", layout.tailOffset());
+            }
+            packer.finish(layout, s.asSlice(layout.tailOffset()).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            long added = 0;
+            if (packer.stored > 0) {
+                Files.move(packTemp, pack(id), StandardCopyOption.ATOMIC_MOVE);
+                added += Files.size(pack(id));
+            } else {
+                Files.deleteIfExists(packTemp);
+            }
+            packer.image.write(imageTemp);
+            Files.move(imageTemp, image(id), StandardCopyOption.ATOMIC_MOVE);
+            syncDirectory(packs);
+            syncDirectory(dir);
+            Files.delete(stream);
+            return added + Files.size(image(id));
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(packTemp);
+            Files.deleteIfExists(imageTemp);
+            throw e;
+        }
+    }
+
+    /** Checkpoint {@code id}'s stream, put together from its image and packs as QEMU loads it. */
+    public SavedMachine open(String id) {
+        Path file = image(id);
+        return new SavedMachine() {
+            @Override
+            public void writeTo(WritableByteChannel out) throws IOException {
+                assemble(RamImage.read(file), out);
+            }
+
+            @Override
+            public String name() {
+                return file.getFileName().toString();
+            }
+        };
+    }
+
+    /**
+     * Deletes the images of checkpoints not in {@code keep} (and what an
+     * unfinished {@link #store} left), then every pack no image left uses.
+     */
+    public void retainOnly(Set<String> keep) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        Set<String> used = new HashSet<>();
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                String name = f.getFileName().toString();
+                if (name.endsWith(".ram.tmp")) {
+                    Files.deleteIfExists(f);
+                } else if (name.endsWith(".ram")) {
+                    String id = name.substring(0, name.length() - 4);
+                    if (keep.contains(id)) {
+                        used.addAll(RamImage.packsOf(f));
+                    } else {
+                        Files.deleteIfExists(f);
+                    }
+                }
+            }
+        }
+        if (!Files.isDirectory(packs)) {
+            return;
+        }
+        try (var files = Files.list(packs)) {
+            for (Path f : files.toList()) {
+                String name = f.getFileName().toString();
+                if (name.endsWith(".tmp") || (name.endsWith(".pages")
+                        && !used.contains(name.substring(0, name.length() - 6)))) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        }
+    }
+
+    /**
+     * For each checkpoint kept here, the bytes on disk that deleting it would
+     * free: its image, and the pages of its pack that no other checkpoint's
+     * image uses. Reads every image once.
+     */
+    public Map<String, Long> bytesOnlyIn() throws IOException {
+        Map<String, Long> imageBytes = new HashMap<>();
+        Map<String, boolean[]> shared = new HashMap<>();
+        if (!Files.isDirectory(dir)) {
+            return Map.of();
+        }
+        try (var files = Files.list(dir)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".ram")).toList()) {
+                String id = f.getFileName().toString().replaceFirst("\\.ram$", "");
+                imageBytes.put(id, Files.size(f));
+                RamImage image = RamImage.read(f);
+                for (int p = 0; p < image.packs.size(); p++) {
+                    String name = image.packs.get(p);
+                    if (name.equals(id)) {
+                        continue; // its own pages: shared only if another image uses them
+                    }
+                    boolean[] slots = shared.computeIfAbsent(name, this::slotsOf);
+                    for (int i = 0; i < image.pages(); i++) {
+                        if (image.kind[i] == RamImage.STORED && image.ref[i] == p && image.slot[i] < slots.length) {
+                            slots[image.slot[i]] = true;
+                        }
+                    }
+                }
+            }
+        }
+        Map<String, Long> only = new HashMap<>();
+        for (var e : imageBytes.entrySet()) {
+            boolean[] slots = shared.computeIfAbsent(e.getKey(), this::slotsOf);
+            long bytes = e.getValue();
+            for (boolean s : slots) {
+                bytes += s ? 0 : RamStream.PAGE;
+            }
+            only.put(e.getKey(), bytes);
+        }
+        return only;
+    }
+
+    /** One flag per page slot of pack {@code name}; none for a pack that is not there. */
+    private boolean[] slotsOf(String name) {
+        try {
+            return new boolean[(int) (Files.size(pack(name)) / RamStream.PAGE)];
+        } catch (IOException e) {
+            return new boolean[0];
+        }
+    }
+
+    /** Writes the stream an image describes: its prefix, one section of every page, its tail. */
+    private void assemble(RamImage image, WritableByteChannel out) throws IOException {
+        RamStream.Layout layout = image.layout;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment[] mapped = new MemorySegment[image.packs.size()];
+            for (int p = 0; p < mapped.length; p++) {
+                try (FileChannel ch = FileChannel.open(pack(image.packs.get(p)), StandardOpenOption.READ)) {
+                    mapped[p] = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+                }
+            }
+            Output o = new Output(out);
+            o.put(layout.prefix());
+            o.room(5);
+            o.buf.put((byte) 0x02).putInt(layout.sectionId()); // a part of RAM's section
+            for (int b = 0; b < layout.blocks().size(); b++) {
+                byte[] name = layout.blocks().get(b).name().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+                boolean named = false;
+                long pages = layout.blocks().get(b).pages();
+                for (long page = 0; page < pages; page++) {
+                    int i = image.index(b, page);
+                    byte kind = image.kind[i];
+                    if (kind == RamImage.ABSENT) {
+                        continue;
+                    }
+                    o.room(8 + 1 + name.length + RamStream.PAGE);
+                    int flags = (kind == RamImage.REPEATED ? RamStream.ZERO : RamStream.PAGE_DATA)
+                            | (named ? RamStream.CONTINUE : 0);
+                    o.buf.putLong(page * RamStream.PAGE | flags);
+                    if (!named) {
+                        o.buf.put((byte) name.length).put(name);
+                        named = true;
+                    }
+                    if (kind == RamImage.REPEATED) {
+                        o.buf.put((byte) image.ref[i]);
+                    } else {
+                        MemorySegment pack = mapped[image.ref[i]];
+                        long at = (long) image.slot[i] * RamStream.PAGE;
+                        if (at + RamStream.PAGE > pack.byteSize()) {
+                            throw new IOException("the RAM pack " + image.packs.get(image.ref[i])
+                                    + " is shorter than its image says: it was damaged");
+                        }
+                        o.buf.put(pack.asSlice(at, RamStream.PAGE).asByteBuffer());
+                    }
+                }
+            }
+            o.room(8 + 5);
+            o.buf.putLong(RamStream.EOS);
+            if (layout.footers()) {
+                o.buf.put((byte) 0x7e).putInt(layout.sectionId());
+            }
+            o.put(image.tail);
+            o.flush();
+        }
+    }
+
+    private static void syncDirectory(Path d) throws IOException {
+        try (FileChannel ch = FileChannel.open(d, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException e) {
+            // some file systems cannot sync a directory; the renames are still atomic there
+        }
+    }
+
+    /** A buffer in front of the channel QEMU reads. */
+    private static final class Output {
+        final ByteBuffer buf = ByteBuffer.allocateDirect(4 << 20).order(ByteOrder.BIG_ENDIAN);
+        private final WritableByteChannel out;
+
+        Output(WritableByteChannel out) {
+            this.out = out;
+        }
+
+        void room(int n) throws IOException {
+            if (buf.remaining() < n) {
+                flush();
+            }
+        }
+
+        void put(byte[] bytes) throws IOException {
+            int off = 0;
+            while (off < bytes.length) {
+                room(1);
+                int n = Math.min(buf.remaining(), bytes.length - off);
+                buf.put(bytes, off, n);
+                off += n;
+            }
+        }
+
+        void flush() throws IOException {
+            buf.flip();
+            while (buf.hasRemaining()) {
+                out.write(buf);
+            }
+            buf.clear();
+        }
+    }
+
+    /** Sorts a stream's pages into shared and new, writing the new ones to the pack. */
+    private static final class Packer implements RamStream.Pages, AutoCloseable {
+        private final String id;
+        private final RamImage base;
+        private final FileChannel pack;
+        private final ByteBuffer pending = ByteBuffer.allocateDirect(1 << 20);
+        private final MessageDigest sha;
+        private final List<String> packNames = new ArrayList<>();
+        private RamImage image;
+        /** Whether the base's page indices mean the same pages: the same blocks, by name and length. */
+        private boolean shareable;
+        int stored;
+
+        Packer(String id, RamImage base, Path packFile) throws IOException {
+            this.id = id;
+            this.base = base;
+            this.pack = FileChannel.open(packFile, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.WRITE);
+            try {
+                this.sha = MessageDigest.getInstance("SHA-256");
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("every Java has SHA-256", e);
+            }
+        }
+
+        @Override
+        public void blocks(RamStream.Layout setup) {
+            image = new RamImage(setup, new byte[0], packNames);
+            shareable = base != null && base.layout.blocks().equals(setup.blocks());
+        }
+
+        @Override
+        public void page(int block, long page, MemorySegment data) throws IOException {
+            int i = image.index(block, page);
+            sha.update(data.asByteBuffer());
+            byte[] h = sha.digest();
+            long high = ByteBuffer.wrap(h, 0, 8).getLong();
+            long low = ByteBuffer.wrap(h, 8, 8).getLong();
+            image.kind[i] = RamImage.STORED;
+            image.hashHigh[i] = high;
+            image.hashLow[i] = low;
+            if (shareable && base.kind[i] == RamImage.STORED
+                    && base.hashHigh[i] == high && base.hashLow[i] == low) {
+                image.ref[i] = packIndex(base.packs.get(base.ref[i]));
+                image.slot[i] = base.slot[i];
+                return;
+            }
+            image.ref[i] = packIndex(id);
+            image.slot[i] = stored++;
+            if (pending.remaining() < RamStream.PAGE) {
+                drain();
+            }
+            pending.put(data.asByteBuffer());
+        }
+
+        @Override
+        public void zero(int block, long page, int fill) {
+            int i = image.index(block, page);
+            image.kind[i] = RamImage.REPEATED;
+            image.ref[i] = fill;
+        }
+
+        private int packIndex(String name) {
+            int at = packNames.indexOf(name);
+            if (at < 0) {
+                packNames.add(name);
+                at = packNames.size() - 1;
+            }
+            return at;
+        }
+
+        /** Writes the last pages and makes the pack durable; the image gets the stream's tail. */
+        void finish(RamStream.Layout whole, byte[] tail) throws IOException {
+            drain();
+            pack.force(true);
+            image = image.withTail(whole, tail);
+        }
+
+        private void drain() throws IOException {
+            pending.flip();
+            while (pending.hasRemaining()) {
+                pack.write(pending);
+            }
+            pending.clear();
+        }
+
+        @Override
+        public void close() throws IOException {
+            pack.close();
+        }
+    }
+}

@@ -1,0 +1,188 @@
+package dev.kosa8.checkpoint.ram;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.channels.Channels;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RamStoreTest {
+    private static final int RAM_PAGES = 400;
+
+    @TempDir
+    Path dir;
+
+    private Path write(String id, byte[] stream) throws IOException {
+        return Files.write(dir.resolve(id + ".vmstate"), stream);
+    }
+
+    private byte[] assembled(RamStore store, String id) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        store.open(id).writeTo(Channels.newChannel(out));
+        return out.toByteArray();
+    }
+
+    private List<String> files() throws IOException {
+        try (Stream<Path> all = Files.walk(dir)) {
+            return all.filter(Files::isRegularFile).map(p -> dir.relativize(p).toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void aStreamTakenApartIsPutTogetherWithEveryPageAndItsTail() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 1);
+        byte[] tail = Streams.tail(1);
+        byte[] stream = Streams.stream(pages, RAM_PAGES, tail);
+        RamStore store = new RamStore(dir);
+
+        long added = store.store("c1", write("c1", stream), null);
+
+        long stored = pages.stream().filter(p -> p.bytes() != null).count();
+        assertThat(files()).containsExactly("c1.ram", "ram/c1.pages");
+        assertThat(Files.size(dir.resolve("ram/c1.pages"))).isEqualTo(stored * RamStream.PAGE);
+        assertThat(added).isEqualTo(Files.size(dir.resolve("ram/c1.pages")) + Files.size(dir.resolve("c1.ram")));
+        byte[] back = assembled(store, "c1");
+        assertThat(Streams.content(back)).isEqualTo(Streams.content(pages, tail));
+        assertThat(Streams.content(back)).isEqualTo(Streams.content(stream));
+        assertThat(back).as("the same prefix: header, configuration, RAM's setup")
+                .startsWith(java.util.Arrays.copyOf(stream, 100));
+    }
+
+    /** The heart of it: a checkpoint costs the pages that changed since the one the machine came from. */
+    @Test
+    void aLaterCheckpointStoresOnlyThePagesThatChanged() throws Exception {
+        List<Streams.Page> first = Streams.machine(RAM_PAGES, 2);
+        RamStore store = new RamStore(dir);
+        store.store("c1", write("c1", Streams.stream(first, RAM_PAGES, Streams.tail(2))), null);
+
+        Random r = new Random(3);
+        List<Streams.Page> second = new ArrayList<>();
+        int changed = 0;
+        int zeroed = 0;
+        for (Streams.Page p : first) {
+            if (p.bytes() != null && p.index() % 50 == 7) {
+                second.add(new Streams.Page(p.block(), p.index(), Streams.random(r)));
+                changed++;
+            } else if (p.bytes() != null && p.index() % 50 == 9) {
+                second.add(new Streams.Page(p.block(), p.index(), null));
+                zeroed++;
+            } else {
+                second.add(p);
+            }
+        }
+        java.util.Collections.shuffle(second, r); // another order: pages are matched by place, not position
+        assertThat(changed).isPositive();
+        byte[] tail = Streams.tail(4);
+        long added = store.store("c2", write("c2", Streams.stream(second, RAM_PAGES, tail)), "c1");
+
+        assertThat(Files.size(dir.resolve("ram/c2.pages"))).isEqualTo((long) changed * RamStream.PAGE);
+        assertThat(added).isEqualTo(changed * RamStream.PAGE + Files.size(dir.resolve("c2.ram")));
+        assertThat(Streams.content(assembled(store, "c2"))).isEqualTo(Streams.content(second, tail));
+        assertThat(Streams.content(assembled(store, "c1"))).as("the first is untouched")
+                .isEqualTo(Streams.content(first, Streams.tail(2)));
+        var only = store.bytesOnlyIn();
+        assertThat(only.get("c2")).isEqualTo(added);
+        assertThat(only.get("c1")).as("c1's pages that c2 changed or zeroed are its alone")
+                .isEqualTo((long) (changed + zeroed) * RamStream.PAGE + Files.size(dir.resolve("c1.ram")));
+    }
+
+    @Test
+    void aPackStaysWhileAnImageUsesItAndGoesWithTheLast() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 5);
+        RamStore store = new RamStore(dir);
+        store.store("c1", write("c1", Streams.stream(pages, RAM_PAGES, Streams.tail(5))), null);
+        long c2 = store.store("c2", write("c2", Streams.stream(pages, RAM_PAGES, Streams.tail(6))), "c1");
+        assertThat(files()).containsExactly("c1.ram", "c2.ram", "ram/c1.pages");
+        assertThat(c2).as("nothing changed: only an image").isEqualTo(Files.size(dir.resolve("c2.ram")));
+
+        store.retainOnly(Set.of("c2"));
+        assertThat(files()).as("c1's pack holds c2's pages").containsExactly("c2.ram", "ram/c1.pages");
+        assertThat(Streams.content(assembled(store, "c2"))).isEqualTo(Streams.content(pages, Streams.tail(6)));
+
+        Files.writeString(dir.resolve("c3.ram.tmp"), "left by a daemon that died");
+        Files.writeString(dir.resolve("ram/c3.pages.tmp"), "left by a daemon that died");
+        store.retainOnly(Set.of());
+        assertThat(files()).isEmpty();
+    }
+
+    @Test
+    void aBaseWithOtherBlocksSharesNothing() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 9);
+        RamStore store = new RamStore(dir);
+        store.store("c1", write("c1", Streams.stream(pages, RAM_PAGES, Streams.tail(9))), null);
+        // the same pages in a machine with more memory: page indices may mean other pages there
+        store.store("c2", write("c2", Streams.stream(pages, RAM_PAGES + 8, Streams.tail(9))), "c1");
+        assertThat(Files.size(dir.resolve("ram/c2.pages"))).isEqualTo(Files.size(dir.resolve("ram/c1.pages")));
+        assertThat(Streams.content(assembled(store, "c2"))).isEqualTo(Streams.content(pages, Streams.tail(9)));
+    }
+
+    @Test
+    void aStreamItCannotTakeApartIsLeftWholeAndNothingElseIsWritten() throws Exception {
+        byte[] stream = Streams.stream(Streams.machine(RAM_PAGES, 7), RAM_PAGES, Streams.tail(7));
+        // the first page's flags become a compressed page's (0x100), which this does not read
+        int first = indexOfFirstPage(stream);
+        stream[first + 6] |= 0x01;
+        Path raw = write("c1", stream);
+        RamStore store = new RamStore(dir);
+
+        assertThatThrownBy(() -> store.store("c1", raw, null)).isInstanceOf(RamStream.UnknownFormat.class)
+                .hasMessageContaining("page flags 0x1");
+        assertThat(files()).containsExactly("c1.vmstate");
+        assertThat(store.has("c1")).isFalse();
+    }
+
+    @Test
+    void aDamagedOrCutImageIsRefusedNeverHalfUsed() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 8);
+        RamStore store = new RamStore(dir);
+        store.store("c1", write("c1", Streams.stream(pages, RAM_PAGES, Streams.tail(8))), null);
+        Path image = dir.resolve("c1.ram");
+        byte[] good = Files.readAllBytes(image);
+
+        byte[] flipped = good.clone();
+        flipped[good.length / 2] ^= 0x10;
+        Files.write(image, flipped);
+        assertThatThrownBy(() -> assembled(store, "c1")).isInstanceOf(IOException.class).hasMessageContaining("damaged");
+
+        Files.write(image, java.util.Arrays.copyOf(good, good.length - 100));
+        assertThatThrownBy(() -> assembled(store, "c1")).isInstanceOf(IOException.class);
+
+        Files.write(image, good);
+        Path pack = dir.resolve("ram/c1.pages");
+        try (var ch = java.nio.channels.FileChannel.open(pack, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(ch.size() / 2);
+        }
+        assertThatThrownBy(() -> assembled(store, "c1")).isInstanceOf(IOException.class)
+                .hasMessageContaining("shorter than its image says");
+    }
+
+    /** Where the first page's 8-byte header starts: right after RAM's setup section and the part's header. */
+    static int indexOfFirstPage(byte[] stream) throws IOException {
+        RamStream.Layout[] setup = new RamStream.Layout[1];
+        RamStream.read(java.lang.foreign.MemorySegment.ofArray(stream), new RamStream.Pages() {
+            @Override
+            public void blocks(RamStream.Layout s) {
+                setup[0] = s;
+            }
+
+            @Override
+            public void page(int block, long page, java.lang.foreign.MemorySegment data) {
+            }
+
+            @Override
+            public void zero(int block, long page, int fill) {
+            }
+        });
+        return setup[0].prefix().length + 5;
+    }
+}
