@@ -220,7 +220,13 @@ public final class RamStore {
         }
     }
 
-    /** Writes the stream an image describes: its prefix, one section of every page, its tail. */
+    /**
+     * Writes the stream an image describes: its prefix, one section of every
+     * page, its tail. Nothing is copied here: the pages go to the channel
+     * straight from the mapped packs, with their headers, in gathering
+     * writes (the kernel copies them once, into the socket QEMU reads, as
+     * {@code sendfile} did for a whole stream).
+     */
     private void assemble(RamImage image, WritableByteChannel out) throws IOException {
         RamStream.Layout layout = image.layout;
         try (Arena arena = Arena.ofConfined()) {
@@ -230,10 +236,9 @@ public final class RamStore {
                     mapped[p] = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
                 }
             }
-            Output o = new Output(out);
-            o.put(layout.prefix());
-            o.room(5);
-            o.buf.put((byte) 0x02).putInt(layout.sectionId()); // a part of RAM's section
+            Gather o = new Gather(out);
+            o.bytes(layout.prefix());
+            o.header(5).put((byte) 0x02).putInt(layout.sectionId()); // a part of RAM's section
             for (int b = 0; b < layout.blocks().size(); b++) {
                 byte[] name = layout.blocks().get(b).name().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
                 boolean named = false;
@@ -244,16 +249,15 @@ public final class RamStore {
                     if (kind == RamImage.ABSENT) {
                         continue;
                     }
-                    o.room(8 + 1 + name.length + RamStream.PAGE);
                     int flags = (kind == RamImage.REPEATED ? RamStream.ZERO : RamStream.PAGE_DATA)
                             | (named ? RamStream.CONTINUE : 0);
-                    o.buf.putLong(page * RamStream.PAGE | flags);
+                    ByteBuffer h = o.header(8 + (named ? 0 : 1 + name.length) + 1).putLong(page * RamStream.PAGE | flags);
                     if (!named) {
-                        o.buf.put((byte) name.length).put(name);
+                        h.put((byte) name.length).put(name);
                         named = true;
                     }
                     if (kind == RamImage.REPEATED) {
-                        o.buf.put((byte) image.ref[i]);
+                        h.put((byte) image.ref[i]);
                     } else {
                         MemorySegment pack = mapped[image.ref[i]];
                         long at = (long) image.slot[i] * RamStream.PAGE;
@@ -261,16 +265,15 @@ public final class RamStore {
                             throw new IOException("the RAM pack " + image.packs.get(image.ref[i])
                                     + " is shorter than its image says: it was damaged");
                         }
-                        o.buf.put(pack.asSlice(at, RamStream.PAGE).asByteBuffer());
+                        o.data(pack.asSlice(at, RamStream.PAGE).asByteBuffer());
                     }
                 }
             }
-            o.room(8 + 5);
-            o.buf.putLong(RamStream.EOS);
+            ByteBuffer end = o.header(8 + 5).putLong(RamStream.EOS);
             if (layout.footers()) {
-                o.buf.put((byte) 0x7e).putInt(layout.sectionId());
+                end.put((byte) 0x7e).putInt(layout.sectionId());
             }
-            o.put(image.tail);
+            o.bytes(image.tail);
             o.flush();
         }
     }
@@ -283,37 +286,79 @@ public final class RamStore {
         }
     }
 
-    /** A buffer in front of the channel QEMU reads. */
-    private static final class Output {
-        final ByteBuffer buf = ByteBuffer.allocateDirect(4 << 20).order(ByteOrder.BIG_ENDIAN);
+    /**
+     * Buffers to write in one gathering write: runs of small header bytes
+     * (kept in one buffer of their own) between pages that stay where they
+     * are mapped.
+     */
+    private static final class Gather {
+        /** Buffers per write: below Linux's IOV_MAX (1024). */
+        private static final int BATCH = 1000;
         private final WritableByteChannel out;
+        private final ByteBuffer[] iov = new ByteBuffer[BATCH];
+        private int n;
+        private final ByteBuffer headers = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.BIG_ENDIAN);
+        /** Where the run of header bytes not yet in {@link #iov} starts; -1 for none. */
+        private int run = -1;
 
-        Output(WritableByteChannel out) {
+        Gather(WritableByteChannel out) {
             this.out = out;
         }
 
-        void room(int n) throws IOException {
-            if (buf.remaining() < n) {
+        /** Room for {@code size} header bytes, next to those before them; the caller puts them. */
+        ByteBuffer header(int size) throws IOException {
+            if (headers.remaining() < size || n >= BATCH - 2) {
                 flush();
+            }
+            if (run < 0) {
+                run = headers.position();
+            }
+            return headers;
+        }
+
+        /** A page, written from where it is. */
+        void data(ByteBuffer page) throws IOException {
+            closeRun();
+            iov[n++] = page;
+        }
+
+        /** Bytes of any length (the stream's prefix and tail), copied in. */
+        void bytes(byte[] b) throws IOException {
+            int off = 0;
+            while (off < b.length) {
+                int len = Math.min(b.length - off, 1 << 16);
+                header(len).put(b, off, len);
+                off += len;
             }
         }
 
-        void put(byte[] bytes) throws IOException {
-            int off = 0;
-            while (off < bytes.length) {
-                room(1);
-                int n = Math.min(buf.remaining(), bytes.length - off);
-                buf.put(bytes, off, n);
-                off += n;
+        private void closeRun() {
+            if (run >= 0 && headers.position() > run) {
+                iov[n++] = headers.slice(run, headers.position() - run);
             }
+            run = -1;
         }
 
         void flush() throws IOException {
-            buf.flip();
-            while (buf.hasRemaining()) {
-                out.write(buf);
+            closeRun();
+            long left = 0;
+            for (int i = 0; i < n; i++) {
+                left += iov[i].remaining();
             }
-            buf.clear();
+            while (left > 0) {
+                if (out instanceof java.nio.channels.GatheringByteChannel g) {
+                    left -= g.write(iov, 0, n);
+                } else {
+                    for (int i = 0; i < n; i++) {
+                        while (iov[i].hasRemaining()) {
+                            left -= out.write(iov[i]);
+                        }
+                    }
+                }
+            }
+            java.util.Arrays.fill(iov, 0, n, null);
+            n = 0;
+            headers.clear();
         }
     }
 
