@@ -21,7 +21,7 @@ import java.util.zip.CheckedOutputStream;
  * One checkpoint's RAM as kept on disk ({@code <id>.ram}): the stream's
  * prefix and tail as they were, and for every page of every RAM block where
  * it is: not in the stream, a page of one repeated byte, or stored in a
- * pack ({@code ram/<pack>.pages}, 4096 bytes per slot) with its content's
+ * pack ({@code ram/<pack>.pages}, a record of 8 + 4096 bytes per slot) with its content's
  * hash, so that the next checkpoint stores only pages whose content
  * changed. Packs are shared: a page unchanged since an earlier checkpoint
  * stays in that one's pack.
@@ -33,7 +33,8 @@ import java.util.zip.CheckedOutputStream;
 final class RamImage {
     static final byte ABSENT = 0, REPEATED = 1, STORED = 2;
     private static final long MAGIC = 0x4b4f53413852414dL; // "KOSA8RAM"
-    private static final int VERSION = 1;
+    /** 2: packs hold records (stream header and page); version 1's held bare pages. */
+    private static final int VERSION = 2;
     private static final int MAX_PACKS = 1 << 16;
 
     final RamStream.Layout layout;

@@ -49,7 +49,7 @@ class RamStoreTest {
 
         long stored = pages.stream().filter(p -> p.bytes() != null).count();
         assertThat(files()).containsExactly("c1.ram", "ram/c1.pages");
-        assertThat(Files.size(dir.resolve("ram/c1.pages"))).isEqualTo(stored * RamStream.PAGE);
+        assertThat(Files.size(dir.resolve("ram/c1.pages"))).isEqualTo(stored * RamStore.RECORD);
         assertThat(added).isEqualTo(Files.size(dir.resolve("ram/c1.pages")) + Files.size(dir.resolve("c1.ram")));
         byte[] back = assembled(store, "c1");
         assertThat(Streams.content(back)).isEqualTo(Streams.content(pages, tail));
@@ -85,15 +85,15 @@ class RamStoreTest {
         byte[] tail = Streams.tail(4);
         long added = store.store("c2", write("c2", Streams.stream(second, RAM_PAGES, tail)), "c1");
 
-        assertThat(Files.size(dir.resolve("ram/c2.pages"))).isEqualTo((long) changed * RamStream.PAGE);
-        assertThat(added).isEqualTo(changed * RamStream.PAGE + Files.size(dir.resolve("c2.ram")));
+        assertThat(Files.size(dir.resolve("ram/c2.pages"))).isEqualTo((long) changed * RamStore.RECORD);
+        assertThat(added).isEqualTo((long) changed * RamStore.RECORD + Files.size(dir.resolve("c2.ram")));
         assertThat(Streams.content(assembled(store, "c2"))).isEqualTo(Streams.content(second, tail));
         assertThat(Streams.content(assembled(store, "c1"))).as("the first is untouched")
                 .isEqualTo(Streams.content(first, Streams.tail(2)));
         var only = store.bytesOnlyIn();
         assertThat(only.get("c2")).isEqualTo(added);
         assertThat(only.get("c1")).as("c1's pages that c2 changed or zeroed are its alone")
-                .isEqualTo((long) (changed + zeroed) * RamStream.PAGE + Files.size(dir.resolve("c1.ram")));
+                .isEqualTo((long) (changed + zeroed) * RamStore.RECORD + Files.size(dir.resolve("c1.ram")));
     }
 
     @Test
@@ -164,6 +164,14 @@ class RamStoreTest {
         }
         assertThatThrownBy(() -> assembled(store, "c1")).isInstanceOf(IOException.class)
                 .hasMessageContaining("shorter than its image says");
+
+        store.store("c2", write("c2", Streams.stream(pages, RAM_PAGES, Streams.tail(8))), null);
+        try (var ch = java.nio.channels.FileChannel.open(dir.resolve("ram/c2.pages"),
+                java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.wrap(new byte[] {1}), 3L * RamStore.RECORD + 5); // a record's header
+        }
+        assertThatThrownBy(() -> assembled(store, "c2")).isInstanceOf(IOException.class)
+                .hasMessageContaining("does not hold the page its image names at slot 3");
     }
 
     /** Where the first page's 8-byte header starts: right after RAM's setup section and the part's header. */
