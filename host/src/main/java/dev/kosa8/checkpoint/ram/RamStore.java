@@ -37,9 +37,8 @@ import java.util.Set;
  * <p>A pack holds each page as the stream does, behind its 8-byte header
  * (its place in its block, "a page", "same block as the last"): such a
  * record means the same in every stream, so a run of records a stream
- * needs goes to QEMU as one piece of the mapped pack, without a header
- * written between every two pages (which, at 170,000 pages a GiB, cost a
- * rewind 0.3 s more than sending a whole stream file; BENCHMARKS.md).
+ * needs goes to QEMU as one piece of the pack file, by {@code sendfile},
+ * without a header written between every two pages.
  *
  * <p>Why pages at the same place, and not a store of pages by content: a
  * guest's memory changes in place (a page is rewritten, not moved), so a
@@ -49,8 +48,6 @@ import java.util.Set;
  */
 public final class RamStore {
     private static final long TAIL_LIMIT = 64L << 20;
-    private static final java.lang.foreign.ValueLayout.OfLong BE_LONG =
-            java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     /** A page in a pack: its stream header, then its bytes. */
     static final int RECORD = 8 + RamStream.PAGE;
     private final Path dir;
@@ -233,22 +230,21 @@ public final class RamStore {
 
     /**
      * Writes the stream an image describes: its prefix, one section of every
-     * page, its tail. Block by block: its repeated-byte pages (headers only),
-     * then its stored pages pack by pack, in the order the pack holds them,
-     * each run of records the image uses in one piece straight from the
-     * mapped pack. The first page of a block names it; every record after
-     * continues it. Pages go to QEMU in any order; each is sent once.
+     * page, its tail. Block by block: its stored pages pack by pack, in the
+     * order the pack holds them, each run of records the image uses sent in
+     * one piece from the pack file ({@code sendfile}, as a whole stream file
+     * is: no copy in the daemon, no page faults); then its repeated-byte
+     * pages (headers only). The first page of a block names it; every record
+     * after continues it. Pages go to QEMU in any order; each is sent once.
      */
     private void assemble(RamImage image, WritableByteChannel out) throws IOException {
         RamStream.Layout layout = image.layout;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment[] mapped = new MemorySegment[image.packs.size()];
-            int[][] pageAt = new int[mapped.length][];
-            for (int p = 0; p < mapped.length; p++) {
-                try (FileChannel ch = FileChannel.open(pack(image.packs.get(p)), StandardOpenOption.READ)) {
-                    mapped[p] = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
-                }
-                pageAt[p] = new int[(int) (mapped[p].byteSize() / RECORD)];
+        FileChannel[] packs = new FileChannel[image.packs.size()];
+        try {
+            int[][] pageAt = new int[packs.length][];
+            for (int p = 0; p < packs.length; p++) {
+                packs[p] = FileChannel.open(pack(image.packs.get(p)), StandardOpenOption.READ);
+                pageAt[p] = new int[(int) (packs[p].size() / RECORD)];
                 java.util.Arrays.fill(pageAt[p], -1);
             }
             for (int i = 0; i < image.pages(); i++) {
@@ -260,14 +256,45 @@ public final class RamStore {
                     pageAt[image.ref[i]][image.slot[i]] = i;
                 }
             }
-            Gather o = new Gather(out);
+            Output o = new Output(out);
             o.bytes(layout.prefix());
             o.header(5).put((byte) 0x02).putInt(layout.sectionId()); // a part of RAM's section
+            ByteBuffer probe = ByteBuffer.allocate(8);
             for (int b = 0; b < layout.blocks().size(); b++) {
                 byte[] name = layout.blocks().get(b).name().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
                 int first = image.index(b, 0);
                 int end = first + (int) layout.blocks().get(b).pages();
                 boolean named = false;
+                for (int p = 0; p < packs.length; p++) {
+                    int[] at = pageAt[p];
+                    int slot = 0;
+                    while (slot < at.length) {
+                        if (at[slot] < first || at[slot] >= end) {
+                            slot++;
+                            continue;
+                        }
+                        int runEnd = slot;
+                        while (runEnd < at.length && at[runEnd] >= first && at[runEnd] < end) {
+                            runEnd++;
+                        }
+                        // a damaged or misplaced pack is refused rather than loaded: each run's ends are checked
+                        check(packs[p], probe, slot, (long) (at[slot] - first) * RamStream.PAGE, image.packs.get(p));
+                        check(packs[p], probe, runEnd - 1, (long) (at[runEnd - 1] - first) * RamStream.PAGE,
+                                image.packs.get(p));
+                        if (!named) {
+                            // the block's first page names it: its header is written here, its bytes come from the pack
+                            o.header(8 + 1 + name.length).putLong((long) (at[slot] - first) * RamStream.PAGE
+                                    | RamStream.PAGE_DATA).put((byte) name.length).put(name);
+                            o.region(packs[p], (long) slot * RECORD + 8, RamStream.PAGE);
+                            named = true;
+                            slot++;
+                        }
+                        if (slot < runEnd) {
+                            o.region(packs[p], (long) slot * RECORD, (long) (runEnd - slot) * RECORD);
+                        }
+                        slot = runEnd;
+                    }
+                }
                 for (int i = first; i < end; i++) {
                     if (image.kind[i] == RamImage.REPEATED) {
                         ByteBuffer h = o.header(8 + 1 + name.length + 1);
@@ -280,34 +307,6 @@ public final class RamStore {
                         h.put((byte) image.ref[i]);
                     }
                 }
-                for (int p = 0; p < mapped.length; p++) {
-                    int[] at = pageAt[p];
-                    int slot = 0;
-                    while (slot < at.length) {
-                        if (at[slot] < first || at[slot] >= end) {
-                            slot++;
-                            continue;
-                        }
-                        int runEnd = slot;
-                        while (runEnd < at.length && at[runEnd] >= first && at[runEnd] < end) {
-                            check(mapped[p], runEnd, (long) (at[runEnd] - first) * RamStream.PAGE, image.packs.get(p));
-                            runEnd++;
-                        }
-                        if (!named) {
-                            // the block's first page names it: its header is written here, its bytes come from the pack
-                            o.header(8 + 1 + name.length).putLong((long) (at[slot] - first) * RamStream.PAGE
-                                    | RamStream.PAGE_DATA).put((byte) name.length).put(name);
-                            o.data(mapped[p].asSlice((long) slot * RECORD + 8, RamStream.PAGE).asByteBuffer());
-                            named = true;
-                            slot++;
-                        }
-                        if (slot < runEnd) {
-                            o.data(mapped[p].asSlice((long) slot * RECORD, (long) (runEnd - slot) * RECORD)
-                                    .asByteBuffer());
-                        }
-                        slot = runEnd;
-                    }
-                }
             }
             ByteBuffer tail = o.header(8 + 5).putLong(RamStream.EOS);
             if (layout.footers()) {
@@ -315,13 +314,25 @@ public final class RamStore {
             }
             o.bytes(image.tail);
             o.flush();
+        } finally {
+            for (FileChannel ch : packs) {
+                if (ch != null) {
+                    ch.close();
+                }
+            }
         }
     }
 
-    /** Checks that the record in {@code slot} is the page the image says: a damaged pack is refused, not loaded. */
-    private static void check(MemorySegment pack, int slot, long offset, String name) throws IOException {
-        long header = pack.get(BE_LONG, (long) slot * RECORD);
-        if (header != (offset | RamStream.PAGE_DATA | RamStream.CONTINUE)) {
+    /** Checks that the record in {@code slot} is the page the image says it is. */
+    private static void check(FileChannel pack, ByteBuffer probe, int slot, long offset, String name)
+            throws IOException {
+        probe.clear();
+        while (probe.hasRemaining()) {
+            if (pack.read(probe, (long) slot * RECORD + probe.position()) < 0) {
+                break;
+            }
+        }
+        if (probe.hasRemaining() || probe.getLong(0) != (offset | RamStream.PAGE_DATA | RamStream.CONTINUE)) {
             throw new IOException("the RAM pack " + name + " does not hold the page its image names at slot " + slot
                     + ": it was damaged");
         }
@@ -335,43 +346,21 @@ public final class RamStore {
         }
     }
 
-    /**
-     * Buffers to write in one gathering write: runs of small header bytes
-     * (kept in one buffer of their own) between runs of records that stay
-     * where they are mapped.
-     */
-    private static final class Gather {
-        /** Buffers per write: below Linux's IOV_MAX (1024). */
-        private static final int BATCH = 1000;
+    /** Header bytes gathered in a buffer, and runs of records sent from their pack files between them. */
+    private static final class Output {
         private final WritableByteChannel out;
-        private final ByteBuffer[] iov = new ByteBuffer[BATCH];
-        private int n;
         private final ByteBuffer headers = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.BIG_ENDIAN);
-        /** Where the run of header bytes not yet in {@link #iov} starts; -1 for none. */
-        private int run = -1;
 
-        Gather(WritableByteChannel out) {
+        Output(WritableByteChannel out) {
             this.out = out;
         }
 
-        /** Room for {@code size} header bytes, next to those before them; the caller puts them. */
+        /** Room for {@code size} header bytes; the caller puts them. */
         ByteBuffer header(int size) throws IOException {
-            if (headers.remaining() < size || n >= BATCH - 2) {
+            if (headers.remaining() < size) {
                 flush();
-            }
-            if (run < 0) {
-                run = headers.position();
             }
             return headers;
-        }
-
-        /** Records, written from where they are. */
-        void data(ByteBuffer records) throws IOException {
-            closeRun();
-            iov[n++] = records;
-            if (n >= BATCH - 2) {
-                flush();
-            }
         }
 
         /** Bytes of any length (the stream's prefix and tail), copied in. */
@@ -384,32 +373,24 @@ public final class RamStore {
             }
         }
 
-        private void closeRun() {
-            if (run >= 0 && headers.position() > run) {
-                iov[n++] = headers.slice(run, headers.position() - run);
+        /** {@code count} bytes of {@code file} from {@code position}, after the headers before them. */
+        void region(FileChannel file, long position, long count) throws IOException {
+            flush();
+            long sent = 0;
+            while (sent < count) {
+                long n = file.transferTo(position + sent, count - sent, out);
+                if (n <= 0 && file.size() < position + count) {
+                    throw new IOException("a RAM pack ends before the pages its image names");
+                }
+                sent += n;
             }
-            run = -1;
         }
 
         void flush() throws IOException {
-            closeRun();
-            long left = 0;
-            for (int i = 0; i < n; i++) {
-                left += iov[i].remaining();
+            headers.flip();
+            while (headers.hasRemaining()) {
+                out.write(headers);
             }
-            while (left > 0) {
-                if (out instanceof java.nio.channels.GatheringByteChannel g) {
-                    left -= g.write(iov, 0, n);
-                } else {
-                    for (int i = 0; i < n; i++) {
-                        while (iov[i].hasRemaining()) {
-                            left -= out.write(iov[i]);
-                        }
-                    }
-                }
-            }
-            java.util.Arrays.fill(iov, 0, n, null);
-            n = 0;
             headers.clear();
         }
     }

@@ -168,10 +168,11 @@ class RamStoreTest {
         store.store("c2", write("c2", Streams.stream(pages, RAM_PAGES, Streams.tail(8))), null);
         try (var ch = java.nio.channels.FileChannel.open(dir.resolve("ram/c2.pages"),
                 java.nio.file.StandardOpenOption.WRITE)) {
-            ch.write(java.nio.ByteBuffer.wrap(new byte[] {1}), 3L * RamStore.RECORD + 5); // a record's header
+            // the first record's header: a pack that does not match its image (damaged, or another's) is refused
+            ch.write(java.nio.ByteBuffer.wrap(new byte[] {1}), 5);
         }
         assertThatThrownBy(() -> assembled(store, "c2")).isInstanceOf(IOException.class)
-                .hasMessageContaining("does not hold the page its image names at slot 3");
+                .hasMessageContaining("does not hold the page its image names at slot 0");
     }
 
     /** Where the first page's 8-byte header starts: right after RAM's setup section and the part's header. */

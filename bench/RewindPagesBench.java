@@ -1,0 +1,94 @@
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.kosa8.checkpoint.ram.RamStore;
+import dev.kosa8.cli.DaemonClient;
+import dev.kosa8.host.HostPaths;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** See bench/rewind-pages.sh. */
+public class RewindPagesBench {
+    public static void main(String[] args) throws Exception {
+        String kosa8 = args[0];
+        int rounds = Integer.parseInt(args[1]);
+        HostPaths paths = HostPaths.fromEnvironment();
+        DaemonClient d = new DaemonClient(paths);
+        System.out.println("| guest | rewind from pages, load p50 | from the whole stream, load p50 | pages / whole "
+                + "| rewind from pages, p50 | from the whole stream, p50 |");
+        System.out.println("|---|---|---|---|---|---|");
+        for (int i = 2; i < args.length; i++) {
+            int mib = Integer.parseInt(args[i]);
+            String id = cli(kosa8, "create", "--memory", mib + "M", "--workspace", "none").strip();
+            try {
+                cli(kosa8, "exec", id, "--", "sh", "-c", "nohup python3 -c '"
+                        + "b = bytearray(" + (mib / 2) + " << 20)\n"
+                        + "i = 0\n"
+                        + "while True:\n"
+                        + "    for p in range(0, len(b), 4096): b[p] = i & 255\n"
+                        + "    i += 1\n' > /dev/null 2>&1 &");
+                Thread.sleep(15_000);
+                String c = d.post("/v1/sandboxes/" + id + "/checkpoints?message=ab").path("id").asText();
+                Path dir = paths.data().resolve("sandboxes").resolve(id).resolve("checkpoints");
+                Path whole = dir.resolve(c + ".vmstate.whole");
+                try (FileChannel out = FileChannel.open(whole, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                    new RamStore(dir).open(c).writeTo(out);
+                }
+                List<Long> pagesLoad = new ArrayList<>(), wholeLoad = new ArrayList<>();
+                List<Long> pagesAll = new ArrayList<>(), wholeAll = new ArrayList<>();
+                for (int k = 0; k < 2 * rounds; k++) {
+                    boolean fromPages = (k % 2 == 0) == (k / 2 % 2 == 0); // ABBA: neither goes first every time
+                    if (!fromPages) {
+                        Files.move(dir.resolve(c + ".ram"), dir.resolve(c + ".ram.aside"));
+                        Files.move(whole, dir.resolve(c + ".vmstate"));
+                    }
+                    Thread.sleep(3000);
+                    JsonNode w;
+                    try {
+                        w = d.post("/v1/sandboxes/" + id + "/rewind?checkpoint=" + c);
+                    } finally {
+                        if (!fromPages) {
+                            Files.move(dir.resolve(c + ".vmstate"), whole);
+                            Files.move(dir.resolve(c + ".ram.aside"), dir.resolve(c + ".ram"));
+                        }
+                    }
+                    long all = 0;
+                    for (JsonNode v : w.path("rewindStepMillis")) {
+                        all += v.asLong();
+                    }
+                    long load = w.path("rewindStepMillis").path("load").asLong();
+                    (fromPages ? pagesLoad : wholeLoad).add(load);
+                    (fromPages ? pagesAll : wholeAll).add(all);
+                    System.err.printf("  %d MiB, from %s: %s%n", mib, fromPages ? "pages" : "the whole stream",
+                            w.path("rewindStepMillis"));
+                }
+                Files.delete(whole);
+                System.out.printf("| %d MiB | %.2f s | %.2f s | %.2f | %.2f s | %.2f s |%n", mib,
+                        p50(pagesLoad) / 1e3, p50(wholeLoad) / 1e3, (double) p50(pagesLoad) / p50(wholeLoad),
+                        p50(pagesAll) / 1e3, p50(wholeAll) / 1e3);
+            } finally {
+                cli(kosa8, "rm", "-f", id);
+            }
+        }
+    }
+
+    static String cli(String kosa8, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(kosa8));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (p.waitFor() != 0) {
+            throw new IllegalStateException("kosa8 " + String.join(" ", args) + " failed");
+        }
+        return out;
+    }
+
+    static long p50(List<Long> v) {
+        List<Long> s = new ArrayList<>(v);
+        Collections.sort(s);
+        return s.get((s.size() - 1) / 2);
+    }
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# What keeping a checkpoint's RAM as pages costs a rewind (issue 6): one checkpoint of a guest that dirties half
+# its memory, rewound to alternately (ABBA) from its pages (put together by the daemon, the normal path) and from
+# the same stream as one file (as before pages existed, sent with sendfile), in one run on one sandbox.
+#
+#   bench/rewind-pages.sh [ROUNDS] [MEMORY_MIB...]
+#
+# Defaults: 4 rewinds of each kind; 1024 MiB. Uses the kosa8 home of the environment (KOSA8_HOME, else the XDG
+# default) and its daemon; the image must exist. Prints a Markdown table on stdout; per-rewind steps on stderr.
+set -euo pipefail
+repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+source "$repo/scripts/host-setup.sh"
+select_java25
+rounds=${1:-4}
+shift $(( $# < 1 ? $# : 1 ))
+sizes=("$@")
+(( ${#sizes[@]} )) || sizes=(1024)
+"$repo/kosa8" --version >/dev/null   # builds the jar if needed
+exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED \
+  -cp "$repo/host/target/kosa8.jar" \
+  "$repo/bench/RewindPagesBench.java" "$repo/kosa8" "$rounds" "${sizes[@]}"
