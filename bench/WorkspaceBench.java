@@ -224,7 +224,7 @@ public class WorkspaceBench {
         vm = Vm.boot(spec, qemuArgv, bootTimeout, q -> { });
         server = WorkspaceServer.start(kosa.hostDir(), spec.workspaceSocket(), Duration.ofSeconds(10),
                 m -> System.err.println("workspace server: " + m));
-        GuestCommand.mountWorkspace(vm.agent(), "", o.msize(), Duration.ofSeconds(60));
+        GuestCommand.mountWorkspace(vm.agent(), "", o.msize(), false, Duration.ofSeconds(60));
         guest("mkdir -p " + BASE + " && mount -t 9p -o trans=virtio," + o.mountOptions() + ",nosuid,nodev bench9p " + BASE,
                 Duration.ofSeconds(60), l -> { });
 
