@@ -119,6 +119,9 @@ public final class RamStore {
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(packTemp);
             Files.deleteIfExists(imageTemp);
+            if (!has(id)) {
+                Files.deleteIfExists(pack(id)); // moved in place, but no image names it
+            }
             throw e;
         }
     }
@@ -142,12 +145,15 @@ public final class RamStore {
     /**
      * Deletes the images of checkpoints not in {@code keep} (and what an
      * unfinished {@link #store} left), then every pack no image left uses.
+     * While an image that is kept cannot be read (damaged), no pack is
+     * deleted: which ones it uses is not known.
      */
     public void retainOnly(Set<String> keep) throws IOException {
         if (!Files.isDirectory(dir)) {
             return;
         }
         Set<String> used = new HashSet<>();
+        boolean unknown = false;
         try (var files = Files.list(dir)) {
             for (Path f : files.toList()) {
                 String name = f.getFileName().toString();
@@ -156,7 +162,11 @@ public final class RamStore {
                 } else if (name.endsWith(".ram")) {
                     String id = name.substring(0, name.length() - 4);
                     if (keep.contains(id)) {
-                        used.addAll(RamImage.packsOf(f));
+                        try {
+                            used.addAll(RamImage.packsOf(f));
+                        } catch (IOException e) {
+                            unknown = true;
+                        }
                     } else {
                         Files.deleteIfExists(f);
                     }
@@ -169,7 +179,7 @@ public final class RamStore {
         try (var files = Files.list(packs)) {
             for (Path f : files.toList()) {
                 String name = f.getFileName().toString();
-                if (name.endsWith(".tmp") || (name.endsWith(".pages")
+                if (name.endsWith(".tmp") || (name.endsWith(".pages") && !unknown
                         && !used.contains(name.substring(0, name.length() - 6)))) {
                     Files.deleteIfExists(f);
                 }
@@ -180,7 +190,8 @@ public final class RamStore {
     /**
      * For each checkpoint kept here, the bytes on disk that deleting it would
      * free: its image, and the pages of its pack that no other checkpoint's
-     * image uses. Reads every image once.
+     * image uses. Reads every image once; one that cannot be read counts
+     * its file alone, and shares nothing.
      */
     public Map<String, Long> bytesOnlyIn() throws IOException {
         Map<String, Long> imageBytes = new HashMap<>();
@@ -192,7 +203,12 @@ public final class RamStore {
             for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".ram")).toList()) {
                 String id = f.getFileName().toString().replaceFirst("\\.ram$", "");
                 imageBytes.put(id, Files.size(f));
-                RamImage image = RamImage.read(f);
+                RamImage image;
+                try {
+                    image = RamImage.read(f);
+                } catch (IOException e) {
+                    continue;
+                }
                 for (int p = 0; p < image.packs.size(); p++) {
                     String name = image.packs.get(p);
                     if (name.equals(id)) {

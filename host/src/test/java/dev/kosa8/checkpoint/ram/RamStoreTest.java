@@ -116,6 +116,19 @@ class RamStoreTest {
     }
 
     @Test
+    void whileAKeptImageCannotBeReadNoPackIsDeleted() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 10);
+        RamStore store = new RamStore(dir);
+        store.store("c1", write("c1", Streams.stream(pages, RAM_PAGES, Streams.tail(10))), null);
+        store.store("c2", write("c2", Streams.stream(Streams.machine(RAM_PAGES, 11), RAM_PAGES, Streams.tail(11))),
+                null);
+        Files.write(dir.resolve("c2.ram"), new byte[] {1, 2, 3}); // damaged: which packs it uses is unknown
+        store.retainOnly(Set.of("c2"));
+        assertThat(files()).containsExactly("c2.ram", "ram/c1.pages", "ram/c2.pages");
+        assertThat(store.bytesOnlyIn()).containsEntry("c2", 3L + Files.size(dir.resolve("ram/c2.pages")));
+    }
+
+    @Test
     void aBaseWithOtherBlocksSharesNothing() throws Exception {
         List<Streams.Page> pages = Streams.machine(RAM_PAGES, 9);
         RamStore store = new RamStore(dir);
