@@ -7,13 +7,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 
-/** See bench/rewind-pages.sh. */
+/** See bench/rewind-pages.sh. Shares CheckpointBench's helpers (a source file beside it, found by the launcher). */
 public class RewindPagesBench {
     public static void main(String[] args) throws Exception {
-        String kosa8 = args[0];
+        CheckpointBench.kosa8 = args[0]; // its cli() runs that launcher
         int rounds = Integer.parseInt(args[1]);
         HostPaths paths = HostPaths.fromEnvironment();
         DaemonClient d = new DaemonClient(paths);
@@ -22,9 +21,9 @@ public class RewindPagesBench {
         System.out.println("|---|---|---|---|---|---|");
         for (int i = 2; i < args.length; i++) {
             int mib = Integer.parseInt(args[i]);
-            String id = cli(kosa8, "create", "--memory", mib + "M", "--workspace", "none").strip();
+            String id = CheckpointBench.cli("create", "--memory", mib + "M", "--workspace", "none").strip();
             try {
-                cli(kosa8, "exec", id, "--", "sh", "-c", "nohup python3 -c '"
+                CheckpointBench.cli("exec", id, "--", "sh", "-c", "nohup python3 -c '"
                         + "b = bytearray(" + (mib / 2) + " << 20)\n"
                         + "i = 0\n"
                         + "while True:\n"
@@ -66,29 +65,12 @@ public class RewindPagesBench {
                             w.path("rewindStepMillis"));
                 }
                 Files.delete(whole);
-                System.out.printf("| %d MiB | %.2f s | %.2f s | %.2f | %.2f s | %.2f s |%n", mib,
-                        p50(pagesLoad) / 1e3, p50(wholeLoad) / 1e3, (double) p50(pagesLoad) / p50(wholeLoad),
-                        p50(pagesAll) / 1e3, p50(wholeAll) / 1e3);
+                long pl = CheckpointBench.p50(pagesLoad), wl = CheckpointBench.p50(wholeLoad);
+                System.out.printf("| %d MiB | %.2f s | %.2f s | %.2f | %.2f s | %.2f s |%n", mib, pl / 1e3, wl / 1e3,
+                        (double) pl / wl, CheckpointBench.p50(pagesAll) / 1e3, CheckpointBench.p50(wholeAll) / 1e3);
             } finally {
-                cli(kosa8, "rm", "-f", id);
+                CheckpointBench.cli("rm", "-f", id);
             }
         }
-    }
-
-    static String cli(String kosa8, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(kosa8));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        if (p.waitFor() != 0) {
-            throw new IllegalStateException("kosa8 " + String.join(" ", args) + " failed");
-        }
-        return out;
-    }
-
-    static long p50(List<Long> v) {
-        List<Long> s = new ArrayList<>(v);
-        Collections.sort(s);
-        return s.get((s.size() - 1) / 2);
     }
 }

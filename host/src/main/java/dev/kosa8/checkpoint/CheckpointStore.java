@@ -68,6 +68,13 @@ public final class CheckpointStore {
         return all;
     }
 
+    /** The ids of every committed checkpoint. */
+    public java.util.Set<String> ids() throws IOException {
+        java.util.Set<String> ids = new java.util.HashSet<>();
+        list().forEach(c -> ids.add(c.id()));
+        return ids;
+    }
+
     public Optional<Checkpoint> find(String id) throws IOException {
         if (!CheckpointIds.isValid(id)) {
             return Optional.empty();

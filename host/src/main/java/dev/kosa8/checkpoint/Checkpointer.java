@@ -17,7 +17,6 @@ import java.nio.file.StandardCopyOption;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -239,7 +238,7 @@ public final class Checkpointer {
             }
             quietly("delete the unfinished machine state", () -> Files.deleteIfExists(temp));
             quietly("delete the unfinished machine state", () -> Files.deleteIfExists(store.vmState(id)));
-            quietly("delete the unfinished machine state", () -> ram.retainOnly(committedIds()));
+            quietly("delete the unfinished machine state", () -> ram.retainOnly(store.ids()));
             if (diskSaved) {
                 quietly("delete the disk snapshot", () -> deleteDiskSnapshot(id));
             }
@@ -431,7 +430,7 @@ public final class Checkpointer {
         store.forget(c.id());
         deleteDiskSnapshot(c.id());
         Files.deleteIfExists(store.vmState(c.id()));
-        ram.retainOnly(committedIds());
+        ram.retainOnly(store.ids());
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
         }
@@ -452,26 +451,17 @@ public final class Checkpointer {
                     .run(KosaException.Kind.VM, "deleting the disk snapshot of " + c.id());
         }
         Files.deleteIfExists(store.vmState(c.id()));
-        Set<String> kept = new HashSet<>();
-        store.list().forEach(k -> kept.add(k.id()));
-        new RamStore(checkpointDir).retainOnly(kept);
+        new RamStore(checkpointDir).retainOnly(store.ids());
         FolderSnapshots folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
         }
     }
 
-    private Set<String> committedIds() throws IOException {
-        Set<String> ids = new HashSet<>();
-        store.list().forEach(c -> ids.add(c.id()));
-        return ids;
-    }
-
     /** The parts of checkpoints that were never committed: a daemon or QEMU that died half-way left them. */
     private void sweep() {
         try {
-            Set<String> committed = new HashSet<>();
-            store.list().forEach(c -> committed.add(c.id()));
+            Set<String> committed = store.ids();
             for (String tag : vmSnapshotTags()) {
                 if (CheckpointIds.isValid(tag) && !committed.contains(tag)) {
                     log.accept("removing the disk snapshot of an unfinished checkpoint " + tag);

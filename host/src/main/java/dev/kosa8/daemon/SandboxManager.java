@@ -343,11 +343,7 @@ public final class SandboxManager {
             s.vm(null);
             half.kill();
         }
-        WorkspaceServer w = s.workspace();
-        if (w != null) {
-            s.workspace(null);
-            w.close();
-        }
+        closeWorkspace(s);
     }
 
     private dev.kosa8.checkpoint.Suspension suspension(Sandbox s) {
@@ -407,11 +403,7 @@ public final class SandboxManager {
 
     /** A boot that failed after QEMU started: nothing of it may keep running once the record says failed. */
     private static void abandonBoot(Sandbox s) {
-        Vm vm = s.vm();
-        if (vm != null) {
-            s.vm(null);
-            vm.kill();
-        }
+        dropHalfStarted(s);
         closeServers(s);
     }
 
@@ -428,6 +420,10 @@ public final class SandboxManager {
             s.broker(null);
             b.close();
         }
+        closeWorkspace(s);
+    }
+
+    private static void closeWorkspace(Sandbox s) {
         WorkspaceServer w = s.workspace();
         if (w != null) {
             s.workspace(null);
