@@ -56,6 +56,7 @@ public final class SandboxManager {
     private final EgressService egress;
     private final SandboxSecrets secrets;
     private final Templates templates;
+    private final GuestTrust trust;
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
 
     public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
@@ -64,6 +65,7 @@ public final class SandboxManager {
         this.egress = egress;
         this.secrets = new SandboxSecrets(secretStore, log);
         this.templates = new Templates(paths, qemuBinary, log);
+        this.trust = new GuestTrust(log);
         this.paths = paths;
         this.store = new SandboxStore(paths.sandboxes());
         this.images = images;
@@ -199,7 +201,7 @@ public final class SandboxManager {
             };
             Vm vm;
             if (template != null) {
-                vm = fromTemplate(s, vmSpec(r, image), template, started);
+                vm = fromTemplate(s, vmSpec(r, image), image, template, started);
                 if (vm == null) {
                     templates.discard(shape);
                     createDisk(disk, image.rootDisk()); // its template's disk was set aside with it
@@ -211,6 +213,9 @@ public final class SandboxManager {
                 vm = Vm.boot(vmSpec(r, image), qemuBinary, timeout, started);
                 s.vm(vm);
                 s.stopping(false);
+                if (s.broker() != null) {
+                    trustSandboxCa(s, vm, image);
+                }
             }
             if (!r.workspace().isEmpty() && s.workspace() == null) {
                 serveWorkspace(s, vm, Path.of(r.workspace()));
@@ -264,11 +269,11 @@ public final class SandboxManager {
      * fresh QEMU loads the template's machine (its disk is already the
      * sandbox's backing file); the guest wakes with its clock set and its
      * random generator reseeded; the sandbox's CA replaces the template's in
-     * the guest's trust store. The console log begins with the template's
+     * the guest's trust stores. The console log begins with the template's
      * boot. Returns null, having stopped what it started, when the template
      * cannot be restored: the caller boots afresh.
      */
-    private Vm fromTemplate(Sandbox s, VmSpec spec, Templates.Template template,
+    private Vm fromTemplate(Sandbox s, VmSpec spec, BootImage image, Templates.Template template,
                             java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
         try {
             Files.copy(template.console(), spec.consoleLog(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
@@ -277,13 +282,7 @@ public final class SandboxManager {
             s.stopping(false);
             dev.kosa8.checkpoint.Checkpointer.wake(vm);
             if (spec.network() != null) {
-                String arg = EgressService.kernelArgument(EgressService.certificateAuthority(
-                        store.directory(s.id()), s.id()));
-                GuestCommand.Result ca = GuestCommand.run(vm.agent(), List.of("sh", "-c", Templates.CA_SCRIPT,
-                        "kosa8-ca", arg.substring(arg.indexOf('=') + 1)), Duration.ofSeconds(60));
-                if (ca.exitCode() != 0) {
-                    throw new IllegalStateException("cannot install the sandbox's CA in the guest: " + ca.stderr());
-                }
+                trustSandboxCa(s, vm, image);
             }
             return vm;
         } catch (IOException | RuntimeException e) {
@@ -292,6 +291,12 @@ public final class SandboxManager {
             dropHalfStarted(s);
             return null;
         }
+    }
+
+    /** Puts the sandbox's CA in the guest's trust stores ({@link GuestTrust}). */
+    private void trustSandboxCa(Sandbox s, Vm vm, BootImage image) {
+        trust.install(vm.agent(), EgressService.certificateAuthority(store.directory(s.id()), s.id()), image,
+                Duration.ofSeconds(60));
     }
 
     /**

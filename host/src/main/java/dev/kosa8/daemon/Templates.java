@@ -40,7 +40,7 @@ import java.util.function.Consumer;
  *
  * <p>What the guest's init does per sandbox at boot is done again after the
  * restore: the sandbox's CA replaces the template's in the guest's trust
- * store ({@link #CA_SCRIPT}); the clock is set and the random generator
+ * stores ({@link GuestTrust}); the clock is set and the random generator
  * reseeded as after a rewind. The host name is the same for all sandboxes.
  */
 final class Templates {
@@ -55,22 +55,6 @@ final class Templates {
     /** A committed template: the disk to put an overlay on and the machine to load. */
     record Template(Path disk, Path state, Path console) {
     }
-
-    /**
-     * Puts a sandbox's CA where the guest's init put the template's: the PEM
-     * that NODE_EXTRA_CA_CERTS names, the copy in the local CA directory,
-     * and the system bundle rebuilt from the image's own. {@code $1} is the
-     * certificate's DER in base64, as on the kernel command line.
-     */
-    static final String CA_SCRIPT = """
-            set -e
-            { echo "-----BEGIN CERTIFICATE-----"; echo "$1" | fold -w 64; echo "-----END CERTIFICATE-----"; } \
-              > /etc/kosa8/ca.pem.new
-            mv /etc/kosa8/ca.pem.new /etc/kosa8/ca.pem
-            cp /etc/kosa8/ca.pem /usr/local/share/ca-certificates/kosa8-sandbox.crt
-            cat /etc/kosa8/system-ca.crt /etc/kosa8/ca.pem > /etc/ssl/certs/ca-certificates.crt.kosa8
-            mv /etc/ssl/certs/ca-certificates.crt.kosa8 /etc/ssl/certs/ca-certificates.crt
-            """;
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private final Path root;

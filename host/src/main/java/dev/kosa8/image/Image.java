@@ -15,6 +15,12 @@ import java.util.regex.Pattern;
  */
 public record Image(String id, Path directory, Path vmlinux, Path initramfs, Path rootfs,
                     String kernelVersion, long sizeBytes) {
+    /**
+     * The image's CA bundle ({@code /etc/ssl/certs/ca-certificates.crt} as
+     * built), kept beside the root disk: the system part of every sandbox's
+     * Java trust store. Images built before it was kept have none.
+     */
+    public static final String SYSTEM_CERTIFICATES = "system-ca.crt";
     private static final Pattern HOSTNAME = Pattern.compile("[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?");
 
     public Image {

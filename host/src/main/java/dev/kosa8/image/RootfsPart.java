@@ -1,5 +1,6 @@
 package dev.kosa8.image;
 
+import dev.kosa8.egress.tls.JavaTrustStore;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 
@@ -13,13 +14,17 @@ import java.util.List;
 /**
  * Makes the root filesystem: a minimal Debian from {@code mmdebstrap}, a
  * jlink'ed Java runtime at {@code /opt/kosa8/jre}, written into an ext4 disk
- * image and converted to qcow2. mmdebstrap needs root here (it must create
+ * image and converted to qcow2. Beside it goes a copy of the image's CA
+ * bundle ({@link Image#SYSTEM_CERTIFICATES}), from which the daemon makes
+ * each sandbox's Java trust store (the bundle plus the sandbox's CA); the
+ * runtime's {@code lib/security/cacerts} links to that store's path, as
+ * Debian's JDKs do, so Java programs trust what curl trusts. mmdebstrap needs root here (it must create
  * files owned by other users and device nodes); {@link ImageBuilder} checks that.
  * Downloaded packages are kept in a cache folder and reused by the next build.
  */
 final class RootfsPart {
     /** Bump when the way this part is made changes, so cached copies are rebuilt. */
-    static final String VERSION = "2";
+    static final String VERSION = "3";
     static final String FILE = "rootfs.qcow2";
     static final String HOSTNAME = "sandbox";
     static final String HOSTS = """
@@ -60,6 +65,7 @@ final class RootfsPart {
         dump.addAll(CDS_DUMP_OPTIONS);
         dump.add("-Xshare:dump");
         HostCommand.of(dump).logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: CDS archive");
+        javaTrust(tree, jre, dir);
         Files.writeString(tree.resolve("etc/hostname"), HOSTNAME + "\n");
         Files.writeString(tree.resolve("etc/hosts"), HOSTS);
         Files.createDirectories(tree.resolve("workspace"));
@@ -72,6 +78,27 @@ final class RootfsPart {
         HostCommand.of("qemu-img", "convert", "-O", "qcow2", raw.toString(), dir.resolve(FILE).toString())
                 .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: qemu-img convert");
         Files.delete(raw);
+    }
+
+    /**
+     * Keeps the image's CA bundle beside the disk, writes the Java trust store
+     * of the bundle alone (what a sandbox without a network keeps), and points
+     * the runtime's own store at it.
+     */
+    private static void javaTrust(Path tree, Path jre, Path dir) throws IOException {
+        byte[] bundle = Files.readAllBytes(tree.resolve("etc/ssl/certs/ca-certificates.crt"));
+        Files.write(dir.resolve(Image.SYSTEM_CERTIFICATES), bundle);
+        Path store = tree.resolve(JavaTrustStore.GUEST_PATH.substring(1));
+        Files.createDirectories(store.getParent());
+        try {
+            Files.write(store, JavaTrustStore.pkcs12(JavaTrustStore.readPem(bundle), null));
+        } catch (java.security.cert.CertificateException e) {
+            throw new KosaException(KosaException.Kind.IMAGE, "root filesystem: the image's CA bundle cannot be read: "
+                    + e.getMessage(), "rebuild the image with `kosa8 image build`", e);
+        }
+        Path cacerts = jre.resolve("lib/security/cacerts");
+        Files.deleteIfExists(cacerts);
+        Files.createSymbolicLink(cacerts, Path.of(JavaTrustStore.GUEST_PATH));
     }
 
     /** The mmdebstrap command line; the apt cache is synced in before and out after. */

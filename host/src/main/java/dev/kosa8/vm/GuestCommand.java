@@ -1,5 +1,6 @@
 package dev.kosa8.vm;
 
+import dev.kosa8.protocol.Limits;
 import dev.kosa8.protocol.Message;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -72,6 +73,19 @@ public final class GuestCommand {
     }
 
     public static Result run(AgentConnection agent, List<String> argv, Duration timeout) {
+        return run(agent, argv, new byte[0], timeout);
+    }
+
+    /**
+     * Runs {@code argv} in the guest with {@code stdin} as its input, which
+     * must fit the protocol's first window ({@link Limits#INITIAL_WINDOW}):
+     * this sends it all at once, without waiting for credit.
+     */
+    public static Result run(AgentConnection agent, List<String> argv, byte[] stdin, Duration timeout) {
+        if (stdin.length > Limits.INITIAL_WINDOW) {
+            throw new IllegalArgumentException("stdin of " + stdin.length + " bytes is more than one window ("
+                    + Limits.INITIAL_WINDOW + ")");
+        }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         CompletableFuture<Result> done = new CompletableFuture<>();
@@ -93,6 +107,10 @@ public final class GuestCommand {
             }
         });
         agent.send(new Message.Exec(channel[0], new Message.ExecSpec(argv, java.util.Map.of(), "/", "", false, 0, 0)));
+        for (int at = 0; at < stdin.length; at += Limits.MAX_DATA) {
+            agent.send(new Message.Data(channel[0], Message.Stream.STDIN,
+                    java.util.Arrays.copyOfRange(stdin, at, Math.min(stdin.length, at + Limits.MAX_DATA))));
+        }
         agent.send(new Message.Eof(channel[0], Message.Stream.STDIN));
         try {
             return done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);

@@ -231,6 +231,34 @@ class NetworkIT {
         assertThat(out.substring(out.indexOf("key-in:"))).as(r.toString()).isEqualTo("key-in:\nend\n");
     }
 
+    @Test
+    @Order(9)
+    void aJavaProgramOnTheGuestsOwnRuntimeTrustsTheSandboxCaWithNoOptions() throws Exception {
+        // compiled here (the guest's runtime has java.base only, no compiler), run there with its default trust store
+        Path src = Files.createDirectories(Kosa.HOME.resolveSibling("it-java")).resolve("JavaGet.java");
+        Files.writeString(src, """
+                public class JavaGet {
+                    public static void main(String[] args) throws Exception {
+                        var c = (javax.net.ssl.HttpsURLConnection) java.net.URI.create(args[0]).toURL().openConnection();
+                        c.setConnectTimeout(60_000);
+                        c.setReadTimeout(60_000);
+                        System.out.println(c.getResponseCode() + " " + new String(c.getInputStream().readAllBytes()));
+                    }
+                }
+                """);
+        int compiled = javax.tools.ToolProvider.getSystemJavaCompiler().run(null, null, null,
+                "--release", String.valueOf(Runtime.version().feature()), "-d", folder.toString(), src.toString());
+        assertThat(compiled).isZero();
+        Kosa.Result r = exec("/opt/kosa8/jre/bin/java", "-cp", "/workspace", "JavaGet", "https://rules.test/hello");
+        assertThat(r.stdout()).as(r.toString()).isEqualTo("200 hello from rules.test GET\n");
+        // the store the runtime read is the guest's system one (as on Debian's JDKs), holding the sandbox's CA
+        Kosa.Result link = exec("readlink", "/opt/kosa8/jre/lib/security/cacerts");
+        assertThat(link.stdout()).isEqualTo("/etc/ssl/certs/java/cacerts\n");
+        // and where Debian's ca-certificates-java looks when a command installs a JDK: a link into the local CAs
+        Kosa.Result debian = exec("readlink", "/etc/ssl/certs/kosa8-sandbox.pem");
+        assertThat(debian.stdout()).isEqualTo("/usr/local/share/ca-certificates/kosa8-sandbox.crt\n");
+    }
+
     static String middleLine(Path pem) throws Exception {
         var body = Files.readString(pem).lines().filter(l -> !l.startsWith("-----")).toList();
         return body.get(body.size() / 2 - 1);

@@ -1,0 +1,96 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.egress.tls.JavaTrustStore;
+import dev.kosa8.egress.tls.SandboxCa;
+import dev.kosa8.vm.AgentConnection;
+import dev.kosa8.vm.GuestCommand;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.CertificateEncodingException;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * Puts a sandbox's CA in every place the guest's clients look for trusted
+ * certificates, in one command run by the agent: the PEM that
+ * {@code NODE_EXTRA_CA_CERTS} names, the local CA directory with the link
+ * {@code update-ca-certificates} would make (so Debian's tools, such as
+ * {@code ca-certificates-java} installing a JDK later, carry it on), the
+ * system bundle rebuilt from the image's own, and the Java trust store
+ * (made here from the image's bundle, {@link JavaTrustStore}).
+ *
+ * <p>Run after a cold boot with a network (the guest's init has done the PEM
+ * part from the kernel command line; Java's store needs the host) and after a
+ * start from a template (whose guest trusted the template's CA).
+ */
+final class GuestTrust {
+    /** {@code $1} is the certificate's DER in base64, as on the kernel command line; stdin is the Java store. */
+    static final String SCRIPT = """
+            set -e
+            { echo "-----BEGIN CERTIFICATE-----"; echo "$1" | fold -w 64; echo "-----END CERTIFICATE-----"; } \\
+              > /etc/kosa8/ca.pem.new
+            mv /etc/kosa8/ca.pem.new /etc/kosa8/ca.pem
+            mkdir -p /usr/local/share/ca-certificates
+            cp /etc/kosa8/ca.pem /usr/local/share/ca-certificates/kosa8-sandbox.crt
+            ln -sfn /usr/local/share/ca-certificates/kosa8-sandbox.crt /etc/ssl/certs/kosa8-sandbox.pem
+            cat /etc/kosa8/system-ca.crt /etc/kosa8/ca.pem > /etc/ssl/certs/ca-certificates.crt.kosa8
+            mv /etc/ssl/certs/ca-certificates.crt.kosa8 /etc/ssl/certs/ca-certificates.crt
+            mkdir -p /etc/ssl/certs/java
+            cat > /etc/ssl/certs/java/cacerts.kosa8
+            if [ -s /etc/ssl/certs/java/cacerts.kosa8 ]; then
+              mv /etc/ssl/certs/java/cacerts.kosa8 /etc/ssl/certs/java/cacerts
+            else
+              rm /etc/ssl/certs/java/cacerts.kosa8
+            fi
+            """;
+
+    private final Map<Path, List<X509Certificate>> systems = new ConcurrentHashMap<>();
+    private final Consumer<String> log;
+
+    GuestTrust(Consumer<String> log) {
+        this.log = log;
+    }
+
+    /** Installs {@code ca} in the guest, or throws naming what failed. */
+    void install(AgentConnection agent, SandboxCa ca, BootImage image, Duration timeout) {
+        X509Certificate cert = ca.certificate();
+        byte[] store = javaStore(image.systemCertificates(), cert);
+        String der;
+        try {
+            der = Base64.getEncoder().encodeToString(cert.getEncoded());
+        } catch (CertificateEncodingException e) {
+            throw new IllegalStateException("cannot encode the sandbox CA's certificate", e);
+        }
+        GuestCommand.Result r = GuestCommand.run(agent, List.of("sh", "-c", SCRIPT, "kosa8-ca", der), store, timeout);
+        if (r.exitCode() != 0) {
+            throw new IllegalStateException("cannot install the sandbox's CA in the guest: " + r.stderr().strip());
+        }
+    }
+
+    /**
+     * The Java trust store for the guest, or an empty array (the guest's store
+     * is left as it is) for an image that kept no bundle: an image built
+     * before it did, whose runtime keeps the JDK's own store anyway.
+     */
+    private byte[] javaStore(Path bundle, X509Certificate ca) {
+        List<X509Certificate> system = systems.computeIfAbsent(bundle, b -> {
+            try {
+                return JavaTrustStore.readPem(Files.readAllBytes(b));
+            } catch (java.nio.file.NoSuchFileException e) {
+                log.accept("the image keeps no CA bundle (" + b + "); Java programs in its sandboxes will not trust "
+                        + "the sandbox CA until the image is rebuilt (`kosa8 image build`)");
+                return List.of();
+            } catch (IOException | CertificateException e) {
+                throw new IllegalStateException("cannot read the image's CA bundle " + b + ": " + e.getMessage(), e);
+            }
+        });
+        return system.isEmpty() ? new byte[0] : JavaTrustStore.pkcs12(system, ca);
+    }
+}
