@@ -114,6 +114,44 @@ public final class Checkpointer {
         quietly("note the latest checkpoint", () -> Files.writeString(head(), id));
     }
 
+    /**
+     * Makes the booted template a new sandbox was restored from its first
+     * checkpoint's base: the template's RAM image and pack (kept as pages
+     * under {@code templateDir}, named {@code ramId}) are linked into the
+     * sandbox's store ({@link RamStore#adopt}) and named the head, so that
+     * checkpoint stores only the pages that changed since the template's
+     * instant rather than all RAM in use. Without it nothing is lost but the
+     * sharing: the reason goes to the log.
+     */
+    public static void startFromTemplate(Path checkpointDir, Path templateDir, String ramId, Consumer<String> log) {
+        try {
+            if (new RamStore(checkpointDir).adopt(new RamStore(templateDir), ramId)) {
+                Files.writeString(checkpointDir.resolve("head"), ramId);
+            }
+        } catch (IOException e) {
+            log.accept("the template's RAM cannot be the first checkpoint's base (" + e.getMessage()
+                    + "); that checkpoint stores all RAM in use");
+        }
+    }
+
+    /**
+     * The RAM images to keep: every committed checkpoint's, and the head when
+     * it names a template's image rather than a checkpoint (no checkpoint has
+     * been taken since the sandbox was made). A head naming a removed
+     * checkpoint keeps nothing: removing a checkpoint frees its pages.
+     */
+    private static Set<String> ramKept(CheckpointStore store) throws IOException {
+        Set<String> keep = new java.util.HashSet<>(store.ids());
+        Path head = store.directory().resolve("head");
+        if (Files.isRegularFile(head)) {
+            String id = Files.readString(head).strip();
+            if (!CheckpointIds.isValid(id)) {
+                keep.add(id);
+            }
+        }
+        return keep;
+    }
+
     /** The checkpoint whose pages the next one compares with: {@link #head}, else the newest one kept in pages. */
     private String base() throws IOException {
         if (Files.isRegularFile(head())) {
@@ -238,7 +276,7 @@ public final class Checkpointer {
             }
             quietly("delete the unfinished machine state", () -> Files.deleteIfExists(temp));
             quietly("delete the unfinished machine state", () -> Files.deleteIfExists(store.vmState(id)));
-            quietly("delete the unfinished machine state", () -> ram.retainOnly(store.ids()));
+            quietly("delete the unfinished machine state", () -> ram.retainOnly(ramKept(store)));
             if (diskSaved) {
                 quietly("delete the disk snapshot", () -> deleteDiskSnapshot(id));
             }
@@ -430,7 +468,7 @@ public final class Checkpointer {
         store.forget(c.id());
         deleteDiskSnapshot(c.id());
         Files.deleteIfExists(store.vmState(c.id()));
-        ram.retainOnly(store.ids());
+        ram.retainOnly(ramKept(store));
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
         }
@@ -451,7 +489,7 @@ public final class Checkpointer {
                     .run(KosaException.Kind.VM, "deleting the disk snapshot of " + c.id());
         }
         Files.deleteIfExists(store.vmState(c.id()));
-        new RamStore(checkpointDir).retainOnly(store.ids());
+        new RamStore(checkpointDir).retainOnly(ramKept(store));
         FolderSnapshots folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
@@ -487,7 +525,7 @@ public final class Checkpointer {
                     folders.delete(id);
                 }
             }
-            ram.retainOnly(committed);
+            ram.retainOnly(ramKept(store));
         } catch (IOException | RuntimeException e) {
             log.accept("cannot sweep unfinished checkpoints: " + e.getMessage());
         }

@@ -269,20 +269,25 @@ public final class SandboxManager {
      * fresh QEMU loads the template's machine (its disk is already the
      * sandbox's backing file); the guest wakes with its clock set and its
      * random generator reseeded; the sandbox's CA replaces the template's in
-     * the guest's trust stores. The console log begins with the template's
-     * boot. Returns null, having stopped what it started, when the template
+     * the guest's trust stores; the template's RAM pages become the base of
+     * the sandbox's first checkpoint. The console log begins with the
+     * template's boot. Returns null, having stopped what it started, when the template
      * cannot be restored: the caller boots afresh.
      */
     private Vm fromTemplate(Sandbox s, VmSpec spec, BootImage image, Templates.Template template,
                             java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
         try {
             Files.copy(template.console(), spec.consoleLog(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            Vm vm = restoreMachine(s, spec, dev.kosa8.vm.SavedMachine.file(template.state()), null, null, started);
+            Vm vm = restoreMachine(s, spec, template.machine(), null, null, started);
             s.vm(vm);
             s.stopping(false);
             dev.kosa8.checkpoint.Checkpointer.wake(vm);
             if (spec.network() != null) {
                 trustSandboxCa(s, vm, image);
+            }
+            if (template.ramId() != null) {
+                dev.kosa8.checkpoint.Checkpointer.startFromTemplate(checkpointDir(s), template.dir(), template.ramId(),
+                        log);
             }
             return vm;
         } catch (IOException | RuntimeException e) {

@@ -1,6 +1,7 @@
 package dev.kosa8.daemon;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
@@ -8,6 +9,7 @@ import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Accelerator;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.vm.MachineState;
+import dev.kosa8.vm.SavedMachine;
 import dev.kosa8.vm.TscFrequency;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.VmSpec;
@@ -25,7 +27,7 @@ import java.util.function.Consumer;
 /**
  * Booted templates of the image, so that {@code create} restores a machine
  * instead of booting one (issue 6): a guest booted once up to its agent's
- * Hello, saved (RAM and devices, {@code machine.vmstate}) with its root disk
+ * Hello, saved (RAM and devices: its pages, {@link RamStore}) with its root disk
  * ({@code disk.qcow2}, an overlay of the image, read-only from then on).
  * A new sandbox's disk is an overlay of that disk, and a fresh QEMU loads
  * the saved machine (docs/checkpoints.md, "Templates").
@@ -52,8 +54,13 @@ final class Templates {
         }
     }
 
-    /** A committed template: the disk to put an overlay on and the machine to load. */
-    record Template(Path disk, Path state, Path console) {
+    /**
+     * A committed template: the disk to put an overlay on, the machine to
+     * load, and where its RAM is kept as pages ({@code ramId} in {@code dir},
+     * {@link RamStore}), or null for a template kept as one stream (made
+     * before pages, or a stream {@link RamStore} did not take apart).
+     */
+    record Template(Path dir, Path disk, SavedMachine machine, Path console, String ramId) {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -77,8 +84,22 @@ final class Templates {
             if (dir == null || !Files.isRegularFile(dir.resolve("template.json"))) {
                 dir = make(shape, image, bootTimeout);
             }
-            return new Template(dir.resolve("disk.qcow2"), dir.resolve("machine.vmstate"), dir.resolve("console.log"));
+            return template(dir);
         }
+    }
+
+    private static Template template(Path dir) {
+        String ramId = ramId(dir);
+        RamStore ram = new RamStore(dir);
+        return ram.has(ramId)
+                ? new Template(dir, dir.resolve("disk.qcow2"), ram.open(ramId), dir.resolve("console.log"), ramId)
+                : new Template(dir, dir.resolve("disk.qcow2"), SavedMachine.file(dir.resolve("machine.vmstate")),
+                        dir.resolve("console.log"), null);
+    }
+
+    /** The name of a template's RAM image and pack: unique among templates, never a checkpoint's id. */
+    private static String ramId(Path dir) {
+        return "template-" + dir.getFileName();
     }
 
     /**
@@ -145,6 +166,7 @@ final class Templates {
                     Duration.ofMinutes(10));
             vm.quit(Duration.ofSeconds(15));
             vm = null;
+            keepAsPages(work, ramId(dir));
             deleteTree(work.resolve("ca")); // the template's CA key is of no further use
             disk.toFile().setReadOnly();
             Files.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
@@ -173,6 +195,19 @@ final class Templates {
             } catch (IOException ignored) {
                 // sockets of a QEMU that is gone
             }
+        }
+    }
+
+    /**
+     * Keeps the template's RAM as pages (and deletes the stream), so each
+     * sandbox made from it can share them with its first checkpoint; a
+     * stream {@link RamStore} cannot take apart stays whole, and says why.
+     */
+    private void keepAsPages(Path work, String ramId) {
+        try {
+            new RamStore(work).store(ramId, work.resolve("machine.vmstate"), null);
+        } catch (IOException e) {
+            log.accept("template " + ramId + ": its RAM is kept as one stream (" + e.getMessage() + ")");
         }
     }
 

@@ -126,6 +126,37 @@ public final class RamStore {
         }
     }
 
+    /**
+     * Makes machine {@code id} kept as pages in {@code other} (a booted
+     * template's) a base here: its image and pack are hard-linked in, so the
+     * first checkpoint of a machine restored from it shares every page still
+     * as it was, at no cost in space (the files are the template's, which is
+     * never deleted while sandboxes use it). Does nothing when {@code other}
+     * keeps no such image; replaces links left by an earlier call.
+     *
+     * @return whether the base is here now
+     * @throws IOException with nothing linked when a link cannot be made (another file system)
+     */
+    public boolean adopt(RamStore other, String id) throws IOException {
+        if (!other.has(id) || !Files.isRegularFile(other.pack(id))) {
+            return false;
+        }
+        Files.createDirectories(packs);
+        try {
+            Files.deleteIfExists(pack(id));
+            Files.deleteIfExists(image(id));
+            Files.createLink(pack(id), other.pack(id));
+            Files.createLink(image(id), other.image(id));
+        } catch (IOException | UnsupportedOperationException e) {
+            Files.deleteIfExists(image(id));
+            Files.deleteIfExists(pack(id));
+            throw e instanceof IOException io ? io : new IOException(e.getMessage(), e);
+        }
+        syncDirectory(packs);
+        syncDirectory(dir);
+        return true;
+    }
+
     /** Checkpoint {@code id}'s stream, put together from its image and packs as QEMU loads it. */
     public SavedMachine open(String id) {
         Path file = image(id);

@@ -115,6 +115,55 @@ class RamStoreTest {
         assertThat(files()).isEmpty();
     }
 
+    /** A booted template's pages, linked into a new sandbox's store, are its first checkpoint's base. */
+    @Test
+    void aTemplatesPagesAdoptedByAnotherStoreAreItsFirstCheckpointsBaseAtNoCostInSpace() throws Exception {
+        Path templateDir = Files.createDirectories(dir.resolve("template"));
+        Path sandboxDir = dir.resolve("sandbox/checkpoints");
+        List<Streams.Page> booted = Streams.machine(RAM_PAGES, 20);
+        RamStore template = new RamStore(templateDir);
+        template.store("template-x", Files.write(templateDir.resolve("machine.vmstate"),
+                Streams.stream(booted, RAM_PAGES, Streams.tail(20))), null);
+        RamStore sandbox = new RamStore(sandboxDir);
+        assertThat(sandbox.adopt(new RamStore(dir.resolve("no-template")), "template-x")).isFalse();
+
+        assertThat(sandbox.adopt(template, "template-x")).isTrue();
+        assertThat(Files.isSameFile(sandboxDir.resolve("ram/template-x.pages"), templateDir.resolve("ram/template-x.pages")))
+                .as("a link, not a copy").isTrue();
+        assertThat(Files.getAttribute(templateDir.resolve("template-x.ram"), "unix:nlink")).isEqualTo(2);
+        assertThat(sandbox.adopt(template, "template-x")).as("again, over the links it left").isTrue();
+
+        Random r = new Random(21);
+        List<Streams.Page> later = new ArrayList<>();
+        int changed = 0;
+        for (Streams.Page p : booted) {
+            boolean change = p.bytes() != null && p.index() % 10 == 3;
+            later.add(change ? new Streams.Page(p.block(), p.index(), Streams.random(r)) : p);
+            changed += change ? 1 : 0;
+        }
+        byte[] tail = Streams.tail(22);
+        Files.createDirectories(sandboxDir);
+        long added = sandbox.store("c1", Files.write(sandboxDir.resolve("c1.vmstate"),
+                Streams.stream(later, RAM_PAGES, tail)), "template-x");
+        assertThat(Files.size(sandboxDir.resolve("ram/c1.pages"))).isEqualTo((long) changed * RamStore.RECORD);
+        assertThat(added).isEqualTo((long) changed * RamStore.RECORD + Files.size(sandboxDir.resolve("c1.ram")));
+
+        // once the checkpoint is the base, the template's image goes from the sandbox's store; its pack stays while
+        // the checkpoint uses it, and the template's own files are never touched
+        sandbox.retainOnly(Set.of("c1"));
+        assertThat(Files.exists(sandboxDir.resolve("template-x.ram"))).isFalse();
+        assertThat(Files.exists(sandboxDir.resolve("ram/template-x.pages"))).isTrue();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        sandbox.open("c1").writeTo(Channels.newChannel(out));
+        assertThat(Streams.content(out.toByteArray())).isEqualTo(Streams.content(later, tail));
+        sandbox.retainOnly(Set.of());
+        assertThat(Files.exists(sandboxDir.resolve("ram/template-x.pages"))).isFalse();
+        assertThat(Files.getAttribute(templateDir.resolve("ram/template-x.pages"), "unix:nlink")).isEqualTo(1);
+        out.reset();
+        template.open("template-x").writeTo(Channels.newChannel(out));
+        assertThat(Streams.content(out.toByteArray())).isEqualTo(Streams.content(booted, Streams.tail(20)));
+    }
+
     @Test
     void whileAKeptImageCannotBeReadNoPackIsDeleted() throws Exception {
         List<Streams.Page> pages = Streams.machine(RAM_PAGES, 10);
