@@ -112,52 +112,43 @@ public final class Checkpointer {
 
     private void head(String id) {
         quietly("note the latest checkpoint", () -> Files.writeString(head(), id));
+        quietly("forget the first checkpoint's base", () -> Files.deleteIfExists(adopted(store.directory())));
+    }
+
+    /** Names the RAM image linked in from elsewhere ({@link #startFrom}) while no checkpoint has been taken since. */
+    private static Path adopted(Path checkpointDir) {
+        return checkpointDir.resolve("base");
     }
 
     /**
-     * Makes the booted template a new sandbox was restored from its first
-     * checkpoint's base: the template's RAM image and pack (kept as pages
-     * under {@code templateDir}, named {@code ramId}) are linked into the
-     * sandbox's store ({@link RamStore#adopt}) and named the head, so that
-     * checkpoint stores only the pages that changed since the template's
-     * instant rather than all RAM in use. Without it nothing is lost but the
-     * sharing: the reason goes to the log.
+     * Makes the machine a new sandbox was restored from the base of its first
+     * checkpoint: a booted template's, or for a fork the parent's checkpoint.
+     * Its RAM image and the packs it uses (kept as pages in
+     * {@code otherCheckpointDir} under {@code ramId}) are linked into the
+     * sandbox's store ({@link RamStore#adopt}) and named in {@code base}, so
+     * that checkpoint stores only the pages changed since, not all RAM in
+     * use. Without it nothing is lost but the sharing: the reason goes to the
+     * log.
      */
-    public static void startFromTemplate(Path checkpointDir, Path templateDir, String ramId, Consumer<String> log) {
+    public static void startFrom(Path checkpointDir, Path otherCheckpointDir, String ramId, Consumer<String> log) {
         try {
-            if (new RamStore(checkpointDir).adopt(new RamStore(templateDir), ramId)) {
-                Files.writeString(checkpointDir.resolve("head"), ramId);
+            if (new RamStore(checkpointDir).adopt(new RamStore(otherCheckpointDir), ramId)) {
+                Files.writeString(adopted(checkpointDir), ramId);
             }
         } catch (IOException e) {
-            log.accept("the template's RAM cannot be the first checkpoint's base (" + e.getMessage()
-                    + "); that checkpoint stores all RAM in use");
+            log.accept("the RAM the machine was restored from cannot be its first checkpoint's base ("
+                    + e.getMessage() + "); that checkpoint stores all RAM in use");
         }
     }
 
-    /**
-     * The RAM images to keep: every committed checkpoint's, and the head when
-     * it names a template's image rather than a checkpoint (no checkpoint has
-     * been taken since the sandbox was made). A head naming a removed
-     * checkpoint keeps nothing: removing a checkpoint frees its pages.
-     */
-    private static Set<String> ramKept(CheckpointStore store) throws IOException {
-        Set<String> keep = new java.util.HashSet<>(store.ids());
-        Path head = store.directory().resolve("head");
-        if (Files.isRegularFile(head)) {
-            String id = Files.readString(head).strip();
-            if (!CheckpointIds.isValid(id)) {
-                keep.add(id);
-            }
-        }
-        return keep;
-    }
-
-    /** The checkpoint whose pages the next one compares with: {@link #head}, else the newest one kept in pages. */
+    /** The checkpoint whose pages the next one compares with: {@link #head}, the adopted base, else the newest. */
     private String base() throws IOException {
-        if (Files.isRegularFile(head())) {
-            String id = Files.readString(head()).strip();
-            if (ram.has(id)) {
-                return id;
+        for (Path named : List.of(head(), adopted(store.directory()))) {
+            if (Files.isRegularFile(named)) {
+                String id = Files.readString(named).strip();
+                if (ram.has(id)) {
+                    return id;
+                }
             }
         }
         String newest = null;
@@ -167,6 +158,20 @@ public final class Checkpointer {
             }
         }
         return newest;
+    }
+
+    /**
+     * The RAM images to keep: every committed checkpoint's, and the adopted
+     * base until a checkpoint is taken or rewound to. A head naming a removed
+     * checkpoint keeps nothing: removing a checkpoint frees its pages.
+     */
+    private static Set<String> ramKept(CheckpointStore store) throws IOException {
+        Set<String> keep = new java.util.HashSet<>(store.ids());
+        Path base = adopted(store.directory());
+        if (Files.isRegularFile(base)) {
+            keep.add(Files.readString(base).strip());
+        }
+        return keep;
     }
 
     /**

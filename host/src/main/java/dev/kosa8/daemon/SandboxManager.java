@@ -286,8 +286,7 @@ public final class SandboxManager {
                 trustSandboxCa(s, vm, image);
             }
             if (template.ramId() != null) {
-                dev.kosa8.checkpoint.Checkpointer.startFromTemplate(checkpointDir(s), template.dir(), template.ramId(),
-                        log);
+                dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), template.dir(), template.ramId(), log);
             }
             return vm;
         } catch (IOException | RuntimeException e) {
@@ -911,6 +910,7 @@ public final class SandboxManager {
                         recordPid(s, r));
                 s.vm(vm);
                 dev.kosa8.checkpoint.Checkpointer.wake(vm);
+                dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), checkpointDir(parent), c.id(), log);
                 SandboxRecord running = s.record().withQemu(vm.process().pid(), vm.process().startInstant(),
                         r.accelerator(), r.imageId()).withState(SandboxState.RUNNING);
                 s.record(running);

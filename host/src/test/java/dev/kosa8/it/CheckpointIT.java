@@ -221,6 +221,25 @@ class CheckpointIT {
             // the counting process runs on in both, each on its own
             List<Integer> counted = numbers(Kosa.ok(T, "exec", fork, "--", "cat", "/root/counter.log").stdout());
             assertConsecutiveFromOne(counted, "the fork's counter");
+            // its first checkpoint shares the pages of the checkpoint it was forked from: the packs that one uses
+            // are linked into the fork's store, and it stores only what changed since
+            String forkCheckpoint = Kosa.ok(T, "checkpoint", fork).stdout().strip();
+            Path forkDir = Kosa.HOME.resolve("data/sandboxes").resolve(fork).resolve("checkpoints");
+            Path parentDir = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("checkpoints");
+            long linked = 0;
+            try (var packs = Files.list(forkDir.resolve("ram"))) {
+                for (Path pack : packs.toList()) {
+                    if (!pack.getFileName().toString().equals(forkCheckpoint + ".pages")) {
+                        assertThat(Files.isSameFile(pack, parentDir.resolve("ram").resolve(pack.getFileName())))
+                                .as("%s is the parent's", pack).isTrue();
+                        linked += Files.size(pack);
+                    }
+                }
+            }
+            long stored = machineBytes(forkDir, forkCheckpoint);
+            System.out.printf("fork's first checkpoint stored %d bytes; the parent's packs it links hold %d%n",
+                    stored, linked);
+            assertThat(stored).as("what changed since the fork, not all RAM in use").isLessThan(linked / 4);
         } finally {
             Kosa.run(Duration.ofMinutes(1), "rm", "-f", fork);
             Kosa.deleteTree(forkFolder);

@@ -128,28 +128,38 @@ public final class RamStore {
 
     /**
      * Makes machine {@code id} kept as pages in {@code other} (a booted
-     * template's) a base here: its image and pack are hard-linked in, so the
-     * first checkpoint of a machine restored from it shares every page still
-     * as it was, at no cost in space (the files are the template's, which is
-     * never deleted while sandboxes use it). Does nothing when {@code other}
-     * keeps no such image; replaces links left by an earlier call.
+     * template's store, or the checkpoint a fork starts from) a base here:
+     * its image and every pack it uses are hard-linked in, so the first
+     * checkpoint of a machine restored from it shares every page still as it
+     * was, at no cost in space. Links, not references: deleting the other
+     * store's files later leaves these whole. Does nothing when {@code other}
+     * keeps no such image; replaces what an earlier call linked.
      *
      * @return whether the base is here now
-     * @throws IOException with nothing linked when a link cannot be made (another file system)
+     * @throws IOException with nothing linked when the image cannot be read or a link cannot be made (another
+     *                     file system)
      */
     public boolean adopt(RamStore other, String id) throws IOException {
-        if (!other.has(id) || !Files.isRegularFile(other.pack(id))) {
+        if (!other.has(id)) {
             return false;
         }
+        List<String> used = RamImage.packsOf(other.image(id));
         Files.createDirectories(packs);
+        List<Path> made = new ArrayList<>();
         try {
-            Files.deleteIfExists(pack(id));
+            for (String name : used) {
+                if (!Files.exists(pack(name))) {
+                    Files.createLink(pack(name), other.pack(name));
+                    made.add(pack(name));
+                }
+            }
             Files.deleteIfExists(image(id));
-            Files.createLink(pack(id), other.pack(id));
             Files.createLink(image(id), other.image(id));
         } catch (IOException | UnsupportedOperationException e) {
             Files.deleteIfExists(image(id));
-            Files.deleteIfExists(pack(id));
+            for (Path p : made) {
+                Files.deleteIfExists(p);
+            }
             throw e instanceof IOException io ? io : new IOException(e.getMessage(), e);
         }
         syncDirectory(packs);

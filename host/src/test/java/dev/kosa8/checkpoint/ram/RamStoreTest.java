@@ -164,6 +164,54 @@ class RamStoreTest {
         assertThat(Streams.content(out.toByteArray())).isEqualTo(Streams.content(booted, Streams.tail(20)));
     }
 
+    /** A fork starts from a checkpoint whose image uses several packs: all come along, and outlive the parent. */
+    @Test
+    void aForkAdoptsEveryPackItsCheckpointUsesAndKeepsThemWhenTheParentDeletesItsOwn() throws Exception {
+        Path parentDir = Files.createDirectories(dir.resolve("parent"));
+        Path forkDir = dir.resolve("fork");
+        List<Streams.Page> first = Streams.machine(RAM_PAGES, 30);
+        RamStore parent = new RamStore(parentDir);
+        parent.store("c1", Files.write(parentDir.resolve("c1.vmstate"), Streams.stream(first, RAM_PAGES,
+                Streams.tail(30))), null);
+        Random r = new Random(31);
+        List<Streams.Page> second = new ArrayList<>();
+        for (Streams.Page p : first) {
+            second.add(p.bytes() != null && p.index() % 4 == 1 ? new Streams.Page(p.block(), p.index(), Streams.random(r))
+                    : p);
+        }
+        parent.store("c2", Files.write(parentDir.resolve("c2.vmstate"), Streams.stream(second, RAM_PAGES,
+                Streams.tail(31))), "c1");
+
+        RamStore fork = new RamStore(forkDir);
+        assertThat(fork.adopt(parent, "c2")).isTrue();
+        try (Stream<Path> packs = Files.list(forkDir.resolve("ram"))) {
+            assertThat(packs.map(p -> p.getFileName().toString()).sorted()).containsExactly("c1.pages", "c2.pages");
+        }
+        long added = fork.store("f1", Files.write(forkDir.resolve("f1.vmstate"), Streams.stream(second, RAM_PAGES,
+                Streams.tail(32))), "c2");
+        assertThat(added).as("nothing changed since the fork: an image alone").isEqualTo(Files.size(forkDir.resolve("f1.ram")));
+
+        parent.retainOnly(Set.of()); // the parent removed: its names go, the fork's links stay
+        assertThat(Files.exists(parentDir.resolve("ram/c1.pages"))).isFalse();
+        fork.retainOnly(Set.of("f1"));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        fork.open("f1").writeTo(Channels.newChannel(out));
+        assertThat(Streams.content(out.toByteArray())).isEqualTo(Streams.content(second, Streams.tail(32)));
+    }
+
+    @Test
+    void anImageThatCannotBeReadIsNotAdopted() throws Exception {
+        Path otherDir = Files.createDirectories(dir.resolve("other"));
+        RamStore other = new RamStore(otherDir);
+        other.store("c1", Files.write(otherDir.resolve("c1.vmstate"), Streams.stream(Streams.machine(RAM_PAGES, 40),
+                RAM_PAGES, Streams.tail(40))), null);
+        Files.write(otherDir.resolve("c1.ram"), new byte[] {1, 2, 3});
+        Path mine = dir.resolve("mine");
+
+        assertThatThrownBy(() -> new RamStore(mine).adopt(other, "c1")).isInstanceOf(IOException.class);
+        assertThat(Files.exists(mine.resolve("c1.ram"))).isFalse();
+    }
+
     @Test
     void whileAKeptImageCannotBeReadNoPackIsDeleted() throws Exception {
         List<Streams.Page> pages = Streams.machine(RAM_PAGES, 10);
