@@ -87,6 +87,10 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     Thread.ofVirtual().start(() -> mgr.remove(s, true));
                 }
             });
+        } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
+            List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
+            respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,
+                    "bytes", removed.stream().mapToLong(Pruner.Item::bytes).sum()));
         } else if (what.equals("sandboxes")) {
             sandboxes(ctx, m, p, q, upgrade, mgr);
         } else if (what.equals("secrets") && p.size() == 3 && p.get(2).equals("reload") && m == HttpMethod.POST) {

@@ -487,6 +487,24 @@ public final class SandboxManager {
         return paths.runtime().resolve(id);
     }
 
+    /**
+     * Removes the images and templates nothing needs any more ({@link
+     * Pruner}); with {@code dryRun}, only says what they are. Every sandbox
+     * folder on disk counts, whatever its record says.
+     */
+    public List<Pruner.Item> prune(boolean dryRun) {
+        List<Path> disks = new java.util.ArrayList<>();
+        if (Files.isDirectory(paths.sandboxes())) {
+            try (var dirs = Files.list(paths.sandboxes())) {
+                dirs.filter(Files::isDirectory).forEach(d -> disks.add(d.resolve("root.qcow2")));
+            } catch (IOException e) {
+                throw new KosaException(KosaException.Kind.HOST, "cannot list " + paths.sandboxes() + ": "
+                        + e.getMessage(), "check the permissions of kosa8's data folder", e);
+            }
+        }
+        return Pruner.prune(new dev.kosa8.image.ImageStore(paths), templates, disks, dryRun);
+    }
+
     public List<Sandbox> list() {
         List<Sandbox> all = new ArrayList<>(sandboxes.values());
         all.sort(Comparator.comparing((Sandbox s) -> s.record().created()));

@@ -37,8 +37,9 @@ import java.util.function.Consumer;
  * a shape builds it (a cold boot, then about a second to save it); the
  * template is made under a lock per shape in a directory of its own,
  * committed by renaming it and then pointing {@code <shape>.current} at it,
- * so a half-made one is never used. A template is never moved or deleted by
- * kosa8: sandboxes made from it read its disk as their backing file.
+ * so a half-made one is never used. A template is never moved, and deleted
+ * only by {@code kosa8 image prune} ({@link #prune}) once no sandbox's disk
+ * rests on it: sandboxes made from it read its disk as their backing file.
  *
  * <p>What the guest's init does per sandbox at boot is done again after the
  * restore: the sandbox's CA replaces the template's in the guest's trust
@@ -80,7 +81,7 @@ final class Templates {
     /** The template of this shape, made first if there is none yet. */
     Template obtain(Shape shape, BootImage image, Duration bootTimeout) {
         synchronized (locks.computeIfAbsent(shape.name(), k -> new Object())) {
-            Path dir = current(shape);
+            Path dir = current(shape.name());
             if (dir == null || !Files.isRegularFile(dir.resolve("template.json"))) {
                 dir = make(shape, image, bootTimeout);
             }
@@ -111,19 +112,97 @@ final class Templates {
     void discard(Shape shape) {
         synchronized (locks.computeIfAbsent(shape.name(), k -> new Object())) {
             try {
-                Files.deleteIfExists(pointer(shape));
+                Files.deleteIfExists(pointer(shape.name()));
             } catch (IOException e) {
                 log.accept("cannot set aside template " + shape.name() + ": " + e.getMessage());
             }
         }
     }
 
-    /** {@code <shape>.current} names the shape's template directory; each template has a directory of its own. */
-    private Path pointer(Shape shape) {
-        return root.resolve(shape.name() + ".current");
+    /** A template removed (or, in a dry run, that would be) and the bytes that frees. */
+    record Pruned(String name, long bytes) {
     }
 
-    private Path current(Shape shape) {
+    /**
+     * Removes the templates no new sandbox will be made from and no sandbox
+     * is made from: every one but its shape's current template for the
+     * current image, unless a disk in {@code inUse} (real paths: every layer
+     * of every sandbox's disk) is its {@code disk.qcow2}; also what a make
+     * that died left. Each shape's under its lock, so a template being made
+     * or handed out is never touched.
+     *
+     * @param kept receives the {@code disk.qcow2} of every template kept
+     * @return the templates removed, with the bytes that frees (files that are
+     *         also linked elsewhere, like pages a sandbox's checkpoints share, free nothing)
+     */
+    List<Pruned> prune(String currentImageId, java.util.Set<Path> inUse, boolean dryRun, List<Path> kept)
+            throws IOException {
+        List<Pruned> removed = new java.util.ArrayList<>();
+        if (!Files.isDirectory(root)) {
+            return removed;
+        }
+        List<Path> entries;
+        try (var list = Files.list(root)) {
+            entries = list.filter(Files::isDirectory).sorted().toList();
+        }
+        for (Path dir : entries) {
+            String name = dir.getFileName().toString();
+            boolean making = name.startsWith(".making-");
+            String shape = making ? name.substring(".making-".length())
+                    : name.lastIndexOf('-') > 0 ? name.substring(0, name.lastIndexOf('-')) : name;
+            synchronized (locks.computeIfAbsent(shape, k -> new Object())) {
+                if (!Files.isDirectory(dir)) {
+                    continue;
+                }
+                Path disk = dir.resolve("disk.qcow2");
+                boolean current = !making && dir.equals(current(shape)) && currentImageId.equals(bootImage(dir));
+                boolean used = Files.exists(disk) && inUse.contains(disk.toRealPath());
+                if (current || used) {
+                    if (Files.exists(disk)) {
+                        kept.add(disk.toRealPath());
+                    }
+                    continue;
+                }
+                removed.add(new Pruned(name, bytesFreed(dir)));
+                if (!dryRun) {
+                    if (dir.equals(current(shape))) {
+                        Files.deleteIfExists(pointer(shape));
+                    }
+                    deleteTree(dir);
+                }
+            }
+        }
+        return removed;
+    }
+
+    /** The image a template was booted from, as its {@code template.json} says; "" when unreadable. */
+    private static String bootImage(Path dir) {
+        try {
+            return JSON.readTree(dir.resolve("template.json").toFile()).path("bootImage").asText("");
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** The bytes deleting a tree frees: its files not also linked elsewhere. */
+    private static long bytesFreed(Path dir) throws IOException {
+        long bytes = 0;
+        try (var walk = Files.walk(dir)) {
+            for (Path f : walk.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).toList()) {
+                if (((Number) Files.getAttribute(f, "unix:nlink")).intValue() == 1) {
+                    bytes += Files.size(f);
+                }
+            }
+        }
+        return bytes;
+    }
+
+    /** {@code <shape>.current} names the shape's template directory; each template has a directory of its own. */
+    private Path pointer(String shape) {
+        return root.resolve(shape + ".current");
+    }
+
+    private Path current(String shape) {
         try {
             String name = Files.readString(pointer(shape)).strip();
             return name.matches("[A-Za-z0-9._-]+") ? root.resolve(name) : null;
@@ -174,7 +253,7 @@ final class Templates {
             Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
             Path tmp = root.resolve(".pointer-" + shape.name());
             Files.writeString(tmp, dir.getFileName() + "\n");
-            Files.move(tmp, pointer(shape), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(tmp, pointer(shape.name()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             log.accept("made template " + dir.getFileName() + " in " + Duration.ofNanos(System.nanoTime() - t0)
                     .toMillis() + " ms");
             return dir;

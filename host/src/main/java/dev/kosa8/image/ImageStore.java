@@ -87,7 +87,53 @@ public final class ImageStore {
         }
     }
 
-    Optional<String> currentId() {
+    /**
+     * The bytes removing image {@code id} would free: its parts no other
+     * image uses (images share parts whose inputs did not change).
+     */
+    public long bytesOnlyIn(String id) {
+        ImageManifest mine = manifest(id).orElse(null);
+        if (mine == null) {
+            return 0;
+        }
+        Set<Path> others = new HashSet<>();
+        for (Image i : list()) {
+            if (!i.id().equals(id)) {
+                manifest(i.id()).ifPresent(m -> {
+                    for (PartKind k : PartKind.values()) {
+                        others.add(new PartStore(images).directory(k, m.parts().of(k)));
+                    }
+                });
+            }
+        }
+        long bytes = 0;
+        for (PartKind k : PartKind.values()) {
+            Path part = new PartStore(images).directory(k, mine.parts().of(k));
+            if (!others.contains(part)) {
+                bytes += treeBytes(part);
+            }
+        }
+        return bytes;
+    }
+
+    private static long treeBytes(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        try (var walk = Files.walk(dir)) {
+            return walk.filter(Files::isRegularFile).mapToLong(f -> {
+                try {
+                    return Files.size(f);
+                } catch (IOException e) {
+                    return 0;
+                }
+            }).sum();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    public Optional<String> currentId() {
         try {
             Path f = images.resolve(CURRENT);
             return Files.isRegularFile(f) ? Optional.of(Files.readString(f).strip()) : Optional.empty();

@@ -122,6 +122,36 @@ class LifecycleIT {
         }
     }
 
+    @Test
+    void imagePruneRemovesATemplateNothingUsesAndKeepsTheOneASandboxRestsOn() throws Exception {
+        String id = Kosa.ok(Duration.ofMinutes(10), "create").stdout().strip();
+        try {
+            Process info = new ProcessBuilder("qemu-img", "info", "-U", "--output=json", Kosa.HOME.resolve(
+                    "data/sandboxes").resolve(id).resolve("root.qcow2").toString()).redirectErrorStream(true).start();
+            String json = new String(info.getInputStream().readAllBytes());
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"backing-filename\": \"([^\"]*)/disk.qcow2\"")
+                    .matcher(json);
+            assertThat(m.find()).as("the sandbox rests on a template: " + json).isTrue();
+            Path itsTemplate = Path.of(m.group(1));
+            // a template of an image that is gone, as an image rebuild leaves them
+            Path stale = Kosa.HOME.resolve("data/templates").resolve("0000000000000000-tcg-c1-m256-1");
+            Files.createDirectories(stale);
+            Files.writeString(stale.resolve("template.json"), "{\"bootImage\": \"0000000000000000\"}");
+
+            Kosa.Result dry = Kosa.ok(Duration.ofMinutes(1), "image", "prune", "--dry-run");
+            assertThat(dry.stdout()).contains("would remove template " + stale.getFileName());
+            assertThat(stale).exists();
+            Kosa.Result pruned = Kosa.ok(Duration.ofMinutes(1), "image", "prune");
+            assertThat(pruned.stdout()).contains("removed template " + stale.getFileName())
+                    .doesNotContain(itsTemplate.getFileName().toString());
+            assertThat(stale).doesNotExist();
+            assertThat(itsTemplate.resolve("disk.qcow2")).exists();
+            assertThat(Kosa.ok(Duration.ofMinutes(2), "exec", id, "--", "echo", "still").stdout()).isEqualTo("still\n");
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "rm", "-f", id);
+        }
+    }
+
     static void await(java.util.function.BooleanSupplier condition, String what) {
         await(condition, what, Duration.ofSeconds(60));
     }
