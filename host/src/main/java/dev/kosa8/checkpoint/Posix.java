@@ -6,10 +6,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
+import dev.kosa8.host.NativeCall;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
@@ -51,36 +49,32 @@ final class Posix {
     static final long UTIME_OMIT = (1L << 30) - 2;
 
     /** False off x86-64 Linux; then every call fails with ENOSYS. */
-    static final boolean AVAILABLE = "Linux".equals(System.getProperty("os.name"))
-            && ("amd64".equals(System.getProperty("os.arch")) || "x86_64".equals(System.getProperty("os.arch")));
+    static final boolean AVAILABLE = NativeCall.AVAILABLE;
 
     private static final long SYS_GETDENTS64 = 217;
     private static final int STATX_BASIC_STATS = 0x7ff, STATX_SIZE = 256, PATH_MAX = 4096, DIRENT_BUFFER = 32 * 1024;
 
-    private static final Linker LINKER = AVAILABLE ? Linker.nativeLinker() : null;
-    private static final MemoryLayout STATE = Linker.Option.captureStateLayout();
-    private static final long ERRNO_OFFSET = STATE.byteOffset(MemoryLayout.PathElement.groupElement("errno"));
     private static final MemorySegment EMPTY = Arena.global().allocate(1);
 
-    private static final MethodHandle OPENAT = handle("openat", 3, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
-    private static final MethodHandle OPEN = handle("open", 2, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
-    private static final MethodHandle CLOSE = handle("close", -1, JAVA_INT, JAVA_INT);
-    private static final MethodHandle STATX = handle("statx", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS);
-    private static final MethodHandle GETDENTS64 = handle("syscall", 1, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG);
-    private static final MethodHandle READ = handle("read", -1, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
-    private static final MethodHandle WRITE = handle("write", -1, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
-    private static final MethodHandle MKDIRAT = handle("mkdirat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
-    private static final MethodHandle MKNODAT = handle("mknodat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG);
-    private static final MethodHandle SYMLINKAT = handle("symlinkat", -1, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
-    private static final MethodHandle READLINKAT = handle("readlinkat", -1, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
-    private static final MethodHandle UNLINKAT = handle("unlinkat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
-    private static final MethodHandle RENAMEAT = handle("renameat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
-    private static final MethodHandle FCHMOD = handle("fchmod", -1, JAVA_INT, JAVA_INT, JAVA_INT);
-    private static final MethodHandle CHMOD = handle("chmod", -1, JAVA_INT, ADDRESS, JAVA_INT);
-    private static final MethodHandle UTIMENSAT = handle("utimensat", -1, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
-    private static final MethodHandle FUTIMENS = handle("futimens", -1, JAVA_INT, JAVA_INT, ADDRESS);
-    private static final MethodHandle FSYNC = handle("fsync", -1, JAVA_INT, JAVA_INT);
-    private static final MethodHandle SYNCFS = handle("syncfs", -1, JAVA_INT, JAVA_INT);
+    private static final MethodHandle OPENAT = NativeCall.handle("openat", 3, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+    private static final MethodHandle OPEN = NativeCall.handle("open", 2, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+    private static final MethodHandle CLOSE = NativeCall.handle("close", -1, JAVA_INT, JAVA_INT);
+    private static final MethodHandle STATX = NativeCall.handle("statx", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS);
+    private static final MethodHandle GETDENTS64 = NativeCall.handle("syscall", 1, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG);
+    private static final MethodHandle READ = NativeCall.handle("read", -1, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+    private static final MethodHandle WRITE = NativeCall.handle("write", -1, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG);
+    private static final MethodHandle MKDIRAT = NativeCall.handle("mkdirat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    private static final MethodHandle MKNODAT = NativeCall.handle("mknodat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG);
+    private static final MethodHandle SYMLINKAT = NativeCall.handle("symlinkat", -1, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
+    private static final MethodHandle READLINKAT = NativeCall.handle("readlinkat", -1, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
+    private static final MethodHandle UNLINKAT = NativeCall.handle("unlinkat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    private static final MethodHandle RENAMEAT = NativeCall.handle("renameat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
+    private static final MethodHandle FCHMOD = NativeCall.handle("fchmod", -1, JAVA_INT, JAVA_INT, JAVA_INT);
+    private static final MethodHandle CHMOD = NativeCall.handle("chmod", -1, JAVA_INT, ADDRESS, JAVA_INT);
+    private static final MethodHandle UTIMENSAT = NativeCall.handle("utimensat", -1, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
+    private static final MethodHandle FUTIMENS = NativeCall.handle("futimens", -1, JAVA_INT, JAVA_INT, ADDRESS);
+    private static final MethodHandle FSYNC = NativeCall.handle("fsync", -1, JAVA_INT, JAVA_INT);
+    private static final MethodHandle SYNCFS = NativeCall.handle("syncfs", -1, JAVA_INT, JAVA_INT);
 
     private Posix() {
     }
@@ -347,49 +341,17 @@ final class Posix {
 
     // ---- plumbing
 
-    @FunctionalInterface
-    private interface Native {
-        long invoke(MemorySegment state) throws Throwable;
-    }
-
-    private static long call(Arena arena, String call, String name, Native fn) throws PosixException {
+    private static long call(Arena arena, String call, String name, NativeCall.Native fn) throws PosixException {
         return call(arena, call, name, fn, true);
     }
 
-    /** Runs {@code fn} until it returns a non-negative result or fails with something other than EINTR. */
-    private static long call(Arena arena, String call, String name, Native fn, boolean retryEintr)
+    private static long call(Arena arena, String call, String name, NativeCall.Native fn, boolean retryEintr)
             throws PosixException {
-        if (!AVAILABLE) {
-            throw new PosixException(ENOSYS, call, name);
-        }
-        MemorySegment state = arena.allocate(STATE);
-        while (true) {
-            long r;
-            try {
-                r = fn.invoke(state);
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException(call, t);
-            }
-            if (r >= 0) {
-                return r;
-            }
-            int errno = state.get(JAVA_INT, ERRNO_OFFSET);
-            if (errno != 4 || !retryEintr) { // 4 = EINTR
-                throw new PosixException(errno, call, name);
-            }
-        }
+        return NativeCall.call(arena, call, fn, retryEintr, errno -> new PosixException(errno, call, name));
     }
 
     private static MemorySegment cString(Arena arena, String s, String call, String name) throws PosixException {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == 0 || c > 0xff) {
-                throw new PosixException(EINVAL, call, name);
-            }
-        }
-        return arena.allocateFrom(s, StandardCharsets.ISO_8859_1);
+        return NativeCall.cString(arena, s, errno -> new PosixException(errno, call, name));
     }
 
     /** One name in a directory: never empty, ".", ".." or containing '/' (EINVAL), so never a path. */
@@ -415,27 +377,9 @@ final class Posix {
     }
 
     private static Stat toStat(MemorySegment b) {
-        long dev = u32(b, 136) << 32 | u32(b, 140);
-        return new Stat(Short.toUnsignedInt(b.get(JAVA_SHORT, 28)), dev, b.get(JAVA_LONG, 32), u32(b, 16),
+        long dev = NativeCall.u32(b, 136) << 32 | NativeCall.u32(b, 140);
+        return new Stat(Short.toUnsignedInt(b.get(JAVA_SHORT, 28)), dev, b.get(JAVA_LONG, 32), NativeCall.u32(b, 16),
                 b.get(JAVA_LONG, 40), b.get(JAVA_LONG, 48), b.get(JAVA_LONG, 112), b.get(JAVA_INT, 120),
                 b.get(JAVA_LONG, 96), b.get(JAVA_INT, 104));
-    }
-
-    private static long u32(MemorySegment b, long offset) {
-        return Integer.toUnsignedLong(b.get(JAVA_INT, offset));
-    }
-
-    /** A downcall capturing errno; {@code firstVariadic} is -1 for fixed-argument functions. Null off-platform. */
-    @SuppressWarnings("restricted")
-    private static MethodHandle handle(String name, int firstVariadic, MemoryLayout result, MemoryLayout... args) {
-        if (!AVAILABLE) {
-            return null;
-        }
-        FunctionDescriptor fd = FunctionDescriptor.of(result, args);
-        Linker.Option errno = Linker.Option.captureCallState("errno");
-        return firstVariadic < 0
-                ? LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow(name), fd, errno)
-                : LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow(name), fd, errno,
-                        Linker.Option.firstVariadicArg(firstVariadic));
     }
 }

@@ -3,7 +3,6 @@ package dev.kosa8.workspace;
 import static dev.kosa8.workspace.ErrnoException.EACCES;
 import static dev.kosa8.workspace.ErrnoException.EAGAIN;
 import static dev.kosa8.workspace.ErrnoException.EBADF;
-import static dev.kosa8.workspace.ErrnoException.EINTR;
 import static dev.kosa8.workspace.ErrnoException.EINVAL;
 import static dev.kosa8.workspace.ErrnoException.ENAMETOOLONG;
 import static dev.kosa8.workspace.ErrnoException.ENOENT;
@@ -14,10 +13,8 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
+import dev.kosa8.host.NativeCall;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
@@ -65,36 +62,32 @@ final class LinuxFs {
     private static final int PATH_MAX = 4096, EAGAIN_RETRIES = 8;
 
     /** False off x86-64 Linux; then every call throws ENOSYS. */
-    static final boolean AVAILABLE = "Linux".equals(System.getProperty("os.name"))
-            && ("amd64".equals(System.getProperty("os.arch")) || "x86_64".equals(System.getProperty("os.arch")));
+    static final boolean AVAILABLE = NativeCall.AVAILABLE;
 
-    private static final Linker LINKER = AVAILABLE ? Linker.nativeLinker() : null;
-    private static final MemoryLayout STATE = Linker.Option.captureStateLayout();
-    private static final long ERRNO_OFFSET = STATE.byteOffset(MemoryLayout.PathElement.groupElement("errno"));
     private static final MemorySegment EMPTY = Arena.global().allocate(1);
 
-    private static final MethodHandle OPEN = handle("open", 2, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
-    private static final MethodHandle OPENAT2 = handle("syscall", 1, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG);
-    private static final MethodHandle GETDENTS64 = handle("syscall", 1, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG);
-    private static final MethodHandle CLOSE = handle("close", -1, JAVA_INT, JAVA_INT);
-    private static final MethodHandle STATX = handle("statx", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS);
-    private static final MethodHandle PREAD = handle("pread", -1, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG);
-    private static final MethodHandle PWRITE = handle("pwrite", -1, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG);
-    private static final MethodHandle LSEEK = handle("lseek", -1, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT);
-    private static final MethodHandle MKDIRAT = handle("mkdirat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
-    private static final MethodHandle UNLINKAT = handle("unlinkat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
-    private static final MethodHandle RENAMEAT = handle("renameat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
-    private static final MethodHandle SYMLINKAT = handle("symlinkat", -1, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
-    private static final MethodHandle READLINKAT = handle("readlinkat", -1, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
-    private static final MethodHandle LINKAT = handle("linkat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
-    private static final MethodHandle MKNODAT = handle("mknodat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG);
-    private static final MethodHandle CHMOD = handle("chmod", -1, JAVA_INT, ADDRESS, JAVA_INT);
-    private static final MethodHandle TRUNCATE = handle("truncate", -1, JAVA_INT, ADDRESS, JAVA_LONG);
-    private static final MethodHandle UTIMENSAT = handle("utimensat", -1, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
-    private static final MethodHandle FSYNC = handle("fsync", -1, JAVA_INT, JAVA_INT);
-    private static final MethodHandle FDATASYNC = handle("fdatasync", -1, JAVA_INT, JAVA_INT);
-    private static final MethodHandle FSTATFS = handle("fstatfs", -1, JAVA_INT, JAVA_INT, ADDRESS);
-    private static final MethodHandle FCNTL_LOCK = handle("fcntl", 2, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
+    private static final MethodHandle OPEN = NativeCall.handle("open", 2, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+    private static final MethodHandle OPENAT2 = NativeCall.handle("syscall", 1, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG);
+    private static final MethodHandle GETDENTS64 = NativeCall.handle("syscall", 1, JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG);
+    private static final MethodHandle CLOSE = NativeCall.handle("close", -1, JAVA_INT, JAVA_INT);
+    private static final MethodHandle STATX = NativeCall.handle("statx", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS);
+    private static final MethodHandle PREAD = NativeCall.handle("pread", -1, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG);
+    private static final MethodHandle PWRITE = NativeCall.handle("pwrite", -1, JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG);
+    private static final MethodHandle LSEEK = NativeCall.handle("lseek", -1, JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT);
+    private static final MethodHandle MKDIRAT = NativeCall.handle("mkdirat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    private static final MethodHandle UNLINKAT = NativeCall.handle("unlinkat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
+    private static final MethodHandle RENAMEAT = NativeCall.handle("renameat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
+    private static final MethodHandle SYMLINKAT = NativeCall.handle("symlinkat", -1, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
+    private static final MethodHandle READLINKAT = NativeCall.handle("readlinkat", -1, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
+    private static final MethodHandle LINKAT = NativeCall.handle("linkat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
+    private static final MethodHandle MKNODAT = NativeCall.handle("mknodat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG);
+    private static final MethodHandle CHMOD = NativeCall.handle("chmod", -1, JAVA_INT, ADDRESS, JAVA_INT);
+    private static final MethodHandle TRUNCATE = NativeCall.handle("truncate", -1, JAVA_INT, ADDRESS, JAVA_LONG);
+    private static final MethodHandle UTIMENSAT = NativeCall.handle("utimensat", -1, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
+    private static final MethodHandle FSYNC = NativeCall.handle("fsync", -1, JAVA_INT, JAVA_INT);
+    private static final MethodHandle FDATASYNC = NativeCall.handle("fdatasync", -1, JAVA_INT, JAVA_INT);
+    private static final MethodHandle FSTATFS = NativeCall.handle("fstatfs", -1, JAVA_INT, JAVA_INT, ADDRESS);
+    private static final MethodHandle FCNTL_LOCK = NativeCall.handle("fcntl", 2, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS);
 
     private LinuxFs() {
     }
@@ -459,49 +452,18 @@ final class LinuxFs {
 
     // ---- plumbing
 
-    @FunctionalInterface
-    private interface Native {
-        long invoke(MemorySegment state) throws Throwable;
-    }
-
-    private static long call(Arena arena, String name, Native fn) throws ErrnoException {
+    private static long call(Arena arena, String name, NativeCall.Native fn) throws ErrnoException {
         return call(arena, name, fn, true);
     }
 
-    /** Runs {@code fn} until it returns a non-negative result or fails with something other than EINTR. */
-    private static long call(Arena arena, String name, Native fn, boolean retryEintr) throws ErrnoException {
-        if (!AVAILABLE) {
-            throw new ErrnoException(ENOSYS, name);
-        }
-        MemorySegment state = arena.allocate(STATE);
-        while (true) {
-            long r;
-            try {
-                r = fn.invoke(state);
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException(name, t);
-            }
-            if (r >= 0) {
-                return r;
-            }
-            int errno = state.get(JAVA_INT, ERRNO_OFFSET);
-            if (errno != EINTR || !retryEintr) {
-                throw new ErrnoException(errno, name);
-            }
-        }
+    private static long call(Arena arena, String name, NativeCall.Native fn, boolean retryEintr)
+            throws ErrnoException {
+        return NativeCall.call(arena, name, fn, retryEintr, errno -> new ErrnoException(errno, name));
     }
 
     /** A byte string as a C string; EINVAL for NUL or a char that is not one byte. */
     private static MemorySegment cString(Arena arena, String s, String call) throws ErrnoException {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == 0 || c > 0xff) {
-                throw new ErrnoException(EINVAL, call);
-            }
-        }
-        return arena.allocateFrom(s, StandardCharsets.ISO_8859_1);
+        return NativeCall.cString(arena, s, errno -> new ErrnoException(errno, call));
     }
 
     /** One directory entry name: never empty (ENOENT), never ".", ".." or containing '/' (EINVAL). */
@@ -543,27 +505,9 @@ final class LinuxFs {
     private static Stat toStat(MemorySegment b) {
         boolean btime = (b.get(JAVA_INT, 0) & STATX_BTIME) != 0;
         return new Stat(Short.toUnsignedInt(b.get(JAVA_SHORT, 28)), b.get(JAVA_INT, 20), b.get(JAVA_INT, 24),
-                u32(b, 16), u32(b, 128), u32(b, 132), b.get(JAVA_LONG, 40), u32(b, 4), b.get(JAVA_LONG, 48),
-                b.get(JAVA_LONG, 64), u32(b, 72), b.get(JAVA_LONG, 112), u32(b, 120), b.get(JAVA_LONG, 96),
-                u32(b, 104), btime ? b.get(JAVA_LONG, 80) : 0, btime ? u32(b, 88) : 0, b.get(JAVA_LONG, 32),
-                u32(b, 136), u32(b, 140));
-    }
-
-    private static long u32(MemorySegment b, long offset) {
-        return Integer.toUnsignedLong(b.get(JAVA_INT, offset));
-    }
-
-    /** A downcall capturing errno; {@code firstVariadic} is -1 for fixed-argument functions. Null off-platform. */
-    @SuppressWarnings("restricted")
-    private static MethodHandle handle(String name, int firstVariadic, MemoryLayout result, MemoryLayout... args) {
-        if (!AVAILABLE) {
-            return null;
-        }
-        FunctionDescriptor fd = FunctionDescriptor.of(result, args);
-        Linker.Option errno = Linker.Option.captureCallState("errno");
-        return firstVariadic < 0
-                ? LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow(name), fd, errno)
-                : LINKER.downcallHandle(LINKER.defaultLookup().findOrThrow(name), fd, errno,
-                        Linker.Option.firstVariadicArg(firstVariadic));
+                NativeCall.u32(b, 16), NativeCall.u32(b, 128), NativeCall.u32(b, 132), b.get(JAVA_LONG, 40), NativeCall.u32(b, 4), b.get(JAVA_LONG, 48),
+                b.get(JAVA_LONG, 64), NativeCall.u32(b, 72), b.get(JAVA_LONG, 112), NativeCall.u32(b, 120), b.get(JAVA_LONG, 96),
+                NativeCall.u32(b, 104), btime ? b.get(JAVA_LONG, 80) : 0, btime ? NativeCall.u32(b, 88) : 0, b.get(JAVA_LONG, 32),
+                NativeCall.u32(b, 136), NativeCall.u32(b, 140));
     }
 }
