@@ -52,7 +52,8 @@ final class DoctorCommand implements Callable<Integer> {
         }
         long free = existing == null ? 0 : Files.getFileStore(existing).getUsableSpace();
         check("disk", free > 5L << 30, (free >> 30) + " GiB free under " + data,
-                "free some space: the image needs about 1.5 GiB and each sandbox what it writes");
+                "free some space (`kosa8 image prune` removes old images and templates): the image needs about "
+                        + "1.5 GiB and each sandbox what it writes");
         var image = new ImageStore(main.paths).current();
         if (image.isPresent()) {
             ok("image", image.get().id() + " (kernel " + image.get().kernelVersion() + ")");
@@ -64,11 +65,24 @@ final class DoctorCommand implements Callable<Integer> {
         if (d.isUp()) {
             var v = d.get("/v1/version");
             ok("daemon", "kosa8d pid " + v.path("pid").asLong() + " on " + main.paths.daemonSocket());
+            leftovers(d);
         } else {
             ok("daemon", "not running (it starts on first use)");
         }
         System.out.println(problems == 0 ? "\nAll good." : "\n" + problems + " problem(s) to fix.");
         return problems == 0 ? 0 : 1;
+    }
+
+    /** Old images and templates nothing rests on, as a dry-run prune finds them: a warning, since they only take space. */
+    private static void leftovers(DaemonClient d) {
+        var removable = d.post("/v1/images/prune?dryRun=true");
+        int n = removable.path("removed").size();
+        if (n > 0) {
+            warn("old images", n + " old image(s) and template(s) no sandbox uses hold "
+                    + Sizes.human(removable.path("bytes").asLong()), "kosa8 image prune (see --dry-run first)");
+        } else {
+            ok("old images", "none: every image and template is current or in use");
+        }
     }
 
     /** Where new secrets go and why, and whether the existing ones can be read (the files' modes are checked). */

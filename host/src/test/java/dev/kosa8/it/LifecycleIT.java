@@ -138,6 +138,9 @@ class LifecycleIT {
             Files.createDirectories(stale);
             Files.writeString(stale.resolve("template.json"), "{\"bootImage\": \"0000000000000000\"}");
 
+            Kosa.Result doctor = Kosa.run(Duration.ofMinutes(1), "doctor");
+            assertThat(doctor.stdout()).as("doctor points at it").containsPattern("warn +old images +\\d+ old image")
+                    .contains("fix: kosa8 image prune");
             Kosa.Result dry = Kosa.ok(Duration.ofMinutes(1), "image", "prune", "--dry-run");
             assertThat(dry.stdout()).contains("would remove template " + stale.getFileName());
             assertThat(stale).exists();
