@@ -26,6 +26,14 @@ import java.util.Set;
  * current image; and every image or template some layer of some sandbox's
  * disk rests on (read with {@code qemu-img info --backing-chain}, running or
  * stopped sandboxes alike), with the image a kept template rests on.
+ *
+ * <p>One window is left open on purpose: a sandbox being created has its
+ * template handed out before its disk exists; if in that moment a new image
+ * became current and a prune ran, the template (no longer current, not yet
+ * rested on) would go and that create would fail with qemu-img's error about
+ * its backing file, to be retried. Closing it would mean holding the shape's
+ * lock across disk creation for a race that needs an image build and a prune
+ * within the same few milliseconds of a create.
  */
 final class Pruner {
     /** What was removed (or in a dry run, would be): {@code kind} is "image" or "template". */
