@@ -30,10 +30,11 @@ final class ImageCommand {
     }
 
     @Command(name = "prune", mixinStandardHelpOptions = true, description = {
-        "Remove the guest images and booted templates no sandbox needs: every image but the current one, and every",
-        "template but each shape's current one, unless a sandbox's disk rests on it (its disk is an overlay of a",
-        "template's, which is an overlay of an image's). Each image build leaves the last image (about 1 GB) and its",
-        "templates behind; nothing removes them but this.",
+        "Remove the guest images and booted templates no sandbox needs: every image but the current one, and "
+                + "every template but each shape's current one, unless a sandbox's disk rests on it (its disk is an "
+                + "overlay of a template's, which is an overlay of an image's).",
+        "Each image build leaves the last image (about 1 GB) and its templates behind; nothing removes them but "
+                + "this. `kosa8 doctor` says when there is something to remove.",
         "Example: kosa8 image prune --dry-run"})
     static final class Prune implements Callable<Integer> {
         @ParentCommand
