@@ -271,8 +271,8 @@ public final class SandboxManager {
      * random generator reseeded; the sandbox's CA replaces the template's in
      * the guest's trust stores; the template's RAM pages become the base of
      * the sandbox's first checkpoint. The console log begins with the
-     * template's boot. Returns null, having stopped what it started, when the template
-     * cannot be restored: the caller boots afresh.
+     * template's boot. Returns null, having stopped what it started, when
+     * the template cannot be restored: the caller boots afresh.
      */
     private Vm fromTemplate(Sandbox s, VmSpec spec, BootImage image, Templates.Template template,
                             java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {

@@ -18,8 +18,9 @@ import java.util.List;
  * bundle ({@link Image#SYSTEM_CERTIFICATES}), from which the daemon makes
  * each sandbox's Java trust store (the bundle plus the sandbox's CA); the
  * runtime's {@code lib/security/cacerts} links to that store's path, as
- * Debian's JDKs do, so Java programs trust what curl trusts. mmdebstrap needs root here (it must create
- * files owned by other users and device nodes); {@link ImageBuilder} checks that.
+ * Debian's JDKs do, so Java programs trust what curl trusts. mmdebstrap
+ * needs root here (it must create files owned by other users and device
+ * nodes); {@link ImageBuilder} checks that.
  * Downloaded packages are kept in a cache folder and reused by the next build.
  */
 final class RootfsPart {
