@@ -96,19 +96,14 @@ public final class ImageStore {
         if (mine == null) {
             return 0;
         }
-        Set<Path> others = new HashSet<>();
-        for (Image i : list()) {
-            if (!i.id().equals(id)) {
-                manifest(i.id()).ifPresent(m -> {
-                    for (PartKind k : PartKind.values()) {
-                        others.add(new PartStore(images).directory(k, m.parts().of(k)));
-                    }
-                });
-            }
+        Set<Path> others;
+        try {
+            others = partsUsedByImagesOtherThan(id);
+        } catch (IOException e) {
+            throw unreadable(images.resolve(IMAGE_DIR), e);
         }
         long bytes = 0;
-        for (PartKind k : PartKind.values()) {
-            Path part = new PartStore(images).directory(k, mine.parts().of(k));
+        for (Path part : partsOf(mine)) {
             if (!others.contains(part)) {
                 bytes += treeBytes(part);
             }
@@ -206,20 +201,38 @@ public final class ImageStore {
         return manifest(id).map(ImageManifest::created).orElse("");
     }
 
-    private void removeUnusedParts() throws IOException {
+    /** The part directories of one image. */
+    private List<Path> partsOf(ImageManifest m) {
+        PartStore parts = new PartStore(images);
+        List<Path> dirs = new ArrayList<>();
+        for (PartKind k : PartKind.values()) {
+            dirs.add(parts.directory(k, m.parts().of(k)));
+        }
+        return dirs;
+    }
+
+    /**
+     * The part directories every image directory with a manifest uses (one
+     * being written included), but {@code exceptId}'s; all of them for null.
+     */
+    private Set<Path> partsUsedByImagesOtherThan(String exceptId) throws IOException {
         Set<Path> used = new HashSet<>();
         Path dir = images.resolve(IMAGE_DIR);
         if (Files.isDirectory(dir)) {
             try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
                 for (Path p : s) {
-                    manifest(p.getFileName().toString()).ifPresent(m -> {
-                        for (PartKind k : PartKind.values()) {
-                            used.add(new PartStore(images).directory(k, m.parts().of(k)));
-                        }
-                    });
+                    String name = p.getFileName().toString();
+                    if (!name.equals(exceptId)) {
+                        manifest(name).ifPresent(m -> used.addAll(partsOf(m)));
+                    }
                 }
             }
         }
+        return used;
+    }
+
+    private void removeUnusedParts() throws IOException {
+        Set<Path> used = partsUsedByImagesOtherThan(null);
         for (PartKind k : PartKind.values()) {
             Path kindDir = images.resolve(k.directoryName());
             if (!Files.isDirectory(kindDir)) {
