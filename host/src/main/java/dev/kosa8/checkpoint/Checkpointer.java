@@ -48,6 +48,8 @@ import java.util.function.Consumer;
 public final class Checkpointer {
     static final Duration FREEZE = Duration.ofSeconds(30);
     static final Duration QMP = Duration.ofMinutes(10);
+    /** How long a checkpoint waits for the RAM of a machine restored lazily to be all in place. */
+    static final Duration LOADED = Duration.ofMinutes(5);
     /** Room kept beyond the guest's memory size: device state, the workspace's manifests, the file system's own. */
     static final long ROOM_MARGIN_MIB = 64;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -226,6 +228,7 @@ public final class Checkpointer {
         try {
             mark();
             checkRoom(store.directory());
+            vm.awaitLoaded(LOADED); // a machine restored lazily is saved once all of its RAM is in
             long precopied = precopy(id);
             // the writer process and QEMU's parameters before the pause: in it, only the stream's start
             saving = MachineState.prepareBackground(vm.qmp(), vm.spec().qmpSocket().resolveSibling("vmstate.sock"),
@@ -420,6 +423,7 @@ public final class Checkpointer {
         try {
             target.prepare();
             checkRoom(target.state().getParent());
+            vm.awaitLoaded(LOADED);
             halt.enter(steps);
             WorkspaceSnapshot server = workspace == null ? null : workspace.snapshot();
             MachineState.saveStopped(vm.qmp(), vm.spec().qmpSocket().resolveSibling("vmstate.sock"),

@@ -1029,7 +1029,7 @@ public final class SandboxManager {
                     w.restore(server);
                 }
             }
-        });
+        }, m -> log.accept("sandbox " + s.id() + ": " + m));
     }
 
     /** Records a QEMU in the sandbox's record as soon as it runs: a daemon dying next still finds it. */

@@ -76,8 +76,11 @@ public final class MachineState {
             // QEMU throttles migration to 128 MiB/s by default, a limit meant for a network shared with other
             // traffic, not for a local file
             qmp.execute("migrate-set-parameters", Map.of("max-bandwidth", UNLIMITED), timeout);
+            // postcopy-ram is on in a QEMU that was restored lazily (Postcopy), and QEMU refuses background
+            // snapshots beside it
             qmp.execute("migrate-set-capabilities", Map.of("capabilities",
-                    List.of(Map.of("capability", "background-snapshot", "state", background))), timeout);
+                    List.of(Map.of("capability", "postcopy-ram", "state", false),
+                            Map.of("capability", "background-snapshot", "state", background))), timeout);
         } catch (RuntimeException e) {
             writer.stop(Duration.ZERO); // QEMU never connected: nothing to cut
             throw e;

@@ -3,6 +3,7 @@ package dev.kosa8.vm;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -17,12 +18,19 @@ public final class Vm implements AutoCloseable {
     private final QemuProcess qemu;
     private final QmpClient qmp;
     private final AgentConnection agent;
+    /** A lazy load still sending RAM ({@link Postcopy}), or null. */
+    private final Postcopy.Loading loading;
 
     private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent) {
+        this(spec, qemu, qmp, agent, null);
+    }
+
+    private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent, Postcopy.Loading loading) {
         this.spec = spec;
         this.qemu = qemu;
         this.qmp = qmp;
         this.agent = agent;
+        this.loading = loading;
     }
 
     /**
@@ -73,33 +81,82 @@ public final class Vm implements AutoCloseable {
     /**
      * Starts a machine from a saved state instead of booting it: QEMU starts
      * stopped and waiting for a migration stream ({@code -S -incoming
-     * defer}), loads {@code state} ({@link MachineState#load}), lets
-     * {@code beforeRun} connect what must be there before the guest runs
-     * (the workspace server), continues the machine and connects to the
-     * agent, which takes the new host's Hello as a new session. The guest
-     * runs on from the instant the state was saved; its processes are as
-     * frozen as they were then.
+     * defer}), loads {@code state}, lets {@code beforeRun} connect what must
+     * be there before the guest runs (the workspace server), continues the
+     * machine and connects to the agent, which takes the new host's Hello as
+     * a new session. The guest runs on from the instant the state was saved;
+     * its processes are as frozen as they were then.
+     *
+     * <p>A state kept as pages ({@link PagedMachine}) loads lazily where the
+     * host allows it ({@link Postcopy}): the machine runs once its devices
+     * are in, and its RAM arrives as the guest touches it and behind, so a
+     * restore no longer waits for all of RAM ({@link #awaitLoaded}). When
+     * QEMU refuses that before anything ran, a fresh QEMU loads the state
+     * whole ({@link MachineState#load}), as it does any other state.
      */
     public static Vm restore(VmSpec spec, List<String> argv, SavedMachine state, Duration timeout,
                              java.util.function.Consumer<QemuProcess> started,
-                             java.util.function.Consumer<QmpClient> beforeRun) {
+                             java.util.function.Consumer<QmpClient> beforeRun,
+                             java.util.function.Consumer<String> log) {
         List<String> incoming = new java.util.ArrayList<>(argv);
         incoming.addAll(List.of("-S", "-incoming", "defer"));
         // the console log goes on: the restored guest's earlier lines are part of its story
         QemuProcess qemu = startQemu(spec, incoming, false, started);
         QmpClient qmp = null;
+        Postcopy.Loading loading = null;
         try {
             qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
-            MachineState.load(qmp, spec.qmpSocket().resolveSibling("incoming.sock"), state, timeout);
+            Path socket = spec.qmpSocket().resolveSibling("incoming.sock");
+            PagedMachine.Pages pages = null;
+            if (state instanceof PagedMachine paged && Postcopy.supported()) {
+                try {
+                    pages = paged.openPages();
+                } catch (IOException e) {
+                    // nothing was sent yet: this QEMU loads the state whole, which reports what is wrong with it
+                    log.accept("lazy load of " + state.name() + " not possible (" + e.getMessage() + "); loading it"
+                            + " whole");
+                }
+            }
+            if (pages != null) {
+                try {
+                    QemuProcess q = qemu;
+                    loading = Postcopy.start(qmp, socket, (PagedMachine) state, pages, timeout, q::kill, log);
+                } catch (Postcopy.Refused e) {
+                    log.accept("lazy load of " + state.name() + " refused (" + e.getMessage()
+                            + "); loading it whole in a fresh QEMU");
+                    stop(qemu, qmp);
+                    qmp = null;
+                    qemu = startQemu(spec, incoming, false, started);
+                    qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), x -> { });
+                    MachineState.load(qmp, socket, state, timeout);
+                }
+            } else {
+                MachineState.load(qmp, socket, state, timeout);
+            }
             beforeRun.accept(qmp);
             qmp.execute("cont", Map.of(), timeout);
             AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
-            return new Vm(spec, qemu, qmp, agent);
+            return new Vm(spec, qemu, qmp, agent, loading);
         } catch (IOException | RuntimeException e) {
+            if (loading != null) {
+                loading.abort();
+            }
             throw new KosaException(KosaException.Kind.VM, "the sandbox could not be restored from "
                     + state.name() + ": " + e.getMessage() + "; QEMU " + stop(qemu, qmp)
                     + section("QEMU said", qemu.outputTail(10)),
                     "the saved state is kept; see " + qemuLog(spec), e);
+        }
+    }
+
+    /**
+     * Waits until all of the machine's RAM is in place, for a machine
+     * restored lazily ({@link #restore}); returns at once for any other.
+     * Whatever saves the machine, or leaves it to run without the daemon,
+     * waits for this first: QEMU cannot save a machine it is still loading.
+     */
+    public void awaitLoaded(Duration timeout) throws IOException {
+        if (loading != null) {
+            loading.await(timeout);
         }
     }
 
@@ -151,6 +208,13 @@ public final class Vm implements AutoCloseable {
             QmpClient qmp = QmpClient.connect(spec.qmpSocket(), timeout, e -> { });
             // a daemon that died in the middle of a checkpoint or rewind left the machine stopped: run it on, or
             // its agent could never answer
+            String migration = qmp.execute("query-migrate", java.util.Map.of(), timeout).path("status").asText("");
+            if (migration.startsWith("postcopy")) {
+                // the daemon that was sending its RAM is gone: the guest waits for pages that never come
+                qemu.kill();
+                throw new IOException("the machine was still being restored when the daemon stopped, and part of"
+                        + " its RAM never arrived");
+            }
             String status = qmp.execute("query-status", java.util.Map.of(), timeout).path("status").asText();
             if (status.equals("paused")) {
                 qmp.execute("cont", java.util.Map.of(), timeout);
@@ -209,6 +273,7 @@ public final class Vm implements AutoCloseable {
      * lets QEMU close the disk image cleanly, then SIGKILL if it lingers.
      */
     public void quit(Duration grace) {
+        abandonLoad();
         agent.failOpenChannels("the sandbox's machine stopped");
         try {
             qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
@@ -224,15 +289,32 @@ public final class Vm implements AutoCloseable {
 
     /** Kills QEMU at once. */
     public void kill() {
+        abandonLoad();
         qemu.kill();
         agent.close();
         qmp.close();
     }
 
-    /** Leaves QEMU running and drops the connections (the daemon is going away). */
+    /**
+     * Leaves QEMU running and drops the connections (the daemon is going
+     * away), once a lazy load has put all of RAM in place: without the
+     * daemon the rest would never come.
+     */
     public void detach() {
+        try {
+            awaitLoaded(Duration.ofMinutes(2));
+        } catch (IOException e) {
+            // the machine is left as it is; the next daemon finds out whether it runs
+        }
         agent.close();
         qmp.close();
+    }
+
+    /** The machine is being ended: a lazy load stops sending, without calling that a failure. */
+    private void abandonLoad() {
+        if (loading != null && !loading.isDone()) {
+            loading.abort();
+        }
     }
 
     @Override

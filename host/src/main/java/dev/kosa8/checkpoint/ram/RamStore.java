@@ -1,6 +1,6 @@
 package dev.kosa8.checkpoint.ram;
 
-import dev.kosa8.vm.SavedMachine;
+import dev.kosa8.vm.PagedMachine;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -167,13 +167,21 @@ public final class RamStore {
         return true;
     }
 
-    /** Checkpoint {@code id}'s stream, put together from its image and packs as QEMU loads it. */
-    public SavedMachine open(String id) {
+    /**
+     * Checkpoint {@code id}'s machine: its stream put together from its image
+     * and packs as QEMU loads it, or its pages one by one ({@link PageSender}).
+     */
+    public PagedMachine open(String id) {
         Path file = image(id);
-        return new SavedMachine() {
+        return new PagedMachine() {
             @Override
             public void writeTo(WritableByteChannel out) throws IOException {
                 assemble(RamImage.read(file), out);
+            }
+
+            @Override
+            public Pages openPages() throws IOException {
+                return PageSender.open(RamImage.read(file), RamStore.this::pack);
             }
 
             @Override
@@ -313,7 +321,7 @@ public final class RamStore {
                     pageAt[image.ref[i]][image.slot[i]] = i;
                 }
             }
-            Output o = new Output(out);
+            dev.kosa8.vm.StreamOutput o = new dev.kosa8.vm.StreamOutput(out);
             o.bytes(layout.prefix());
             o.header(5).put((byte) 0x02).putInt(layout.sectionId()); // a part of RAM's section
             ByteBuffer probe = ByteBuffer.allocate(8);
@@ -381,7 +389,7 @@ public final class RamStore {
     }
 
     /** Checks that the record in {@code slot} is the page the image says it is. */
-    private static void check(FileChannel pack, ByteBuffer probe, int slot, long offset, String name)
+    static void check(FileChannel pack, ByteBuffer probe, int slot, long offset, String name)
             throws IOException {
         probe.clear();
         while (probe.hasRemaining()) {
@@ -400,55 +408,6 @@ public final class RamStore {
             ch.force(true);
         } catch (IOException e) {
             // some file systems cannot sync a directory; the renames are still atomic there
-        }
-    }
-
-    /** Header bytes gathered in a buffer, and runs of records sent from their pack files between them. */
-    private static final class Output {
-        private final WritableByteChannel out;
-        private final ByteBuffer headers = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.BIG_ENDIAN);
-
-        Output(WritableByteChannel out) {
-            this.out = out;
-        }
-
-        /** Room for {@code size} header bytes; the caller puts them. */
-        ByteBuffer header(int size) throws IOException {
-            if (headers.remaining() < size) {
-                flush();
-            }
-            return headers;
-        }
-
-        /** Bytes of any length (the stream's prefix and tail), copied in. */
-        void bytes(byte[] b) throws IOException {
-            int off = 0;
-            while (off < b.length) {
-                int len = Math.min(b.length - off, 1 << 16);
-                header(len).put(b, off, len);
-                off += len;
-            }
-        }
-
-        /** {@code count} bytes of {@code file} from {@code position}, after the headers before them. */
-        void region(FileChannel file, long position, long count) throws IOException {
-            flush();
-            long sent = 0;
-            while (sent < count) {
-                long n = file.transferTo(position + sent, count - sent, out);
-                if (n <= 0 && file.size() < position + count) {
-                    throw new IOException("a RAM pack ends before the pages its image names");
-                }
-                sent += n;
-            }
-        }
-
-        void flush() throws IOException {
-            headers.flip();
-            while (headers.hasRemaining()) {
-                out.write(headers);
-            }
-            headers.clear();
         }
     }
 

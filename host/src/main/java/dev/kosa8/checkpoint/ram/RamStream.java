@@ -46,6 +46,7 @@ final class RamStream {
     private static final int MAGIC = 0x5145564d;
     private static final int VERSION = 3;
     private static final int START = 0x01, PART = 0x02, END = 0x03, CONFIGURATION = 0x07, FOOTER = 0x7e;
+    private static final byte EOF = 0x00, DESCRIPTION = 0x06;
     static final int ZERO = 0x02, MEM_SIZE = 0x04, PAGE_DATA = 0x08, EOS = 0x10, CONTINUE = 0x20;
     private static final int MAX_NAME = 255;
     private static final ValueLayout.OfInt BE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
@@ -145,6 +146,50 @@ final class RamStream {
             }
         }
         return new Layout(prefix, id, footers, List.copyOf(blocks), c.at);
+    }
+
+    /**
+     * Where RAM's setup section starts in a stream's {@link Layout#prefix}:
+     * after the header and the configuration. A postcopy load sends its
+     * commands between the two.
+     */
+    static int setupOffset(byte[] prefix) throws UnknownFormat {
+        Cursor c = new Cursor(MemorySegment.ofArray(prefix));
+        c.skip(8);
+        if (c.peek() == CONFIGURATION) {
+            c.u8();
+            int n = c.i32();
+            if (n < 0 || n > MAX_NAME) {
+                throw new UnknownFormat("a configuration of " + n + " bytes", c.at);
+            }
+            c.skip(n);
+        }
+        if (c.peek() != START) {
+            throw new UnknownFormat("no RAM setup section after the configuration", c.at);
+        }
+        return (int) c.at;
+    }
+
+    /**
+     * The devices' sections of a stream's tail: the tail without the end
+     * mark ({@code 0x1f}) and the JSON description QEMU writes after it
+     * ({@code 0x06 be32(n) json[n]}), which a load during postcopy must not
+     * have (QEMU writes neither while RAM is still to come). The sections
+     * themselves are opaque; the end mark is found from the end, where its
+     * description's length must lead exactly to the tail's last byte.
+     */
+    static byte[] devicesOf(byte[] tail) throws UnknownFormat {
+        int n = tail.length;
+        if (n >= 1 && tail[n - 1] == EOF) {
+            return java.util.Arrays.copyOf(tail, n - 1);
+        }
+        for (int p = n - 6; p >= 0; p--) {
+            if (tail[p] == EOF && tail[p + 1] == DESCRIPTION
+                    && java.nio.ByteBuffer.wrap(tail, p + 2, 4).getInt() == n - (p + 6)) {
+                return java.util.Arrays.copyOf(tail, p);
+            }
+        }
+        throw new UnknownFormat("no end mark after the devices", n);
     }
 
     /** Reads one section's pages up to its EOS; returns the block the last page named. */

@@ -1,0 +1,410 @@
+package dev.kosa8.vm;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+/**
+ * Loads a saved machine lazily: QEMU runs it as soon as its devices are
+ * loaded, and its RAM arrives afterwards, each page the guest touches first
+ * sent when QEMU asks for it and the rest behind, in the background. This is
+ * QEMU's own postcopy migration with the daemon as the source, speaking the
+ * stream QEMU 7.2's {@code migration/savevm.c} and {@code migration/ram.c}
+ * write:
+ *
+ * <pre>
+ * header, configuration                       (as saved)
+ * 0x08 be16(1) be16(0)                        open the return path
+ * 0x08 be16(3) be16(16) be64(4096) be64(4096) postcopy advise: page sizes (QEMU empties all RAM)
+ * RAM's setup section                         (as saved)
+ * 0x08 be16(6) be16(n) 0 s(block) 0 be64 be64 discard one page (see sendSetup)
+ * 0x08 be16(7) be16(4) be32(n) package[n]:    packaged, read whole before any of it is run:
+ *      0x08 be16(4) be16(0)                     listen: pages may come now (a thread of QEMU reads them)
+ *      the devices' sections                    (as saved, without the end mark and description)
+ *      0x08 be16(2) be16(4) be32(1)             ping: QEMU answers once the devices are loaded
+ *      0x08 be16(5) be16(0)                     run
+ * { 0x02 be32(id) pages be64(EOS) footer }    RAM's pages: asked-for ones first, the rest swept
+ * 0x03 be32(id) be64(EOS) footer, 0x00        RAM's end, the stream's end
+ * </pre>
+ *
+ * and reading QEMU's requests on the same socket ({@link ReturnPath}). Each
+ * page is sent once: a request for a page already sent is already answered.
+ * After a requested page, the next {@link #READ_AHEAD} pages of its block go
+ * with it, as a guest that touches a page tends to touch the ones after.
+ *
+ * <p>What it costs: until the last page is sent the machine depends on the
+ * daemon. If the daemon dies meanwhile, QEMU waits for pages that never
+ * come; the next daemon finds a machine whose agent does not answer, and the
+ * sandbox boots afresh (the checkpoint is intact). A failure to read a page
+ * ends the QEMU ({@code onFailure}), as the guest cannot go on without it.
+ * Needs userfaultfd on the host (Linux; root, or
+ * {@code vm.unprivileged_userfaultfd=1}): {@link #supported}.
+ */
+public final class Postcopy {
+    private static final int COMMAND = 0x08, PART = 0x02, END = 0x03, FOOTER = 0x7e, EOF = 0x00;
+    private static final int OPEN_RETURN_PATH = 1, PING = 2, ADVISE = 3, LISTEN = 4, RUN = 5, DISCARD = 6, PACKAGED = 7;
+    private static final long EOS = 0x10;
+    private static final int PAGE = 4096;
+    /** QEMU 7.2 refuses a package over 16 MiB ({@code MAX_VM_CMD_PACKAGED_SIZE}). */
+    private static final int MAX_PACKAGE = 1 << 24;
+    /** Pages per section of the sweep: a request waits behind at most this many (256 KiB). */
+    private static final int SWEEP = 64;
+    static final int READ_AHEAD = 15;
+    /** Requests waiting; one beyond is dropped, as the sweep sends every page anyway. */
+    private static final int QUEUE = 4096;
+
+    private Postcopy() {
+    }
+
+    /** QEMU refused the lazy load before the machine ran: a new QEMU can still load the state whole. */
+    public static final class Refused extends IOException {
+        Refused(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * Whether QEMU can load lazily here: userfaultfd exists (Linux) and this
+     * process may use it for a QEMU it starts (root, or the sysctl
+     * {@code vm.unprivileged_userfaultfd} is 1).
+     */
+    public static boolean supported() {
+        if (!System.getProperty("os.name", "").equals("Linux")) {
+            return false;
+        }
+        try {
+            Object uid = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            if (uid instanceof Integer u && u == 0) {
+                return true;
+            }
+            return Files.readString(Path.of("/proc/sys/vm/unprivileged_userfaultfd")).trim().equals("1");
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Starts loading {@code machine} into a QEMU started with {@code -S
+     * -incoming defer} and returns once QEMU has loaded its devices, so that
+     * the machine can be continued; its RAM goes on arriving until
+     * {@link Loading#await}.
+     *
+     * @param pages     {@code machine}'s pages, opened ({@link PagedMachine#openPages}); closed when done
+     * @param onFailure run if a page cannot be sent once the machine may run (it ends QEMU)
+     * @throws Refused     when QEMU refused or failed before the devices were loaded: its load failed, and a fresh
+     *                     QEMU can load the state whole
+     */
+    public static Loading start(QmpClient qmp, Path socket, PagedMachine machine, PagedMachine.Pages pages,
+                                Duration timeout, Runnable onFailure, Consumer<String> log) throws IOException {
+        SocketChannel channel;
+        try {
+            byte[] devices = pages.devices();
+            if (devices.length > MAX_PACKAGE - 64) {
+                throw new Refused(machine.name() + " has " + devices.length + " bytes of device state, more than"
+                        + " QEMU takes in one package", null);
+            }
+            try {
+                Files.deleteIfExists(socket);
+                qmp.execute("migrate-set-capabilities", Map.of("capabilities",
+                        List.of(Map.of("capability", "postcopy-ram", "state", true))), timeout);
+                qmp.execute("migrate-incoming", Map.of("uri", "unix:" + socket), timeout);
+            } catch (RuntimeException e) {
+                throw new Refused("QEMU would not load lazily: " + e.getMessage(), e);
+            }
+            channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                channel.connect(UnixDomainSocketAddress.of(socket));
+                Files.deleteIfExists(socket);
+            } catch (IOException e) {
+                channel.close();
+                throw new Refused("QEMU did not take the stream: " + e.getMessage(), e);
+            }
+        } catch (IOException | RuntimeException e) {
+            pages.close();
+            throw e;
+        }
+        return stream(channel, pages, machine.name(), timeout, onFailure, log,
+                () -> qmp.execute("query-migrate", Map.of(), timeout).path("status").asText("").equals("failed"));
+    }
+
+    /**
+     * The stream half of {@link #start}, on a connection to a QEMU that
+     * listens for it: sends everything up to the pages, starts the threads
+     * that answer requests and sweep, and returns once QEMU answered the
+     * ping after the devices. On failure everything is closed.
+     *
+     * @param loadFailed asked while waiting: whether QEMU reports its load failed
+     */
+    public static Loading stream(SocketChannel channel, PagedMachine.Pages pages, String name, Duration timeout,
+                                 Runnable onFailure, Consumer<String> log,
+                                 java.util.function.BooleanSupplier loadFailed) throws IOException {
+        Loading loading = new Loading(channel, pages, name, onFailure, log);
+        try {
+            try {
+                loading.sendSetup(pages.devices());
+            } catch (IOException e) {
+                throw new Refused("QEMU did not take the start of the stream: " + e.getMessage(), e);
+            }
+            loading.begin();
+            loading.awaitDevices(timeout, loadFailed);
+            return loading;
+        } catch (IOException | RuntimeException e) {
+            loading.abort();
+            throw e;
+        }
+    }
+
+    /** A lazy load under way. */
+    public static final class Loading {
+        private final SocketChannel channel;
+        private final PagedMachine.Pages pages;
+        private final String name;
+        private final Runnable onFailure;
+        private final Consumer<String> log;
+        private final StreamOutput out;
+        private final BitSet sent = new BitSet();
+        private final BlockingQueue<long[]> requests = new ArrayBlockingQueue<>(QUEUE);
+        private final CompletableFuture<Void> devices = new CompletableFuture<>();
+        private final CompletableFuture<Void> shut = new CompletableFuture<>();
+        private final CompletableFuture<Void> done = new CompletableFuture<>();
+        private final long started = System.nanoTime();
+        private volatile boolean aborted;
+        private int requested;
+        private int readAhead;
+
+        private Loading(SocketChannel channel, PagedMachine.Pages pages, String name, Runnable onFailure,
+                        Consumer<String> log) {
+            this.channel = channel;
+            this.pages = pages;
+            this.name = name;
+            this.onFailure = onFailure;
+            this.log = log;
+            this.out = new StreamOutput(channel);
+        }
+
+        private void sendSetup(byte[] devices) throws IOException {
+            out.bytes(pages.header());
+            command(out, OPEN_RETURN_PATH, new byte[0]);
+            command(out, ADVISE, ByteBuffer.allocate(16).putLong(PAGE).putLong(PAGE).array());
+            out.bytes(pages.setup());
+            // one discard before listen: QEMU 7.2 empties all RAM at the advise anyway, but its listen, when no
+            // discard came first, sets its postcopy state back to "discard" after "listening" (savevm.c,
+            // loadvm_postcopy_handle_listen), and its listen thread then loads every page as precopy: into RAM
+            // that now faults, and waits forever
+            byte[] block = pages.blocks().getFirst().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+            command(out, DISCARD, ByteBuffer.allocate(3 + block.length + 16).put((byte) 0).put((byte) block.length)
+                    .put(block).put((byte) 0).putLong(0).putLong(PAGE).array());
+            ByteBuffer pkg = ByteBuffer.allocate(5 + devices.length + 9 + 5);
+            pkg.put((byte) COMMAND).putShort((short) LISTEN).putShort((short) 0);
+            pkg.put(devices);
+            pkg.put((byte) COMMAND).putShort((short) PING).putShort((short) 4).putInt(1);
+            pkg.put((byte) COMMAND).putShort((short) RUN).putShort((short) 0);
+            command(out, PACKAGED, ByteBuffer.allocate(4).putInt(pkg.capacity()).array());
+            out.bytes(pkg.array());
+            out.flush();
+        }
+
+        private static void command(StreamOutput out, int command, byte[] data) throws IOException {
+            out.header(5 + data.length).put((byte) COMMAND).putShort((short) command).putShort((short) data.length)
+                    .put(data);
+        }
+
+        private void begin() {
+            Thread.ofPlatform().daemon().name("kosa8-postcopy-requests").start(this::readRequests);
+            Thread.ofPlatform().daemon().name("kosa8-postcopy-pages").start(this::sendPages);
+        }
+
+        /** Waits for QEMU's answer to the ping after the devices; a failure before it is a {@link Refused}. */
+        private void awaitDevices(Duration timeout, java.util.function.BooleanSupplier loadFailed) throws IOException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (true) {
+                try {
+                    devices.get(20, TimeUnit.MILLISECONDS);
+                    return;
+                } catch (TimeoutException e) {
+                    if (loadFailed.getAsBoolean()) {
+                        throw new Refused("QEMU could not load the devices of " + name, null);
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new Refused("QEMU did not load the devices of " + name + " within "
+                                + timeout.toSeconds() + " s", null);
+                    }
+                } catch (ExecutionException e) {
+                    throw new Refused("QEMU could not load " + name + ": " + e.getCause().getMessage(), e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted", e);
+                }
+            }
+        }
+
+        /** The return path: page requests to the sender, the ping's answer, the end. */
+        private void readRequests() {
+            String last = null;
+            List<String> blocks = pages.blocks();
+            try {
+                while (true) {
+                    ReturnPath m = ReturnPath.read(channel);
+                    switch (m) {
+                        case ReturnPath.Pong p -> devices.complete(null);
+                        case ReturnPath.Shut s -> {
+                            if (s.failed()) {
+                                throw new IOException("QEMU reports that its load failed");
+                            }
+                            shut.complete(null);
+                            return;
+                        }
+                        case ReturnPath.RequestPages r -> {
+                            String block = r.block() != null ? r.block() : last;
+                            int b = block == null ? -1 : blocks.indexOf(block);
+                            if (b < 0) {
+                                throw new IOException("QEMU asked for pages of an unknown RAM block " + block);
+                            }
+                            last = block;
+                            long first = r.start() / PAGE;
+                            long end = (r.start() + Math.max(r.length(), 1) + PAGE - 1) / PAGE;
+                            if (r.start() < 0 || r.length() < 0 || end > pages.blockPages(b) || end - first > 512) {
+                                throw new IOException("QEMU asked for pages " + first + "-" + end + " of block "
+                                        + block + ", which has " + pages.blockPages(b));
+                            }
+                            for (long p = first; p < end; p++) {
+                                requests.offer(new long[] {b, p}); // dropped when full: the sweep gets there
+                            }
+                        }
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                IOException why = e instanceof IOException io ? io : new IOException(e.toString(), e);
+                devices.completeExceptionally(why);
+                shut.completeExceptionally(why);
+            }
+        }
+
+        /** Requested pages first, then the sweep; then RAM's end and the stream's. */
+        private void sendPages() {
+            int id = pages.sectionId();
+            try {
+                boolean swept = false;
+                while (!swept) {
+                    if (aborted) {
+                        throw new IOException("the load was abandoned");
+                    }
+                    long[] r = requests.poll();
+                    if (r != null) {
+                        section(PART, id);
+                        int last = -1;
+                        for (; r != null; r = requests.poll()) {
+                            int b = (int) r[0];
+                            long end = Math.min(pages.blockPages(b), r[1] + 1 + READ_AHEAD);
+                            for (long p = r[1]; p < end; p++) {
+                                int i = pages.index(b, p);
+                                if (!sent.get(i)) {
+                                    pages.writePage(b, p, last == b, out);
+                                    sent.set(i);
+                                    last = b;
+                                    if (p == r[1]) {
+                                        requested++;
+                                    } else {
+                                        readAhead++;
+                                    }
+                                }
+                            }
+                        }
+                        sectionEnd(id);
+                        out.flush();
+                        continue;
+                    }
+                    section(PART, id);
+                    swept = pages.sweep(sent, SWEEP, out) == 0;
+                    sectionEnd(id);
+                    out.flush();
+                }
+                section(END, id);
+                sectionEnd(id);
+                out.header(1).put((byte) EOF);
+                out.flush();
+                shut.get(5, TimeUnit.MINUTES);
+                long ms = (System.nanoTime() - started) / 1_000_000;
+                log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + requested
+                        + " pages sent as the guest asked for them, " + readAhead + " read ahead with them");
+                done.complete(null);
+            } catch (Exception e) {
+                if (!aborted) {
+                    log.accept("the lazy load of " + name + " failed: " + e.getMessage()
+                            + "; the machine cannot run without its RAM, so its QEMU is ended");
+                    onFailure.run();
+                }
+                devices.completeExceptionally(e);
+                done.completeExceptionally(e);
+            } finally {
+                close();
+            }
+        }
+
+        private void section(int kind, int id) throws IOException {
+            out.header(5).put((byte) kind).putInt(id);
+        }
+
+        private void sectionEnd(int id) throws IOException {
+            ByteBuffer h = out.header(13).putLong(EOS);
+            if (pages.footers()) {
+                h.put((byte) FOOTER).putInt(id);
+            }
+        }
+
+        private void close() {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                // closing only
+            }
+            try {
+                pages.close();
+            } catch (IOException e) {
+                // read-only files
+            }
+        }
+
+        /** Whether all of the RAM is in place. */
+        public boolean isDone() {
+            return done.isDone() && !done.isCompletedExceptionally();
+        }
+
+        /** Waits until all of the RAM is in place. */
+        public void await(Duration timeout) throws IOException {
+            try {
+                done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                throw new IOException("the machine's RAM was not all in place within " + timeout.toSeconds() + " s");
+            } catch (ExecutionException e) {
+                throw new IOException("the machine's RAM could not be loaded: " + e.getCause().getMessage(),
+                        e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted", e);
+            }
+        }
+
+        /** Stops sending, for a QEMU that is being ended anyway. */
+        public void abort() {
+            aborted = true;
+            close();
+        }
+    }
+}

@@ -1,0 +1,246 @@
+package dev.kosa8.checkpoint.ram;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kosa8.vm.PagedMachine;
+import dev.kosa8.vm.Postcopy;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A lazy load ({@link Postcopy}) of a checkpoint kept as pages ({@link PageSender}), against a stand-in for the
+ * loading QEMU that reads the stream as QEMU 7.2 does and asks for pages as a guest would touch them: the
+ * commands come in the order QEMU needs (one discard before listen: see {@code Postcopy#sendSetup}), the package
+ * holds the devices without the end mark and description, every page of the checkpoint arrives exactly once with
+ * its content, asked-for pages included, and the stream ends with RAM's end section and the end mark. The real
+ * QEMU is in {@code CheckpointIT}; this pins the stream down where a mistake would only show as a hung guest.
+ */
+class PostcopyTest {
+    private static final int RAM_PAGES = 300;
+    @TempDir
+    Path dir;
+
+    /** Device sections, then the end mark and a JSON description, as QEMU ends a stream. */
+    private static byte[] tail(byte[] devices) {
+        byte[] json = "{\"page_size\": 4096, \"devices\": []}".getBytes(StandardCharsets.US_ASCII);
+        return ByteBuffer.allocate(devices.length + 1 + 5 + json.length).put(devices).put((byte) 0)
+                .put((byte) 0x06).putInt(json.length).put(json).array();
+    }
+
+    @Test
+    void everyPageArrivesOnceWithItsContentAskedForPagesIncluded() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 5);
+        byte[] devices = Streams.tail(5);
+        byte[] stream = Streams.stream(pages, RAM_PAGES, tail(devices));
+        RamStore store = new RamStore(dir.resolve("ckpt"));
+        Files.createDirectories(dir.resolve("ckpt"));
+        store.store("c1", Files.write(dir.resolve("ckpt/c1.vmstate"), stream), null);
+        PagedMachine machine = store.open("c1");
+
+        Path socket = dir.resolve("incoming.sock");
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(socket));
+            // pages a guest touches first: asked for once the devices are in, some of them zero pages
+            List<Long> wanted = List.of(299L, 7L, 150L, 151L, 0L);
+            CompletableFuture<FakeQemu.Result> qemu = CompletableFuture.supplyAsync(() -> {
+                try (SocketChannel ch = server.accept()) {
+                    return new FakeQemu(ch, Arrays.copyOf(stream, RamStream.setupOffset(stream))).run(wanted);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+            channel.connect(UnixDomainSocketAddress.of(socket));
+            List<String> log = new ArrayList<>();
+            Postcopy.Loading loading = Postcopy.stream(channel, machine.openPages(), "c1", Duration.ofSeconds(20),
+                    () -> log.add("QEMU ended"), log::add, () -> false);
+            loading.await(Duration.ofSeconds(20));
+            FakeQemu.Result r = qemu.get(20, TimeUnit.SECONDS);
+
+            assertThat(r.devices()).as("the package holds the devices as saved, without end mark or description")
+                    .isEqualTo(devices);
+            Map<String, byte[]> expected = new HashMap<>();
+            for (Streams.Page p : pages) {
+                expected.put(p.block() + "@" + p.index(), p.bytes() == null ? new byte[RamStream.PAGE] : p.bytes());
+            }
+            assertThat(r.pages().keySet()).isEqualTo(expected.keySet());
+            for (var e : expected.entrySet()) {
+                assertThat(r.pages().get(e.getKey())).as(e.getKey()).isEqualTo(e.getValue());
+            }
+            assertThat(r.duplicates()).as("pages sent twice").isEmpty();
+            assertThat(log).anyMatch(l -> l.contains("loaded lazily")).noneMatch(l -> l.equals("QEMU ended"));
+            assertThat(loading.isDone()).isTrue();
+        }
+    }
+
+    @Test
+    void aQemuThatNeverAnswersThePingIsRefusedSoTheStateCanBeLoadedWhole() throws Exception {
+        List<Streams.Page> pages = Streams.machine(20, 6);
+        byte[] stream = Streams.stream(pages, 20, tail(Streams.tail(6)));
+        RamStore store = new RamStore(dir.resolve("ckpt"));
+        Files.createDirectories(dir.resolve("ckpt"));
+        store.store("c1", Files.write(dir.resolve("ckpt/c1.vmstate"), stream), null);
+        Path socket = dir.resolve("incoming.sock");
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(socket));
+            CompletableFuture.runAsync(() -> {
+                try (SocketChannel ch = server.accept()) {
+                    ch.write(ByteBuffer.allocate(8).putShort((short) 1).putShort((short) 4).putInt(1).flip());
+                    ByteBuffer drain = ByteBuffer.allocate(1 << 16); // what was sent meanwhile, until it is closed
+                    while (ch.read(drain.clear()) >= 0) {
+                        Thread.onSpinWait();
+                    }
+                } catch (IOException e) {
+                    // the test only needs the failure it reports
+                }
+            });
+            SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+            channel.connect(UnixDomainSocketAddress.of(socket));
+            assertThatThrownBy(() -> Postcopy.stream(channel, store.open("c1").openPages(), "c1",
+                    Duration.ofSeconds(20), () -> { }, m -> { }, () -> false))
+                    .isInstanceOf(Postcopy.Refused.class).hasMessageContaining("load failed");
+        }
+    }
+
+    /** Reads a postcopy stream as QEMU 7.2's destination does, and asks for pages on its return path. */
+    private static final class FakeQemu {
+        record Result(byte[] devices, Map<String, byte[]> pages, List<String> duplicates) {
+        }
+
+        private final SocketChannel ch;
+        private final DataInputStream in;
+        private final byte[] header;
+        private final Map<String, byte[]> pages = new HashMap<>();
+        private final List<String> duplicates = new ArrayList<>();
+        private final List<String> blocks = new ArrayList<>();
+
+        FakeQemu(SocketChannel ch, byte[] header) {
+            this.ch = ch;
+            this.in = new DataInputStream(Channels.newInputStream(ch));
+            this.header = header;
+        }
+
+        Result run(List<Long> wanted) throws IOException {
+            byte[] h = new byte[header.length];
+            in.readFully(h);
+            assertThat(h).as("header and configuration as saved").isEqualTo(header);
+            command(1, 0);
+            assertThat(command(3, 16)).isEqualTo(ByteBuffer.allocate(16).putLong(4096).putLong(4096).array());
+            assertThat(in.readUnsignedByte()).as("RAM's setup section").isEqualTo(0x01);
+            int id = in.readInt();
+            in.readFully(new byte[in.readUnsignedByte() + 8]); // "ram", instance, version
+            long left = in.readLong() & ~0xfffL;
+            while (left > 0) {
+                byte[] name = new byte[in.readUnsignedByte()];
+                in.readFully(name);
+                blocks.add(new String(name, StandardCharsets.ISO_8859_1));
+                left -= in.readLong();
+            }
+            assertThat(in.readLong()).isEqualTo(RamStream.EOS);
+            footer(id);
+            byte[] discard = command(6, -1);
+            assertThat(discard[0]).as("discard version").isZero();
+            byte[] pkg = command(7, 4);
+            byte[] body = new byte[ByteBuffer.wrap(pkg).getInt()];
+            in.readFully(body);
+            assertThat(Arrays.copyOf(body, 5)).as("listen first").isEqualTo(new byte[] {8, 0, 4, 0, 0});
+            byte[] end = Arrays.copyOfRange(body, body.length - 14, body.length);
+            assertThat(end).as("ping 1, then run").isEqualTo(new byte[] {8, 0, 2, 0, 4, 0, 0, 0, 1, 8, 0, 5, 0, 0});
+            byte[] devices = Arrays.copyOfRange(body, 5, body.length - 14);
+            send(2, ByteBuffer.allocate(4).putInt(1).array()); // pong: the devices are in
+            for (long p : wanted) { // as a guest touching pages would: the first names its block
+                ByteBuffer req = ByteBuffer.allocate(p == wanted.getFirst() ? 13 + blocks.getFirst().length() : 12)
+                        .putLong(p * RamStream.PAGE).putInt(RamStream.PAGE);
+                if (p == wanted.getFirst()) {
+                    req.put((byte) blocks.getFirst().length()).put(blocks.getFirst().getBytes(StandardCharsets.ISO_8859_1));
+                }
+                send(p == wanted.getFirst() ? 3 : 4, req.array());
+            }
+            String last = null;
+            while (true) {
+                int kind = in.readUnsignedByte();
+                if (kind == 0x00) {
+                    break; // the end mark
+                }
+                assertThat(kind).as("a section of RAM").isIn(0x02, 0x03);
+                assertThat(in.readInt()).isEqualTo(id);
+                while (true) {
+                    long word = in.readLong();
+                    int flags = (int) (word & 0xfff);
+                    if (flags == RamStream.EOS) {
+                        break;
+                    }
+                    if ((flags & RamStream.CONTINUE) == 0) {
+                        byte[] name = new byte[in.readUnsignedByte()];
+                        in.readFully(name);
+                        last = new String(name, StandardCharsets.ISO_8859_1);
+                    }
+                    assertThat(last).as("a record continuing no block").isNotNull();
+                    byte[] page = new byte[RamStream.PAGE];
+                    if ((flags & ~RamStream.CONTINUE) == RamStream.ZERO) {
+                        Arrays.fill(page, (byte) in.readUnsignedByte());
+                    } else {
+                        assertThat(flags & ~RamStream.CONTINUE).isEqualTo(RamStream.PAGE_DATA);
+                        in.readFully(page);
+                    }
+                    String key = last + "@" + (word >>> 12);
+                    if (pages.put(key, page) != null) {
+                        duplicates.add(key);
+                    }
+                }
+                footer(id);
+                if (kind == 0x03) {
+                    assertThat(in.readUnsignedByte()).as("the end mark after RAM's end").isZero();
+                    break;
+                }
+            }
+            send(1, ByteBuffer.allocate(4).putInt(0).array()); // shut: loaded
+            return new Result(devices, pages, duplicates);
+        }
+
+        private byte[] command(int cmd, int length) throws IOException {
+            assertThat(in.readUnsignedByte()).as("a command").isEqualTo(0x08);
+            assertThat(in.readUnsignedShort()).as("command").isEqualTo(cmd);
+            int len = in.readUnsignedShort();
+            if (length >= 0) {
+                assertThat(len).isEqualTo(length);
+            }
+            byte[] b = new byte[len];
+            in.readFully(b);
+            return b;
+        }
+
+        private void footer(int id) throws IOException {
+            assertThat(in.readUnsignedByte()).isEqualTo(0x7e);
+            assertThat(in.readInt()).isEqualTo(id);
+        }
+
+        private void send(int type, byte[] payload) throws IOException {
+            ByteBuffer b = ByteBuffer.allocate(4 + payload.length).putShort((short) type)
+                    .putShort((short) payload.length).put(payload).flip();
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+    }
+}
