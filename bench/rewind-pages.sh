@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# What keeping a checkpoint's RAM as pages costs a rewind (issue 6): one checkpoint of a guest that dirties half
-# its memory, rewound to alternately (ABBA) from its pages (put together by the daemon, the normal path) and from
-# the same stream as one file (as before pages existed, sent with sendfile), in one run on one sandbox.
+# Rewinding from pages against rewinding from one stream file (issue 6): one checkpoint of a guest that dirties
+# half its memory, rewound to alternately (ABBA) from its pages (the normal path: loaded lazily where the host
+# allows it, docs/checkpoints.md) and from the same stream as one file (loaded whole before the guest runs, sent
+# with sendfile, as before pages existed), in one run on one sandbox.
 #
 #   bench/rewind-pages.sh [ROUNDS] [MEMORY_MIB...]
 #

@@ -57,10 +57,12 @@ public final class Checkpointer {
     /**
      * Starts the sandbox's machine again from a saved state, its workspace
      * served with the given fid table before the guest runs; returns the
-     * new machine, running, its agent connected.
+     * new machine, running, its agent connected. {@code beforeRun} runs
+     * once the new QEMU has the state and before the guest runs (a rewind
+     * waits there for its folder, put back meanwhile).
      */
     public interface Relauncher {
-        Vm relaunch(SavedMachine state, WorkspaceSnapshot server);
+        Vm relaunch(SavedMachine state, WorkspaceSnapshot server, Runnable beforeRun);
     }
 
     /** A finished rewind: the machine now behind the sandbox, and how long each step took. */
@@ -354,13 +356,11 @@ public final class Checkpointer {
         try {
             SavedMachine state = savedMachine(store.directory(), c);
             mark();
-            try {
-                GuestCommand.freeze(vm.agent(), Duration.ofSeconds(10));
-            } catch (RuntimeException e) {
-                // the state about to be replaced need not be frozen; only the workspace server must be idle
-                log.accept("rewind: the guest did not freeze (" + e.getMessage() + "); going on");
-            }
-            steps.done("freeze");
+            // the state is about to be replaced, so its processes need not be frozen: the machine stops where it
+            // stands (QMP stop, milliseconds, where the agent's freezer cost 30-60 ms under TCG), and only the
+            // workspace server must be idle
+            vm.qmp().execute("stop", Map.of(), QMP);
+            steps.done("stop");
             if (workspace != null && !workspace.pause(Duration.ofSeconds(10))) {
                 throw new IOException("the workspace server did not become idle within 10 s");
             }
@@ -372,22 +372,41 @@ public final class Checkpointer {
                 workspace.close();
             }
             steps.done("quit");
-            HostCommand.of("qemu-img", "snapshot", "-a", c.id(), vm.spec().rootDisk().toString())
-                    .logTo(vm.spec().consoleLog().resolveSibling("qemu.log"))
-                    .timeout(Duration.ofMinutes(5))
-                    .run(KosaException.Kind.VM, "putting the root disk back to " + c.id());
-            steps.done("disk");
-            if (workspace != null) {
-                folders.restore(c.id(), folder);
+            // the folder goes back beside the disk and the new QEMU's start (they share nothing); the guest runs
+            // only once it is done
+            java.util.concurrent.CompletableFuture<Long> folderBack = workspace == null
+                    ? java.util.concurrent.CompletableFuture.completedFuture(0L)
+                    : java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                        long t = System.nanoTime();
+                        try {
+                            folders.restore(c.id(), folder);
+                        } catch (IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                        return (System.nanoTime() - t) / 1_000_000;
+                        // a thread of its own, not the common pool: a task there (the watch of the old QEMU's exit)
+                        // waits for the sandbox's lock, which this rewind holds while it waits for the folder
+                    }, r -> Thread.ofPlatform().daemon().name("kosa8-folder-restore").start(r));
+            try {
+                HostCommand.of("qemu-img", "snapshot", "-a", c.id(), vm.spec().rootDisk().toString())
+                        .logTo(vm.spec().consoleLog().resolveSibling("qemu.log"))
+                        .timeout(Duration.ofMinutes(5))
+                        .run(KosaException.Kind.VM, "putting the root disk back to " + c.id());
+                steps.done("disk");
+                Vm next = relauncher.relaunch(state, c.server(), () -> steps.beside("workspace", joinFolder(folderBack)));
+                steps.done("load");
+                wake(next);
+                steps.done("thaw");
+                head(c.id());
+                clearInterrupted(store.directory());
+                return new Rewound(next, steps.millis());
+            } finally {
+                try {
+                    folderBack.join(); // never left writing the folder behind a failure
+                } catch (java.util.concurrent.CompletionException e) {
+                    // reported where it was waited for, or by the failure that came first
+                }
             }
-            steps.done("workspace");
-            Vm next = relauncher.relaunch(state, c.server());
-            steps.done("load");
-            wake(next);
-            steps.done("thaw");
-            head(c.id());
-            clearInterrupted(store.directory());
-            return new Rewound(next, steps.millis());
         } catch (IOException | RuntimeException | InterruptedException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -396,13 +415,23 @@ public final class Checkpointer {
                 if (workspace != null) {
                     workspace.resume();
                 }
-                quietly("thaw the guest", () -> GuestCommand.thaw(vm.agent(), 0, new byte[0], FREEZE));
+                quietly("run the machine on", () -> vm.qmp().execute("cont", Map.of(), QMP));
             }
             quietly("clear the in-progress mark", () -> clearInterrupted(store.directory()));
             throw new KosaException(KosaException.Kind.VM, "the rewind to " + c.id() + " failed: " + e.getMessage()
                     + (replaced ? "; the sandbox's machine is stopped" : "; the sandbox runs on as it was"),
                     replaced ? "the checkpoint is intact: `kosa8 start` the sandbox and rewind again"
                             : "the checkpoint is intact; try again", e);
+        }
+    }
+
+    /** Waits for a folder being put back; its failure, said plainly. */
+    private static long joinFolder(java.util.concurrent.CompletableFuture<Long> folderBack) {
+        try {
+            return folderBack.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            Throwable cause = e.getCause() instanceof java.io.UncheckedIOException u ? u.getCause() : e.getCause();
+            throw new IllegalStateException("the workspace folder could not be put back: " + cause.getMessage(), cause);
         }
     }
 
@@ -631,6 +660,11 @@ public final class Checkpointer {
             long now = System.nanoTime();
             millis.put(step, (now - last) / 1_000_000);
             last = now;
+        }
+
+        /** A step that ran beside the others, by its own duration; the sequence's clock is not moved. */
+        void beside(String step, long ms) {
+            millis.put(step, ms);
         }
 
         Map<String, Long> millis() {

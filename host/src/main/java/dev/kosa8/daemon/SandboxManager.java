@@ -277,17 +277,24 @@ public final class SandboxManager {
     private Vm fromTemplate(Sandbox s, VmSpec spec, BootImage image, Templates.Template template,
                             java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
         try {
+            long t0 = System.nanoTime();
             Files.copy(template.console(), spec.consoleLog(), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            Vm vm = restoreMachine(s, spec, template.machine(), null, null, started);
+            Vm vm = restoreMachine(s, spec, template.machine(), null, null, started, () -> { });
             s.vm(vm);
             s.stopping(false);
+            long t1 = System.nanoTime();
             dev.kosa8.checkpoint.Checkpointer.wake(vm);
+            long t2 = System.nanoTime();
             if (spec.network() != null) {
                 trustSandboxCa(s, vm, image);
             }
+            long t3 = System.nanoTime();
             if (template.ramId() != null) {
                 dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), template.dir(), template.ramId(), log);
             }
+            log.accept("sandbox " + s.id() + ": restored from its template in " + (System.nanoTime() - t0) / 1_000_000
+                    + " ms (load " + (t1 - t0) / 1_000_000 + ", wake " + (t2 - t1) / 1_000_000 + ", trust "
+                    + (t3 - t2) / 1_000_000 + " ms)");
             return vm;
         } catch (IOException | RuntimeException e) {
             log.accept("sandbox " + s.id() + ": cannot start from its template (" + firstLine(String.valueOf(
@@ -321,7 +328,7 @@ public final class SandboxManager {
         try {
             dev.kosa8.checkpoint.Suspension.Record what = saved.read();
             Vm vm = restoreMachine(s, spec, dev.kosa8.vm.SavedMachine.file(saved.state()), folder, what.server(),
-                    started);
+                    started, () -> { });
             s.vm(vm);
             s.stopping(false);
             dev.kosa8.checkpoint.Checkpointer.wake(vm);
@@ -819,7 +826,7 @@ public final class SandboxManager {
             dev.kosa8.checkpoint.Checkpoint c = findCheckpoint(s, checkpoint);
             dev.kosa8.checkpoint.Checkpointer.Rewound done;
             try {
-                done = checkpointer(s, vm).rewind(c, (state, server) -> relaunch(s, state, server));
+                done = checkpointer(s, vm).rewind(c, (state, server, beforeRun) -> relaunch(s, state, server, beforeRun));
             } catch (KosaException e) {
                 if (s.vm() == vm && !vm.isAlive()) {
                     // the old machine is gone and no new one runs: the sandbox is stopped, its disk at the checkpoint
@@ -844,13 +851,14 @@ public final class SandboxManager {
      * before the guest runs. Replaces the sandbox's machine and records the
      * new QEMU at once, so a daemon dying now still finds it.
      */
-    private Vm relaunch(Sandbox s, dev.kosa8.vm.SavedMachine state, dev.kosa8.workspace.WorkspaceSnapshot server) {
+    private Vm relaunch(Sandbox s, dev.kosa8.vm.SavedMachine state, dev.kosa8.workspace.WorkspaceSnapshot server,
+                        Runnable beforeRun) {
         SandboxRecord r = s.record();
         BootImage image = images.get();
         VmSpec spec = vmSpec(r, image);
         Path folder = r.workspace().isEmpty() ? null : Path.of(r.workspace());
         s.workspace(null);
-        Vm next = restoreMachine(s, spec, state, folder, server, recordPid(s, r));
+        Vm next = restoreMachine(s, spec, state, folder, server, recordPid(s, r), beforeRun);
         s.vm(next);
         s.workspaceLost(false); // the folder is served with the checkpoint's fid table again
         SandboxRecord running = s.record().withQemu(next.process().pid(), next.process().startInstant(),
@@ -925,7 +933,7 @@ public final class SandboxManager {
                 BootImage image = images.get();
                 VmSpec spec = vmSpec(r, image);
                 Vm vm = restoreMachine(s, spec, state, folder.isEmpty() ? null : Path.of(folder), c.server(),
-                        recordPid(s, r));
+                        recordPid(s, r), () -> { });
                 s.vm(vm);
                 dev.kosa8.checkpoint.Checkpointer.wake(vm);
                 dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), checkpointDir(parent), c.id(), log);
@@ -1018,9 +1026,10 @@ public final class SandboxManager {
      */
     private Vm restoreMachine(Sandbox s, VmSpec spec, dev.kosa8.vm.SavedMachine state, Path folder,
                               dev.kosa8.workspace.WorkspaceSnapshot server,
-                              java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started) {
+                              java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started, Runnable beforeRun) {
         Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
         return Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, started, qmp -> {
+            beforeRun.run();
             if (folder != null) {
                 WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), Duration.ofSeconds(10),
                         m -> log.accept("sandbox " + s.id() + " workspace: " + m));
