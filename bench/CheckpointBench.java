@@ -102,7 +102,8 @@ public class CheckpointBench {
                 long wall = (System.nanoTime() - t) / 1_000_000;
                 rewind.add(wall);
                 load.add(w.path("rewindStepMillis").path("load").asLong());
-                System.err.printf("  rewind %d: %d ms, %s%n", k + 1, wall, w.path("rewindStepMillis"));
+                System.err.printf("  rewind %d: %d ms (in the daemon %d ms), %s%n", k + 1, wall,
+                        w.path("rewindMillis").asLong(), w.path("rewindStepMillis"));
             }
             // the baseline, in the same run: what getting a machine back costs without a checkpoint, a cold start
             // of the same sandbox (boot, agent, workspace mount)

@@ -6,7 +6,7 @@
 #
 #   bench/rewind-pages.sh [ROUNDS] [MEMORY_MIB...]
 #
-# Defaults: 4 rewinds of each kind; 1024 MiB. Uses the kosa8 home of the environment (KOSA8_HOME, else the XDG
+# Defaults: 4 counted rewinds of each kind (8 run); 1024 MiB. Uses the kosa8 home of the environment (KOSA8_HOME, else the XDG
 # default) and its daemon; the image must exist. Prints a Markdown table on stdout; per-rewind steps on stderr.
 set -euo pipefail
 repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)

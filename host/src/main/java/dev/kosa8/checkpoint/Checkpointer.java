@@ -397,6 +397,7 @@ public final class Checkpointer {
                 steps.done("load");
                 wake(next);
                 steps.done("thaw");
+                next.loadRest();
                 head(c.id());
                 clearInterrupted(store.directory());
                 return new Rewound(next, steps.millis());

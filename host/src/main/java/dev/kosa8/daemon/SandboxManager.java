@@ -289,6 +289,7 @@ public final class SandboxManager {
                 trustSandboxCa(s, vm, image);
             }
             long t3 = System.nanoTime();
+            vm.loadRest();
             if (template.ramId() != null) {
                 dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), template.dir(), template.ramId(), log);
             }
@@ -936,6 +937,7 @@ public final class SandboxManager {
                         recordPid(s, r), () -> { });
                 s.vm(vm);
                 dev.kosa8.checkpoint.Checkpointer.wake(vm);
+                vm.loadRest();
                 dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), checkpointDir(parent), c.id(), log);
                 SandboxRecord running = s.record().withQemu(vm.process().pid(), vm.process().startInstant(),
                         r.accelerator(), r.imageId()).withState(SandboxState.RUNNING);

@@ -47,8 +47,18 @@ public interface PagedMachine extends SavedMachine {
 
         int index(int block, long page);
 
-        /** Whether page {@code index} is in the saved stream; absent pages are left as a new QEMU has them. */
-        boolean present(int index);
+        /** The block page {@code index} is in. */
+        int blockOf(int index);
+
+        /**
+         * The pages an earlier load of this store was asked for, in the order
+         * asked, to send first; empty when none was kept. Every one is a valid
+         * index.
+         */
+        int[] hotPages();
+
+        /** Keeps {@code pages} for {@link #hotPages} of the next load. */
+        void rememberHot(int[] pages) throws IOException;
 
         /**
          * Writes page {@code page} of {@code block} as one record; it names

@@ -66,6 +66,10 @@ public final class Postcopy {
     /** Pages per section of the sweep: a request waits behind at most this many (256 KiB). */
     private static final int SWEEP = 64;
     static final int READ_AHEAD = 15;
+    /** The longest the sweep waits for {@link Loading#sweep} once the devices are in. */
+    static final Duration SWEEP_AFTER = Duration.ofSeconds(5);
+    /** The most pages a load remembers as asked for (64 MiB). */
+    public static final int MAX_HOT = 16384;
     /** Requests waiting; one beyond is dropped, as the sweep sends every page anyway. */
     private static final int QUEUE = 4096;
 
@@ -163,6 +167,7 @@ public final class Postcopy {
             }
             loading.begin();
             loading.awaitDevices(timeout, loadFailed);
+            loading.sweepBy = System.nanoTime() + SWEEP_AFTER.toNanos();
             return loading;
         } catch (IOException | RuntimeException e) {
             loading.abort();
@@ -184,8 +189,15 @@ public final class Postcopy {
         private final CompletableFuture<Void> shut = new CompletableFuture<>();
         private final CompletableFuture<Void> done = new CompletableFuture<>();
         private final long started = System.nanoTime();
+        /** Opened by {@link #sweep}: until then only pages QEMU asks for are sent. */
+        private final CompletableFuture<Void> sweeping = new CompletableFuture<>();
+        /** When the sweep starts even if no one opened it: the machine must not need the daemon for long. */
+        private volatile long sweepBy = Long.MAX_VALUE;
         private volatile boolean aborted;
         private int requested;
+        private int prefetched;
+        /** The pages asked for, in order: the next load of the same store sends them first. */
+        private final java.util.List<Integer> asked = new ArrayList<>();
         private int readAhead;
 
         private Loading(SocketChannel channel, PagedMachine.Pages pages, String name, Runnable onFailure,
@@ -235,7 +247,9 @@ public final class Postcopy {
             long deadline = System.nanoTime() + timeout.toNanos();
             while (true) {
                 try {
-                    devices.get(20, TimeUnit.MILLISECONDS);
+                    // QEMU's answer ends this wait at once; asking QMP meanwhile would wait for QEMU's main loop,
+                    // which is busy loading the devices
+                    devices.get(250, TimeUnit.MILLISECONDS);
                     return;
                 } catch (TimeoutException e) {
                     if (loadFailed.getAsBoolean()) {
@@ -296,16 +310,24 @@ public final class Postcopy {
             }
         }
 
-        /** Requested pages first, then the sweep; then RAM's end and the stream's. */
+        /**
+         * Requested pages first, then the pages the last load of this machine's
+         * store was asked for ({@link PagedMachine.Pages#hotPages}), then, once
+         * allowed, the sweep; then RAM's end and the stream's.
+         */
         private void sendPages() {
             int id = pages.sectionId();
+            int[] hot = pages.hotPages();
+            int hotAt = 0;
             try {
                 boolean swept = false;
                 while (!swept) {
                     if (aborted) {
                         throw new IOException("the load was abandoned");
                     }
-                    long[] r = requests.poll();
+                    boolean open = sweeping.isDone() || System.nanoTime() > sweepBy;
+                    // with nothing to send but answers, wait for a request rather than spin
+                    long[] r = open || hotAt < hot.length ? requests.poll() : requests.poll(5, TimeUnit.MILLISECONDS);
                     if (r != null) {
                         section(PART, id);
                         int last = -1;
@@ -320,6 +342,9 @@ public final class Postcopy {
                                     last = b;
                                     if (p == r[1]) {
                                         requested++;
+                                        if (asked.size() < MAX_HOT) {
+                                            asked.add(i);
+                                        }
                                     } else {
                                         readAhead++;
                                     }
@@ -328,6 +353,27 @@ public final class Postcopy {
                         }
                         sectionEnd(id);
                         out.flush();
+                        continue;
+                    }
+                    if (hotAt < hot.length) {
+                        section(PART, id);
+                        int last = -1;
+                        for (int n = 0; n < SWEEP && hotAt < hot.length; hotAt++) {
+                            int i = hot[hotAt];
+                            if (!sent.get(i)) {
+                                int b = pages.blockOf(i);
+                                pages.writePage(b, i - pages.index(b, 0), last == b, out);
+                                sent.set(i);
+                                last = b;
+                                prefetched++;
+                                n++;
+                            }
+                        }
+                        sectionEnd(id);
+                        out.flush();
+                        continue;
+                    }
+                    if (!open) {
                         continue;
                     }
                     section(PART, id);
@@ -341,10 +387,15 @@ public final class Postcopy {
                 out.flush();
                 shut.get(5, TimeUnit.MINUTES);
                 long ms = (System.nanoTime() - started) / 1_000_000;
-                log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + requested
-                        + " pages sent as the guest asked for them, " + readAhead + " read ahead with them");
+                log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + prefetched
+                        + " pages sent first (asked for in an earlier load), " + requested
+                        + " as the guest asked for them, " + readAhead + " read ahead with them");
+                rememberHot(hot);
                 done.complete(null);
             } catch (Exception e) {
+                if (e instanceof InterruptedException) {
+                    Thread.currentThread().interrupt();
+                }
                 if (!aborted) {
                     log.accept("the lazy load of " + name + " failed: " + e.getMessage()
                             + "; the machine cannot run without its RAM, so its QEMU is ended");
@@ -354,6 +405,27 @@ public final class Postcopy {
                 done.completeExceptionally(e);
             } finally {
                 close();
+            }
+        }
+
+        /**
+         * Keeps the pages asked for in an earlier load and in this one for the
+         * next: a guest restored from the same store touches much the same
+         * pages first (its kernel, its agent, the virtio rings), and each one
+         * asked for costs a round trip while the guest waits.
+         */
+        private void rememberHot(int[] before) {
+            java.util.LinkedHashSet<Integer> all = new java.util.LinkedHashSet<>();
+            for (int i : before) {
+                all.add(i);
+            }
+            all.addAll(asked);
+            int[] keep = all.stream().limit(MAX_HOT).mapToInt(Integer::intValue).toArray();
+            try {
+                pages.rememberHot(keep);
+            } catch (IOException e) {
+                log.accept("cannot keep the pages " + name + " was asked for (" + e.getMessage() + "); the next load"
+                        + " asks again");
             }
         }
 
@@ -381,6 +453,17 @@ public final class Postcopy {
             }
         }
 
+        /**
+         * Lets the rest of the RAM follow: until this (or {@link #SWEEP_AFTER}
+         * after the devices are in) only the pages the guest touches are sent,
+         * so that the first steps of a restored guest (its agent's hello, the
+         * thaw) do not share two cores with a copy of all of its memory. The
+         * restore calls it when its own steps are done.
+         */
+        public void sweep() {
+            sweeping.complete(null);
+        }
+
         /** Whether all of the RAM is in place. */
         public boolean isDone() {
             return done.isDone() && !done.isCompletedExceptionally();
@@ -388,6 +471,7 @@ public final class Postcopy {
 
         /** Waits until all of the RAM is in place. */
         public void await(Duration timeout) throws IOException {
+            sweep();
             try {
                 done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {

@@ -149,6 +149,17 @@ public final class Vm implements AutoCloseable {
     }
 
     /**
+     * Tells a machine restored lazily that the restore's own steps are done,
+     * so that the rest of its RAM may follow ({@link Postcopy.Loading#sweep});
+     * nothing for any other.
+     */
+    public void loadRest() {
+        if (loading != null) {
+            loading.sweep();
+        }
+    }
+
+    /**
      * Waits until all of the machine's RAM is in place, for a machine
      * restored lazily ({@link #restore}); returns at once for any other.
      * Whatever saves the machine, or leaves it to run without the daemon,

@@ -35,10 +35,13 @@ final class PageSender implements PagedMachine.Pages {
     private final byte[] devices;
     /** Every present page, in the order the sweep sends them. */
     private final int[] order;
+    private final Path hotFile;
     private int cursor;
 
-    private PageSender(RamImage image, FileChannel[] packs, byte[] header, byte[] setup, byte[] devices, int[] order) {
+    private PageSender(RamImage image, FileChannel[] packs, byte[] header, byte[] setup, byte[] devices, int[] order,
+                       Path hotFile) {
         this.image = image;
+        this.hotFile = hotFile;
         this.packs = packs;
         this.header = header;
         this.setup = setup;
@@ -48,7 +51,11 @@ final class PageSender implements PagedMachine.Pages {
                 .map(b -> b.name().getBytes(StandardCharsets.ISO_8859_1)).toArray(byte[][]::new);
     }
 
-    static PageSender open(RamImage image, Function<String, Path> packFile) throws IOException {
+    /**
+     * @param hotFile where the pages a load was asked for are kept for the
+     *                next load from the same store ({@link #hotPages})
+     */
+    static PageSender open(RamImage image, Function<String, Path> packFile, Path hotFile) throws IOException {
         byte[] prefix = image.layout.prefix();
         int setupAt = RamStream.setupOffset(prefix);
         byte[] devices = RamStream.devicesOf(image.tail);
@@ -104,7 +111,7 @@ final class PageSender implements PagedMachine.Pages {
                 }
             }
             return new PageSender(image, packs, Arrays.copyOf(prefix, setupAt),
-                    Arrays.copyOfRange(prefix, setupAt, prefix.length), devices, Arrays.copyOf(order, n));
+                    Arrays.copyOfRange(prefix, setupAt, prefix.length), devices, Arrays.copyOf(order, n), hotFile);
         } catch (IOException | RuntimeException e) {
             closeAll(packs);
             throw e;
@@ -156,11 +163,6 @@ final class PageSender implements PagedMachine.Pages {
             throw new IndexOutOfBoundsException("page " + page + " of block " + block);
         }
         return image.index(block, page);
-    }
-
-    @Override
-    public boolean present(int index) {
-        return image.kind[index] != RamImage.ABSENT;
     }
 
     @Override
@@ -224,7 +226,55 @@ final class PageSender implements PagedMachine.Pages {
         return written;
     }
 
-    private int blockOf(int index) {
+    /**
+     * The file: {@code be32(n)} then {@code n} page indices, each
+     * {@code be32}. A file that is cut, too long or names a page this image
+     * does not have is ignored: it is a hint, and a wrong hint costs only
+     * pages sent early.
+     */
+    @Override
+    public int[] hotPages() {
+        try {
+            if (!java.nio.file.Files.isRegularFile(hotFile)) {
+                return new int[0];
+            }
+            ByteBuffer b = ByteBuffer.wrap(java.nio.file.Files.readAllBytes(hotFile));
+            int n = b.getInt();
+            if (n < 0 || n > dev.kosa8.vm.Postcopy.MAX_HOT || b.remaining() != 4 * n) {
+                return new int[0];
+            }
+            int[] hot = new int[n];
+            for (int k = 0; k < n; k++) {
+                hot[k] = b.getInt();
+                if (hot[k] < 0 || hot[k] >= image.pages()) {
+                    return new int[0];
+                }
+            }
+            return hot;
+        } catch (IOException | java.nio.BufferUnderflowException e) {
+            return new int[0];
+        }
+    }
+
+    @Override
+    public void rememberHot(int[] pages) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(4 + 4 * pages.length).putInt(pages.length);
+        for (int p : pages) {
+            b.putInt(p);
+        }
+        Path temp = hotFile.resolveSibling(hotFile.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-"
+                + Thread.currentThread().threadId());
+        try {
+            java.nio.file.Files.write(temp, b.array());
+            java.nio.file.Files.move(temp, hotFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            java.nio.file.Files.deleteIfExists(temp);
+        }
+    }
+
+    @Override
+    public int blockOf(int index) {
         int b = image.firstPage.length - 1;
         while (image.firstPage[b] > index) {
             b--;

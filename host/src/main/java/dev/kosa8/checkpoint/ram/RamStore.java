@@ -50,6 +50,13 @@ public final class RamStore {
     private static final long TAIL_LIMIT = 64L << 20;
     /** A page in a pack: its stream header, then its bytes. */
     static final int RECORD = 8 + RamStream.PAGE;
+    /**
+     * The pages the last lazy load from this store was asked for, sent first
+     * by the next ({@link PageSender#hotPages}): one file per store, since a
+     * sandbox's checkpoints (and a template) keep its kernel and agent at the
+     * same places.
+     */
+    static final String HOT_PAGES = "hot-pages";
     private final Path dir;
     private final Path packs;
 
@@ -181,7 +188,7 @@ public final class RamStore {
 
             @Override
             public Pages openPages() throws IOException {
-                return PageSender.open(RamImage.read(file), RamStore.this::pack);
+                return PageSender.open(RamImage.read(file), RamStore.this::pack, dir.resolve(HOT_PAGES));
             }
 
             @Override

@@ -57,39 +57,59 @@ class PostcopyTest {
         store.store("c1", Files.write(dir.resolve("ckpt/c1.vmstate"), stream), null);
         PagedMachine machine = store.open("c1");
 
+        // pages a guest touches first: asked for once the devices are in, some of them zero pages
+        // (none within the 15 pages read ahead after one asked before it)
+        List<Long> wanted = List.of(299L, 7L, 150L, 100L, 0L);
+        List<String> log = new ArrayList<>();
+        FakeQemu.Result r = load(machine, stream, wanted, log);
+
+        assertThat(r.devices()).as("the package holds the devices as saved, without end mark or description")
+                .isEqualTo(devices);
+        Map<String, byte[]> expected = new HashMap<>();
+        for (Streams.Page p : pages) {
+            expected.put(p.block() + "@" + p.index(), p.bytes() == null ? new byte[RamStream.PAGE] : p.bytes());
+        }
+        assertThat(r.pages().keySet()).isEqualTo(expected.keySet());
+        for (var e : expected.entrySet()) {
+            assertThat(r.pages().get(e.getKey())).as(e.getKey()).isEqualTo(e.getValue());
+        }
+        assertThat(r.duplicates()).as("pages sent twice").isEmpty();
+        assertThat(log).anyMatch(l -> l.contains("loaded lazily")).noneMatch(l -> l.equals("QEMU ended"));
+
+        // the next load from the same store sends what this one was asked for first, before anyone asks
+        FakeQemu.Result next = load(store.open("c1"), stream, List.of(), log);
+        List<String> asked = wanted.stream().map(w -> Streams.RAM + "@" + w).toList();
+        assertThat(next.order().subList(0, asked.size())).as("the first pages of the next load, before anyone asks")
+                .containsExactlyElementsOf(asked);
+        assertThat(next.pages().keySet()).isEqualTo(expected.keySet());
+        assertThat(next.duplicates()).isEmpty();
+    }
+
+    /** One lazy load of {@code machine} into a stand-in QEMU that asks for {@code wanted} once the devices are in. */
+    private FakeQemu.Result load(PagedMachine machine, byte[] stream, List<Long> wanted, List<String> log)
+            throws Exception {
         Path socket = dir.resolve("incoming.sock");
+        Files.deleteIfExists(socket);
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(socket));
-            // pages a guest touches first: asked for once the devices are in, some of them zero pages
-            List<Long> wanted = List.of(299L, 7L, 150L, 151L, 0L);
+            java.util.concurrent.CountDownLatch gotWanted = new java.util.concurrent.CountDownLatch(1);
             CompletableFuture<FakeQemu.Result> qemu = CompletableFuture.supplyAsync(() -> {
                 try (SocketChannel ch = server.accept()) {
-                    return new FakeQemu(ch, Arrays.copyOf(stream, RamStream.setupOffset(stream))).run(wanted);
+                    return new FakeQemu(ch, Arrays.copyOf(stream, RamStream.setupOffset(stream)), gotWanted)
+                            .run(wanted);
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
             });
             SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
             channel.connect(UnixDomainSocketAddress.of(socket));
-            List<String> log = new ArrayList<>();
             Postcopy.Loading loading = Postcopy.stream(channel, machine.openPages(), "c1", Duration.ofSeconds(20),
                     () -> log.add("QEMU ended"), log::add, () -> false);
+            // until the restore lets the sweep start, pages come only as asked for (or remembered as asked for)
+            assertThat(gotWanted.await(20, TimeUnit.SECONDS)).as("the pages asked for came").isTrue();
             loading.await(Duration.ofSeconds(20));
-            FakeQemu.Result r = qemu.get(20, TimeUnit.SECONDS);
-
-            assertThat(r.devices()).as("the package holds the devices as saved, without end mark or description")
-                    .isEqualTo(devices);
-            Map<String, byte[]> expected = new HashMap<>();
-            for (Streams.Page p : pages) {
-                expected.put(p.block() + "@" + p.index(), p.bytes() == null ? new byte[RamStream.PAGE] : p.bytes());
-            }
-            assertThat(r.pages().keySet()).isEqualTo(expected.keySet());
-            for (var e : expected.entrySet()) {
-                assertThat(r.pages().get(e.getKey())).as(e.getKey()).isEqualTo(e.getValue());
-            }
-            assertThat(r.duplicates()).as("pages sent twice").isEmpty();
-            assertThat(log).anyMatch(l -> l.contains("loaded lazily")).noneMatch(l -> l.equals("QEMU ended"));
             assertThat(loading.isDone()).isTrue();
+            return qemu.get(20, TimeUnit.SECONDS);
         }
     }
 
@@ -124,7 +144,7 @@ class PostcopyTest {
 
     /** Reads a postcopy stream as QEMU 7.2's destination does, and asks for pages on its return path. */
     private static final class FakeQemu {
-        record Result(byte[] devices, Map<String, byte[]> pages, List<String> duplicates) {
+        record Result(byte[] devices, Map<String, byte[]> pages, List<String> duplicates, List<String> order) {
         }
 
         private final SocketChannel ch;
@@ -132,9 +152,13 @@ class PostcopyTest {
         private final byte[] header;
         private final Map<String, byte[]> pages = new HashMap<>();
         private final List<String> duplicates = new ArrayList<>();
+        private final List<String> order = new ArrayList<>();
         private final List<String> blocks = new ArrayList<>();
 
-        FakeQemu(SocketChannel ch, byte[] header) {
+        private final java.util.concurrent.CountDownLatch gotWanted;
+
+        FakeQemu(SocketChannel ch, byte[] header, java.util.concurrent.CountDownLatch gotWanted) {
+            this.gotWanted = gotWanted;
             this.ch = ch;
             this.in = new DataInputStream(Channels.newInputStream(ch));
             this.header = header;
@@ -169,6 +193,9 @@ class PostcopyTest {
             byte[] devices = Arrays.copyOfRange(body, 5, body.length - 14);
             send(2, ByteBuffer.allocate(4).putInt(1).array()); // pong: the devices are in
             for (long p : wanted) { // as a guest touching pages would: the first names its block
+                if (p < 0) {
+                    continue;
+                }
                 ByteBuffer req = ByteBuffer.allocate(p == wanted.getFirst() ? 13 + blocks.getFirst().length() : 12)
                         .putLong(p * RamStream.PAGE).putInt(RamStream.PAGE);
                 if (p == wanted.getFirst()) {
@@ -204,8 +231,12 @@ class PostcopyTest {
                         in.readFully(page);
                     }
                     String key = last + "@" + (word >>> 12);
+                    order.add(key);
                     if (pages.put(key, page) != null) {
                         duplicates.add(key);
+                    }
+                    if (wanted.stream().allMatch(w -> pages.containsKey(blocks.getFirst() + "@" + w))) {
+                        gotWanted.countDown();
                     }
                 }
                 footer(id);
@@ -215,7 +246,7 @@ class PostcopyTest {
                 }
             }
             send(1, ByteBuffer.allocate(4).putInt(0).array()); // shut: loaded
-            return new Result(devices, pages, duplicates);
+            return new Result(devices, pages, duplicates, order);
         }
 
         private byte[] command(int cmd, int length) throws IOException {
