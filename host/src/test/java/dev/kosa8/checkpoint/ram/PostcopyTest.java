@@ -85,6 +85,26 @@ class PostcopyTest {
         assertThat(next.duplicates()).isEmpty();
     }
 
+    @Test
+    void aHotPagesFileThatIsCutOrNamesAPageTheImageLacksIsIgnored() throws Exception {
+        byte[] stream = Streams.stream(Streams.machine(20, 7), 20, tail(Streams.tail(7)));
+        Path ckpt = Files.createDirectories(dir.resolve("ckpt"));
+        RamStore store = new RamStore(ckpt);
+        store.store("c1", Files.write(ckpt.resolve("c1.vmstate"), stream), null);
+        Path hot = ckpt.resolve(RamStore.HOT_PAGES);
+        try (PagedMachine.Pages pages = store.open("c1").openPages()) {
+            assertThat(pages.hotPages()).as("none kept yet").isEmpty();
+            pages.rememberHot(new int[] {3, 20, 1});
+            assertThat(pages.hotPages()).containsExactly(3, 20, 1);
+            Files.write(hot, Arrays.copyOf(Files.readAllBytes(hot), 9)); // cut
+            assertThat(pages.hotPages()).isEmpty();
+            pages.rememberHot(new int[] {3, 21}); // the image has pages 0-20 (RAM and the ROM page)
+            assertThat(pages.hotPages()).isEmpty();
+            Files.write(hot, new byte[] {0x7f, 0, 0, 0});
+            assertThat(pages.hotPages()).isEmpty();
+        }
+    }
+
     /** One lazy load of {@code machine} into a stand-in QEMU that asks for {@code wanted} once the devices are in. */
     private FakeQemu.Result load(PagedMachine machine, byte[] stream, List<Long> wanted, List<String> log)
             throws Exception {
