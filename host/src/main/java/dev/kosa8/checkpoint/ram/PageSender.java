@@ -58,7 +58,12 @@ final class PageSender implements PagedMachine.Pages {
     static PageSender open(RamImage image, Function<String, Path> packFile, Path hotFile) throws IOException {
         byte[] prefix = image.layout.prefix();
         int setupAt = RamStream.setupOffset(prefix);
-        byte[] devices = RamStream.devicesOf(image.tail);
+        byte[] devices;
+        try {
+            devices = RamStream.devicesOf(image.tail);
+        } catch (RamStream.UnknownFormat e) {
+            devices = null; // a whole stream needs only the tail as it is; a lazy load is refused (forLazyLoad)
+        }
         FileChannel[] packs = new FileChannel[image.packs.size()];
         try {
             int[][] pageAt = new int[packs.length][];
@@ -126,6 +131,15 @@ final class PageSender implements PagedMachine.Pages {
     @Override
     public byte[] setup() {
         return setup.clone();
+    }
+
+    /** This, once it is known that a lazy load can have the devices apart from the end of the stream. */
+    PageSender forLazyLoad() throws IOException {
+        if (devices == null) {
+            close();
+            throw new RamStream.UnknownFormat("no end mark after the devices", image.tail.length);
+        }
+        return this;
     }
 
     @Override

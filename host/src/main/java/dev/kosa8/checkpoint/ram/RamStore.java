@@ -188,7 +188,7 @@ public final class RamStore {
 
             @Override
             public Pages openPages() throws IOException {
-                return PageSender.open(RamImage.read(file), RamStore.this::pack, dir.resolve(HOT_PAGES));
+                return PageSender.open(RamImage.read(file), RamStore.this::pack, dir.resolve(HOT_PAGES)).forLazyLoad();
             }
 
             @Override
@@ -302,96 +302,29 @@ public final class RamStore {
 
     /**
      * Writes the stream an image describes: its prefix, one section of every
-     * page, its tail. Block by block: its stored pages pack by pack, in the
-     * order the pack holds them, each run of records the image uses sent in
-     * one piece from the pack file ({@code sendfile}, as a whole stream file
-     * is: no copy in the daemon, no page faults); then its repeated-byte
-     * pages (headers only). The first page of a block names it; every record
-     * after continues it. Pages go to QEMU in any order; each is sent once.
+     * page, its tail. The pages go in {@link PageSender}'s order (block by
+     * block: its stored pages pack by pack, in the order the pack holds
+     * them, each run of records the image uses sent in one piece from the
+     * pack file by {@code sendfile}, as a whole stream file is: no copy in
+     * the daemon, no page faults; then its repeated-byte pages, headers
+     * only), the first record of each block naming it. Pages go to QEMU in
+     * any order; each is sent once.
      */
     private void assemble(RamImage image, WritableByteChannel out) throws IOException {
-        RamStream.Layout layout = image.layout;
-        FileChannel[] packs = new FileChannel[image.packs.size()];
-        try {
-            int[][] pageAt = new int[packs.length][];
-            for (int p = 0; p < packs.length; p++) {
-                packs[p] = FileChannel.open(pack(image.packs.get(p)), StandardOpenOption.READ);
-                pageAt[p] = new int[(int) (packs[p].size() / RECORD)];
-                java.util.Arrays.fill(pageAt[p], -1);
-            }
-            for (int i = 0; i < image.pages(); i++) {
-                if (image.kind[i] == RamImage.STORED) {
-                    if (image.slot[i] >= pageAt[image.ref[i]].length) {
-                        throw new IOException("the RAM pack " + image.packs.get(image.ref[i])
-                                + " is shorter than its image says: it was damaged");
-                    }
-                    pageAt[image.ref[i]][image.slot[i]] = i;
-                }
-            }
+        try (PageSender pages = PageSender.open(image, this::pack, dir.resolve(HOT_PAGES))) {
             dev.kosa8.vm.StreamOutput o = new dev.kosa8.vm.StreamOutput(out);
-            o.bytes(layout.prefix());
-            o.header(5).put((byte) 0x02).putInt(layout.sectionId()); // a part of RAM's section
-            ByteBuffer probe = ByteBuffer.allocate(8);
-            for (int b = 0; b < layout.blocks().size(); b++) {
-                byte[] name = layout.blocks().get(b).name().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
-                int first = image.index(b, 0);
-                int end = first + (int) layout.blocks().get(b).pages();
-                boolean named = false;
-                for (int p = 0; p < packs.length; p++) {
-                    int[] at = pageAt[p];
-                    int slot = 0;
-                    while (slot < at.length) {
-                        if (at[slot] < first || at[slot] >= end) {
-                            slot++;
-                            continue;
-                        }
-                        int runEnd = slot;
-                        while (runEnd < at.length && at[runEnd] >= first && at[runEnd] < end) {
-                            runEnd++;
-                        }
-                        // a damaged or misplaced pack is refused rather than loaded: each run's ends are checked
-                        check(packs[p], probe, slot, (long) (at[slot] - first) * RamStream.PAGE, image.packs.get(p));
-                        check(packs[p], probe, runEnd - 1, (long) (at[runEnd - 1] - first) * RamStream.PAGE,
-                                image.packs.get(p));
-                        if (!named) {
-                            // the block's first page names it: its header is written here, its bytes come from the pack
-                            o.header(8 + 1 + name.length).putLong((long) (at[slot] - first) * RamStream.PAGE
-                                    | RamStream.PAGE_DATA).put((byte) name.length).put(name);
-                            o.region(packs[p], (long) slot * RECORD + 8, RamStream.PAGE);
-                            named = true;
-                            slot++;
-                        }
-                        if (slot < runEnd) {
-                            o.region(packs[p], (long) slot * RECORD, (long) (runEnd - slot) * RECORD);
-                        }
-                        slot = runEnd;
-                    }
-                }
-                for (int i = first; i < end; i++) {
-                    if (image.kind[i] == RamImage.REPEATED) {
-                        ByteBuffer h = o.header(8 + 1 + name.length + 1);
-                        h.putLong((long) (i - first) * RamStream.PAGE | RamStream.ZERO
-                                | (named ? RamStream.CONTINUE : 0));
-                        if (!named) {
-                            h.put((byte) name.length).put(name);
-                            named = true;
-                        }
-                        h.put((byte) image.ref[i]);
-                    }
-                }
+            o.bytes(image.layout.prefix());
+            o.header(5).put((byte) 0x02).putInt(image.layout.sectionId()); // a part of RAM's section
+            java.util.BitSet sent = new java.util.BitSet(image.pages());
+            while (pages.sweep(sent, Integer.MAX_VALUE, o) > 0) {
+                // block by block
             }
             ByteBuffer tail = o.header(8 + 5).putLong(RamStream.EOS);
-            if (layout.footers()) {
-                tail.put((byte) 0x7e).putInt(layout.sectionId());
+            if (image.layout.footers()) {
+                tail.put((byte) 0x7e).putInt(image.layout.sectionId());
             }
             o.bytes(image.tail);
             o.flush();
-        } finally {
-            for (FileChannel ch : packs) {
-                if (ch != null) {
-                    ch.close();
-                }
-            }
         }
     }
 

@@ -93,17 +93,7 @@ final class RamStream {
     /** Reads {@code stream}, handing each page to {@code pages}. */
     static Layout read(MemorySegment stream, Pages pages) throws IOException {
         Cursor c = new Cursor(stream);
-        if (c.i32() != MAGIC || c.i32() != VERSION) {
-            throw new UnknownFormat("not a version 3 QEMU migration stream", 0);
-        }
-        if (c.peek() == CONFIGURATION) {
-            c.u8();
-            int n = c.i32();
-            if (n < 0 || n > MAX_NAME) {
-                throw new UnknownFormat("a configuration of " + n + " bytes", c.at);
-            }
-            c.skip(n);
-        }
+        skipHeader(c);
         if (c.u8() != START) {
             throw new UnknownFormat("no RAM setup section first", c.at - 1);
         }
@@ -155,7 +145,18 @@ final class RamStream {
      */
     static int setupOffset(byte[] prefix) throws UnknownFormat {
         Cursor c = new Cursor(MemorySegment.ofArray(prefix));
-        c.skip(8);
+        skipHeader(c);
+        if (c.peek() != START) {
+            throw new UnknownFormat("no RAM setup section after the configuration", c.at);
+        }
+        return (int) c.at;
+    }
+
+    /** Reads past the header and the configuration (the machine type), checking both. */
+    private static void skipHeader(Cursor c) throws UnknownFormat {
+        if (c.i32() != MAGIC || c.i32() != VERSION) {
+            throw new UnknownFormat("not a version 3 QEMU migration stream", 0);
+        }
         if (c.peek() == CONFIGURATION) {
             c.u8();
             int n = c.i32();
@@ -164,15 +165,11 @@ final class RamStream {
             }
             c.skip(n);
         }
-        if (c.peek() != START) {
-            throw new UnknownFormat("no RAM setup section after the configuration", c.at);
-        }
-        return (int) c.at;
     }
 
     /**
      * The devices' sections of a stream's tail: the tail without the end
-     * mark ({@code 0x1f}) and the JSON description QEMU writes after it
+     * mark ({@code 0x00}) and the JSON description QEMU writes after it
      * ({@code 0x06 be32(n) json[n]}), which a load during postcopy must not
      * have (QEMU writes neither while RAM is still to come). The sections
      * themselves are opaque; the end mark is found from the end, where its
