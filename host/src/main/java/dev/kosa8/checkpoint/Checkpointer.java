@@ -367,13 +367,9 @@ public final class Checkpointer {
             steps.done("idle");
             vm.agent().failOpenChannels("the sandbox was rewound to checkpoint " + c.id());
             replaced = true;
-            vm.quit(Duration.ofSeconds(10));
-            if (workspace != null) {
-                workspace.close();
-            }
-            steps.done("quit");
-            // the folder goes back beside the disk and the new QEMU's start (they share nothing); the guest runs
-            // only once it is done
+            // the folder goes back beside the old QEMU's end, the disk's revert and the new QEMU's start (they
+            // share nothing, and with the machine stopped and the server idle nothing else writes the folder); the
+            // guest runs only once it is done
             java.util.concurrent.CompletableFuture<Long> folderBack = workspace == null
                     ? java.util.concurrent.CompletableFuture.completedFuture(0L)
                     : java.util.concurrent.CompletableFuture.supplyAsync(() -> {
@@ -388,6 +384,13 @@ public final class Checkpointer {
                         // waits for the sandbox's lock, which this rewind holds while it waits for the folder
                     }, r -> Thread.ofPlatform().daemon().name("kosa8-folder-restore").start(r));
             try {
+                // a QEMU that was itself loaded lazily takes 70-100 ms to end (its RAM in small pages): beside the
+                // folder now
+                vm.quit(Duration.ofSeconds(10));
+                if (workspace != null) {
+                    workspace.close();
+                }
+                steps.done("quit");
                 HostCommand.of("qemu-img", "snapshot", "-a", c.id(), vm.spec().rootDisk().toString())
                         .logTo(vm.spec().consoleLog().resolveSibling("qemu.log"))
                         .timeout(Duration.ofMinutes(5))

@@ -12,8 +12,6 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -70,8 +68,6 @@ public final class Postcopy {
     static final Duration SWEEP_AFTER = Duration.ofSeconds(5);
     /** The most pages a load remembers as asked for (64 MiB). */
     public static final int MAX_HOT = 16384;
-    /** Requests waiting; one beyond is dropped, as the sweep sends every page anyway. */
-    private static final int QUEUE = 4096;
 
     private Postcopy() {
     }
@@ -186,7 +182,10 @@ public final class Postcopy {
         private final Consumer<String> log;
         private final StreamOutput out;
         private final BitSet sent = new BitSet();
-        private final BlockingQueue<long[]> requests = new ArrayBlockingQueue<>(QUEUE);
+        /** Held while a section is written: by the sender, or by the reader answering a request. */
+        private final java.util.concurrent.locks.ReentrantLock sending = new java.util.concurrent.locks.ReentrantLock();
+        /** Set once RAM's end is written: requests after it are for pages on their way. */
+        private boolean ended;
         private final CompletableFuture<Void> devices = new CompletableFuture<>();
         private final CompletableFuture<Void> shut = new CompletableFuture<>();
         private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -270,7 +269,7 @@ public final class Postcopy {
             }
         }
 
-        /** The return path: page requests to the sender, the ping's answer, the end. */
+        /** The return path: page requests (answered here), the ping's answer, the end. */
         private void readRequests() {
             String last = null;
             List<String> blocks = pages.blocks();
@@ -299,9 +298,7 @@ public final class Postcopy {
                                 throw new IOException("QEMU asked for pages " + first + "-" + end + " of block "
                                         + block + ", which has " + pages.blockPages(b));
                             }
-                            for (long p = first; p < end; p++) {
-                                requests.offer(new long[] {b, p}); // dropped when full: the sweep gets there
-                            }
+                            answer(b, first, end);
                         }
                     }
                 }
@@ -313,9 +310,51 @@ public final class Postcopy {
         }
 
         /**
-         * Requested pages first, then the pages the last load of this machine's
-         * store was asked for ({@link PagedMachine.Pages#hotPages}), then, once
-         * allowed, the sweep; then RAM's end and the stream's.
+         * Answers a request at once, on the thread that read it (a hand-over
+         * to another thread cost every page the guest waits for a wake-up):
+         * the pages asked for, each with the {@link #READ_AHEAD} after it in
+         * its block, those not sent yet.
+         */
+        private void answer(int b, long first, long end) throws IOException {
+            sending.lock();
+            try {
+                if (ended) {
+                    return; // every page is sent: this one is on its way
+                }
+                int id = pages.sectionId();
+                section(PART, id);
+                int last = -1;
+                for (long asked = first; asked < end; asked++) {
+                    long stop = Math.min(pages.blockPages(b), asked + 1 + READ_AHEAD);
+                    for (long p = asked; p < stop; p++) {
+                        int i = pages.index(b, p);
+                        if (!sent.get(i)) {
+                            pages.writePage(b, p, last == b, out);
+                            sent.set(i);
+                            last = b;
+                            if (p == asked) {
+                                requested++;
+                                if (this.asked.size() < MAX_HOT) {
+                                    this.asked.add(i);
+                                }
+                            } else {
+                                readAhead++;
+                            }
+                        }
+                    }
+                }
+                sectionEnd(id);
+                out.flush();
+            } finally {
+                sending.unlock();
+            }
+        }
+
+        /**
+         * The pages the last load of this machine's store was asked for
+         * ({@link PagedMachine.Pages#hotPages}) first, then, once allowed,
+         * the sweep; then RAM's end and the stream's. Requests are answered
+         * meanwhile by {@link #answer}, between two sections of this.
          */
         private void sendPages() {
             int id = pages.sectionId();
@@ -327,66 +366,57 @@ public final class Postcopy {
                     if (aborted) {
                         throw new IOException("the load was abandoned");
                     }
-                    boolean open = sweeping.isDone() || System.nanoTime() > sweepBy;
-                    // with nothing to send but answers, wait for a request rather than spin
-                    long[] r = open || hotAt < hot.length ? requests.poll() : requests.poll(5, TimeUnit.MILLISECONDS);
-                    if (r != null) {
-                        section(PART, id);
-                        int last = -1;
-                        for (; r != null; r = requests.poll()) {
-                            int b = (int) r[0];
-                            long end = Math.min(pages.blockPages(b), r[1] + 1 + READ_AHEAD);
-                            for (long p = r[1]; p < end; p++) {
-                                int i = pages.index(b, p);
+                    if (hotAt < hot.length) {
+                        sending.lock();
+                        try {
+                            section(PART, id);
+                            int last = -1;
+                            for (int n = 0; n < SWEEP && hotAt < hot.length; hotAt++) {
+                                int i = hot[hotAt];
                                 if (!sent.get(i)) {
-                                    pages.writePage(b, p, last == b, out);
+                                    int b = pages.blockOf(i);
+                                    pages.writePage(b, i - pages.index(b, 0), last == b, out);
                                     sent.set(i);
                                     last = b;
-                                    if (p == r[1]) {
-                                        requested++;
-                                        if (asked.size() < MAX_HOT) {
-                                            asked.add(i);
-                                        }
-                                    } else {
-                                        readAhead++;
-                                    }
+                                    prefetched++;
+                                    n++;
                                 }
                             }
+                            sectionEnd(id);
+                            out.flush();
+                        } finally {
+                            sending.unlock();
                         }
-                        sectionEnd(id);
-                        out.flush();
                         continue;
                     }
-                    if (hotAt < hot.length) {
+                    if (!sweeping.isDone() && System.nanoTime() <= sweepBy) {
+                        try {
+                            sweeping.get(5, TimeUnit.MILLISECONDS);
+                        } catch (TimeoutException e) {
+                            // look again: aborted, or past the time
+                        }
+                        continue;
+                    }
+                    sending.lock();
+                    try {
                         section(PART, id);
-                        int last = -1;
-                        for (int n = 0; n < SWEEP && hotAt < hot.length; hotAt++) {
-                            int i = hot[hotAt];
-                            if (!sent.get(i)) {
-                                int b = pages.blockOf(i);
-                                pages.writePage(b, i - pages.index(b, 0), last == b, out);
-                                sent.set(i);
-                                last = b;
-                                prefetched++;
-                                n++;
-                            }
-                        }
+                        swept = pages.sweep(sent, SWEEP, out) == 0;
                         sectionEnd(id);
                         out.flush();
-                        continue;
+                    } finally {
+                        sending.unlock();
                     }
-                    if (!open) {
-                        continue;
-                    }
-                    section(PART, id);
-                    swept = pages.sweep(sent, SWEEP, out) == 0;
-                    sectionEnd(id);
-                    out.flush();
                 }
-                section(END, id);
-                sectionEnd(id);
-                out.header(1).put((byte) EOF);
-                out.flush();
+                sending.lock();
+                try {
+                    ended = true;
+                    section(END, id);
+                    sectionEnd(id);
+                    out.header(1).put((byte) EOF);
+                    out.flush();
+                } finally {
+                    sending.unlock();
+                }
                 shut.get(5, TimeUnit.MINUTES);
                 long ms = (System.nanoTime() - started) / 1_000_000;
                 log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + prefetched
