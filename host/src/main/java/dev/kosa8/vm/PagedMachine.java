@@ -22,7 +22,7 @@ public interface PagedMachine extends SavedMachine {
     /**
      * The parts of a migration stream, and its pages one by one. Pages are
      * numbered across blocks: {@link #index} of block {@code b}'s page
-     * {@code p}. Used by one thread.
+     * {@code p}. Used by one thread at a time.
      */
     interface Pages extends AutoCloseable {
         /** The stream's header and configuration: everything before RAM's setup section. */
