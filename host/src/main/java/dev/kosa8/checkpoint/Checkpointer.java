@@ -370,19 +370,7 @@ public final class Checkpointer {
             // the folder goes back beside the old QEMU's end, the disk's revert and the new QEMU's start (they
             // share nothing, and with the machine stopped and the server idle nothing else writes the folder); the
             // guest runs only once it is done
-            java.util.concurrent.CompletableFuture<Long> folderBack = workspace == null
-                    ? java.util.concurrent.CompletableFuture.completedFuture(0L)
-                    : java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-                        long t = System.nanoTime();
-                        try {
-                            folders.restore(c.id(), folder);
-                        } catch (IOException e) {
-                            throw new java.io.UncheckedIOException(e);
-                        }
-                        return (System.nanoTime() - t) / 1_000_000;
-                        // a thread of its own, not the common pool: a task there (the watch of the old QEMU's exit)
-                        // waits for the sandbox's lock, which this rewind holds while it waits for the folder
-                    }, r -> Thread.ofPlatform().daemon().name("kosa8-folder-restore").start(r));
+            java.util.concurrent.CompletableFuture<Long> folderBack = restoreFolderBeside(c.id());
             try {
                 // a QEMU that was itself loaded lazily takes 70-100 ms to end (its RAM in small pages): beside the
                 // folder now
@@ -427,6 +415,27 @@ public final class Checkpointer {
                     replaced ? "the checkpoint is intact: `kosa8 start` the sandbox and rewind again"
                             : "the checkpoint is intact; try again", e);
         }
+    }
+
+    /**
+     * Puts the folder back to checkpoint {@code id} on a thread of its own;
+     * the future gives how long it took (0 without a workspace). Not the
+     * common pool: a task there (the watch of the old QEMU's exit) waits for
+     * the sandbox's lock, which a rewind holds while it waits for the folder.
+     */
+    private java.util.concurrent.CompletableFuture<Long> restoreFolderBeside(String id) {
+        if (workspace == null) {
+            return java.util.concurrent.CompletableFuture.completedFuture(0L);
+        }
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            long t = System.nanoTime();
+            try {
+                folders.restore(id, folder);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return (System.nanoTime() - t) / 1_000_000;
+        }, r -> Thread.ofPlatform().daemon().name("kosa8-folder-restore").start(r));
     }
 
     /** Waits for a folder being put back; its failure, said plainly. */

@@ -102,23 +102,23 @@ public final class Postcopy {
     }
 
     /**
-     * Starts loading {@code machine} into a QEMU started with {@code -S
+     * Starts loading a machine ({@code name}, for messages) into a QEMU started with {@code -S
      * -incoming defer} and returns once QEMU has loaded its devices, so that
      * the machine can be continued; its RAM goes on arriving until
      * {@link Loading#await}.
      *
-     * @param pages     {@code machine}'s pages, opened ({@link PagedMachine#openPages}); closed when done
+     * @param pages     its pages, opened ({@link PagedMachine#openPages}); closed when done
      * @param onFailure run if a page cannot be sent once the machine may run (it ends QEMU)
      * @throws Refused     when QEMU refused or failed before the devices were loaded: its load failed, and a fresh
      *                     QEMU can load the state whole
      */
-    public static Loading start(QmpClient qmp, Path socket, PagedMachine machine, PagedMachine.Pages pages,
+    public static Loading start(QmpClient qmp, Path socket, String name, PagedMachine.Pages pages,
                                 Duration timeout, Runnable onFailure, Consumer<String> log) throws IOException {
         SocketChannel channel;
         try {
             byte[] devices = pages.devices();
             if (devices.length > MAX_PACKAGE - 64) {
-                throw new Refused(machine.name() + " has " + devices.length + " bytes of device state, more than"
+                throw new Refused(name + " has " + devices.length + " bytes of device state, more than"
                         + " QEMU takes in one package", null);
             }
             try {
@@ -141,7 +141,7 @@ public final class Postcopy {
             pages.close();
             throw e;
         }
-        return stream(channel, pages, machine.name(), timeout, onFailure, log,
+        return stream(channel, pages, name, timeout, onFailure, log,
                 () -> qmp.execute("query-migrate", Map.of(), timeout).path("status").asText("").equals("failed"));
     }
 
@@ -197,6 +197,8 @@ public final class Postcopy {
         private volatile boolean aborted;
         private int requested;
         private int prefetched;
+        /** How far the sender is in the hot pages. */
+        private int hotAt;
         /** The pages asked for, in order: the next load of the same store sends them first. */
         private final java.util.List<Integer> asked = new ArrayList<>();
         private int readAhead;
@@ -316,22 +318,14 @@ public final class Postcopy {
          * its block, those not sent yet.
          */
         private void answer(int b, long first, long end) throws IOException {
-            sending.lock();
-            try {
-                if (ended) {
-                    return; // every page is sent: this one is on its way
-                }
-                int id = pages.sectionId();
-                section(PART, id);
-                int last = -1;
+            inSection(() -> {
+                boolean continues = false;
                 for (long asked = first; asked < end; asked++) {
                     long stop = Math.min(pages.blockPages(b), asked + 1 + READ_AHEAD);
                     for (long p = asked; p < stop; p++) {
                         int i = pages.index(b, p);
-                        if (!sent.get(i)) {
-                            pages.writePage(b, p, last == b, out);
-                            sent.set(i);
-                            last = b;
+                        if (sendOnce(i, b, p, continues)) {
+                            continues = true;
                             if (p == asked) {
                                 requested++;
                                 if (this.asked.size() < MAX_HOT) {
@@ -343,11 +337,8 @@ public final class Postcopy {
                         }
                     }
                 }
-                sectionEnd(id);
-                out.flush();
-            } finally {
-                sending.unlock();
-            }
+                return 0;
+            });
         }
 
         /**
@@ -359,7 +350,6 @@ public final class Postcopy {
         private void sendPages() {
             int id = pages.sectionId();
             int[] hot = pages.hotPages();
-            int hotAt = 0;
             try {
                 boolean swept = false;
                 while (!swept) {
@@ -367,26 +357,19 @@ public final class Postcopy {
                         throw new IOException("the load was abandoned");
                     }
                     if (hotAt < hot.length) {
-                        sending.lock();
-                        try {
-                            section(PART, id);
+                        inSection(() -> {
                             int last = -1;
                             for (int n = 0; n < SWEEP && hotAt < hot.length; hotAt++) {
                                 int i = hot[hotAt];
-                                if (!sent.get(i)) {
-                                    int b = pages.blockOf(i);
-                                    pages.writePage(b, i - pages.index(b, 0), last == b, out);
-                                    sent.set(i);
+                                int b = pages.blockOf(i);
+                                if (sendOnce(i, b, i - pages.index(b, 0), last == b)) {
                                     last = b;
                                     prefetched++;
                                     n++;
                                 }
                             }
-                            sectionEnd(id);
-                            out.flush();
-                        } finally {
-                            sending.unlock();
-                        }
+                            return 0;
+                        });
                         continue;
                     }
                     if (!sweeping.isDone() && System.nanoTime() <= sweepBy) {
@@ -397,20 +380,12 @@ public final class Postcopy {
                         }
                         continue;
                     }
-                    sending.lock();
-                    try {
-                        section(PART, id);
-                        swept = pages.sweep(sent, SWEEP, out) == 0;
-                        sectionEnd(id);
-                        out.flush();
-                    } finally {
-                        sending.unlock();
-                    }
+                    swept = inSection(() -> pages.sweep(sent, SWEEP, out)) == 0;
                 }
                 sending.lock();
                 try {
                     ended = true;
-                    section(END, id);
+                    out.header(5).put((byte) END).putInt(id);
                     sectionEnd(id);
                     out.header(1).put((byte) EOF);
                     out.flush();
@@ -461,8 +436,42 @@ public final class Postcopy {
             }
         }
 
-        private void section(int kind, int id) throws IOException {
-            out.header(5).put((byte) kind).putInt(id);
+        /** What goes in one section of RAM's pages; returns the pages it wrote, for the caller. */
+        @FunctionalInterface
+        private interface SectionBody {
+            int write() throws IOException;
+        }
+
+        /**
+         * Writes one section of RAM's pages, holding the stream (the sender
+         * and the reader answering a request take turns by section); nothing,
+         * once RAM's end is written: every page is on its way then.
+         */
+        private int inSection(SectionBody body) throws IOException {
+            sending.lock();
+            try {
+                if (ended) {
+                    return 0;
+                }
+                int id = pages.sectionId();
+                out.header(5).put((byte) PART).putInt(id);
+                int n = body.write();
+                sectionEnd(id);
+                out.flush();
+                return n;
+            } finally {
+                sending.unlock();
+            }
+        }
+
+        /** Sends page {@code page} of {@code block} (index {@code i}) unless it went already; whether it did. */
+        private boolean sendOnce(int i, int block, long page, boolean continues) throws IOException {
+            if (sent.get(i)) {
+                return false;
+            }
+            pages.writePage(block, page, continues, out);
+            sent.set(i);
+            return true;
         }
 
         private void sectionEnd(int id) throws IOException {

@@ -120,7 +120,7 @@ public final class Vm implements AutoCloseable {
             if (pages != null) {
                 try {
                     QemuProcess q = qemu;
-                    loading = Postcopy.start(qmp, socket, (PagedMachine) state, pages, timeout, q::kill, log);
+                    loading = Postcopy.start(qmp, socket, state.name(), pages, timeout, q::kill, log);
                 } catch (Postcopy.Refused e) {
                     log.accept("lazy load of " + state.name() + " refused (" + e.getMessage()
                             + "); loading it whole in a fresh QEMU");

@@ -33,19 +33,22 @@ final class PageSender implements PagedMachine.Pages {
     private final byte[] header;
     private final byte[] setup;
     private final byte[] devices;
+    /** Why the devices cannot be had apart from the stream's end, or null. */
+    private final RamStream.UnknownFormat noDevices;
     /** Every present page, in the order the sweep sends them. */
     private final int[] order;
     private final Path hotFile;
     private int cursor;
 
-    private PageSender(RamImage image, FileChannel[] packs, byte[] header, byte[] setup, byte[] devices, int[] order,
-                       Path hotFile) {
+    private PageSender(RamImage image, FileChannel[] packs, byte[] header, byte[] setup, byte[] devices,
+                       RamStream.UnknownFormat noDevices, int[] order, Path hotFile) {
         this.image = image;
         this.hotFile = hotFile;
         this.packs = packs;
         this.header = header;
         this.setup = setup;
         this.devices = devices;
+        this.noDevices = noDevices;
         this.order = order;
         this.blockNames = image.layout.blocks().stream()
                 .map(b -> b.name().getBytes(StandardCharsets.ISO_8859_1)).toArray(byte[][]::new);
@@ -58,11 +61,12 @@ final class PageSender implements PagedMachine.Pages {
     static PageSender open(RamImage image, Function<String, Path> packFile, Path hotFile) throws IOException {
         byte[] prefix = image.layout.prefix();
         int setupAt = RamStream.setupOffset(prefix);
-        byte[] devices;
+        byte[] devices = null;
+        RamStream.UnknownFormat noDevices = null;
         try {
             devices = RamStream.devicesOf(image.tail);
         } catch (RamStream.UnknownFormat e) {
-            devices = null; // a whole stream needs only the tail as it is; a lazy load is refused (forLazyLoad)
+            noDevices = e; // a whole stream needs only the tail as it is; a lazy load is refused (forLazyLoad)
         }
         FileChannel[] packs = new FileChannel[image.packs.size()];
         try {
@@ -100,11 +104,10 @@ final class PageSender implements PagedMachine.Pages {
                         while (runEnd < at.length && at[runEnd] >= first && at[runEnd] < end) {
                             order[n++] = at[runEnd++];
                         }
-                        // a pack that does not hold the pages its image names is refused, not loaded: as when a
-                        // whole stream is put together, each run's ends are checked
-                        RamStore.check(packs[p], probe, slot, (long) (at[slot] - first) * RamStream.PAGE,
-                                image.packs.get(p));
-                        RamStore.check(packs[p], probe, runEnd - 1, (long) (at[runEnd - 1] - first) * RamStream.PAGE,
+                        // a pack that does not hold the pages its image names is refused, not loaded: each run's
+                        // ends are checked
+                        check(packs[p], probe, slot, (long) (at[slot] - first) * RamStream.PAGE, image.packs.get(p));
+                        check(packs[p], probe, runEnd - 1, (long) (at[runEnd - 1] - first) * RamStream.PAGE,
                                 image.packs.get(p));
                         slot = runEnd;
                     }
@@ -116,10 +119,26 @@ final class PageSender implements PagedMachine.Pages {
                 }
             }
             return new PageSender(image, packs, Arrays.copyOf(prefix, setupAt),
-                    Arrays.copyOfRange(prefix, setupAt, prefix.length), devices, Arrays.copyOf(order, n), hotFile);
+                    Arrays.copyOfRange(prefix, setupAt, prefix.length), devices, noDevices, Arrays.copyOf(order, n),
+                    hotFile);
         } catch (IOException | RuntimeException e) {
             closeAll(packs);
             throw e;
+        }
+    }
+
+    /** Checks that the record in {@code slot} is the page the image says it is. */
+    private static void check(FileChannel pack, ByteBuffer probe, int slot, long offset, String name)
+            throws IOException {
+        probe.clear();
+        while (probe.hasRemaining()) {
+            if (pack.read(probe, (long) slot * RamStore.RECORD + probe.position()) < 0) {
+                break;
+            }
+        }
+        if (probe.hasRemaining() || probe.getLong(0) != (offset | RamStream.PAGE_DATA | RamStream.CONTINUE)) {
+            throw new IOException("the RAM pack " + name + " does not hold the page its image names at slot " + slot
+                    + ": it was damaged");
         }
     }
 
@@ -135,9 +154,9 @@ final class PageSender implements PagedMachine.Pages {
 
     /** This, once it is known that a lazy load can have the devices apart from the end of the stream. */
     PageSender forLazyLoad() throws IOException {
-        if (devices == null) {
+        if (noDevices != null) {
             close();
-            throw new RamStream.UnknownFormat("no end mark after the devices", image.tail.length);
+            throw noDevices;
         }
         return this;
     }

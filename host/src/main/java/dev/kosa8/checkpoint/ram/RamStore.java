@@ -328,21 +328,6 @@ public final class RamStore {
         }
     }
 
-    /** Checks that the record in {@code slot} is the page the image says it is. */
-    static void check(FileChannel pack, ByteBuffer probe, int slot, long offset, String name)
-            throws IOException {
-        probe.clear();
-        while (probe.hasRemaining()) {
-            if (pack.read(probe, (long) slot * RECORD + probe.position()) < 0) {
-                break;
-            }
-        }
-        if (probe.hasRemaining() || probe.getLong(0) != (offset | RamStream.PAGE_DATA | RamStream.CONTINUE)) {
-            throw new IOException("the RAM pack " + name + " does not hold the page its image names at slot " + slot
-                    + ": it was damaged");
-        }
-    }
-
     private static void syncDirectory(Path d) throws IOException {
         try (FileChannel ch = FileChannel.open(d, StandardOpenOption.READ)) {
             ch.force(true);
