@@ -16,8 +16,11 @@ import java.util.Map;
  * header, say) never carries a real key into the guest. Each form and its replacement have the same
  * length ({@link KeyForms}), so bodies keep their length and a Content-Length stays true.
  *
- * <p>Where forms overlap in a text, the leftmost wins, and at one position the longest; the text
- * after a replacement is searched afresh. Two keys, or the base64 and base64url forms of one key,
+ * <p>Where forms overlap in a text, the leftmost wins, and at one position the longest. A replacement
+ * can join with the text beside it into a new form (the text before it ends like a key's first
+ * characters and the sentinel's form begins with the key's last one), so after each replacement the
+ * search goes back one form's length and looks again: the output is the text with the leftmost
+ * form replaced over and over until none is left, and it holds no form of any key. Two keys, or the base64 and base64url forms of one key,
  * can have identical forms with different replacements; the first in {@link KeyForms} order of the
  * first key given wins, so an alphabet-neutral run is replaced by the sentinel's standard base64
  * form. Either choice removes the key; the guest may then fail to decode that one base64url text.
@@ -65,7 +68,11 @@ public final class KeyScrubber {
                 .map(e -> KeyForms.of(e.getKey(), e.getValue())).toList());
     }
 
-    /** The length of the longest form; a session holds back at most one byte less. */
+    /**
+     * The length of the longest form. A session holds back at most twice this less two bytes: the
+     * start of a form that may still be completed, and before it what a replacement there could join
+     * with.
+     */
     public int maxFormLength() {
         return search == null ? 0 : search.maxLength();
     }
@@ -90,6 +97,7 @@ public final class KeyScrubber {
         }
         char[] out = null;
         int from = 0;
+        int budget = replacementBudget(a.length);
         while (true) {
             long r = search.find(a, from, a.length, true);
             int id = Search.pattern(r);
@@ -100,30 +108,45 @@ public final class KeyScrubber {
                 out = value.toCharArray();
             }
             int at = Search.position(r);
+            budget = spend(budget);
             byte[] swap = replacements[id];
+            System.arraycopy(swap, 0, a, at, swap.length);
             for (int i = 0; i < swap.length; i++) {
                 out[at + i] = (char) swap[i];
             }
-            from = at + swap.length;
+            from = Math.max(0, at - search.maxLength() + 1);
         }
     }
 
     /**
      * The scrubbing of one response body, fed in the chunks it arrives in. A form split across two
      * chunks is still found: each {@link #feed} returns all it can be sure of and holds back the
-     * tail that could be the start of a form, at most {@code maxFormLength() - 1} bytes, until more
-     * comes or {@link #finish} says nothing will. What goes out adds up to exactly what came in,
-     * byte for byte in length.
+     * tail that could still change, until more comes or {@link #finish} says nothing will: the
+     * start of a form that more bytes may complete (at most {@code maxFormLength() - 1} bytes), and
+     * before it as many bytes again, with which that form's replacement could make a new form. What
+     * goes out adds up to exactly what came in, byte for byte in length.
+     *
+     * <p>A replacement that would make a form reaching further back, into bytes already handed
+     * out, cannot be mended: the session then throws, and the broker cuts the response off rather
+     * than let a key through. Only a chain of replacements each re-creating the next could do this
+     * (each step back needs a sentinel's form to begin where a key's form ends); random keys and
+     * sentinels never meet it in practice, and a single one is handled in full.
      *
      * <p>The bytes of a chunk are copied once into a scratch array to be searched (a memory copy
      * is far cheaper than reading a direct buffer byte by byte) and replacements are written back
      * into the chunk itself, which is then handed on, cut short by what is held back; no new buffer
-     * is made for the bulk of a body. The scratch array grows to the largest chunk plus the held
-     * tail. Not thread-safe: one session belongs to one response on one event loop.
+     * is made for the bulk of a body. The scratch array grows to the largest chunk plus what is
+     * held and the last form's length of bytes handed out. Not thread-safe: one session belongs to
+     * one response on one event loop.
      */
     public final class Session {
 
+        /**
+         * {@code buf[0, sent)}: the last bytes handed out (fewer than a form), kept to see a form a
+         * replacement would make across them; then the {@code held} bytes held back.
+         */
         private byte[] buf = new byte[0];
+        private int sent;
         private int held;
         private boolean finished;
 
@@ -134,6 +157,9 @@ public final class KeyScrubber {
          * Scrubs the next chunk. Takes ownership of {@code in}, whose readable bytes are the chunk,
          * and may write into it; the caller must not use it again. The returned buffer, which the
          * caller owns, may be {@code in} itself, shorter, and may be empty.
+         *
+         * @throws IllegalStateException if replacing a key would make a form across bytes already
+         *                               handed out; the response must then be cut off
          */
         public ByteBuf feed(ByteBuf in) {
             if (finished) {
@@ -143,6 +169,7 @@ public final class KeyScrubber {
             if (search == null) {
                 return in;
             }
+            int inStart = sent + held;
             int total;
             int stop;
             try {
@@ -152,20 +179,24 @@ public final class KeyScrubber {
                     in = copy;
                 }
                 int n = in.readableBytes();
-                total = held + n;
+                total = inStart + n;
                 if (buf.length < total) {
                     buf = Arrays.copyOf(buf, Math.max(total, 2 * buf.length)); // doubling; past 1 GiB, just enough
                 }
-                in.getBytes(in.readerIndex(), buf, held, n);
-                stop = scan(total, false, in);
+                in.getBytes(in.readerIndex(), buf, inStart, n);
+                stop = scan(total, false, in, inStart);
             } catch (RuntimeException | Error e) {
                 in.release();
                 throw e;
             }
-            return emit(stop, total, in);
+            return emit(stop, total, in, inStart);
         }
 
-        /** What is still held back, scrubbed; the session takes no more after this. */
+        /**
+         * What is still held back, scrubbed; the session takes no more after this.
+         *
+         * @throws IllegalStateException as {@link #feed} does
+         */
         public ByteBuf finish() {
             if (finished) {
                 throw new IllegalStateException("the session is finished");
@@ -175,55 +206,89 @@ public final class KeyScrubber {
                 buf = null;
                 return Unpooled.EMPTY_BUFFER;
             }
-            scan(held, true, null);
-            ByteBuf out = Unpooled.wrappedBuffer(Arrays.copyOf(buf, held));
+            int total = sent + held;
+            scan(total, true, null, total);
+            ByteBuf out = Unpooled.wrappedBuffer(Arrays.copyOfRange(buf, sent, total));
             held = 0;
             buf = null;
             return out;
         }
 
         /**
-         * Replaces the forms found in {@code buf[0, total)} and returns the first position that
-         * cannot be decided without more bytes ({@code total} when {@code last}). The part of each
-         * replacement beyond the held tail is also written into {@code in}, whose readable bytes
-         * are {@code buf[held, total)}.
+         * Replaces forms in {@code buf[0, total)}, leftmost first, until none is left that starts
+         * before the first position that cannot be decided without more bytes, and returns the first
+         * position that may still change: {@code total} when {@code last} or when no form can start
+         * in the tail, else a form's length less one before the undecided start, which a replacement
+         * there could join with. The part of each replacement from {@code inStart} on is also written
+         * into {@code in}, whose readable bytes are {@code buf[inStart, total)}.
          */
-        private int scan(int total, boolean last, ByteBuf in) {
-            int from = 0;
+        private int scan(int total, boolean last, ByteBuf in, int inStart) {
+            int back = search.maxLength() - 1;
+            int budget = replacementBudget(total);
+            int from = 0; // the bytes already sent too: a form there means the last replacement made one
             while (true) {
                 long r = search.find(buf, from, total, last);
                 int id = Search.pattern(r);
                 int at = Search.position(r);
                 if (id < 0) {
-                    return at;
+                    return at == total ? total : Math.max(sent, at - back);
                 }
+                if (at < sent) {
+                    throw new IllegalStateException("replacing a key in this response would make a key's form "
+                            + "across bytes already sent; the response is cut off");
+                }
+                budget = spend(budget);
                 byte[] swap = replacements[id];
                 System.arraycopy(swap, 0, buf, at, swap.length);
                 int end = at + swap.length;
-                if (in != null && end > held) {
-                    int start = Math.max(at, held);
-                    in.setBytes(in.readerIndex() + start - held, swap, start - at, end - start);
+                if (in != null && end > inStart) {
+                    int begin = Math.max(at, inStart);
+                    in.setBytes(in.readerIndex() + begin - inStart, swap, begin - at, end - begin);
                 }
-                from = end;
+                // the replacement may have made a form with the bytes before it: look there again
+                from = Math.max(0, at - back);
             }
         }
 
-        /** Hands out {@code buf[0, stop)} and keeps {@code buf[stop, total)} as the new held tail. */
-        private ByteBuf emit(int stop, int total, ByteBuf in) {
-            int fromHeld = Math.min(stop, held);
-            ByteBuf head = fromHeld == 0 ? null : Unpooled.wrappedBuffer(Arrays.copyOf(buf, fromHeld));
+        /**
+         * Hands out {@code buf[sent, stop)}, keeps {@code buf[stop, total)} as the new held bytes and
+         * up to a form's length less one before it as the new sent ones.
+         */
+        private ByteBuf emit(int stop, int total, ByteBuf in, int inStart) {
+            int fromHeld = Math.min(stop, inStart) - sent;
+            ByteBuf head = fromHeld <= 0 ? null : Unpooled.wrappedBuffer(Arrays.copyOfRange(buf, sent, sent + fromHeld));
             ByteBuf out;
-            if (stop <= held) {
+            if (stop <= inStart) {
                 in.release();
                 out = head == null ? Unpooled.EMPTY_BUFFER : head;
             } else {
-                in.writerIndex(in.readerIndex() + stop - held);
+                in.writerIndex(in.readerIndex() + stop - inStart);
                 out = head == null ? in : Unpooled.wrappedBuffer(head, in);
             }
+            int keep = Math.max(0, stop - (search.maxLength() - 1));
+            sent = stop - keep;
             held = total - stop;
-            System.arraycopy(buf, stop, buf, 0, held);
+            System.arraycopy(buf, keep, buf, 0, total - keep);
             return out;
         }
+    }
+
+    /**
+     * How many replacements a text of this length may take. Without forms re-creating one another,
+     * each replacement moves the search on by a whole form (at least 2 bytes), so half the length
+     * would do; the rest is room for replacements that join with their neighbours.
+     */
+    private static int replacementBudget(int length) {
+        return length + 16;
+    }
+
+    /** One replacement taken from the budget; forms that keep re-creating one another end here. */
+    private static int spend(int budget) {
+        if (budget <= 0) {
+            throw new IllegalStateException("the keys' forms keep re-creating one another in this text; "
+                    + "it is cut off rather than scrubbed");
+        }
+        return budget - 1;
     }
 
     /**
@@ -249,6 +314,8 @@ public final class KeyScrubber {
         private final byte[] shift = new byte[1 << 16];
         /** Pattern indices by a hash of their first two bytes, longest first. */
         private final int[][] byHead = new int[HEADS][];
+        /** The bytes some pattern begins with. */
+        private final boolean[] firstBytes = new boolean[256];
 
         /** @param patterns each at least 2 bytes long */
         Search(List<byte[]> patterns) {
@@ -280,6 +347,7 @@ public final class KeyScrubber {
                         shift[block] = (byte) s;
                     }
                 }
+                firstBytes[p[0] & 0xFF] = true;
                 int h = head(p[0], p[1]);
                 if (heads.get(h) == null) {
                     heads.set(h, new ArrayList<>());
@@ -308,7 +376,8 @@ public final class KeyScrubber {
          * The leftmost (then longest) match in {@code a[from, end)}, as {@link #position} and
          * {@link #pattern}; without one, pattern is -1 and position is where the search stopped:
          * {@code end} if {@code last}, else the first position where a pattern could start
-         * but run past {@code end}. Everything before that position is known to start no match.
+         * but run past {@code end} (its bytes up to {@code end} begin the pattern), or {@code end}
+         * if there is none. Everything before that position is known to start no match.
          */
         long find(byte[] a, int from, int end, boolean last) {
             final int m = window;
@@ -336,8 +405,32 @@ public final class KeyScrubber {
                 }
                 s++;
             }
-            // no pattern fits from s on, so nothing starts there unless more bytes come
-            return result(last ? end : Math.min(s, end), -1);
+            if (last) {
+                return result(end, -1);
+            }
+            // no pattern fits from s on: the first position whose bytes begin some pattern is undecided
+            for (int t = s; t < end; t++) {
+                if (couldStart(a, t, end)) {
+                    return result(t, -1);
+                }
+            }
+            return result(end, -1);
+        }
+
+        /** Whether {@code a[t, end)}, shorter than every pattern, is the beginning of one. */
+        private boolean couldStart(byte[] a, int t, int end) {
+            if (end - t == 1) {
+                return firstBytes[a[t] & 0xFF];
+            }
+            int[] ids = byHead[head(a[t], a[t + 1])];
+            if (ids != null) {
+                for (int id : ids) {
+                    if (Arrays.equals(a, t, end, patterns[id], 0, end - t)) {
+                        return true;
+                    }
+                }
+            }
+            return false;
         }
 
         static int position(long result) {
