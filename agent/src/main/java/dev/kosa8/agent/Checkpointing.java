@@ -7,8 +7,10 @@ import dev.kosa8.protocol.Message;
  * {@link Message.Thaw}): freeze the sandbox's processes and sync before the
  * host stops the machine; after it runs again, correct the clock, reseed the
  * kernel's random generator and thaw. Each answers on its channel with
- * Exited(0) or Failed, from a thread of its own (a freeze waits for the
- * kernel), and registers no channel.
+ * Exited(0) or Failed and registers no channel: a freeze from a thread of its
+ * own (it waits for the kernel), a thaw at once on the reader's (three quick
+ * system calls; after a restore, a new thread's first steps cost the guest
+ * page faults the host answers one by one).
  */
 final class Checkpointing {
     private Checkpointing() {
@@ -20,7 +22,7 @@ final class Checkpointing {
     }
 
     static Channel thaw(Message.Thaw t, Outbox outbox) {
-        answer(t.channel(), outbox, "thaw", () -> {
+        answerNow(t.channel(), outbox, "thaw", () -> {
             // the clock and the random generator first: no sandbox process may run with the checkpoint's
             if (t.epochMillis() > 0) {
                 Posix.setClock(t.epochMillis());
@@ -39,16 +41,18 @@ final class Checkpointing {
     }
 
     private static void answer(int channel, Outbox outbox, String what, Step step) {
-        Thread t = new Thread(() -> {
-            try {
-                step.run();
-                outbox.send(new Message.Exited(channel, 0, 0));
-            } catch (Exception | Error e) {
-                Log.info(what + " failed: " + e.getMessage());
-                outbox.send(new Message.Failed(channel, Message.ErrorCode.INTERNAL, what + ": " + e.getMessage()));
-            }
-        }, "checkpoint-" + what);
+        Thread t = new Thread(() -> answerNow(channel, outbox, what, step), "checkpoint-" + what);
         t.setDaemon(true);
         t.start();
+    }
+
+    private static void answerNow(int channel, Outbox outbox, String what, Step step) {
+        try {
+            step.run();
+            outbox.send(new Message.Exited(channel, 0, 0));
+        } catch (Exception | Error e) {
+            Log.info(what + " failed: " + e.getMessage());
+            outbox.send(new Message.Failed(channel, Message.ErrorCode.INTERNAL, what + ": " + e.getMessage()));
+        }
     }
 }

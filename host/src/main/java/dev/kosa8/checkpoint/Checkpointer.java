@@ -14,7 +14,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -52,7 +51,6 @@ public final class Checkpointer {
     static final Duration LOADED = Duration.ofMinutes(5);
     /** Room kept beyond the guest's memory size: device state, the workspace's manifests, the file system's own. */
     static final long ROOM_MARGIN_MIB = 64;
-    private static final SecureRandom RANDOM = new SecureRandom();
 
     /**
      * Starts the sandbox's machine again from a saved state, its workspace
@@ -372,9 +370,8 @@ public final class Checkpointer {
             // guest runs only once it is done
             java.util.concurrent.CompletableFuture<Long> folderBack = restoreFolderBeside(c.id());
             try {
-                // a QEMU that was itself loaded lazily takes 70-100 ms to end (its RAM in small pages): beside the
-                // folder now
-                vm.quit(Duration.ofSeconds(10));
+                // the old QEMU's memory is freed beside the next steps: only its files must be let go of first
+                vm.quitReleasing(Duration.ofSeconds(10));
                 if (workspace != null) {
                     workspace.close();
                 }
@@ -386,8 +383,7 @@ public final class Checkpointer {
                 steps.done("disk");
                 Vm next = relauncher.relaunch(state, c.server(), () -> steps.beside("workspace", joinFolder(folderBack)));
                 steps.done("load");
-                wake(next);
-                steps.done("thaw");
+                steps.split("load", "wake", next.wakeMillis());
                 next.loadRest();
                 head(c.id());
                 clearInterrupted(store.directory());
@@ -501,17 +497,6 @@ public final class Checkpointer {
                     + " MiB free in " + dir + ", and the guest's " + vm.spec().memoryMiB() + " MiB of memory need up to "
                     + (need >> 20) + " MiB");
         }
-    }
-
-    /**
-     * The last step of resuming a machine from a saved state (a rewind, a
-     * fork, a start after pause to disk): set the guest's clock to now,
-     * reseed its random generator with fresh host bytes, thaw its processes.
-     */
-    public static void wake(Vm vm) {
-        byte[] seed = new byte[64];
-        RANDOM.nextBytes(seed);
-        GuestCommand.thaw(vm.agent(), System.currentTimeMillis(), seed, FREEZE);
     }
 
     /** Removes a checkpoint: its record first (then it no longer exists), then its parts. */
@@ -673,6 +658,14 @@ public final class Checkpointer {
             long now = System.nanoTime();
             millis.put(step, (now - last) / 1_000_000);
             last = now;
+        }
+
+        /** Splits the last part of {@code step}, {@code millis} long, off as the step {@code last}. */
+        void split(String step, String last, long lastMillis) {
+            long whole = millis.getOrDefault(step, 0L);
+            long tail = Math.min(lastMillis, whole);
+            millis.put(step, whole - tail);
+            millis.put(last, tail);
         }
 
         /** A step that ran beside the others, by its own duration; the sequence's clock is not moved. */

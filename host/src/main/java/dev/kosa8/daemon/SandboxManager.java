@@ -282,8 +282,6 @@ public final class SandboxManager {
             Vm vm = restoreMachine(s, spec, template.machine(), null, null, started, () -> { });
             s.vm(vm);
             s.stopping(false);
-            long t1 = System.nanoTime();
-            dev.kosa8.checkpoint.Checkpointer.wake(vm);
             long t2 = System.nanoTime();
             if (spec.network() != null) {
                 trustSandboxCa(s, vm, image);
@@ -294,7 +292,7 @@ public final class SandboxManager {
                 dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), template.dir(), template.ramId(), log);
             }
             log.accept("sandbox " + s.id() + ": restored from its template in " + (System.nanoTime() - t0) / 1_000_000
-                    + " ms (load " + (t1 - t0) / 1_000_000 + ", wake " + (t2 - t1) / 1_000_000 + ", trust "
+                    + " ms (load " + ((t2 - t0) / 1_000_000 - vm.wakeMillis()) + ", wake " + vm.wakeMillis() + ", trust "
                     + (t3 - t2) / 1_000_000 + " ms)");
             return vm;
         } catch (IOException | RuntimeException e) {
@@ -332,7 +330,6 @@ public final class SandboxManager {
                     started, () -> { });
             s.vm(vm);
             s.stopping(false);
-            dev.kosa8.checkpoint.Checkpointer.wake(vm);
             saved.discard();
             log.accept("sandbox " + s.id() + " resumed where it was stopped (" + what.suspended() + ")");
             return vm;
@@ -936,7 +933,6 @@ public final class SandboxManager {
                 Vm vm = restoreMachine(s, spec, state, folder.isEmpty() ? null : Path.of(folder), c.server(),
                         recordPid(s, r), () -> { });
                 s.vm(vm);
-                dev.kosa8.checkpoint.Checkpointer.wake(vm);
                 vm.loadRest();
                 dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), checkpointDir(parent), c.id(), log);
                 SandboxRecord running = s.record().withQemu(vm.process().pid(), vm.process().startInstant(),

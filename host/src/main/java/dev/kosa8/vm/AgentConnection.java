@@ -99,6 +99,18 @@ public final class AgentConnection implements AutoCloseable {
      * @throws AgentException if the agent does not answer in time, QEMU dies, or the versions differ
      */
     public static AgentConnection connect(Path socketPath, Duration timeout, BooleanSupplier alive) {
+        return connect(socketPath, timeout, alive, c -> { });
+    }
+
+    /**
+     * Connects, queues the Hello, lets {@code behindHello} queue requests
+     * right behind it (sent with it, without waiting for the agent's Hello:
+     * the agent serves them in order once it has answered), then waits for
+     * the agent's Hello. If the agent turns out to speak another version, the
+     * connection closes and those requests are never answered.
+     */
+    public static AgentConnection connect(Path socketPath, Duration timeout, BooleanSupplier alive,
+                                          Consumer<AgentConnection> behindHello) {
         long deadline = System.nanoTime() + timeout.toNanos();
         SocketChannel ch = null;
         while (ch == null) {
@@ -113,6 +125,7 @@ public final class AgentConnection implements AutoCloseable {
         }
         AgentConnection c = new AgentConnection(ch);
         c.outbound.add(new Message.Hello(Limits.VERSION, "kosa8d", 0));
+        behindHello.accept(c);
         while (true) {
             try {
                 Message.Hello h = c.hello.get(100, TimeUnit.MILLISECONDS);

@@ -47,9 +47,40 @@ public final class GuestCommand {
         request(agent, channel -> new Message.Thaw(channel, epochMillis, seed), timeout, "the guest did not thaw");
     }
 
+    /**
+     * Sends {@link #thaw}'s request without waiting: a restore queues it
+     * right behind its Hello, so the guest gets both in one go.
+     */
+    public static Pending thawLater(AgentConnection agent, long epochMillis, byte[] seed) {
+        return send(agent, channel -> new Message.Thaw(channel, epochMillis, seed));
+    }
+
+    /** A request sent and not yet answered. */
+    public record Pending(AgentConnection agent, int channel, CompletableFuture<Void> done) {
+        /** Waits for the answer: returns on Exited, throws the agent's Failed or {@code late} after the timeout. */
+        public void await(Duration timeout, String late) {
+            try {
+                done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                agent.abandon(channel);
+                throw new AgentConnection.AgentException(late + " within " + timeout.toSeconds() + " s");
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw (RuntimeException) e.getCause();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AgentConnection.AgentException("interrupted");
+            }
+        }
+    }
+
     /** Sends a request on a new channel and waits for its Exited (done) or Failed (thrown). */
     private static void request(AgentConnection agent, java.util.function.IntFunction<Message> message, Duration timeout,
                                 String late) {
+        send(agent, message).await(timeout, late);
+    }
+
+    /** Sends a request on a new channel; its Exited completes the future, its Failed fails it. */
+    private static Pending send(AgentConnection agent, java.util.function.IntFunction<Message> message) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         int channel = agent.open(m -> {
             switch (m) {
@@ -59,17 +90,7 @@ public final class GuestCommand {
             }
         });
         agent.send(message.apply(channel));
-        try {
-            done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
-            agent.abandon(channel);
-            throw new AgentConnection.AgentException(late + " within " + timeout.toSeconds() + " s");
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw (RuntimeException) e.getCause();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AgentConnection.AgentException("interrupted");
-        }
+        return new Pending(agent, channel, done);
     }
 
     public static Result run(AgentConnection agent, List<String> argv, Duration timeout) {

@@ -20,17 +20,24 @@ public final class Vm implements AutoCloseable {
     private final AgentConnection agent;
     /** A lazy load still sending RAM ({@link Postcopy}), or null. */
     private final Postcopy.Loading loading;
+    /** For a restored machine: from the guest running to its processes thawed; else 0. */
+    private final long wakeMillis;
+    /** How long a restored guest may take to answer its Hello and thaw. */
+    static final Duration WAKE = Duration.ofSeconds(30);
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
     private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent) {
-        this(spec, qemu, qmp, agent, null);
+        this(spec, qemu, qmp, agent, null, 0);
     }
 
-    private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent, Postcopy.Loading loading) {
+    private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent, Postcopy.Loading loading,
+               long wakeMillis) {
         this.spec = spec;
         this.qemu = qemu;
         this.qmp = qmp;
         this.agent = agent;
         this.loading = loading;
+        this.wakeMillis = wakeMillis;
     }
 
     /**
@@ -84,8 +91,12 @@ public final class Vm implements AutoCloseable {
      * defer}), loads {@code state}, lets {@code beforeRun} connect what must
      * be there before the guest runs (the workspace server), continues the
      * machine and connects to the agent, which takes the new host's Hello as
-     * a new session. The guest runs on from the instant the state was saved;
-     * its processes are as frozen as they were then.
+     * a new session. The guest runs on from the instant the state was saved,
+     * and its processes, frozen by the agent before every save, are thawed
+     * with the clock set to now and the random generator reseeded; the thaw
+     * goes out with the Hello, so the guest, slow to run its first steps
+     * after a restore (under TCG every code path is translated again),
+     * answers both in one go.
      *
      * <p>A state kept as pages ({@link PagedMachine}) loads lazily where the
      * host allows it ({@link Postcopy}): the machine runs once its devices
@@ -135,8 +146,23 @@ public final class Vm implements AutoCloseable {
             }
             beforeRun.accept(qmp);
             qmp.execute("cont", Map.of(), timeout);
-            AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
-            return new Vm(spec, qemu, qmp, agent, loading);
+            long running = System.nanoTime();
+            // every saved machine was frozen by the agent before it was saved: its processes are thawed with the
+            // clock set to now and the random generator reseeded with fresh host bytes (the same RAM restored twice
+            // must not draw the same numbers), the request sent in one go with the Hello
+            byte[] seed = new byte[64];
+            RANDOM.nextBytes(seed);
+            GuestCommand.Pending[] thaw = new GuestCommand.Pending[1];
+            AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive,
+                    c -> thaw[0] = GuestCommand.thawLater(c, System.currentTimeMillis(), seed));
+            try {
+                thaw[0].await(WAKE, "the guest did not thaw");
+            } catch (RuntimeException e) {
+                agent.close();
+                throw e;
+            }
+            long end = System.nanoTime();
+            return new Vm(spec, qemu, qmp, agent, loading, (end - running) / 1_000_000);
         } catch (IOException | RuntimeException e) {
             if (loading != null) {
                 loading.abort();
@@ -146,6 +172,11 @@ public final class Vm implements AutoCloseable {
                     + section("QEMU said", qemu.outputTail(10)),
                     "the saved state is kept; see " + qemuLog(spec), e);
         }
+    }
+
+    /** For a machine restored from a saved state: how long its guest took to answer and thaw its processes. */
+    public long wakeMillis() {
+        return wakeMillis;
     }
 
     /**
@@ -292,6 +323,48 @@ public final class Vm implements AutoCloseable {
             // QEMU may close the connection before it answers
         }
         if (!qemu.waitFor(grace)) {
+            qemu.kill();
+        }
+        agent.close();
+        qmp.close();
+    }
+
+    /**
+     * Ends QEMU for a machine about to be replaced (a rewind), returning as
+     * soon as QEMU has let go of its files rather than once its process is
+     * gone: QMP {@code quit}, then a wait until QEMU closed the QMP connection
+     * and removed its listening sockets. QEMU's cleanup closes the disk image
+     * (releasing its lock) before the monitor and the character devices, and
+     * removing a listening socket is the last thing it does to each, so then
+     * a fresh QEMU can open the same disk and bind the same paths without the
+     * old one taking them from it. What is left is the kernel freeing the old
+     * process's memory: 30-100 ms for a QEMU that was itself restored lazily
+     * (its RAM in small pages), which now runs beside the next steps. The
+     * process is reaped by whoever watches it. Falls back to {@link #quit}'s
+     * wait, and SIGKILL, when QEMU does not get there within {@code grace}.
+     */
+    public void quitReleasing(Duration grace) {
+        abandonLoad();
+        agent.failOpenChannels("the sandbox's machine stopped");
+        try {
+            qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+            // QEMU may close the connection before it answers
+        }
+        List<Path> sockets = new java.util.ArrayList<>(List.of(spec.qmpSocket(), spec.agentSocket()));
+        if (spec.workspaceSocket() != null) {
+            sockets.add(spec.workspaceSocket());
+        }
+        long deadline = System.nanoTime() + grace.toNanos();
+        boolean released = false;
+        while (qemu.isAlive() && System.nanoTime() < deadline) {
+            if (qmp.closedFuture().isDone() && sockets.stream().noneMatch(java.nio.file.Files::exists)) {
+                released = true;
+                break;
+            }
+            qemu.waitFor(Duration.ofMillis(1));
+        }
+        if (!released && !qemu.waitFor(Duration.ZERO)) {
             qemu.kill();
         }
         agent.close();

@@ -61,6 +61,38 @@ class AgentConnectionTest {
     }
 
     @Test
+    void aThawQueuedBehindTheHelloReachesTheAgentBeforeItAnswersTheHello() throws Exception {
+        // the guest reads both messages before it says anything: a host that waited for the Hello's answer before
+        // sending the thaw would wait forever here
+        Path socket = dir.resolve("w.sock");
+        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        server.bind(UnixDomainSocketAddress.of(socket));
+        List<Message> received = new CopyOnWriteArrayList<>();
+        Thread.ofVirtual().start(() -> {
+            try (server; SocketChannel ch = server.accept()) {
+                OutputStream out = Channels.newOutputStream(ch);
+                FrameReader in = new FrameReader(Channels.newInputStream(ch));
+                received.add(in.read());
+                Message.Thaw thaw = (Message.Thaw) in.read();
+                received.add(thaw);
+                out.write(Codec.encode(new Message.Hello(Limits.VERSION, "fake", 1)));
+                out.write(Codec.encode(new Message.Exited(thaw.channel(), 0, 0)));
+                Thread.sleep(200);
+            } catch (Exception ignored) {
+                // the host hung up
+            }
+        });
+        byte[] seed = new byte[64];
+        GuestCommand.Pending[] thaw = new GuestCommand.Pending[1];
+        AgentConnection c = AgentConnection.connect(socket, Duration.ofSeconds(5), () -> true,
+                agent -> thaw[0] = GuestCommand.thawLater(agent, 1234, seed));
+        thaw[0].await(Duration.ofSeconds(5), "no thaw");
+        assertThat(received).hasSize(2).first().isInstanceOf(Message.Hello.class);
+        assertThat(((Message.Thaw) received.get(1)).epochMillis()).isEqualTo(1234);
+        c.close();
+    }
+
+    @Test
     void aGuestThatIgnoresCreditLosesTheConnectionAndTheChannelIsFailed() throws Exception {
         List<Message> seen = new CopyOnWriteArrayList<>();
         AgentConnection c = connectTo(dir.resolve("a.sock"), (out, in) -> {
