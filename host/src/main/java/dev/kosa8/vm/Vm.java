@@ -315,18 +315,11 @@ public final class Vm implements AutoCloseable {
      * lets QEMU close the disk image cleanly, then SIGKILL if it lingers.
      */
     public void quit(Duration grace) {
-        abandonLoad();
-        agent.failOpenChannels("the sandbox's machine stopped");
-        try {
-            qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
-        } catch (RuntimeException e) {
-            // QEMU may close the connection before it answers
-        }
+        askToQuit();
         if (!qemu.waitFor(grace)) {
             qemu.kill();
         }
-        agent.close();
-        qmp.close();
+        closeConnections();
     }
 
     /**
@@ -344,13 +337,7 @@ public final class Vm implements AutoCloseable {
      * wait, and SIGKILL, when QEMU does not get there within {@code grace}.
      */
     public void quitReleasing(Duration grace) {
-        abandonLoad();
-        agent.failOpenChannels("the sandbox's machine stopped");
-        try {
-            qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
-        } catch (RuntimeException e) {
-            // QEMU may close the connection before it answers
-        }
+        askToQuit();
         List<Path> sockets = new java.util.ArrayList<>(List.of(spec.qmpSocket(), spec.agentSocket()));
         if (spec.workspaceSocket() != null) {
             sockets.add(spec.workspaceSocket());
@@ -367,6 +354,21 @@ public final class Vm implements AutoCloseable {
         if (!released && !qemu.waitFor(Duration.ZERO)) {
             qemu.kill();
         }
+        closeConnections();
+    }
+
+    /** The start of every quit: the load and the commands under way end, and QEMU is asked to quit. */
+    private void askToQuit() {
+        abandonLoad();
+        agent.failOpenChannels("the sandbox's machine stopped");
+        try {
+            qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+            // QEMU may close the connection before it answers
+        }
+    }
+
+    private void closeConnections() {
         agent.close();
         qmp.close();
     }
@@ -375,8 +377,7 @@ public final class Vm implements AutoCloseable {
     public void kill() {
         abandonLoad();
         qemu.kill();
-        agent.close();
-        qmp.close();
+        closeConnections();
     }
 
     /**
@@ -390,8 +391,7 @@ public final class Vm implements AutoCloseable {
         } catch (IOException e) {
             // the machine is left as it is; the next daemon finds out whether it runs
         }
-        agent.close();
-        qmp.close();
+        closeConnections();
     }
 
     /** The machine is being ended: a lazy load stops sending, without calling that a failure. */
