@@ -95,26 +95,55 @@ public final class KeyScrubber {
             char c = value.charAt(i);
             a[i] = c < 0x80 ? (byte) c : (byte) 0xFF;
         }
-        char[] out = null;
-        int from = 0;
-        int budget = replacementBudget(a.length);
+        boolean[] changed = {false};
+        replaceAll(a, 0, a.length, true, (at, swap) -> changed[0] = true);
+        if (!changed[0]) {
+            return value;
+        }
+        char[] out = value.toCharArray();
+        for (int i = 0; i < out.length; i++) {
+            if (out[i] < 0x80) { // a replaced character, or the one that was there
+                out[i] = (char) a[i];
+            }
+        }
+        return new String(out);
+    }
+
+    /** Told of each replacement {@link #replaceAll} made: where, and with what. */
+    @FunctionalInterface
+    private interface Replaced {
+        void at(int position, byte[] swap);
+    }
+
+    /**
+     * Replaces forms in {@code a[0, end)} in place, leftmost first; after each, the search goes back a
+     * form's length less one, where the replacement may have made a form with the bytes before it. Stops
+     * when no form starts before the first position that cannot be decided without more bytes, and
+     * returns that position ({@code end} when {@code last}, or when nothing in the tail could begin a
+     * form).
+     *
+     * @param floor where the bytes that may still change begin: a form starting before it throws
+     */
+    private int replaceAll(byte[] a, int floor, int end, boolean last, Replaced replaced) {
+        int back = search.maxLength() - 1;
+        int budget = replacementBudget(end);
+        int from = 0; // the bytes before floor too: a form there means the last replacement made one
         while (true) {
-            long r = search.find(a, from, a.length, true);
+            long r = search.find(a, from, end, last);
             int id = Search.pattern(r);
-            if (id < 0) {
-                return out == null ? value : new String(out);
-            }
-            if (out == null) {
-                out = value.toCharArray();
-            }
             int at = Search.position(r);
+            if (id < 0) {
+                return at;
+            }
+            if (at < floor) {
+                throw new IllegalStateException("replacing a key in this response would make a key's form "
+                        + "across bytes already sent; the response is cut off");
+            }
             budget = spend(budget);
             byte[] swap = replacements[id];
             System.arraycopy(swap, 0, a, at, swap.length);
-            for (int i = 0; i < swap.length; i++) {
-                out[at + i] = (char) swap[i];
-            }
-            from = Math.max(0, at - search.maxLength() + 1);
+            replaced.at(at, swap);
+            from = Math.max(0, at - back);
         }
     }
 
@@ -223,31 +252,14 @@ public final class KeyScrubber {
          * into {@code in}, whose readable bytes are {@code buf[inStart, total)}.
          */
         private int scan(int total, boolean last, ByteBuf in, int inStart) {
-            int back = search.maxLength() - 1;
-            int budget = replacementBudget(total);
-            int from = 0; // the bytes already sent too: a form there means the last replacement made one
-            while (true) {
-                long r = search.find(buf, from, total, last);
-                int id = Search.pattern(r);
-                int at = Search.position(r);
-                if (id < 0) {
-                    return at == total ? total : Math.max(sent, at - back);
-                }
-                if (at < sent) {
-                    throw new IllegalStateException("replacing a key in this response would make a key's form "
-                            + "across bytes already sent; the response is cut off");
-                }
-                budget = spend(budget);
-                byte[] swap = replacements[id];
-                System.arraycopy(swap, 0, buf, at, swap.length);
-                int end = at + swap.length;
+            int at = replaceAll(buf, sent, total, last, (p, swap) -> {
+                int end = p + swap.length;
                 if (in != null && end > inStart) {
-                    int begin = Math.max(at, inStart);
-                    in.setBytes(in.readerIndex() + begin - inStart, swap, begin - at, end - begin);
+                    int begin = Math.max(p, inStart);
+                    in.setBytes(in.readerIndex() + begin - inStart, swap, begin - p, end - begin);
                 }
-                // the replacement may have made a form with the bytes before it: look there again
-                from = Math.max(0, at - back);
-            }
+            });
+            return at == total ? total : Math.max(sent, at - (search.maxLength() - 1));
         }
 
         /**

@@ -44,7 +44,7 @@ public final class GuestCommand {
 
     /** Sets the clock (0: leaves it), reseeds the random generator (empty: does not), thaws the processes. */
     public static void thaw(AgentConnection agent, long epochMillis, byte[] seed, Duration timeout) {
-        request(agent, channel -> new Message.Thaw(channel, epochMillis, seed), timeout, "the guest did not thaw");
+        thawLater(agent, epochMillis, seed).await(timeout, "the guest did not thaw");
     }
 
     /**
