@@ -222,7 +222,8 @@ public class WorkspaceBench {
         log("booting (" + accel.qemuName() + ")");
         Duration bootTimeout = accel == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
         vm = Vm.boot(spec, qemuArgv, bootTimeout, q -> { });
-        server = WorkspaceServer.start(kosa.hostDir(), spec.workspaceSocket(), Duration.ofSeconds(10),
+        server = WorkspaceServer.start(kosa.hostDir(), spec.workspaceSocket(), spec.workspaceWindow(),
+                Duration.ofSeconds(10),
                 m -> System.err.println("workspace server: " + m));
         GuestCommand.mountWorkspace(vm.agent(), "", o.msize(), false, Duration.ofSeconds(60));
         guest("mkdir -p " + BASE + " && mount -t 9p -o trans=virtio," + o.mountOptions() + ",nosuid,nodev bench9p " + BASE,

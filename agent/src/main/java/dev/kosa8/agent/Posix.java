@@ -14,7 +14,10 @@ import java.lang.invoke.MethodHandle;
  * as {@link PosixException} carrying errno.
  */
 final class Posix {
+    static final int O_RDONLY = 0;
     static final int O_RDWR = 02;
+    /** Reads straight from the device into the caller's memory, past the page cache. */
+    static final int O_DIRECT = 040000;
     static final int O_NOCTTY = 0400;
     static final long TIOCSWINSZ = 0x5414;
     static final int EIO = 5;
@@ -41,6 +44,9 @@ final class Posix {
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     private static final MethodHandle WRITE = handle("write",
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle PREAD = handle("pread",
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_LONG));
     private static final MethodHandle CLOSE = handle("close",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     private static final MethodHandle IOCTL_PTR = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
@@ -302,6 +308,33 @@ final class Posix {
             if (e != EINTR) {
                 throw new PosixException("read", e);
             }
+        }
+    }
+
+    /**
+     * Reads {@code length} bytes at {@code offset} into {@code buf}, however
+     * many pread(2) calls that takes; fails at end of file.
+     */
+    static void preadFully(int fd, MemorySegment buf, long length, long offset, MemorySegment st) {
+        long off = 0;
+        while (off < length) {
+            long n;
+            try {
+                n = (long) PREAD.invokeExact(st, fd, buf.asSlice(off), length - off, offset + off);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n == 0) {
+                throw new PosixException("pread (end of device)", EIO);
+            }
+            if (n < 0) {
+                int e = errno(st);
+                if (e == EINTR) {
+                    continue;
+                }
+                throw new PosixException("pread", e);
+            }
+            off += n;
         }
     }
 

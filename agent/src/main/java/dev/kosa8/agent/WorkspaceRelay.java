@@ -36,19 +36,44 @@ import java.nio.file.Path;
  * host's messages are dropped until the answer to the new mount's Tversion:
  * whatever came before it answers the old mount. (The host's server answers
  * every request it received before a Tversion before answering that.)
+ *
+ * <p>Large reads' data comes through the read window, a read-only disk, not
+ * through the port (which hands the guest 4 KiB per read): the host sends
+ * an Rreadw naming a slot of the window, the relay reads the slot with one
+ * O_DIRECT pread, tells the host it may use the slot again (Treturn), and
+ * gives the kernel the plain Rread. The relay asks for this once per mount,
+ * with a Twindow after the mount's Tversion, and only if it could open the
+ * disk. The host's {@code dev.kosa8.workspace.ReadWindow} documents the
+ * three messages. Both directions write to the port (the Treturns come from
+ * the reader of the port), so each writes whole messages under one lock.
  */
 final class WorkspaceRelay {
     static final String PORT_NAME = "dev.kosa8.ws9p";
     static final Path SOCKET = Path.of("/run/kosa8/ws9p.sock");
     private static final int RVERSION = 101;
+    private static final int RLERROR = 7, RREAD = 117;
+    private static final int TWINDOW = 250, RREADW = 251, TRETURN = 252;
+    private static final int RREADW_SIZE = 19, TRETURN_SIZE = 15;
+    /** Each slot of the read window holds one reply's data (the host's msize). */
+    private static final long WINDOW_SLOT = 1 << 20;
+    /** O_DIRECT reads whole sectors. */
+    private static final int SECTOR = 512;
+    /** The serial number of the read window's disk (the host's {@code QemuCommandLine.WORKSPACE_WINDOW_SERIAL}). */
+    static final String WINDOW_SERIAL = "kosa8-ws9p-window";
     private static final int NOTAG = 0xffff;
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort LE_SHORT =
             ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final int portFd;
+    /** The read window's disk, opened O_DIRECT; -1 when the guest has none (the port carries everything). */
+    private final int windowFd;
     private final int bufferSize;
     private final Object lock = new Object();
+    /** Held while a whole message is written to the port: both threads write there. */
+    private final Object portLock = new Object();
+    /** Messages that could not be read from the window; logged the first time. */
+    private int windowFailures;
     /** The current mount's connection; null between mounts. Guarded by {@link #lock}. */
     private SocketChannel kernel;
     private Thread up;
@@ -56,19 +81,39 @@ final class WorkspaceRelay {
     /** Set by {@link #detach}: the host's messages are for the old mount until its Rversion. */
     private volatile boolean awaitingVersion;
 
-    private WorkspaceRelay(int portFd, int bufferSize) {
+    private WorkspaceRelay(int portFd, int windowFd, int bufferSize) {
         this.portFd = portFd;
+        this.windowFd = windowFd;
         this.bufferSize = bufferSize;
     }
 
-    /** Opens the workspace's port and starts reading it, for the agent's lifetime. */
+    /** Opens the workspace's port (and its read window, if the guest has one) and starts reading it, for the agent's lifetime. */
     static WorkspaceRelay open(int msize) throws IOException, InterruptedException {
         Path device = VirtioPort.find(PORT_NAME, 5_000);
-        WorkspaceRelay relay = new WorkspaceRelay(Posix.open(device.toString(), Posix.O_RDWR), msize);
+        WorkspaceRelay relay = new WorkspaceRelay(Posix.open(device.toString(), Posix.O_RDWR), openWindow(), msize);
         Thread down = new Thread(relay::hostToKernel, "ws9p-down");
         down.setDaemon(true);
         down.start();
         return relay;
+    }
+
+    /** The read window's disk, found by its serial number among the block devices; -1 if there is none. */
+    private static int openWindow() {
+        try (var disks = Files.list(Path.of("/sys/block"))) {
+            for (Path disk : (Iterable<Path>) disks::iterator) {
+                Path serial = disk.resolve("serial");
+                if (Files.isReadable(serial) && Files.readString(serial).trim().equals(WINDOW_SERIAL)) {
+                    int fd = Posix.open("/dev/" + disk.getFileName(), Posix.O_RDONLY | Posix.O_DIRECT);
+                    Log.info("workspace relay: large reads come through the read window /dev/" + disk.getFileName());
+                    return fd;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            Log.info("workspace relay: no read window (" + e.getMessage() + "); all data comes through the port");
+            return -1;
+        }
+        Log.info("workspace relay: the guest has no read window; all data comes through the port");
+        return -1;
     }
 
     /** Listens on {@link #SOCKET} for the connection of the mount about to be made, and relays it once made. */
@@ -153,19 +198,46 @@ final class WorkspaceRelay {
         }
     }
 
+    /**
+     * Passes the kernel's requests to the port, whole messages at a time
+     * (the reader of the port writes Treturns between them). After the
+     * mount's first message, its Tversion, asks for the read window if
+     * there is one.
+     */
     private void kernelToHost(SocketChannel from) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
             ByteBuffer view = buf.asByteBuffer();
             MemorySegment st = Posix.callState(arena);
+            MemorySegment twindow = arena.allocate(7);
+            twindow.set(LE_INT, 0, 7);
+            twindow.set(ValueLayout.JAVA_BYTE, 4, (byte) TWINDOW);
+            twindow.set(LE_SHORT, 5, (short) NOTAG);
+            boolean asked = windowFd < 0;
+            long have = 0;
             while (true) {
-                view.clear();
+                view.limit(bufferSize).position((int) have);
                 int n = from.read(view);
                 if (n < 0) {
                     Log.info("workspace relay: the kernel closed its side (unmounted)");
                     return;
                 }
-                Posix.writeAll(portFd, buf, n, st);
+                have += n;
+                long whole = wholeMessages(buf, have);
+                if (whole == 0) {
+                    continue;
+                }
+                synchronized (portLock) {
+                    Posix.writeAll(portFd, buf, whole, st);
+                    if (!asked) {
+                        Posix.writeAll(portFd, twindow, 7, st);
+                        asked = true;
+                    }
+                }
+                if (whole < have) {
+                    MemorySegment.copy(buf, whole, buf, 0, have - whole);
+                }
+                have -= whole;
             }
         } catch (IOException | RuntimeException e) {
             Log.info("workspace relay (kernel to host) stopped: " + e.getMessage());
@@ -185,6 +257,8 @@ final class WorkspaceRelay {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
             MemorySegment st = Posix.callState(arena);
+            Window window = new Window(arena.allocate(bufferSize, 4096), arena.allocate(TRETURN_SIZE),
+                    arena.allocate(P9_READ_HEADER), st);
             long have = 0;
             while (true) {
                 int n = Posix.readSome(portFd, buf.asSlice(have), bufferSize - have, st);
@@ -200,7 +274,7 @@ final class WorkspaceRelay {
                 if (whole == 0) {
                     continue;
                 }
-                deliver(buf, whole);
+                deliver(buf, whole, window);
                 if (whole < have) {
                     MemorySegment.copy(buf, whole, buf, 0, have - whole);
                 }
@@ -213,27 +287,134 @@ final class WorkspaceRelay {
         }
     }
 
-    /** Writes the first {@code length} bytes of {@code buf} to the current mount, or drops them. */
-    private void deliver(MemorySegment buf, long length) {
+    /** size[4] type[1] tag[2] count[4]: an Rread before its data. */
+    private static final int P9_READ_HEADER = 11;
+
+    /** The memory the reader of the port uses for the read window: a slot's data, a Treturn, an Rread's header. */
+    private record Window(MemorySegment data, MemorySegment treturn, MemorySegment header, MemorySegment st) {
+    }
+
+    /**
+     * Writes the first {@code length} bytes of {@code buf} (whole messages)
+     * to the current mount, or drops them; an Rreadw among them becomes the
+     * Rread it stands for, its slot given back either way.
+     */
+    private void deliver(MemorySegment buf, long length, Window window) {
         long from = 0;
+        boolean stale = false;
         if (awaitingVersion) {
             from = afterStaleReplies(buf, length);
             if (from < 0) {
-                return;
+                stale = true; // answers to the old mount: dropped, but the window's slots still go back
+                from = length;
+                returnAll(buf, 0, length, window);
+            } else {
+                returnAll(buf, 0, from, window);
+                awaitingVersion = false;
             }
-            awaitingVersion = false;
         }
         SocketChannel to;
         synchronized (lock) {
-            to = kernel;
+            to = stale ? null : kernel;
         }
+        long run = from;
+        long off = from;
+        while (length - off >= 7) {
+            long size = Integer.toUnsignedLong(buf.get(LE_INT, off));
+            if (size < 7 || off + size > length) {
+                break; // not framed as 9p: passed on as it is below
+            }
+            if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == RREADW && size == RREADW_SIZE) {
+                write(to, buf.asSlice(run, off - run).asByteBuffer());
+                fromWindow(buf.asSlice(off, size), to, window);
+                run = off + size;
+            }
+            off += size;
+        }
+        write(to, buf.asSlice(run, length - run).asByteBuffer());
+    }
+
+    /** Gives back the slot of every Rreadw among whole messages that are dropped. */
+    private void returnAll(MemorySegment buf, long from, long to, Window window) {
+        long off = from;
+        while (to - off >= 7) {
+            long size = Integer.toUnsignedLong(buf.get(LE_INT, off));
+            if (size < 7 || off + size > to) {
+                return;
+            }
+            if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == RREADW && size == RREADW_SIZE) {
+                giveBack(buf.asSlice(off, size), window);
+            }
+            off += size;
+        }
+    }
+
+    /**
+     * Reads an Rreadw's data from its slot of the window, gives the slot
+     * back, and writes the kernel the Rread (or, if the window cannot be
+     * read, an Rlerror EIO for that tag: the kernel's read fails, nothing
+     * hangs).
+     */
+    private void fromWindow(MemorySegment m, SocketChannel to, Window window) {
+        int tag = m.get(LE_SHORT, 5) & 0xffff;
+        long count = Integer.toUnsignedLong(m.get(LE_INT, 7));
+        long slot = Integer.toUnsignedLong(m.get(LE_INT, 11));
+        boolean read = false;
+        if (to != null && windowFd >= 0 && count <= Math.min(window.data().byteSize(), WINDOW_SLOT)) {
+            try {
+                long sectors = (count + SECTOR - 1) / SECTOR * SECTOR;
+                Posix.preadFully(windowFd, window.data(), sectors, slot * WINDOW_SLOT, window.st());
+                read = true;
+            } catch (RuntimeException e) {
+                if (windowFailures++ == 0) {
+                    Log.info("workspace relay: cannot read the read window (" + e.getMessage() + "); the read fails");
+                }
+            }
+        }
+        giveBack(m, window);
         if (to == null) {
-            return; // between mounts: answers to a mount that is gone
+            return;
         }
-        ByteBuffer view = buf.asSlice(from, length - from).asByteBuffer();
+        MemorySegment h = window.header();
+        h.set(LE_SHORT, 5, (short) tag);
+        if (read) {
+            h.set(LE_INT, 0, (int) (P9_READ_HEADER + count));
+            h.set(ValueLayout.JAVA_BYTE, 4, (byte) RREAD);
+            h.set(LE_INT, 7, (int) count);
+            write(to, h.asByteBuffer(), window.data().asSlice(0, count).asByteBuffer());
+        } else {
+            h.set(LE_INT, 0, P9_READ_HEADER);
+            h.set(ValueLayout.JAVA_BYTE, 4, (byte) RLERROR);
+            h.set(LE_INT, 7, Posix.EIO);
+            write(to, h.asByteBuffer());
+        }
+    }
+
+    /** Treturn: the slot of Rreadw {@code m} may be written again. */
+    private void giveBack(MemorySegment m, Window window) {
+        MemorySegment r = window.treturn();
+        r.set(LE_INT, 0, TRETURN_SIZE);
+        r.set(ValueLayout.JAVA_BYTE, 4, (byte) TRETURN);
+        r.set(LE_SHORT, 5, (short) NOTAG);
+        r.set(LE_INT, 7, m.get(LE_INT, 11));
+        r.set(LE_INT, 11, m.get(LE_INT, 15));
+        synchronized (portLock) {
+            Posix.writeAll(portFd, r, TRETURN_SIZE, window.st());
+        }
+    }
+
+    /** Writes to the current mount's connection; nothing when there is none, or it is gone. */
+    private static void write(SocketChannel to, ByteBuffer... parts) {
+        if (to == null) {
+            return;
+        }
         try {
-            while (view.hasRemaining()) {
-                to.write(view);
+            long left = 0;
+            for (ByteBuffer p : parts) {
+                left += p.remaining();
+            }
+            while (left > 0) {
+                left -= to.write(parts);
             }
         } catch (IOException e) {
             Log.info("workspace relay: the mount's connection is gone (" + e.getMessage() + ")");

@@ -609,7 +609,8 @@ public final class Checkpointer {
             frozen = true;
             steps.done("freeze");
             if (workspace != null) {
-                if (!workspace.pause(Duration.ofSeconds(10))) {
+                // settled: also every read window slot back, since this machine goes on from here
+                if (!workspace.pauseSettled(Duration.ofSeconds(10))) {
                     throw new IOException("the workspace server did not become idle within 10 s");
                 }
                 paused = true;

@@ -45,6 +45,8 @@ public final class QemuCommandLine {
     public static final String AGENT_PORT_NAME = "dev.kosa8.agent";
     /** The port the workspace's 9p traffic crosses; the guest agent relays it to the kernel's 9p client. */
     public static final String WORKSPACE_PORT_NAME = "dev.kosa8.ws9p";
+    /** The serial number of the workspace's read window disk, by which the guest's relay finds it. */
+    public static final String WORKSPACE_WINDOW_SERIAL = "kosa8-ws9p-window";
     /** QEMU's seccomp filter: no obsolete system calls, no privilege changes, no new programs, no resource control. */
     static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
     /**
@@ -86,6 +88,11 @@ public final class QemuCommandLine {
                     + ",server=on,wait=off"));
             a.addAll(List.of("-device", "virtio-serial-device,id=ws9pbus,max_ports=2"));
             a.addAll(List.of("-device", "virtserialport,bus=ws9pbus.0,chardev=ws9p,name=" + WORKSPACE_PORT_NAME));
+            // large reads' data, past the port's 4 KiB pieces: read-only for the guest, written only by the daemon
+            // (its own scratch file, so no image locking), through the host's page cache like the daemon's writes
+            a.addAll(List.of("-drive", "id=ws9pwin,file=" + escape(spec.workspaceWindow().toString())
+                    + ",format=raw,if=none,readonly=on,file.locking=off"));
+            a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwin,serial=" + WORKSPACE_WINDOW_SERIAL));
         }
         if (spec.network() != null) {
             a.addAll(List.of("-netdev", netdev(spec.network())));

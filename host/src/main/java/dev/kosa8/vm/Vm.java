@@ -2,12 +2,17 @@ package dev.kosa8.vm;
 
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A running sandbox machine: its QEMU process, the QMP connection that
@@ -214,6 +219,7 @@ public final class Vm implements AutoCloseable {
             Files.deleteIfExists(spec.agentSocket());
             if (spec.workspaceSocket() != null) {
                 Files.deleteIfExists(spec.workspaceSocket());
+                freshWindow(spec.workspaceWindow());
             }
             if (freshConsole) {
                 Files.deleteIfExists(spec.consoleLog());
@@ -224,6 +230,25 @@ public final class Vm implements AutoCloseable {
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + argv.getFirst() + "): "
                     + e.getMessage(), "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);
+        }
+    }
+
+    /**
+     * A new, empty read window for the workspace (a new inode: an old QEMU
+     * still closing keeps its own), readable and writable by the daemon's
+     * user only; sparse, so it costs what is written to it.
+     */
+    private static void freshWindow(Path window) {
+        try {
+            Files.deleteIfExists(window);
+            try (FileChannel f = FileChannel.open(window, Set.of(StandardOpenOption.CREATE_NEW,
+                    StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rw-------")))) {
+                f.write(ByteBuffer.allocate(1), VmSpec.WORKSPACE_WINDOW_BYTES - 1);
+            }
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot make the workspace's read window " + window
+                    + ": " + e.getMessage(), "check the free space and permissions of " + window.getParent(), e);
         }
     }
 

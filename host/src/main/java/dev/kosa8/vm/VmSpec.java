@@ -60,4 +60,17 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
                     "invalid sandbox settings: " + String.join("; ", problems), "fix the values and try again");
         }
     }
+
+    /** The size of the workspace's read window: 16 slots of one 1 MiB reply each. */
+    public static final long WORKSPACE_WINDOW_BYTES = 16L << 20;
+
+    /**
+     * The file QEMU gives the guest as the workspace's read window, a
+     * read-only disk the 9p server writes large replies' data into
+     * ({@code dev.kosa8.workspace.ReadWindow}), beside the workspace's
+     * socket; null without a workspace. Made afresh for each QEMU.
+     */
+    public Path workspaceWindow() {
+        return workspaceSocket == null ? null : workspaceSocket.resolveSibling("ws9p.window");
+    }
 }

@@ -50,6 +50,8 @@ public final class WorkspaceServer implements AutoCloseable {
     private static final int TVERSION = 100;
 
     private final SocketChannel channel;
+    /** Where large Rreads' data goes past the port; null when QEMU gives the guest none. */
+    private final ReadWindow window;
     private final int rootFd;
     private final P9Operations ops;
     private final Consumer<String> log;
@@ -69,9 +71,13 @@ public final class WorkspaceServer implements AutoCloseable {
     private volatile boolean awaitingVersion;
     /** How many bytes were dropped so; the reader's alone. */
     private long skipped;
+    /** Window messages that named nothing lent out; the reader's alone. */
+    private long strayReturns;
 
-    private WorkspaceServer(SocketChannel channel, int rootFd, Consumer<String> log, boolean awaitingVersion) {
+    private WorkspaceServer(SocketChannel channel, ReadWindow window, int rootFd, Consumer<String> log,
+                            boolean awaitingVersion) {
         this.channel = channel;
+        this.window = window;
         this.awaitingVersion = awaitingVersion;
         this.rootFd = rootFd;
         this.log = log;
@@ -95,9 +101,11 @@ public final class WorkspaceServer implements AutoCloseable {
      * A server that is given the guest's session instead ({@link #restore})
      * serves everything.
      *
+     * @param window  the read window QEMU gives the guest ({@code VmSpec.workspaceWindow()}), or null
      * @param timeout how long to keep trying to connect (QEMU may still be creating the socket)
      */
-    public static WorkspaceServer start(Path folder, Path socket, Duration timeout, Consumer<String> log) {
+    public static WorkspaceServer start(Path folder, Path socket, Path window, Duration timeout,
+                                        Consumer<String> log) {
         if (!LinuxFs.AVAILABLE) {
             throw new KosaException(KosaException.Kind.HOST, "sharing a folder needs Linux on x86-64 here",
                     "pass --workspace none");
@@ -109,12 +117,17 @@ public final class WorkspaceServer implements AutoCloseable {
             throw new KosaException(KosaException.Kind.USAGE, "cannot open the workspace " + folder + ": "
                     + e.getMessage(), "check the folder exists and is yours, or pass --workspace none");
         }
+        ReadWindow w = null;
         try {
+            w = openWindow(window);
             SocketChannel ch = connect(socket, timeout);
-            WorkspaceServer s = new WorkspaceServer(ch, root, log, true);
+            WorkspaceServer s = new WorkspaceServer(ch, w, root, log, true);
             s.reader.start();
             return s;
         } catch (RuntimeException e) {
+            if (w != null) {
+                w.close();
+            }
             closeQuietly(root);
             throw e;
         }
@@ -128,9 +141,25 @@ public final class WorkspaceServer implements AutoCloseable {
     /** For tests: serves {@code folder} over an already connected channel, as {@link #start} does if asked. */
     static WorkspaceServer serve(Path folder, SocketChannel ch, Consumer<String> log, boolean newSession)
             throws ErrnoException {
-        WorkspaceServer s = new WorkspaceServer(ch, LinuxFs.openRoot(folder.toString()), log, newSession);
+        return serve(folder, ch, null, log, newSession);
+    }
+
+    /** For tests: as {@link #serve(Path, SocketChannel, Consumer, boolean)}, with a read window file. */
+    static WorkspaceServer serve(Path folder, SocketChannel ch, Path window, Consumer<String> log, boolean newSession)
+            throws ErrnoException {
+        WorkspaceServer s = new WorkspaceServer(ch, openWindow(window), LinuxFs.openRoot(folder.toString()), log,
+                newSession);
         s.reader.start();
         return s;
+    }
+
+    private static ReadWindow openWindow(Path window) {
+        try {
+            return ReadWindow.open(window);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.VM, "cannot open the workspace's read window " + window + ": "
+                    + e.getMessage(), "see `kosa8 logs ID`");
+        }
     }
 
     private static SocketChannel connect(Path socket, Duration timeout) {
@@ -179,10 +208,19 @@ public final class WorkspaceServer implements AutoCloseable {
                     if (length < 0 || in.remaining() < length) {
                         break;
                     }
-                    if (length > P9Codec.HEADER && (in.get(in.position() + 4) & 0xff) == TVERSION) {
+                    int type = length >= P9Codec.HEADER ? in.get(in.position() + 4) & 0xff : -1;
+                    if (type == ReadWindow.TWINDOW || type == ReadWindow.TRETURN) {
+                        windowMessage(in.slice(in.position(), length).order(ByteOrder.LITTLE_ENDIAN), type);
+                        in.position(in.position() + length);
+                        continue;
+                    }
+                    if (type == TVERSION) {
                         // a Tversion starts a new session: every earlier request answers before it does, so
                         // the guest's relay can tell the old session's answers from the new one's
                         awaitIdle();
+                        if (window != null) {
+                            window.newSession();
+                        }
                     }
                     ByteBuffer request = requests.take();
                     request.clear();
@@ -233,6 +271,28 @@ public final class WorkspaceServer implements AutoCloseable {
         skipped += in.remaining() - keep;
         in.position(in.limit() - keep);
         return false;
+    }
+
+    /**
+     * A message of the read window's ({@link ReadWindow}), from the guest's relay: answered by
+     * nothing. One that does not fit is dropped and counted (logged the first time): it cannot
+     * break the server, and a guest that sends many gets one line.
+     */
+    private void windowMessage(ByteBuffer m, int type) {
+        boolean fits;
+        if (type == ReadWindow.TWINDOW) {
+            fits = window != null && m.remaining() == ReadWindow.TWINDOW_SIZE;
+            if (fits) {
+                window.enable(true);
+            }
+        } else {
+            fits = window != null && m.remaining() == ReadWindow.TRETURN_SIZE
+                    && window.giveBack(m.getInt(P9Codec.HEADER), Integer.toUnsignedLong(m.getInt(P9Codec.HEADER + 4)));
+        }
+        if (!fits && strayReturns++ == 0) {
+            log.accept("ignoring a read-window message that names nothing lent out (type " + type + ", "
+                    + m.remaining() + " bytes); later ones are not logged");
+        }
     }
 
     /** Waits until no request is being served. */
@@ -332,6 +392,9 @@ public final class WorkspaceServer implements AutoCloseable {
 
     private void send(ByteBuffer out) {
         out.flip();
+        if (window != null) {
+            window.divert(out);
+        }
         writeLock.lock();
         try {
             while (out.hasRemaining()) {
@@ -376,6 +439,33 @@ public final class WorkspaceServer implements AutoCloseable {
         return true;
     }
 
+    /**
+     * As {@link #pause}, and also every slot of the read window back from
+     * the guest: the instant of a checkpoint or a pause to disk, whose
+     * machine goes on from there (the window is not saved with it). The
+     * guest must be running and its processes frozen: the relay returns
+     * the slots, and no new read lends one out meanwhile (a paused server
+     * serves nothing; one read lent out before the pause is waited for
+     * with the server serving again).
+     *
+     * @return whether both held within the timeout; if not, the server serves on
+     */
+    public boolean pauseSettled(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            if (window != null && !window.awaitReturned(deadline)) {
+                return false;
+            }
+            if (!pause(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+                return false;
+            }
+            if (window == null || window.lentOut() == 0) {
+                return true;
+            }
+            resume(); // a read answered through the window just before the pause: its return comes behind it
+        }
+    }
+
     public void resume() {
         synchronized (pauseLock) {
             paused = false;
@@ -402,7 +492,7 @@ public final class WorkspaceServer implements AutoCloseable {
         if (!idle()) {
             throw new IllegalStateException("the workspace server is serving a request; pause it first");
         }
-        return WorkspaceSnapshot.of(ops);
+        return WorkspaceSnapshot.of(ops, window != null && window.enabled());
     }
 
     /**
@@ -415,6 +505,9 @@ public final class WorkspaceServer implements AutoCloseable {
             throw new IllegalStateException("the workspace server is serving a request; pause it first");
         }
         snapshot.restoreInto(ops);
+        if (window != null) {
+            window.enable(snapshot.readWindow());
+        }
         awaitingVersion = false;
     }
 
@@ -441,6 +534,9 @@ public final class WorkspaceServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         ops.clunkAll();
+        if (window != null) {
+            window.close();
+        }
         if (stopped) {
             closeQuietly(rootFd);
         } else {

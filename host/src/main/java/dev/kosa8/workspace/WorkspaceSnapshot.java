@@ -17,9 +17,11 @@ import java.util.Map;
  * A file that was open but already unlinked at the snapshot has no path to
  * reopen by; its fid comes back stale and answers ESTALE, as NFS does.
  *
- * @param version format version of this record
+ * @param version    format version of this record
+ * @param readWindow whether the guest's relay had asked for the read window
+ *                   ({@link ReadWindow}); false in a snapshot made before it existed
  */
-public record WorkspaceSnapshot(int version, int msize, List<FidState> fids) {
+public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boolean readWindow) {
     public static final int FORMAT = 1;
 
     /**
@@ -32,14 +34,14 @@ public record WorkspaceSnapshot(int version, int msize, List<FidState> fids) {
         fids = List.copyOf(fids);
     }
 
-    static WorkspaceSnapshot of(P9Operations ops) {
+    static WorkspaceSnapshot of(P9Operations ops, boolean readWindow) {
         List<FidState> all = new ArrayList<>();
         for (Map.Entry<Integer, Fid> e : ops.fids().entrySet()) {
             Fid f = e.getValue();
             all.add(new FidState(e.getKey(), f.path(), f.kind == Fid.Kind.XATTR, f.qidType, f.openFlags));
         }
         all.sort(Comparator.comparingInt(FidState::fid));
-        return new WorkspaceSnapshot(FORMAT, ops.msize(), all);
+        return new WorkspaceSnapshot(FORMAT, ops.msize(), all, readWindow);
     }
 
     void restoreInto(P9Operations ops) {

@@ -52,6 +52,29 @@ class WorkspaceAttackIT {
     }
 
     @Test
+    void theReadWindowCannotBeWrittenFromTheGuest(SharedSandbox.Booted box) throws Exception {
+        Path window = Kosa.HOME.resolve("run").resolve(box.id()).resolve("ws9p.window");
+        byte[] probe = new byte[100_000];
+        new java.util.Random(3).nextBytes(probe);
+        Files.write(box.workspace().resolve("window-probe"), probe);
+        Kosa.Result read = box.exec("sh", "-c", "dd if=window-probe of=/dev/null bs=1M");
+        assertThat(read.exitCode()).as(read.toString()).isZero();
+        byte[] before = Files.readAllBytes(window);
+        assertThat(java.util.Arrays.copyOf(before, probe.length)).as("the read went through the window")
+                .isEqualTo(probe);
+        Kosa.Result r = box.exec("sh", "-c", "for d in /sys/block/*; do [ \"$(cat $d/serial 2>/dev/null)\" ="
+                + " kosa8-ws9p-window ] && w=/dev/${d##*/}; done; echo window=$w;"
+                + " head -c 65536 /dev/urandom > /tmp/junk; dd if=/tmp/junk of=$w bs=4096 count=16 conv=notrunc"
+                + " oflag=direct 2>&1 || echo refused-direct; dd if=/tmp/junk of=$w bs=4096 count=16 conv=fsync 2>&1"
+                + " || echo refused-buffered; blockdev --setrw $w 2>&1; dd if=/tmp/junk of=$w bs=4096 count=16"
+                + " oflag=direct 2>&1 || echo refused-after-setrw");
+        assertThat(r.stdout()).as(r.toString()).contains("window=/dev/vd", "refused-direct", "refused-buffered",
+                "refused-after-setrw");
+        assertThat(Files.readAllBytes(window)).as("the host's window file").isEqualTo(before);
+        assertHostUntouched();
+    }
+
+    @Test
     void dotDotWalksEndInTheGuestNotOnTheHost(SharedSandbox.Booted box) throws Exception {
         Kosa.Result r = box.exec("sh", "-c", "cd /workspace/../../..; pwd; ls /workspace/../ | grep -c canary-never;"
                 + " echo owned > /workspace/../../" + marker + "; cat " + box.workspace() + "/../outside-canary/canary"

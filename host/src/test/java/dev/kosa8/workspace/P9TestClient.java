@@ -28,6 +28,11 @@ import java.util.concurrent.TimeUnit;
  * matches replies by tag. Every wait has a deadline, so a server that hangs fails the test
  * instead of hanging it. Not thread-safe except that {@link #send} may be called from several
  * threads; replies are read by one thread of its own.
+ *
+ * <p>Given a read window ({@link #connect(Path, Path, boolean, Path)}), it
+ * plays the guest's relay: an Rreadw becomes the Rread it stands for, read
+ * from the window file, and its slot goes back with a Treturn; the raw
+ * Rreadw frames are kept ({@link #windowed}).
  */
 final class P9TestClient implements AutoCloseable {
     static final Duration TIMEOUT = Duration.ofSeconds(5);
@@ -40,6 +45,11 @@ final class P9TestClient implements AutoCloseable {
 
     private final SocketChannel channel;
     private final WorkspaceServer server;
+    /** The read window file, or null: then an Rreadw is passed on as it is. */
+    private final Path window;
+    private final List<ByteBuffer> windowed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Whether an Rreadw's slot goes back at once (else a test returns it with {@link #giveBack}). */
+    volatile boolean returnSlots = true;
     private final Queue<String> log;
     private final BlockingQueue<ByteBuffer> frames = new LinkedBlockingQueue<>();
     private final Map<Integer, ByteBuffer> early = new HashMap<>();
@@ -49,9 +59,10 @@ final class P9TestClient implements AutoCloseable {
     private volatile boolean eof;
     private boolean closed;
 
-    private P9TestClient(SocketChannel channel, WorkspaceServer server, Queue<String> log) {
+    private P9TestClient(SocketChannel channel, WorkspaceServer server, Path window, Queue<String> log) {
         this.channel = channel;
         this.server = server;
+        this.window = window;
         this.log = log;
         this.reader = new Thread(this::readLoop, "p9-test-client");
         this.reader.setDaemon(true);
@@ -65,6 +76,14 @@ final class P9TestClient implements AutoCloseable {
 
     /** As {@link #connect(Path, Path)}; with {@code newSession}, the server skips what comes before a Tversion. */
     static P9TestClient connect(Path folder, Path scratch, boolean newSession) throws Exception {
+        return connect(folder, scratch, newSession, null);
+    }
+
+    /**
+     * As {@link #connect(Path, Path, boolean)}, the server given {@code window} (a file of
+     * {@code VmSpec.WORKSPACE_WINDOW_BYTES}, or null) as its read window, which this client reads as the relay does.
+     */
+    static P9TestClient connect(Path folder, Path scratch, boolean newSession, Path window) throws Exception {
         Path dir = Files.createTempDirectory(scratch, "sock");
         Path socket = dir.resolve("s");
         Queue<String> log = new ConcurrentLinkedQueue<>();
@@ -72,8 +91,8 @@ final class P9TestClient implements AutoCloseable {
             listener.bind(UnixDomainSocketAddress.of(socket));
             SocketChannel client = SocketChannel.open(UnixDomainSocketAddress.of(socket));
             SocketChannel accepted = listener.accept();
-            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, log::add, newSession);
-            return new P9TestClient(client, server, log);
+            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, window, log::add, newSession);
+            return new P9TestClient(client, server, window, log);
         } finally {
             Files.deleteIfExists(socket);
             Files.deleteIfExists(dir);
@@ -86,6 +105,44 @@ final class P9TestClient implements AutoCloseable {
         assertThat(c.version()).isEqualTo(new P9Reply.Version(WorkspaceServer.MSIZE, P9Operations.VERSION));
         assertThat(c.attach(ROOT)).isInstanceOf(P9Reply.Attach.class);
         return c;
+    }
+
+    /** Connects with a read window, negotiates, asks for the window as the relay does, and attaches. */
+    static P9TestClient attachedWithWindow(Path folder, Path scratch, Path window) throws Exception {
+        P9TestClient c = connect(folder, scratch, false, window);
+        assertThat(c.version()).isEqualTo(new P9Reply.Version(WorkspaceServer.MSIZE, P9Operations.VERSION));
+        c.askForWindow();
+        assertThat(c.attach(ROOT)).isInstanceOf(P9Reply.Attach.class);
+        return c;
+    }
+
+    /** A new read window file, sparse, of the size a sandbox's QEMU gets. */
+    static Path windowFile(Path dir) throws IOException {
+        Path w = Files.createTempFile(dir, "window", "");
+        try (var f = java.nio.channels.FileChannel.open(w, java.nio.file.StandardOpenOption.WRITE)) {
+            f.write(ByteBuffer.allocate(1), dev.kosa8.vm.VmSpec.WORKSPACE_WINDOW_BYTES - 1);
+        }
+        return w;
+    }
+
+    /** Twindow: the relay reads the window. */
+    void askForWindow() throws IOException {
+        ByteBuffer m = ByteBuffer.allocate(ReadWindow.TWINDOW_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(ReadWindow.TWINDOW_SIZE).put((byte) ReadWindow.TWINDOW).putShort((short) P9Codec.NOTAG);
+        sendRaw(m.flip());
+    }
+
+    /** Treturn of {@code slot} under {@code serial}. */
+    void giveBack(int slot, int serial) throws IOException {
+        ByteBuffer m = ByteBuffer.allocate(ReadWindow.TRETURN_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(ReadWindow.TRETURN_SIZE).put((byte) ReadWindow.TRETURN).putShort((short) P9Codec.NOTAG)
+                .putInt(slot).putInt(serial);
+        sendRaw(m.flip());
+    }
+
+    /** The Rreadw frames received so far, as they came (little-endian). */
+    List<ByteBuffer> windowed() {
+        return List.copyOf(windowed);
     }
 
     WorkspaceServer server() {
@@ -223,6 +280,9 @@ final class P9TestClient implements AutoCloseable {
                     }
                     byte[] frame = new byte[(int) size];
                     in.get(frame);
+                    if (window != null && (frame[4] & 0xff) == ReadWindow.RREADW) {
+                        frame = fromWindow(frame);
+                    }
                     arrivals.add(ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff);
                     frames.add(ByteBuffer.wrap(frame));
                 }
@@ -233,6 +293,29 @@ final class P9TestClient implements AutoCloseable {
         } finally {
             frames.add(EOF);
         }
+    }
+
+    /** What the relay does with an Rreadw: the Rread it stands for, the slot given back (unless a test holds it). */
+    private byte[] fromWindow(byte[] rreadw) throws IOException {
+        ByteBuffer m = ByteBuffer.wrap(rreadw).order(ByteOrder.LITTLE_ENDIAN);
+        windowed.add(m.duplicate().order(ByteOrder.LITTLE_ENDIAN));
+        int tag = m.getShort(5) & 0xffff;
+        int count = m.getInt(7);
+        int slot = m.getInt(11);
+        byte[] rread = new byte[P9Codec.READ_DATA_OFFSET + count];
+        ByteBuffer r = ByteBuffer.wrap(rread).order(ByteOrder.LITTLE_ENDIAN);
+        r.putInt(rread.length).put((byte) 117).putShort((short) tag).putInt(count);
+        try (var f = java.nio.channels.FileChannel.open(window)) {
+            while (r.hasRemaining()) {
+                if (f.read(r, (long) slot * ReadWindow.SLOT_SIZE + r.position() - P9Codec.READ_DATA_OFFSET) < 0) {
+                    throw new IOException("the window ends before slot " + slot + "'s data");
+                }
+            }
+        }
+        if (returnSlots) {
+            giveBack(slot, m.getInt(15));
+        }
+        return rread;
     }
 
     // --- requests

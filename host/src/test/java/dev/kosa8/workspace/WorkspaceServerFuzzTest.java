@@ -42,14 +42,17 @@ import net.jqwik.api.lifecycle.BeforeTry;
  * changed. Every frame is answered by a well-formed reply under its tag (of its type, or
  * Rlerror), or, when its size field is broken, the connection is closed. Nothing hangs, nothing
  * escapes the server as an exception, nothing outside the folder changes, no device node or socket
- * appears inside, and afterwards a fresh server on the same folder works.
+ * appears inside, and afterwards a fresh server on the same folder works. The server has a read
+ * window the client reads as the guest's relay does ({@link ReadWindow}), so large reads' replies
+ * take that path too; a frame mutated into one of the window's own messages is answered by
+ * nothing, and the server must serve on.
  */
 class WorkspaceServerFuzzTest {
     private static final Duration REPLY = Duration.ofSeconds(3);
     private static final int S_IFMT = 0170000;
     private static final List<String> NAMES = List.of("..", ".", "", "/", "../outside", "a/../../outside",
             "out", "a", "b", "f", "fifo", "x\0y", "\0", "x".repeat(256), "x".repeat(P9Codec.MAX_STRING),
-            "\u00ff\u00fe", "new0", "new1", "canary", "outside");
+            "\u00ff\u00fe", "new0", "new1", "canary", "outside", "big");
 
     private static Path tmp;
     private static Path outside;
@@ -85,6 +88,9 @@ class WorkspaceServerFuzzTest {
         folder = Files.createDirectory(tmp.resolve("share" + tries.incrementAndGet()));
         Files.createDirectories(folder.resolve("a/b"));
         Files.writeString(folder.resolve("f"), "content");
+        byte[] big = new byte[100_000];
+        new Random(tries.get()).nextBytes(big);
+        Files.write(folder.resolve("big"), big);
         Files.writeString(folder.resolve("a/canary"), "inside");
         Files.createSymbolicLink(folder.resolve("out"), outside);
         Files.createSymbolicLink(folder.resolve("a/up"), Path.of("../../outside"));
@@ -96,7 +102,7 @@ class WorkspaceServerFuzzTest {
             assertThat(state(outside)).isEqualTo(outsideBefore);
             try (Stream<Path> beside = Files.list(tmp)) {
                 assertThat(beside.map(p -> p.getFileName().toString()))
-                        .allMatch(n -> n.equals("outside") || n.startsWith("share") || n.startsWith("sock"));
+                        .allMatch(n -> n.equals("outside") || n.startsWith("share") || n.startsWith("sock") || n.startsWith("window"));
             }
             try (Stream<Path> inside = Files.walk(folder)) {
                 inside.forEach(p -> {
@@ -174,7 +180,12 @@ class WorkspaceServerFuzzTest {
             } else {
                 byte[] exact = Arrays.copyOf(frame, (int) size); // cut or padded to what the size field says
                 int tag = ByteBuffer.wrap(exact).order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff;
+                int type = exact[4] & 0xff;
                 c.sendRaw(exact);
+                if (type == ReadWindow.TWINDOW || type == ReadWindow.TRETURN) {
+                    assertServerHealthy(c); // the window's own messages have no answer
+                    return;
+                }
                 P9Response answer = c.awaitResponse(tag, REPLY);
                 checkErrno(answer.reply());
                 assertServerHealthy(c);
@@ -183,9 +194,12 @@ class WorkspaceServerFuzzTest {
         assertFreshServerWorks();
     }
 
-    /** A client with some state: fids 1..5 at a directory, an open file, a symlink out, an open directory. */
+    /**
+     * A client with some state: fids 1..6 at a directory, an open file, a symlink out, an open
+     * directory, a file, and an open file large enough for the read window.
+     */
     private P9TestClient withState() throws Exception {
-        P9TestClient c = P9TestClient.attached(folder, tmp);
+        P9TestClient c = P9TestClient.attachedWithWindow(folder, tmp, P9TestClient.windowFile(tmp));
         c.walk(ROOT, 1, "a");
         c.walk(ROOT, 2, "f");
         assertThat(c.lopen(2, O_RDWR)).isInstanceOf(P9Reply.Lopen.class);
@@ -193,6 +207,8 @@ class WorkspaceServerFuzzTest {
         c.walk(ROOT, 4, "a", "b");
         assertThat(c.lopen(4, O_RDONLY | P9TestClient.O_DIRECTORY)).isInstanceOf(P9Reply.Lopen.class);
         c.walk(1, 5, "canary");
+        c.walk(ROOT, 6, "big");
+        assertThat(c.lopen(6, O_RDONLY)).isInstanceOf(P9Reply.Lopen.class);
         return c;
     }
 
