@@ -34,7 +34,7 @@ class QemuCommandLineTest {
         List<String> argv = QemuCommandLine.of(spec(Accelerator.TCG), "qemu-system-x86_64");
         String joined = String.join(" ", argv);
         assertThat(argv.getFirst()).isEqualTo("qemu-system-x86_64");
-        assertThat(joined).contains("-M microvm").contains("-accel tcg").contains("-cpu max")
+        assertThat(joined).contains("-M microvm").contains("-accel tcg").contains("-cpu max,-erms,-fsrm")
                 .contains("-smp 2").contains("-m 1024M").contains("-nodefaults").contains("-no-reboot")
                 .contains("virtserialport,bus=agentbus.0,chardev=agent,name=dev.kosa8.agent")
                 .contains("-qmp unix:/run/k/qmp.sock,server=on,wait=off")
