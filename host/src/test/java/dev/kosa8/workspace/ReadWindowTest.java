@@ -199,6 +199,14 @@ class ReadWindowTest {
     }
 
     @Test
+    void aSnapshotFromBeforeTheWindowReadsAsNotAsked() throws Exception {
+        WorkspaceSnapshot old = new com.fasterxml.jackson.databind.ObjectMapper().readValue(
+                "{\"version\":1,\"msize\":1048576,\"fids\":[]}", WorkspaceSnapshot.class);
+        assertThat(old.readWindow()).isFalse();
+        assertThat(old.msize()).isEqualTo(1048576);
+    }
+
+    @Test
     void windowMessagesOfTheWrongSizeAreIgnoredAndTheServerServesOn() throws Exception {
         ByteBuffer longTwindow = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN);
         longTwindow.putInt(9).put((byte) ReadWindow.TWINDOW).putShort((short) P9Codec.NOTAG).putShort((short) 0);
