@@ -301,22 +301,28 @@ final class WorkspaceRelay {
      */
     private void deliver(MemorySegment buf, long length, Window window) {
         long from = 0;
-        boolean stale = false;
         if (awaitingVersion) {
-            from = afterStaleReplies(buf, length);
-            if (from < 0) {
-                stale = true; // answers to the old mount: dropped, but the window's slots still go back
-                from = length;
-                returnAll(buf, 0, length, window);
-            } else {
-                returnAll(buf, 0, from, window);
-                awaitingVersion = false;
+            long version = afterStaleReplies(buf, length);
+            from = version < 0 ? length : version;
+            pass(buf, 0, from, null, window); // answers to the old mount: dropped, but the window's slots go back
+            if (version < 0) {
+                return;
             }
+            awaitingVersion = false;
         }
         SocketChannel to;
         synchronized (lock) {
-            to = stale ? null : kernel;
+            to = kernel;
         }
+        pass(buf, from, length, to, window);
+    }
+
+    /**
+     * Writes bytes {@code from} to {@code length} of {@code buf} to {@code to}
+     * (or drops them, when null), each Rreadw among them turned into its Rread
+     * ({@link #fromWindow}: without a mount, only its slot given back).
+     */
+    private void pass(MemorySegment buf, long from, long length, SocketChannel to, Window window) {
         long run = from;
         long off = from;
         while (length - off >= 7) {
@@ -332,21 +338,6 @@ final class WorkspaceRelay {
             off += size;
         }
         write(to, buf.asSlice(run, length - run).asByteBuffer());
-    }
-
-    /** Gives back the slot of every Rreadw among whole messages that are dropped. */
-    private void returnAll(MemorySegment buf, long from, long to, Window window) {
-        long off = from;
-        while (to - off >= 7) {
-            long size = Integer.toUnsignedLong(buf.get(LE_INT, off));
-            if (size < 7 || off + size > to) {
-                return;
-            }
-            if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == RREADW && size == RREADW_SIZE) {
-                giveBack(buf.asSlice(off, size), window);
-            }
-            off += size;
-        }
     }
 
     /**

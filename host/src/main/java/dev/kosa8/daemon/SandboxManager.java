@@ -373,7 +373,8 @@ public final class SandboxManager {
     private void serveWorkspace(Sandbox s, Vm vm, Path folder) {
         WorkspaceServer server = null;
         try {
-            server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(), vm.spec().workspaceWindow(), Duration.ofSeconds(10),
+            server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(), vm.spec().workspaceWindow(),
+                    Duration.ofSeconds(10),
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m));
             s.workspace(server);
             String guestPath = folder.toString();
@@ -403,7 +404,8 @@ public final class SandboxManager {
     private void reconnectWorkspace(Sandbox s, Vm vm, Path folder) {
         s.workspaceLost(true);
         try {
-            s.workspace(WorkspaceServer.start(folder, vm.spec().workspaceSocket(), vm.spec().workspaceWindow(), Duration.ofSeconds(5),
+            s.workspace(WorkspaceServer.start(folder, vm.spec().workspaceSocket(), vm.spec().workspaceWindow(),
+                    Duration.ofSeconds(5),
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m)));
             GuestCommand.mountWorkspace(vm.agent(), folder.toString(), WorkspaceServer.MSIZE, true,
                     Duration.ofSeconds(30));
@@ -1029,7 +1031,8 @@ public final class SandboxManager {
         return Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, started, qmp -> {
             beforeRun.run();
             if (folder != null) {
-                WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), spec.workspaceWindow(), Duration.ofSeconds(10),
+                WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), spec.workspaceWindow(),
+                        Duration.ofSeconds(10),
                         m -> log.accept("sandbox " + s.id() + " workspace: " + m));
                 s.workspace(w);
                 if (server != null) {
