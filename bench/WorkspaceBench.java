@@ -3,7 +3,7 @@
  * virtio-9p, side by side in ONE guest booted once. Two host folders hold the
  * same content; the guest mounts
  *   - /mnt/virtfs: QEMU's built-in virtio-9p (fsdev local) — the baseline: fast, but it blocks snapshots;
- *   - /workspace:  kosa8's 9P2000.L server over the workspace's virtio-serial port (kernel trans=unix →
+ *   - /workspace:  kosa8's 9P2000.L server over the workspace's virtio-serial port (kernel trans=fd on pipes →
  *                  the agent's relay → virtio-serial → QEMU chardev → host unix socket → WorkspaceServer),
  * with the same 9p options (version, msize, access, cache, nosuid/nodev). Each workload runs on both
  * mounts in every round, the order alternating (baseline first in odd rounds, kosa8 first in even
@@ -701,7 +701,7 @@ public class WorkspaceBench {
                 + "each round.%n", o.rounds());
         System.out.println();
         System.out.println("- mount options, both: `" + o.mountOptions() + ",nosuid,nodev` (baseline `trans=virtio`, "
-                + "kosa8 `trans=unix` to the agent's relay); as the guest reports them (a kernel clamps msize to what "
+                + "kosa8 `trans=fd` on the agent's pipes); as the guest reports them (a kernel clamps msize to what "
                 + "its transport takes: 6.1's virtio takes 512000):");
         facts.lines().filter(l -> l.contains(" 9p ")).forEach(l -> System.out.println("  - `" + l + "`"));
         facts.lines().filter(l -> !l.contains(" 9p ")).forEach(l -> System.out.println("- guest: " + l.replaceAll("\\s+", " ")));

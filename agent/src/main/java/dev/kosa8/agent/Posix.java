@@ -67,6 +67,24 @@ final class Posix {
     private static final MethodHandle IOCTL_NOARG = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG), ERRNO,
             Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle PIPE2 = handle("pipe2",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+    private static final MethodHandle FCNTL_INT = LINKER.downcallHandle(LIBC.find("fcntl").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+            ERRNO, Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle VMSPLICE = handle("vmsplice",
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_INT));
+    private static final MethodHandle POLL = handle("poll",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+    private static final MethodHandle DUP3 = handle("dup3",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final int F_GETFL = 3, F_SETFL = 4, F_SETPIPE_SZ = 1031;
+    static final int O_NONBLOCK = 04000;
+    static final int EPIPE = 32;
+    private static final long FIONREAD = 0x541B;
+    private static final int SPLICE_F_NONBLOCK = 2;
+    private static final short POLLOUT = 4;
     private static final int CLOCK_REALTIME = 0;
     /** {@code _IOW('R', 0x03, int[2])} and {@code _IO('R', 0x07)} from linux/random.h. */
     private static final long RNDADDENTROPY = 0x40085203L, RNDRESEEDCRNG = 0x5207L;
@@ -356,6 +374,146 @@ final class Posix {
                 throw new PosixException("write", e);
             }
             off += n;
+        }
+    }
+
+    /**
+     * A pipe of at least {@code bytes} capacity (root may go past
+     * {@code /proc/sys/fs/pipe-max-size}), both ends close-on-exec: {read end, write end}.
+     */
+    static int[] pipe(int bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            MemorySegment fds = arena.allocate(ValueLayout.JAVA_INT, 2);
+            if ((int) PIPE2.invokeExact(st, fds, O_CLOEXEC) != 0) {
+                throw new PosixException("pipe2", errno(st));
+            }
+            int[] pair = {fds.getAtIndex(ValueLayout.JAVA_INT, 0), fds.getAtIndex(ValueLayout.JAVA_INT, 1)};
+            if ((int) FCNTL_INT.invokeExact(st, pair[1], F_SETPIPE_SZ, bytes) < 0) {
+                int e = errno(st);
+                close(pair[0]);
+                close(pair[1]);
+                throw new PosixException("fcntl(F_SETPIPE_SZ " + bytes + ")", e);
+            }
+            return pair;
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Makes reads and writes of {@code fd}'s open file return EAGAIN instead of waiting. */
+    static void setNonBlocking(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            int flags = (int) FCNTL_INT.invokeExact(st, fd, F_GETFL, 0);
+            if (flags < 0 || (int) FCNTL_INT.invokeExact(st, fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+                throw new PosixException("fcntl(O_NONBLOCK)", errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** dup3(2) with O_CLOEXEC: {@code to} now refers to {@code from}'s open file, atomically. */
+    static void dupOnto(int from, int to) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            if ((int) DUP3.invokeExact(st, from, to, O_CLOEXEC) < 0) {
+                throw new PosixException("dup3", errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * One write(2) of a non-blocking {@code fd}: the count written, 0 when it
+     * would wait. Retries EINTR.
+     */
+    static long writeSome(int fd, MemorySegment buf, long length, MemorySegment st) {
+        while (true) {
+            long n;
+            try {
+                n = (long) WRITE.invokeExact(st, fd, buf, length);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n >= 0) {
+                return n;
+            }
+            int e = errno(st);
+            if (e == EAGAIN) {
+                return 0;
+            }
+            if (e != EINTR) {
+                throw new PosixException("write", e);
+            }
+        }
+    }
+
+    /**
+     * One vmsplice(2) of {@code length} bytes of {@code buf} into the pipe
+     * {@code fd}, without waiting: the pipe then refers to those pages of
+     * memory, it does not copy them, so they must not change until read.
+     * {@code iov} is room for one iovec. Returns the count, 0 when the pipe is full.
+     */
+    static long vmsplice(int fd, MemorySegment buf, long length, MemorySegment iov, MemorySegment st) {
+        iov.set(ValueLayout.ADDRESS, 0, buf);
+        iov.set(ValueLayout.JAVA_LONG, 8, length);
+        while (true) {
+            long n;
+            try {
+                n = (long) VMSPLICE.invokeExact(st, fd, iov, 1L, SPLICE_F_NONBLOCK);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (n >= 0) {
+                return n;
+            }
+            int e = errno(st);
+            if (e == EAGAIN) {
+                return 0;
+            }
+            if (e != EINTR) {
+                throw new PosixException("vmsplice", e);
+            }
+        }
+    }
+
+    /** How many bytes the pipe (either end) holds unread: FIONREAD. */
+    static int unread(int fd, MemorySegment intRoom, MemorySegment st) {
+        try {
+            if ((int) IOCTL_PTR.invokeExact(st, fd, FIONREAD, intRoom) != 0) {
+                throw new PosixException("ioctl(FIONREAD)", errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        return intRoom.get(ValueLayout.JAVA_INT, 0);
+    }
+
+    /** Waits up to {@code millis} for {@code fd} to take a write; {@code pollfd} is room for one struct pollfd. */
+    static void awaitWritable(int fd, int millis, MemorySegment pollfd, MemorySegment st) {
+        pollfd.set(ValueLayout.JAVA_INT, 0, fd);
+        pollfd.set(ValueLayout.JAVA_SHORT, 4, POLLOUT);
+        pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        try {
+            int r = (int) POLL.invokeExact(st, pollfd, 1L, millis);
+            if (r < 0 && errno(st) != EINTR) {
+                throw new PosixException("poll", errno(st));
+            }
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
         }
     }
 

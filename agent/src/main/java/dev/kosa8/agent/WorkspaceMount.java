@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * Mounts the workspace when the host asks ({@link Message.MountWorkspace}):
- * starts the {@link WorkspaceRelay}, mounts the kernel's 9p client on it at
+ * starts the {@link WorkspaceRelay}, mounts the kernel's 9p client on its pipes at
  * {@code /workspace}, and binds that at the folder's host path too. Runs on
  * its own thread: the mount waits for the host's 9p server to answer. Asked
  * again {@code afresh} (the host's server was replaced without its state,
@@ -69,15 +69,15 @@ final class WorkspaceMount {
             unmountStale();
         }
         Files.createDirectories(MOUNT_POINT);
-        relay.listen();
-        String options = "trans=unix,version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
+        String options = relay.connect() + ",version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
         try {
-            Posix.mount(WorkspaceRelay.SOCKET.toString(), MOUNT_POINT.toString(), "9p",
-                    Posix.MS_NOSUID | Posix.MS_NODEV, options);
+            Posix.mount(WorkspaceRelay.SOURCE, MOUNT_POINT.toString(), "9p", Posix.MS_NOSUID | Posix.MS_NODEV,
+                    options);
         } catch (RuntimeException e) {
             relay.detach();
             throw e;
         }
+        relay.mounted();
         Path where = MOUNT_POINT;
         if (!guestPath.isEmpty() && bindable(guestPath)) {
             Path target = Path.of(guestPath);

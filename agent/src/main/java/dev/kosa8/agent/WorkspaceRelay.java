@@ -4,36 +4,40 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Carries the workspace's 9p traffic between the guest kernel and the host.
  * The kernel's 9p client cannot write to a virtio-serial port itself (DESIGN
- * fact 6), so it mounts through a unix socket ({@code trans=unix}) that this
- * relay listens on, and the relay copies bytes between that socket and the
- * workspace's port, to the host's 9p server behind it.
+ * fact 6), so it mounts through two pipes ({@code trans=fd}): it writes its
+ * requests into one and reads the host's replies from the other, and this
+ * relay moves them between those pipes and the workspace's port, to the
+ * host's 9p server behind it.
+ *
+ * <p>Pipes rather than a unix socket ({@code trans=unix}), for the large
+ * reads: the relay hands the kernel an Rread's data with vmsplice(2), so the
+ * pipe refers to the relay's memory and the kernel copies it once, where a
+ * socket costs a copy into the socket's buffers first (and, with its small
+ * send buffer, several wake-ups per MiB). Each pipe is sized beyond a whole
+ * message, so a message goes in and out in one call.
  *
  * <p>Each direction is one platform thread with one buffer of native memory
  * as large as a whole 9p message, so a message crosses in one read and one
- * write, and no byte is copied in Java: the port is read and written with
- * read(2)/write(2) straight into that memory, and the socket through a direct
- * {@link ByteBuffer} view of it.
+ * write, and no byte is copied in Java: pipes and port are read and written
+ * with read(2)/write(2) straight into that memory.
  *
  * <p>The port is opened once for the agent's life (a virtio-serial port opens
  * only once) and read by one thread for that life; a mount's connection comes
  * and goes. When the host's server is replaced without the guest's state
  * (the daemon restarted), the old mount's fids mean nothing to the new one,
- * so the host has the workspace mounted afresh: {@link #detach} closes the
+ * so the host has the workspace mounted afresh: {@link #detach} ends the
  * old mount's connection, which fails every request the kernel still waits
- * on with EIO instead of leaving the process waiting forever, and then the
- * host's messages are dropped until the answer to the new mount's Tversion:
+ * on instead of leaving the process waiting forever, and then the host's
+ * messages are dropped until the answer to the new mount's Tversion:
  * whatever came before it answers the old mount. (The host's server answers
  * every request it received before a Tversion before answering that.)
  *
@@ -49,7 +53,8 @@ import java.nio.file.Path;
  */
 final class WorkspaceRelay {
     static final String PORT_NAME = "dev.kosa8.ws9p";
-    static final Path SOCKET = Path.of("/run/kosa8/ws9p.sock");
+    /** The mount's source, as /proc/mounts shows it ({@code trans=fd} has no address). */
+    static final String SOURCE = "kosa8-workspace";
     private static final int RVERSION = 101;
     private static final int RLERROR = 7, RREAD = 117;
     private static final int TWINDOW = 250, RREADW = 251, TRETURN = 252;
@@ -58,6 +63,12 @@ final class WorkspaceRelay {
     private static final long WINDOW_SLOT = 1 << 20;
     /** O_DIRECT reads whole sectors. */
     private static final int SECTOR = 512;
+    /**
+     * How many Rreads' data the pipe of replies may refer to at once: the
+     * kernel reads each as soon as it is there, so a buffer comes round again
+     * long after it was read; one that has not is copied instead.
+     */
+    private static final int RING = 4;
     /** The serial number of the read window's disk (the host's {@code QemuCommandLine.WORKSPACE_WINDOW_SERIAL}). */
     static final String WINDOW_SERIAL = "kosa8-ws9p-window";
     private static final int NOTAG = 0xffff;
@@ -68,6 +79,8 @@ final class WorkspaceRelay {
     private final int portFd;
     /** The read window's disk, opened O_DIRECT; -1 when the guest has none (the port carries everything). */
     private final int windowFd;
+    /** Put in place of a connection's end that is done with, so its number stays valid until its user closes it. */
+    private final int devNull;
     private final int bufferSize;
     private final Object lock = new Object();
     /** Held while a whole message is written to the port: both threads write there. */
@@ -75,9 +88,10 @@ final class WorkspaceRelay {
     /** Messages that could not be read from the window; logged the first time. */
     private int windowFailures;
     /** The current mount's connection; null between mounts. Guarded by {@link #lock}. */
-    private SocketChannel kernel;
+    private Connection current;
     private Thread up;
-    private ServerSocketChannel listening;
+    /** Connections detached whose replies' end the port's reader has still to close. Guarded by {@link #lock}. */
+    private final List<Connection> retired = new ArrayList<>();
     /** Set by {@link #detach}: the host's messages are for the old mount until its Rversion. */
     private volatile boolean awaitingVersion;
 
@@ -85,6 +99,42 @@ final class WorkspaceRelay {
         this.portFd = portFd;
         this.windowFd = windowFd;
         this.bufferSize = bufferSize;
+        this.devNull = Posix.open("/dev/null", Posix.O_RDWR);
+    }
+
+    /**
+     * One mount's connection: two pipes. The kernel holds the write end of
+     * the requests and the read end of the replies; the relay the others.
+     * Each of the relay's ends is closed by the one thread that uses it, so a
+     * number is never closed under a call that is using it.
+     */
+    private static final class Connection {
+        /** Read end of the requests: read by this connection's up thread, which closes it when it ends. */
+        final int requests;
+        /** Write end of the requests, the kernel's {@code wfdno}; kept to wake the up thread when detached. */
+        final int kernelWrites;
+        /** Write end of the replies, non-blocking: written and, once retired, closed by the port's reader. */
+        final int replies;
+        /** Read end of the replies, the kernel's {@code rfdno}: the relay's copy goes once the mount has it. */
+        private int kernelReads;
+        /** Set under the port's lock: from then on nothing of this connection goes to the port. */
+        volatile boolean closed;
+        /** Bytes put into the replies so far (the port's reader only). */
+        long written;
+
+        Connection(int requests, int kernelWrites, int replies, int kernelReads) {
+            this.requests = requests;
+            this.kernelWrites = kernelWrites;
+            this.replies = replies;
+            this.kernelReads = kernelReads;
+        }
+
+        synchronized void closeKernelReads() {
+            if (kernelReads >= 0) {
+                Posix.close(kernelReads);
+                kernelReads = -1;
+            }
+        }
     }
 
     /** Opens the workspace's port (and its read window, if the guest has one) and starts reading it, for the agent's lifetime. */
@@ -116,86 +166,88 @@ final class WorkspaceRelay {
         return -1;
     }
 
-    /** Listens on {@link #SOCKET} for the connection of the mount about to be made, and relays it once made. */
-    void listen() throws IOException {
-        Files.createDirectories(SOCKET.getParent());
-        Files.deleteIfExists(SOCKET);
-        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        server.bind(UnixDomainSocketAddress.of(SOCKET));
-        synchronized (lock) {
-            listening = server;
+    /**
+     * Makes the connection for the mount about to be made and starts relaying
+     * its requests; returns the mount options that hand the kernel its ends
+     * ({@code trans=fd,rfdno=..,wfdno=..}). Call {@link #mounted} once the
+     * mount is made, {@link #detach} if it failed.
+     */
+    String connect() {
+        // a pipe of twice the largest message: a whole one goes in with one call, and the next can follow
+        int[] requests = Posix.pipe(2 * bufferSize);
+        int[] replies;
+        try {
+            // room for every Rread of the ring (a page a slot) and the replies between them
+            replies = Posix.pipe((RING + 2) * bufferSize);
+            Posix.setNonBlocking(replies[1]);
+        } catch (RuntimeException e) {
+            Posix.close(requests[0]);
+            Posix.close(requests[1]);
+            throw e;
         }
-        Thread t = new Thread(() -> acceptOne(server), "ws9p-accept");
+        Connection c = new Connection(requests[0], requests[1], replies[1], replies[0]);
+        Thread t = new Thread(() -> kernelToHost(c), "ws9p-up");
         t.setDaemon(true);
-        t.start();
-    }
-
-    private void acceptOne(ServerSocketChannel server) {
-        try {
-            // the kernel makes one connection per mount, for the mount's lifetime
-            SocketChannel accepted = server.accept();
-            Thread t = new Thread(() -> kernelToHost(accepted), "ws9p-up");
-            t.setDaemon(true);
-            synchronized (lock) {
-                kernel = accepted;
-                up = t;
-            }
-            t.start();
-        } catch (IOException e) {
-            Log.info("workspace relay: no mount connected (" + e.getMessage() + ")");
-        } finally {
-            stopListening(server);
-        }
-    }
-
-    private void stopListening(ServerSocketChannel server) {
         synchronized (lock) {
-            if (listening == server) {
-                listening = null;
-            }
+            current = c;
+            up = t;
         }
-        try {
-            server.close();
-            Files.deleteIfExists(SOCKET);
-        } catch (IOException e) {
-            Log.info("workspace relay: " + e.getMessage());
+        t.start();
+        return "trans=fd,rfdno=" + replies[0] + ",wfdno=" + requests[1];
+    }
+
+    /** The kernel holds its ends of the connection now: the relay lets go of its copy of the replies' read end. */
+    void mounted() {
+        Connection c;
+        synchronized (lock) {
+            c = current;
+        }
+        if (c != null) {
+            // with it gone, replies to a mount that has gone away fail (EPIPE) instead of filling the pipe
+            c.closeKernelReads();
         }
     }
 
     /**
-     * Ends the current mount's connection (and a listener waiting for one):
-     * the kernel fails what that mount still waits on with EIO. What the host
-     * sends next is dropped up to the next mount's Rversion.
+     * Ends the current mount's connection: the kernel fails what that mount
+     * still waits on. What the host sends next is dropped up to the next
+     * mount's Rversion.
      */
     void detach() {
-        SocketChannel k;
+        Connection c;
         Thread t;
-        ServerSocketChannel l;
         synchronized (lock) {
-            k = kernel;
+            c = current;
             t = up;
-            l = listening;
-            kernel = null;
+            current = null;
             up = null;
             awaitingVersion = true;
+            if (c != null) {
+                retired.add(c);
+            }
         }
-        if (l != null) {
-            stopListening(l);
-        }
-        if (k == null) {
+        if (c == null) {
             return;
         }
-        try {
-            k.close();
-        } catch (IOException ignored) {
-            // closed anyway
+        synchronized (portLock) {
+            c.closed = true; // no request of the old mount follows the new one's Tversion to the port
+        }
+        c.closeKernelReads();
+        // the last write end of the replies goes: the kernel's reader sees the pipe hung up and fails what it
+        // waits on; the number stays valid (it is /dev/null now) until the port's reader, its user, closes it
+        Posix.dupOnto(devNull, c.replies);
+        try (Arena arena = Arena.ofConfined()) {
+            // wakes the up thread if it waits for a request: it finds the connection closed and ends
+            Posix.writeSome(c.kernelWrites, arena.allocate(1), 1, Posix.callState(arena));
+        } catch (RuntimeException e) {
+            // the pipe is full (then the thread is not waiting) or the mount is gone
         }
         try {
-            // it may be writing the old mount's last request to the port: that must not follow the new Tversion
             t.join(2_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        Posix.close(c.kernelWrites);
     }
 
     /**
@@ -204,10 +256,9 @@ final class WorkspaceRelay {
      * mount's first message, its Tversion, asks for the read window if
      * there is one.
      */
-    private void kernelToHost(SocketChannel from) {
+    private void kernelToHost(Connection c) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
-            ByteBuffer view = buf.asByteBuffer();
             MemorySegment st = Posix.callState(arena);
             MemorySegment twindow = arena.allocate(7);
             twindow.set(LE_INT, 0, 7);
@@ -216,10 +267,9 @@ final class WorkspaceRelay {
             boolean asked = windowFd < 0;
             long have = 0;
             while (true) {
-                view.limit(bufferSize).position((int) have);
-                int n = from.read(view);
-                if (n < 0) {
-                    Log.info("workspace relay: the kernel closed its side (unmounted)");
+                int n = Posix.readSome(c.requests, buf.asSlice(have), bufferSize - have, st);
+                if (n < 0 || c.closed) {
+                    Log.info("workspace relay: the mount's connection ended");
                     return;
                 }
                 have += n;
@@ -228,6 +278,9 @@ final class WorkspaceRelay {
                     continue;
                 }
                 synchronized (portLock) {
+                    if (c.closed) {
+                        return;
+                    }
                     Posix.writeAll(portFd, buf, whole, st);
                     if (!asked) {
                         Posix.writeAll(portFd, twindow, 7, st);
@@ -239,8 +292,10 @@ final class WorkspaceRelay {
                 }
                 have -= whole;
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (RuntimeException e) {
             Log.info("workspace relay (kernel to host) stopped: " + e.getMessage());
+        } finally {
+            Posix.close(c.requests);
         }
     }
 
@@ -257,8 +312,12 @@ final class WorkspaceRelay {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
             MemorySegment st = Posix.callState(arena);
-            Window window = new Window(arena.allocate(bufferSize, 4096), arena.allocate(TRETURN_SIZE),
-                    arena.allocate(P9_READ_HEADER), st);
+            MemorySegment[] ring = new MemorySegment[RING];
+            for (int i = 0; i < RING; i++) {
+                ring[i] = arena.allocate(bufferSize, 4096);
+            }
+            Down down = new Down(ring, new long[RING], arena.allocate(bufferSize, 4096), arena.allocate(TRETURN_SIZE),
+                    arena.allocate(P9_READ_HEADER), arena.allocate(16), arena.allocate(8), arena.allocate(4), st);
             long have = 0;
             while (true) {
                 int n = Posix.readSome(portFd, buf.asSlice(have), bufferSize - have, st);
@@ -274,7 +333,7 @@ final class WorkspaceRelay {
                 if (whole == 0) {
                     continue;
                 }
-                deliver(buf, whole, window);
+                deliver(buf, whole, down);
                 if (whole < have) {
                     MemorySegment.copy(buf, whole, buf, 0, have - whole);
                 }
@@ -290,8 +349,31 @@ final class WorkspaceRelay {
     /** size[4] type[1] tag[2] count[4]: an Rread before its data. */
     private static final int P9_READ_HEADER = 11;
 
-    /** The memory the reader of the port uses for the read window: a slot's data, a Treturn, an Rread's header. */
-    private record Window(MemorySegment data, MemorySegment treturn, MemorySegment header, MemorySegment st) {
+    /**
+     * The port reader's memory and state: the ring of buffers Rreads' data is
+     * read into and spliced from ({@code ends[i]}: where in the replies of
+     * {@code ringOwner} buffer i's data ends), a buffer for data that is
+     * copied instead, a Treturn, an Rread's header, an iovec, a pollfd, an int.
+     */
+    private static final class Down {
+        final MemorySegment[] ring;
+        final long[] ends;
+        final MemorySegment spare, treturn, header, iov, pollfd, count, st;
+        Connection ringOwner;
+        int next;
+
+        Down(MemorySegment[] ring, long[] ends, MemorySegment spare, MemorySegment treturn, MemorySegment header,
+                MemorySegment iov, MemorySegment pollfd, MemorySegment count, MemorySegment st) {
+            this.ring = ring;
+            this.ends = ends;
+            this.spare = spare;
+            this.treturn = treturn;
+            this.header = header;
+            this.iov = iov;
+            this.pollfd = pollfd;
+            this.count = count;
+            this.st = st;
+        }
     }
 
     /**
@@ -299,22 +381,28 @@ final class WorkspaceRelay {
      * to the current mount, or drops them; an Rreadw among them becomes the
      * Rread it stands for, its slot given back either way.
      */
-    private void deliver(MemorySegment buf, long length, Window window) {
+    private void deliver(MemorySegment buf, long length, Down down) {
+        List<Connection> done;
+        Connection to;
+        synchronized (lock) {
+            done = retired.isEmpty() ? List.of() : List.copyOf(retired);
+            retired.clear();
+            to = current;
+        }
+        for (Connection c : done) {
+            Posix.close(c.replies); // /dev/null by now: nothing of the old mount is written after this
+        }
         long from = 0;
         if (awaitingVersion) {
             long version = afterStaleReplies(buf, length);
             from = version < 0 ? length : version;
-            pass(buf, 0, from, null, window); // answers to the old mount: dropped, but the window's slots go back
+            pass(buf, 0, from, null, down); // answers to the old mount: dropped, but the window's slots go back
             if (version < 0) {
                 return;
             }
             awaitingVersion = false;
         }
-        SocketChannel to;
-        synchronized (lock) {
-            to = kernel;
-        }
-        pass(buf, from, length, to, window);
+        pass(buf, from, length, to, down);
     }
 
     /**
@@ -322,7 +410,7 @@ final class WorkspaceRelay {
      * (or drops them, when null), each Rreadw among them turned into its Rread
      * ({@link #fromWindow}: without a mount, only its slot given back).
      */
-    private void pass(MemorySegment buf, long from, long length, SocketChannel to, Window window) {
+    private void pass(MemorySegment buf, long from, long length, Connection to, Down down) {
         long run = from;
         long off = from;
         while (length - off >= 7) {
@@ -331,30 +419,33 @@ final class WorkspaceRelay {
                 break; // not framed as 9p: passed on as it is below
             }
             if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == RREADW && size == RREADW_SIZE) {
-                write(to, buf.asSlice(run, off - run).asByteBuffer());
-                fromWindow(buf.asSlice(off, size), to, window);
+                put(to, buf.asSlice(run, off - run), false, down);
+                fromWindow(buf.asSlice(off, size), to, down);
                 run = off + size;
             }
             off += size;
         }
-        write(to, buf.asSlice(run, length - run).asByteBuffer());
+        put(to, buf.asSlice(run, length - run), false, down);
     }
 
     /**
      * Reads an Rreadw's data from its slot of the window, gives the slot
-     * back, and writes the kernel the Rread (or, if the window cannot be
+     * back, and hands the kernel the Rread (or, if the window cannot be
      * read, an Rlerror EIO for that tag: the kernel's read fails, nothing
-     * hangs).
+     * hangs). The data is spliced from the ring when the buffer it comes
+     * round to has been read by the kernel, else copied from the spare one.
      */
-    private void fromWindow(MemorySegment m, SocketChannel to, Window window) {
+    private void fromWindow(MemorySegment m, Connection to, Down down) {
         int tag = m.get(LE_SHORT, 5) & 0xffff;
         long count = Integer.toUnsignedLong(m.get(LE_INT, 7));
         long slot = Integer.toUnsignedLong(m.get(LE_INT, 11));
         boolean read = false;
-        if (to != null && windowFd >= 0 && count <= Math.min(window.data().byteSize(), WINDOW_SLOT)) {
+        int ringIndex = to == null ? -1 : freeRingBuffer(to, down);
+        MemorySegment data = ringIndex < 0 ? down.spare : down.ring[ringIndex];
+        if (to != null && windowFd >= 0 && count <= Math.min(data.byteSize(), WINDOW_SLOT)) {
             try {
                 long sectors = (count + SECTOR - 1) / SECTOR * SECTOR;
-                Posix.preadFully(windowFd, window.data(), sectors, slot * WINDOW_SLOT, window.st());
+                Posix.preadFully(windowFd, data, sectors, slot * WINDOW_SLOT, down.st);
                 read = true;
             } catch (RuntimeException e) {
                 if (windowFailures++ == 0) {
@@ -362,53 +453,96 @@ final class WorkspaceRelay {
                 }
             }
         }
-        giveBack(m, window);
+        giveBack(m, down);
         if (to == null) {
             return;
         }
-        MemorySegment h = window.header();
+        MemorySegment h = down.header;
         h.set(LE_SHORT, 5, (short) tag);
         if (read) {
             h.set(LE_INT, 0, (int) (P9_READ_HEADER + count));
             h.set(ValueLayout.JAVA_BYTE, 4, (byte) RREAD);
             h.set(LE_INT, 7, (int) count);
-            write(to, h.asByteBuffer(), window.data().asSlice(0, count).asByteBuffer());
+            if (put(to, h, false, down) && put(to, data.asSlice(0, count), ringIndex >= 0, down) && ringIndex >= 0) {
+                down.ends[ringIndex] = to.written;
+            }
         } else {
             h.set(LE_INT, 0, P9_READ_HEADER);
             h.set(ValueLayout.JAVA_BYTE, 4, (byte) RLERROR);
             h.set(LE_INT, 7, Posix.EIO);
-            write(to, h.asByteBuffer());
+            put(to, h, false, down);
         }
     }
 
+    /**
+     * The ring's next buffer if the kernel has read everything spliced from
+     * it into {@code to}'s replies (the pipe still refers to it until then),
+     * else -1.
+     */
+    private static int freeRingBuffer(Connection to, Down down) {
+        int i = down.next;
+        if (down.ringOwner != to) {
+            down.ringOwner = to; // a new connection: the old pipe is read no more, whatever it refers to
+            java.util.Arrays.fill(down.ends, 0);
+        } else if (down.ends[i] > 0) {
+            try {
+                long consumed = to.written - Posix.unread(to.replies, down.count, down.st);
+                if (consumed < down.ends[i]) {
+                    return -1;
+                }
+            } catch (RuntimeException e) {
+                return -1; // detached meanwhile
+            }
+        }
+        down.next = (i + 1) % down.ring.length;
+        down.ends[i] = 0;
+        return i;
+    }
+
     /** Treturn: the slot of Rreadw {@code m} may be written again. */
-    private void giveBack(MemorySegment m, Window window) {
-        MemorySegment r = window.treturn();
+    private void giveBack(MemorySegment m, Down down) {
+        MemorySegment r = down.treturn;
         r.set(LE_INT, 0, TRETURN_SIZE);
         r.set(ValueLayout.JAVA_BYTE, 4, (byte) TRETURN);
         r.set(LE_SHORT, 5, (short) NOTAG);
         r.set(LE_INT, 7, m.get(LE_INT, 11));
         r.set(LE_INT, 11, m.get(LE_INT, 15));
         synchronized (portLock) {
-            Posix.writeAll(portFd, r, TRETURN_SIZE, window.st());
+            Posix.writeAll(portFd, r, TRETURN_SIZE, down.st);
         }
     }
 
-    /** Writes to the current mount's connection; nothing when there is none, or it is gone. */
-    private static void write(SocketChannel to, ByteBuffer... parts) {
+    /**
+     * Puts {@code data} into the replies of {@code to} (nothing when null),
+     * copied or, with {@code splice}, referred to; waits while the pipe is
+     * full, but not past a detach. False if not all of it went.
+     */
+    private static boolean put(Connection to, MemorySegment data, boolean splice, Down down) {
         if (to == null) {
-            return;
+            return false;
         }
+        long off = 0;
+        long length = data.byteSize();
         try {
-            long left = 0;
-            for (ByteBuffer p : parts) {
-                left += p.remaining();
+            while (off < length) {
+                if (to.closed) {
+                    return false;
+                }
+                long n = splice ? Posix.vmsplice(to.replies, data.asSlice(off), length - off, down.iov, down.st)
+                        : Posix.writeSome(to.replies, data.asSlice(off), length - off, down.st);
+                if (n == 0) {
+                    Posix.awaitWritable(to.replies, 100, down.pollfd, down.st);
+                    continue;
+                }
+                off += n;
+                to.written += n;
             }
-            while (left > 0) {
-                left -= to.write(parts);
+            return true;
+        } catch (RuntimeException e) {
+            if (!to.closed) {
+                Log.info("workspace relay: the mount's connection is gone (" + e.getMessage() + ")");
             }
-        } catch (IOException e) {
-            Log.info("workspace relay: the mount's connection is gone (" + e.getMessage() + ")");
+            return false;
         }
     }
 
