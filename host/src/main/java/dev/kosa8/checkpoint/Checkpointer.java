@@ -54,13 +54,14 @@ public final class Checkpointer {
 
     /**
      * Starts the sandbox's machine again from a saved state, its workspace
-     * served with the given fid table before the guest runs; returns the
-     * new machine, running, its agent connected. {@code beforeRun} runs
-     * once the new QEMU has the state and before the guest runs (a rewind
+     * served with the given fid table; returns the new machine, running, its
+     * agent connected and its folder served. {@code beforeServe} runs once
+     * the new QEMU has the state, possibly while the guest already runs, and
+     * before the workspace server reads any request of the guest's (a rewind
      * waits there for its folder, put back meanwhile).
      */
     public interface Relauncher {
-        Vm relaunch(SavedMachine state, WorkspaceSnapshot server, Runnable beforeRun);
+        Vm relaunch(SavedMachine state, WorkspaceSnapshot server, Runnable beforeServe);
     }
 
     /** A finished rewind: the machine now behind the sandbox, and how long each step took. */
@@ -365,9 +366,9 @@ public final class Checkpointer {
             steps.done("idle");
             vm.agent().failOpenChannels("the sandbox was rewound to checkpoint " + c.id());
             replaced = true;
-            // the folder goes back beside the old QEMU's end, the disk's revert and the new QEMU's start (they
-            // share nothing, and with the machine stopped and the server idle nothing else writes the folder); the
-            // guest runs only once it is done
+            // the folder goes back beside the old QEMU's end, the disk's revert, the new QEMU's start and the
+            // guest's first steps (they share nothing, the machine is stopped and the server idle, and the new
+            // server reads no request of the guest's before it is done)
             java.util.concurrent.CompletableFuture<Long> folderBack = restoreFolderBeside(c.id());
             try {
                 // the old QEMU's memory is freed beside the next steps: only its files must be let go of first

@@ -826,7 +826,8 @@ public final class SandboxManager {
             dev.kosa8.checkpoint.Checkpoint c = findCheckpoint(s, checkpoint);
             dev.kosa8.checkpoint.Checkpointer.Rewound done;
             try {
-                done = checkpointer(s, vm).rewind(c, (state, server, beforeRun) -> relaunch(s, state, server, beforeRun));
+                done = checkpointer(s, vm).rewind(c,
+                        (state, server, beforeServe) -> relaunch(s, state, server, beforeServe));
             } catch (KosaException e) {
                 if (s.vm() == vm && !vm.isAlive()) {
                     // the old machine is gone and no new one runs: the sandbox is stopped, its disk at the checkpoint
@@ -848,17 +849,17 @@ public final class SandboxManager {
     /**
      * A rewind's second half: a fresh QEMU for the sandbox, loaded from a
      * saved state, its workspace served again with the checkpoint's fid table
-     * before the guest runs. Replaces the sandbox's machine and records the
+     * once {@code beforeServe} has put its folder back. Replaces the sandbox's machine and records the
      * new QEMU at once, so a daemon dying now still finds it.
      */
     private Vm relaunch(Sandbox s, dev.kosa8.vm.SavedMachine state, dev.kosa8.workspace.WorkspaceSnapshot server,
-                        Runnable beforeRun) {
+                        Runnable beforeServe) {
         SandboxRecord r = s.record();
         BootImage image = images.get();
         VmSpec spec = vmSpec(r, image);
         Path folder = r.workspace().isEmpty() ? null : Path.of(r.workspace());
         s.workspace(null);
-        Vm next = restoreMachine(s, spec, state, folder, server, recordPid(s, r), beforeRun);
+        Vm next = restoreMachine(s, spec, state, folder, server, recordPid(s, r), beforeServe);
         s.vm(next);
         s.workspaceLost(false); // the folder is served with the checkpoint's fid table again
         SandboxRecord running = s.record().withQemu(next.process().pid(), next.process().startInstant(),
@@ -1021,25 +1022,58 @@ public final class SandboxManager {
     /**
      * A fresh QEMU for the sandbox, loaded from a saved state (a checkpoint,
      * a pause to disk): its pid goes to {@code started} at once; the folder,
-     * when there is one, is served with the saved fid table before the guest
-     * runs.
+     * when there is one, is served with the saved fid table.
+     *
+     * <p>The workspace server connects before the guest runs but reads none
+     * of its requests until {@code beforeServe} (a rewind putting the folder
+     * back) is done and the fid table is in: those run beside the guest's
+     * first steps, which under TCG take longer than the folder, instead of
+     * ahead of them. No guest process can see the folder meanwhile (every
+     * access is a request the server has not read yet). Returns once the
+     * guest has thawed and the folder is served; if the folder cannot be
+     * put back, the new machine is killed and the failure thrown.
      */
     private Vm restoreMachine(Sandbox s, VmSpec spec, dev.kosa8.vm.SavedMachine state, Path folder,
                               dev.kosa8.workspace.WorkspaceSnapshot server,
-                              java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started, Runnable beforeRun) {
+                              java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started, Runnable beforeServe) {
         Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
-        return Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, started, qmp -> {
-            beforeRun.run();
-            if (folder != null) {
-                WorkspaceServer w = WorkspaceServer.start(folder, spec.workspaceSocket(), spec.workspaceWindow(),
-                        Duration.ofSeconds(10),
-                        m -> log.accept("sandbox " + s.id() + " workspace: " + m));
-                s.workspace(w);
-                if (server != null) {
-                    w.restore(server);
-                }
+        java.util.concurrent.CompletableFuture<Void> serving = new java.util.concurrent.CompletableFuture<>();
+        Vm vm = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, started, qmp -> {
+            if (folder == null) {
+                beforeServe.run();
+                serving.complete(null);
+                return;
             }
+            WorkspaceServer w = WorkspaceServer.connect(folder, spec.workspaceSocket(), spec.workspaceWindow(),
+                    Duration.ofSeconds(10), m -> log.accept("sandbox " + s.id() + " workspace: " + m));
+            s.workspace(w);
+            Thread.ofPlatform().daemon().name("kosa8-serve-" + s.id()).start(() -> {
+                try {
+                    beforeServe.run();
+                    if (server != null) {
+                        w.restore(server);
+                    }
+                    w.serve();
+                    serving.complete(null);
+                } catch (RuntimeException | Error e) {
+                    serving.completeExceptionally(e);
+                }
+            });
         }, m -> log.accept("sandbox " + s.id() + ": " + m));
+        try {
+            serving.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return vm;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+            vm.kill();
+            throw new KosaException(KosaException.Kind.VM, "the sandbox's folder could not be served again: "
+                    + cause.getMessage(), "the saved state is kept", cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            vm.kill();
+            throw new KosaException(KosaException.Kind.VM, "interrupted while the sandbox's folder was put back",
+                    "try again", e);
+        }
     }
 
     /** Records a QEMU in the sandbox's record as soon as it runs: a daemon dying next still finds it. */

@@ -106,6 +106,19 @@ public final class WorkspaceServer implements AutoCloseable {
      */
     public static WorkspaceServer start(Path folder, Path socket, Path window, Duration timeout,
                                         Consumer<String> log) {
+        WorkspaceServer s = connect(folder, socket, window, timeout, log);
+        s.serve();
+        return s;
+    }
+
+    /**
+     * As {@link #start}, but reads nothing from the guest until {@link #serve}:
+     * a restore connects the server before its machine runs, and the guest's
+     * requests wait (in the port and the relay) while the folder and the fid
+     * table are put back beside the guest's first steps.
+     */
+    public static WorkspaceServer connect(Path folder, Path socket, Path window, Duration timeout,
+                                          Consumer<String> log) {
         if (!LinuxFs.AVAILABLE) {
             throw new KosaException(KosaException.Kind.HOST, "sharing a folder needs Linux on x86-64 here",
                     "pass --workspace none");
@@ -121,9 +134,7 @@ public final class WorkspaceServer implements AutoCloseable {
         try {
             w = openWindow(window);
             SocketChannel ch = connect(socket, timeout);
-            WorkspaceServer s = new WorkspaceServer(ch, w, root, log, true);
-            s.reader.start();
-            return s;
+            return new WorkspaceServer(ch, w, root, log, true);
         } catch (RuntimeException e) {
             if (w != null) {
                 w.close();
@@ -509,6 +520,14 @@ public final class WorkspaceServer implements AutoCloseable {
             window.enable(snapshot.readWindow());
         }
         awaitingVersion = false;
+    }
+
+    /** Starts reading and serving the guest's requests; once only, after {@link #connect} (and {@link #restore}). */
+    public void serve() {
+        if (closed) {
+            throw new IllegalStateException("the workspace server is closed");
+        }
+        reader.start();
     }
 
     /** Stops serving and closes every descriptor. Idempotent: the root descriptor is closed once only. */

@@ -99,6 +99,24 @@ final class P9TestClient implements AutoCloseable {
         }
     }
 
+    /**
+     * A server connected as a restore connects it ({@link WorkspaceServer#connect}, to a socket this client
+     * listens on, as QEMU's chardev does): it reads nothing until a test calls {@code serve()}.
+     */
+    static P9TestClient connectHeld(Path folder, Path scratch) throws Exception {
+        Path dir = Files.createTempDirectory(scratch, "sock");
+        Path socket = dir.resolve("s");
+        Queue<String> log = new ConcurrentLinkedQueue<>();
+        try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            listener.bind(UnixDomainSocketAddress.of(socket));
+            WorkspaceServer server = WorkspaceServer.connect(folder, socket, null, TIMEOUT, log::add);
+            return new P9TestClient(listener.accept(), server, null, log);
+        } finally {
+            Files.deleteIfExists(socket);
+            Files.deleteIfExists(dir);
+        }
+    }
+
     /** Connects, then negotiates the protocol and attaches fid {@link #ROOT} to the folder. */
     static P9TestClient attached(Path folder, Path scratch) throws Exception {
         P9TestClient c = connect(folder, scratch);

@@ -591,6 +591,30 @@ class WorkspaceServerTest {
         assertThat(c.clunk(2)).isEqualTo(new P9Reply.Clunk());
     }
 
+    /**
+     * A rewind connects the new server before the guest runs and puts the folder and fid table back while the
+     * guest takes its first steps: a request the guest sends meanwhile must wait, not be read by a server that
+     * does not have the guest's session yet (it would skip it, waiting for a Tversion, and never answer).
+     */
+    @Test
+    void aServerConnectedHeldReadsNothingUntilServedThenAnswersWithTheRestoredSession() throws Exception {
+        Files.writeString(folder.resolve("keep"), "kept");
+        walkOk(ROOT, 1, "keep");
+        c.lopen(1, O_RDONLY);
+        assertThat(c.server().pause(Duration.ofSeconds(2))).isTrue();
+        WorkspaceSnapshot snap = c.server().snapshot();
+        c.close();
+
+        try (P9TestClient held = P9TestClient.connectHeld(folder, tmp)) {
+            int tag = held.send(new P9Request.Read(1, 0, 100));
+            Thread.sleep(300); // a server reading now would take the request in as a new session's and skip it
+            held.server().restore(snap);
+            held.server().serve();
+            assertThat(text(held.await(tag))).isEqualTo("kept");
+            assertThat(held.log()).noneMatch(line -> line.contains("skipped"));
+        }
+    }
+
     @Test
     void aSnapshotWithByteStringPathsSurvivesJsonAndAnotherServer() throws Exception {
         String odd = "\u00ff\u00fe-\u00c3(";  // not UTF-8
