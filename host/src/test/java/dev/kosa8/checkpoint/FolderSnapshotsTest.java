@@ -577,6 +577,36 @@ class FolderSnapshotsTest {
 
     // ---- helpers
 
+    /**
+     * A rewind decodes a manifest once for the daemon's life (ManifestCache), but only while its file is the same
+     * one, unchanged: damaged in place after it was read (same size, its mtime put back), it is read again and
+     * refused; replaced by another file, that one is read.
+     */
+    @Test
+    void aManifestIsDecodedOnceButNotServedFromMemoryOnceItsFileChanged() throws Exception {
+        write("a", "alpha", 0644);
+        FolderSnapshots snapshots = new FolderSnapshots(store, LATER, Hooks.NONE);
+        snapshots.capture(folder, "c1");
+        snapshots.restore("c1", folder);
+        Manifest first = snapshots.load("c1");
+        assertThat(snapshots.load("c1")).as("held, not decoded again").isSameAs(first);
+
+        Path manifest = store.resolve("manifests/c1.json");
+        byte[] good = Files.readAllBytes(manifest);
+        FileTime mtime = Files.getLastModifiedTime(manifest);
+        Files.writeString(manifest, new String(good, ISO_8859_1).replace("\"mode\":420", "\"mode\":511"),
+                ISO_8859_1);
+        Files.setLastModifiedTime(manifest, mtime);
+        assertThat(Files.size(manifest)).isEqualTo(good.length);
+        assertThatThrownBy(() -> snapshots.restore("c1", folder)).isInstanceOf(IOException.class)
+                .hasMessageContaining("checksum mismatch");
+
+        Path other = store.resolve("manifests/other.json");
+        Files.write(other, good);
+        Files.move(other, manifest, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        assertThat(snapshots.load("c1")).isEqualTo(first).isNotSameAs(first);
+    }
+
     private void write(String path, String content, int mode) throws IOException {
         Path p = folder.resolve(path);
         Files.createDirectories(p.getParent());
