@@ -116,7 +116,7 @@ public final class FolderSnapshots {
         KnownContent known = new KnownContent();
         Manifest head = headManifest();
         if (head != null) {
-            known.add(head);
+            known.add(ManifestCache.index(manifest(head.id()), head));
         }
         Capturer capturer = new Capturer(objects, known, hooks);
         try {
@@ -185,20 +185,24 @@ public final class FolderSnapshots {
         checkId(id);
         String folderBytes = folderBytes(folder);
         Manifest m = load(id);
+        ManifestIndex index = ManifestCache.index(manifest(id), m);
         checkApart(folder);
-        for (String hash : m.objects()) {
-            if (!objects.has(hash)) {
-                throw new IOException("workspace snapshot " + id + " is damaged: its object " + hash
-                        + " is missing; nothing was changed");
+        if (!index.objectsPresent) {
+            for (String hash : index.objects) {
+                if (!objects.has(hash)) {
+                    throw new IOException("workspace snapshot " + id + " is damaged: its object " + hash
+                            + " is missing; nothing was changed");
+                }
             }
+            index.objectsPresent = true;
         }
-        KnownContent known = new KnownContent().add(m);
+        KnownContent known = new KnownContent().add(index);
         Manifest head = headManifest();
         if (head != null && !head.id().equals(id)) {
-            known.add(head);
+            known.add(ManifestCache.index(manifest(head.id()), head));
         }
         Restorer restorer = new Restorer(objects, known);
-        restorer.restore(m, folderBytes);
+        restorer.restore(m, index.children, folderBytes);
         if (moveHead) {
             writeHead(id);
         }

@@ -1,8 +1,8 @@
 package dev.kosa8.checkpoint;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -23,28 +23,36 @@ final class KnownContent {
     /** Longer than a clock tick plus the coarsest timestamp granularity of common Linux file systems (1 s). */
     static final Duration RACY_MARGIN = Duration.ofSeconds(2);
 
-    private final Map<Identity, String> hashes = new HashMap<>();
+    private final List<Map<Identity, String>> known = new ArrayList<>();
 
     /** Adds the trustworthy identities of {@code m}'s files. */
     KnownContent add(Manifest m) {
-        Instant trustedBefore = m.capturedAt().minus(RACY_MARGIN);
-        for (Entry e : m.entries()) {
-            if (e.kind() == Kind.FILE) {
-                Identity id = e.identity();
-                if (Instant.ofEpochSecond(id.ctimeSec(), id.ctimeNsec()).isBefore(trustedBefore)) {
-                    hashes.put(id, e.sha256());
-                }
-            }
-        }
+        return add(ManifestIndex.of(m));
+    }
+
+    /** Adds the trustworthy identities of an indexed manifest's files (the index's own map, not a copy). */
+    KnownContent add(ManifestIndex index) {
+        known.add(index.trusted);
         return this;
     }
 
     /** The hash of a file whose stat is {@code s}, if known without reading it; else null. */
     String hashOf(Posix.Stat s) {
-        return hashes.get(Identity.of(s));
+        Identity id = Identity.of(s);
+        for (Map<Identity, String> k : known) {
+            String hash = k.get(id);
+            if (hash != null) {
+                return hash;
+            }
+        }
+        return null;
     }
 
     int size() {
-        return hashes.size();
+        int n = 0;
+        for (Map<Identity, String> k : known) {
+            n += k.size();
+        }
+        return n;
     }
 }

@@ -29,7 +29,15 @@ final class ManifestCache {
     private record Identity(Object dev, Object ino, long size, FileTime ctime) {
     }
 
-    private record Held(Identity identity, Manifest manifest) {
+    private static final class Held {
+        final Identity identity;
+        final Manifest manifest;
+        ManifestIndex index;
+
+        Held(Identity identity, Manifest manifest) {
+            this.identity = identity;
+            this.manifest = manifest;
+        }
     }
 
     private static final LinkedHashMap<Path, Held> HELD = new LinkedHashMap<>(16, 0.75f, true);
@@ -47,7 +55,7 @@ final class ManifestCache {
     /** The manifest decoded from {@code file} when it had {@code identity}; null if none is held. */
     static synchronized Manifest get(Path file, Object identity) {
         Held h = HELD.get(file);
-        return h != null && h.identity().equals(identity) ? h.manifest() : null;
+        return h != null && h.identity.equals(identity) ? h.manifest : null;
     }
 
     /** Keeps {@code m}, decoded from (or just written to) {@code file} with {@code identity}. */
@@ -55,7 +63,7 @@ final class ManifestCache {
         int size = m.entries().size();
         Held old = HELD.remove(file);
         if (old != null) {
-            entries -= old.manifest().entries().size();
+            entries -= old.manifest.entries().size();
         }
         if (size > MAX_ENTRIES) {
             return;
@@ -63,8 +71,25 @@ final class ManifestCache {
         HELD.put(file, new Held((Identity) identity, m));
         entries += size;
         for (Iterator<Held> it = HELD.values().iterator(); entries > MAX_ENTRIES && it.hasNext(); ) {
-            entries -= it.next().manifest().entries().size();
+            entries -= it.next().manifest.entries().size();
             it.remove();
+        }
+    }
+
+    /**
+     * The index of {@code m}, which {@link #get} gave for {@code file}: made once while it is held; made
+     * anew each time for a manifest that is not (one too large to hold, or one replaced meanwhile).
+     */
+    static ManifestIndex index(Path file, Manifest m) {
+        synchronized (ManifestCache.class) {
+            Held h = HELD.get(file);
+            if (h == null || h.manifest != m) {
+                return ManifestIndex.of(m);
+            }
+            if (h.index == null) {
+                h.index = ManifestIndex.of(m); // under the lock: made once, even with two restores at once
+            }
+            return h.index;
         }
     }
 
@@ -72,7 +97,7 @@ final class ManifestCache {
     static synchronized void forget(Path file) {
         Held old = HELD.remove(file);
         if (old != null) {
-            entries -= old.manifest().entries().size();
+            entries -= old.manifest.entries().size();
         }
     }
 }

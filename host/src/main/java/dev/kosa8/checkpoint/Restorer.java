@@ -17,8 +17,6 @@ import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -55,7 +53,7 @@ final class Restorer {
     private final ByteBuffer buf = ByteBuffer.allocateDirect(Capturer.BUFFER);
     private final MessageDigest sha;
     private final SecureRandom random = new SecureRandom();
-    private final Map<String, List<Entry>> children = new HashMap<>();
+    private Map<String, List<Entry>> children = Map.of();
     int filesWritten;
     int entriesRemoved;
 
@@ -69,13 +67,12 @@ final class Restorer {
         }
     }
 
-    /** Restores {@code m} into the folder at {@code folderPath} (a byte string, absolute), which must exist. */
-    void restore(Manifest m, String folderPath) throws IOException {
-        for (Entry e : m.entries()) {
-            if (!e.path().isEmpty()) {
-                children.computeIfAbsent(ByteNames.parent(e.path()), k -> new ArrayList<>()).add(e);
-            }
-        }
+    /**
+     * Restores {@code m} into the folder at {@code folderPath} (a byte string, absolute), which must exist;
+     * {@code children} is {@code m}'s entries by directory ({@link ManifestIndex}).
+     */
+    void restore(Manifest m, Map<String, List<Entry>> children, String folderPath) throws IOException {
+        this.children = children;
         int rootPath = Posix.open(folderPath, O_PATH | O_DIRECTORY);
         try {
             Access.Opened root = Access.reopenDir(rootPath);

@@ -607,6 +607,38 @@ class FolderSnapshotsTest {
         assertThat(snapshots.load("c1")).isEqualTo(first).isNotSameAs(first);
     }
 
+    /**
+     * A snapshot whose object is missing is refused before anything changes, the first time it is restored; once
+     * a restore found all its objects, the next does not look again (the daemon never deletes what a kept
+     * snapshot needs), and an object taken away behind its back is still found missing before its file is
+     * touched: that file keeps its content and the error names the damage.
+     */
+    @Test
+    void aMissingObjectIsFoundBeforeTheFileItWouldReplaceIsTouched() throws Exception {
+        write("a", "alpha", 0644);
+        write("b", "bravo", 0644);
+        FolderSnapshots snapshots = new FolderSnapshots(store, LATER, Hooks.NONE);
+        snapshots.capture(folder, "c1");
+        Path alpha = objectPath(TreeState.sha256("alpha".getBytes(UTF_8)));
+        Path moved = tmp.resolve("alpha-object");
+        Files.move(alpha, moved);
+        Files.writeString(folder.resolve("a"), "changed on the host");
+        Files.writeString(folder.resolve("b"), "changed too");
+        assertThatThrownBy(() -> snapshots.restore("c1", folder)).isInstanceOf(IOException.class)
+                .hasMessageContaining("is damaged").hasMessageContaining("nothing was changed");
+        assertThat(Files.readString(folder.resolve("b"))).as("nothing was changed").isEqualTo("changed too");
+
+        Files.move(moved, alpha);
+        snapshots.restore("c1", folder);
+        assertThat(Files.readString(folder.resolve("a"))).isEqualTo("alpha");
+
+        Files.move(alpha, moved);
+        Files.writeString(folder.resolve("a"), "changed again");
+        assertThatThrownBy(() -> snapshots.restore("c1", folder)).isInstanceOf(IOException.class);
+        assertThat(Files.readString(folder.resolve("a"))).as("not lost to a missing object")
+                .isEqualTo("changed again");
+    }
+
     private void write(String path, String content, int mode) throws IOException {
         Path p = folder.resolve(path);
         Files.createDirectories(p.getParent());
