@@ -222,9 +222,6 @@ final class WorkspaceRelay {
             current = null;
             up = null;
             awaitingVersion = true;
-            if (c != null) {
-                retired.add(c);
-            }
         }
         if (c == null) {
             return;
@@ -236,6 +233,10 @@ final class WorkspaceRelay {
         // the last write end of the replies goes: the kernel's reader sees the pipe hung up and fails what it
         // waits on; the number stays valid (it is /dev/null now) until the port's reader, its user, closes it
         Posix.dupOnto(devNull, c.replies);
+        synchronized (lock) {
+            retired.add(c); // only now may the port's reader close the number: dup3 onto a number closed (and
+                            // perhaps reused) meanwhile would replace another file
+        }
         try (Arena arena = Arena.ofConfined()) {
             // wakes the up thread if it waits for a request: it finds the connection closed and ends
             Posix.writeSome(c.kernelWrites, arena.allocate(1), 1, Posix.callState(arena));
