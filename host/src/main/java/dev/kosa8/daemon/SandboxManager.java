@@ -1061,10 +1061,10 @@ public final class SandboxManager {
             });
         }, m -> log.accept("sandbox " + s.id() + ": " + m));
         try {
-            serving.get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            serving.get(); // no deadline, as before: a large folder takes as long as it takes to put back
             return vm;
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
             vm.kill();
             throw new KosaException(KosaException.Kind.VM, "the sandbox's folder could not be served again: "
                     + cause.getMessage(), "the saved state is kept", cause);

@@ -66,6 +66,8 @@ public final class WorkspaceServer implements AutoCloseable {
     private boolean paused;
     private volatile boolean closed;
     private final AtomicBoolean closing = new AtomicBoolean();
+    /** Held by {@link #restore} and while {@link #close} marks the server closed: no restore runs past a close. */
+    private final Object lifecycle = new Object();
     private final Thread reader;
     /** Until a Tversion arrives, what comes is dropped: see {@link #start}. */
     private volatile boolean awaitingVersion;
@@ -512,14 +514,20 @@ public final class WorkspaceServer implements AutoCloseable {
      * a Tversion. Call while paused, or before the guest runs.
      */
     public void restore(WorkspaceSnapshot snapshot) {
-        if (!idle()) {
-            throw new IllegalStateException("the workspace server is serving a request; pause it first");
+        synchronized (lifecycle) {
+            if (closed) {
+                // the restore opens files from the root descriptor, which a close may have let go of
+                throw new IllegalStateException("the workspace server is closed");
+            }
+            if (!idle()) {
+                throw new IllegalStateException("the workspace server is serving a request; pause it first");
+            }
+            snapshot.restoreInto(ops);
+            if (window != null) {
+                window.enable(snapshot.readWindow());
+            }
+            awaitingVersion = false;
         }
-        snapshot.restoreInto(ops);
-        if (window != null) {
-            window.enable(snapshot.readWindow());
-        }
-        awaitingVersion = false;
     }
 
     /** Starts reading and serving the guest's requests; once only, after {@link #connect} (and {@link #restore}). */
@@ -536,7 +544,9 @@ public final class WorkspaceServer implements AutoCloseable {
         if (!closing.compareAndSet(false, true)) {
             return;
         }
-        closed = true;
+        synchronized (lifecycle) {
+            closed = true; // a restore (a rewind's, on a thread of its own) is done, or will not start
+        }
         resume();
         closeChannel();
         reader.interrupt(); // it may wait for a request buffer that a discarded task will never give back

@@ -613,6 +613,13 @@ class WorkspaceServerTest {
             assertThat(text(held.await(tag))).isEqualTo("kept");
             assertThat(held.log()).noneMatch(line -> line.contains("skipped"));
         }
+
+        // a rewind that failed closes the server while its restore may still be on its way: refused, since the
+        // root descriptor it would open the fids from may be gone (its number reused)
+        P9TestClient late = P9TestClient.connectHeld(folder, tmp);
+        late.close();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> late.server().restore(snap))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
     }
 
     @Test
