@@ -318,7 +318,8 @@ final class WorkspaceRelay {
                 ring[i] = arena.allocate(bufferSize, 4096);
             }
             Down down = new Down(ring, new long[RING], arena.allocate(bufferSize, 4096), arena.allocate(TRETURN_SIZE),
-                    arena.allocate(P9_READ_HEADER), arena.allocate(16), arena.allocate(8), arena.allocate(4), st);
+                    arena.allocate(P9_READ_HEADER), arena.allocate(16, 8), arena.allocate(8, 4), arena.allocate(4, 4),
+                    st); // an iovec, a pollfd and an int, aligned as the layouts that write them require
             long have = 0;
             while (true) {
                 int n = Posix.readSome(portFd, buf.asSlice(have), bufferSize - have, st);
