@@ -148,7 +148,7 @@ public final class FolderSnapshots {
         }
         try {
             // the next capture's head, and a rewind's, without decoding it again
-            ManifestCache.put(manifest(p.id), ManifestCache.identity(manifest(p.id)), p.manifest);
+            ManifestCache.put(manifest(p.id), ManifestCache.key(manifest(p.id)), p.manifest);
         } catch (IOException e) {
             // not held: it is decoded when next needed
         }
@@ -306,11 +306,11 @@ public final class FolderSnapshots {
 
     Manifest load(String id) throws IOException {
         Path file = manifest(id);
-        Object identity;
+        ManifestCache.FileKey key;
         byte[] bytes;
         try {
-            identity = ManifestCache.identity(file);
-            Manifest held = ManifestCache.get(file, identity);
+            key = ManifestCache.key(file);
+            Manifest held = ManifestCache.get(file, key);
             if (held != null) {
                 return held;
             }
@@ -323,8 +323,8 @@ public final class FolderSnapshots {
             if (!m.id().equals(id)) {
                 throw new IOException("it names itself " + m.id());
             }
-            if (identity.equals(ManifestCache.identity(file))) { // not replaced while it was read
-                ManifestCache.put(file, identity, m);
+            if (key.equals(ManifestCache.key(file))) { // not replaced while it was read
+                ManifestCache.put(file, key, m);
             }
             return m;
         } catch (IOException e) {

@@ -26,16 +26,20 @@ import java.util.Map;
 final class ManifestCache {
     static final int MAX_ENTRIES = 200_000;
 
-    private record Identity(Object dev, Object ino, long size, FileTime ctime) {
+    /**
+     * Which manifest file, as it is: changed by any write or rename of it. (Not the package's
+     * {@link Identity}, which stands for a workspace file's content.)
+     */
+    record FileKey(Object dev, Object ino, long size, FileTime ctime) {
     }
 
     private static final class Held {
-        final Identity identity;
+        final FileKey key;
         final Manifest manifest;
         ManifestIndex index;
 
-        Held(Identity identity, Manifest manifest) {
-            this.identity = identity;
+        Held(FileKey key, Manifest manifest) {
+            this.key = key;
             this.manifest = manifest;
         }
     }
@@ -46,20 +50,20 @@ final class ManifestCache {
     private ManifestCache() {
     }
 
-    /** The file's identity now; throws NoSuchFileException if it is not there. */
-    static Object identity(Path file) throws IOException {
+    /** The file's key now; throws NoSuchFileException if it is not there. */
+    static FileKey key(Path file) throws IOException {
         Map<String, Object> a = Files.readAttributes(file, "unix:dev,ino,size,ctime", LinkOption.NOFOLLOW_LINKS);
-        return new Identity(a.get("dev"), a.get("ino"), (Long) a.get("size"), (FileTime) a.get("ctime"));
+        return new FileKey(a.get("dev"), a.get("ino"), (Long) a.get("size"), (FileTime) a.get("ctime"));
     }
 
-    /** The manifest decoded from {@code file} when it had {@code identity}; null if none is held. */
-    static synchronized Manifest get(Path file, Object identity) {
+    /** The manifest decoded from {@code file} when it had {@code key}; null if none is held. */
+    static synchronized Manifest get(Path file, FileKey key) {
         Held h = HELD.get(file);
-        return h != null && h.identity.equals(identity) ? h.manifest : null;
+        return h != null && h.key.equals(key) ? h.manifest : null;
     }
 
-    /** Keeps {@code m}, decoded from (or just written to) {@code file} with {@code identity}. */
-    static synchronized void put(Path file, Object identity, Manifest m) {
+    /** Keeps {@code m}, decoded from (or just written to) {@code file} with {@code key}. */
+    static synchronized void put(Path file, FileKey key, Manifest m) {
         int size = m.entries().size();
         Held old = HELD.remove(file);
         if (old != null) {
@@ -68,7 +72,7 @@ final class ManifestCache {
         if (size > MAX_ENTRIES) {
             return;
         }
-        HELD.put(file, new Held((Identity) identity, m));
+        HELD.put(file, new Held(key, m));
         entries += size;
         for (Iterator<Held> it = HELD.values().iterator(); entries > MAX_ENTRIES && it.hasNext(); ) {
             entries -= it.next().manifest.entries().size();
