@@ -15,6 +15,8 @@ public final class Sandbox {
     private volatile boolean stopping;
     private volatile boolean workspaceLost;
     private volatile WorkspaceServer workspace;
+    /** A QEMU waiting to take the machine at the next rewind ({@link Standbys}), or null. */
+    private volatile dev.kosa8.vm.Standby standby;
     private volatile dev.kosa8.egress.Broker broker;
 
     Sandbox(SandboxRecord record) {
@@ -42,6 +44,14 @@ public final class Sandbox {
     }
 
     /** The 9p server of the sandbox's folder while the machine runs; null otherwise or with no folder. */
+    dev.kosa8.vm.Standby standby() {
+        return standby;
+    }
+
+    void standby(dev.kosa8.vm.Standby s) {
+        this.standby = s;
+    }
+
     WorkspaceServer workspace() {
         return workspace;
     }

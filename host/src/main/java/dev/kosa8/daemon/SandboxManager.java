@@ -56,6 +56,7 @@ public final class SandboxManager {
     private final EgressService egress;
     private final SandboxSecrets secrets;
     private final Templates templates;
+    private final Standbys standbys;
     private final GuestTrust trust;
     private final Map<String, Sandbox> sandboxes = new ConcurrentHashMap<>();
 
@@ -65,6 +66,7 @@ public final class SandboxManager {
         this.egress = egress;
         this.secrets = new SandboxSecrets(secretStore, log);
         this.templates = new Templates(paths, qemuBinary, log);
+        this.standbys = new Standbys(log);
         this.trust = new GuestTrust(log);
         this.paths = paths;
         this.store = new SandboxStore(paths.sandboxes());
@@ -79,6 +81,7 @@ public final class SandboxManager {
         for (SandboxRecord r : store.loadAll(log)) {
             Sandbox s = new Sandbox(r);
             sandboxes.put(r.id(), s);
+            Standbys.sweep(r.qemuPid(), machineDirs(r.id()), log);
             if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
                 if (r.state() == SandboxState.REMOVING) {
                     // the daemon died half-way through a removal: finish it, QEMU included
@@ -93,7 +96,8 @@ public final class SandboxManager {
                 continue;
             }
             try {
-                Vm vm = Vm.reattach(vmSpec(r, null), r.qemuPid(), r.qemuStarted(), Duration.ofSeconds(20));
+                Vm vm = Vm.reattach(vmSpec(r, null, machineDirOf(r)), r.qemuPid(), r.qemuStarted(),
+                        Duration.ofSeconds(20));
                 s.vm(vm);
                 if (dev.kosa8.checkpoint.Checkpointer.wasInterrupted(checkpointDir(s))) {
                     // a daemon that died in the middle of a checkpoint or rewind left the processes frozen
@@ -431,6 +435,7 @@ public final class SandboxManager {
 
     /** Closes what serves the running machine from the host: its workspace server and its broker. */
     private static void closeServers(Sandbox s) {
+        Standbys.drop(s);
         Broker b = s.broker();
         if (b != null) {
             s.broker(null);
@@ -477,6 +482,17 @@ public final class SandboxManager {
     }
 
     VmSpec vmSpec(SandboxRecord r, BootImage image) {
+        return vmSpec(r, image, runtimeDir(r.id()));
+    }
+
+    /**
+     * The spec of a machine for {@code r} whose QEMU keeps its sockets and
+     * read window in {@code machineDir}: the runtime directory, or its
+     * {@value #ALT} subdirectory for a QEMU started while another runs (a
+     * standby, {@link Standbys}); the broker's sockets stay in the runtime
+     * directory, shared.
+     */
+    VmSpec vmSpec(SandboxRecord r, BootImage image, Path machineDir) {
         Path dir = store.directory(r.id());
         Path run = runtimeDir(r.id());
         BootImage img = image != null ? image : new BootImage("", Path.of("/"), Path.of("/"), Path.of("/"), "");
@@ -486,8 +502,51 @@ public final class SandboxManager {
                 img.kernelArgs() + TscFrequency.kernelArg(accel)
                         + (net ? " kosa8.net=1 " + EgressService.kernelArgument(EgressService.certificateAuthority(dir,
                                 r.id())) : ""), dir.resolve("console.log"),
-                run.resolve("qmp.sock"), run.resolve("agent.sock"), r.workspace().isEmpty() ? null : run.resolve("ws9p.sock"),
+                machineDir.resolve("qmp.sock"), machineDir.resolve("agent.sock"),
+                r.workspace().isEmpty() ? null : machineDir.resolve("ws9p.sock"),
                 net ? EgressService.guestNetwork(run) : null);
+    }
+
+    /** The subdirectory of a sandbox's runtime directory for a QEMU started while another runs. */
+    static final String ALT = "alt";
+
+    /** Both directories a sandbox's QEMU may keep its sockets in. */
+    private List<Path> machineDirs(String id) {
+        return List.of(runtimeDir(id), runtimeDir(id).resolve(ALT));
+    }
+
+    /**
+     * The directory the next QEMU of {@code s} uses: the one its running QEMU
+     * does not (a standby starts while it runs; a rewind alternates).
+     */
+    private Path nextMachineDir(Sandbox s) {
+        Path run = runtimeDir(s.id());
+        Vm vm = s.vm();
+        return vm != null && vm.spec().qmpSocket().getParent().equals(run) ? run.resolve(ALT) : run;
+    }
+
+    /** The spec of the machine that would replace {@code s}'s running one. */
+    private VmSpec nextSpec(Sandbox s) {
+        return vmSpec(s.record(), images.get(), nextMachineDir(s));
+    }
+
+    /**
+     * The directory of a previous daemon's QEMU for {@code r}, as its command
+     * line names it (after a rewind it may be {@value #ALT}); the runtime
+     * directory when the command line cannot be read.
+     */
+    private Path machineDirOf(SandboxRecord r) {
+        Path run = runtimeDir(r.id());
+        return ProcessHandle.of(r.qemuPid()).flatMap(h -> h.info().arguments())
+                .flatMap(QemuCommandLine::qmpSocket)
+                .map(Path::getParent)
+                .filter(machineDirs(r.id())::contains)
+                .orElse(run);
+    }
+
+    /** After a checkpoint or a rewind: a standby QEMU for the next rewind, in the background. */
+    private void prepareStandby(Sandbox s) {
+        standbys.prepare(s, this::nextSpec, spec -> QemuCommandLine.of(spec, qemuBinary));
     }
 
     private Path runtimeDir(String id) {
@@ -659,12 +718,13 @@ public final class SandboxManager {
     private void cleanRuntime(String id) {
         Path run = runtimeDir(id);
         try {
-            Files.deleteIfExists(run.resolve("qmp.sock"));
-            Files.deleteIfExists(run.resolve("agent.sock"));
-            Files.deleteIfExists(run.resolve("ws9p.sock"));
-            Files.deleteIfExists(run.resolve("vmstate.sock"));
-            Files.deleteIfExists(run.resolve("vmstate.sock.err"));
-            Files.deleteIfExists(run.resolve("incoming.sock"));
+            for (Path dir : machineDirs(id)) {
+                for (String name : List.of("qmp.sock", "agent.sock", "ws9p.sock", "ws9p.window", "vmstate.sock",
+                        "vmstate.sock.err", "incoming.sock", Standbys.PID_FILE)) {
+                    Files.deleteIfExists(dir.resolve(name));
+                }
+            }
+            Files.deleteIfExists(run.resolve(ALT));
             for (dev.kosa8.egress.Listener l : dev.kosa8.egress.Listener.values()) {
                 Files.deleteIfExists(run.resolve("net").resolve(l.socketName()));
             }
@@ -812,7 +872,9 @@ public final class SandboxManager {
     public dev.kosa8.checkpoint.Checkpoint checkpoint(Sandbox s, String message) {
         s.lock().lock();
         try {
-            return checkpointer(s, running(s)).checkpoint(message);
+            dev.kosa8.checkpoint.Checkpoint c = checkpointer(s, running(s)).checkpoint(message);
+            prepareStandby(s);
+            return c;
         } finally {
             s.lock().unlock();
         }
@@ -840,6 +902,7 @@ public final class SandboxManager {
                 throw e;
             }
             log.accept("sandbox " + s.id() + " rewound to " + c.id() + " " + done.stepMillis());
+            prepareStandby(s);
             return Map.entry(c, done.stepMillis());
         } finally {
             s.lock().unlock();
@@ -856,10 +919,16 @@ public final class SandboxManager {
                         Runnable beforeServe) {
         SandboxRecord r = s.record();
         BootImage image = images.get();
-        VmSpec spec = vmSpec(r, image);
+        VmSpec spec = vmSpec(r, image, nextMachineDir(s));
         Path folder = r.workspace().isEmpty() ? null : Path.of(r.workspace());
         s.workspace(null);
-        Vm next = restoreMachine(s, spec, state, folder, server, recordPid(s, r), beforeServe);
+        dev.kosa8.vm.Standby standby = Standbys.take(s);
+        Vm next;
+        try {
+            next = restoreMachine(s, standby, spec, state, folder, server, recordPid(s, r), beforeServe);
+        } finally {
+            Standbys.forget(standby);
+        }
         s.vm(next);
         s.workspaceLost(false); // the folder is served with the checkpoint's fid table again
         SandboxRecord running = s.record().withQemu(next.process().pid(), next.process().startInstant(),
@@ -1036,9 +1105,18 @@ public final class SandboxManager {
     private Vm restoreMachine(Sandbox s, VmSpec spec, dev.kosa8.vm.SavedMachine state, Path folder,
                               dev.kosa8.workspace.WorkspaceSnapshot server,
                               java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started, Runnable beforeServe) {
+        return restoreMachine(s, null, spec, state, folder, server, started, beforeServe);
+    }
+
+    /** As above, into {@code standby} when it fits ({@link Vm#restore(dev.kosa8.vm.Standby, VmSpec, List,
+     * dev.kosa8.vm.SavedMachine, Duration, java.util.function.Consumer, java.util.function.Consumer,
+     * java.util.function.Consumer)}). */
+    private Vm restoreMachine(Sandbox s, dev.kosa8.vm.Standby standby, VmSpec spec, dev.kosa8.vm.SavedMachine state,
+                              Path folder, dev.kosa8.workspace.WorkspaceSnapshot server,
+                              java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started, Runnable beforeServe) {
         Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
         java.util.concurrent.CompletableFuture<Void> serving = new java.util.concurrent.CompletableFuture<>();
-        Vm vm = Vm.restore(spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, started, qmp -> {
+        Vm vm = Vm.restore(standby, spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, started, qmp -> {
             if (folder == null) {
                 beforeServe.run();
                 serving.complete(null);

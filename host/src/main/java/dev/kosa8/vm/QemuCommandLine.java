@@ -102,6 +102,34 @@ public final class QemuCommandLine {
         return List.copyOf(a);
     }
 
+    /**
+     * The QMP socket a QEMU command line built by {@link #of} names (its
+     * arguments, without the program), read back: how a restarted daemon
+     * finds which directory a running QEMU keeps its sockets in.
+     */
+    public static java.util.Optional<java.nio.file.Path> qmpSocket(String[] arguments) {
+        for (int i = 0; i + 1 < arguments.length; i++) {
+            String value = arguments[i + 1];
+            if (arguments[i].equals("-qmp") && value.startsWith("unix:")) {
+                // the path ends at the first comma that is not doubled
+                StringBuilder path = new StringBuilder();
+                for (int k = "unix:".length(); k < value.length(); k++) {
+                    char c = value.charAt(k);
+                    if (c == ',') {
+                        if (k + 1 < value.length() && value.charAt(k + 1) == ',') {
+                            k++;
+                        } else {
+                            break;
+                        }
+                    }
+                    path.append(c);
+                }
+                return java.util.Optional.of(java.nio.file.Path.of(path.toString()));
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
     /** User networking that reaches nothing but the broker's forwarded ports. */
     static String netdev(GuestNetwork n) {
         StringBuilder b = new StringBuilder("user,id=net0,restrict=on,ipv6=off,net=10.0.2.0/24,host=10.0.2.2");

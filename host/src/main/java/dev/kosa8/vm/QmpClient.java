@@ -75,7 +75,9 @@ public final class QmpClient implements AutoCloseable {
                     ch.close();
                 }
                 try {
-                    Thread.sleep(20);
+                    // QEMU binds its monitor 20-40 ms after it starts: a coarser poll added half its period to every
+                    // start and restore; a refused connect costs microseconds
+                    Thread.sleep(2);
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
                     throw new IOException("interrupted while connecting to QMP", ie);

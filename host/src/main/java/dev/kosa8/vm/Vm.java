@@ -114,14 +114,41 @@ public final class Vm implements AutoCloseable {
                              java.util.function.Consumer<QemuProcess> started,
                              java.util.function.Consumer<QmpClient> beforeRun,
                              java.util.function.Consumer<String> log) {
-        List<String> incoming = new java.util.ArrayList<>(argv);
-        incoming.addAll(List.of("-S", "-incoming", "defer"));
-        // the console log goes on: the restored guest's earlier lines are part of its story
-        QemuProcess qemu = startQemu(spec, incoming, false, started);
+        return restore(null, spec, argv, state, timeout, started, beforeRun, log);
+    }
+
+    /**
+     * As {@link #restore(VmSpec, List, SavedMachine, Duration, java.util.function.Consumer,
+     * java.util.function.Consumer, java.util.function.Consumer)}, into {@code standby}, a QEMU started
+     * earlier for this machine, when it still runs and was started with exactly this argv: the new process's
+     * start and the wait for its monitor are then off the restore's path. Otherwise (null, ended, or started
+     * for another argv: the image changed meanwhile) the standby is stopped and a fresh QEMU started, as
+     * always. Either way the standby is used up.
+     */
+    public static Vm restore(Standby standby, VmSpec spec, List<String> argv, SavedMachine state, Duration timeout,
+                             java.util.function.Consumer<QemuProcess> started,
+                             java.util.function.Consumer<QmpClient> beforeRun,
+                             java.util.function.Consumer<String> log) {
+        List<String> incoming = incoming(argv);
+        QemuProcess qemu;
         QmpClient qmp = null;
+        if (standby != null && standby.fits(spec, incoming)) {
+            qemu = standby.process();
+            qmp = standby.qmp();
+            started.accept(qemu);
+        } else {
+            if (standby != null) {
+                log.accept("standby QEMU not used (" + standby.unfit(spec, incoming) + "); starting a fresh one");
+                standby.close();
+            }
+            // the console log goes on: the restored guest's earlier lines are part of its story
+            qemu = startQemu(spec, incoming, false, started);
+        }
         Postcopy.Loading loading = null;
         try {
-            qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
+            if (qmp == null) {
+                qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
+            }
             Path socket = spec.qmpSocket().resolveSibling("incoming.sock");
             PagedMachine.Pages pages = null;
             if (state instanceof PagedMachine paged && Postcopy.supported()) {
@@ -207,12 +234,19 @@ public final class Vm implements AutoCloseable {
         }
     }
 
+    /** A machine's argv for a QEMU that waits, stopped, for a saved state to load. */
+    static List<String> incoming(List<String> argv) {
+        List<String> incoming = new java.util.ArrayList<>(argv);
+        incoming.addAll(List.of("-S", "-incoming", "defer"));
+        return List.copyOf(incoming);
+    }
+
     /**
      * Starts QEMU with {@code argv} after removing sockets (and, for a boot,
      * the console log) a previous QEMU of this sandbox left, and tells
      * {@code started} about the process at once.
      */
-    private static QemuProcess startQemu(VmSpec spec, List<String> argv, boolean freshConsole,
+    static QemuProcess startQemu(VmSpec spec, List<String> argv, boolean freshConsole,
                                          java.util.function.Consumer<QemuProcess> started) {
         try {
             Files.deleteIfExists(spec.qmpSocket());
@@ -253,7 +287,7 @@ public final class Vm implements AutoCloseable {
     }
 
     /** Kills a QEMU that failed to come up; says how it ended, for the error. */
-    private static String stop(QemuProcess qemu, QmpClient qmp) {
+    static String stop(QemuProcess qemu, QmpClient qmp) {
         if (qmp != null) {
             qmp.close();
         }
@@ -262,7 +296,7 @@ public final class Vm implements AutoCloseable {
         return wasAlive ? "was stopped by kosa8" : "ended with " + qemu.exitDescription();
     }
 
-    private static java.nio.file.Path qemuLog(VmSpec spec) {
+    static java.nio.file.Path qemuLog(VmSpec spec) {
         return spec.consoleLog().resolveSibling("qemu.log");
     }
 
@@ -295,7 +329,7 @@ public final class Vm implements AutoCloseable {
         }
     }
 
-    private static String section(String title, String body) {
+    static String section(String title, String body) {
         return body.isBlank() ? "" : "\n--- " + title + " ---\n" + body;
     }
 

@@ -92,6 +92,7 @@ class CheckpointIT {
         assertThat(cp.stderr()).contains("stood still for");
 
         int atCheckpoint = numbers(Files.readString(folder.resolve("counter.log"))).size();
+        long standby = awaitStandby();
         waitForCount(atCheckpoint + 6);
         Files.delete(folder.resolve("keep.txt"));
         sh("echo later > /workspace/later.txt; echo later > /root/later.txt; chmod 600 /workspace/counter.log; sync");
@@ -99,6 +100,8 @@ class CheckpointIT {
 
         Kosa.Result rewind = Kosa.ok(T, "rewind", id);
         assertThat(rewind.stdout().strip()).isEqualTo(first);
+        assertThat(recordedQemu()).as("the rewind loaded the machine into the standby QEMU").isEqualTo(standby);
+        assertThat(awaitStandby()).as("and a new standby waits for the next rewind").isNotEqualTo(standby);
         Thread.sleep(2000); // the process runs on for a few numbers
 
         List<Integer> workspace = numbers(Files.readString(folder.resolve("counter.log")));
@@ -429,6 +432,8 @@ class CheckpointIT {
         Kosa.Result alive = Kosa.ok(T, "exec", "-w", "/root", id, "--", "sh", "-c",
                 "i=0; while [ $i -lt 5 ]; do i=$((i+1)); sleep 0.2; done; echo ran $i");
         assertThat(alive.stdout()).contains("ran 5");
+        assertThat(qemus()).as("the new daemon stopped the standby QEMU the killed one left").containsExactly(
+                recordedQemu());
         assertThat(checkpointIds()).as("the cut-short checkpoint never existed").isEqualTo(before);
         // the new daemon had the folder mounted afresh: the counting process, which waited on a write the dead
         // daemon never answered, got an error for it and counts on, and the folder is live both ways again
@@ -487,6 +492,47 @@ class CheckpointIT {
         Kosa.Result denied = Kosa.run(T, "exec", id, "--", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
                 "http://not-allowed.example/");
         assertThat(denied.stdout()).as(denied.toString()).isEqualTo("403");
+    }
+
+    @Test
+    @Order(10)
+    void removingTheSandboxStopsItsMachineAndItsStandby() throws Exception {
+        Kosa.ok(T, "checkpoint", id, "-m", "before the end");
+        awaitStandby();
+        assertThat(qemus()).hasSize(2);
+        Kosa.ok(Duration.ofMinutes(1), "rm", "-f", id);
+        assertThat(qemus()).as("no QEMU of the sandbox is left").isEmpty();
+        assertThat(Kosa.HOME.resolve("run").resolve(id)).as("nor its runtime files").doesNotExist();
+        id = null;
+    }
+
+    /** The pids of the QEMU processes of this test's sandbox: its machine and its standby, if any. */
+    static List<Long> qemus() {
+        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+                .filter(h -> h.info().command().orElse("").contains("qemu-system")
+                        && java.util.Arrays.asList(h.info().arguments().orElse(new String[0]))
+                        .contains("kosa8-" + id + ",process=kosa8-" + id))
+                .map(ProcessHandle::pid).sorted().toList();
+    }
+
+    static long recordedQemu() throws java.io.IOException {
+        return com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
+                .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
+    }
+
+    /** Waits for the sandbox's standby QEMU, started in the background after a checkpoint or a rewind. */
+    static long awaitStandby() throws Exception {
+        long machine = recordedQemu();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            List<Long> others = qemus().stream().filter(p -> p != machine).toList();
+            if (others.size() == 1) {
+                return others.getFirst();
+            }
+            assertThat(others).as("at most one standby").hasSizeLessThan(2);
+            Thread.sleep(100);
+        }
+        throw new AssertionError("no standby QEMU started for the sandbox (its QEMUs: " + qemus() + ")");
     }
 
     static boolean streamHas(Path dir, long bytes) throws java.io.IOException {

@@ -30,6 +30,21 @@ class QemuCommandLineTest {
     }
 
     @Test
+    void theQmpSocketIsReadBackFromTheArgumentsCommasAndAll() {
+        VmSpec s = spec(Accelerator.TCG);
+        VmSpec odd = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
+                s.rootDisk(), s.kernelArgs(), s.consoleLog(), Path.of("/run/a,,b,c/alt/qmp.sock"), s.agentSocket(),
+                null);
+        for (VmSpec spec : List.of(s, odd)) {
+            List<String> argv = QemuCommandLine.of(spec, "qemu");
+            String[] arguments = argv.subList(1, argv.size()).toArray(String[]::new);
+            assertThat(QemuCommandLine.qmpSocket(arguments)).contains(spec.qmpSocket());
+        }
+        assertThat(QemuCommandLine.qmpSocket(new String[] {"-qmp", "tcp:localhost:4444"})).isEmpty();
+        assertThat(QemuCommandLine.qmpSocket(new String[] {"-m", "1G", "-qmp"})).isEmpty();
+    }
+
+    @Test
     void buildsAMicrovmWithNoNetworkAndTheAgentPort() {
         List<String> argv = QemuCommandLine.of(spec(Accelerator.TCG), "qemu-system-x86_64");
         String joined = String.join(" ", argv);

@@ -1,0 +1,113 @@
+package dev.kosa8.vm;
+
+import dev.kosa8.host.KosaException;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * A QEMU started ahead of need for a machine that will be restored: stopped,
+ * waiting for a saved state ({@code -S -incoming defer}), its monitor
+ * connected. A rewind replaces the sandbox's QEMU (QEMU loads a migration
+ * stream only into a process started to receive one), and starting that
+ * process and waiting for its monitor cost 45-95 ms of a 0.3-0.5 s rewind on
+ * two busy cores (BENCHMARKS.md, Undo run 10); a standby spends them while
+ * the sandbox runs, and {@link Vm#restore(Standby, VmSpec, List, SavedMachine,
+ * Duration, java.util.function.Consumer, java.util.function.Consumer,
+ * java.util.function.Consumer)} loads into it.
+ *
+ * <p>It opens the sandbox's root disk while the running QEMU has it open,
+ * which QEMU allows for exactly this case (a migration's target on shared
+ * storage): an incoming QEMU keeps its images inactive, taking no lock and
+ * caching nothing, until the loaded machine is about to run, when it reads
+ * them afresh. So the disk may be reverted to the checkpoint after the
+ * standby started ({@code qemu-img snapshot -a} takes the image's lock,
+ * which the standby does not hold), and the standby sees the reverted disk.
+ * Its sockets and read window live in a directory of their own
+ * ({@link VmSpec}'s paths), since the running QEMU holds the others.
+ *
+ * <p>What it costs while it waits: no CPU, and about 16 MB of private memory
+ * (measured: RSS 38 MB, 22 MB of it QEMU's shared libraries); the guest's
+ * RAM is reserved, not touched, until a state is loaded.
+ */
+public final class Standby implements AutoCloseable {
+    private final VmSpec spec;
+    private final List<String> argv;
+    private final QemuProcess qemu;
+    private final QmpClient qmp;
+
+    private Standby(VmSpec spec, List<String> argv, QemuProcess qemu, QmpClient qmp) {
+        this.spec = spec;
+        this.argv = argv;
+        this.qemu = qemu;
+        this.qmp = qmp;
+    }
+
+    /**
+     * Starts QEMU for {@code spec} with {@code argv} ({@link QemuCommandLine#of}), stopped and waiting for a
+     * state, and connects to its monitor. On failure nothing is left running.
+     */
+    public static Standby start(VmSpec spec, List<String> argv) {
+        List<String> incoming = Vm.incoming(argv);
+        QemuProcess qemu = Vm.startQemu(spec, incoming, false, q -> { });
+        try {
+            return new Standby(spec, incoming, qemu, QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30),
+                    e -> { }));
+        } catch (IOException | RuntimeException e) {
+            throw new KosaException(KosaException.Kind.VM, "cannot start a standby QEMU: " + e.getMessage()
+                    + "; QEMU " + Vm.stop(qemu, null) + Vm.section("QEMU said", qemu.outputTail(10)),
+                    "see " + Vm.qemuLog(spec), e);
+        }
+    }
+
+    /** Whether a machine of {@code spec}, started with {@code incomingArgv}, can be loaded into it. */
+    boolean fits(VmSpec spec, List<String> incomingArgv) {
+        return unfit(spec, incomingArgv) == null;
+    }
+
+    /** Why a machine of {@code spec} with {@code incomingArgv} cannot be loaded into it; null when it can. */
+    String unfit(VmSpec spec, List<String> incomingArgv) {
+        if (!qemu.isAlive()) {
+            return "it ended: " + qemu.exitDescription();
+        }
+        if (qmp.closedFuture().isDone()) {
+            return "its monitor connection closed";
+        }
+        if (!this.spec.equals(spec) || !argv.equals(incomingArgv)) {
+            return "it was started for another command line";
+        }
+        return null;
+    }
+
+    QemuProcess process() {
+        return qemu;
+    }
+
+    QmpClient qmp() {
+        return qmp;
+    }
+
+    public VmSpec spec() {
+        return spec;
+    }
+
+    public long pid() {
+        return qemu.pid();
+    }
+
+    public Instant startInstant() {
+        return qemu.startInstant();
+    }
+
+    public boolean isAlive() {
+        return qemu.isAlive();
+    }
+
+    /** Stops it: it was not needed, or the sandbox ends. */
+    @Override
+    public void close() {
+        qmp.close();
+        qemu.kill();
+    }
+}
