@@ -517,12 +517,14 @@ public final class SandboxManager {
 
     /**
      * The directory the next QEMU of {@code s} uses: the one its running QEMU
-     * does not (a standby starts while it runs; a rewind alternates).
+     * does not (a standby starts while it runs; a rewind alternates); made,
+     * private, if missing.
      */
     private Path nextMachineDir(Sandbox s) {
         Path run = runtimeDir(s.id());
         Vm vm = s.vm();
-        return vm != null && vm.spec().qmpSocket().getParent().equals(run) ? run.resolve(ALT) : run;
+        return HostPaths.privateDirectory(vm != null && vm.spec().qmpSocket().getParent().equals(run)
+                ? run.resolve(ALT) : run);
     }
 
     /** The spec of the machine that would replace {@code s}'s running one. */
