@@ -61,23 +61,40 @@ public final class Standby implements AutoCloseable {
         }
     }
 
-    /** Whether a machine of {@code spec}, started with {@code incomingArgv}, can be loaded into it. */
-    boolean fits(VmSpec spec, List<String> incomingArgv) {
-        return unfit(spec, incomingArgv) == null;
+    /** Whether a machine started with {@code incomingArgv} can be loaded into it. */
+    boolean fits(List<String> incomingArgv) {
+        return unfit(incomingArgv) == null;
     }
 
-    /** Why a machine of {@code spec} with {@code incomingArgv} cannot be loaded into it; null when it can. */
-    String unfit(VmSpec spec, List<String> incomingArgv) {
+    /** Why a machine started with {@code incomingArgv} cannot be loaded into it; null when it can. */
+    String unfit(List<String> incomingArgv) {
         if (!qemu.isAlive()) {
             return "it ended: " + qemu.exitDescription();
         }
         if (qmp.closedFuture().isDone()) {
             return "its monitor connection closed";
         }
-        if (!this.spec.equals(spec) || !argv.equals(incomingArgv)) {
+        if (!forRestore(argv).equals(forRestore(incomingArgv))) { // every path of the spec is in it
             return "it was started for another command line";
         }
         return null;
+    }
+
+    /**
+     * A command line as far as a restore reads it: all of it but the kernel's
+     * command line, which only a boot reads (a restored guest's kernel is
+     * running already). It carries the host's TSC frequency as
+     * {@code /proc/cpuinfo} shows it at the moment ({@link TscFrequency}),
+     * which moves on a host whose CPU changes speed.
+     */
+    static List<String> forRestore(List<String> argv) {
+        List<String> masked = new java.util.ArrayList<>(argv);
+        for (int i = 0; i + 1 < masked.size(); i++) {
+            if (masked.get(i).equals("-append")) {
+                masked.set(i + 1, "");
+            }
+        }
+        return masked;
     }
 
     QemuProcess process() {

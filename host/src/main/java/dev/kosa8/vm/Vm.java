@@ -132,13 +132,13 @@ public final class Vm implements AutoCloseable {
         List<String> incoming = incoming(argv);
         QemuProcess qemu;
         QmpClient qmp = null;
-        if (standby != null && standby.fits(spec, incoming)) {
+        if (standby != null && standby.fits(incoming)) {
             qemu = standby.process();
             qmp = standby.qmp();
             started.accept(qemu);
         } else {
             if (standby != null) {
-                log.accept("standby QEMU not used (" + standby.unfit(spec, incoming) + "); starting a fresh one");
+                log.accept("standby QEMU not used (" + standby.unfit(incoming) + "); starting a fresh one");
                 standby.close();
             }
             // the console log goes on: the restored guest's earlier lines are part of its story
