@@ -539,7 +539,7 @@ public final class SandboxManager {
      */
     private Path machineDirOf(SandboxRecord r) {
         Path run = runtimeDir(r.id());
-        return ProcessHandle.of(r.qemuPid()).flatMap(h -> h.info().arguments())
+        return dev.kosa8.vm.QemuProcess.arguments(r.qemuPid())
                 .flatMap(QemuCommandLine::qmpSocket)
                 .map(Path::getParent)
                 .filter(machineDirs(r.id())::contains)

@@ -45,6 +45,30 @@ public final class QemuProcess {
                 .map(h -> new QemuProcess(h, null, log));
     }
 
+    /**
+     * The arguments (without the program) process {@code pid} was started
+     * with. On Linux read whole from {@code /proc}: the JDK's
+     * {@code ProcessHandle.Info.arguments()} reads only a page there and gives
+     * no arguments at all for a longer command line (measured with a
+     * 6,000-byte argument, JDK 25), and a sandbox's QEMU command line runs
+     * to about 3 KB before a long home directory makes it longer.
+     */
+    public static Optional<String[]> arguments(long pid) {
+        Path cmdline = Path.of("/proc", Long.toString(pid), "cmdline");
+        if (Files.isDirectory(cmdline.getParent())) {
+            try {
+                String all = new String(Files.readAllBytes(cmdline), java.nio.charset.StandardCharsets.UTF_8);
+                String[] argv = all.split("\0", -1);
+                // NUL-terminated: the last piece is empty
+                int n = argv.length > 0 && argv[argv.length - 1].isEmpty() ? argv.length - 1 : argv.length;
+                return n == 0 ? Optional.empty() : Optional.of(java.util.Arrays.copyOfRange(argv, 1, n));
+            } catch (IOException e) {
+                return Optional.empty();
+            }
+        }
+        return ProcessHandle.of(pid).flatMap(h -> h.info().arguments());
+    }
+
     private static boolean sameInstant(Instant a, Instant b) {
         // /proc reports start times in clock ticks; allow for the rounding
         return b != null && Duration.between(a, b).abs().toMillis() < 1000;

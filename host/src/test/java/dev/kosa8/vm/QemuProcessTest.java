@@ -1,0 +1,30 @@
+package dev.kosa8.vm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class QemuProcessTest {
+    /**
+     * A restarted daemon reads which directory a running QEMU keeps its
+     * sockets in from its command line, whose monitor comes last; the JDK's
+     * own reading stops after a page on Linux.
+     */
+    @Test
+    void aLongCommandLineIsReadWholeAndItsMonitorFound() throws Exception {
+        String longArgument = "x".repeat(6000);
+        Process p = new ProcessBuilder("sh", "-c", "sleep 600; :", "sh", "-append", longArgument, "-qmp",
+                "unix:/run/k,,1/alt/qmp.sock,server=on,wait=off").start();
+        try {
+            String[] arguments = QemuProcess.arguments(p.pid()).orElseThrow();
+            assertThat(arguments).containsSubsequence("-append", longArgument, "-qmp");
+            assertThat(QemuCommandLine.qmpSocket(arguments)).contains(Path.of("/run/k,1/alt/qmp.sock"));
+        } finally {
+            p.destroyForcibly().waitFor();
+        }
+        assertThat(QemuProcess.arguments(p.pid())).as("a process that is gone").isEmpty();
+        assertThat(List.of(QemuProcess.arguments(ProcessHandle.current().pid()).orElseThrow())).isNotEmpty();
+    }
+}
