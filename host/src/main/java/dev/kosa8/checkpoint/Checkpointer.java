@@ -352,8 +352,10 @@ public final class Checkpointer {
     public Rewound rewind(Checkpoint c, Relauncher relauncher) {
         Steps steps = new Steps();
         boolean replaced = false;
+        SavedMachine state = null;
         try {
-            SavedMachine state = savedMachine(store.directory(), c);
+            // its pages open beside the steps before the new QEMU can take them
+            state = dev.kosa8.vm.EarlyPages.of(savedMachine(store.directory(), c));
             mark();
             // the state is about to be replaced, so its processes need not be frozen: the machine stops where it
             // stands (QMP stop, milliseconds, where the agent's freezer cost 30-60 ms under TCG), and only the
@@ -411,6 +413,10 @@ public final class Checkpointer {
                     + (replaced ? "; the sandbox's machine is stopped" : "; the sandbox runs on as it was"),
                     replaced ? "the checkpoint is intact: `kosa8 start` the sandbox and rewind again"
                             : "the checkpoint is intact; try again", e);
+        } finally {
+            if (state instanceof dev.kosa8.vm.EarlyPages early) {
+                early.close(); // its pages, if no load took them
+            }
         }
     }
 

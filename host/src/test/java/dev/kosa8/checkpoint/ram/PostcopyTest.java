@@ -86,6 +86,35 @@ class PostcopyTest {
     }
 
     @Test
+    void pagesOpenedEarlyLoadTheSameAndADamagedImageFailsTheLoadThatTakesThem() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 9);
+        byte[] stream = Streams.stream(pages, RAM_PAGES, tail(Streams.tail(9)));
+        Path ckpt = Files.createDirectories(dir.resolve("ckpt"));
+        RamStore store = new RamStore(ckpt);
+        store.store("c1", Files.write(ckpt.resolve("c1.vmstate"), stream), null);
+        List<String> log = new ArrayList<>();
+        FakeQemu.Result whole = load(store.open("c1"), stream, List.of(42L), log);
+        try (dev.kosa8.vm.EarlyPages early = dev.kosa8.vm.EarlyPages.opening(store.open("c1"))) {
+            FakeQemu.Result r = load(early, stream, List.of(42L), log);
+            assertThat(r.pages().keySet()).isEqualTo(whole.pages().keySet());
+            for (var e : whole.pages().entrySet()) {
+                assertThat(r.pages().get(e.getKey())).as(e.getKey()).isEqualTo(e.getValue());
+            }
+            try (PagedMachine.Pages again = early.openPages()) {
+                assertThat(again.blocks()).as("a second open opens afresh").isNotEmpty();
+            }
+        }
+
+        Path image = ckpt.resolve("c1.ram");
+        byte[] bytes = Files.readAllBytes(image);
+        bytes[bytes.length / 2] ^= 1;
+        Files.write(image, bytes);
+        try (dev.kosa8.vm.EarlyPages early = dev.kosa8.vm.EarlyPages.opening(store.open("c1"))) {
+            assertThatThrownBy(early::openPages).isInstanceOf(IOException.class).hasMessageContaining("damaged");
+        }
+    }
+
+    @Test
     void aHotPagesFileThatIsCutOrNamesAPageTheImageLacksIsIgnored() throws Exception {
         byte[] stream = Streams.stream(Streams.machine(20, 7), 20, tail(Streams.tail(7)));
         Path ckpt = Files.createDirectories(dir.resolve("ckpt"));
