@@ -396,6 +396,7 @@ public final class Vm implements AutoCloseable {
      * wait, and SIGKILL, when QEMU does not get there within {@code grace}.
      */
     public void quitReleasing(Duration grace) {
+        qemu.lowerPriority(); // its end runs beside the new machine's first steps: let those have the cores
         askToQuit();
         List<Path> sockets = new java.util.ArrayList<>(List.of(spec.qmpSocket(), spec.agentSocket()));
         if (spec.workspaceSocket() != null) {

@@ -410,6 +410,12 @@ class CheckpointIT {
     @Test
     @Order(8)
     void aDaemonKilledWhileRamIsWrittenLeavesTheGuestRunningAndLosesNothingCommitted() throws Exception {
+        // the new daemon must find a machine that a rewind moved to the runtime directory's alt/
+        if (!machineInAlt()) {
+            Kosa.ok(T, "rewind", id, first);
+        }
+        assertThat(machineInAlt()).as("the machine's sockets are in alt/").isTrue();
+        awaitStandby();
         List<String> before = checkpointIds();
         java.util.regex.Matcher m = java.util.regex.Pattern.compile(" pid (\\d+) ")
                 .matcher(Kosa.ok(T, "daemon", "status").stdout());
@@ -513,6 +519,11 @@ class CheckpointIT {
                         && java.util.Arrays.asList(h.info().arguments().orElse(new String[0]))
                         .contains("kosa8-" + id + ",process=kosa8-" + id))
                 .map(ProcessHandle::pid).sorted().toList();
+    }
+
+    static boolean machineInAlt() throws java.io.IOException {
+        String cmdline = Files.readString(Path.of("/proc", Long.toString(recordedQemu()), "cmdline"));
+        return cmdline.contains("/run/" + id + "/alt/qmp.sock,");
     }
 
     static long recordedQemu() throws java.io.IOException {

@@ -27,4 +27,19 @@ class QemuProcessTest {
         assertThat(QemuProcess.arguments(p.pid())).as("a process that is gone").isEmpty();
         assertThat(List.of(QemuProcess.arguments(ProcessHandle.current().pid()).orElseThrow())).isNotEmpty();
     }
+
+    @Test
+    void aProcessAboutToEndIsPutAtTheLowestPriority() throws Exception {
+        Process p = new ProcessBuilder("sh", "-c", "sleep 600; :").start();
+        try {
+            QemuProcess q = QemuProcess.attach(p.pid(), p.toHandle().info().startInstant().orElseThrow(), null)
+                    .orElseThrow();
+            assertThat(q.lowerPriority()).isEqualTo(1);
+            String stat = java.nio.file.Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            assertThat(fields[16]).as("nice, field 19 of /proc/PID/stat").isEqualTo("19");
+        } finally {
+            p.destroyForcibly().waitFor();
+        }
+    }
 }
