@@ -43,7 +43,6 @@ public final class Sandbox {
         this.vm = vm;
     }
 
-    /** The 9p server of the sandbox's folder while the machine runs; null otherwise or with no folder. */
     dev.kosa8.vm.Standby standby() {
         return standby;
     }
@@ -52,6 +51,7 @@ public final class Sandbox {
         this.standby = s;
     }
 
+    /** The 9p server of the sandbox's folder while the machine runs; null otherwise or with no folder. */
     WorkspaceServer workspace() {
         return workspace;
     }

@@ -52,15 +52,12 @@ final class Standbys {
                     return;
                 }
                 VmSpec spec = next.apply(s);
-                Standby standby = Standby.start(spec, argv.apply(spec));
                 try {
-                    Files.writeString(pidFile(spec), standby.pid() + " " + standby.startInstant() + "\n",
-                            StandardCharsets.US_ASCII);
-                } catch (IOException e) {
-                    standby.close();
-                    throw new java.io.UncheckedIOException("cannot record its pid: " + e.getMessage(), e);
+                    s.standby(Standby.start(spec, argv.apply(spec), q -> recordPid(spec, q)));
+                } catch (RuntimeException e) {
+                    deletePidFile(spec);
+                    throw e;
                 }
-                s.standby(standby);
             } catch (RuntimeException e) {
                 log.accept("sandbox " + s.id() + ": no standby QEMU (" + e.getMessage()
                         + "); its next rewind starts its QEMU itself");
@@ -124,6 +121,16 @@ final class Standbys {
             } catch (IOException e) {
                 log.accept("cannot delete " + file + ": " + e.getMessage());
             }
+        }
+    }
+
+    /** Written as soon as the standby's QEMU runs: a daemon killed before it has the standby still leaves this. */
+    private static void recordPid(VmSpec spec, dev.kosa8.vm.QemuProcess q) {
+        try {
+            Files.writeString(pidFile(spec), q.pid() + " " + q.startInstant() + "\n", StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("cannot record its pid in " + pidFile(spec) + ": "
+                    + e.getMessage(), e);
         }
     }
 

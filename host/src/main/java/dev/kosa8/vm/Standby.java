@@ -46,12 +46,15 @@ public final class Standby implements AutoCloseable {
 
     /**
      * Starts QEMU for {@code spec} with {@code argv} ({@link QemuCommandLine#of}), stopped and waiting for a
-     * state, and connects to its monitor. On failure nothing is left running.
+     * state, tells {@code started} about the process at once (before the wait for its monitor: a daemon dying
+     * meanwhile must leave enough behind to find it), and connects to its monitor. On failure, including
+     * {@code started}'s, nothing is left running.
      */
-    public static Standby start(VmSpec spec, List<String> argv) {
+    public static Standby start(VmSpec spec, List<String> argv, java.util.function.Consumer<QemuProcess> started) {
         List<String> incoming = Vm.incoming(argv);
         QemuProcess qemu = Vm.startQemu(spec, incoming, false, q -> { });
         try {
+            started.accept(qemu);
             return new Standby(spec, incoming, qemu, QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30),
                     e -> { }));
         } catch (IOException | RuntimeException e) {
