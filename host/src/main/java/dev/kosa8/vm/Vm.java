@@ -120,8 +120,9 @@ public final class Vm implements AutoCloseable {
     /**
      * As {@link #restore(VmSpec, List, SavedMachine, Duration, java.util.function.Consumer,
      * java.util.function.Consumer, java.util.function.Consumer)}, into {@code standby}, a QEMU started
-     * earlier for this machine, when it still runs and was started with exactly this argv: the new process's
-     * start and the wait for its monitor are then off the restore's path. Otherwise (null, ended, or started
+     * earlier for this machine, when it still runs and was started with this argv (all of it but the kernel's
+     * command line, which a restore does not read: {@link Standby#forRestore}): the new process's start and
+     * the wait for its monitor are then off the restore's path. Otherwise (null, ended, or started
      * for another argv: the image changed meanwhile) the standby is stopped and a fresh QEMU started, as
      * always. Either way the standby is used up.
      */
@@ -132,10 +133,10 @@ public final class Vm implements AutoCloseable {
         List<String> incoming = incoming(argv);
         QemuProcess qemu;
         QmpClient qmp = null;
-        if (standby != null && standby.fits(incoming)) {
+        boolean fromStandby = standby != null && standby.fits(incoming);
+        if (fromStandby) {
             qemu = standby.process();
             qmp = standby.qmp();
-            started.accept(qemu);
         } else {
             if (standby != null) {
                 log.accept("standby QEMU not used (" + standby.unfit(incoming) + "); starting a fresh one");
@@ -146,7 +147,9 @@ public final class Vm implements AutoCloseable {
         }
         Postcopy.Loading loading = null;
         try {
-            if (qmp == null) {
+            if (fromStandby) {
+                started.accept(qemu); // inside: a failure to record it stops it, as for a QEMU started here
+            } else {
                 qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
             }
             Path socket = spec.qmpSocket().resolveSibling("incoming.sock");
