@@ -3,7 +3,6 @@ package dev.kosa8.vm;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 
 /**
@@ -110,18 +109,6 @@ public final class Standby implements AutoCloseable {
 
     public VmSpec spec() {
         return spec;
-    }
-
-    public long pid() {
-        return qemu.pid();
-    }
-
-    public Instant startInstant() {
-        return qemu.startInstant();
-    }
-
-    public boolean isAlive() {
-        return qemu.isAlive();
     }
 
     /** Stops it: it was not needed, or the sandbox ends. */
