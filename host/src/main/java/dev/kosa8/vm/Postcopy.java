@@ -196,6 +196,10 @@ public final class Postcopy {
         private volatile long sweepBy = Long.MAX_VALUE;
         private volatile boolean aborted;
         private int requested;
+        /** Of {@link #requested}, those asked for before {@link #sweep}: while the restore's own steps ran. */
+        private int requestedEarly = -1;
+        /** When the last hot page was written, in ms from the start; -1 until then. */
+        private volatile long hotSentMs = -1;
         private int prefetched;
         /** How far the sender is in the hot pages. */
         private int hotAt;
@@ -372,6 +376,9 @@ public final class Postcopy {
                         });
                         continue;
                     }
+                    if (hotSentMs < 0) {
+                        hotSentMs = (System.nanoTime() - started) / 1_000_000;
+                    }
                     if (!sweeping.isDone() && System.nanoTime() <= sweepBy) {
                         try {
                             sweeping.get(5, TimeUnit.MILLISECONDS);
@@ -395,8 +402,9 @@ public final class Postcopy {
                 shut.get(5, TimeUnit.MINUTES);
                 long ms = (System.nanoTime() - started) / 1_000_000;
                 log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + prefetched
-                        + " pages sent first (asked for in an earlier load), " + requested
-                        + " as the guest asked for them, " + readAhead + " read ahead with them");
+                        + " pages sent first (asked for in an earlier load, all sent after " + hotSentMs + " ms), "
+                        + requested + " as the guest asked for them (" + Math.max(requestedEarly, 0)
+                        + " of them before the restore's steps were done), " + readAhead + " read ahead with them");
                 rememberHot(hot);
                 done.complete(null);
             } catch (Exception e) {
@@ -502,6 +510,14 @@ public final class Postcopy {
          * restore calls it when its own steps are done.
          */
         public void sweep() {
+            sending.lock();
+            try {
+                if (requestedEarly < 0) {
+                    requestedEarly = requested;
+                }
+            } finally {
+                sending.unlock();
+            }
             sweeping.complete(null);
         }
 
