@@ -171,39 +171,7 @@ public final class RamStore {
         }
         syncDirectory(packs);
         syncDirectory(dir);
-        startHotFrom(other);
         return true;
-    }
-
-    /**
-     * Starts this store's list of pages to send first ({@link #HOT_PAGES}) as
-     * a copy of {@code other}'s, when this store has none yet: a machine
-     * restored from the other store's keeps its kernel and agent where they
-     * were, so its first lazy load here is asked for much the same pages as
-     * the loads there were (measured: the first rewind of a sandbox asked for
-     * 2,219 pages one by one, its seventh for 450; each costs a round trip
-     * while the guest waits). A hint only: one that cannot be copied costs
-     * the first load its speed, nothing else, so it is not an error.
-     */
-    private void startHotFrom(RamStore other) {
-        Path hot = dir.resolve(HOT_PAGES);
-        Path theirs = other.dir.resolve(HOT_PAGES);
-        if (Files.exists(hot) || !Files.isRegularFile(theirs)) {
-            return;
-        }
-        Path temp = dir.resolve(HOT_PAGES + ".tmp-" + ProcessHandle.current().pid());
-        try {
-            Files.copy(theirs, temp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-            Files.move(temp, hot, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            // a hint: the first load asks for its pages one by one instead
-        } finally {
-            try {
-                Files.deleteIfExists(temp);
-            } catch (IOException e) {
-                // a temporary file of a few KiB; retainOnly does not list it, the sandbox's removal takes it
-            }
-        }
     }
 
     /**

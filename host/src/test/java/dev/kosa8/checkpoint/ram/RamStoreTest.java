@@ -138,7 +138,6 @@ class RamStoreTest {
                 .as("a link, not a copy").isTrue();
         assertThat(Files.getAttribute(templateDir.resolve("template-x.ram"), "unix:nlink")).isEqualTo(2);
         assertThat(sandbox.adopt(template, "template-x")).as("again, over the links it left").isTrue();
-        assertThat(sandboxDir.resolve(RamStore.HOT_PAGES)).as("the template has no hot pages yet").doesNotExist();
 
         Random r = new Random(21);
         List<Streams.Page> later = new ArrayList<>();
@@ -164,35 +163,6 @@ class RamStoreTest {
         assertThat(Files.getAttribute(templateDir.resolve("ram/template-x.pages"), "unix:nlink")).isEqualTo(1);
         assertThat(Streams.content(assembled(template, "template-x")))
                 .isEqualTo(Streams.content(booted, Streams.tail(20)));
-    }
-
-    /**
-     * A machine restored from a template wakes where the template's restores did: the pages they were asked for
-     * first are the new store's first hint, until a load of its own replaces it; one it has is never replaced.
-     */
-    @Test
-    void anAdoptingStoreStartsWithTheOtherStoresHotPagesUnlessItHasItsOwn() throws Exception {
-        Path templateDir = Files.createDirectories(dir.resolve("template"));
-        RamStore template = new RamStore(templateDir);
-        template.store("template-x", write(templateDir, "template-x", Streams.stream(Streams.machine(RAM_PAGES, 40),
-                RAM_PAGES, Streams.tail(40))), null);
-        byte[] learned = java.nio.ByteBuffer.allocate(12).putInt(2).putInt(7).putInt(3).array();
-        Files.write(templateDir.resolve(RamStore.HOT_PAGES), learned);
-
-        Path fresh = dir.resolve("fresh/checkpoints");
-        assertThat(new RamStore(fresh).adopt(template, "template-x")).isTrue();
-        assertThat(Files.readAllBytes(fresh.resolve(RamStore.HOT_PAGES))).isEqualTo(learned);
-        assertThat(Files.isSameFile(fresh.resolve(RamStore.HOT_PAGES), templateDir.resolve(RamStore.HOT_PAGES)))
-                .as("a copy: each store learns on its own").isFalse();
-        try (Stream<Path> left = Files.list(fresh)) {
-            assertThat(left.map(p -> p.getFileName().toString())).noneMatch(n -> n.contains(".tmp"));
-        }
-
-        Path known = Files.createDirectories(dir.resolve("known/checkpoints"));
-        byte[] own = java.nio.ByteBuffer.allocate(8).putInt(1).putInt(5).array();
-        Files.write(known.resolve(RamStore.HOT_PAGES), own);
-        assertThat(new RamStore(known).adopt(template, "template-x")).isTrue();
-        assertThat(Files.readAllBytes(known.resolve(RamStore.HOT_PAGES))).as("its own list stays").isEqualTo(own);
     }
 
     /** A fork starts from a checkpoint whose image uses several packs: all come along, and outlive the parent. */
