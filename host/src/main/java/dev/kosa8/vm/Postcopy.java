@@ -31,12 +31,13 @@ import java.util.function.Consumer;
  * 0x08 be16(1) be16(0)                        open the return path
  * 0x08 be16(3) be16(16) be64(4096) be64(4096) postcopy advise: page sizes (QEMU empties all RAM)
  * RAM's setup section                         (as saved)
- * 0x08 be16(6) be16(n) 0 s(block) 0 be64 be64 discard one page (see sendSetup)
- * 0x08 be16(7) be16(4) be32(n) package[n]:    packaged, read whole before any of it is run:
+ * 0x08 be16(6) be16(n) 0 s(block) 0 be64 be64 discard one page (see sendHead)
+ * 0x08 be16(7) be16(4) be32(n) package[n]:    packaged (sent once the disks are ready: {@link DisksReady}),
+ *                                             read whole before any of it is run:
  *      0x08 be16(4) be16(0)                     listen: pages may come now (a thread of QEMU reads them)
  *      the devices' sections                    (as saved, without the end mark and description)
  *      0x08 be16(2) be16(4) be32(1)             ping: QEMU answers once the devices are loaded
- *      0x08 be16(5) be16(0)                     run
+ *      0x08 be16(5) be16(0)                     run: QEMU takes the disks into use, the machine may run
  * { 0x02 be32(id) pages be64(EOS) footer }    RAM's pages: asked-for ones first, the rest swept
  * 0x03 be32(id) be64(EOS) footer, 0x00        RAM's end, the stream's end
  * </pre>
@@ -108,11 +109,12 @@ public final class Postcopy {
      * {@link Loading#await}.
      *
      * @param pages     its pages, opened ({@link PagedMachine#openPages}); closed when done
+     * @param disks     waited for before the part of the stream that makes QEMU take its disks into use
      * @param onFailure run if a page cannot be sent once the machine may run (it ends QEMU)
      * @throws Refused     when QEMU refused or failed before the devices were loaded: its load failed, and a fresh
      *                     QEMU can load the state whole
      */
-    public static Loading start(QmpClient qmp, Path socket, String name, PagedMachine.Pages pages,
+    public static Loading start(QmpClient qmp, Path socket, String name, PagedMachine.Pages pages, DisksReady disks,
                                 Duration timeout, Runnable onFailure, Consumer<String> log) throws IOException {
         SocketChannel channel;
         try {
@@ -141,7 +143,7 @@ public final class Postcopy {
             pages.close();
             throw e;
         }
-        return stream(channel, pages, name, timeout, onFailure, log,
+        return stream(channel, pages, name, disks, timeout, onFailure, log,
                 () -> qmp.execute("query-migrate", Map.of(), timeout).path("status").asText("").equals("failed"));
     }
 
@@ -149,19 +151,29 @@ public final class Postcopy {
      * The stream half of {@link #start}, on a connection to a QEMU that
      * listens for it: sends everything up to the pages, starts the threads
      * that answer requests and sweep, and returns once QEMU answered the
-     * ping after the devices. On failure everything is closed.
+     * ping after the devices. The package that ends with the run command
+     * (where QEMU takes the disks into use) waits for {@code disks}; QEMU
+     * reads the stream's start meanwhile. On failure everything is closed.
      *
      * @param loadFailed asked while waiting: whether QEMU reports its load failed
+     * @throws Refused     as for {@link #start}; a failure of {@code disks} is not one (a fresh QEMU would wait
+     *                     for the same disks)
      */
-    public static Loading stream(SocketChannel channel, PagedMachine.Pages pages, String name, Duration timeout,
-                                 Runnable onFailure, Consumer<String> log,
+    public static Loading stream(SocketChannel channel, PagedMachine.Pages pages, String name, DisksReady disks,
+                                 Duration timeout, Runnable onFailure, Consumer<String> log,
                                  java.util.function.BooleanSupplier loadFailed) throws IOException {
         Loading loading = new Loading(channel, pages, name, onFailure, log);
         try {
             try {
-                loading.sendSetup(pages.devices());
+                loading.sendHead();
             } catch (IOException e) {
                 throw new Refused("QEMU did not take the start of the stream: " + e.getMessage(), e);
+            }
+            disks.await();
+            try {
+                loading.sendPackage(pages.devices());
+            } catch (IOException e) {
+                throw new Refused("QEMU did not take the devices of " + name + ": " + e.getMessage(), e);
             }
             loading.begin();
             loading.awaitDevices(timeout, loadFailed);
@@ -217,7 +229,8 @@ public final class Postcopy {
             this.out = new StreamOutput(channel);
         }
 
-        private void sendSetup(byte[] devices) throws IOException {
+        /** The stream up to the package: header, return path, advise, RAM's setup, the discard. */
+        private void sendHead() throws IOException {
             out.bytes(pages.header());
             command(out, OPEN_RETURN_PATH, new byte[0]);
             command(out, ADVISE, ByteBuffer.allocate(16).putLong(PAGE).putLong(PAGE).array());
@@ -229,6 +242,11 @@ public final class Postcopy {
             byte[] block = pages.blocks().getFirst().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
             command(out, DISCARD, ByteBuffer.allocate(3 + block.length + 16).put((byte) 0).put((byte) block.length)
                     .put(block).put((byte) 0).putLong(0).putLong(PAGE).array());
+            out.flush();
+        }
+
+        /** The package: listen, the devices, a ping, and the run command (QEMU takes its disks into use there). */
+        private void sendPackage(byte[] devices) throws IOException {
             ByteBuffer pkg = ByteBuffer.allocate(5 + devices.length + 9 + 5);
             pkg.put((byte) COMMAND).putShort((short) LISTEN).putShort((short) 0);
             pkg.put(devices);

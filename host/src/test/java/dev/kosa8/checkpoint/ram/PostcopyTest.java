@@ -3,6 +3,7 @@ package dev.kosa8.checkpoint.ram;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kosa8.vm.DisksReady;
 import dev.kosa8.vm.PagedMachine;
 import dev.kosa8.vm.Postcopy;
 import java.io.DataInputStream;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A lazy load ({@link Postcopy}) of a checkpoint kept as pages ({@link PageSender}), against a stand-in for the
  * loading QEMU that reads the stream as QEMU 7.2 does and asks for pages as a guest would touch them: the
- * commands come in the order QEMU needs (one discard before listen: see {@code Postcopy#sendSetup}), the package
+ * commands come in the order QEMU needs (one discard before listen: see {@code Postcopy#sendHead}), the package
  * holds the devices without the end mark and description, every page of the checkpoint arrives exactly once with
  * its content, asked-for pages included, and the stream ends with RAM's end section and the end mark. The real
  * QEMU is in {@code CheckpointIT}; this pins the stream down where a mistake would only show as a hung guest.
@@ -152,8 +153,8 @@ class PostcopyTest {
             });
             SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
             channel.connect(UnixDomainSocketAddress.of(socket));
-            Postcopy.Loading loading = Postcopy.stream(channel, machine.openPages(), "c1", Duration.ofSeconds(20),
-                    () -> log.add("QEMU ended"), log::add, () -> false);
+            Postcopy.Loading loading = Postcopy.stream(channel, machine.openPages(), "c1", DisksReady.NOW,
+                    Duration.ofSeconds(20), () -> log.add("QEMU ended"), log::add, () -> false);
             // until the restore lets the sweep start, pages come only as asked for (or remembered as asked for)
             assertThat(gotWanted.await(20, TimeUnit.SECONDS)).as("the pages asked for came").isTrue();
             loading.await(Duration.ofSeconds(20));
@@ -185,9 +186,75 @@ class PostcopyTest {
             });
             SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
             channel.connect(UnixDomainSocketAddress.of(socket));
-            assertThatThrownBy(() -> Postcopy.stream(channel, store.open("c1").openPages(), "c1",
+            assertThatThrownBy(() -> Postcopy.stream(channel, store.open("c1").openPages(), "c1", DisksReady.NOW,
                     Duration.ofSeconds(20), () -> { }, m -> { }, () -> false))
                     .isInstanceOf(Postcopy.Refused.class).hasMessageContaining("load failed");
+        }
+    }
+
+    /**
+     * A rewind puts the root disk back while the stream starts: QEMU reads the stream's start meanwhile, and the
+     * package, whose run command makes QEMU take its disks into use, goes out only once they are ready. Disks that
+     * cannot be made ready fail the load, with no package sent, and not as a refusal (a fresh QEMU would wait for
+     * the same disks).
+     */
+    @Test
+    void thePackageThatRunsTheMachineWaitsForItsDisksAndDisksThatFailFailTheLoad() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 11);
+        byte[] stream = Streams.stream(pages, RAM_PAGES, tail(Streams.tail(11)));
+        Path ckpt = Files.createDirectories(dir.resolve("ckpt"));
+        RamStore store = new RamStore(ckpt);
+        store.store("c1", Files.write(ckpt.resolve("c1.vmstate"), stream), null);
+        byte[] header = Arrays.copyOf(stream, RamStream.setupOffset(stream));
+
+        for (boolean diskFails : List.of(false, true)) {
+            Path socket = dir.resolve("incoming.sock");
+            Files.deleteIfExists(socket);
+            try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+                server.bind(UnixDomainSocketAddress.of(socket));
+                java.util.concurrent.atomic.AtomicReference<FakeQemu> fake = new java.util.concurrent.atomic.AtomicReference<>();
+                java.util.concurrent.CountDownLatch accepted = new java.util.concurrent.CountDownLatch(1);
+                CompletableFuture<FakeQemu.Result> qemu = CompletableFuture.supplyAsync(() -> {
+                    try (SocketChannel ch = server.accept()) {
+                        fake.set(new FakeQemu(ch, header, new java.util.concurrent.CountDownLatch(1)));
+                        accepted.countDown();
+                        return fake.get().run(List.of());
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+                channel.connect(UnixDomainSocketAddress.of(socket));
+                List<String> seenAtTheGate = new ArrayList<>();
+                DisksReady disks = () -> {
+                    try {
+                        assertThat(accepted.await(20, TimeUnit.SECONDS)).isTrue();
+                        seenAtTheGate.add("head read: " + fake.get().headRead.await(20, TimeUnit.SECONDS));
+                        Thread.sleep(100); // a package sent with the head would be read by now
+                        seenAtTheGate.add("package read: " + fake.get().packageRead);
+                    } catch (InterruptedException e) {
+                        throw new IOException(e);
+                    }
+                    if (diskFails) {
+                        throw new IOException("putting the root disk back to c1 failed: No space left on device");
+                    }
+                };
+                if (diskFails) {
+                    assertThatThrownBy(() -> Postcopy.stream(channel, store.open("c1").openPages(), "c1", disks,
+                            Duration.ofSeconds(20), () -> { }, m -> { }, () -> false))
+                            .isInstanceOf(IOException.class).isNotInstanceOf(Postcopy.Refused.class)
+                            .hasMessageContaining("No space left");
+                    assertThat(qemu).failsWithin(20, TimeUnit.SECONDS);
+                    assertThat(fake.get().packageRead).as("no package after disks that failed").isFalse();
+                } else {
+                    Postcopy.Loading loading = Postcopy.stream(channel, store.open("c1").openPages(), "c1", disks,
+                            Duration.ofSeconds(20), () -> { }, m -> { }, () -> false);
+                    loading.await(Duration.ofSeconds(20));
+                    assertThat(qemu.get(20, TimeUnit.SECONDS).pages()).hasSize(pages.size());
+                    assertThat(fake.get().packageRead).isTrue();
+                }
+                assertThat(seenAtTheGate).containsExactly("head read: true", "package read: false");
+            }
         }
     }
 
@@ -205,6 +272,10 @@ class PostcopyTest {
         private final List<String> blocks = new ArrayList<>();
 
         private final java.util.concurrent.CountDownLatch gotWanted;
+        /** Counted down once everything before the package is read. */
+        final java.util.concurrent.CountDownLatch headRead = new java.util.concurrent.CountDownLatch(1);
+        /** Whether the package's command was read. */
+        volatile boolean packageRead;
 
         FakeQemu(SocketChannel ch, byte[] header, java.util.concurrent.CountDownLatch gotWanted) {
             this.gotWanted = gotWanted;
@@ -233,7 +304,9 @@ class PostcopyTest {
             footer(id);
             byte[] discard = command(6, -1);
             assertThat(discard[0]).as("discard version").isZero();
+            headRead.countDown();
             byte[] pkg = command(7, 4);
+            packageRead = true;
             byte[] body = new byte[ByteBuffer.wrap(pkg).getInt()];
             in.readFully(body);
             assertThat(Arrays.copyOf(body, 5)).as("listen first").isEqualTo(new byte[] {8, 0, 4, 0, 0});
