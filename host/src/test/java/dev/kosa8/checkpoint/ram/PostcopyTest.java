@@ -82,6 +82,8 @@ class PostcopyTest {
         List<String> asked = wanted.stream().map(w -> Streams.RAM + "@" + w).toList();
         assertThat(next.order().subList(0, asked.size())).as("the first pages of the next load, before anyone asks")
                 .containsExactlyElementsOf(asked);
+        assertThat(next.beforeRun()).as("sent before the machine runs, as precopy").isEqualTo(asked.size());
+        assertThat(r.beforeRun()).as("none known yet in the first load").isZero();
         assertThat(next.pages().keySet()).isEqualTo(expected.keySet());
         assertThat(next.duplicates()).isEmpty();
     }
@@ -260,7 +262,9 @@ class PostcopyTest {
 
     /** Reads a postcopy stream as QEMU 7.2's destination does, and asks for pages on its return path. */
     private static final class FakeQemu {
-        record Result(byte[] devices, Map<String, byte[]> pages, List<String> duplicates, List<String> order) {
+        /** {@code beforeRun}: how many of {@code order} came before the package (as precopy). */
+        record Result(byte[] devices, Map<String, byte[]> pages, List<String> duplicates, List<String> order,
+                      int beforeRun) {
         }
 
         private final SocketChannel ch;
@@ -276,6 +280,8 @@ class PostcopyTest {
         final java.util.concurrent.CountDownLatch headRead = new java.util.concurrent.CountDownLatch(1);
         /** Whether the package's command was read. */
         volatile boolean packageRead;
+        private int beforeRun;
+        private List<Long> wanted = List.of();
 
         FakeQemu(SocketChannel ch, byte[] header, java.util.concurrent.CountDownLatch gotWanted) {
             this.gotWanted = gotWanted;
@@ -305,7 +311,17 @@ class PostcopyTest {
             byte[] discard = command(6, -1);
             assertThat(discard[0]).as("discard version").isZero();
             headRead.countDown();
-            byte[] pkg = command(7, 4);
+            int kind = in.readUnsignedByte();
+            String last = null;
+            while (kind == 0x02) { // hot pages as precopy, before the machine runs
+                assertThat(in.readInt()).isEqualTo(id);
+                last = readPages(last, false);
+                footer(id);
+                kind = in.readUnsignedByte();
+            }
+            beforeRun = order.size();
+            assertThat(kind).as("the package's command").isEqualTo(0x08);
+            byte[] pkg = commandAfterKind(7, 4);
             packageRead = true;
             byte[] body = new byte[ByteBuffer.wrap(pkg).getInt()];
             in.readFully(body);
@@ -325,42 +341,15 @@ class PostcopyTest {
                 }
                 send(p == wanted.getFirst() ? 3 : 4, req.array());
             }
-            String last = null;
+            this.wanted = wanted;
             while (true) {
-                int kind = in.readUnsignedByte();
+                kind = in.readUnsignedByte();
                 if (kind == 0x00) {
                     break; // the end mark
                 }
                 assertThat(kind).as("a section of RAM").isIn(0x02, 0x03);
                 assertThat(in.readInt()).isEqualTo(id);
-                while (true) {
-                    long word = in.readLong();
-                    int flags = (int) (word & 0xfff);
-                    if (flags == RamStream.EOS) {
-                        break;
-                    }
-                    if ((flags & RamStream.CONTINUE) == 0) {
-                        byte[] name = new byte[in.readUnsignedByte()];
-                        in.readFully(name);
-                        last = new String(name, StandardCharsets.ISO_8859_1);
-                    }
-                    assertThat(last).as("a record continuing no block").isNotNull();
-                    byte[] page = new byte[RamStream.PAGE];
-                    if ((flags & ~RamStream.CONTINUE) == RamStream.ZERO) {
-                        Arrays.fill(page, (byte) in.readUnsignedByte());
-                    } else {
-                        assertThat(flags & ~RamStream.CONTINUE).isEqualTo(RamStream.PAGE_DATA);
-                        in.readFully(page);
-                    }
-                    String key = last + "@" + (word >>> 12);
-                    order.add(key);
-                    if (pages.put(key, page) != null) {
-                        duplicates.add(key);
-                    }
-                    if (wanted.stream().allMatch(w -> pages.containsKey(blocks.getFirst() + "@" + w))) {
-                        gotWanted.countDown();
-                    }
-                }
+                last = readPages(last, true);
                 footer(id);
                 if (kind == 0x03) {
                     assertThat(in.readUnsignedByte()).as("the end mark after RAM's end").isZero();
@@ -368,11 +357,51 @@ class PostcopyTest {
                 }
             }
             send(1, ByteBuffer.allocate(4).putInt(0).array()); // shut: loaded
-            return new Result(devices, pages, duplicates, order);
+            return new Result(devices, pages, duplicates, order, beforeRun);
+        }
+
+        /**
+         * The pages of one section up to its EOS, each recorded; returns the block the last one named.
+         * {@code postcopy}: whether QEMU would be listening (else its main thread loads them as precopy).
+         */
+        private String readPages(String last, boolean postcopy) throws IOException {
+            while (true) {
+                long word = in.readLong();
+                int flags = (int) (word & 0xfff);
+                if (flags == RamStream.EOS) {
+                    return last;
+                }
+                if ((flags & RamStream.CONTINUE) == 0) {
+                    byte[] name = new byte[in.readUnsignedByte()];
+                    in.readFully(name);
+                    last = new String(name, StandardCharsets.ISO_8859_1);
+                }
+                assertThat(last).as("a record continuing no block").isNotNull();
+                byte[] page = new byte[RamStream.PAGE];
+                if ((flags & ~RamStream.CONTINUE) == RamStream.ZERO) {
+                    Arrays.fill(page, (byte) in.readUnsignedByte());
+                } else {
+                    assertThat(flags & ~RamStream.CONTINUE).isEqualTo(RamStream.PAGE_DATA);
+                    in.readFully(page);
+                }
+                String key = last + "@" + (word >>> 12);
+                order.add(key);
+                if (pages.put(key, page) != null) {
+                    duplicates.add(key); // in QEMU: a postcopy page placed over one present fails the load
+                }
+                if (postcopy && wanted.stream().allMatch(w -> pages.containsKey(blocks.getFirst() + "@" + w))) {
+                    gotWanted.countDown();
+                }
+            }
         }
 
         private byte[] command(int cmd, int length) throws IOException {
             assertThat(in.readUnsignedByte()).as("a command").isEqualTo(0x08);
+            return commandAfterKind(cmd, length);
+        }
+
+        /** A command whose first byte (0x08) was read already. */
+        private byte[] commandAfterKind(int cmd, int length) throws IOException {
             assertThat(in.readUnsignedShort()).as("command").isEqualTo(cmd);
             int len = in.readUnsignedShort();
             if (length >= 0) {
