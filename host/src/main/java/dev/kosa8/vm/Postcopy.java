@@ -272,18 +272,29 @@ public final class Postcopy {
             }
             int id = pages.sectionId();
             out.header(5).put((byte) PART).putInt(id);
+            beforeRun = sendHot(n, n);
+            sectionEnd(id);
+            out.flush();
+        }
+
+        /**
+         * Writes the hot pages from {@link #hotAt} on, into the section
+         * under way, until {@code upTo} in the list or {@code most} written
+         * (pages sent already are passed over); returns how many it wrote.
+         */
+        private int sendHot(int upTo, int most) throws IOException {
+            int written = 0;
             int last = -1;
-            for (; hotAt < n; hotAt++) {
+            for (; written < most && hotAt < upTo; hotAt++) {
                 int i = hot[hotAt];
                 int b = pages.blockOf(i);
                 if (sendOnce(i, b, i - pages.index(b, 0), last == b)) {
                     last = b;
-                    prefetched++;
-                    beforeRun++;
+                    written++;
                 }
             }
-            sectionEnd(id);
-            out.flush();
+            prefetched += written;
+            return written;
         }
 
         /** The package: listen, the devices, a ping, and the run command (QEMU takes its disks into use there). */
@@ -419,19 +430,7 @@ public final class Postcopy {
                         throw new IOException("the load was abandoned");
                     }
                     if (hotAt < hot.length) {
-                        inSection(() -> {
-                            int last = -1;
-                            for (int n = 0; n < SWEEP && hotAt < hot.length; hotAt++) {
-                                int i = hot[hotAt];
-                                int b = pages.blockOf(i);
-                                if (sendOnce(i, b, i - pages.index(b, 0), last == b)) {
-                                    last = b;
-                                    prefetched++;
-                                    n++;
-                                }
-                            }
-                            return 0;
-                        });
+                        inSection(() -> sendHot(hot.length, SWEEP));
                         continue;
                     }
                     if (hotSentMs < 0) {
