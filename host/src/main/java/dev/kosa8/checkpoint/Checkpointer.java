@@ -61,7 +61,7 @@ public final class Checkpointer {
      * waits there for its folder, put back meanwhile).
      */
     public interface Relauncher {
-        Vm relaunch(SavedMachine state, WorkspaceSnapshot server, Runnable beforeServe, dev.kosa8.vm.DisksReady disks);
+        Vm relaunch(SavedMachine state, WorkspaceSnapshot server, Runnable beforeServe);
     }
 
     /** A finished rewind: the machine now behind the sandbox, and how long each step took. */
@@ -372,7 +372,6 @@ public final class Checkpointer {
             // guest's first steps (they share nothing, the machine is stopped and the server idle, and the new
             // server reads no request of the guest's before it is done)
             java.util.concurrent.CompletableFuture<Long> folderBack = restoreFolderBeside(c.id());
-            java.util.concurrent.CompletableFuture<Long> diskBack = null;
             try {
                 // the old QEMU's memory is freed beside the next steps: only its files must be let go of first
                 vm.quitReleasing(Duration.ofSeconds(10));
@@ -380,12 +379,12 @@ public final class Checkpointer {
                     workspace.close();
                 }
                 steps.done("quit");
-                // the disk goes back beside the new QEMU's stream start: QEMU takes it into use only at the stream's
-                // run command, which waits for this (DisksReady)
-                diskBack = revertDiskBeside(c.id());
-                var disk = diskBack;
-                Vm next = relauncher.relaunch(state, c.server(), () -> steps.beside("workspace", joinFolder(folderBack)),
-                        () -> steps.beside("disk", joinDisk(disk)));
+                HostCommand.of("qemu-img", "snapshot", "-a", c.id(), vm.spec().rootDisk().toString())
+                        .logTo(vm.spec().consoleLog().resolveSibling("qemu.log"))
+                        .timeout(Duration.ofMinutes(5))
+                        .run(KosaException.Kind.VM, "putting the root disk back to " + c.id());
+                steps.done("disk");
+                Vm next = relauncher.relaunch(state, c.server(), () -> steps.beside("workspace", joinFolder(folderBack)));
                 steps.done("load");
                 steps.split("load", "wake", next.wakeMillis());
                 next.loadRest();
@@ -393,14 +392,10 @@ public final class Checkpointer {
                 clearInterrupted(store.directory());
                 return new Rewound(next, steps.millis());
             } finally {
-                for (var beside : java.util.Arrays.asList(folderBack, diskBack)) {
-                    try {
-                        if (beside != null) {
-                            beside.join(); // never left writing the folder or the disk behind a failure
-                        }
-                    } catch (java.util.concurrent.CompletionException e) {
-                        // reported where it was waited for, or by the failure that came first
-                    }
+                try {
+                    folderBack.join(); // never left writing the folder behind a failure
+                } catch (java.util.concurrent.CompletionException e) {
+                    // reported where it was waited for, or by the failure that came first
                 }
             }
         } catch (IOException | RuntimeException | InterruptedException e) {
@@ -444,31 +439,6 @@ public final class Checkpointer {
             }
             return (System.nanoTime() - t) / 1_000_000;
         }, r -> Thread.ofPlatform().daemon().name("kosa8-folder-restore").start(r));
-    }
-
-    /**
-     * Puts the root disk back to checkpoint {@code id} ({@code qemu-img
-     * snapshot -a}) on a thread of its own, once the old QEMU has let go of
-     * it; the future gives how long it took.
-     */
-    private java.util.concurrent.CompletableFuture<Long> revertDiskBeside(String id) {
-        return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-            long t = System.nanoTime();
-            HostCommand.of("qemu-img", "snapshot", "-a", id, vm.spec().rootDisk().toString())
-                    .logTo(vm.spec().consoleLog().resolveSibling("qemu.log"))
-                    .timeout(Duration.ofMinutes(5))
-                    .run(KosaException.Kind.VM, "putting the root disk back to " + id);
-            return (System.nanoTime() - t) / 1_000_000;
-        }, r -> Thread.ofPlatform().daemon().name("kosa8-disk-revert").start(r));
-    }
-
-    /** Waits for the root disk being put back; its failure, as the restore's. */
-    private static long joinDisk(java.util.concurrent.CompletableFuture<Long> diskBack) throws IOException {
-        try {
-            return diskBack.join();
-        } catch (java.util.concurrent.CompletionException e) {
-            throw new IOException(e.getCause().getMessage(), e.getCause());
-        }
     }
 
     /** Waits for a folder being put back; its failure, said plainly. */
@@ -692,14 +662,14 @@ public final class Checkpointer {
         private final Map<String, Long> millis = new java.util.LinkedHashMap<>();
         private long last = System.nanoTime();
 
-        synchronized void done(String step) {
+        void done(String step) {
             long now = System.nanoTime();
             millis.put(step, (now - last) / 1_000_000);
             last = now;
         }
 
         /** Splits the last part of {@code step}, {@code millis} long, off as the step {@code last}. */
-        synchronized void split(String step, String last, long lastMillis) {
+        void split(String step, String last, long lastMillis) {
             long whole = millis.getOrDefault(step, 0L);
             long tail = Math.min(lastMillis, whole);
             millis.put(step, whole - tail);
@@ -707,11 +677,11 @@ public final class Checkpointer {
         }
 
         /** A step that ran beside the others, by its own duration; the sequence's clock is not moved. */
-        synchronized void beside(String step, long ms) {
+        void beside(String step, long ms) {
             millis.put(step, ms);
         }
 
-        synchronized Map<String, Long> millis() {
+        Map<String, Long> millis() {
             return millis;
         }
     }

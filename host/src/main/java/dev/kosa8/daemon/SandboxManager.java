@@ -891,7 +891,7 @@ public final class SandboxManager {
             dev.kosa8.checkpoint.Checkpointer.Rewound done;
             try {
                 done = checkpointer(s, vm).rewind(c,
-                        (state, server, beforeServe, disks) -> relaunch(s, state, server, beforeServe, disks));
+                        (state, server, beforeServe) -> relaunch(s, state, server, beforeServe));
             } catch (KosaException e) {
                 if (s.vm() == vm && !vm.isAlive()) {
                     // the old machine is gone and no new one runs: the sandbox is stopped, its disk at the checkpoint
@@ -918,7 +918,7 @@ public final class SandboxManager {
      * new QEMU at once, so a daemon dying now still finds it.
      */
     private Vm relaunch(Sandbox s, dev.kosa8.vm.SavedMachine state, dev.kosa8.workspace.WorkspaceSnapshot server,
-                        Runnable beforeServe, dev.kosa8.vm.DisksReady disks) {
+                        Runnable beforeServe) {
         SandboxRecord r = s.record();
         BootImage image = images.get();
         VmSpec spec = vmSpec(r, image, nextMachineDir(s));
@@ -927,7 +927,7 @@ public final class SandboxManager {
         dev.kosa8.vm.Standby standby = Standbys.take(s);
         Vm next;
         try {
-            next = restoreMachine(s, standby, spec, state, disks, folder, server, recordPid(s, r), beforeServe);
+            next = restoreMachine(s, standby, spec, state, folder, server, recordPid(s, r), beforeServe);
         } finally {
             Standbys.forget(standby);
         }
@@ -1107,18 +1107,18 @@ public final class SandboxManager {
     private Vm restoreMachine(Sandbox s, VmSpec spec, dev.kosa8.vm.SavedMachine state, Path folder,
                               dev.kosa8.workspace.WorkspaceSnapshot server,
                               java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started, Runnable beforeServe) {
-        return restoreMachine(s, null, spec, state, dev.kosa8.vm.DisksReady.NOW, folder, server, started, beforeServe);
+        return restoreMachine(s, null, spec, state, folder, server, started, beforeServe);
     }
 
-    /** As above, into {@code standby} when it fits, once {@code disks} are ready ({@link Vm#restore(
-     * dev.kosa8.vm.Standby, VmSpec, List, dev.kosa8.vm.SavedMachine, dev.kosa8.vm.DisksReady, Duration,
-     * java.util.function.Consumer, java.util.function.Consumer, java.util.function.Consumer)}). */
+    /** As above, into {@code standby} when it fits ({@link Vm#restore(dev.kosa8.vm.Standby, VmSpec, List,
+     * dev.kosa8.vm.SavedMachine, Duration, java.util.function.Consumer, java.util.function.Consumer,
+     * java.util.function.Consumer)}). */
     private Vm restoreMachine(Sandbox s, dev.kosa8.vm.Standby standby, VmSpec spec, dev.kosa8.vm.SavedMachine state,
-                              dev.kosa8.vm.DisksReady disks, Path folder, dev.kosa8.workspace.WorkspaceSnapshot server,
+                              Path folder, dev.kosa8.workspace.WorkspaceSnapshot server,
                               java.util.function.Consumer<dev.kosa8.vm.QemuProcess> started, Runnable beforeServe) {
         Duration timeout = spec.accelerator() == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
         java.util.concurrent.CompletableFuture<Void> serving = new java.util.concurrent.CompletableFuture<>();
-        Vm vm = Vm.restore(standby, spec, QemuCommandLine.of(spec, qemuBinary), state, disks, timeout, started, qmp -> {
+        Vm vm = Vm.restore(standby, spec, QemuCommandLine.of(spec, qemuBinary), state, timeout, started, qmp -> {
             if (folder == null) {
                 beforeServe.run();
                 serving.complete(null);

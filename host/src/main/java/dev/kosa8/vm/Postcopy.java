@@ -31,14 +31,12 @@ import java.util.function.Consumer;
  * 0x08 be16(1) be16(0)                        open the return path
  * 0x08 be16(3) be16(16) be64(4096) be64(4096) postcopy advise: page sizes (QEMU empties all RAM)
  * RAM's setup section                         (as saved)
- * 0x08 be16(6) be16(n) 0 s(block) 0 be64 be64 discard one page (see sendHead)
- * 0x02 be32(id) pages be64(EOS) footer        the first hot pages, as precopy (see sendHotBeforeRun)
- * 0x08 be16(7) be16(4) be32(n) package[n]:    packaged (sent once the disks are ready: {@link DisksReady}),
- *                                             read whole before any of it is run:
+ * 0x08 be16(6) be16(n) 0 s(block) 0 be64 be64 discard one page (see sendSetup)
+ * 0x08 be16(7) be16(4) be32(n) package[n]:    packaged, read whole before any of it is run:
  *      0x08 be16(4) be16(0)                     listen: pages may come now (a thread of QEMU reads them)
  *      the devices' sections                    (as saved, without the end mark and description)
  *      0x08 be16(2) be16(4) be32(1)             ping: QEMU answers once the devices are loaded
- *      0x08 be16(5) be16(0)                     run: QEMU takes the disks into use, the machine may run
+ *      0x08 be16(5) be16(0)                     run
  * { 0x02 be32(id) pages be64(EOS) footer }    RAM's pages: asked-for ones first, the rest swept
  * 0x03 be32(id) be64(EOS) footer, 0x00        RAM's end, the stream's end
  * </pre>
@@ -70,8 +68,6 @@ public final class Postcopy {
     static final Duration SWEEP_AFTER = Duration.ofSeconds(5);
     /** The most pages a load remembers as asked for (64 MiB). */
     public static final int MAX_HOT = 16384;
-    /** Of those, the most sent before the machine runs (16 MiB): the first ones learned, which every wake needs. */
-    static final int BEFORE_RUN = 4096;
 
     private Postcopy() {
     }
@@ -112,12 +108,11 @@ public final class Postcopy {
      * {@link Loading#await}.
      *
      * @param pages     its pages, opened ({@link PagedMachine#openPages}); closed when done
-     * @param disks     waited for before the part of the stream that makes QEMU take its disks into use
      * @param onFailure run if a page cannot be sent once the machine may run (it ends QEMU)
      * @throws Refused     when QEMU refused or failed before the devices were loaded: its load failed, and a fresh
      *                     QEMU can load the state whole
      */
-    public static Loading start(QmpClient qmp, Path socket, String name, PagedMachine.Pages pages, DisksReady disks,
+    public static Loading start(QmpClient qmp, Path socket, String name, PagedMachine.Pages pages,
                                 Duration timeout, Runnable onFailure, Consumer<String> log) throws IOException {
         SocketChannel channel;
         try {
@@ -146,7 +141,7 @@ public final class Postcopy {
             pages.close();
             throw e;
         }
-        return stream(channel, pages, name, disks, timeout, onFailure, log,
+        return stream(channel, pages, name, timeout, onFailure, log,
                 () -> qmp.execute("query-migrate", Map.of(), timeout).path("status").asText("").equals("failed"));
     }
 
@@ -154,30 +149,19 @@ public final class Postcopy {
      * The stream half of {@link #start}, on a connection to a QEMU that
      * listens for it: sends everything up to the pages, starts the threads
      * that answer requests and sweep, and returns once QEMU answered the
-     * ping after the devices. The package that ends with the run command
-     * (where QEMU takes the disks into use) waits for {@code disks}; QEMU
-     * reads the stream's start meanwhile. On failure everything is closed.
+     * ping after the devices. On failure everything is closed.
      *
      * @param loadFailed asked while waiting: whether QEMU reports its load failed
-     * @throws Refused     as for {@link #start}; a failure of {@code disks} is not one (a fresh QEMU would wait
-     *                     for the same disks)
      */
-    public static Loading stream(SocketChannel channel, PagedMachine.Pages pages, String name, DisksReady disks,
-                                 Duration timeout, Runnable onFailure, Consumer<String> log,
+    public static Loading stream(SocketChannel channel, PagedMachine.Pages pages, String name, Duration timeout,
+                                 Runnable onFailure, Consumer<String> log,
                                  java.util.function.BooleanSupplier loadFailed) throws IOException {
         Loading loading = new Loading(channel, pages, name, onFailure, log);
         try {
             try {
-                loading.sendHead();
-                loading.sendHotBeforeRun();
+                loading.sendSetup(pages.devices());
             } catch (IOException e) {
                 throw new Refused("QEMU did not take the start of the stream: " + e.getMessage(), e);
-            }
-            disks.await();
-            try {
-                loading.sendPackage(pages.devices());
-            } catch (IOException e) {
-                throw new Refused("QEMU did not take the devices of " + name + ": " + e.getMessage(), e);
             }
             loading.begin();
             loading.awaitDevices(timeout, loadFailed);
@@ -217,10 +201,6 @@ public final class Postcopy {
         /** When the last hot page was written, in ms from the start; -1 until then. */
         private volatile long hotSentMs = -1;
         private int prefetched;
-        /** Of {@link #prefetched}, those sent before the package, as precopy. */
-        private int beforeRun;
-        /** The pages the last load of this store was asked for ({@link PagedMachine.Pages#hotPages}), in order. */
-        private final int[] hot;
         /** How far the sender is in the hot pages. */
         private int hotAt;
         /** The pages asked for, in order: the next load of the same store sends them first. */
@@ -235,11 +215,9 @@ public final class Postcopy {
             this.onFailure = onFailure;
             this.log = log;
             this.out = new StreamOutput(channel);
-            this.hot = pages.hotPages();
         }
 
-        /** The stream up to the package: header, return path, advise, RAM's setup, the discard. */
-        private void sendHead() throws IOException {
+        private void sendSetup(byte[] devices) throws IOException {
             out.bytes(pages.header());
             command(out, OPEN_RETURN_PATH, new byte[0]);
             command(out, ADVISE, ByteBuffer.allocate(16).putLong(PAGE).putLong(PAGE).array());
@@ -251,54 +229,6 @@ public final class Postcopy {
             byte[] block = pages.blocks().getFirst().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
             command(out, DISCARD, ByteBuffer.allocate(3 + block.length + 16).put((byte) 0).put((byte) block.length)
                     .put(block).put((byte) 0).putLong(0).putLong(PAGE).array());
-            out.flush();
-        }
-
-        /**
-         * The first {@link #BEFORE_RUN} hot pages, in one section of RAM
-         * before the package. QEMU is not listening yet (its postcopy state
-         * is "discard"), so it loads them as it loads a migration's precopy
-         * pages, copied into RAM on its main thread, and the guest finds them
-         * in place when it first runs. Sent behind the package instead, as
-         * before, they went on arriving 26-109 ms after the load began, into
-         * the guest's first steps, each placed on its own by QEMU's listening
-         * thread while the guest asked for others. Here they also fill the
-         * time the package waits for the disk ({@link DisksReady}).
-         */
-        private void sendHotBeforeRun() throws IOException {
-            int n = Math.min(hot.length, BEFORE_RUN);
-            if (n == 0) {
-                return;
-            }
-            int id = pages.sectionId();
-            out.header(5).put((byte) PART).putInt(id);
-            beforeRun = sendHot(n, n);
-            sectionEnd(id);
-            out.flush();
-        }
-
-        /**
-         * Writes the hot pages from {@link #hotAt} on, into the section
-         * under way, until {@code upTo} in the list or {@code most} written
-         * (pages sent already are passed over); returns how many it wrote.
-         */
-        private int sendHot(int upTo, int most) throws IOException {
-            int written = 0;
-            int last = -1;
-            for (; written < most && hotAt < upTo; hotAt++) {
-                int i = hot[hotAt];
-                int b = pages.blockOf(i);
-                if (sendOnce(i, b, i - pages.index(b, 0), last == b)) {
-                    last = b;
-                    written++;
-                }
-            }
-            prefetched += written;
-            return written;
-        }
-
-        /** The package: listen, the devices, a ping, and the run command (QEMU takes its disks into use there). */
-        private void sendPackage(byte[] devices) throws IOException {
             ByteBuffer pkg = ByteBuffer.allocate(5 + devices.length + 9 + 5);
             pkg.put((byte) COMMAND).putShort((short) LISTEN).putShort((short) 0);
             pkg.put(devices);
@@ -423,6 +353,7 @@ public final class Postcopy {
          */
         private void sendPages() {
             int id = pages.sectionId();
+            int[] hot = pages.hotPages();
             try {
                 boolean swept = false;
                 while (!swept) {
@@ -430,7 +361,19 @@ public final class Postcopy {
                         throw new IOException("the load was abandoned");
                     }
                     if (hotAt < hot.length) {
-                        inSection(() -> sendHot(hot.length, SWEEP));
+                        inSection(() -> {
+                            int last = -1;
+                            for (int n = 0; n < SWEEP && hotAt < hot.length; hotAt++) {
+                                int i = hot[hotAt];
+                                int b = pages.blockOf(i);
+                                if (sendOnce(i, b, i - pages.index(b, 0), last == b)) {
+                                    last = b;
+                                    prefetched++;
+                                    n++;
+                                }
+                            }
+                            return 0;
+                        });
                         continue;
                     }
                     if (hotSentMs < 0) {
@@ -459,8 +402,7 @@ public final class Postcopy {
                 shut.get(5, TimeUnit.MINUTES);
                 long ms = (System.nanoTime() - started) / 1_000_000;
                 log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + prefetched
-                        + " pages sent first (asked for in an earlier load; " + beforeRun + " before the machine ran, all"
-                        + " after " + hotSentMs + " ms), "
+                        + " pages sent first (asked for in an earlier load, all sent after " + hotSentMs + " ms), "
                         + requested + " as the guest asked for them (" + Math.max(requestedEarly, 0)
                         + " of them before the restore's steps were done), " + readAhead + " read ahead with them");
                 rememberHot(hot);

@@ -114,7 +114,7 @@ public final class Vm implements AutoCloseable {
                              java.util.function.Consumer<QemuProcess> started,
                              java.util.function.Consumer<QmpClient> beforeRun,
                              java.util.function.Consumer<String> log) {
-        return restore(null, spec, argv, state, DisksReady.NOW, timeout, started, beforeRun, log);
+        return restore(null, spec, argv, state, timeout, started, beforeRun, log);
     }
 
     /**
@@ -125,12 +125,9 @@ public final class Vm implements AutoCloseable {
      * the wait for its monitor are then off the restore's path. Otherwise (null, ended, or started
      * for another argv: the image changed meanwhile) the standby is stopped and a fresh QEMU started, as
      * always. Either way the standby is used up.
-     *
-     * <p>{@code disks} is waited for before QEMU takes the disks into use: a standby loads the start of the
-     * stream meanwhile; a QEMU started here is started only after it, since it opens the images at its start.
      */
-    public static Vm restore(Standby standby, VmSpec spec, List<String> argv, SavedMachine state, DisksReady disks,
-                             Duration timeout, java.util.function.Consumer<QemuProcess> started,
+    public static Vm restore(Standby standby, VmSpec spec, List<String> argv, SavedMachine state, Duration timeout,
+                             java.util.function.Consumer<QemuProcess> started,
                              java.util.function.Consumer<QmpClient> beforeRun,
                              java.util.function.Consumer<String> log) {
         List<String> incoming = incoming(argv);
@@ -145,7 +142,6 @@ public final class Vm implements AutoCloseable {
                 log.accept("standby QEMU not used (" + standby.unfit(incoming) + "); starting a fresh one");
                 standby.close();
             }
-            awaitDisks(disks, state);
             // the console log goes on: the restored guest's earlier lines are part of its story
             qemu = startQemu(spec, incoming, false, started);
         }
@@ -170,19 +166,17 @@ public final class Vm implements AutoCloseable {
             if (pages != null) {
                 try {
                     QemuProcess q = qemu;
-                    loading = Postcopy.start(qmp, socket, state.name(), pages, disks, timeout, q::kill, log);
+                    loading = Postcopy.start(qmp, socket, state.name(), pages, timeout, q::kill, log);
                 } catch (Postcopy.Refused e) {
                     log.accept("lazy load of " + state.name() + " refused (" + e.getMessage()
                             + "); loading it whole in a fresh QEMU");
                     stop(qemu, qmp);
                     qmp = null;
-                    disks.await();
                     qemu = startQemu(spec, incoming, false, started);
                     qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), x -> { });
                     MachineState.load(qmp, socket, state, timeout);
                 }
             } else {
-                disks.await(); // a whole load takes the disks into use as it ends
                 MachineState.load(qmp, socket, state, timeout);
             }
             beforeRun.accept(qmp);
@@ -212,16 +206,6 @@ public final class Vm implements AutoCloseable {
                     + state.name() + ": " + e.getMessage() + "; QEMU " + stop(qemu, qmp)
                     + section("QEMU said", qemu.outputTail(10)),
                     "the saved state is kept; see " + qemuLog(spec), e);
-        }
-    }
-
-    /** Waits for {@code disks} before a QEMU that opens them is started; a failure fails the restore. */
-    private static void awaitDisks(DisksReady disks, SavedMachine state) {
-        try {
-            disks.await();
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.VM, "the sandbox could not be restored from " + state.name()
-                    + ": " + e.getMessage(), "the saved state is kept; see the daemon's log", e);
         }
     }
 

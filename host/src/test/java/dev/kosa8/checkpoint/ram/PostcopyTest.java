@@ -3,7 +3,6 @@ package dev.kosa8.checkpoint.ram;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kosa8.vm.DisksReady;
 import dev.kosa8.vm.PagedMachine;
 import dev.kosa8.vm.Postcopy;
 import java.io.DataInputStream;
@@ -31,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A lazy load ({@link Postcopy}) of a checkpoint kept as pages ({@link PageSender}), against a stand-in for the
  * loading QEMU that reads the stream as QEMU 7.2 does and asks for pages as a guest would touch them: the
- * commands come in the order QEMU needs (one discard before listen: see {@code Postcopy#sendHead}), the package
+ * commands come in the order QEMU needs (one discard before listen: see {@code Postcopy#sendSetup}), the package
  * holds the devices without the end mark and description, every page of the checkpoint arrives exactly once with
  * its content, asked-for pages included, and the stream ends with RAM's end section and the end mark. The real
  * QEMU is in {@code CheckpointIT}; this pins the stream down where a mistake would only show as a hung guest.
@@ -82,8 +81,6 @@ class PostcopyTest {
         List<String> asked = wanted.stream().map(w -> Streams.RAM + "@" + w).toList();
         assertThat(next.order().subList(0, asked.size())).as("the first pages of the next load, before anyone asks")
                 .containsExactlyElementsOf(asked);
-        assertThat(next.beforeRun()).as("sent before the machine runs, as precopy").isEqualTo(asked.size());
-        assertThat(r.beforeRun()).as("none known yet in the first load").isZero();
         assertThat(next.pages().keySet()).isEqualTo(expected.keySet());
         assertThat(next.duplicates()).isEmpty();
     }
@@ -155,8 +152,8 @@ class PostcopyTest {
             });
             SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
             channel.connect(UnixDomainSocketAddress.of(socket));
-            Postcopy.Loading loading = Postcopy.stream(channel, machine.openPages(), "c1", DisksReady.NOW,
-                    Duration.ofSeconds(20), () -> log.add("QEMU ended"), log::add, () -> false);
+            Postcopy.Loading loading = Postcopy.stream(channel, machine.openPages(), "c1", Duration.ofSeconds(20),
+                    () -> log.add("QEMU ended"), log::add, () -> false);
             // until the restore lets the sweep start, pages come only as asked for (or remembered as asked for)
             assertThat(gotWanted.await(20, TimeUnit.SECONDS)).as("the pages asked for came").isTrue();
             loading.await(Duration.ofSeconds(20));
@@ -188,83 +185,15 @@ class PostcopyTest {
             });
             SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
             channel.connect(UnixDomainSocketAddress.of(socket));
-            assertThatThrownBy(() -> Postcopy.stream(channel, store.open("c1").openPages(), "c1", DisksReady.NOW,
+            assertThatThrownBy(() -> Postcopy.stream(channel, store.open("c1").openPages(), "c1",
                     Duration.ofSeconds(20), () -> { }, m -> { }, () -> false))
                     .isInstanceOf(Postcopy.Refused.class).hasMessageContaining("load failed");
         }
     }
 
-    /**
-     * A rewind puts the root disk back while the stream starts: QEMU reads the stream's start meanwhile, and the
-     * package, whose run command makes QEMU take its disks into use, goes out only once they are ready. Disks that
-     * cannot be made ready fail the load, with no package sent, and not as a refusal (a fresh QEMU would wait for
-     * the same disks).
-     */
-    @Test
-    void thePackageThatRunsTheMachineWaitsForItsDisksAndDisksThatFailFailTheLoad() throws Exception {
-        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 11);
-        byte[] stream = Streams.stream(pages, RAM_PAGES, tail(Streams.tail(11)));
-        Path ckpt = Files.createDirectories(dir.resolve("ckpt"));
-        RamStore store = new RamStore(ckpt);
-        store.store("c1", Files.write(ckpt.resolve("c1.vmstate"), stream), null);
-        byte[] header = Arrays.copyOf(stream, RamStream.setupOffset(stream));
-
-        for (boolean diskFails : List.of(false, true)) {
-            Path socket = dir.resolve("incoming.sock");
-            Files.deleteIfExists(socket);
-            try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
-                server.bind(UnixDomainSocketAddress.of(socket));
-                java.util.concurrent.atomic.AtomicReference<FakeQemu> fake = new java.util.concurrent.atomic.AtomicReference<>();
-                java.util.concurrent.CountDownLatch accepted = new java.util.concurrent.CountDownLatch(1);
-                CompletableFuture<FakeQemu.Result> qemu = CompletableFuture.supplyAsync(() -> {
-                    try (SocketChannel ch = server.accept()) {
-                        fake.set(new FakeQemu(ch, header, new java.util.concurrent.CountDownLatch(1)));
-                        accepted.countDown();
-                        return fake.get().run(List.of());
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                });
-                SocketChannel channel = SocketChannel.open(StandardProtocolFamily.UNIX);
-                channel.connect(UnixDomainSocketAddress.of(socket));
-                List<String> seenAtTheGate = new ArrayList<>();
-                DisksReady disks = () -> {
-                    try {
-                        assertThat(accepted.await(20, TimeUnit.SECONDS)).isTrue();
-                        seenAtTheGate.add("head read: " + fake.get().headRead.await(20, TimeUnit.SECONDS));
-                        Thread.sleep(100); // a package sent with the head would be read by now
-                        seenAtTheGate.add("package read: " + fake.get().packageRead);
-                    } catch (InterruptedException e) {
-                        throw new IOException(e);
-                    }
-                    if (diskFails) {
-                        throw new IOException("putting the root disk back to c1 failed: No space left on device");
-                    }
-                };
-                if (diskFails) {
-                    assertThatThrownBy(() -> Postcopy.stream(channel, store.open("c1").openPages(), "c1", disks,
-                            Duration.ofSeconds(20), () -> { }, m -> { }, () -> false))
-                            .isInstanceOf(IOException.class).isNotInstanceOf(Postcopy.Refused.class)
-                            .hasMessageContaining("No space left");
-                    assertThat(qemu).failsWithin(20, TimeUnit.SECONDS);
-                    assertThat(fake.get().packageRead).as("no package after disks that failed").isFalse();
-                } else {
-                    Postcopy.Loading loading = Postcopy.stream(channel, store.open("c1").openPages(), "c1", disks,
-                            Duration.ofSeconds(20), () -> { }, m -> { }, () -> false);
-                    loading.await(Duration.ofSeconds(20));
-                    assertThat(qemu.get(20, TimeUnit.SECONDS).pages()).hasSize(pages.size());
-                    assertThat(fake.get().packageRead).isTrue();
-                }
-                assertThat(seenAtTheGate).containsExactly("head read: true", "package read: false");
-            }
-        }
-    }
-
     /** Reads a postcopy stream as QEMU 7.2's destination does, and asks for pages on its return path. */
     private static final class FakeQemu {
-        /** {@code beforeRun}: how many of {@code order} came before the package (as precopy). */
-        record Result(byte[] devices, Map<String, byte[]> pages, List<String> duplicates, List<String> order,
-                      int beforeRun) {
+        record Result(byte[] devices, Map<String, byte[]> pages, List<String> duplicates, List<String> order) {
         }
 
         private final SocketChannel ch;
@@ -276,12 +205,6 @@ class PostcopyTest {
         private final List<String> blocks = new ArrayList<>();
 
         private final java.util.concurrent.CountDownLatch gotWanted;
-        /** Counted down once everything before the package is read. */
-        final java.util.concurrent.CountDownLatch headRead = new java.util.concurrent.CountDownLatch(1);
-        /** Whether the package's command was read. */
-        volatile boolean packageRead;
-        private int beforeRun;
-        private List<Long> wanted = List.of();
 
         FakeQemu(SocketChannel ch, byte[] header, java.util.concurrent.CountDownLatch gotWanted) {
             this.gotWanted = gotWanted;
@@ -310,19 +233,7 @@ class PostcopyTest {
             footer(id);
             byte[] discard = command(6, -1);
             assertThat(discard[0]).as("discard version").isZero();
-            headRead.countDown();
-            int kind = in.readUnsignedByte();
-            String last = null;
-            while (kind == 0x02) { // hot pages as precopy, before the machine runs
-                assertThat(in.readInt()).isEqualTo(id);
-                last = readPages(last, false);
-                footer(id);
-                kind = in.readUnsignedByte();
-            }
-            beforeRun = order.size();
-            assertThat(kind).as("the package's command").isEqualTo(0x08);
-            byte[] pkg = commandAfterKind(7, 4);
-            packageRead = true;
+            byte[] pkg = command(7, 4);
             byte[] body = new byte[ByteBuffer.wrap(pkg).getInt()];
             in.readFully(body);
             assertThat(Arrays.copyOf(body, 5)).as("listen first").isEqualTo(new byte[] {8, 0, 4, 0, 0});
@@ -341,15 +252,42 @@ class PostcopyTest {
                 }
                 send(p == wanted.getFirst() ? 3 : 4, req.array());
             }
-            this.wanted = wanted;
+            String last = null;
             while (true) {
-                kind = in.readUnsignedByte();
+                int kind = in.readUnsignedByte();
                 if (kind == 0x00) {
                     break; // the end mark
                 }
                 assertThat(kind).as("a section of RAM").isIn(0x02, 0x03);
                 assertThat(in.readInt()).isEqualTo(id);
-                last = readPages(last, true);
+                while (true) {
+                    long word = in.readLong();
+                    int flags = (int) (word & 0xfff);
+                    if (flags == RamStream.EOS) {
+                        break;
+                    }
+                    if ((flags & RamStream.CONTINUE) == 0) {
+                        byte[] name = new byte[in.readUnsignedByte()];
+                        in.readFully(name);
+                        last = new String(name, StandardCharsets.ISO_8859_1);
+                    }
+                    assertThat(last).as("a record continuing no block").isNotNull();
+                    byte[] page = new byte[RamStream.PAGE];
+                    if ((flags & ~RamStream.CONTINUE) == RamStream.ZERO) {
+                        Arrays.fill(page, (byte) in.readUnsignedByte());
+                    } else {
+                        assertThat(flags & ~RamStream.CONTINUE).isEqualTo(RamStream.PAGE_DATA);
+                        in.readFully(page);
+                    }
+                    String key = last + "@" + (word >>> 12);
+                    order.add(key);
+                    if (pages.put(key, page) != null) {
+                        duplicates.add(key);
+                    }
+                    if (wanted.stream().allMatch(w -> pages.containsKey(blocks.getFirst() + "@" + w))) {
+                        gotWanted.countDown();
+                    }
+                }
                 footer(id);
                 if (kind == 0x03) {
                     assertThat(in.readUnsignedByte()).as("the end mark after RAM's end").isZero();
@@ -357,51 +295,11 @@ class PostcopyTest {
                 }
             }
             send(1, ByteBuffer.allocate(4).putInt(0).array()); // shut: loaded
-            return new Result(devices, pages, duplicates, order, beforeRun);
-        }
-
-        /**
-         * The pages of one section up to its EOS, each recorded; returns the block the last one named.
-         * {@code postcopy}: whether QEMU would be listening (else its main thread loads them as precopy).
-         */
-        private String readPages(String last, boolean postcopy) throws IOException {
-            while (true) {
-                long word = in.readLong();
-                int flags = (int) (word & 0xfff);
-                if (flags == RamStream.EOS) {
-                    return last;
-                }
-                if ((flags & RamStream.CONTINUE) == 0) {
-                    byte[] name = new byte[in.readUnsignedByte()];
-                    in.readFully(name);
-                    last = new String(name, StandardCharsets.ISO_8859_1);
-                }
-                assertThat(last).as("a record continuing no block").isNotNull();
-                byte[] page = new byte[RamStream.PAGE];
-                if ((flags & ~RamStream.CONTINUE) == RamStream.ZERO) {
-                    Arrays.fill(page, (byte) in.readUnsignedByte());
-                } else {
-                    assertThat(flags & ~RamStream.CONTINUE).isEqualTo(RamStream.PAGE_DATA);
-                    in.readFully(page);
-                }
-                String key = last + "@" + (word >>> 12);
-                order.add(key);
-                if (pages.put(key, page) != null) {
-                    duplicates.add(key); // in QEMU: a postcopy page placed over one present fails the load
-                }
-                if (postcopy && wanted.stream().allMatch(w -> pages.containsKey(blocks.getFirst() + "@" + w))) {
-                    gotWanted.countDown();
-                }
-            }
+            return new Result(devices, pages, duplicates, order);
         }
 
         private byte[] command(int cmd, int length) throws IOException {
             assertThat(in.readUnsignedByte()).as("a command").isEqualTo(0x08);
-            return commandAfterKind(cmd, length);
-        }
-
-        /** A command whose first byte (0x08) was read already. */
-        private byte[] commandAfterKind(int cmd, int length) throws IOException {
             assertThat(in.readUnsignedShort()).as("command").isEqualTo(cmd);
             int len = in.readUnsignedShort();
             if (length >= 0) {
