@@ -196,7 +196,11 @@ public final class Postcopy {
         private volatile long sweepBy = Long.MAX_VALUE;
         private volatile boolean aborted;
         private int requested;
-        /** Of {@link #requested}, those asked for before {@link #sweep}: while the restore's own steps ran. */
+        /**
+         * Of {@link #requested}, those asked for before {@link #sweep}: while the restore's own steps ran; -1
+         * until then (a load whose sweep started on its own, at {@link #SWEEP_AFTER}, was asked for all of them
+         * before).
+         */
         private int requestedEarly = -1;
         /** When the last hot page was written, in ms from the start; -1 until then. */
         private volatile long hotSentMs = -1;
@@ -403,7 +407,7 @@ public final class Postcopy {
                 long ms = (System.nanoTime() - started) / 1_000_000;
                 log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + prefetched
                         + " pages sent first (asked for in an earlier load, all sent after " + hotSentMs + " ms), "
-                        + requested + " as the guest asked for them (" + Math.max(requestedEarly, 0)
+                        + requested + " as the guest asked for them (" + (requestedEarly < 0 ? requested : requestedEarly)
                         + " of them before the restore's steps were done), " + readAhead + " read ahead with them");
                 rememberHot(hot);
                 done.complete(null);
