@@ -195,13 +195,14 @@ public final class Postcopy {
         /** When the sweep starts even if no one opened it: the machine must not need the daemon for long. */
         private volatile long sweepBy = Long.MAX_VALUE;
         private volatile boolean aborted;
-        private int requested;
+        /** Written under {@link #sending}; volatile for {@link #sweep}, which must not wait for a section to go out. */
+        private volatile int requested;
         /**
          * Of {@link #requested}, those asked for before {@link #sweep}: while the restore's own steps ran; -1
          * until then (a load whose sweep started on its own, at {@link #SWEEP_AFTER}, was asked for all of them
          * before).
          */
-        private int requestedEarly = -1;
+        private volatile int requestedEarly = -1;
         /** When the last hot page was written, in ms from the start; -1 until then. */
         private volatile long hotSentMs = -1;
         private int prefetched;
@@ -514,13 +515,8 @@ public final class Postcopy {
          * restore calls it when its own steps are done.
          */
         public void sweep() {
-            sending.lock();
-            try {
-                if (requestedEarly < 0) {
-                    requestedEarly = requested;
-                }
-            } finally {
-                sending.unlock();
+            if (requestedEarly < 0) {
+                requestedEarly = requested; // a figure for the log: a request being answered now may be missed
             }
             sweeping.complete(null);
         }
