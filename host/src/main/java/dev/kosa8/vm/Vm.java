@@ -247,7 +247,9 @@ public final class Vm implements AutoCloseable {
     /**
      * Starts QEMU with {@code argv} after removing sockets (and, for a boot,
      * the console log) a previous QEMU of this sandbox left, and tells
-     * {@code started} about the process at once.
+     * {@code started} about the process at once. If {@code started} fails
+     * (the pid cannot be recorded), the process is stopped before the failure
+     * goes on: nothing may run that no one knows of.
      */
     static QemuProcess startQemu(VmSpec spec, List<String> argv, boolean freshConsole,
                                          java.util.function.Consumer<QemuProcess> started) {
@@ -262,7 +264,12 @@ public final class Vm implements AutoCloseable {
                 Files.deleteIfExists(spec.consoleLog());
             }
             QemuProcess qemu = QemuProcess.start(argv, qemuLog(spec));
-            started.accept(qemu);
+            try {
+                started.accept(qemu);
+            } catch (RuntimeException e) {
+                qemu.kill();
+                throw e;
+            }
             return qemu;
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + argv.getFirst() + "): "
