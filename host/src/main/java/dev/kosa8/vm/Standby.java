@@ -51,9 +51,8 @@ public final class Standby implements AutoCloseable {
      */
     public static Standby start(VmSpec spec, List<String> argv, java.util.function.Consumer<QemuProcess> started) {
         List<String> incoming = Vm.incoming(argv);
-        QemuProcess qemu = Vm.startQemu(spec, incoming, false, q -> { });
+        QemuProcess qemu = Vm.startQemu(spec, incoming, false, started); // stopped there if started fails
         try {
-            started.accept(qemu);
             return new Standby(spec, incoming, qemu, QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30),
                     e -> { }));
         } catch (IOException | RuntimeException e) {
