@@ -11,7 +11,8 @@
  *             client's TLS with its sandbox CA's leaf, judges each request, and carries it on over TLS it
  *             verifies itself (one upstream connection per request, the client's kept alive).
  * Small requests: one keep-alive TLS connection per path and round, N GETs of a 32-byte body, each timed;
- * p50/p99 over all rounds. Bulk: a 100 MB body per path and round, MB/s; median of the rounds.
+ * p50/p99 over all rounds. Bulk: a 100 MB body per path and round, MB/s; median of the rounds. Nothing is counted
+ * before every path has moved WARM_MB (the JVM's JIT settles only after a few GB).
  * The client verifies the server's certificate by name (api.test) with the test CA, as a guest's client does.
  *
  *   java -cp host/target/kosa8.jar bench/EgressBench.java [--rounds 5] [--requests 2000] [--bulk-mb 100]
@@ -119,9 +120,15 @@ public class EgressBench {
         Map<String, List<Double>> lat = new LinkedHashMap<>();
         Map<String, List<Double>> mbps = new LinkedHashMap<>();
         paths.keySet().forEach(k -> { lat.put(k, new ArrayList<>()); mbps.put(k, new ArrayList<>()); });
-        for (String p : paths.keySet()) { // warm-up: JIT, TLS session machinery
-            smallRequests(clientSsl, paths.get(p), 300);
-            bulk(clientSsl, paths.get(p), 20L << 20);
+        // warm-up: the daemon is a long-lived JVM, so its steady state is what counts. A few MB was not enough:
+        // measured here, an intercepted download ran at 200-260 MB/s for its first ~2 GB, while C2 was still
+        // compiling the broker's and the server's paths, and at ~500 MB/s after. So every path moves WARM_MB first.
+        System.err.printf("warming up every path (%d MB each)...%n", WARM_MB);
+        for (int w = 0; w * bulkMb < WARM_MB; w++) {
+            for (String p : paths.keySet()) {
+                smallRequests(clientSsl, paths.get(p), 300);
+                bulk(clientSsl, paths.get(p), (long) bulkMb * 1_000_000);
+            }
         }
         for (int r = 0; r < rounds; r++) {
             List<String> order = new ArrayList<>(paths.keySet());
@@ -171,7 +178,13 @@ public class EgressBench {
         Map<String, List<Double>> mbps = new LinkedHashMap<>();
         Map<String, List<Double>> jvmCpuPerGb = new LinkedHashMap<>();
         Map<String, List<Double>> curlCpuPerGb = new LinkedHashMap<>();
+        Map<String, List<Double>> brokerCpuPerGb = new LinkedHashMap<>();
+        Map<String, List<Double>> otherCpuPerGb = new LinkedHashMap<>();
+        Map<String, List<Double>> internalCpuPerGb = new LinkedHashMap<>();
         how.keySet().forEach(k -> {
+            brokerCpuPerGb.put(k, new ArrayList<>());
+            otherCpuPerGb.put(k, new ArrayList<>());
+            internalCpuPerGb.put(k, new ArrayList<>());
             lat.put(k, new ArrayList<>());
             mbps.put(k, new ArrayList<>());
             jvmCpuPerGb.put(k, new ArrayList<>());
@@ -192,15 +205,20 @@ public class EgressBench {
                         "curl", "-s", "--cacert", bundle.toString(), "-o", "/dev/null", "-w", "%{speed_download}"));
                 big.addAll(how.get(k));
                 big.add("https://api.test/big?n=" + (long) bulkMb * 1_000_000);
+                Map<Long, Long> threadsBefore = threadCpu();
                 long jvmBefore = JVM.getProcessCpuTime();
                 List<String> out = run(big).lines().toList();
                 double jvmCpu = (JVM.getProcessCpuTime() - jvmBefore) / 1e9;
+                double[] split = split(threadsBefore, threadCpu());
                 double speed = Double.parseDouble(out.get(0).strip()) / 1e6;
                 double curlCpu = Arrays.stream(out.get(2).split(" ")).mapToDouble(EgressBench::bashTime).sum();
                 if (r > 0) { // round 0 warms the JIT of server and broker
                     lat.get(k).addAll(times.subList(1, times.size()).stream().map(t -> t * 1000).toList());
                     mbps.get(k).add(speed);
                     jvmCpuPerGb.get(k).add(jvmCpu * 1000 / bulkMb);
+                    brokerCpuPerGb.get(k).add(split[0] * 1000 / bulkMb);
+                    otherCpuPerGb.get(k).add(split[1] * 1000 / bulkMb);
+                    internalCpuPerGb.get(k).add((jvmCpu - split[0] - split[1]) * 1000 / bulkMb);
                     curlCpuPerGb.get(k).add(curlCpu * 1000 / bulkMb);
                 }
             }
@@ -221,6 +239,16 @@ public class EgressBench {
             System.out.printf("| %s | %.2f | %.2f | %.2f | %.0f |%n", k.substring(5), jvm, curl, jvm + curl,
                     CORES * 1000 / (jvm + curl));
         }
+        System.out.println();
+        System.out.println("| curl, no relay | CPU s per GB: broker's event loops | server (its threads) | JVM's own (JIT, GC)"
+                + " | curl | bound on " + CORES + " cores without the JVM's own (MB/s) |");
+        System.out.println("|---|---|---|---|---|---|");
+        for (String k : how.keySet()) {
+            double b = pct(brokerCpuPerGb.get(k), 50), o = pct(otherCpuPerGb.get(k), 50),
+                    in = pct(internalCpuPerGb.get(k), 50), curl = pct(curlCpuPerGb.get(k), 50);
+            System.out.printf("| %s | %.2f | %.2f | %.2f | %.2f | %.0f |%n", k.substring(5), b, o, in, curl,
+                    CORES * 1000 / (b + o + curl));
+        }
         System.out.printf("%ncurl: broker vs direct %+.3f ms at p50, throughput %.2fx; intercept vs direct %+.3f ms, %.2fx%n",
                 pct(lat.get("curl broker"), 50) - pct(lat.get("curl direct"), 50),
                 pct(mbps.get("curl broker"), 50) / pct(mbps.get("curl direct"), 50),
@@ -234,9 +262,41 @@ public class EgressBench {
                 pct(mbps.get("curl inject"), 50) / pct(mbps.get("curl intercept"), 50));
     }
 
+    /** MB each path moves before anything is counted. */
+    static final int WARM_MB = 2000;
+
     static final com.sun.management.OperatingSystemMXBean JVM =
             (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
     static final int CORES = Runtime.getRuntime().availableProcessors();
+
+    static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** CPU ns of every live thread the JVM shows (not its compiler and GC threads, which it hides), by id. */
+    static Map<Long, Long> threadCpu() {
+        Map<Long, Long> cpu = new HashMap<>();
+        for (long id : THREADS.getAllThreadIds()) {
+            long ns = THREADS.getThreadCpuTime(id);
+            if (ns >= 0) cpu.put(id, ns);
+        }
+        return cpu;
+    }
+
+    /**
+     * Seconds of CPU between two {@link #threadCpu} readings: [the broker's event loops, every other thread the
+     * JVM shows (the server's dispatcher and its virtual threads' carriers)]. The rest of the process's CPU is the
+     * JVM's own: JIT compilers, GC. A thread that ended in between is lost (none does: the loops and carriers
+     * outlive a download).
+     */
+    static double[] split(Map<Long, Long> before, Map<Long, Long> after) {
+        double broker = 0, other = 0;
+        for (var e : after.entrySet()) {
+            double s = (e.getValue() - before.getOrDefault(e.getKey(), 0L)) / 1e9;
+            java.lang.management.ThreadInfo info = THREADS.getThreadInfo(e.getKey());
+            if (info != null && info.getThreadName().startsWith("multiThreadIoEventLoopGroup")) broker += s;
+            else other += s;
+        }
+        return new double[] {broker, other};
+    }
 
     /** Seconds from bash's {@code times} format, {@code 1m2.345s}. */
     static double bashTime(String t) {
