@@ -37,13 +37,13 @@ final class PageSender implements PagedMachine.Pages {
     private final RamStream.UnknownFormat noDevices;
     /** Every present page, in the order the sweep sends them. */
     private final int[] order;
-    private final Path hotFile;
+    private final HotPages hot;
     private int cursor;
 
     private PageSender(RamImage image, FileChannel[] packs, byte[] header, byte[] setup, byte[] devices,
-                       RamStream.UnknownFormat noDevices, int[] order, Path hotFile) {
+                       RamStream.UnknownFormat noDevices, int[] order, HotPages hot) {
         this.image = image;
-        this.hotFile = hotFile;
+        this.hot = hot;
         this.packs = packs;
         this.header = header;
         this.setup = setup;
@@ -55,10 +55,10 @@ final class PageSender implements PagedMachine.Pages {
     }
 
     /**
-     * @param hotFile where the pages a load was asked for are kept for the
-     *                next load from the same store ({@link #hotPages})
+     * @param hot where the pages a load was asked for are kept for the
+     *            next load from the same store ({@link #hotPages})
      */
-    static PageSender open(RamImage image, Function<String, Path> packFile, Path hotFile) throws IOException {
+    static PageSender open(RamImage image, Function<String, Path> packFile, HotPages hot) throws IOException {
         byte[] prefix = image.layout.prefix();
         int setupAt = RamStream.setupOffset(prefix);
         byte[] devices = null;
@@ -120,7 +120,7 @@ final class PageSender implements PagedMachine.Pages {
             }
             return new PageSender(image, packs, Arrays.copyOf(prefix, setupAt),
                     Arrays.copyOfRange(prefix, setupAt, prefix.length), devices, noDevices, Arrays.copyOf(order, n),
-                    hotFile);
+                    hot);
         } catch (IOException | RuntimeException e) {
             closeAll(packs);
             throw e;
@@ -259,51 +259,15 @@ final class PageSender implements PagedMachine.Pages {
         return written;
     }
 
-    /**
-     * The file: {@code be32(n)} then {@code n} page indices, each
-     * {@code be32}. A file that is cut, too long or names a page this image
-     * does not have is ignored: it is a hint, and a wrong hint costs only
-     * pages sent early.
-     */
+    /** {@link HotPages#read}: this store's list, else the pool's. */
     @Override
     public int[] hotPages() {
-        try {
-            if (!java.nio.file.Files.isRegularFile(hotFile)) {
-                return new int[0];
-            }
-            ByteBuffer b = ByteBuffer.wrap(java.nio.file.Files.readAllBytes(hotFile));
-            int n = b.getInt();
-            if (n < 0 || n > dev.kosa8.vm.Postcopy.MAX_HOT || b.remaining() != 4 * n) {
-                return new int[0];
-            }
-            int[] hot = new int[n];
-            for (int k = 0; k < n; k++) {
-                hot[k] = b.getInt();
-                if (hot[k] < 0 || hot[k] >= image.pages()) {
-                    return new int[0];
-                }
-            }
-            return hot;
-        } catch (IOException | java.nio.BufferUnderflowException e) {
-            return new int[0];
-        }
+        return hot.read(image.pages());
     }
 
     @Override
     public void rememberHot(int[] pages) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(4 + 4 * pages.length).putInt(pages.length);
-        for (int p : pages) {
-            b.putInt(p);
-        }
-        Path temp = hotFile.resolveSibling(hotFile.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-"
-                + Thread.currentThread().threadId());
-        try {
-            java.nio.file.Files.write(temp, b.array());
-            java.nio.file.Files.move(temp, hotFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            java.nio.file.Files.deleteIfExists(temp);
-        }
+        hot.remember(pages);
     }
 
     @Override

@@ -57,6 +57,8 @@ public final class RamStore {
      * same places.
      */
     static final String HOT_PAGES = "hot-pages";
+    /** The path of the store's pool ({@link HotPages}): the list of the store it was adopted from. */
+    static final String HOT_POOL = "hot-pages.pool";
     private final Path dir;
     private final Path packs;
 
@@ -171,7 +173,44 @@ public final class RamStore {
         }
         syncDirectory(packs);
         syncDirectory(dir);
+        poolWith(other);
         return true;
+    }
+
+    /**
+     * Makes {@code other}'s list of pages to send first this store's pool
+     * ({@link HotPages}): its loads start from it and add to it. A hint: one
+     * that cannot be written costs a first load its speed, nothing else.
+     */
+    private void poolWith(RamStore other) {
+        Path file = dir.resolve(HOT_POOL);
+        Path temp = dir.resolve(HOT_POOL + ".tmp-" + ProcessHandle.current().pid());
+        try {
+            Files.writeString(temp, other.dir.resolve(HOT_PAGES).toAbsolutePath().toString());
+            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            // a hint: the first loads ask for their pages one by one instead
+        } finally {
+            try {
+                Files.deleteIfExists(temp);
+            } catch (IOException e) {
+                // a file of a few bytes; the sandbox's removal takes it
+            }
+        }
+    }
+
+    /** This store's lists of pages to send first: its own, and its pool when it was adopted from another. */
+    private HotPages hotPages() {
+        Path pool = null;
+        try {
+            Path named = Path.of(Files.readString(dir.resolve(HOT_POOL)).strip());
+            if (named.isAbsolute() && named.getFileName().toString().equals(HOT_PAGES)) {
+                pool = named;
+            }
+        } catch (IOException | java.nio.file.InvalidPathException e) {
+            // none, or unreadable: no pool
+        }
+        return new HotPages(dir.resolve(HOT_PAGES), pool);
     }
 
     /**
@@ -188,7 +227,7 @@ public final class RamStore {
 
             @Override
             public Pages openPages() throws IOException {
-                return PageSender.open(RamImage.read(file), RamStore.this::pack, dir.resolve(HOT_PAGES)).forLazyLoad();
+                return PageSender.open(RamImage.read(file), RamStore.this::pack, hotPages()).forLazyLoad();
             }
 
             @Override
@@ -311,7 +350,7 @@ public final class RamStore {
      * any order; each is sent once.
      */
     private void assemble(RamImage image, WritableByteChannel out) throws IOException {
-        try (PageSender pages = PageSender.open(image, this::pack, dir.resolve(HOT_PAGES))) {
+        try (PageSender pages = PageSender.open(image, this::pack, hotPages())) {
             dev.kosa8.vm.StreamOutput o = new dev.kosa8.vm.StreamOutput(out);
             o.bytes(image.layout.prefix());
             o.header(5).put((byte) 0x02).putInt(image.layout.sectionId()); // a part of RAM's section

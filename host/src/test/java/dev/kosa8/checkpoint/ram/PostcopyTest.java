@@ -114,6 +114,33 @@ class PostcopyTest {
         }
     }
 
+    /** A sandbox's lazy loads start from its template's list of pages to send first, and add to it. */
+    @Test
+    void aStoreAdoptedFromATemplateSharesItsListOfPagesToSendFirst() throws Exception {
+        Path templateDir = Files.createDirectories(dir.resolve("template"));
+        Path sandboxDir = dir.resolve("sandbox/checkpoints");
+        RamStore template = new RamStore(templateDir);
+        template.store("template-x", Files.write(templateDir.resolve("template-x.vmstate"),
+                Streams.stream(Streams.machine(20, 30), 20, tail(Streams.tail(30)))), null);
+        try (PagedMachine.Pages pages = template.open("template-x").openPages()) {
+            pages.rememberHot(new int[] {5, 6});
+        }
+        RamStore sandbox = new RamStore(sandboxDir);
+        assertThat(sandbox.adopt(template, "template-x")).isTrue();
+
+        try (PagedMachine.Pages pages = sandbox.open("template-x").openPages()) {
+            assertThat(pages.hotPages()).as("the template's, before the sandbox learned any").containsExactly(5, 6);
+            pages.rememberHot(new int[] {5, 6, 9});
+            assertThat(pages.hotPages()).containsExactly(5, 6, 9);
+        }
+        try (PagedMachine.Pages pages = template.open("template-x").openPages()) {
+            assertThat(pages.hotPages()).as("what the sandbox's load asked for, in the template's list")
+                    .containsExactly(5, 6, 9);
+        }
+        assertThat(Files.readString(sandboxDir.resolve(RamStore.HOT_POOL)))
+                .isEqualTo(templateDir.resolve(RamStore.HOT_PAGES).toAbsolutePath().toString());
+    }
+
     @Test
     void aHotPagesFileThatIsCutOrNamesAPageTheImageLacksIsIgnored() throws Exception {
         byte[] stream = Streams.stream(Streams.machine(20, 7), 20, tail(Streams.tail(7)));
