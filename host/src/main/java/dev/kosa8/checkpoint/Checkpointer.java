@@ -132,10 +132,14 @@ public final class Checkpointer {
      * that checkpoint stores only the pages changed since, not all RAM in
      * use. Without it nothing is lost but the sharing: the reason goes to the
      * log.
+     *
+     * @param template whether the other is a template, whose list of pages to send first is then shared
+     *                 ({@link RamStore#adopt(RamStore, String, boolean)})
      */
-    public static void startFrom(Path checkpointDir, Path otherCheckpointDir, String ramId, Consumer<String> log) {
+    public static void startFrom(Path checkpointDir, Path otherCheckpointDir, String ramId, boolean template,
+                                 Consumer<String> log) {
         try {
-            if (new RamStore(checkpointDir).adopt(new RamStore(otherCheckpointDir), ramId)) {
+            if (new RamStore(checkpointDir).adopt(new RamStore(otherCheckpointDir), ramId, template)) {
                 Files.writeString(adopted(checkpointDir), ramId);
             }
         } catch (IOException e) {

@@ -293,7 +293,7 @@ public final class SandboxManager {
             long t3 = System.nanoTime();
             vm.loadRest();
             if (template.ramId() != null) {
-                dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), template.dir(), template.ramId(), log);
+                dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), template.dir(), template.ramId(), true, log);
             }
             log.accept("sandbox " + s.id() + ": restored from its template in " + (System.nanoTime() - t0) / 1_000_000
                     + " ms (load " + ((t2 - t0) / 1_000_000 - vm.wakeMillis()) + ", wake " + vm.wakeMillis() + ", trust "
@@ -1008,7 +1008,7 @@ public final class SandboxManager {
                         recordPid(s, r), () -> { });
                 s.vm(vm);
                 vm.loadRest();
-                dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), checkpointDir(parent), c.id(), log);
+                dev.kosa8.checkpoint.Checkpointer.startFrom(checkpointDir(s), checkpointDir(parent), c.id(), false, log);
                 SandboxRecord running = s.record().withQemu(vm.process().pid(), vm.process().startInstant(),
                         r.accelerator(), r.imageId()).withState(SandboxState.RUNNING);
                 s.record(running);

@@ -11,7 +11,7 @@ import java.util.LinkedHashSet;
 /**
  * The pages a store's lazy loads were asked for, sent first by its next load
  * ({@link dev.kosa8.vm.Postcopy}), and a pool shared with the store it came
- * from (a sandbox's template, a fork's parent).
+ * from: a sandbox's template ({@link RamStore#adopt(RamStore, String, boolean)}).
  *
  * <p>Why a pool: most of what a guest asks for while it wakes never moves
  * (its kernel's image, the page cache of the agent's JVM files), but two

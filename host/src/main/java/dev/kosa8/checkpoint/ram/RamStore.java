@@ -149,6 +149,18 @@ public final class RamStore {
      *                     file system)
      */
     public boolean adopt(RamStore other, String id) throws IOException {
+        return adopt(other, id, true);
+    }
+
+    /**
+     * As {@link #adopt(RamStore, String)}; {@code pool}: whether this store's
+     * list of pages to send first is pooled with {@code other}'s (a template,
+     * which outlives the sandboxes made from it) or starts as a copy of it (a
+     * fork's parent, which can be removed at any time: a load adding to its
+     * list while its directory is being deleted could leave a file behind and
+     * fail that removal).
+     */
+    public boolean adopt(RamStore other, String id, boolean pool) throws IOException {
         if (!other.has(id)) {
             return false;
         }
@@ -173,8 +185,32 @@ public final class RamStore {
         }
         syncDirectory(packs);
         syncDirectory(dir);
-        poolWith(other);
+        if (pool) {
+            poolWith(other);
+        } else {
+            copyHotFrom(other);
+        }
         return true;
+    }
+
+    /** Starts this store's list as a copy of {@code other}'s, when it has none yet; a hint, so never an error. */
+    private void copyHotFrom(RamStore other) {
+        Path hot = dir.resolve(HOT_PAGES);
+        Path temp = dir.resolve(HOT_PAGES + ".tmp-" + ProcessHandle.current().pid());
+        try {
+            if (!Files.exists(hot) && Files.isRegularFile(other.dir.resolve(HOT_PAGES))) {
+                Files.copy(other.dir.resolve(HOT_PAGES), temp, StandardCopyOption.REPLACE_EXISTING);
+                Files.move(temp, hot, StandardCopyOption.ATOMIC_MOVE);
+            }
+        } catch (IOException e) {
+            // a hint: the first loads ask for their pages one by one instead
+        } finally {
+            try {
+                Files.deleteIfExists(temp);
+            } catch (IOException e) {
+                // a file of a few KiB; the sandbox's removal takes it
+            }
+        }
     }
 
     /**

@@ -141,6 +141,30 @@ class PostcopyTest {
                 .isEqualTo(templateDir.resolve(RamStore.HOT_PAGES).toAbsolutePath().toString());
     }
 
+    /** A fork's store starts from a copy of its parent's list, and never writes into the parent's directory. */
+    @Test
+    void aForksStoreCopiesItsParentsListOfPagesToSendFirstAndLeavesTheParentsAlone() throws Exception {
+        Path parentDir = Files.createDirectories(dir.resolve("parent"));
+        Path forkDir = dir.resolve("fork/checkpoints");
+        RamStore parent = new RamStore(parentDir);
+        parent.store("c1", Files.write(parentDir.resolve("c1.vmstate"),
+                Streams.stream(Streams.machine(20, 31), 20, tail(Streams.tail(31)))), null);
+        try (PagedMachine.Pages pages = parent.open("c1").openPages()) {
+            pages.rememberHot(new int[] {4, 2});
+        }
+        RamStore fork = new RamStore(forkDir);
+        assertThat(fork.adopt(parent, "c1", false)).isTrue();
+
+        try (PagedMachine.Pages pages = fork.open("c1").openPages()) {
+            assertThat(pages.hotPages()).as("a copy of the parent's").containsExactly(4, 2);
+            pages.rememberHot(new int[] {4, 2, 11});
+        }
+        try (PagedMachine.Pages pages = parent.open("c1").openPages()) {
+            assertThat(pages.hotPages()).as("the parent's own, untouched").containsExactly(4, 2);
+        }
+        assertThat(forkDir.resolve(RamStore.HOT_POOL)).doesNotExist();
+    }
+
     @Test
     void aHotPagesFileThatIsCutOrNamesAPageTheImageLacksIsIgnored() throws Exception {
         byte[] stream = Streams.stream(Streams.machine(20, 7), 20, tail(Streams.tail(7)));
