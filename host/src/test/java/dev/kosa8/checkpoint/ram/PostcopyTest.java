@@ -117,14 +117,9 @@ class PostcopyTest {
     /** A sandbox's lazy loads start from its template's list of pages to send first, and add to it. */
     @Test
     void aStoreAdoptedFromATemplateSharesItsListOfPagesToSendFirst() throws Exception {
-        Path templateDir = Files.createDirectories(dir.resolve("template"));
+        Path templateDir = dir.resolve("template");
         Path sandboxDir = dir.resolve("sandbox/checkpoints");
-        RamStore template = new RamStore(templateDir);
-        template.store("template-x", Files.write(templateDir.resolve("template-x.vmstate"),
-                Streams.stream(Streams.machine(20, 30), 20, tail(Streams.tail(30)))), null);
-        try (PagedMachine.Pages pages = template.open("template-x").openPages()) {
-            pages.rememberHot(new int[] {5, 6});
-        }
+        RamStore template = storeWithHotPages(templateDir, "template-x", 5, 6);
         RamStore sandbox = new RamStore(sandboxDir);
         assertThat(sandbox.adopt(template, "template-x")).isTrue();
 
@@ -144,14 +139,8 @@ class PostcopyTest {
     /** A fork's store starts from a copy of its parent's list, and never writes into the parent's directory. */
     @Test
     void aForksStoreCopiesItsParentsListOfPagesToSendFirstAndLeavesTheParentsAlone() throws Exception {
-        Path parentDir = Files.createDirectories(dir.resolve("parent"));
         Path forkDir = dir.resolve("fork/checkpoints");
-        RamStore parent = new RamStore(parentDir);
-        parent.store("c1", Files.write(parentDir.resolve("c1.vmstate"),
-                Streams.stream(Streams.machine(20, 31), 20, tail(Streams.tail(31)))), null);
-        try (PagedMachine.Pages pages = parent.open("c1").openPages()) {
-            pages.rememberHot(new int[] {4, 2});
-        }
+        RamStore parent = storeWithHotPages(dir.resolve("parent"), "c1", 4, 2);
         RamStore fork = new RamStore(forkDir);
         assertThat(fork.adopt(parent, "c1", false)).isTrue();
 
@@ -163,6 +152,17 @@ class PostcopyTest {
             assertThat(pages.hotPages()).as("the parent's own, untouched").containsExactly(4, 2);
         }
         assertThat(forkDir.resolve(RamStore.HOT_POOL)).doesNotExist();
+    }
+
+    /** A store in {@code in} keeping machine {@code id} (20 pages) as pages, with {@code hot} as its list. */
+    private static RamStore storeWithHotPages(Path in, String id, int... hot) throws IOException {
+        RamStore store = new RamStore(Files.createDirectories(in));
+        store.store(id, Files.write(in.resolve(id + ".vmstate"),
+                Streams.stream(Streams.machine(20, 30), 20, tail(Streams.tail(30)))), null);
+        try (PagedMachine.Pages pages = store.open(id).openPages()) {
+            pages.rememberHot(hot);
+        }
+        return store;
     }
 
     @Test
