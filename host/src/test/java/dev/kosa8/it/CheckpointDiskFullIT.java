@@ -94,8 +94,10 @@ class CheckpointDiskFullIT {
         try (var files = Files.list(checkpoints)) {
             left = files.map(f -> f.getFileName().toString()).sorted().toList();
         }
+        // hot-pages.pool: the sandbox's link to its template's list of pages to send first, written when it was made
         assertThat(left).as("no part of the failed checkpoint")
-                .containsExactlyInAnyOrder(firstId + ".json", firstId + ".ram", "head", "ram", "workspace");
+                .containsExactlyInAnyOrder(firstId + ".json", firstId + ".ram", "head", "hot-pages.pool", "ram",
+                        "workspace");
         try (var packs = Files.list(checkpoints.resolve("ram"))) {
             // the first checkpoint's own pages, and the template's it shares (the sandbox was made from one)
             assertThat(packs.map(f -> f.getFileName().toString()).toList()).hasSize(2).contains(firstId + ".pages")
