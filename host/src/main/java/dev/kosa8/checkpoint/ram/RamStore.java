@@ -147,18 +147,12 @@ public final class RamStore {
      * @return whether the base is here now
      * @throws IOException with nothing linked when the image cannot be read or a link cannot be made (another
      *                     file system)
-     */
-    public boolean adopt(RamStore other, String id) throws IOException {
-        return adopt(other, id, true);
-    }
-
-    /**
-     * As {@link #adopt(RamStore, String)}; {@code pool}: whether this store's
-     * list of pages to send first is pooled with {@code other}'s (a template,
-     * which outlives the sandboxes made from it) or starts as a copy of it (a
-     * fork's parent, which can be removed at any time: a load adding to its
-     * list while its directory is being deleted could leave a file behind and
-     * fail that removal).
+     * @param pool whether this store's list of pages to send first is pooled
+     *             with {@code other}'s (a template, which outlives the
+     *             sandboxes made from it) or starts as a copy of it (a fork's
+     *             parent, which can be removed at any time: a load adding to
+     *             its list while its directory is being deleted could leave a
+     *             file behind and fail that removal)
      */
     public boolean adopt(RamStore other, String id, boolean pool) throws IOException {
         if (!other.has(id)) {
@@ -193,15 +187,37 @@ public final class RamStore {
         return true;
     }
 
-    /** Starts this store's list as a copy of {@code other}'s, when it has none yet; a hint, so never an error. */
+    /** Starts this store's list as a copy of {@code other}'s, when it has none yet. */
     private void copyHotFrom(RamStore other) {
-        Path hot = dir.resolve(HOT_PAGES);
-        Path temp = dir.resolve(HOT_PAGES + ".tmp-" + ProcessHandle.current().pid());
-        try {
-            if (!Files.exists(hot) && Files.isRegularFile(other.dir.resolve(HOT_PAGES))) {
-                Files.copy(other.dir.resolve(HOT_PAGES), temp, StandardCopyOption.REPLACE_EXISTING);
-                Files.move(temp, hot, StandardCopyOption.ATOMIC_MOVE);
+        Path theirs = other.dir.resolve(HOT_PAGES);
+        if (!Files.exists(dir.resolve(HOT_PAGES)) && Files.isRegularFile(theirs)) {
+            try {
+                writeHint(HOT_PAGES, Files.readAllBytes(theirs));
+            } catch (IOException e) {
+                // a hint: the first loads ask for their pages one by one instead
             }
+        }
+    }
+
+    /**
+     * Makes {@code other}'s list of pages to send first this store's pool
+     * ({@link HotPages}): its loads start from it and add to it.
+     */
+    private void poolWith(RamStore other) {
+        writeHint(HOT_POOL, other.dir.resolve(HOT_PAGES).toAbsolutePath().toString()
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Writes file {@code name} of this store whole (a temporary file moved in
+     * place). A hint: one that cannot be written costs a first load its speed,
+     * nothing else, so it is not an error.
+     */
+    private void writeHint(String name, byte[] content) {
+        Path temp = dir.resolve(name + ".tmp-" + ProcessHandle.current().pid());
+        try {
+            Files.write(temp, content);
+            Files.move(temp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
             // a hint: the first loads ask for their pages one by one instead
         } finally {
@@ -209,28 +225,6 @@ public final class RamStore {
                 Files.deleteIfExists(temp);
             } catch (IOException e) {
                 // a file of a few KiB; the sandbox's removal takes it
-            }
-        }
-    }
-
-    /**
-     * Makes {@code other}'s list of pages to send first this store's pool
-     * ({@link HotPages}): its loads start from it and add to it. A hint: one
-     * that cannot be written costs a first load its speed, nothing else.
-     */
-    private void poolWith(RamStore other) {
-        Path file = dir.resolve(HOT_POOL);
-        Path temp = dir.resolve(HOT_POOL + ".tmp-" + ProcessHandle.current().pid());
-        try {
-            Files.writeString(temp, other.dir.resolve(HOT_PAGES).toAbsolutePath().toString());
-            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException e) {
-            // a hint: the first loads ask for their pages one by one instead
-        } finally {
-            try {
-                Files.deleteIfExists(temp);
-            } catch (IOException e) {
-                // a file of a few bytes; the sandbox's removal takes it
             }
         }
     }

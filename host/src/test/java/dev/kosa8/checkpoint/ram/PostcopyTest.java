@@ -121,7 +121,7 @@ class PostcopyTest {
         Path sandboxDir = dir.resolve("sandbox/checkpoints");
         RamStore template = storeWithHotPages(templateDir, "template-x", 5, 6);
         RamStore sandbox = new RamStore(sandboxDir);
-        assertThat(sandbox.adopt(template, "template-x")).isTrue();
+        assertThat(sandbox.adopt(template, "template-x", true)).isTrue();
 
         try (PagedMachine.Pages pages = sandbox.open("template-x").openPages()) {
             assertThat(pages.hotPages()).as("the template's, before the sandbox learned any").containsExactly(5, 6);

@@ -131,13 +131,13 @@ class RamStoreTest {
         template.store("template-x", write(templateDir, "template-x", Streams.stream(booted, RAM_PAGES,
                 Streams.tail(20))), null);
         RamStore sandbox = new RamStore(sandboxDir);
-        assertThat(sandbox.adopt(new RamStore(dir.resolve("no-template")), "template-x")).isFalse();
+        assertThat(sandbox.adopt(new RamStore(dir.resolve("no-template")), "template-x", true)).isFalse();
 
-        assertThat(sandbox.adopt(template, "template-x")).isTrue();
+        assertThat(sandbox.adopt(template, "template-x", true)).isTrue();
         assertThat(Files.isSameFile(sandboxDir.resolve("ram/template-x.pages"), templateDir.resolve("ram/template-x.pages")))
                 .as("a link, not a copy").isTrue();
         assertThat(Files.getAttribute(templateDir.resolve("template-x.ram"), "unix:nlink")).isEqualTo(2);
-        assertThat(sandbox.adopt(template, "template-x")).as("again, over the links it left").isTrue();
+        assertThat(sandbox.adopt(template, "template-x", true)).as("again, over the links it left").isTrue();
 
         Random r = new Random(21);
         List<Streams.Page> later = new ArrayList<>();
@@ -182,7 +182,7 @@ class RamStoreTest {
         parent.store("c2", write(parentDir, "c2", Streams.stream(second, RAM_PAGES, Streams.tail(31))), "c1");
 
         RamStore fork = new RamStore(forkDir);
-        assertThat(fork.adopt(parent, "c2")).isTrue();
+        assertThat(fork.adopt(parent, "c2", false)).isTrue();
         try (Stream<Path> packs = Files.list(forkDir.resolve("ram"))) {
             assertThat(packs.map(p -> p.getFileName().toString()).sorted()).containsExactly("c1.pages", "c2.pages");
         }
@@ -204,7 +204,7 @@ class RamStoreTest {
         Files.write(otherDir.resolve("c1.ram"), new byte[] {1, 2, 3});
         Path mine = dir.resolve("mine");
 
-        assertThatThrownBy(() -> new RamStore(mine).adopt(other, "c1")).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> new RamStore(mine).adopt(other, "c1", true)).isInstanceOf(IOException.class);
         assertThat(Files.exists(mine.resolve("c1.ram"))).isFalse();
     }
 
