@@ -40,6 +40,13 @@ public final class Daemon {
     private EventLoopGroup group;
     private Channel server;
     private FileChannel lockFile;
+    /**
+     * Whether this daemon took the runtime directory's lock: only then are the socket and the lock its own to
+     * give up. A daemon started beside a running one (two CLIs starting one at once) exits through the same
+     * {@link #stop}, and once removed the running one's socket, leaving it unreachable and every later start
+     * refused by its lock.
+     */
+    private volatile boolean locked;
 
     public Daemon(HostPaths paths, SandboxManager sandboxes, String build, PrintStream logOut) {
         this.paths = paths;
@@ -90,6 +97,7 @@ public final class Daemon {
                 throw new KosaException(KosaException.Kind.DAEMON, "another kosa8d already serves " + paths.runtime(),
                         "use it, or stop it with `kosa8 daemon stop`");
             }
+            locked = true;
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.DAEMON, "cannot lock " + lock + ": " + e.getMessage(), "", e);
         }
@@ -102,6 +110,10 @@ public final class Daemon {
     /** Stops serving; running sandboxes keep running for the next daemon to re-attach. */
     public void stop() {
         if (stopped.getCount() == 0) {
+            return;
+        }
+        if (!locked) {
+            stopped.countDown(); // never served: nothing here is this daemon's
             return;
         }
         log("stopping; running sandboxes stay up for the next daemon");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Sandboxes coming and going: run, create, the daemon dying, QEMU dying, bad input. */
@@ -25,6 +26,36 @@ class LifecycleIT {
         Kosa.Result r = Kosa.run(Duration.ofMinutes(1), "exec", "abcdef123456", "--", "true");
         assertThat(r.exitCode()).isEqualTo(2);
         assertThat(r.stderr()).contains("no sandbox 'abcdef123456'").contains("kosa8 ls");
+    }
+
+    /**
+     * Two CLIs that find no daemon start one each; the second finds the first's lock and exits. It once
+     * removed the first's socket on its way out, which left that daemon unreachable and every later start
+     * refused by its lock ("kosa8d did not start within 20 s") until someone killed it.
+     */
+    @Test
+    void aSecondDaemonStartedBesideARunningOneExitsAndLeavesItServing() throws Exception {
+        Kosa.ok(Duration.ofMinutes(1), "ls"); // starts the daemon if none runs
+        String serving = Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout();
+        Path socket = Kosa.HOME.resolve("run/kosa8d.sock");
+        assertThat(socket).exists();
+        List<String> argv = new java.util.ArrayList<>(Kosa.command());
+        int jar = argv.indexOf("-jar");
+        argv.subList(jar, argv.size()).clear();
+        argv.addAll(List.of("-cp", Kosa.JAR.toString(), "dev.kosa8.daemon.DaemonMain"));
+        Path log = Files.createTempFile("second-kosa8d", ".log");
+        Process second = Kosa.builder().command(argv).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        boolean exited = second.waitFor(1, java.util.concurrent.TimeUnit.MINUTES);
+        second.destroyForcibly();
+        String out = Files.readString(log);
+        Files.delete(log);
+        assertThat(exited).as("the second daemon exits: " + out).isTrue();
+        assertThat(second.exitValue()).as(out).isNotZero();
+        assertThat(out).contains("another kosa8d already serves");
+
+        assertThat(socket).as("the running daemon's socket").exists();
+        assertThat(Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout()).as("the same daemon, still serving")
+                .isEqualTo(serving);
     }
 
     @Test
