@@ -182,8 +182,15 @@ public final class Postcopy {
         private final Consumer<String> log;
         private final StreamOutput out;
         private final BitSet sent = new BitSet();
-        /** Held while a section is written: by the sender, or by the reader answering a request. */
-        private final java.util.concurrent.locks.ReentrantLock sending = new java.util.concurrent.locks.ReentrantLock();
+        /**
+         * Held while a section is written: by the sender, or by the reader answering a request. Fair, so that
+         * an answer goes out after the section being written: the sender takes the lock again at once after each
+         * section, and with a barging lock it kept it ahead of the woken reader, section after section, while
+         * the guest waited for the page (answers during a wake waited up to 69 ms; fair, 5 ms at most;
+         * BENCHMARKS.md, Undo run 13).
+         */
+        private final java.util.concurrent.locks.ReentrantLock sending =
+                new java.util.concurrent.locks.ReentrantLock(true);
         /** Set once RAM's end is written: requests after it are for pages on their way. */
         private boolean ended;
         private final CompletableFuture<Void> devices = new CompletableFuture<>();
@@ -208,9 +215,19 @@ public final class Postcopy {
         private int prefetched;
         /** How far the sender is in the hot pages. */
         private int hotAt;
-        /** The pages asked for, in order: the next load of the same store sends them first. */
+        /**
+         * The pages asked for while the restore's own steps ran (before {@link #sweep}), in order: the next
+         * load of the same store sends them first. Pages asked for after that are the guest's work, not its
+         * wake: they do not delay a restore, differ from one load to the next (a workload that dirties memory
+         * asks for a thousand or more) and, kept, made every later load send them beside the wake (BENCHMARKS.md,
+         * Undo run 13).
+         */
         private final java.util.List<Integer> asked = new ArrayList<>();
         private int readAhead;
+        /** How long answers waited for the stream (written under {@link #sending}), for the log. */
+        private final long[] answerWaitMax = new long[2];
+        private final long[] answerWaitSum = new long[2];
+        private final int[] answers = new int[2];
 
         private Loading(SocketChannel channel, PagedMachine.Pages pages, String name, Runnable onFailure,
                         Consumer<String> log) {
@@ -327,7 +344,13 @@ public final class Postcopy {
          * its block, those not sent yet.
          */
         private void answer(int b, long first, long end) throws IOException {
+            long arrived = System.nanoTime();
             inSection(() -> {
+                long waited = System.nanoTime() - arrived;
+                int phase = requestedEarly < 0 ? 0 : 1;
+                answerWaitMax[phase] = Math.max(answerWaitMax[phase], waited);
+                answerWaitSum[phase] += waited;
+                answers[phase]++;
                 boolean continues = false;
                 for (long asked = first; asked < end; asked++) {
                     long stop = Math.min(pages.blockPages(b), asked + 1 + READ_AHEAD);
@@ -337,7 +360,7 @@ public final class Postcopy {
                             continues = true;
                             if (p == asked) {
                                 requested++;
-                                if (this.asked.size() < MAX_HOT) {
+                                if (requestedEarly < 0 && this.asked.size() < MAX_HOT) {
                                     this.asked.add(i);
                                 }
                             } else {
@@ -409,7 +432,8 @@ public final class Postcopy {
                 log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + prefetched
                         + " pages sent first (asked for in an earlier load, all sent after " + hotSentMs + " ms), "
                         + requested + " as the guest asked for them (" + (requestedEarly < 0 ? requested : requestedEarly)
-                        + " of them before the restore's steps were done), " + readAhead + " read ahead with them");
+                        + " of them before the restore's steps were done), " + readAhead + " read ahead with them; "
+                        + waits(0) + " before the restore's steps were done, " + waits(1) + " after");
                 rememberHot(hot);
                 done.complete(null);
             } catch (Exception e) {
@@ -428,9 +452,15 @@ public final class Postcopy {
             }
         }
 
+        /** How long the requests of {@code phase} (0: during the restore's steps, 1: after) waited for the stream. */
+        private String waits(int phase) {
+            return answers[phase] + " answers waited for the stream " + answerWaitSum[phase] / 1_000_000
+                    + " ms in all, " + String.format("%.1f", answerWaitMax[phase] / 1e6) + " ms at most";
+        }
+
         /**
-         * Keeps the pages asked for in an earlier load and in this one for the
-         * next: a guest restored from the same store touches much the same
+         * Keeps the pages asked for in an earlier load and in this one's wake
+         * ({@link #asked}) for the next: a guest restored from the same store touches much the same
          * pages first (its kernel, its agent, the virtio rings), and each one
          * asked for costs a round trip while the guest waits.
          */

@@ -85,6 +85,35 @@ class PostcopyTest {
         assertThat(next.duplicates()).isEmpty();
     }
 
+    /**
+     * Only what the guest asked for while the restore's own steps ran is kept for the next load: what it asks
+     * for after them is its work, which does not delay a restore and, sent first by every later load, only
+     * slowed their wakes.
+     */
+    @Test
+    void pagesAskedForAfterTheRestoresStepsAreNotSentFirstByTheNextLoad() throws Exception {
+        int ramPages = 2000; // 5 MB of stored pages: far more than a socket holds ahead of a page asked for late
+        List<Streams.Page> pages = Streams.machine(ramPages, 11);
+        byte[] stream = Streams.stream(pages, ramPages, tail(Streams.tail(11)));
+        Path ckpt = Files.createDirectories(dir.resolve("ckpt"));
+        RamStore store = new RamStore(ckpt);
+        store.store("c1", Files.write(ckpt.resolve("c1.vmstate"), stream), null);
+        // the last page the sweep would send: RAM's last repeated one (stored pages go first)
+        long late = pages.stream().filter(p -> p.block().equals(Streams.RAM) && p.bytes() == null)
+                .mapToLong(Streams.Page::index).max().orElseThrow();
+        List<Long> wanted = List.of(7L, 1500L, 300L);
+        assertThat(wanted).allMatch(w -> late < w || late > w + 15); // not read ahead after one of them
+        List<String> log = new ArrayList<>();
+
+        load(store.open("c1"), stream, wanted, List.of(late), log);
+
+        assertThat(log).as("the late page went out as asked for, not with the sweep")
+                .anyMatch(l -> l.contains(" 4 as the guest asked for them (3 of them before"));
+        try (PagedMachine.Pages next = store.open("c1").openPages()) {
+            assertThat(next.hotPages()).containsExactly(7, 1500, 300);
+        }
+    }
+
     @Test
     void pagesOpenedEarlyLoadTheSameAndADamagedImageFailsTheLoadThatTakesThem() throws Exception {
         List<Streams.Page> pages = Streams.machine(RAM_PAGES, 9);
@@ -188,15 +217,25 @@ class PostcopyTest {
     /** One lazy load of {@code machine} into a stand-in QEMU that asks for {@code wanted} once the devices are in. */
     private FakeQemu.Result load(PagedMachine machine, byte[] stream, List<Long> wanted, List<String> log)
             throws Exception {
+        return load(machine, stream, wanted, List.of(), log);
+    }
+
+    /**
+     * As {@link #load(PagedMachine, byte[], List, List)}, and then, once the restore's steps are done (its
+     * {@code sweep}), the stand-in asks for {@code late} too, as a guest's work does after its wake.
+     */
+    private FakeQemu.Result load(PagedMachine machine, byte[] stream, List<Long> wanted, List<Long> late,
+                                 List<String> log) throws Exception {
         Path socket = dir.resolve("incoming.sock");
         Files.deleteIfExists(socket);
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(socket));
             java.util.concurrent.CountDownLatch gotWanted = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch restored = new java.util.concurrent.CountDownLatch(1);
             CompletableFuture<FakeQemu.Result> qemu = CompletableFuture.supplyAsync(() -> {
                 try (SocketChannel ch = server.accept()) {
                     return new FakeQemu(ch, Arrays.copyOf(stream, RamStream.setupOffset(stream)), gotWanted)
-                            .run(wanted);
+                            .run(wanted, late, restored);
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
@@ -207,6 +246,8 @@ class PostcopyTest {
                     () -> log.add("QEMU ended"), log::add, () -> false);
             // until the restore lets the sweep start, pages come only as asked for (or remembered as asked for)
             assertThat(gotWanted.await(20, TimeUnit.SECONDS)).as("the pages asked for came").isTrue();
+            loading.sweep();
+            restored.countDown();
             loading.await(Duration.ofSeconds(20));
             assertThat(loading.isDone()).isTrue();
             return qemu.get(20, TimeUnit.SECONDS);
@@ -264,7 +305,12 @@ class PostcopyTest {
             this.header = header;
         }
 
-        Result run(List<Long> wanted) throws IOException {
+        /**
+         * Asks for {@code wanted} once the devices are in; then, when all of them came, stops reading until
+         * {@code restored}, and asks for {@code late}.
+         */
+        Result run(List<Long> wanted, List<Long> late, java.util.concurrent.CountDownLatch restored)
+                throws IOException {
             byte[] h = new byte[header.length];
             in.readFully(h);
             assertThat(h).as("header and configuration as saved").isEqualTo(header);
@@ -292,17 +338,8 @@ class PostcopyTest {
             assertThat(end).as("ping 1, then run").isEqualTo(new byte[] {8, 0, 2, 0, 4, 0, 0, 0, 1, 8, 0, 5, 0, 0});
             byte[] devices = Arrays.copyOfRange(body, 5, body.length - 14);
             send(2, ByteBuffer.allocate(4).putInt(1).array()); // pong: the devices are in
-            for (long p : wanted) { // as a guest touching pages would: the first names its block
-                if (p < 0) {
-                    continue;
-                }
-                ByteBuffer req = ByteBuffer.allocate(p == wanted.getFirst() ? 13 + blocks.getFirst().length() : 12)
-                        .putLong(p * RamStream.PAGE).putInt(RamStream.PAGE);
-                if (p == wanted.getFirst()) {
-                    req.put((byte) blocks.getFirst().length()).put(blocks.getFirst().getBytes(StandardCharsets.ISO_8859_1));
-                }
-                send(p == wanted.getFirst() ? 3 : 4, req.array());
-            }
+            ask(wanted);
+            boolean askedLate = late.isEmpty();
             String last = null;
             while (true) {
                 int kind = in.readUnsignedByte();
@@ -337,6 +374,11 @@ class PostcopyTest {
                     }
                     if (wanted.stream().allMatch(w -> pages.containsKey(blocks.getFirst() + "@" + w))) {
                         gotWanted.countDown();
+                        if (!askedLate) {
+                            await(restored);
+                            ask(late);
+                            askedLate = true;
+                        }
                     }
                 }
                 footer(id);
@@ -347,6 +389,34 @@ class PostcopyTest {
             }
             send(1, ByteBuffer.allocate(4).putInt(0).array()); // shut: loaded
             return new Result(devices, pages, duplicates, order);
+        }
+
+        /** Asks for {@code pages} of the first block, as a guest touching them would: the first names its block. */
+        private void ask(List<Long> pages) throws IOException {
+            boolean named = false;
+            for (long p : pages) {
+                if (p < 0) {
+                    continue;
+                }
+                ByteBuffer req = ByteBuffer.allocate(named ? 12 : 13 + blocks.getFirst().length())
+                        .putLong(p * RamStream.PAGE).putInt(RamStream.PAGE);
+                if (!named) {
+                    req.put((byte) blocks.getFirst().length()).put(blocks.getFirst().getBytes(StandardCharsets.ISO_8859_1));
+                }
+                send(named ? 4 : 3, req.array());
+                named = true;
+            }
+        }
+
+        private static void await(java.util.concurrent.CountDownLatch latch) throws IOException {
+            try {
+                if (!latch.await(20, TimeUnit.SECONDS)) {
+                    throw new IOException("the restore's steps did not end");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(e);
+            }
         }
 
         private byte[] command(int cmd, int length) throws IOException {
