@@ -186,7 +186,7 @@ public final class Postcopy {
          * Held while a section is written: by the sender, or by the reader answering a request. Fair, so that
          * an answer goes out after the section being written: the sender takes the lock again at once after each
          * section, and with a barging lock it kept it ahead of the woken reader, section after section, while
-         * the guest waited for the page (answers during a wake waited up to 69 ms; fair, 5 ms at most;
+         * the guest waited for the page (answers during a wake waited up to 69 ms; fair, 10 ms at most;
          * BENCHMARKS.md, Undo run 13).
          */
         private final java.util.concurrent.locks.ReentrantLock sending =
