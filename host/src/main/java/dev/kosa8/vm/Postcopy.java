@@ -455,7 +455,8 @@ public final class Postcopy {
         /** How long the requests of {@code phase} (0: during the restore's steps, 1: after) waited for the stream. */
         private String waits(int phase) {
             return answers[phase] + " answers waited for the stream " + answerWaitSum[phase] / 1_000_000
-                    + " ms in all, " + String.format("%.1f", answerWaitMax[phase] / 1e6) + " ms at most";
+                    + " ms in all, " + String.format(java.util.Locale.ROOT, "%.1f", answerWaitMax[phase] / 1e6)
+                    + " ms at most";
         }
 
         /**
