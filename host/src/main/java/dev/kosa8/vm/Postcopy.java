@@ -345,9 +345,12 @@ public final class Postcopy {
          */
         private void answer(int b, long first, long end) throws IOException {
             long arrived = System.nanoTime();
+            // whether the request is part of the wake is decided as it arrives: once a page is written (a stored
+            // page goes straight to the socket), the restore may see it and end its steps before this goes on
+            boolean early = requestedEarly < 0;
+            int phase = early ? 0 : 1;
             inSection(() -> {
                 long waited = System.nanoTime() - arrived;
-                int phase = requestedEarly < 0 ? 0 : 1;
                 answerWaitMax[phase] = Math.max(answerWaitMax[phase], waited);
                 answerWaitSum[phase] += waited;
                 answers[phase]++;
@@ -360,7 +363,7 @@ public final class Postcopy {
                             continues = true;
                             if (p == asked) {
                                 requested++;
-                                if (requestedEarly < 0 && this.asked.size() < MAX_HOT) {
+                                if (early && this.asked.size() < MAX_HOT) {
                                     this.asked.add(i);
                                 }
                             } else {
