@@ -205,11 +205,12 @@ public final class Postcopy {
         /** Written under {@link #sending}; volatile for {@link #sweep}, which must not wait for a section to go out. */
         private volatile int requested;
         /**
-         * Of {@link #requested}, those asked for before {@link #sweep}: while the restore's own steps ran; -1
-         * until then (a load whose sweep started on its own, at {@link #SWEEP_AFTER}, was asked for all of them
-         * before).
+         * Set by {@link #sweep}: the restore's own steps are done. A request that arrives before is part of the
+         * guest's wake (a load whose sweep started on its own, at {@link #SWEEP_AFTER}, has only such requests).
          */
-        private volatile int requestedEarly = -1;
+        private volatile boolean stepsDone;
+        /** Of {@link #requested}, those that arrived before {@link #stepsDone}; written under {@link #sending}. */
+        private volatile int requestedEarly;
         /** When the last hot page was written, in ms from the start; -1 until then. */
         private volatile long hotSentMs = -1;
         private int prefetched;
@@ -347,7 +348,7 @@ public final class Postcopy {
             long arrived = System.nanoTime();
             // whether the request is part of the wake is decided as it arrives: once a page is written (a stored
             // page goes straight to the socket), the restore may see it and end its steps before this goes on
-            boolean early = requestedEarly < 0;
+            boolean early = !stepsDone;
             int phase = early ? 0 : 1;
             inSection(() -> {
                 long waited = System.nanoTime() - arrived;
@@ -363,8 +364,11 @@ public final class Postcopy {
                             continues = true;
                             if (p == asked) {
                                 requested++;
-                                if (early && this.asked.size() < MAX_HOT) {
-                                    this.asked.add(i);
+                                if (early) {
+                                    requestedEarly++;
+                                    if (this.asked.size() < MAX_HOT) {
+                                        this.asked.add(i);
+                                    }
                                 }
                             } else {
                                 readAhead++;
@@ -434,7 +438,7 @@ public final class Postcopy {
                 long ms = (System.nanoTime() - started) / 1_000_000;
                 log.accept(name + " loaded lazily: all of its RAM in place after " + ms + " ms; " + prefetched
                         + " pages sent first (asked for in an earlier load, all sent after " + hotSentMs + " ms), "
-                        + requested + " as the guest asked for them (" + (requestedEarly < 0 ? requested : requestedEarly)
+                        + requested + " as the guest asked for them (" + requestedEarly
                         + " of them before the restore's steps were done), " + readAhead + " read ahead with them; "
                         + waits(0) + " before the restore's steps were done, " + waits(1) + " after");
                 rememberHot(hot);
@@ -549,9 +553,7 @@ public final class Postcopy {
          * restore calls it when its own steps are done.
          */
         public void sweep() {
-            if (requestedEarly < 0) {
-                requestedEarly = requested; // a figure for the log: a request being answered now may be missed
-            }
+            stepsDone = true;
             sweeping.complete(null);
         }
 
