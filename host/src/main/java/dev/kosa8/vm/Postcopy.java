@@ -202,7 +202,7 @@ public final class Postcopy {
         /** When the sweep starts even if no one opened it: the machine must not need the daemon for long. */
         private volatile long sweepBy = Long.MAX_VALUE;
         private volatile boolean aborted;
-        /** Written under {@link #sending}; volatile for {@link #sweep}, which must not wait for a section to go out. */
+        /** The pages sent because QEMU asked for them; written under {@link #sending}. */
         private volatile int requested;
         /**
          * Set by {@link #sweep}: the restore's own steps are done. A request that arrives before is part of the
