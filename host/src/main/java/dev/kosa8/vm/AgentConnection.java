@@ -112,6 +112,27 @@ public final class AgentConnection implements AutoCloseable {
     public static AgentConnection connect(Path socketPath, Duration timeout, BooleanSupplier alive,
                                           Consumer<AgentConnection> behindHello) {
         long deadline = System.nanoTime() + timeout.toNanos();
+        AgentConnection c = open(socketPath, deadline, alive, behindHello);
+        c.awaitHello(deadline, timeout, alive);
+        return c;
+    }
+
+    /**
+     * The first half of {@link #connect(Path, Duration, BooleanSupplier, Consumer)}: connects and queues the
+     * Hello and what {@code behindHello} adds, without waiting for an answer. For a machine restored from a saved
+     * state this is done before the machine runs (QEMU's socket takes the connection while it is stopped), so the
+     * guest never sees its host go: the state was saved with the host connected, and QEMU tells the guest of a
+     * change only if the connection differs from the saved one when the machine starts. Connected after it runs,
+     * the guest's agent first read the end of its session, then polled the port until the new host came.
+     * Finish with {@link #awaitHello}.
+     */
+    public static AgentConnection open(Path socketPath, Duration timeout, BooleanSupplier alive,
+                                       Consumer<AgentConnection> behindHello) {
+        return open(socketPath, System.nanoTime() + timeout.toNanos(), alive, behindHello);
+    }
+
+    private static AgentConnection open(Path socketPath, long deadline, BooleanSupplier alive,
+                                        Consumer<AgentConnection> behindHello) {
         SocketChannel ch = null;
         while (ch == null) {
             try {
@@ -126,33 +147,46 @@ public final class AgentConnection implements AutoCloseable {
         AgentConnection c = new AgentConnection(ch);
         c.outbound.add(new Message.Hello(Limits.VERSION, "kosa8d", 0));
         behindHello.accept(c);
+        return c;
+    }
+
+    /**
+     * Waits for the agent's Hello on a connection from {@link #open}; on any failure the connection is closed.
+     *
+     * @throws AgentException if the agent does not answer in time, QEMU dies, or the versions differ
+     */
+    public void awaitHello(Duration timeout, BooleanSupplier alive) {
+        awaitHello(System.nanoTime() + timeout.toNanos(), timeout, alive);
+    }
+
+    private void awaitHello(long deadline, Duration timeout, BooleanSupplier alive) {
         while (true) {
             try {
-                Message.Hello h = c.hello.get(100, TimeUnit.MILLISECONDS);
+                Message.Hello h = hello.get(100, TimeUnit.MILLISECONDS);
                 if (h.version() != Limits.VERSION) {
-                    c.close();
+                    close();
                     throw new AgentException("the guest agent speaks protocol version " + h.version()
                             + ", this kosa8 speaks " + Limits.VERSION + "; rebuild the image with `kosa8 image build`");
                 }
-                return c;
+                return;
             } catch (TimeoutException e) {
-                if (c.closed.isDone()) {
-                    throw new AgentException("the agent connection closed during the handshake: " + c.closed.getNow(""));
+                if (closed.isDone()) {
+                    throw new AgentException("the agent connection closed during the handshake: " + closed.getNow(""));
                 }
                 if (!alive.getAsBoolean()) {
-                    c.close();
+                    close();
                     throw new AgentException("QEMU exited, or the guest failed to boot, before the agent answered");
                 }
                 if (System.nanoTime() > deadline) {
-                    c.close();
+                    close();
                     throw new AgentException("the agent did not answer within " + timeout.toSeconds() + " s");
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                c.close();
+                close();
                 throw new AgentException("interrupted while waiting for the agent");
             } catch (java.util.concurrent.ExecutionException e) {
-                c.close();
+                close();
                 throw new AgentException("agent handshake failed: " + e.getCause().getMessage());
             }
         }

@@ -180,23 +180,32 @@ public final class Vm implements AutoCloseable {
                 MachineState.load(qmp, socket, state, timeout);
             }
             beforeRun.accept(qmp);
-            qmp.execute("cont", Map.of(), timeout);
-            long running = System.nanoTime();
             // every saved machine was frozen by the agent before it was saved: its processes are thawed with the
             // clock set to now and the random generator reseeded with fresh host bytes (the same RAM restored twice
-            // must not draw the same numbers), the request sent in one go with the Hello
+            // must not draw the same numbers), the request sent in one go with the Hello. The connection is made
+            // before the machine runs, so that the guest finds its host as it was when the state was saved
+            // (AgentConnection.open): its agent reads the Hello as a new host taking over, with no end of session
+            // and no polling of the port in between.
             byte[] seed = new byte[64];
             RANDOM.nextBytes(seed);
             GuestCommand.Pending[] thaw = new GuestCommand.Pending[1];
-            AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive,
+            AgentConnection agent = AgentConnection.open(spec.agentSocket(), timeout, qemu::isAlive,
                     c -> thaw[0] = GuestCommand.thawLater(c, System.currentTimeMillis(), seed));
+            long running;
+            long answered;
             try {
+                qmp.execute("cont", Map.of(), timeout);
+                running = System.nanoTime();
+                agent.awaitHello(timeout, qemu::isAlive);
+                answered = System.nanoTime();
                 thaw[0].await(WAKE, "the guest did not thaw");
             } catch (RuntimeException e) {
                 agent.close();
                 throw e;
             }
             long end = System.nanoTime();
+            log.accept("guest of " + state.name() + " woke: its agent's Hello " + (answered - running) / 1_000_000
+                    + " ms after the machine ran, the thaw's answer " + (end - answered) / 1_000_000 + " ms after that");
             return new Vm(spec, qemu, qmp, agent, loading, (end - running) / 1_000_000);
         } catch (IOException | RuntimeException e) {
             if (loading != null) {
