@@ -216,7 +216,7 @@ final class Templates {
      * thaw with the clock set to now and 64 fresh host bytes mixed into the guest's random pool, as every restore
      * does. Every sandbox of the shape starts from the agent's JVM as the template saved it, and code that JVM never
      * ran is cold in each of them: loaded, linked and interpreted for the first time, on the guest's wake, under TCG
-     * by a fresh QEMU. A create's thaw took 1.1-2.4 s that way, against 0.05-0.15 s for the rewind of a sandbox whose
+     * by a fresh QEMU. A create's thaw took 1.1-2.4 s that way, against 0.04-0.15 s for the rewind of a sandbox whose
      * JVM had thawed before (BENCHMARKS.md, Undo run 14). The clock and seed are what each restore sets again; the
      * sandbox cgroup is empty at this point, so the freeze waits for nothing.
      */
