@@ -19,7 +19,7 @@ import java.util.function.Consumer;
 
 /**
  * Puts a sandbox's CA in every place the guest's clients look for trusted
- * certificates, in one command run by the agent: the PEM that
+ * certificates: the PEM that
  * {@code NODE_EXTRA_CA_CERTS} names, the local CA directory with the link
  * {@code update-ca-certificates} would make (so Debian's tools, such as
  * {@code ca-certificates-java} installing a JDK later, carry it on), the
@@ -28,7 +28,11 @@ import java.util.function.Consumer;
  *
  * <p>Run after a cold boot with a network (the guest's init has done the PEM
  * part from the kernel command line; Java's store needs the host) and after a
- * start from a template (whose guest trusted the template's CA).
+ * start from a template (whose guest trusted the template's CA). A template
+ * runs the script once for its own CA ({@link #layOut}), so a sandbox made
+ * from it needs only the four files' contents replaced, which the agent writes
+ * without starting a process; the script stays for cold boots, templates made
+ * before, and as the fallback when writing the files fails.
  */
 final class GuestTrust {
     /** {@code $1} is the certificate's DER in base64, as on the kernel command line; stdin is the Java store. */
@@ -58,19 +62,92 @@ final class GuestTrust {
         this.log = log;
     }
 
-    /** Installs {@code ca} in the guest, or throws naming what failed. */
-    void install(AgentConnection agent, SandboxCa ca, BootImage image, Duration timeout) {
+    /**
+     * Installs {@code ca} in the guest, or throws naming what failed.
+     *
+     * @param laidOut the guest already has the directories and the link the script makes (it ran there before: a
+     *                guest restored from a template that {@link #layOut} prepared), so writing the files is enough
+     */
+    void install(AgentConnection agent, SandboxCa ca, BootImage image, boolean laidOut, Duration timeout) {
         X509Certificate cert = ca.certificate();
         byte[] store = javaStore(image.systemCertificates(), cert);
-        String der;
-        try {
-            der = Base64.getEncoder().encodeToString(cert.getEncoded());
-        } catch (CertificateEncodingException e) {
-            throw new IllegalStateException("cannot encode the sandbox CA's certificate", e);
+        if (laidOut) {
+            try {
+                writeFiles(agent, cert, store, image, timeout);
+                return;
+            } catch (IOException | RuntimeException e) {
+                log.accept("writing the sandbox CA's files failed (" + e.getMessage() + "); running the script");
+            }
         }
-        GuestCommand.Result r = GuestCommand.run(agent, List.of("sh", "-c", SCRIPT, "kosa8-ca", der), store, timeout);
+        runScript(agent, cert, store, timeout);
+    }
+
+    /**
+     * For a template: the script with the template's own CA (it makes the directories and the link), then the files
+     * written as every sandbox of the template will write them, so that the agent's code for it is warm in each
+     * (the template's JVM is theirs). A template made so is {@code laidOut} for {@link #install}.
+     *
+     * @return whether it was laid out; false for an image that kept no CA bundle beside its disk (made before it
+     *         did), whose sandboxes then run the script
+     */
+    boolean layOut(AgentConnection agent, SandboxCa ca, BootImage image, Duration timeout) throws IOException {
+        X509Certificate cert = ca.certificate();
+        byte[] store = javaStore(image.systemCertificates(), cert);
+        runScript(agent, cert, store, timeout);
+        if (!Files.isRegularFile(image.systemCertificates())) {
+            return false;
+        }
+        writeFiles(agent, cert, store, image, timeout);
+        return true;
+    }
+
+    /**
+     * What the script does, as four files written by the agent, without starting a process: after a restore
+     * under TCG, in a fresh QEMU, the script's ten or so process starts took 0.6-1.3 s of every create
+     * (BENCHMARKS.md, Undo run 14). The bundle is made here from the image's own, which the guest's
+     * {@code /etc/kosa8/system-ca.crt} is a copy of.
+     */
+    private static void writeFiles(AgentConnection agent, X509Certificate cert, byte[] store, BootImage image,
+                                   Duration timeout) throws IOException {
+        byte[] pem = pem(cert);
+        byte[] system = Files.readAllBytes(image.systemCertificates());
+        byte[] bundle = java.util.Arrays.copyOf(system, system.length + pem.length);
+        System.arraycopy(pem, 0, bundle, system.length, pem.length);
+        List<GuestCommand.GuestFile> files = new java.util.ArrayList<>(List.of(
+                new GuestCommand.GuestFile("/etc/kosa8/ca.pem", 0644, pem),
+                new GuestCommand.GuestFile("/usr/local/share/ca-certificates/kosa8-sandbox.crt", 0644, pem),
+                new GuestCommand.GuestFile("/etc/ssl/certs/ca-certificates.crt", 0644, bundle)));
+        if (store.length > 0) {
+            files.add(new GuestCommand.GuestFile("/etc/ssl/certs/java/cacerts", 0644, store));
+        }
+        GuestCommand.putFiles(agent, files, timeout);
+    }
+
+    private static void runScript(AgentConnection agent, X509Certificate cert, byte[] store, Duration timeout) {
+        GuestCommand.Result r = GuestCommand.run(agent, List.of("sh", "-c", SCRIPT, "kosa8-ca", der(cert)), store,
+                timeout);
         if (r.exitCode() != 0) {
             throw new IllegalStateException("cannot install the sandbox's CA in the guest: " + r.stderr().strip());
+        }
+    }
+
+    /** The certificate as the script and the guest's init write it: base64 lines of 64 between the markers. */
+    static byte[] pem(X509Certificate cert) {
+        String body = Base64.getMimeEncoder(64, "\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+                .encodeToString(encoded(cert));
+        return ("-----BEGIN CERTIFICATE-----\n" + body + "\n-----END CERTIFICATE-----\n")
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    }
+
+    private static String der(X509Certificate cert) {
+        return Base64.getEncoder().encodeToString(encoded(cert));
+    }
+
+    private static byte[] encoded(X509Certificate cert) {
+        try {
+            return cert.getEncoded();
+        } catch (CertificateEncodingException e) {
+            throw new IllegalStateException("cannot encode the sandbox CA's certificate", e);
         }
     }
 

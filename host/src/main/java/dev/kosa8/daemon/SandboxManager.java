@@ -218,7 +218,7 @@ public final class SandboxManager {
                 s.vm(vm);
                 s.stopping(false);
                 if (s.broker() != null) {
-                    trustSandboxCa(s, vm, image);
+                    trustSandboxCa(s, vm, image, false);
                 }
             }
             if (!r.workspace().isEmpty() && s.workspace() == null) {
@@ -288,7 +288,7 @@ public final class SandboxManager {
             s.stopping(false);
             long t2 = System.nanoTime();
             if (spec.network() != null) {
-                trustSandboxCa(s, vm, image);
+                trustSandboxCa(s, vm, image, template.trustLaidOut());
             }
             long t3 = System.nanoTime();
             vm.loadRest();
@@ -308,8 +308,8 @@ public final class SandboxManager {
     }
 
     /** Puts the sandbox's CA in the guest's trust stores ({@link GuestTrust}). */
-    private void trustSandboxCa(Sandbox s, Vm vm, BootImage image) {
-        trust.install(vm.agent(), EgressService.certificateAuthority(store.directory(s.id()), s.id()), image,
+    private void trustSandboxCa(Sandbox s, Vm vm, BootImage image, boolean laidOut) {
+        trust.install(vm.agent(), EgressService.certificateAuthority(store.directory(s.id()), s.id()), image, laidOut,
                 Duration.ofSeconds(60));
     }
 

@@ -61,7 +61,13 @@ final class Templates {
      * {@link RamStore}), or null for a template kept as one stream (made
      * before pages, or a stream {@link RamStore} did not take apart).
      */
-    record Template(Path dir, Path disk, SavedMachine machine, Path console, String ramId) {
+    /**
+     * A template ready to restore.
+     *
+     * @param trustLaidOut its guest has the places a sandbox's CA goes, so each sandbox's CA is written there as
+     *                     files ({@link GuestTrust#install}); false for a template without a network, or made before
+     */
+    record Template(Path dir, Path disk, SavedMachine machine, Path console, String ramId, boolean trustLaidOut) {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -69,6 +75,7 @@ final class Templates {
     private final Path runtime;
     private final String qemuBinary;
     private final Consumer<String> log;
+    private final GuestTrust trust;
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
 
     Templates(HostPaths paths, String qemuBinary, Consumer<String> log) {
@@ -76,6 +83,7 @@ final class Templates {
         this.runtime = paths.runtime().resolve("templates");
         this.qemuBinary = qemuBinary;
         this.log = log;
+        this.trust = new GuestTrust(log);
     }
 
     /** The template of this shape, made first if there is none yet. */
@@ -92,10 +100,21 @@ final class Templates {
     private static Template template(Path dir) {
         String ramId = ramId(dir);
         RamStore ram = new RamStore(dir);
+        boolean laidOut = trustLaidOut(dir);
         return ram.has(ramId)
-                ? new Template(dir, dir.resolve("disk.qcow2"), ram.open(ramId), dir.resolve("console.log"), ramId)
+                ? new Template(dir, dir.resolve("disk.qcow2"), ram.open(ramId), dir.resolve("console.log"), ramId,
+                        laidOut)
                 : new Template(dir, dir.resolve("disk.qcow2"), SavedMachine.file(dir.resolve("machine.vmstate")),
-                        dir.resolve("console.log"), null);
+                        dir.resolve("console.log"), null, laidOut);
+    }
+
+    /** What {@code template.json} says; a template it does not say it of (made before) runs the script. */
+    private static boolean trustLaidOut(Path dir) {
+        try {
+            return JSON.readTree(dir.resolve("template.json").toFile()).path("trustLaidOut").asBoolean(false);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** The name of a template's RAM image and pack: unique among templates, never a checkpoint's id. */
@@ -246,11 +265,12 @@ final class Templates {
                     .run(KosaException.Kind.VM, "creating a template's disk");
             Accelerator accel = Accelerator.parse(shape.accelerator());
             String args = image.kernelArgs() + TscFrequency.kernelArg(accel);
+            dev.kosa8.egress.tls.SandboxCa ca = null;
             if (shape.net()) {
                 // a CA of the template's own: the init then writes every setting a CA brings; each sandbox's
                 // replaces it after the restore
-                args += " kosa8.net=1 " + EgressService.kernelArgument(EgressService.certificateAuthority(work,
-                        "template"));
+                ca = EgressService.certificateAuthority(work, "template");
+                args += " kosa8.net=1 " + EgressService.kernelArgument(ca);
             }
             VmSpec spec = new VmSpec("template-" + Integer.toHexString(shape.name().hashCode()), accel, shape.cpus(),
                     shape.memoryMiB(), image.kernel(), image.initramfs(), disk, args, work.resolve("console.log"),
@@ -258,6 +278,7 @@ final class Templates {
                     : null, shape.net() ? EgressService.guestNetwork(run) : null);
             vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
             rehearseRestore(vm);
+            boolean trustLaidOut = ca != null && trust.layOut(vm.agent(), ca, image, Duration.ofSeconds(60));
             GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
             vm.qmp().execute("stop", Map.of(), Duration.ofSeconds(30));
             MachineState.saveStopped(vm.qmp(), run.resolve("vmstate.sock"), work.resolve("machine.vmstate"),
@@ -268,7 +289,8 @@ final class Templates {
             deleteTree(work.resolve("ca")); // the template's CA key is of no further use
             disk.toFile().setReadOnly();
             Files.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
-                    "shape", shape, "created", Instant.now().toString(), "bootImage", image.id())));
+                    "shape", shape, "created", Instant.now().toString(), "bootImage", image.id(),
+                    "trustLaidOut", trustLaidOut)));
             Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
             Path tmp = root.resolve(".pointer-" + shape.name());
             Files.writeString(tmp, dir.getFileName() + "\n");

@@ -93,6 +93,41 @@ public final class GuestCommand {
         return new Pending(agent, channel, done);
     }
 
+    /** A file for {@link #putFiles}: its path in the guest, its permission bits, its content. */
+    public record GuestFile(String path, int mode, byte[] content) {
+    }
+
+    /**
+     * Writes files in the guest through the agent (each to a temporary name beside it, then renamed over it), all
+     * requests sent at once, then waits for every answer: no process is started in the guest. Each file must fit
+     * the protocol's first window ({@link Limits#INITIAL_WINDOW}). Throws the first failure, naming the file.
+     */
+    public static void putFiles(AgentConnection agent, List<GuestFile> files, Duration timeout) {
+        List<Pending> sent = new java.util.ArrayList<>();
+        for (GuestFile f : files) {
+            if (f.content().length > Limits.INITIAL_WINDOW) {
+                throw new IllegalArgumentException(f.path() + ": " + f.content().length + " bytes is more than one"
+                        + " window (" + Limits.INITIAL_WINDOW + ")");
+            }
+            Pending p = send(agent, channel -> new Message.PutFile(channel, f.path(), f.mode()));
+            for (int at = 0; at < f.content().length; at += Limits.MAX_DATA) {
+                agent.send(new Message.Data(p.channel(), Message.Stream.STDIN, java.util.Arrays.copyOfRange(
+                        f.content(), at, Math.min(f.content().length, at + Limits.MAX_DATA))));
+            }
+            agent.send(new Message.Eof(p.channel(), Message.Stream.STDIN));
+            sent.add(p);
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (int i = 0; i < sent.size(); i++) {
+            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            try {
+                sent.get(i).await(left, files.get(i).path() + " was not written");
+            } catch (AgentConnection.AgentException e) {
+                throw new AgentConnection.AgentException(files.get(i).path() + ": " + e.getMessage());
+            }
+        }
+    }
+
     public static Result run(AgentConnection agent, List<String> argv, Duration timeout) {
         return run(agent, argv, new byte[0], timeout);
     }

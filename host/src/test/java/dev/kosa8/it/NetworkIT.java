@@ -261,6 +261,23 @@ class NetworkIT {
         // and where Debian's ca-certificates-java looks when a command installs a JDK: a link into the local CAs
         Kosa.Result debian = exec("readlink", "/etc/ssl/certs/kosa8-sandbox.pem");
         assertThat(debian.stdout()).isEqualTo("/usr/local/share/ca-certificates/kosa8-sandbox.crt\n");
+        // this sandbox came from a template, so all of that was written as files by the agent, not by the
+        // fallback command (which would pass the checks above as well, only slower)
+        try (var templates = Files.walk(Kosa.HOME.resolve("data/templates"), 2)) {
+            assertThat(templates.filter(f -> f.getFileName().toString().equals("template.json")).map(f -> {
+                try {
+                    return Files.readString(f);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }).toList()).as("a template with a network lays out the CA's places").anyMatch(
+                    j -> j.contains("\"trustLaidOut\" : true"));
+        }
+        assertThat(Files.readString(Kosa.HOME.resolve("data/kosa8d.log")))
+                .doesNotContain("writing the sandbox CA's files failed");
+        assertThat(exec("cat", "/etc/kosa8/ca.pem").stdout()).as("the PEM the files' way wrote")
+                .isEqualTo(exec("cat", "/usr/local/share/ca-certificates/kosa8-sandbox.crt").stdout())
+                .isNotEmpty();
     }
 
     static String middleLine(Path pem) throws Exception {
