@@ -88,17 +88,23 @@ final class GuestTrust {
      * (the template's JVM is theirs). A template made so is {@code laidOut} for {@link #install}.
      *
      * @return whether it was laid out; false for an image that kept no CA bundle beside its disk (made before it
-     *         did), whose sandboxes then run the script
+     *         did) or when writing the files failed (said in the log), whose sandboxes then run the script
      */
-    boolean layOut(AgentConnection agent, SandboxCa ca, BootImage image, Duration timeout) throws IOException {
+    boolean layOut(AgentConnection agent, SandboxCa ca, BootImage image, Duration timeout) {
         X509Certificate cert = ca.certificate();
         byte[] store = javaStore(image.systemCertificates(), cert);
         runScript(agent, cert, store, timeout);
         if (!Files.isRegularFile(image.systemCertificates())) {
             return false;
         }
-        writeFiles(agent, cert, store, image, timeout);
-        return true;
+        try {
+            writeFiles(agent, cert, store, image, timeout);
+            return true;
+        } catch (IOException | RuntimeException e) {
+            log.accept("the template's CA files could not be written (" + e.getMessage() + "); its sandboxes will"
+                    + " run the script");
+            return false;
+        }
     }
 
     /**

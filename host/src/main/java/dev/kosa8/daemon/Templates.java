@@ -60,9 +60,6 @@ final class Templates {
      * load, and where its RAM is kept as pages ({@code ramId} in {@code dir},
      * {@link RamStore}), or null for a template kept as one stream (made
      * before pages, or a stream {@link RamStore} did not take apart).
-     */
-    /**
-     * A template ready to restore.
      *
      * @param trustLaidOut its guest has the places a sandbox's CA goes, so each sandbox's CA is written there as
      *                     files ({@link GuestTrust#install}); false for a template without a network, or made before
