@@ -123,8 +123,9 @@ public final class AgentConnection implements AutoCloseable {
      * state this is done before the machine runs (QEMU's socket takes the connection while it is stopped), so the
      * guest never sees its host go: the state was saved with the host connected, and QEMU tells the guest of a
      * change only if the connection differs from the saved one when the machine starts. Connected after it runs,
-     * the guest's agent first read the end of its session, then polled the port until the new host came.
-     * Finish with {@link #awaitHello}.
+     * the guest was told its host had gone, racing the new connection: its agent read either the new host's Hello
+     * in its old session (as in every restore seen in one CI run's guest logs) or the end of the session, then
+     * polled the port every 20 ms until the new host came. Finish with {@link #awaitHello}.
      */
     public static AgentConnection open(Path socketPath, Duration timeout, BooleanSupplier alive,
                                        Consumer<AgentConnection> behindHello) {
