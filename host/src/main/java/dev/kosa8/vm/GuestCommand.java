@@ -105,16 +105,9 @@ public final class GuestCommand {
     public static void putFiles(AgentConnection agent, List<GuestFile> files, Duration timeout) {
         List<Pending> sent = new java.util.ArrayList<>();
         for (GuestFile f : files) {
-            if (f.content().length > Limits.INITIAL_WINDOW) {
-                throw new IllegalArgumentException(f.path() + ": " + f.content().length + " bytes is more than one"
-                        + " window (" + Limits.INITIAL_WINDOW + ")");
-            }
+            requireOneWindow(f.path(), f.content());
             Pending p = send(agent, channel -> new Message.PutFile(channel, f.path(), f.mode()));
-            for (int at = 0; at < f.content().length; at += Limits.MAX_DATA) {
-                agent.send(new Message.Data(p.channel(), Message.Stream.STDIN, java.util.Arrays.copyOfRange(
-                        f.content(), at, Math.min(f.content().length, at + Limits.MAX_DATA))));
-            }
-            agent.send(new Message.Eof(p.channel(), Message.Stream.STDIN));
+            sendStdin(agent, p.channel(), f.content());
             sent.add(p);
         }
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -128,6 +121,23 @@ public final class GuestCommand {
         }
     }
 
+    /** Input sent all at once, without waiting for credit, must fit the protocol's first window. */
+    private static void requireOneWindow(String what, byte[] bytes) {
+        if (bytes.length > Limits.INITIAL_WINDOW) {
+            throw new IllegalArgumentException(what + " of " + bytes.length + " bytes is more than one window ("
+                    + Limits.INITIAL_WINDOW + ")");
+        }
+    }
+
+    /** Sends {@code bytes} as a channel's stdin, in messages of at most {@link Limits#MAX_DATA}, then its end. */
+    private static void sendStdin(AgentConnection agent, int channel, byte[] bytes) {
+        for (int at = 0; at < bytes.length; at += Limits.MAX_DATA) {
+            agent.send(new Message.Data(channel, Message.Stream.STDIN,
+                    java.util.Arrays.copyOfRange(bytes, at, Math.min(bytes.length, at + Limits.MAX_DATA))));
+        }
+        agent.send(new Message.Eof(channel, Message.Stream.STDIN));
+    }
+
     public static Result run(AgentConnection agent, List<String> argv, Duration timeout) {
         return run(agent, argv, new byte[0], timeout);
     }
@@ -138,10 +148,7 @@ public final class GuestCommand {
      * this sends it all at once, without waiting for credit.
      */
     public static Result run(AgentConnection agent, List<String> argv, byte[] stdin, Duration timeout) {
-        if (stdin.length > Limits.INITIAL_WINDOW) {
-            throw new IllegalArgumentException("stdin of " + stdin.length + " bytes is more than one window ("
-                    + Limits.INITIAL_WINDOW + ")");
-        }
+        requireOneWindow("stdin", stdin);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         CompletableFuture<Result> done = new CompletableFuture<>();
@@ -163,11 +170,7 @@ public final class GuestCommand {
             }
         });
         agent.send(new Message.Exec(channel[0], new Message.ExecSpec(argv, java.util.Map.of(), "/", "", false, 0, 0)));
-        for (int at = 0; at < stdin.length; at += Limits.MAX_DATA) {
-            agent.send(new Message.Data(channel[0], Message.Stream.STDIN,
-                    java.util.Arrays.copyOfRange(stdin, at, Math.min(stdin.length, at + Limits.MAX_DATA))));
-        }
-        agent.send(new Message.Eof(channel[0], Message.Stream.STDIN));
+        sendStdin(agent, channel[0], stdin);
         try {
             return done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
