@@ -183,6 +183,24 @@ public final class MachineState {
     }
 
     /**
+     * Tells a QEMU about to load a machine not to announce it on the network
+     * once loaded. QEMU does so after every incoming migration, five times
+     * in the first 0.8 s, so that switches learn where the guest's MAC
+     * address moved; with virtio-net it asks the guest to do it, which the
+     * guest's kernel answers with gratuitous ARP and neighbour advertisements,
+     * a netlink notice of the link, and an acknowledgement on the control
+     * queue it waits for. A sandbox's network is QEMU's user-mode stack in
+     * the same process, with no switch to tell; but under TCG that guest work,
+     * each path translated anew, ran beside the wake of every restore, about a
+     * tenth of the guest code a rewind's wake translated (BENCHMARKS.md, Undo
+     * run 15). Invisible to the guest, so a machine saved before this loads
+     * as it did.
+     */
+    static void withoutAnnouncements(QmpClient qmp, Duration timeout) {
+        qmp.execute("migrate-set-parameters", Map.of("announce-rounds", 0), timeout);
+    }
+
+    /**
      * Loads {@code machine} into a QEMU started with {@code -incoming defer}
      * (and {@code -S}, so it stays stopped after): QEMU listens on
      * {@code socket}, the daemon sends the stream, and this returns when QEMU
@@ -190,6 +208,7 @@ public final class MachineState {
      */
     public static void load(QmpClient qmp, Path socket, SavedMachine machine, Duration timeout) throws IOException {
         Files.deleteIfExists(socket);
+        withoutAnnouncements(qmp, timeout);
         qmp.execute("migrate-incoming", Map.of("uri", "unix:" + socket), timeout);
         long deadline = System.nanoTime() + timeout.toNanos();
         try (SocketChannel out = SocketChannel.open(StandardProtocolFamily.UNIX)) {

@@ -125,6 +125,7 @@ public final class Postcopy {
                 Files.deleteIfExists(socket);
                 qmp.execute("migrate-set-capabilities", Map.of("capabilities",
                         List.of(Map.of("capability", "postcopy-ram", "state", true))), timeout);
+                MachineState.withoutAnnouncements(qmp, timeout);
                 qmp.execute("migrate-incoming", Map.of("uri", "unix:" + socket), timeout);
             } catch (RuntimeException e) {
                 throw new Refused("QEMU would not load lazily: " + e.getMessage(), e);
