@@ -7,10 +7,18 @@ import dev.kosa8.protocol.Message;
  * {@link Message.Thaw}): freeze the sandbox's processes and sync before the
  * host stops the machine; after it runs again, correct the clock, reseed the
  * kernel's random generator and thaw. Each answers on its channel with
- * Exited(0) or Failed and registers no channel: a freeze from a thread of its
- * own (it waits for the kernel), a thaw at once on the reader's (three quick
- * system calls; after a restore, a new thread's first steps cost the guest
- * page faults the host answers one by one).
+ * Exited(0) or Failed and registers no channel: a freeze on the one thread
+ * kept for it (it waits for the kernel), a thaw at once on the reader's (three
+ * quick system calls; after a restore, a new thread's first steps cost the
+ * guest page faults the host answers one by one).
+ *
+ * <p>The freeze's thread lives as long as the agent. A thread started per
+ * freeze ended right after its answer, and the host stops the machine as
+ * soon as it has that answer: every checkpoint caught the thread in the
+ * middle of its exit, and every restore of it finished that exit first (the
+ * JVM's and the kernel's thread teardown, its stack unmapped, the other CPU
+ * told to flush its TLB), all of it code run for the first time in a fresh
+ * QEMU. BENCHMARKS.md, "what a wake translates", counts that work.
  */
 final class Checkpointing {
     private Checkpointing() {
@@ -40,10 +48,16 @@ final class Checkpointing {
         void run() throws Exception;
     }
 
+    /** Runs freezes one at a time; the host sends one and waits for its answer before anything else. */
+    private static final java.util.concurrent.ExecutorService FREEZER =
+            java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "checkpoint-freeze");
+                t.setDaemon(true);
+                return t;
+            });
+
     private static void answer(int channel, Outbox outbox, String what, Step step) {
-        Thread t = new Thread(() -> answerNow(channel, outbox, what, step), "checkpoint-" + what);
-        t.setDaemon(true);
-        t.start();
+        FREEZER.execute(() -> answerNow(channel, outbox, what, step));
     }
 
     private static void answerNow(int channel, Outbox outbox, String what, Step step) {
