@@ -89,6 +89,12 @@ final class Templates {
             Path dir = current(shape.name());
             if (dir == null || !Files.isRegularFile(dir.resolve("template.json"))) {
                 dir = make(shape, image, bootTimeout);
+            } else if (rehearsals(dir) < REHEARSALS) {
+                // made before its agent rehearsed its wake this often: every sandbox of it would pay for that on
+                // each restore, so the shape gets a new one (the old one stays for the sandboxes made from it)
+                log.accept("template " + dir.getFileName() + " rehearsed its restore " + rehearsals(dir)
+                        + " times, fewer than " + REHEARSALS + "; making a new one");
+                dir = make(shape, image, bootTimeout);
             }
             return template(dir);
         }
@@ -111,6 +117,15 @@ final class Templates {
             return JSON.readTree(dir.resolve("template.json").toFile()).path("trustLaidOut").asBoolean(false);
         } catch (IOException e) {
             return false;
+        }
+    }
+
+    /** How often its agent rehearsed a restore before it was saved ({@link #rehearseRestore}); 0 when unsaid. */
+    private static int rehearsals(Path dir) {
+        try {
+            return JSON.readTree(dir.resolve("template.json").toFile()).path("rehearsals").asInt(0);
+        } catch (IOException e) {
+            return 0;
         }
     }
 
@@ -228,20 +243,38 @@ final class Templates {
     }
 
     /**
-     * Runs the agent's part of a checkpoint and of a restore once before the template is saved: a freeze, then a
-     * thaw with the clock set to now and 64 fresh host bytes mixed into the guest's random pool, as every restore
-     * does. Every sandbox of the shape starts from the agent's JVM as the template saved it, and code that JVM never
-     * ran is cold in each of them: loaded, linked and interpreted for the first time, on the guest's wake, under TCG
-     * by a fresh QEMU. A create's thaw took 1.1-2.4 s that way, against 0.04-0.15 s for the rewind of a sandbox whose
-     * JVM had thawed before (BENCHMARKS.md, Undo run 14). The clock and seed are what each restore sets again; the
-     * sandbox cgroup is empty at this point, so the freeze waits for nothing.
+     * Runs the agent's part of a checkpoint and of a restore {@value #REHEARSALS} times before the template is
+     * saved: a freeze, a second Hello on the same connection (what the agent of a restored machine reads: its new
+     * host, in the session the state was saved in), then a thaw with the clock set to now and 64 fresh host bytes
+     * mixed into the guest's random pool, as every restore does. Every sandbox of the shape starts from the agent's
+     * JVM as the template saved it, and what that JVM does on a wake is paid in each restore, under TCG by a fresh
+     * QEMU that translates every code path anew:
+     * <ul>
+     * <li>code it never ran is loaded, linked and interpreted for the first time: a create's thaw took 1.1-2.4 s
+     *     before the first rehearsal, against 0.04-0.15 s for a sandbox that had thawed before (BENCHMARKS.md, Undo
+     *     run 14);</li>
+     * <li>code it ran fewer times than its JIT's threshold is compiled on the wake itself, when the restore's own
+     *     calls pass the threshold: with one rehearsal every rewind's wake ran C1 (a third of the guest code it
+     *     translated was the compiler's). C1 compiles a method once the interpreter has counted about 256 calls
+     *     (Tier3InvocationThreshold 200, counted in steps of 2^Tier0InvokeNotifyFreqLog = 128), so
+     *     {@value #REHEARSALS} passes leave every method of the wake compiled, in the template and in every
+     *     checkpoint of its sandboxes (BENCHMARKS.md, Undo run 15).</li>
+     * </ul>
+     * It costs about 9 ms a pass under TCG, 2.8 s for each template. The clock and seed are what each restore
+     * sets again; the sandbox cgroup is empty at this point, so the freeze waits for nothing.
      */
     private static void rehearseRestore(Vm vm) {
         byte[] seed = new byte[64];
-        RANDOM.nextBytes(seed);
-        GuestCommand.freeze(vm.agent(), Duration.ofSeconds(30));
-        GuestCommand.thaw(vm.agent(), System.currentTimeMillis(), seed, Duration.ofSeconds(60));
+        for (int i = 0; i < REHEARSALS; i++) {
+            GuestCommand.freeze(vm.agent(), Duration.ofSeconds(30));
+            vm.agent().helloAgain(Duration.ofSeconds(30));
+            RANDOM.nextBytes(seed);
+            GuestCommand.thaw(vm.agent(), System.currentTimeMillis(), seed, Duration.ofSeconds(60));
+        }
     }
+
+    /** How many times a template rehearses a checkpoint and a restore (see {@link #rehearseRestore}). */
+    static final int REHEARSALS = 300;
 
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
@@ -287,7 +320,7 @@ final class Templates {
             disk.toFile().setReadOnly();
             Files.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
                     "shape", shape, "created", Instant.now().toString(), "bootImage", image.id(),
-                    "trustLaidOut", trustLaidOut)));
+                    "trustLaidOut", trustLaidOut, "rehearsals", REHEARSALS)));
             Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
             Path tmp = root.resolve(".pointer-" + shape.name());
             Files.writeString(tmp, dir.getFileName() + "\n");

@@ -42,7 +42,8 @@ public final class AgentConnection implements AutoCloseable {
     private final LinkedBlockingQueue<Message> outbound = new LinkedBlockingQueue<>();
     private final Map<Integer, Registered> channels = new ConcurrentHashMap<>();
     private final Map<Long, CompletableFuture<Void>> pings = new ConcurrentHashMap<>();
-    private final CompletableFuture<Message.Hello> hello = new CompletableFuture<>();
+    /** The agent's Hello; replaced only by {@link #helloAgain}, for which the agent answers once more. */
+    private volatile CompletableFuture<Message.Hello> hello = new CompletableFuture<>();
     private final CompletableFuture<String> closed = new CompletableFuture<>();
     private final AtomicInteger nextChannel = new AtomicInteger(1);
     private final java.util.concurrent.atomic.AtomicBoolean shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
@@ -190,6 +191,35 @@ public final class AgentConnection implements AutoCloseable {
                 close();
                 throw new AgentException("agent handshake failed: " + e.getCause().getMessage());
             }
+        }
+    }
+
+    /**
+     * Says Hello again on this connection and waits for the agent's answer:
+     * what the agent of a restored machine reads, the daemon that connects
+     * to it being a new host in the session the saved state was in. A
+     * template rehearses that wake with it ({@code Templates}). Outside
+     * this call a second Hello from the agent still breaks the protocol.
+     *
+     * @throws AgentException if the agent does not answer within {@code timeout} or the connection ends
+     */
+    public void helloAgain(Duration timeout) {
+        CompletableFuture<Message.Hello> again = new CompletableFuture<>();
+        hello = again;
+        if (shuttingDown.get()) { // set before shutdown fails the Hello it finds: it found this one, or this sees it
+            throw new AgentException("the agent connection has ended: " + closed.getNow("it is closing"));
+        }
+        outbound.add(new Message.Hello(Limits.VERSION, "kosa8d", 0));
+        try {
+            again.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new AgentException("the agent did not answer a second Hello within " + timeout.toSeconds() + " s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AgentException("interrupted while waiting for the agent");
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new AgentException("the agent connection ended during a second Hello: "
+                    + e.getCause().getMessage());
         }
     }
 

@@ -270,8 +270,9 @@ class NetworkIT {
                 } catch (java.io.IOException e) {
                     throw new java.io.UncheckedIOException(e);
                 }
-            }).toList()).as("a template with a network lays out the CA's places").anyMatch(
-                    j -> j.contains("\"trustLaidOut\" : true"));
+            }).toList()).as("a template with a network lays out the CA's places, after its agent rehearsed its "
+                    + "restores").anyMatch(j -> j.contains("\"trustLaidOut\" : true")
+                    && j.matches("(?s).*\"rehearsals\" : [1-9][0-9]*.*"));
         }
         assertThat(Files.readString(Kosa.HOME.resolve("data/kosa8d.log")))
                 .doesNotContain("writing the sandbox CA's files failed");

@@ -93,6 +93,43 @@ class AgentConnectionTest {
     }
 
     @Test
+    void aSecondHelloIsAnsweredOnlyWhenTheHostSaysItAgain() throws Exception {
+        // a template's rehearsal: the host says Hello again on the connection and the agent answers as to a new host
+        List<Message> received = new CopyOnWriteArrayList<>();
+        AgentConnection c = connectTo(dir.resolve("h.sock"), (out, in) -> {
+            received.add(in.read());
+            out.write(Codec.encode(new Message.Hello(Limits.VERSION, "fake", 2)));
+            Message.Ping p = (Message.Ping) in.read();
+            out.write(Codec.encode(new Message.Pong(p.nonce())));
+            Thread.sleep(5_000);
+        });
+        c.helloAgain(Duration.ofSeconds(5));
+        assertThat(received).singleElement().isInstanceOf(Message.Hello.class);
+        c.ping(Duration.ofSeconds(5)); // the connection goes on after it
+        assertThat(c.closedFuture()).isNotDone();
+        c.close();
+
+        // unasked, a second Hello still breaks the protocol
+        AgentConnection unasked = connectTo(dir.resolve("i.sock"), (out, in) ->
+                out.write(Codec.encode(new Message.Hello(Limits.VERSION, "fake", 2))));
+        assertThat(unasked.closedFuture().get(10, TimeUnit.SECONDS)).contains("a second Hello");
+    }
+
+    @Test
+    void aSecondHelloUnansweredFailsWithinItsTimeout() throws Exception {
+        AgentConnection c = connectTo(dir.resolve("j.sock"), (out, in) -> Thread.sleep(10_000));
+        long t0 = System.nanoTime();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> c.helloAgain(Duration.ofMillis(300)))
+                .isInstanceOf(AgentConnection.AgentException.class).hasMessageContaining("did not answer");
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+        c.close();
+        AgentConnection gone = connectTo(dir.resolve("k.sock"), (out, in) -> { });
+        gone.closedFuture().get(10, TimeUnit.SECONDS);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> gone.helloAgain(Duration.ofSeconds(5)))
+                .isInstanceOf(AgentConnection.AgentException.class).hasMessageContaining("ended");
+    }
+
+    @Test
     void aGuestThatIgnoresCreditLosesTheConnectionAndTheChannelIsFailed() throws Exception {
         List<Message> seen = new CopyOnWriteArrayList<>();
         AgentConnection c = connectTo(dir.resolve("a.sock"), (out, in) -> {
