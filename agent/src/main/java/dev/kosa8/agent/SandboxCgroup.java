@@ -1,9 +1,12 @@
 package dev.kosa8.agent;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
  * The cgroup every process the host starts lives in, so that a checkpoint can
@@ -30,6 +33,12 @@ final class SandboxCgroup {
     private static final Object LOCK = new Object();
     private static volatile boolean ready;
     private static volatile String unavailable = "not set up yet";
+    /**
+     * The sandbox's {@code cgroup.freeze}, open for the agent's life: a thaw is the first thing a restored guest's
+     * agent does for its processes, and opening the file by name each time (a path walk, a truncation) was code a
+     * fresh QEMU translated anew on every wake under TCG.
+     */
+    private static FileChannel freezeFile;
 
     private SandboxCgroup() {
     }
@@ -43,6 +52,7 @@ final class SandboxCgroup {
             Files.createDirectories(AGENT);
             Files.createDirectories(SANDBOX);
             moveSelf(AGENT);
+            freezeFile = FileChannel.open(SANDBOX.resolve("cgroup.freeze"), StandardOpenOption.WRITE);
             ready = true;
             unavailable = null;
         } catch (IOException | RuntimeException e) {
@@ -76,12 +86,12 @@ final class SandboxCgroup {
             throw new IOException("the guest has no sandbox cgroup: " + unavailable);
         }
         synchronized (LOCK) {
-            write(SANDBOX.resolve("cgroup.freeze"), "1");
+            setFrozen(true);
             long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
             long pause = 1;
             while (!frozen()) {
                 if (System.nanoTime() > deadline) {
-                    write(SANDBOX.resolve("cgroup.freeze"), "0");
+                    setFrozen(false);
                     throw new IOException("the sandbox's processes did not freeze within " + timeoutMillis + " ms");
                 }
                 Thread.sleep(pause);
@@ -94,7 +104,7 @@ final class SandboxCgroup {
     static void thaw() throws IOException {
         if (ready) {
             synchronized (LOCK) {
-                write(SANDBOX.resolve("cgroup.freeze"), "0");
+                setFrozen(false);
             }
         }
     }
@@ -121,6 +131,17 @@ final class SandboxCgroup {
             throw new IllegalStateException("cannot move the agent to " + cgroup + ": " + e.getMessage(), e);
         }
     }
+
+    /** One write of the whole value: the kernel takes a cgroup file's value per write, whatever the offset. */
+    private static void setFrozen(boolean frozen) throws IOException {
+        ByteBuffer value = ByteBuffer.wrap(frozen ? ONE : ZERO);
+        if (freezeFile.write(value, 0) != 1) {
+            throw new IOException("cgroup.freeze took a short write");
+        }
+    }
+
+    private static final byte[] ONE = {'1'};
+    private static final byte[] ZERO = {'0'};
 
     private static void write(Path file, String value) throws IOException {
         Files.writeString(file, value, StandardCharsets.US_ASCII);
