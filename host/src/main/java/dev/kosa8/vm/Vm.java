@@ -193,6 +193,7 @@ public final class Vm implements AutoCloseable {
                     c -> thaw[0] = GuestCommand.thawLater(c, System.currentTimeMillis(), seed));
             long running;
             long answered;
+            boolean traced = WakeTrace.start(qmp, state.name(), timeout);
             try {
                 qmp.execute("cont", Map.of(), timeout);
                 running = System.nanoTime();
@@ -204,6 +205,7 @@ public final class Vm implements AutoCloseable {
                 throw e;
             }
             long end = System.nanoTime();
+            WakeTrace.stop(qmp, traced, timeout);
             log.accept("guest of " + state.name() + " woke: its agent's Hello " + (answered - running) / 1_000_000
                     + " ms after the machine ran, the thaw's answer " + (end - answered) / 1_000_000 + " ms after that");
             return new Vm(spec, qemu, qmp, agent, loading, (end - running) / 1_000_000);
