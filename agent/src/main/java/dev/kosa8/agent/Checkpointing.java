@@ -48,7 +48,7 @@ final class Checkpointing {
         void run() throws Exception;
     }
 
-    /** Runs freezes one at a time; the host sends one and waits for its answer before anything else. */
+    /** Runs freezes one at a time, in order: the host sends one and waits for its answer before the next. */
     private static final java.util.concurrent.ExecutorService FREEZER =
             java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
                 Thread t = new Thread(r, "checkpoint-freeze");

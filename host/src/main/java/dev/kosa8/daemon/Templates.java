@@ -91,10 +91,15 @@ final class Templates {
                 dir = make(shape, image, bootTimeout);
             } else if (rehearsals(dir) < REHEARSALS) {
                 // made before its agent rehearsed its wake this often: every sandbox of it would pay for that on
-                // each restore, so the shape gets a new one (the old one stays for the sandboxes made from it)
+                // each restore, so the shape gets a new one (the old one stays for the sandboxes made from it, and
+                // serves on if the new one cannot be made)
                 log.accept("template " + dir.getFileName() + " rehearsed its restore " + rehearsals(dir)
                         + " times, fewer than " + REHEARSALS + "; making a new one");
-                dir = make(shape, image, bootTimeout);
+                try {
+                    dir = make(shape, image, bootTimeout);
+                } catch (KosaException e) {
+                    log.accept(e.getMessage() + "; " + dir.getFileName() + " serves meanwhile");
+                }
             }
             return template(dir);
         }
