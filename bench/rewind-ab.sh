@@ -14,6 +14,7 @@
 # /tmp/kosa8-ab-a and -b; the image is built there on first use): two builds cannot share one daemon. Prints each
 # round's times, the size of the sandbox's hot-pages list at its end, and the medians over all rounds.
 set -euo pipefail
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 a=$(cd "$1" && pwd); b=$(cd "$2" && pwd)
 rounds=${3:-2}; rewinds=${4:-8}
 home_a=${KOSA8_HOME_A:-/tmp/kosa8-ab-a}; home_b=${KOSA8_HOME_B:-/tmp/kosa8-ab-b}
@@ -32,13 +33,7 @@ round() {
   export KOSA8_HOME=$2
   local id
   id=$("$repo/kosa8" create --memory 1G --workspace "$ws")
-  "$repo/kosa8" exec "$id" -- sh -c "nohup python3 -c '
-b = bytearray(512 << 20)
-i = 0
-while True:
-    for p in range(0, len(b), 4096): b[p] = i & 255
-    i += 1
-' > /dev/null 2>&1 &"
+  dirty_memory "$repo/kosa8" "$id" 512
   sleep 10
   local cps=() k c out=""
   for k in 1 2 3; do

@@ -16,6 +16,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 source "$repo/scripts/host-setup.sh"
+source "$repo/bench/lib.sh"
 select_java25
 rewinds=${1:-4}
 out=${2:-$(mktemp -d /tmp/kosa8-wake-trace.XXXXXX)}
@@ -27,12 +28,7 @@ export KOSA8_TRACE_WAKE_DIR=$out/traces
 id=$(k create --memory 1G --workspace none)
 cleanup() { k rm -f "$id" >/dev/null 2>&1 || true; k daemon stop >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-k exec "$id" -- sh -c "nohup python3 -c 'b = bytearray(512 << 20)
-i = 0
-while True:
-    for p in range(0, len(b), 4096): b[p] = i & 255
-    i += 1
-' > /dev/null 2>&1 &"
+dirty_memory "$repo/kosa8" "$id" 512
 sleep 15
 checkpoints=()
 for _ in 1 2 3; do
