@@ -196,7 +196,8 @@ class CheckpointIT {
                 echo $((t - i)) $n
                 """);
         sh("rm -f /root/go; mkfifo /root/go; nohup sh -c 'read x < /root/go; "
-                + "sh /workspace/sent.sh > /workspace/sent.$x; head -c 16 /dev/urandom | od -An -tx1 > /workspace/random.$x' > /dev/null 2>&1 &");
+                + "sh /workspace/sent.sh > /workspace/sent.$x; "
+                + "head -c 16 /dev/urandom | od -An -tx1 > /workspace/random.$x' > /dev/null 2>&1 &");
         Thread.sleep(1000);
         String sentBefore = sh("sh /workspace/sent.sh").stdout().strip();
         assertThat(sentBefore).matches("\\d+ \\d+");
