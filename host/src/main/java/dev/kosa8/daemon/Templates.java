@@ -89,12 +89,12 @@ final class Templates {
             Path dir = current(shape.name());
             if (dir == null || !Files.isRegularFile(dir.resolve("template.json"))) {
                 dir = make(shape, image, bootTimeout);
-            } else if (rehearsals(dir) < REHEARSALS) {
-                // made before its agent rehearsed its wake this often: every sandbox of it would pay for that on
-                // each restore, so the shape gets a new one (the old one stays for the sandboxes made from it, and
-                // serves on if the new one cannot be made)
-                log.accept("template " + dir.getFileName() + " rehearsed its restore " + rehearsals(dir)
-                        + " times, fewer than " + REHEARSALS + "; making a new one");
+            } else if (said(dir).path("rehearsals").asInt(0) < REHEARSALS) {
+                // made before its agent rehearsed its wake this often (template.json says how often, 0 if it does
+                // not): every sandbox of it would pay for that on each restore, so the shape gets a new one (the old
+                // one stays for the sandboxes made from it, and serves on if the new one cannot be made)
+                log.accept("template " + dir.getFileName() + " rehearsed its restore fewer than " + REHEARSALS
+                        + " times; making a new one");
                 try {
                     dir = make(shape, image, bootTimeout);
                 } catch (KosaException e) {
@@ -108,7 +108,8 @@ final class Templates {
     private static Template template(Path dir) {
         String ramId = ramId(dir);
         RamStore ram = new RamStore(dir);
-        boolean laidOut = trustLaidOut(dir);
+        // a template made before it says so runs the script
+        boolean laidOut = said(dir).path("trustLaidOut").asBoolean(false);
         return ram.has(ramId)
                 ? new Template(dir, dir.resolve("disk.qcow2"), ram.open(ramId), dir.resolve("console.log"), ramId,
                         laidOut)
@@ -116,21 +117,12 @@ final class Templates {
                         dir.resolve("console.log"), null, laidOut);
     }
 
-    /** What {@code template.json} says; a template it does not say it of (made before) runs the script. */
-    private static boolean trustLaidOut(Path dir) {
+    /** What a template's {@code template.json} says; an empty object when it cannot be read. */
+    private static com.fasterxml.jackson.databind.JsonNode said(Path dir) {
         try {
-            return JSON.readTree(dir.resolve("template.json").toFile()).path("trustLaidOut").asBoolean(false);
+            return JSON.readTree(dir.resolve("template.json").toFile());
         } catch (IOException e) {
-            return false;
-        }
-    }
-
-    /** How often its agent rehearsed a restore before it was saved ({@link #rehearseRestore}); 0 when unsaid. */
-    private static int rehearsals(Path dir) {
-        try {
-            return JSON.readTree(dir.resolve("template.json").toFile()).path("rehearsals").asInt(0);
-        } catch (IOException e) {
-            return 0;
+            return JSON.createObjectNode();
         }
     }
 
@@ -191,7 +183,8 @@ final class Templates {
                     continue;
                 }
                 Path disk = dir.resolve("disk.qcow2");
-                boolean current = !making && dir.equals(current(shape)) && currentImageId.equals(bootImage(dir));
+                boolean current = !making && dir.equals(current(shape))
+                        && currentImageId.equals(said(dir).path("bootImage").asText(""));
                 boolean used = Files.exists(disk) && inUse.contains(disk.toRealPath());
                 if (current || used) {
                     if (Files.exists(disk)) {
@@ -209,15 +202,6 @@ final class Templates {
             }
         }
         return removed;
-    }
-
-    /** The image a template was booted from, as its {@code template.json} says; "" when unreadable. */
-    private static String bootImage(Path dir) {
-        try {
-            return JSON.readTree(dir.resolve("template.json").toFile()).path("bootImage").asText("");
-        } catch (IOException e) {
-            return "";
-        }
     }
 
     /** The bytes deleting a tree frees: its files not also linked elsewhere. */
