@@ -138,13 +138,18 @@ class UpstreamTlsTest {
     }
 
     private static Outcome handshake(SslContext client, String host, int port) throws InterruptedException {
+        // held from the start: a handshake refused at once closes the channel, and a closed channel's pipeline
+        // no longer has its handlers by the time this thread looks for them
+        var handler = new java.util.concurrent.atomic.AtomicReference<SslHandler>();
         Channel ch = new Bootstrap()
                 .group(clients)
                 .channel(NioSocketChannel.class)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel c) {
-                        c.pipeline().addLast(UpstreamTls.handlerFor(client, c.alloc(), host, port),
+                        SslHandler tls = UpstreamTls.handlerFor(client, c.alloc(), host, port);
+                        handler.set(tls);
+                        c.pipeline().addLast(tls,
                                 new ChannelInboundHandlerAdapter() {
                                     @Override
                                     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
@@ -155,7 +160,7 @@ class UpstreamTlsTest {
                 })
                 .connect("127.0.0.1", port).sync().channel();
         try {
-            SslHandler ssl = ch.pipeline().get(SslHandler.class);
+            SslHandler ssl = handler.get();
             Future<Channel> done = ssl.handshakeFuture();
             assertThat(done.await(10, TimeUnit.SECONDS)).as("handshake finished").isTrue();
             return new Outcome(done.cause(), done.isSuccess() ? ssl.applicationProtocol() : null);
