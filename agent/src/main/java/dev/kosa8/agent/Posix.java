@@ -79,6 +79,10 @@ final class Posix {
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
     private static final MethodHandle DUP3 = handle("dup3",
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle SCHED_SETAFFINITY = handle("sched_setaffinity",
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+    /** The size of glibc's {@code cpu_set_t}: 1024 CPUs, one bit each. */
+    private static final int CPU_SET_BYTES = 128;
     private static final int F_GETFL = 3, F_SETFL = 4, F_SETPIPE_SZ = 1031;
     static final int O_NONBLOCK = 04000;
     static final int EPIPE = 32;
@@ -396,6 +400,25 @@ final class Posix {
                 throw new PosixException("fcntl(F_SETPIPE_SZ " + bytes + ")", e);
             }
             return pair;
+        } catch (PosixException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Lets the calling thread run on {@code cpu} alone (sched_setaffinity(2) of thread 0, itself). */
+    static void pinCallingThread(int cpu) {
+        if (cpu < 0 || cpu >= CPU_SET_BYTES * 8) {
+            throw new IllegalArgumentException("no such CPU: " + cpu);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = state(arena);
+            MemorySegment mask = arena.allocate(CPU_SET_BYTES, 8);
+            mask.set(ValueLayout.JAVA_BYTE, cpu / 8, (byte) (1 << (cpu % 8)));
+            if ((int) SCHED_SETAFFINITY.invokeExact(st, 0, (long) CPU_SET_BYTES, mask) != 0) {
+                throw new PosixException("sched_setaffinity(CPU " + cpu + ")", errno(st));
+            }
         } catch (PosixException e) {
             throw e;
         } catch (Throwable t) {

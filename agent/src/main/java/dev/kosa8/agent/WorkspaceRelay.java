@@ -82,6 +82,8 @@ final class WorkspaceRelay {
     /** Put in place of a connection's end that is done with, so its number stays valid until its user closes it. */
     private final int devNull;
     private final int bufferSize;
+    /** The CPU taking the port's interrupts, where both directions' threads run ({@link InterruptCpu}); -1 if unknown. */
+    private final int cpu;
     private final Object lock = new Object();
     /** Held while a whole message is written to the port: both threads write there. */
     private final Object portLock = new Object();
@@ -95,10 +97,11 @@ final class WorkspaceRelay {
     /** Set by {@link #detach}: the host's messages are for the old mount until its Rversion. */
     private volatile boolean awaitingVersion;
 
-    private WorkspaceRelay(int portFd, int windowFd, int bufferSize) {
+    private WorkspaceRelay(int portFd, int windowFd, int bufferSize, int cpu) {
         this.portFd = portFd;
         this.windowFd = windowFd;
         this.bufferSize = bufferSize;
+        this.cpu = cpu;
         this.devNull = Posix.open("/dev/null", Posix.O_RDWR);
     }
 
@@ -140,7 +143,11 @@ final class WorkspaceRelay {
     /** Opens the workspace's port (and its read window, if the guest has one) and starts reading it, for the agent's lifetime. */
     static WorkspaceRelay open(int msize) throws IOException, InterruptedException {
         Path device = VirtioPort.find(PORT_NAME, 5_000);
-        WorkspaceRelay relay = new WorkspaceRelay(Posix.open(device.toString(), Posix.O_RDWR), openWindow(), msize);
+        int cpu = InterruptCpu.ofPort(device).orElse(-1);
+        Log.info(cpu < 0 ? "workspace relay: the port's interrupt CPU is unknown; its threads run anywhere"
+                : "workspace relay: its threads run on CPU " + cpu + ", which takes the port's interrupts");
+        WorkspaceRelay relay = new WorkspaceRelay(Posix.open(device.toString(), Posix.O_RDWR), openWindow(), msize,
+                cpu);
         Thread down = new Thread(relay::hostToKernel, "ws9p-down");
         down.setDaemon(true);
         down.start();
@@ -258,6 +265,7 @@ final class WorkspaceRelay {
      * there is one.
      */
     private void kernelToHost(Connection c) {
+        pin();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
             MemorySegment st = Posix.callState(arena);
@@ -310,6 +318,7 @@ final class WorkspaceRelay {
      * or a mount does ends it.
      */
     private void hostToKernel() {
+        pin();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
             MemorySegment st = Posix.callState(arena);
@@ -345,6 +354,17 @@ final class WorkspaceRelay {
             Log.info("workspace relay (host to kernel) stopped: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Keeps the calling relay thread on the port's interrupt CPU, if known; one that cannot be pinned runs anywhere. */
+    private void pin() {
+        if (cpu >= 0) {
+            try {
+                Posix.pinCallingThread(cpu);
+            } catch (RuntimeException e) {
+                Log.info("workspace relay: " + Thread.currentThread().getName() + " runs anywhere: " + e.getMessage());
+            }
         }
     }
 

@@ -176,6 +176,25 @@ class WorkspaceIT {
         assertThat(Files.exists(box.workspace().resolve("made-on-host"), LinkOption.NOFOLLOW_LINKS)).isTrue();
     }
 
+    @Test
+    void theRelaysThreadsRunOnTheCpuThatTakesThePortsInterrupts(SharedSandbox.Booted box) {
+        // the port's virtio device, its interrupt line and that line's CPU, as the guest's kernel reports them;
+        // then every relay thread's allowed CPUs
+        Kosa.Result r = box.exec("sh", "-euc", String.join("\n",
+                "port=$(grep -lx dev.kosa8.ws9p /sys/class/virtio-ports/*/name)",
+                "dev=$(basename \"$(readlink -f \"$(dirname \"$port\")/device\")\")",
+                "irq=$(awk -v d=\"$dev\" '$NF == d { sub(\":\", \"\", $1); print $1 }' /proc/interrupts)",
+                "echo \"irq cpu $(cat /proc/irq/$irq/effective_affinity_list)\"",
+                "for t in $(grep -lx 'ws9p-.*' /proc/[0-9]*/task/*/comm); do",
+                "  echo \"$(cat $t) $(awk '/^Cpus_allowed_list/ { print $2 }' \"$(dirname $t)/status\")\"",
+                "done | sort"));
+        assertThat(r.exitCode()).as(r.toString()).isZero();
+        String[] lines = r.stdout().split("\n");
+        assertThat(lines[0]).as(r.stdout()).matches("irq cpu [0-9]+");
+        String cpu = lines[0].substring("irq cpu ".length());
+        assertThat(lines).as(r.stdout()).containsExactly(lines[0], "ws9p-down " + cpu, "ws9p-up " + cpu);
+    }
+
     private static String sha256(Path p) throws Exception {
         MessageDigest md = MessageDigest.getInstance("SHA-256");
         try (var in = Files.newInputStream(p)) {
