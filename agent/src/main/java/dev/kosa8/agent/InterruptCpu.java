@@ -14,10 +14,10 @@ import java.util.OptionalInt;
  * vCPU is a host thread that must be woken in turn. The workspace relay's two
  * threads wake several times per 9p request (a reply arrives, the port's
  * write completes); measured in a guest (BENCHMARKS.md, "Workspace", run 4),
- * pinning them to the port's interrupt CPU cut a {@code stat} of a shared
- * file from 3.2-3.5 to 2.4-2.8 ms and its function-call interrupts from 8 to
- * 0.4 per call. The guest runs no irqbalance, so the interrupt stays where
- * the kernel put it.
+ * pinned to the port's interrupt CPU they made a {@code stat} of a shared
+ * file 25% faster (median of six alternating pairs) and its function-call
+ * interrupts fell from 8.2 to 0.4 per call. The guest runs no irqbalance, so
+ * the interrupt stays where the kernel put it.
  */
 final class InterruptCpu {
     private InterruptCpu() {
