@@ -30,8 +30,7 @@ final class InterruptCpu {
      */
     static OptionalInt ofPort(Path portDevice) {
         try {
-            Path device = Path.of("/sys/class/virtio-ports", portDevice.getFileName().toString(), "device")
-                    .toRealPath();
+            Path device = VirtioPort.SYSFS.resolve(portDevice.getFileName().toString()).resolve("device").toRealPath();
             OptionalInt irq = irqOf(Files.readString(Path.of("/proc/interrupts")), device.getFileName().toString());
             if (irq.isEmpty()) {
                 return OptionalInt.empty();

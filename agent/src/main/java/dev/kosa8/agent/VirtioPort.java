@@ -15,16 +15,17 @@ import java.util.stream.Stream;
  */
 final class VirtioPort {
     static final String NAME = "dev.kosa8.agent";
+    /** Where the kernel lists the ports, one directory each, named as the port's device in /dev. */
+    static final Path SYSFS = Path.of("/sys/class/virtio-ports");
 
     private VirtioPort() {
     }
 
     static Path find(String name, long timeoutMillis) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
-        Path sys = Path.of("/sys/class/virtio-ports");
         while (true) {
-            if (Files.isDirectory(sys)) {
-                try (Stream<Path> ports = Files.list(sys)) {
+            if (Files.isDirectory(SYSFS)) {
+                try (Stream<Path> ports = Files.list(SYSFS)) {
                     for (Path p : ports.toList()) {
                         Path n = p.resolve("name");
                         if (Files.isReadable(n) && Files.readString(n).strip().equals(name)) {
@@ -34,7 +35,7 @@ final class VirtioPort {
                 }
             }
             if (System.nanoTime() > deadline) {
-                throw new IOException("no virtio-serial port named " + name + " under " + sys);
+                throw new IOException("no virtio-serial port named " + name + " under " + SYSFS);
             }
             Thread.sleep(20);
         }
