@@ -223,6 +223,7 @@ public class WorkspaceBench {
         Duration bootTimeout = accel == Accelerator.TCG ? Duration.ofSeconds(180) : Duration.ofSeconds(30);
         vm = Vm.boot(spec, qemuArgv, bootTimeout, q -> { });
         server = WorkspaceServer.start(kosa.hostDir(), spec.workspaceSocket(), spec.workspaceWindow(),
+                spec.workspaceWrites(),
                 Duration.ofSeconds(10),
                 m -> System.err.println("workspace server: " + m));
         GuestCommand.mountWorkspace(vm.agent(), "", o.msize(), false, Duration.ofSeconds(60));

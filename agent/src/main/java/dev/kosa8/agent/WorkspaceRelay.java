@@ -50,13 +50,35 @@ import java.util.List;
  * disk. The host's {@code dev.kosa8.workspace.ReadWindow} documents the
  * three messages. Both directions write to the port (the Treturns come from
  * the reader of the port), so each writes whole messages under one lock.
+ *
+ * <p>Large writes' data goes the other way past the port, through the write
+ * window, a disk the guest writes and the host reads ({@link WriteSlots}):
+ * towards the host the port takes at most 32 KiB per write, each piece a
+ * copy, a notification and a send in QEMU, so a 1 MiB Twrite was 32 of them.
+ * The relay writes a Twrite's data to a free slot with one O_DIRECT pwrite
+ * and sends the host a Twritew (the Twrite's header and the slot) instead;
+ * the host reads the slot before it answers, so the slot is free again once
+ * the answer to that tag comes back. The host's
+ * {@code dev.kosa8.workspace.WriteWindow} documents the message.
  */
 final class WorkspaceRelay {
     static final String PORT_NAME = "dev.kosa8.ws9p";
     /** The mount's source, as /proc/mounts shows it ({@code trans=fd} has no address). */
     static final String SOURCE = "kosa8-workspace";
     private static final int RVERSION = 101;
-    private static final int RLERROR = 7, RREAD = 117;
+    private static final int RLERROR = 7, RREAD = 117, TWRITE = 118;
+    /** A Twrite whose data is in a slot of the write window: the Twrite's header, then slot[4]. */
+    private static final int TWRITEW = 253;
+    /** size[4] type[1] tag[2] fid[4] offset[8] count[4]: a Twrite before its data. */
+    private static final int P9_WRITE_HEADER = 23;
+    private static final int TWRITEW_SIZE = P9_WRITE_HEADER + 4;
+    /**
+     * The smallest Twrite whose data goes through the write window: the port
+     * takes up to 32 KiB in one piece, so a smaller one crosses it in one
+     * write, as cheaply as a block request would.
+     */
+    private static final int WRITE_THRESHOLD = 32 * 1024;
+    private static final int PAGE = 4096;
     private static final int TWINDOW = 250, RREADW = 251, TRETURN = 252;
     private static final int RREADW_SIZE = 19, TRETURN_SIZE = 15;
     /** Each slot of the read window holds one reply's data (the host's msize). */
@@ -71,6 +93,8 @@ final class WorkspaceRelay {
     private static final int RING = 4;
     /** The serial number of the read window's disk (the host's {@code QemuCommandLine.WORKSPACE_WINDOW_SERIAL}). */
     static final String WINDOW_SERIAL = "kosa8-ws9p-window";
+    /** The serial number of the write window's disk (the host's {@code QemuCommandLine.WORKSPACE_WRITES_SERIAL}). */
+    static final String WRITES_SERIAL = "kosa8-ws9p-writes";
     private static final int NOTAG = 0xffff;
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort LE_SHORT =
@@ -79,6 +103,8 @@ final class WorkspaceRelay {
     private final int portFd;
     /** The read window's disk, opened O_DIRECT; -1 when the guest has none (the port carries everything). */
     private final int windowFd;
+    /** The write window's disk, opened O_DIRECT, and its slots; null when the guest has none. */
+    private final WriteSlots writes;
     /** Put in place of a connection's end that is done with, so its number stays valid until its user closes it. */
     private final int devNull;
     private final int bufferSize;
@@ -97,9 +123,10 @@ final class WorkspaceRelay {
     /** Set by {@link #detach}: the host's messages are for the old mount until its Rversion. */
     private volatile boolean awaitingVersion;
 
-    private WorkspaceRelay(int portFd, int windowFd, int bufferSize, int cpu) {
+    private WorkspaceRelay(int portFd, int windowFd, WriteSlots writes, int bufferSize, int cpu) {
         this.portFd = portFd;
         this.windowFd = windowFd;
+        this.writes = writes;
         this.bufferSize = bufferSize;
         this.cpu = cpu;
         this.devNull = Posix.open("/dev/null", Posix.O_RDWR);
@@ -146,8 +173,8 @@ final class WorkspaceRelay {
         int cpu = InterruptCpu.ofPort(device).orElse(-1);
         Log.info(cpu < 0 ? "workspace relay: the port's interrupt CPU is unknown; its threads run anywhere"
                 : "workspace relay: its threads run on CPU " + cpu + ", which takes the port's interrupts");
-        WorkspaceRelay relay = new WorkspaceRelay(Posix.open(device.toString(), Posix.O_RDWR), openWindow(), msize,
-                cpu);
+        WorkspaceRelay relay = new WorkspaceRelay(Posix.open(device.toString(), Posix.O_RDWR), openWindow(),
+                openWrites(), msize, cpu);
         Thread down = new Thread(relay::hostToKernel, "ws9p-down");
         down.setDaemon(true);
         down.start();
@@ -156,21 +183,115 @@ final class WorkspaceRelay {
 
     /** The read window's disk, found by its serial number among the block devices; -1 if there is none. */
     private static int openWindow() {
-        try (var disks = Files.list(Path.of("/sys/block"))) {
-            for (Path disk : (Iterable<Path>) disks::iterator) {
-                Path serial = disk.resolve("serial");
-                if (Files.isReadable(serial) && Files.readString(serial).trim().equals(WINDOW_SERIAL)) {
-                    int fd = Posix.open("/dev/" + disk.getFileName(), Posix.O_RDONLY | Posix.O_DIRECT);
-                    Log.info("workspace relay: large reads come through the read window /dev/" + disk.getFileName());
-                    return fd;
-                }
+        try {
+            Path disk = disk(WINDOW_SERIAL);
+            if (disk != null) {
+                int fd = Posix.open("/dev/" + disk.getFileName(), Posix.O_RDONLY | Posix.O_DIRECT);
+                Log.info("workspace relay: large reads come through the read window /dev/" + disk.getFileName());
+                return fd;
             }
         } catch (IOException | RuntimeException e) {
             Log.info("workspace relay: no read window (" + e.getMessage() + "); all data comes through the port");
             return -1;
         }
-        Log.info("workspace relay: the guest has no read window; all data comes through the port");
+        Log.info("workspace relay: the guest has no read window; all read data comes through the port");
         return -1;
+    }
+
+    /** The write window's disk and its slots (one per MiB of it), or null if there is none. */
+    private static WriteSlots openWrites() {
+        try {
+            Path disk = disk(WRITES_SERIAL);
+            if (disk != null) {
+                // /sys/block/X/size counts 512-byte sectors whatever the disk's block size
+                long bytes = Long.parseLong(Files.readString(disk.resolve("size")).trim()) * 512;
+                int slots = (int) Math.min(1024, bytes / WINDOW_SLOT);
+                if (slots > 0) {
+                    int fd = Posix.open("/dev/" + disk.getFileName(), Posix.O_RDWR | Posix.O_DIRECT);
+                    Log.info("workspace relay: large writes go through the write window /dev/" + disk.getFileName()
+                            + " (" + slots + " slots)");
+                    return new WriteSlots(fd, slots);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            Log.info("workspace relay: no write window (" + e.getMessage() + "); all data goes through the port");
+            return null;
+        }
+        Log.info("workspace relay: the guest has no write window; all written data goes through the port");
+        return null;
+    }
+
+    /** The block device whose serial number is {@code serial}, as its directory in /sys/block; null if none. */
+    private static Path disk(String serial) throws IOException {
+        try (var disks = Files.list(Path.of("/sys/block"))) {
+            for (Path disk : (Iterable<Path>) disks::iterator) {
+                Path file = disk.resolve("serial");
+                if (Files.isReadable(file) && Files.readString(file).trim().equals(serial)) {
+                    return disk;
+                }
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The write window's slots, each lent to one Twrite (by its tag) from
+     * when its data is written until the host's answer to that tag comes
+     * back: the host reads the slot before it answers. Taken by a
+     * connection's up thread, given back by the port's reader.
+     */
+    static final class WriteSlots {
+        final int fd;
+        private final boolean[] lent;
+        /** The slot lent to each tag, or -1. */
+        private final int[] slotOfTag = new int[NOTAG + 1];
+        private int out;
+        /** Data that could not be written to the window; logged the first time. */
+        int failures;
+
+        WriteSlots(int fd, int slots) {
+            this.fd = fd;
+            this.lent = new boolean[slots];
+            java.util.Arrays.fill(slotOfTag, -1);
+        }
+
+        /** A free slot, now lent to {@code tag}; -1 if none is free (the data then goes through the port). */
+        synchronized int take(int tag) {
+            if (out == lent.length || slotOfTag[tag] >= 0) {
+                return -1;
+            }
+            for (int i = 0; i < lent.length; i++) {
+                if (!lent[i]) {
+                    lent[i] = true;
+                    slotOfTag[tag] = i;
+                    out++;
+                    return i;
+                }
+            }
+            return -1;
+        }
+
+        /** The answer to {@code tag} came (or its Twritew was never sent): the slot lent to it, if any, is free. */
+        synchronized void answered(int tag) {
+            int slot = slotOfTag[tag];
+            if (slot >= 0) {
+                slotOfTag[tag] = -1;
+                lent[slot] = false;
+                out--;
+            }
+        }
+
+        /** A new mount: the old server's answers will not come, and no slot of its is read any more. */
+        synchronized void reset() {
+            java.util.Arrays.fill(slotOfTag, -1);
+            java.util.Arrays.fill(lent, false);
+            out = 0;
+        }
+
+        /** How many slots are lent out. */
+        synchronized int lentOut() {
+            return out;
+        }
     }
 
     /**
@@ -193,6 +314,9 @@ final class WorkspaceRelay {
             throw e;
         }
         Connection c = new Connection(requests[0], requests[1], replies[1], replies[0]);
+        if (writes != null) {
+            writes.reset();
+        }
         Thread t = new Thread(() -> kernelToHost(c), "ws9p-up");
         t.setDaemon(true);
         synchronized (lock) {
@@ -260,52 +384,160 @@ final class WorkspaceRelay {
 
     /**
      * Passes the kernel's requests to the port, whole messages at a time
-     * (the reader of the port writes Treturns between them). After the
+     * (the reader of the port writes Treturns between them), a large
+     * Twrite's data through the write window if there is one. After the
      * mount's first message, its Tversion, asks for the read window if
      * there is one.
+     *
+     * <p>Requests are read to where a Twrite's data starts on a page
+     * boundary, so the data of a Twrite that comes first in a read (a
+     * writer's next Twrite waits for the answer to the one before) goes to
+     * the disk straight from this buffer; O_DIRECT takes aligned memory
+     * only, so one that does not is copied to an aligned buffer first.
      */
     private void kernelToHost(Connection c) {
         pin();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment buf = arena.allocate(bufferSize, 4096);
-            MemorySegment st = Posix.callState(arena);
-            MemorySegment twindow = arena.allocate(7);
-            twindow.set(LE_INT, 0, 7);
-            twindow.set(ValueLayout.JAVA_BYTE, 4, (byte) TWINDOW);
-            twindow.set(LE_SHORT, 5, (short) NOTAG);
-            boolean asked = windowFd < 0;
+            // PAGE - 23 ahead of the buffer, and the sector an O_DIRECT write of its last data rounds up to after it
+            MemorySegment whole = arena.allocate(bufferSize + 2L * PAGE, PAGE);
+            MemorySegment buf = whole.asSlice(PAGE - P9_WRITE_HEADER, bufferSize + PAGE);
+            Up up = new Up(buf, writes == null ? null : arena.allocate(bufferSize + PAGE, PAGE),
+                    arena.allocate(TWRITEW_SIZE), Posix.callState(arena), arena.allocate(7));
+            up.twindow.set(LE_INT, 0, 7);
+            up.twindow.set(ValueLayout.JAVA_BYTE, 4, (byte) TWINDOW);
+            up.twindow.set(LE_SHORT, 5, (short) NOTAG);
+            up.asked = windowFd < 0;
             long have = 0;
             while (true) {
-                int n = Posix.readSome(c.requests, buf.asSlice(have), bufferSize - have, st);
+                int n = Posix.readSome(c.requests, buf.asSlice(have), bufferSize - have, up.st);
                 if (n < 0 || c.closed) {
                     Log.info("workspace relay: the mount's connection ended");
                     return;
                 }
                 have += n;
-                long whole = wholeMessages(buf, have);
-                if (whole == 0) {
+                long ready = wholeMessages(buf, have);
+                if (ready == 0) {
                     continue;
                 }
-                synchronized (portLock) {
-                    if (c.closed) {
-                        return;
-                    }
-                    Posix.writeAll(portFd, buf, whole, st);
-                    if (!asked) {
-                        Posix.writeAll(portFd, twindow, 7, st);
-                        asked = true;
-                    }
+                if (!send(c, ready, up)) {
+                    return;
                 }
-                if (whole < have) {
-                    MemorySegment.copy(buf, whole, buf, 0, have - whole);
+                if (ready < have) {
+                    MemorySegment.copy(buf, ready, buf, 0, have - ready);
                 }
-                have -= whole;
+                have -= ready;
             }
         } catch (RuntimeException e) {
             Log.info("workspace relay (kernel to host) stopped: " + e.getMessage());
         } finally {
             Posix.close(c.requests);
         }
+    }
+
+    /** The up thread's memory: requests, an aligned copy of a Twrite's data, a Twritew, a call state, a Twindow. */
+    private static final class Up {
+        final MemorySegment buf, aligned, twritew, st, twindow;
+        /** Whether the Twindow has gone (or need not go). */
+        boolean asked;
+
+        Up(MemorySegment buf, MemorySegment aligned, MemorySegment twritew, MemorySegment st,
+                MemorySegment twindow) {
+            this.buf = buf;
+            this.aligned = aligned;
+            this.twritew = twritew;
+            this.st = st;
+            this.twindow = twindow;
+        }
+    }
+
+    /**
+     * Sends the first {@code length} bytes of the buffer (whole messages,
+     * or bytes not framed as 9p) to the port, each large Twrite among them
+     * as a Twritew with its data in the write window. False once the
+     * connection is closed.
+     */
+    private boolean send(Connection c, long length, Up up) {
+        MemorySegment buf = up.buf;
+        long run = 0;
+        long off = 0;
+        while (writes != null && length - off >= 7) {
+            long size = Integer.toUnsignedLong(buf.get(LE_INT, off));
+            if (size < 7 || off + size > length) {
+                break; // not framed as 9p: passed on as it is below
+            }
+            if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == TWRITE
+                    && size >= P9_WRITE_HEADER + WRITE_THRESHOLD
+                    && Integer.toUnsignedLong(buf.get(LE_INT, off + 19)) == size - P9_WRITE_HEADER) {
+                int tag = buf.get(LE_SHORT, off + 5) & 0xffff;
+                int slot = writes.take(tag);
+                if (slot >= 0) {
+                    if (!toPort(c, buf.asSlice(run, off - run), up)) {
+                        writes.answered(tag);
+                        return false;
+                    }
+                    run = off;
+                    if (toWindow(buf, off, size, slot, up)) {
+                        MemorySegment w = up.twritew;
+                        MemorySegment.copy(buf, off, w, 0, P9_WRITE_HEADER);
+                        w.set(LE_INT, 0, TWRITEW_SIZE);
+                        w.set(ValueLayout.JAVA_BYTE, 4, (byte) TWRITEW);
+                        w.set(LE_INT, P9_WRITE_HEADER, slot);
+                        if (!toPort(c, w, up)) {
+                            writes.answered(tag);
+                            return false;
+                        }
+                        run = off + size;
+                    } else {
+                        writes.answered(tag); // the Twrite goes through the port as it is
+                    }
+                }
+            }
+            off += size;
+        }
+        return toPort(c, buf.asSlice(run, length - run), up);
+    }
+
+    /**
+     * Writes a Twrite's data (at {@code off} of the buffer, {@code size} the
+     * whole message's) to {@code slot} of the write window, rounded up to
+     * whole sectors. False if it could not (logged the first time).
+     */
+    private boolean toWindow(MemorySegment buf, long off, long size, int slot, Up up) {
+        long count = size - P9_WRITE_HEADER;
+        long sectors = (count + SECTOR - 1) / SECTOR * SECTOR;
+        MemorySegment data = buf.asSlice(off + P9_WRITE_HEADER);
+        if (data.address() % SECTOR != 0) {
+            MemorySegment.copy(data, 0, up.aligned, 0, count);
+            data = up.aligned;
+        }
+        try {
+            Posix.pwriteFully(writes.fd, data, sectors, slot * WINDOW_SLOT, up.st);
+            return true;
+        } catch (RuntimeException e) {
+            if (writes.failures++ == 0) {
+                Log.info("workspace relay: cannot write the write window (" + e.getMessage()
+                        + "); large writes go through the port");
+            }
+            return false;
+        }
+    }
+
+    /** Writes {@code m} to the port, then the Twindow if it is still to go. False once the connection is closed. */
+    private boolean toPort(Connection c, MemorySegment m, Up up) {
+        if (m.byteSize() == 0) {
+            return !c.closed;
+        }
+        synchronized (portLock) {
+            if (c.closed) {
+                return false;
+            }
+            Posix.writeAll(portFd, m, m.byteSize(), up.st);
+            if (!up.asked) {
+                Posix.writeAll(portFd, up.twindow, 7, up.st);
+                up.asked = true;
+            }
+        }
+        return true;
     }
 
     /**
@@ -430,7 +662,8 @@ final class WorkspaceRelay {
     /**
      * Writes bytes {@code from} to {@code length} of {@code buf} to {@code to}
      * (or drops them, when null), each Rreadw among them turned into its Rread
-     * ({@link #fromWindow}: without a mount, only its slot given back).
+     * ({@link #fromWindow}: without a mount, only its slot given back), and
+     * the write window's slot of each answered tag freed.
      */
     private void pass(MemorySegment buf, long from, long length, Connection to, Down down) {
         long run = from;
@@ -439,6 +672,9 @@ final class WorkspaceRelay {
             long size = Integer.toUnsignedLong(buf.get(LE_INT, off));
             if (size < 7 || off + size > length) {
                 break; // not framed as 9p: passed on as it is below
+            }
+            if (writes != null) {
+                writes.answered(buf.get(LE_SHORT, off + 5) & 0xffff); // the host has read that tag's slot, if any
             }
             if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == RREADW && size == RREADW_SIZE) {
                 put(to, buf.asSlice(run, off - run), false, down);

@@ -378,6 +378,7 @@ public final class SandboxManager {
         WorkspaceServer server = null;
         try {
             server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(), vm.spec().workspaceWindow(),
+                    vm.spec().workspaceWrites(),
                     Duration.ofSeconds(10),
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m));
             s.workspace(server);
@@ -409,6 +410,7 @@ public final class SandboxManager {
         s.workspaceLost(true);
         try {
             s.workspace(WorkspaceServer.start(folder, vm.spec().workspaceSocket(), vm.spec().workspaceWindow(),
+                    vm.spec().workspaceWrites(),
                     Duration.ofSeconds(5),
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m)));
             GuestCommand.mountWorkspace(vm.agent(), folder.toString(), WorkspaceServer.MSIZE, true,
@@ -721,8 +723,8 @@ public final class SandboxManager {
         Path run = runtimeDir(id);
         try {
             for (Path dir : machineDirs(id)) {
-                for (String name : List.of("qmp.sock", "agent.sock", "ws9p.sock", "ws9p.window", "vmstate.sock",
-                        "vmstate.sock.err", "incoming.sock", Standbys.PID_FILE)) {
+                for (String name : List.of("qmp.sock", "agent.sock", "ws9p.sock", "ws9p.window", "ws9p.writes",
+                        "vmstate.sock", "vmstate.sock.err", "incoming.sock", Standbys.PID_FILE)) {
                     Files.deleteIfExists(dir.resolve(name));
                 }
             }
@@ -1125,6 +1127,7 @@ public final class SandboxManager {
                 return;
             }
             WorkspaceServer w = WorkspaceServer.connect(folder, spec.workspaceSocket(), spec.workspaceWindow(),
+                    spec.workspaceWrites(),
                     Duration.ofSeconds(10), m -> log.accept("sandbox " + s.id() + " workspace: " + m));
             s.workspace(w);
             Thread.ofPlatform().daemon().name("kosa8-serve-" + s.id()).start(() -> {

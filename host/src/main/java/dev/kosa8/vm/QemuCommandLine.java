@@ -47,6 +47,8 @@ public final class QemuCommandLine {
     public static final String WORKSPACE_PORT_NAME = "dev.kosa8.ws9p";
     /** The serial number of the workspace's read window disk, by which the guest's relay finds it. */
     public static final String WORKSPACE_WINDOW_SERIAL = "kosa8-ws9p-window";
+    /** The serial number the agent finds the workspace's write window by (at most 20 characters: virtio-blk's). */
+    public static final String WORKSPACE_WRITES_SERIAL = "kosa8-ws9p-writes";
     /** QEMU's seccomp filter: no obsolete system calls, no privilege changes, no new programs, no resource control. */
     static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
     /**
@@ -93,6 +95,11 @@ public final class QemuCommandLine {
             a.addAll(List.of("-drive", "id=ws9pwin,file=" + escape(spec.workspaceWindow().toString())
                     + ",format=raw,if=none,readonly=on,file.locking=off"));
             a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwin,serial=" + WORKSPACE_WINDOW_SERIAL));
+            // large writes' data, past the port's 32 KiB pieces: written by the guest, read only by the daemon; the
+            // host's page cache between them (QEMU's writes complete into it, the daemon reads from it)
+            a.addAll(List.of("-drive", "id=ws9pwr,file=" + escape(spec.workspaceWrites().toString())
+                    + ",format=raw,if=none,file.locking=off"));
+            a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwr,serial=" + WORKSPACE_WRITES_SERIAL));
         }
         if (spec.network() != null) {
             a.addAll(List.of("-netdev", netdev(spec.network())));

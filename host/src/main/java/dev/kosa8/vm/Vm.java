@@ -269,7 +269,8 @@ public final class Vm implements AutoCloseable {
             Files.deleteIfExists(spec.agentSocket());
             if (spec.workspaceSocket() != null) {
                 Files.deleteIfExists(spec.workspaceSocket());
-                freshWindow(spec.workspaceWindow());
+                freshWindow(spec.workspaceWindow(), VmSpec.WORKSPACE_WINDOW_BYTES);
+                freshWindow(spec.workspaceWrites(), VmSpec.WORKSPACE_WRITES_BYTES);
             }
             if (freshConsole) {
                 Files.deleteIfExists(spec.consoleLog());
@@ -289,20 +290,20 @@ public final class Vm implements AutoCloseable {
     }
 
     /**
-     * A new, empty read window for the workspace (a new inode: an old QEMU
-     * still closing keeps its own), readable and writable by the daemon's
-     * user only; sparse, so it costs what is written to it.
+     * A new, empty window file for the workspace, read or write (a new inode:
+     * an old QEMU still closing keeps its own), readable and writable by the
+     * daemon's user only; sparse, so it costs what is written to it.
      */
-    private static void freshWindow(Path window) {
+    private static void freshWindow(Path window, long bytes) {
         try {
             Files.deleteIfExists(window);
             try (FileChannel f = FileChannel.open(window, Set.of(StandardOpenOption.CREATE_NEW,
                     StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(
                     PosixFilePermissions.fromString("rw-------")))) {
-                f.write(ByteBuffer.allocate(1), VmSpec.WORKSPACE_WINDOW_BYTES - 1);
+                f.write(ByteBuffer.allocate(1), bytes - 1);
             }
         } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.HOST, "cannot make the workspace's read window " + window
+            throw new KosaException(KosaException.Kind.HOST, "cannot make the workspace's window file " + window
                     + ": " + e.getMessage(), "check the free space and permissions of " + window.getParent(), e);
         }
     }

@@ -73,4 +73,17 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     public Path workspaceWindow() {
         return workspaceSocket == null ? null : workspaceSocket.resolveSibling("ws9p.window");
     }
+
+    /** The size of the workspace's write window: 16 slots of one 1 MiB request each. */
+    public static final long WORKSPACE_WRITES_BYTES = 16L << 20;
+
+    /**
+     * The file QEMU gives the guest as the workspace's write window, a disk
+     * the guest's relay writes large requests' data to and the 9p server
+     * reads ({@code dev.kosa8.workspace.WriteWindow}), beside the
+     * workspace's socket; null without a workspace. Made afresh for each QEMU.
+     */
+    public Path workspaceWrites() {
+        return workspaceSocket == null ? null : workspaceSocket.resolveSibling("ws9p.writes");
+    }
 }

@@ -52,6 +52,8 @@ public final class WorkspaceServer implements AutoCloseable {
     private final SocketChannel channel;
     /** Where large Rreads' data goes past the port; null when QEMU gives the guest none. */
     private final ReadWindow window;
+    /** Where large Twrites' data comes past the port; null when QEMU gives the guest none. */
+    private final WriteWindow writes;
     private final int rootFd;
     private final P9Operations ops;
     private final Consumer<String> log;
@@ -76,10 +78,11 @@ public final class WorkspaceServer implements AutoCloseable {
     /** Window messages that named nothing lent out; the reader's alone. */
     private long strayReturns;
 
-    private WorkspaceServer(SocketChannel channel, ReadWindow window, int rootFd, Consumer<String> log,
-                            boolean awaitingVersion) {
+    private WorkspaceServer(SocketChannel channel, ReadWindow window, WriteWindow writes, int rootFd,
+                            Consumer<String> log, boolean awaitingVersion) {
         this.channel = channel;
         this.window = window;
+        this.writes = writes;
         this.awaitingVersion = awaitingVersion;
         this.rootFd = rootFd;
         this.log = log;
@@ -104,11 +107,12 @@ public final class WorkspaceServer implements AutoCloseable {
      * serves everything.
      *
      * @param window  the read window QEMU gives the guest ({@code VmSpec.workspaceWindow()}), or null
+     * @param writes  the write window QEMU gives the guest ({@code VmSpec.workspaceWrites()}), or null
      * @param timeout how long to keep trying to connect (QEMU may still be creating the socket)
      */
-    public static WorkspaceServer start(Path folder, Path socket, Path window, Duration timeout,
+    public static WorkspaceServer start(Path folder, Path socket, Path window, Path writes, Duration timeout,
                                         Consumer<String> log) {
-        WorkspaceServer s = connect(folder, socket, window, timeout, log);
+        WorkspaceServer s = connect(folder, socket, window, writes, timeout, log);
         s.serve();
         return s;
     }
@@ -119,7 +123,7 @@ public final class WorkspaceServer implements AutoCloseable {
      * requests wait (in the port and the relay) while the folder and the fid
      * table are put back beside the guest's first steps.
      */
-    public static WorkspaceServer connect(Path folder, Path socket, Path window, Duration timeout,
+    public static WorkspaceServer connect(Path folder, Path socket, Path window, Path writes, Duration timeout,
                                           Consumer<String> log) {
         if (!LinuxFs.AVAILABLE) {
             throw new KosaException(KosaException.Kind.HOST, "sharing a folder needs Linux on x86-64 here",
@@ -133,13 +137,18 @@ public final class WorkspaceServer implements AutoCloseable {
                     + e.getMessage(), "check the folder exists and is yours, or pass --workspace none");
         }
         ReadWindow w = null;
+        WriteWindow ww = null;
         try {
             w = openWindow(window);
+            ww = openWrites(writes);
             SocketChannel ch = connect(socket, timeout);
-            return new WorkspaceServer(ch, w, root, log, true);
+            return new WorkspaceServer(ch, w, ww, root, log, true);
         } catch (RuntimeException e) {
             if (w != null) {
                 w.close();
+            }
+            if (ww != null) {
+                ww.close();
             }
             closeQuietly(root);
             throw e;
@@ -154,14 +163,14 @@ public final class WorkspaceServer implements AutoCloseable {
     /** For tests: serves {@code folder} over an already connected channel, as {@link #start} does if asked. */
     static WorkspaceServer serve(Path folder, SocketChannel ch, Consumer<String> log, boolean newSession)
             throws ErrnoException {
-        return serve(folder, ch, null, log, newSession);
+        return serve(folder, ch, null, null, log, newSession);
     }
 
-    /** For tests: as {@link #serve(Path, SocketChannel, Consumer, boolean)}, with a read window file. */
-    static WorkspaceServer serve(Path folder, SocketChannel ch, Path window, Consumer<String> log, boolean newSession)
-            throws ErrnoException {
-        WorkspaceServer s = new WorkspaceServer(ch, openWindow(window), LinuxFs.openRoot(folder.toString()), log,
-                newSession);
+    /** For tests: as {@link #serve(Path, SocketChannel, Consumer, boolean)}, with read and write window files. */
+    static WorkspaceServer serve(Path folder, SocketChannel ch, Path window, Path writes, Consumer<String> log,
+                                 boolean newSession) throws ErrnoException {
+        WorkspaceServer s = new WorkspaceServer(ch, openWindow(window), openWrites(writes),
+                LinuxFs.openRoot(folder.toString()), log, newSession);
         s.reader.start();
         return s;
     }
@@ -171,6 +180,15 @@ public final class WorkspaceServer implements AutoCloseable {
             return ReadWindow.open(window);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.VM, "cannot open the workspace's read window " + window + ": "
+                    + e.getMessage(), "see `kosa8 logs ID`");
+        }
+    }
+
+    private static WriteWindow openWrites(Path writes) {
+        try {
+            return WriteWindow.open(writes);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.VM, "cannot open the workspace's write window " + writes + ": "
                     + e.getMessage(), "see `kosa8 logs ID`");
         }
     }
@@ -368,6 +386,9 @@ public final class WorkspaceServer implements AutoCloseable {
             out.clear().limit(ops.msize());
             P9Framed framed;
             try {
+                if (writes != null && request.limit() > 4 && (request.get(4) & 0xff) == WriteWindow.TWRITEW) {
+                    writes.expand(request, ops.msize()); // now the Twrite it stands for
+                }
                 framed = P9Codec.decodeRequest(request, ops.msize());
             } catch (P9Exception e) {
                 tag = e.tag();
@@ -565,6 +586,9 @@ public final class WorkspaceServer implements AutoCloseable {
         ops.clunkAll();
         if (window != null) {
             window.close();
+        }
+        if (writes != null) {
+            writes.close();
         }
         if (stopped) {
             closeQuietly(rootFd);

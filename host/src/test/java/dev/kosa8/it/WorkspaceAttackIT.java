@@ -75,6 +75,30 @@ class WorkspaceAttackIT {
     }
 
     @Test
+    void theWriteWindowCannotBeGrownOrUsedToReachTheHost(SharedSandbox.Booted box) throws Exception {
+        Path writes = Kosa.HOME.resolve("run").resolve(box.id()).resolve("ws9p.writes");
+        long size = Files.size(writes);
+        // the guest owns the window's disk: it may scribble on it (only its own writes' data are there),
+        // but not write past its end, and the host file stays the size QEMU was given
+        Kosa.Result r = box.exec(Duration.ofMinutes(2), "sh", "-c", "w=$(grep -lx kosa8-ws9p-writes"
+                + " /sys/block/*/serial); w=/dev/$(basename ${w%/serial}); echo writes=$w;"
+                + " dd if=/dev/urandom of=$w bs=1M count=16 oflag=direct status=none && echo scribbled;"
+                + " dd if=/dev/zero of=$w bs=1M seek=16 count=1 oflag=direct 2>&1 || echo refused-past-end;"
+                + " dd if=/dev/zero of=$w bs=512 seek=$((32768 * 64)) count=1 2>&1 || echo refused-far");
+        assertThat(r.stdout()).as(r.toString()).contains("writes=/dev/vd", "scribbled", "refused-past-end",
+                "refused-far");
+        assertThat(Files.size(writes)).isEqualTo(size);
+        // and a large write after the scribbling still lands intact
+        Kosa.Result after = box.exec(Duration.ofMinutes(2), "sh", "-c", "head -c 3000000 /dev/urandom > /tmp/a"
+                + " && dd if=/tmp/a of=after-scribble bs=1M conv=fsync status=none && sha256sum < /tmp/a");
+        assertThat(after.exitCode()).as(after.toString()).isZero();
+        java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+        assertThat(after.stdout()).startsWith(java.util.HexFormat.of().formatHex(
+                md.digest(Files.readAllBytes(box.workspace().resolve("after-scribble")))));
+        assertHostUntouched();
+    }
+
+    @Test
     void dotDotWalksEndInTheGuestNotOnTheHost(SharedSandbox.Booted box) throws Exception {
         Kosa.Result r = box.exec("sh", "-c", "cd /workspace/../../..; pwd; ls /workspace/../ | grep -c canary-never;"
                 + " echo owned > /workspace/../../" + marker + "; cat " + box.workspace() + "/../outside-canary/canary"

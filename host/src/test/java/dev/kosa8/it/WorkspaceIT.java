@@ -161,6 +161,28 @@ class WorkspaceIT {
     }
 
     @Test
+    void aLargeWritesDataGoesThroughTheWriteWindowAndASmallOnesThroughThePort(SharedSandbox.Booted box)
+            throws Exception {
+        // the write window's disk, found by its serial as the relay finds it; field 7 of its stat counts the
+        // sectors written to it
+        String sectors = "w=$(grep -lx kosa8-ws9p-writes /sys/block/*/serial); w=${w%/serial};"
+                + " awk '{ print $7 }' $w/stat";
+        Kosa.Result r = sh(box, "writes", "head -c 16777216 /dev/urandom > /tmp/w16 && s0=$(" + sectors + ")"
+                + " && dd if=/tmp/w16 of=big bs=1M conv=fsync status=none && s1=$(" + sectors + ")"
+                + " && printf 'small' > small && s2=$(" + sectors + ")"
+                + " && echo $((s1 - s0)) $((s2 - s1)) $(sha256sum < /tmp/w16 | cut -d' ' -f1)");
+        String[] fields = r.stdout().strip().split(" ");
+        assertThat(fields).as(r.toString()).hasSize(3);
+        // each 1 MiB block is a Twrite of msize less its header (rounded up to whole sectors) and one of the rest
+        assertThat(Long.parseLong(fields[0])).as("sectors written to the window by a 16 MiB write")
+                .isBetween(16L * 2048 - 16, 16L * 2048);
+        assertThat(Long.parseLong(fields[1])).as("by a 5-byte write").isZero();
+        Path dir = box.workspace().resolve("writes");
+        assertThat(sha256(dir.resolve("big"))).isEqualTo(fields[2]);
+        assertThat(dir.resolve("small")).content().isEqualTo("small");
+    }
+
+    @Test
     void editsOnEitherSideAreSeenOnTheOtherAtOnce(SharedSandbox.Booted box) throws Exception {
         Path f = box.workspace().resolve("live.txt");
         Files.writeString(f, "host v1\n");

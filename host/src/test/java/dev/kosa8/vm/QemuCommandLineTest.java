@@ -22,7 +22,9 @@ class QemuCommandLineTest {
                 .contains("virtio-serial-device,id=ws9pbus,max_ports=2")
                 .contains("virtserialport,bus=ws9pbus.0,chardev=ws9p,name=dev.kosa8.ws9p")
                 .contains("-drive id=ws9pwin,file=/run/k/ws9p.window,format=raw,if=none,readonly=on,file.locking=off")
-                .contains("-device virtio-blk-device,drive=ws9pwin,serial=kosa8-ws9p-window");
+                .contains("-device virtio-blk-device,drive=ws9pwin,serial=kosa8-ws9p-window")
+                .contains("-drive id=ws9pwr,file=/run/k/ws9p.writes,format=raw,if=none,file.locking=off ")
+                .contains("-device virtio-blk-device,drive=ws9pwr,serial=kosa8-ws9p-writes");
         VmSpec s = spec(Accelerator.TCG);
         VmSpec without = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
                 s.rootDisk(), s.kernelArgs(), s.consoleLog(), s.qmpSocket(), s.agentSocket(), null);

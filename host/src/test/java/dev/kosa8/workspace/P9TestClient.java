@@ -48,6 +48,8 @@ final class P9TestClient implements AutoCloseable {
     /** The read window file, or null: then an Rreadw is passed on as it is. */
     private final Path window;
     private final List<ByteBuffer> windowed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The write window file, or null. */
+    private Path writes;
     /** Whether an Rreadw's slot goes back at once (else a test returns it with {@link #giveBack}). */
     volatile boolean returnSlots = true;
     private final Queue<String> log;
@@ -84,6 +86,16 @@ final class P9TestClient implements AutoCloseable {
      * {@code VmSpec.WORKSPACE_WINDOW_BYTES}, or null) as its read window, which this client reads as the relay does.
      */
     static P9TestClient connect(Path folder, Path scratch, boolean newSession, Path window) throws Exception {
+        return connect(folder, scratch, newSession, window, null);
+    }
+
+    /**
+     * As {@link #connect(Path, Path, boolean, Path)}, the server also given {@code writes} (a file of
+     * {@code VmSpec.WORKSPACE_WRITES_BYTES}, or null) as its write window, which {@link #writeThroughWindow}
+     * writes as the relay does.
+     */
+    static P9TestClient connect(Path folder, Path scratch, boolean newSession, Path window, Path writes)
+            throws Exception {
         Path dir = Files.createTempDirectory(scratch, "sock");
         Path socket = dir.resolve("s");
         Queue<String> log = new ConcurrentLinkedQueue<>();
@@ -91,8 +103,10 @@ final class P9TestClient implements AutoCloseable {
             listener.bind(UnixDomainSocketAddress.of(socket));
             SocketChannel client = SocketChannel.open(UnixDomainSocketAddress.of(socket));
             SocketChannel accepted = listener.accept();
-            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, window, log::add, newSession);
-            return new P9TestClient(client, server, window, log);
+            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, window, writes, log::add, newSession);
+            P9TestClient c = new P9TestClient(client, server, window, log);
+            c.writes = writes;
+            return c;
         } finally {
             Files.deleteIfExists(socket);
             Files.deleteIfExists(dir);
@@ -109,7 +123,7 @@ final class P9TestClient implements AutoCloseable {
         Queue<String> log = new ConcurrentLinkedQueue<>();
         try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             listener.bind(UnixDomainSocketAddress.of(socket));
-            WorkspaceServer server = WorkspaceServer.connect(folder, socket, null, TIMEOUT, log::add);
+            WorkspaceServer server = WorkspaceServer.connect(folder, socket, null, null, TIMEOUT, log::add);
             return new P9TestClient(listener.accept(), server, null, log);
         } finally {
             Files.deleteIfExists(socket);
@@ -127,7 +141,12 @@ final class P9TestClient implements AutoCloseable {
 
     /** Connects with a read window, negotiates, asks for the window as the relay does, and attaches. */
     static P9TestClient attachedWithWindow(Path folder, Path scratch, Path window) throws Exception {
-        P9TestClient c = connect(folder, scratch, false, window);
+        return attachedWithWindows(folder, scratch, window, null);
+    }
+
+    /** As {@link #attachedWithWindow}, the server also given a write window ({@code writes}, or null). */
+    static P9TestClient attachedWithWindows(Path folder, Path scratch, Path window, Path writes) throws Exception {
+        P9TestClient c = connect(folder, scratch, false, window, writes);
         assertThat(c.version()).isEqualTo(new P9Reply.Version(WorkspaceServer.MSIZE, P9Operations.VERSION));
         c.askForWindow();
         assertThat(c.attach(ROOT)).isInstanceOf(P9Reply.Attach.class);
@@ -141,6 +160,41 @@ final class P9TestClient implements AutoCloseable {
             f.write(ByteBuffer.allocate(1), dev.kosa8.vm.VmSpec.WORKSPACE_WINDOW_BYTES - 1);
         }
         return w;
+    }
+
+    /** A new write window file, sparse, of the size a sandbox's QEMU gets. */
+    static Path writesFile(Path dir) throws IOException {
+        Path w = Files.createTempFile(dir, "window", ".writes");
+        try (var f = java.nio.channels.FileChannel.open(w, java.nio.file.StandardOpenOption.WRITE)) {
+            f.write(ByteBuffer.allocate(1), dev.kosa8.vm.VmSpec.WORKSPACE_WRITES_BYTES - 1);
+        }
+        return w;
+    }
+
+    /**
+     * As the guest's relay sends a large Twrite: {@code data} written into {@code slot} of the write window,
+     * then a Twritew with the Twrite's header and the slot. Returns the tag.
+     */
+    int writeThroughWindow(int fid, long offset, byte[] data, int slot) throws IOException {
+        writeThroughWindowOnly(data, slot);
+        return sendTwritew(fid, offset, data.length, slot);
+    }
+
+    /** Puts {@code data} into {@code slot} of the write window, as a guest may at any time. */
+    void writeThroughWindowOnly(byte[] data, int slot) throws IOException {
+        try (var f = java.nio.channels.FileChannel.open(writes, java.nio.file.StandardOpenOption.WRITE)) {
+            f.write(ByteBuffer.wrap(data), (long) slot * WriteWindow.SLOT_SIZE);
+        }
+    }
+
+    /** A Twritew as the relay frames it, whatever its fields say; returns the tag. */
+    synchronized int sendTwritew(int fid, long offset, long count, long slot) throws IOException {
+        int tag = freshTag();
+        ByteBuffer m = ByteBuffer.allocate(WriteWindow.TWRITEW_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(WriteWindow.TWRITEW_SIZE).put((byte) WriteWindow.TWRITEW).putShort((short) tag).putInt(fid)
+                .putLong(offset).putInt((int) count).putInt((int) slot);
+        sendRaw(m.flip());
+        return tag;
     }
 
     /** Twindow: the relay reads the window. */

@@ -45,7 +45,9 @@ import net.jqwik.api.lifecycle.BeforeTry;
  * appears inside, and afterwards a fresh server on the same folder works. The server has a read
  * window the client reads as the guest's relay does ({@link ReadWindow}), so large reads' replies
  * take that path too; a frame mutated into one of the window's own messages is answered by
- * nothing, and the server must serve on.
+ * nothing, and the server must serve on. It also has a write window ({@link WriteWindow}) holding
+ * random bytes, and Twritews with random fids, offsets, counts and slots are each answered under
+ * their tag.
  */
 class WorkspaceServerFuzzTest {
     private static final Duration REPLY = Duration.ofSeconds(3);
@@ -194,12 +196,52 @@ class WorkspaceServerFuzzTest {
         assertFreshServerWorks();
     }
 
+    @Property(tries = 200)
+    void twritewsWithAnyFieldsAreEachAnsweredUnderTheirTag(
+            @ForAll @Size(min = 1, max = 12) List<@From("twritews") long[]> twritews, @ForAll long seed)
+            throws Exception {
+        try (P9TestClient c = withState()) {
+            byte[] junk = new byte[WriteWindow.SLOT_SIZE];
+            new Random(seed).nextBytes(junk);
+            for (int slot = 0; slot < 16; slot += 5) {
+                c.writeThroughWindowOnly(junk, slot);
+            }
+            List<Integer> tags = new ArrayList<>();
+            for (long[] w : twritews) {
+                tags.add(c.sendTwritew((int) w[0], w[1], w[2], w[3]));
+            }
+            for (int i = 0; i < tags.size(); i++) {
+                P9Reply reply = checkErrno(c.awaitResponse(tags.get(i), REPLY).reply());
+                if (!(reply instanceof P9Reply.Lerror)) {
+                    assertThat(reply).as("answer to %s", Arrays.toString(twritews.get(i)))
+                            .isEqualTo(new P9Reply.Write((int) twritews.get(i)[2]));
+                }
+            }
+            assertServerHealthy(c);
+        }
+        assertFreshServerWorks();
+    }
+
+    /** fid, offset, count, slot: mostly plausible, sometimes anything. */
+    @Provide
+    Arbitrary<long[]> twritews() {
+        Arbitrary<Long> fid = Arbitraries.oneOf(Arbitraries.longs().between(0, 8),
+                Arbitraries.longs().between(0, 0xffff_ffffL));
+        Arbitrary<Long> offset = Arbitraries.oneOf(Arbitraries.longs().between(0, 3 << 20), Arbitraries.longs());
+        Arbitrary<Long> count = Arbitraries.oneOf(Arbitraries.longs().between(0, 1 << 20),
+                Arbitraries.longs().between(0, 0xffff_ffffL));
+        Arbitrary<Long> slot = Arbitraries.oneOf(Arbitraries.longs().between(0, 17),
+                Arbitraries.longs().between(0, 0xffff_ffffL));
+        return net.jqwik.api.Combinators.combine(fid, offset, count, slot).as((f, o, n, s) -> new long[] {f, o, n, s});
+    }
+
     /**
      * A client with some state: fids 1..6 at a directory, an open file, a symlink out, an open
      * directory, a file, and an open file large enough for the read window.
      */
     private P9TestClient withState() throws Exception {
-        P9TestClient c = P9TestClient.attachedWithWindow(folder, tmp, P9TestClient.windowFile(tmp));
+        P9TestClient c = P9TestClient.attachedWithWindows(folder, tmp, P9TestClient.windowFile(tmp),
+                P9TestClient.writesFile(tmp));
         c.walk(ROOT, 1, "a");
         c.walk(ROOT, 2, "f");
         assertThat(c.lopen(2, O_RDWR)).isInstanceOf(P9Reply.Lopen.class);
