@@ -95,15 +95,18 @@ public final class QemuCommandLine {
             a.addAll(List.of("-drive", "id=ws9pwin,file=" + escape(spec.workspaceWindow().toString())
                     + ",format=raw,if=none,readonly=on,file.locking=off"));
             a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwin,serial=" + WORKSPACE_WINDOW_SERIAL));
-            // large writes' data, past the port's 32 KiB pieces: written by the guest, read only by the daemon; the
-            // host's page cache between them (QEMU's writes complete into it, the daemon reads from it)
-            a.addAll(List.of("-drive", "id=ws9pwr,file=" + escape(spec.workspaceWrites().toString())
-                    + ",format=raw,if=none,file.locking=off"));
-            a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwr,serial=" + WORKSPACE_WRITES_SERIAL));
         }
         if (spec.network() != null) {
             a.addAll(List.of("-netdev", netdev(spec.network())));
             a.addAll(List.of("-device", "virtio-net-device,netdev=net0"));
+        }
+        if (spec.workspaceSocket() != null) {
+            // large writes' data, past the port's 32 KiB pieces: written by the guest, read only by the daemon; the
+            // host's page cache between them (QEMU's writes complete into it, the daemon reads from it). Last, so
+            // the devices before it keep the virtio-mmio transports they had before it was added
+            a.addAll(List.of("-drive", "id=ws9pwr,file=" + escape(spec.workspaceWrites().toString())
+                    + ",format=raw,if=none,file.locking=off"));
+            a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwr,serial=" + WORKSPACE_WRITES_SERIAL));
         }
         a.addAll(List.of("-qmp", "unix:" + escape(spec.qmpSocket().toString()) + ",server=on,wait=off"));
         return List.copyOf(a);
