@@ -341,47 +341,34 @@ final class Posix {
      * many pread(2) calls that takes; fails at end of file.
      */
     static void preadFully(int fd, MemorySegment buf, long length, long offset, MemorySegment st) {
-        long off = 0;
-        while (off < length) {
-            long n;
-            try {
-                n = (long) PREAD.invokeExact(st, fd, buf.asSlice(off), length - off, offset + off);
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
-            if (n == 0) {
-                throw new PosixException("pread (end of device)", EIO);
-            }
-            if (n < 0) {
-                int e = errno(st);
-                if (e == EINTR) {
-                    continue;
-                }
-                throw new PosixException("pread", e);
-            }
-            off += n;
-        }
+        positionalFully(PREAD, "pread", fd, buf, length, offset, st);
     }
 
     /** Writes all of {@code length} bytes of {@code buf} at {@code offset} of {@code fd} (a disk, O_DIRECT: all aligned). */
     static void pwriteFully(int fd, MemorySegment buf, long length, long offset, MemorySegment st) {
+        positionalFully(PWRITE, "pwrite", fd, buf, length, offset, st);
+    }
+
+    /** pread(2) or pwrite(2), {@code call}, until all of {@code length} bytes are done; fails at the end of the device. */
+    private static void positionalFully(MethodHandle call, String name, int fd, MemorySegment buf, long length,
+            long offset, MemorySegment st) {
         long off = 0;
         while (off < length) {
             long n;
             try {
-                n = (long) PWRITE.invokeExact(st, fd, buf.asSlice(off), length - off, offset + off);
+                n = (long) call.invokeExact(st, fd, buf.asSlice(off), length - off, offset + off);
             } catch (Throwable t) {
                 throw new IllegalStateException(t);
             }
             if (n == 0) {
-                throw new PosixException("pwrite (end of device)", EIO);
+                throw new PosixException(name + " (end of device)", EIO);
             }
             if (n < 0) {
                 int e = errno(st);
                 if (e == EINTR) {
                     continue;
                 }
-                throw new PosixException("pwrite", e);
+                throw new PosixException(name, e);
             }
             off += n;
         }

@@ -140,7 +140,7 @@ public final class WorkspaceServer implements AutoCloseable {
         WriteWindow ww = null;
         try {
             w = openWindow(window);
-            ww = openWrites(writes);
+            ww = openWrites(writes, log);
             SocketChannel ch = connect(socket, timeout);
             return new WorkspaceServer(ch, w, ww, root, log, true);
         } catch (RuntimeException e) {
@@ -169,7 +169,7 @@ public final class WorkspaceServer implements AutoCloseable {
     /** For tests: as {@link #serve(Path, SocketChannel, Consumer, boolean)}, with read and write window files. */
     static WorkspaceServer serve(Path folder, SocketChannel ch, Path window, Path writes, Consumer<String> log,
                                  boolean newSession) throws ErrnoException {
-        WorkspaceServer s = new WorkspaceServer(ch, openWindow(window), openWrites(writes),
+        WorkspaceServer s = new WorkspaceServer(ch, openWindow(window), openWrites(writes, log),
                 LinuxFs.openRoot(folder.toString()), log, newSession);
         s.reader.start();
         return s;
@@ -184,7 +184,17 @@ public final class WorkspaceServer implements AutoCloseable {
         }
     }
 
-    private static WriteWindow openWrites(Path writes) {
+    /**
+     * The write window, or null without one. A sandbox whose QEMU a daemon from before the write window
+     * started has none (a new daemon re-attaching to it after an upgrade): its agent, as old, never sends
+     * a Twritew, and the server serves it without.
+     */
+    private static WriteWindow openWrites(Path writes, Consumer<String> log) {
+        if (writes != null && !Files.exists(writes)) {
+            log.accept("no write window at " + writes + " (a QEMU started before there was one); large writes come"
+                    + " through the port");
+            return null;
+        }
         try {
             return WriteWindow.open(writes);
         } catch (IOException e) {

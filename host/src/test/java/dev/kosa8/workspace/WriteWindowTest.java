@@ -121,6 +121,21 @@ class WriteWindowTest {
     }
 
     @Test
+    void aServerWhoseWriteWindowFileIsMissingServesWithoutIt() throws Exception {
+        // a daemon re-attaching to a sandbox whose QEMU an older daemon started, without a write window
+        try (P9TestClient old = P9TestClient.connect(folder, tmp, false, null, tmp.resolve("no-such-window"))) {
+            assertThat(old.version()).isInstanceOf(P9Reply.Version.class);
+            assertThat(old.attach(ROOT)).isInstanceOf(P9Reply.Attach.class);
+            assertThat(old.walk(ROOT, 1, "out")).isInstanceOf(P9Reply.Walk.class);
+            assertThat(old.lopen(1, O_RDWR)).isInstanceOf(P9Reply.Lopen.class);
+            assertThat(old.write(1, 0, random(40_000, 6))).isEqualTo(new P9Reply.Write(40_000));
+            assertThat(old.awaitResponse(old.sendTwritew(1, 0, 40_000, 0), REPLY).reply())
+                    .isEqualTo(new P9Reply.Lerror(P9Exception.EPROTO));
+            assertThat(old.log()).anyMatch(l -> l.startsWith("no write window at "));
+        }
+    }
+
+    @Test
     void aServerWithoutAWriteWindowAnswersATwritewAsAnUnknownType() throws Exception {
         try (P9TestClient plain = P9TestClient.attached(folder, tmp)) {
             assertThat(plain.walk(ROOT, 1, "out")).isInstanceOf(P9Reply.Walk.class);
