@@ -93,15 +93,19 @@ final class ReadWindow implements AutoCloseable {
             return null;
         }
         FileChannel f = FileChannel.open(path, StandardOpenOption.WRITE);
+        return new ReadWindow(f, slotsOf(f, path, "read window"));
+    }
+
+    /**
+     * How many slots of msize a window file holds (at most 1024), this one's or the write window's;
+     * closes the file and fails if not one.
+     */
+    static int slotsOf(FileChannel f, Path path, String what) throws IOException {
         int slots = (int) Math.min(1024, f.size() / SLOT_SIZE);
         if (slots < 1) {
             f.close();
-            throw new IOException("the read window " + path + " is smaller than one slot (" + SLOT_SIZE + " bytes)");
+            throw new IOException("the " + what + " " + path + " is smaller than one slot (" + SLOT_SIZE + " bytes)");
         }
-        return new ReadWindow(f, slots);
-    }
-
-    int slots() {
         return slots;
     }
 

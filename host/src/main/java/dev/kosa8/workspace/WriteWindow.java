@@ -70,16 +70,7 @@ final class WriteWindow implements AutoCloseable {
             return null;
         }
         FileChannel f = FileChannel.open(path, StandardOpenOption.READ);
-        int slots = (int) Math.min(1024, f.size() / SLOT_SIZE);
-        if (slots < 1) {
-            f.close();
-            throw new IOException("the write window " + path + " is smaller than one slot (" + SLOT_SIZE + " bytes)");
-        }
-        return new WriteWindow(f, slots);
-    }
-
-    int slots() {
-        return slots;
+        return new WriteWindow(f, ReadWindow.slotsOf(f, path, "write window"));
     }
 
     /**

@@ -155,18 +155,18 @@ final class P9TestClient implements AutoCloseable {
 
     /** A new read window file, sparse, of the size a sandbox's QEMU gets. */
     static Path windowFile(Path dir) throws IOException {
-        Path w = Files.createTempFile(dir, "window", "");
-        try (var f = java.nio.channels.FileChannel.open(w, java.nio.file.StandardOpenOption.WRITE)) {
-            f.write(ByteBuffer.allocate(1), dev.kosa8.vm.VmSpec.WORKSPACE_WINDOW_BYTES - 1);
-        }
-        return w;
+        return sparseFile(dir, "", dev.kosa8.vm.VmSpec.WORKSPACE_WINDOW_BYTES);
     }
 
     /** A new write window file, sparse, of the size a sandbox's QEMU gets. */
     static Path writesFile(Path dir) throws IOException {
-        Path w = Files.createTempFile(dir, "window", ".writes");
+        return sparseFile(dir, ".writes", dev.kosa8.vm.VmSpec.WORKSPACE_WRITES_BYTES);
+    }
+
+    private static Path sparseFile(Path dir, String suffix, long bytes) throws IOException {
+        Path w = Files.createTempFile(dir, "window", suffix);
         try (var f = java.nio.channels.FileChannel.open(w, java.nio.file.StandardOpenOption.WRITE)) {
-            f.write(ByteBuffer.allocate(1), dev.kosa8.vm.VmSpec.WORKSPACE_WRITES_BYTES - 1);
+            f.write(ByteBuffer.allocate(1), bytes - 1);
         }
         return w;
     }
