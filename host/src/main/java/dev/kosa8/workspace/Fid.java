@@ -45,6 +45,11 @@ final class Fid {
     final byte qidType;
     /** Restored from a snapshot but its file could not be reopened: every use answers ESTALE. */
     volatile boolean stale;
+    /**
+     * Restored from a snapshot: the guest may have clunked it quietly just before the checkpoint
+     * ({@link QuietClunks}), so a new fid of the same number replaces it instead of being refused.
+     */
+    volatile boolean restored;
 
     Fid(String path, Kind kind, byte qidType) {
         this.path = path;

@@ -170,6 +170,19 @@ final class P9Operations {
         return new P9Reply.Clunk();
     }
 
+    /**
+     * A quiet clunk's first half ({@link QuietClunks}): takes fid {@code id} out of the table, so the
+     * next request may use its number, and returns it for {@link #release} (null if there was none).
+     */
+    Fid unlist(int id) {
+        return fids.remove(id);
+    }
+
+    /** A quiet clunk's second half: closes the fid's descriptor once no request uses it. */
+    void release(Fid f) {
+        forget(f);
+    }
+
     // --- names ---
 
     private P9Reply walk(P9Request.Walk w) throws ErrnoException {
@@ -177,7 +190,7 @@ final class P9Operations {
         if (from.kind != Fid.Kind.FILE) {
             throw new ErrnoException(ErrnoException.EBADF, "walk");
         }
-        if (w.newFid() != w.fid() && fids.containsKey(w.newFid())) {
+        if (w.newFid() != w.fid() && inUse(w.newFid())) {
             throw new ErrnoException(ErrnoException.EBADF, "walk: newfid in use");
         }
         String path = from.path();
@@ -234,9 +247,22 @@ final class P9Operations {
         if (fids.size() >= MAX_FIDS) {
             throw new ErrnoException(ErrnoException.EMFILE, "too many fids");
         }
-        if (fids.putIfAbsent(id, f) != null) {
+        Fid old = fids.putIfAbsent(id, f);
+        if (old != null && !(old.restored && fids.replace(id, old, f))) {
             throw new ErrnoException(ErrnoException.EBADF, "fid in use");
         }
+        if (old != null) {
+            forget(old); // clunked quietly just before a checkpoint: see QuietClunks
+        }
+    }
+
+    /**
+     * Whether fid {@code id} is one the guest holds. A fid restored from a snapshot that the guest names
+     * as a new fid is not: its quiet clunk was on its way at the checkpoint ({@link QuietClunks}).
+     */
+    private boolean inUse(int id) {
+        Fid f = fids.get(id);
+        return f != null && !f.restored;
     }
 
     Fid fid(int id) throws ErrnoException {
@@ -778,6 +804,7 @@ final class P9Operations {
         msize = Math.min(msize, snapshot.msize());
         for (WorkspaceSnapshot.FidState s : snapshot.fids()) {
             Fid f = new Fid(s.path(), s.xattr() ? Fid.Kind.XATTR : Fid.Kind.FILE, s.qidType());
+            f.restored = true;
             if (s.openFlags() >= 0 && !s.xattr()) {
                 f.openFlags = s.openFlags();
                 try {

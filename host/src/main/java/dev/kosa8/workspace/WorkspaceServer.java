@@ -77,6 +77,8 @@ public final class WorkspaceServer implements AutoCloseable {
     private long skipped;
     /** Window messages that named nothing lent out; the reader's alone. */
     private long strayReturns;
+    /** Quiet clunks that named no fid or did not fit; the reader's alone. */
+    private long strayClunks;
 
     private WorkspaceServer(SocketChannel channel, ReadWindow window, WriteWindow writes, int rootFd,
                             Consumer<String> log, boolean awaitingVersion) {
@@ -255,6 +257,12 @@ public final class WorkspaceServer implements AutoCloseable {
                         in.position(in.position() + length);
                         continue;
                     }
+                    if (type == QuietClunks.TQUIET || type == QuietClunks.TCLUNKQ) {
+                        ByteBuffer m = in.slice(in.position(), length).order(ByteOrder.LITTLE_ENDIAN);
+                        in.position(in.position() + length);
+                        quietMessage(m, type);
+                        continue;
+                    }
                     if (type == TVERSION) {
                         // a Tversion starts a new session: every earlier request answers before it does, so
                         // the guest's relay can tell the old session's answers from the new one's
@@ -336,6 +344,49 @@ public final class WorkspaceServer implements AutoCloseable {
         }
     }
 
+    /**
+     * A message of the quiet clunks' ({@link QuietClunks}): a Tquiet is answered at once; a Tclunkq
+     * takes its fid out of the table here, in the order the guest sent it (waiting while paused, as any
+     * request), and closes its descriptor on a worker, counted as a request in flight until it has.
+     * One that does not fit, or names no fid, changes nothing and is counted (logged the first time).
+     */
+    private void quietMessage(ByteBuffer m, int type) throws InterruptedException {
+        if (type == QuietClunks.TQUIET && m.remaining() == QuietClunks.TQUIET_SIZE) {
+            send(QuietClunks.rquiet());
+            return;
+        }
+        Fid f = null;
+        if (type == QuietClunks.TCLUNKQ && m.remaining() == QuietClunks.TCLUNKQ_SIZE) {
+            admit();
+            f = ops.unlist(m.getInt(P9Codec.HEADER));
+            if (f == null) {
+                done();
+            } else {
+                Fid dropped = f;
+                workers.execute(() -> {
+                    try {
+                        ops.release(dropped);
+                    } finally {
+                        done();
+                    }
+                });
+            }
+        }
+        if (f == null && strayClunks++ == 0) {
+            log.accept("ignoring a quiet clunk that names no fid or does not fit (type " + type + ", "
+                    + m.remaining() + " bytes); later ones are not logged");
+        }
+    }
+
+    /** A request has answered (or needs none): one fewer in flight. */
+    private void done() {
+        if (inFlight.decrementAndGet() == 0) {
+            synchronized (inFlight) {
+                inFlight.notifyAll();
+            }
+        }
+    }
+
     /** Waits until no request is being served. */
     private void awaitIdle() throws InterruptedException {
         synchronized (inFlight) {
@@ -378,11 +429,7 @@ public final class WorkspaceServer implements AutoCloseable {
                 serveOne(request, ticket);
             } finally {
                 requests.give(request);
-                if (inFlight.decrementAndGet() == 0) {
-                    synchronized (inFlight) {
-                        inFlight.notifyAll();
-                    }
-                }
+                done();
             }
         });
     }

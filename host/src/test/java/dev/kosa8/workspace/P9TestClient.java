@@ -204,6 +204,22 @@ final class P9TestClient implements AutoCloseable {
         sendRaw(m.flip());
     }
 
+    /** Tquiet: the relay asks whether the server takes quiet clunks; the answer comes under NOTAG. */
+    void askQuiet() throws IOException {
+        ByteBuffer m = ByteBuffer.allocate(QuietClunks.TQUIET_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(QuietClunks.TQUIET_SIZE).put((byte) QuietClunks.TQUIET).putShort((short) P9Codec.NOTAG);
+        sendRaw(m.flip());
+    }
+
+    /** Tclunkq of {@code fid}, as the relay sends a Tclunk it has answered itself; returns its tag (never answered). */
+    synchronized int clunkQuietly(int fid) throws IOException {
+        int tag = freshTag();
+        ByteBuffer m = ByteBuffer.allocate(QuietClunks.TCLUNKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(QuietClunks.TCLUNKQ_SIZE).put((byte) QuietClunks.TCLUNKQ).putShort((short) tag).putInt(fid);
+        sendRaw(m.flip());
+        return tag;
+    }
+
     /** Treturn of {@code slot} under {@code serial}. */
     void giveBack(int slot, int serial) throws IOException {
         ByteBuffer m = ByteBuffer.allocate(ReadWindow.TRETURN_SIZE).order(ByteOrder.LITTLE_ENDIAN);

@@ -222,6 +222,55 @@ class WorkspaceServerFuzzTest {
         assertFreshServerWorks();
     }
 
+    /**
+     * Quiet clunks of fids in use and of any number, among frames of the quiet clunks' types of any
+     * size and content, and requests on the same fids: nothing is answered but the requests (and an
+     * Rquiet per Tquiet), and the server serves on. Each request's answer is awaited before the next
+     * message, so a fid the requests name is either still there or forgotten, never in between.
+     */
+    @Property(tries = 200)
+    void quietClunksAndFramesOfTheirTypesOfAnyShapeLeaveTheServerServing(
+            @ForAll @Size(min = 1, max = 16) List<@From("quietMessages") byte[]> messages,
+            @ForAll @Size(max = 8) List<@From("requests") P9Request> between) throws Exception {
+        try (P9TestClient c = withState()) {
+            int next = 0;
+            for (byte[] m : messages) {
+                c.sendRaw(m);
+                if (m.length == QuietClunks.TQUIET_SIZE && (m[4] & 0xff) == QuietClunks.TQUIET) {
+                    ByteBuffer answer = c.awaitFrame(P9Codec.NOTAG, REPLY);
+                    assertThat(answer.get(4) & 0xff).as("the answer to a Tquiet").isEqualTo(QuietClunks.RQUIET);
+                }
+                if (next < between.size()) {
+                    P9Request r = between.get(next++);
+                    check(r, c.call(r));
+                }
+            }
+            assertServerHealthy(c);
+            assertThat(c.log()).noneMatch(l -> l.contains("broken frame"));
+        }
+        assertFreshServerWorks();
+    }
+
+    /** A Tclunkq or a Tquiet: well formed mostly, of fids 0..8 mostly; sometimes any size and bytes. */
+    @Provide
+    Arbitrary<byte[]> quietMessages() {
+        Arbitrary<byte[]> clunk = Arbitraries.oneOf(Arbitraries.integers().between(0, 8), Arbitraries.integers())
+                .map(fid -> ByteBuffer.allocate(QuietClunks.TCLUNKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN)
+                        .putInt(QuietClunks.TCLUNKQ_SIZE).put((byte) QuietClunks.TCLUNKQ).putShort((short) 3)
+                        .putInt(fid).array());
+        Arbitrary<byte[]> quiet = Arbitraries.just(ByteBuffer.allocate(QuietClunks.TQUIET_SIZE)
+                .order(ByteOrder.LITTLE_ENDIAN).putInt(QuietClunks.TQUIET_SIZE).put((byte) QuietClunks.TQUIET)
+                .putShort((short) P9Codec.NOTAG).array());
+        Arbitrary<byte[]> odd = net.jqwik.api.Combinators.combine(
+                Arbitraries.of(QuietClunks.TCLUNKQ, QuietClunks.TQUIET),
+                Arbitraries.bytes().array(byte[].class).ofMaxSize(40)).as((type, body) ->
+                ByteBuffer.allocate(P9Codec.HEADER + body.length).order(ByteOrder.LITTLE_ENDIAN)
+                        .putInt(P9Codec.HEADER + body.length).put((byte) (int) type).putShort((short) 4).put(body)
+                        .array());
+        return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(5, clunk), net.jqwik.api.Tuple.of(1, quiet),
+                net.jqwik.api.Tuple.of(2, odd));
+    }
+
     /** fid, offset, count, slot: mostly plausible, sometimes anything. */
     @Provide
     Arbitrary<long[]> twritews() {
