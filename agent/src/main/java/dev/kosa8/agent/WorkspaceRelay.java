@@ -60,13 +60,25 @@ import java.util.List;
  * the host reads the slot before it answers, so the slot is free again once
  * the answer to that tag comes back. The host's
  * {@code dev.kosa8.workspace.WriteWindow} documents the message.
+ *
+ * <p>The kernel's Tclunks (a quarter of its requests in metadata work) are
+ * answered by the relay itself once the host has said it takes quiet clunks:
+ * the relay sends the host a Tclunkq, which has no answer, and puts the
+ * Rclunk into the replies at once, so the kernel's wait ends in the guest.
+ * The relay asks (Tquiet) when the mount's Rversion passes, and takes the
+ * host's answer for itself. The host's {@code dev.kosa8.workspace.QuietClunks}
+ * documents the exchange. Both threads then write to the replies, each whole
+ * messages under the connection's lock.
  */
 final class WorkspaceRelay {
     static final String PORT_NAME = "dev.kosa8.ws9p";
     /** The mount's source, as /proc/mounts shows it ({@code trans=fd} has no address). */
     static final String SOURCE = "kosa8-workspace";
     private static final int RVERSION = 101;
-    private static final int RLERROR = 7, RREAD = 117, TWRITE = 118;
+    private static final int RLERROR = 7, RREAD = 117, TWRITE = 118, TCLUNK = 120, RCLUNK = 121;
+    /** Quiet clunks (the host's {@code dev.kosa8.workspace.QuietClunks}): a Tclunk the relay has answered. */
+    private static final int TCLUNKQ = 247, TQUIET = 248, RQUIET = 249;
+    private static final int TCLUNK_SIZE = 11;
     /** A Twrite whose data is in a slot of the write window: the Twrite's header, then slot[4]. */
     private static final int TWRITEW = 253;
     /** size[4] type[1] tag[2] fid[4] offset[8] count[4]: a Twrite before its data. */
@@ -149,8 +161,14 @@ final class WorkspaceRelay {
         private int kernelReads;
         /** Set under the port's lock: from then on nothing of this connection goes to the port. */
         volatile boolean closed;
-        /** Bytes put into the replies so far (the port's reader only). */
+        /** Bytes put into the replies so far. Guarded by {@link #replying}. */
         long written;
+        /** Held while whole messages go into the replies: both threads put some there. */
+        final Object replying = new Object();
+        /** Whether the host takes quiet clunks: set by the port's reader when its Rquiet comes. */
+        volatile boolean quiet;
+        /** Where this mount's Tquiet is: not sent, sent, or answered (either way). The port's reader's alone. */
+        int quietAsked;
 
         Connection(int requests, int kernelWrites, int replies, int kernelReads) {
             this.requests = requests;
@@ -402,7 +420,10 @@ final class WorkspaceRelay {
             MemorySegment whole = arena.allocate(bufferSize + 2L * PAGE, PAGE);
             MemorySegment buf = whole.asSlice(PAGE - P9_WRITE_HEADER, bufferSize + PAGE);
             Up up = new Up(buf, writes == null ? null : arena.allocate(bufferSize + PAGE, PAGE),
-                    arena.allocate(TWRITEW_SIZE), Posix.callState(arena), arena.allocate(7));
+                    arena.allocate(TWRITEW_SIZE), Posix.callState(arena), arena.allocate(7), arena.allocate(7),
+                    arena.allocate(8, 4));
+            up.rclunk.set(LE_INT, 0, 7);
+            up.rclunk.set(ValueLayout.JAVA_BYTE, 4, (byte) RCLUNK);
             up.twindow.set(LE_INT, 0, 7);
             up.twindow.set(ValueLayout.JAVA_BYTE, 4, (byte) TWINDOW);
             up.twindow.set(LE_SHORT, 5, (short) NOTAG);
@@ -434,38 +455,58 @@ final class WorkspaceRelay {
         }
     }
 
-    /** The up thread's memory: requests, an aligned copy of a Twrite's data, a Twritew, a call state, a Twindow. */
+    /**
+     * The up thread's memory: requests, an aligned copy of a Twrite's data, a Twritew, a call state, a
+     * Twindow, an Rclunk and a pollfd.
+     */
     private static final class Up {
-        final MemorySegment buf, aligned, twritew, st, twindow;
+        final MemorySegment buf, aligned, twritew, st, twindow, rclunk, pollfd;
         /** Whether the Twindow has gone (or need not go). */
         boolean asked;
 
         Up(MemorySegment buf, MemorySegment aligned, MemorySegment twritew, MemorySegment st,
-                MemorySegment twindow) {
+                MemorySegment twindow, MemorySegment rclunk, MemorySegment pollfd) {
             this.buf = buf;
             this.aligned = aligned;
             this.twritew = twritew;
             this.st = st;
             this.twindow = twindow;
+            this.rclunk = rclunk;
+            this.pollfd = pollfd;
         }
     }
 
     /**
      * Sends the first {@code length} bytes of the buffer (whole messages,
      * or bytes not framed as 9p) to the port, each large Twrite among them
-     * as a Twritew with its data in the write window. False once the
-     * connection is closed.
+     * as a Twritew with its data in the write window, and each Tclunk, once
+     * the host takes quiet clunks, as a Tclunkq that the relay answers
+     * itself. False once the connection is closed.
      */
     private boolean send(Connection c, long length, Up up) {
         MemorySegment buf = up.buf;
         long run = 0;
         long off = 0;
-        while (writes != null && length - off >= 7) {
+        while ((writes != null || c.quiet) && length - off >= 7) {
             long size = Integer.toUnsignedLong(buf.get(LE_INT, off));
             if (size < 7 || off + size > length) {
                 break; // not framed as 9p: passed on as it is below
             }
-            if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == TWRITE
+            int type = buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff;
+            if (type == TCLUNK && size == TCLUNK_SIZE && c.quiet) {
+                buf.set(ValueLayout.JAVA_BYTE, off + 4, (byte) TCLUNKQ);
+                // the Tclunkq goes before the answer: the kernel may use the fid's number again once it has that
+                if (!toPort(c, buf.asSlice(run, off + size - run), up)) {
+                    return false;
+                }
+                run = off + size;
+                up.rclunk.set(LE_SHORT, 5, buf.get(LE_SHORT, off + 5));
+                synchronized (c.replying) {
+                    if (!put(c, up.rclunk, false, null, up.pollfd, up.st)) {
+                        return false;
+                    }
+                }
+            } else if (writes != null && type == TWRITE
                     && size >= P9_WRITE_HEADER + WRITE_THRESHOLD
                     && Integer.toUnsignedLong(buf.get(LE_INT, off + 19)) == size - P9_WRITE_HEADER) {
                 int tag = buf.get(LE_SHORT, off + 5) & 0xffff;
@@ -560,7 +601,7 @@ final class WorkspaceRelay {
             }
             Down down = new Down(ring, new long[RING], arena.allocate(bufferSize, 4096), arena.allocate(TRETURN_SIZE),
                     arena.allocate(P9_READ_HEADER), arena.allocate(16, 8), arena.allocate(8, 4), arena.allocate(4, 4),
-                    st); // an iovec, a pollfd and an int, aligned as the layouts that write them require
+                    st, arena.allocate(7)); // an iovec, a pollfd and an int, aligned as the layouts that write them need
             long have = 0;
             while (true) {
                 int n = Posix.readSome(portFd, buf.asSlice(have), bufferSize - have, st);
@@ -612,12 +653,12 @@ final class WorkspaceRelay {
     private static final class Down {
         final MemorySegment[] ring;
         final long[] ends;
-        final MemorySegment spare, treturn, header, iov, pollfd, count, st;
+        final MemorySegment spare, treturn, header, iov, pollfd, count, st, tquiet;
         Connection ringOwner;
         int next;
 
         Down(MemorySegment[] ring, long[] ends, MemorySegment spare, MemorySegment treturn, MemorySegment header,
-                MemorySegment iov, MemorySegment pollfd, MemorySegment count, MemorySegment st) {
+                MemorySegment iov, MemorySegment pollfd, MemorySegment count, MemorySegment st, MemorySegment tquiet) {
             this.ring = ring;
             this.ends = ends;
             this.spare = spare;
@@ -627,6 +668,7 @@ final class WorkspaceRelay {
             this.pollfd = pollfd;
             this.count = count;
             this.st = st;
+            this.tquiet = tquiet;
         }
     }
 
@@ -673,17 +715,44 @@ final class WorkspaceRelay {
             if (size < 7 || off + size > length) {
                 break; // not framed as 9p: passed on as it is below
             }
+            int tag = buf.get(LE_SHORT, off + 5) & 0xffff;
             if (writes != null) {
-                writes.answered(buf.get(LE_SHORT, off + 5) & 0xffff); // the host has read that tag's slot, if any
+                writes.answered(tag); // the host has read that tag's slot, if any
             }
-            if ((buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff) == RREADW && size == RREADW_SIZE) {
-                put(to, buf.asSlice(run, off - run), false, down);
+            int type = buf.get(ValueLayout.JAVA_BYTE, off + 4) & 0xff;
+            if (type == RREADW && size == RREADW_SIZE) {
+                put(to, buf.asSlice(run, off - run), down);
                 fromWindow(buf.asSlice(off, size), to, down);
                 run = off + size;
+            } else if (tag == NOTAG && to != null && to.quietAsked == 1 && (type == RQUIET || type == RLERROR)) {
+                // the answer to this mount's Tquiet, the relay's own: an Rlerror is a host from before quiet clunks
+                put(to, buf.asSlice(run, off - run), down);
+                run = off + size;
+                to.quietAsked = 2;
+                to.quiet = type == RQUIET && size == 7;
+                Log.info(to.quiet ? "workspace relay: the host takes quiet clunks; the relay answers Tclunks"
+                        : "workspace relay: the host does not take quiet clunks; Tclunks go to it as they are");
+            } else if (type == RVERSION && tag == NOTAG && to != null && to.quietAsked == 0) {
+                askQuiet(to, down); // before the kernel has its Rversion, so before any request of the mount
             }
             off += size;
         }
-        put(to, buf.asSlice(run, length - run), false, down);
+        put(to, buf.asSlice(run, length - run), down);
+    }
+
+    /** Asks the host whether it takes quiet clunks (Tquiet), once per mount. */
+    private void askQuiet(Connection to, Down down) {
+        MemorySegment q = down.tquiet;
+        q.set(LE_INT, 0, 7);
+        q.set(ValueLayout.JAVA_BYTE, 4, (byte) TQUIET);
+        q.set(LE_SHORT, 5, (short) NOTAG);
+        synchronized (portLock) {
+            if (to.closed) {
+                return;
+            }
+            Posix.writeAll(portFd, q, 7, down.st);
+        }
+        to.quietAsked = 1;
     }
 
     /**
@@ -698,7 +767,12 @@ final class WorkspaceRelay {
         long count = Integer.toUnsignedLong(m.get(LE_INT, 7));
         long slot = Integer.toUnsignedLong(m.get(LE_INT, 11));
         boolean read = false;
-        int ringIndex = to == null ? -1 : freeRingBuffer(to, down);
+        int ringIndex = -1;
+        if (to != null) {
+            synchronized (to.replying) {
+                ringIndex = freeRingBuffer(to, down);
+            }
+        }
         MemorySegment data = ringIndex < 0 ? down.spare : down.ring[ringIndex];
         if (to != null && windowFd >= 0 && count <= Math.min(data.byteSize(), WINDOW_SLOT)) {
             try {
@@ -717,25 +791,30 @@ final class WorkspaceRelay {
         }
         MemorySegment h = down.header;
         h.set(LE_SHORT, 5, (short) tag);
-        if (read) {
-            h.set(LE_INT, 0, (int) (P9_READ_HEADER + count));
-            h.set(ValueLayout.JAVA_BYTE, 4, (byte) RREAD);
-            h.set(LE_INT, 7, (int) count);
-            if (put(to, h, false, down) && put(to, data.asSlice(0, count), ringIndex >= 0, down) && ringIndex >= 0) {
-                down.ends[ringIndex] = to.written;
+        synchronized (to.replying) { // the header and its data together: the up thread puts Rclunks
+            if (read) {
+                h.set(LE_INT, 0, (int) (P9_READ_HEADER + count));
+                h.set(ValueLayout.JAVA_BYTE, 4, (byte) RREAD);
+                h.set(LE_INT, 7, (int) count);
+                if (put(to, h, false, down.iov, down.pollfd, down.st)
+                        && put(to, data.asSlice(0, count), ringIndex >= 0, down.iov, down.pollfd, down.st)
+                        && ringIndex >= 0) {
+                    down.ends[ringIndex] = to.written;
+                }
+            } else {
+                h.set(LE_INT, 0, P9_READ_HEADER);
+                h.set(ValueLayout.JAVA_BYTE, 4, (byte) RLERROR);
+                h.set(LE_INT, 7, Posix.EIO);
+                put(to, h, false, down.iov, down.pollfd, down.st);
             }
-        } else {
-            h.set(LE_INT, 0, P9_READ_HEADER);
-            h.set(ValueLayout.JAVA_BYTE, 4, (byte) RLERROR);
-            h.set(LE_INT, 7, Posix.EIO);
-            put(to, h, false, down);
         }
     }
 
     /**
      * The ring's next buffer if the kernel has read everything spliced from
      * it into {@code to}'s replies (the pipe still refers to it until then),
-     * else -1.
+     * else -1. Call holding {@code to.replying}: what the pipe holds and
+     * what went into it are read together.
      */
     private static int freeRingBuffer(Connection to, Down down) {
         int i = down.next;
@@ -770,12 +849,24 @@ final class WorkspaceRelay {
         }
     }
 
+    /** Puts whole messages {@code data}, copied, into the replies of {@code to} (nothing when null). */
+    private static boolean put(Connection to, MemorySegment data, Down down) {
+        if (to == null || data.byteSize() == 0) {
+            return to != null;
+        }
+        synchronized (to.replying) {
+            return put(to, data, false, down.iov, down.pollfd, down.st);
+        }
+    }
+
     /**
      * Puts {@code data} into the replies of {@code to} (nothing when null),
-     * copied or, with {@code splice}, referred to; waits while the pipe is
-     * full, but not past a detach. False if not all of it went.
+     * copied or, with {@code splice}, referred to ({@code iov} is then its
+     * iovec); waits while the pipe is full, but not past a detach. False if
+     * not all of it went. Call holding {@code to.replying}.
      */
-    private static boolean put(Connection to, MemorySegment data, boolean splice, Down down) {
+    private static boolean put(Connection to, MemorySegment data, boolean splice, MemorySegment iov,
+            MemorySegment pollfd, MemorySegment st) {
         if (to == null) {
             return false;
         }
@@ -786,10 +877,10 @@ final class WorkspaceRelay {
                 if (to.closed) {
                     return false;
                 }
-                long n = splice ? Posix.vmsplice(to.replies, data.asSlice(off), length - off, down.iov, down.st)
-                        : Posix.writeSome(to.replies, data.asSlice(off), length - off, down.st);
+                long n = splice ? Posix.vmsplice(to.replies, data.asSlice(off), length - off, iov, st)
+                        : Posix.writeSome(to.replies, data.asSlice(off), length - off, st);
                 if (n == 0) {
-                    Posix.awaitWritable(to.replies, 100, down.pollfd, down.st);
+                    Posix.awaitWritable(to.replies, 100, pollfd, st);
                     continue;
                 }
                 off += n;
