@@ -155,7 +155,10 @@ final class WorkspaceRelay {
         final int requests;
         /** Write end of the requests, the kernel's {@code wfdno}; kept to wake the up thread when detached. */
         final int kernelWrites;
-        /** Write end of the replies, non-blocking: written and, once retired, closed by the port's reader. */
+        /**
+         * Write end of the replies, non-blocking: written by both threads under {@link #replying}, and
+         * once retired closed by the port's reader under it too (a put checks {@link #closed} under it).
+         */
         final int replies;
         /** Read end of the replies, the kernel's {@code rfdno}: the relay's copy goes once the mount has it. */
         private int kernelReads;
@@ -686,7 +689,9 @@ final class WorkspaceRelay {
             to = current;
         }
         for (Connection c : done) {
-            Posix.close(c.replies); // /dev/null by now: nothing of the old mount is written after this
+            synchronized (c.replying) { // the old up thread may be putting an Rclunk: it finds it closed after this
+                Posix.close(c.replies); // /dev/null by now: nothing of the old mount is written after this
+            }
         }
         long from = 0;
         if (awaitingVersion) {

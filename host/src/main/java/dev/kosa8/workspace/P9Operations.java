@@ -62,6 +62,8 @@ final class P9Operations {
     private final int umask;
     private final Consumer<String> log;
     private final Map<Integer, Fid> fids = new ConcurrentHashMap<>();
+    /** Fids clunked quietly, out of the table, whose descriptors are still to be closed ({@link #release}). */
+    private final java.util.Set<Fid> unlisted = ConcurrentHashMap.newKeySet();
     private final Map<Long, Integer> devices = new ConcurrentHashMap<>();
     private final AtomicInteger nextDevice = new AtomicInteger();
     private volatile int msize;
@@ -159,6 +161,9 @@ final class P9Operations {
                 // already gone
             }
         }
+        for (Fid f : List.copyOf(unlisted)) {
+            release(f); // a quiet clunk whose release a closing server's workers will not run
+        }
     }
 
     private P9Reply clunk(int id) throws ErrnoException {
@@ -175,12 +180,17 @@ final class P9Operations {
      * next request may use its number, and returns it for {@link #release} (null if there was none).
      */
     Fid unlist(int id) {
-        return fids.remove(id);
+        Fid f = fids.remove(id);
+        if (f != null) {
+            unlisted.add(f);
+        }
+        return f;
     }
 
     /** A quiet clunk's second half: closes the fid's descriptor once no request uses it. */
     void release(Fid f) {
         forget(f);
+        unlisted.remove(f);
     }
 
     // --- names ---

@@ -363,13 +363,18 @@ public final class WorkspaceServer implements AutoCloseable {
                 done();
             } else {
                 Fid dropped = f;
-                workers.execute(() -> {
-                    try {
-                        ops.release(dropped);
-                    } finally {
-                        done();
-                    }
-                });
+                try {
+                    workers.execute(() -> {
+                        try {
+                            ops.release(dropped);
+                        } finally {
+                            done();
+                        }
+                    });
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                    ops.release(dropped); // the server is closing: its descriptor is closed here instead
+                    done();
+                }
             }
         }
         if (f == null && strayClunks++ == 0) {

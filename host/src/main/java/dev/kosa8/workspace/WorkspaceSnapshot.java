@@ -22,7 +22,12 @@ import java.util.Map;
  *                   ({@link ReadWindow}); false in a snapshot made before it existed
  */
 public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boolean readWindow) {
-    public static final int FORMAT = 1;
+    /**
+     * 2 since quiet clunks ({@link QuietClunks}): the guest a snapshot restores may send Tclunkqs, which a
+     * daemon from before them would answer under tags its kernel has reused, so such a daemon refuses the
+     * snapshot instead. Format 1 (no quiet clunks yet) restores here as it is.
+     */
+    public static final int FORMAT = 2;
 
     /**
      * @param openFlags the guest's 9p open flags, or -1 for a fid that was not open
@@ -45,7 +50,7 @@ public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boo
     }
 
     void restoreInto(P9Operations ops) {
-        if (version != FORMAT) {
+        if (version != FORMAT && version != 1) {
             throw new IllegalArgumentException("workspace snapshot format " + version + " is not " + FORMAT);
         }
         ops.restore(this);

@@ -123,6 +123,45 @@ class QuietClunksTest {
         assertThat(c.walk(ROOT, 2, "g")).isEqualTo(new P9Reply.Lerror(EBADF));
     }
 
+    /**
+     * A Tclunkq takes its fid out of the table before a worker closes the descriptor; a server closed
+     * in between (the guest's last clunks come just before a sandbox stops) must still close it: the
+     * fid is unlisted here, and its release left to the close, as when the workers are shut down first.
+     */
+    @Test
+    void aFidUnlistedButNotYetReleasedIsClosedWhenTheServerLetsGoOfEverything() throws Exception {
+        int root = LinuxFs.openRoot(folder.toString());
+        P9Operations ops = new P9Operations(root, (int) Files.getAttribute(folder, "unix:uid"), 022,
+                WorkspaceServer.MSIZE, line -> { });
+        try {
+            ByteBuffer out = ByteBuffer.allocate(8192);
+            ops.serve(1, new P9Request.Version(WorkspaceServer.MSIZE, P9Operations.VERSION), out.clear());
+            ops.serve(1, new P9Request.Attach(ROOT, P9Codec.NOFID, "", "", 0), out.clear());
+            ops.serve(1, new P9Request.Walk(ROOT, 1, java.util.List.of("f")), out.clear());
+            ops.serve(1, new P9Request.Lopen(1, O_RDONLY), out.clear());
+            assertThat(openDescriptorsOf(folder.resolve("f"))).isEqualTo(1);
+            assertThat(ops.unlist(1)).isNotNull();
+            assertThat(ops.unlist(1)).as("out of the table").isNull();
+            ops.clunkAll();
+            assertThat(openDescriptorsOf(folder.resolve("f"))).isZero();
+        } finally {
+            LinuxFs.close(root);
+        }
+    }
+
+    @Test
+    void aSnapshotSaysItsGuestMaySendQuietClunksAndAFormatThisServerDoesNotKnowIsRefused() throws Exception {
+        assertThat(c.server().pause(Duration.ofSeconds(2))).isTrue();
+        WorkspaceSnapshot snap = c.server().snapshot();
+        assertThat(snap.version()).isEqualTo(2);
+        WorkspaceSnapshot later = new WorkspaceSnapshot(3, snap.msize(), snap.fids(), snap.readWindow());
+        assertThatThrownBy(() -> c.server().restore(later)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("format 3");
+        c.server().restore(snap);
+        c.server().resume();
+        assertThat(c.getattr(ROOT)).isInstanceOf(P9Reply.Getattr.class);
+    }
+
     /** How many of this JVM's descriptors are open on {@code file}. */
     private static long openDescriptorsOf(Path file) throws Exception {
         Path real = file.toRealPath();

@@ -184,8 +184,15 @@ class WorkspaceServerFuzzTest {
                 int tag = ByteBuffer.wrap(exact).order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff;
                 int type = exact[4] & 0xff;
                 c.sendRaw(exact);
-                if (type == ReadWindow.TWINDOW || type == ReadWindow.TRETURN) {
-                    assertServerHealthy(c); // the window's own messages have no answer
+                if (type == ReadWindow.TWINDOW || type == ReadWindow.TRETURN || type == QuietClunks.TCLUNKQ
+                        || (type == QuietClunks.TQUIET && size != QuietClunks.TQUIET_SIZE)) {
+                    assertServerHealthy(c); // the window's own messages and quiet clunks have no answer
+                    return;
+                }
+                if (type == QuietClunks.TQUIET) {
+                    ByteBuffer rquiet = c.awaitFrame(P9Codec.NOTAG, REPLY);
+                    assertThat(rquiet.get(4) & 0xff).isEqualTo(QuietClunks.RQUIET); // whatever its tag field said
+                    assertServerHealthy(c);
                     return;
                 }
                 P9Response answer = c.awaitResponse(tag, REPLY);
@@ -247,16 +254,20 @@ class WorkspaceServerFuzzTest {
             }
             assertServerHealthy(c);
             assertThat(c.log()).noneMatch(l -> l.contains("broken frame"));
+            assertThat(c.arrivals()).as("answers under the quiet messages' tags").doesNotContain(QUIET_TAG, ODD_TAG);
         }
         assertFreshServerWorks();
     }
+
+    /** The tags of the quiet messages below: far above those the client hands out in a try. */
+    private static final int QUIET_TAG = 60_000, ODD_TAG = 60_001;
 
     /** A Tclunkq or a Tquiet: well formed mostly, of fids 0..8 mostly; sometimes any size and bytes. */
     @Provide
     Arbitrary<byte[]> quietMessages() {
         Arbitrary<byte[]> clunk = Arbitraries.oneOf(Arbitraries.integers().between(0, 8), Arbitraries.integers())
                 .map(fid -> ByteBuffer.allocate(QuietClunks.TCLUNKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN)
-                        .putInt(QuietClunks.TCLUNKQ_SIZE).put((byte) QuietClunks.TCLUNKQ).putShort((short) 3)
+                        .putInt(QuietClunks.TCLUNKQ_SIZE).put((byte) QuietClunks.TCLUNKQ).putShort((short) QUIET_TAG)
                         .putInt(fid).array());
         Arbitrary<byte[]> quiet = Arbitraries.just(ByteBuffer.allocate(QuietClunks.TQUIET_SIZE)
                 .order(ByteOrder.LITTLE_ENDIAN).putInt(QuietClunks.TQUIET_SIZE).put((byte) QuietClunks.TQUIET)
@@ -265,7 +276,7 @@ class WorkspaceServerFuzzTest {
                 Arbitraries.of(QuietClunks.TCLUNKQ, QuietClunks.TQUIET),
                 Arbitraries.bytes().array(byte[].class).ofMaxSize(40)).as((type, body) ->
                 ByteBuffer.allocate(P9Codec.HEADER + body.length).order(ByteOrder.LITTLE_ENDIAN)
-                        .putInt(P9Codec.HEADER + body.length).put((byte) (int) type).putShort((short) 4).put(body)
+                        .putInt(P9Codec.HEADER + body.length).put((byte) (int) type).putShort((short) ODD_TAG).put(body)
                         .array());
         return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(5, clunk), net.jqwik.api.Tuple.of(1, quiet),
                 net.jqwik.api.Tuple.of(2, odd));
