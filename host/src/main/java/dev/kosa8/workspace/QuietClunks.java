@@ -11,10 +11,10 @@ import java.nio.ByteOrder;
  * {@code stat} is a Twalk, two Tgetattrs and a Tclunk; so are create,
  * delete, {@code git status} and {@code tar x}, counted with the guest's
  * 9p trace events: BENCHMARKS.md, "Workspace"). A Tclunk cannot fail in a
- * way the guest acts on (Linux drops the fid whatever the answer, and
- * {@code close(2)} does not wait for it), yet each one waited for a round
- * trip through the port, QEMU, the server and the port's interrupt. Answered
- * by the relay, the kernel's wait ends inside the guest.
+ * way the guest acts on (Linux drops the fid whatever the answer), yet the
+ * process that let go of the fid (the end of a lookup, a close) waited for
+ * a round trip through the port, QEMU, the server and the port's interrupt.
+ * Answered by the relay, that wait ends inside the guest.
  *
  * <p>The exchange, framed as 9p messages outside 9P2000.L's range:
  * <ul>
