@@ -425,11 +425,8 @@ final class WorkspaceRelay {
             Up up = new Up(buf, writes == null ? null : arena.allocate(bufferSize + PAGE, PAGE),
                     arena.allocate(TWRITEW_SIZE), Posix.callState(arena), arena.allocate(7), arena.allocate(7),
                     arena.allocate(8, 4));
-            up.rclunk.set(LE_INT, 0, 7);
-            up.rclunk.set(ValueLayout.JAVA_BYTE, 4, (byte) RCLUNK);
-            up.twindow.set(LE_INT, 0, 7);
-            up.twindow.set(ValueLayout.JAVA_BYTE, 4, (byte) TWINDOW);
-            up.twindow.set(LE_SHORT, 5, (short) NOTAG);
+            head(up.rclunk, 7, RCLUNK, 0); // its tag is each Tclunk's
+            head(up.twindow, 7, TWINDOW, NOTAG);
             up.asked = windowFd < 0;
             long have = 0;
             while (true) {
@@ -748,9 +745,7 @@ final class WorkspaceRelay {
     /** Asks the host whether it takes quiet clunks (Tquiet), once per mount. */
     private void askQuiet(Connection to, Down down) {
         MemorySegment q = down.tquiet;
-        q.set(LE_INT, 0, 7);
-        q.set(ValueLayout.JAVA_BYTE, 4, (byte) TQUIET);
-        q.set(LE_SHORT, 5, (short) NOTAG);
+        head(q, 7, TQUIET, NOTAG);
         synchronized (portLock) {
             if (to.closed) {
                 return;
@@ -795,11 +790,9 @@ final class WorkspaceRelay {
             return;
         }
         MemorySegment h = down.header;
-        h.set(LE_SHORT, 5, (short) tag);
         synchronized (to.replying) { // the header and its data together: the up thread puts Rclunks
             if (read) {
-                h.set(LE_INT, 0, (int) (P9_READ_HEADER + count));
-                h.set(ValueLayout.JAVA_BYTE, 4, (byte) RREAD);
+                head(h, P9_READ_HEADER + count, RREAD, tag);
                 h.set(LE_INT, 7, (int) count);
                 if (put(to, h, false, down.iov, down.pollfd, down.st)
                         && put(to, data.asSlice(0, count), ringIndex >= 0, down.iov, down.pollfd, down.st)
@@ -807,8 +800,7 @@ final class WorkspaceRelay {
                     down.ends[ringIndex] = to.written;
                 }
             } else {
-                h.set(LE_INT, 0, P9_READ_HEADER);
-                h.set(ValueLayout.JAVA_BYTE, 4, (byte) RLERROR);
+                head(h, P9_READ_HEADER, RLERROR, tag);
                 h.set(LE_INT, 7, Posix.EIO);
                 put(to, h, false, down.iov, down.pollfd, down.st);
             }
@@ -844,14 +836,19 @@ final class WorkspaceRelay {
     /** Treturn: the slot of Rreadw {@code m} may be written again. */
     private void giveBack(MemorySegment m, Down down) {
         MemorySegment r = down.treturn;
-        r.set(LE_INT, 0, TRETURN_SIZE);
-        r.set(ValueLayout.JAVA_BYTE, 4, (byte) TRETURN);
-        r.set(LE_SHORT, 5, (short) NOTAG);
+        head(r, TRETURN_SIZE, TRETURN, NOTAG);
         r.set(LE_INT, 7, m.get(LE_INT, 11));
         r.set(LE_INT, 11, m.get(LE_INT, 15));
         synchronized (portLock) {
             Posix.writeAll(portFd, r, TRETURN_SIZE, down.st);
         }
+    }
+
+    /** Writes a 9p message's header into {@code m}: size[4] type[1] tag[2]. */
+    private static void head(MemorySegment m, long size, int type, int tag) {
+        m.set(LE_INT, 0, (int) size);
+        m.set(ValueLayout.JAVA_BYTE, 4, (byte) type);
+        m.set(LE_SHORT, 5, (short) tag);
     }
 
     /** Puts whole messages {@code data}, copied, into the replies of {@code to} (nothing when null). */

@@ -167,11 +167,11 @@ final class P9Operations {
     }
 
     private P9Reply clunk(int id) throws ErrnoException {
-        Fid f = fids.remove(id);
+        Fid f = unlist(id);
         if (f == null) {
             throw new ErrnoException(ErrnoException.EBADF, "clunk");
         }
-        forget(f);
+        release(f);
         return new P9Reply.Clunk();
     }
 

@@ -252,15 +252,16 @@ public final class WorkspaceServer implements AutoCloseable {
                         break;
                     }
                     int type = length >= P9Codec.HEADER ? in.get(in.position() + 4) & 0xff : -1;
-                    if (type == ReadWindow.TWINDOW || type == ReadWindow.TRETURN) {
-                        windowMessage(in.slice(in.position(), length).order(ByteOrder.LITTLE_ENDIAN), type);
-                        in.position(in.position() + length);
-                        continue;
-                    }
-                    if (type == QuietClunks.TQUIET || type == QuietClunks.TCLUNKQ) {
+                    boolean ofWindow = type == ReadWindow.TWINDOW || type == ReadWindow.TRETURN;
+                    if (ofWindow || type == QuietClunks.TQUIET || type == QuietClunks.TCLUNKQ) {
+                        // the relay's own messages, served here in the order they came
                         ByteBuffer m = in.slice(in.position(), length).order(ByteOrder.LITTLE_ENDIAN);
                         in.position(in.position() + length);
-                        quietMessage(m, type);
+                        if (ofWindow) {
+                            windowMessage(m, type);
+                        } else {
+                            quietMessage(m, type);
+                        }
                         continue;
                     }
                     if (type == TVERSION) {
