@@ -129,12 +129,25 @@ public final class ImageBuilder {
             Map<String, String> inputs;
             switch (kind) {
                 case KERNEL -> {
-                    steps.begin(kind, "download and extract " + kernelPackage.name(), Duration.ofSeconds(10));
+                    steps.begin(kind, "download and extract " + kernelPackage.name() + ", build kosa8's 9p module",
+                            Duration.ofSeconds(12));
                     Path deb = apt.download(kernelPackage);
                     inputs = Map.of("package", kernelPackage.fileName(), "recipe", recipe.version());
                     parts.build(kind, hash, dir -> {
                         String v = KernelPart.make(deb, apt, recipe.modules(), dir);
-                        writeManifest(dir, kind, hash, start, inputs, KernelPart.facts(dir, v));
+                        Path scratch = dir.resolve("ws9p-build");
+                        Optional<String> notBuilt = WorkspaceModule.build(kernelPackage, apt, scratch, log,
+                                dir.resolve(KernelPart.MODULES).resolve(WorkspaceModule.NAME + ".ko"));
+                        PartStore.deleteTree(scratch);
+                        if (notBuilt.isEmpty()) {
+                            KernelPart.appendModule(dir, WorkspaceModule.NAME);
+                        } else {
+                            progress.note("the workspace's kernel transport was not built, so sandboxes will use "
+                                    + "the slower relay: " + notBuilt.get());
+                        }
+                        Map<String, String> facts = new java.util.HashMap<>(KernelPart.facts(dir, v));
+                        facts.put("ws9pModule", notBuilt.map(r -> "not built: " + r).orElse("built"));
+                        writeManifest(dir, kind, hash, start, inputs, facts);
                     });
                 }
                 case ROOTFS -> {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,7 +17,7 @@ import java.util.Map;
  */
 final class KernelPart {
     /** Bump when the way this part is made changes, so cached copies are rebuilt. */
-    static final String VERSION = "1";
+    static final String VERSION = "2";
     static final String VMLINUX = "vmlinux";
     static final String MODULES = "modules";
     static final String ORDER = "order";
@@ -42,6 +43,11 @@ final class KernelPart {
         Files.writeString(modulesDir.resolve(ORDER), String.join("\n", order) + "\n");
         PartStore.deleteTree(unpacked);
         return version;
+    }
+
+    /** Adds a module already written to {@code modules/NAME.ko} at the end of the load order. */
+    static void appendModule(Path dir, String name) throws IOException {
+        Files.writeString(dir.resolve(MODULES).resolve(ORDER), name + "\n", StandardOpenOption.APPEND);
     }
 
     /** The load order written by {@link #make}. */

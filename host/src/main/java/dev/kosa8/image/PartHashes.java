@@ -9,11 +9,19 @@ record PartHashes(String kernel, String initramfs, String rootfs) {
 
     static PartHashes of(Recipe recipe, DebPackage kernelPackage, DebPackage busybox,
                          GuestFiles guest, String javaVersion) {
+        return of(recipe, kernelPackage, busybox, guest, javaVersion, WorkspaceModule.toolchain());
+    }
+
+    /** {@code toolchain}: what the host offers to build the workspace's module ({@link WorkspaceModule#toolchain}). */
+    static PartHashes of(Recipe recipe, DebPackage kernelPackage, DebPackage busybox,
+                         GuestFiles guest, String javaVersion, String toolchain) {
         String kernel = ContentHash.of("kernel")
                 .add("recipe", recipe.version())
                 .add("part", KernelPart.VERSION)
                 .add("package", kernelPackage.fileName())
                 .add("modules", recipe.modules())
+                .add("ws9pModule", WorkspaceModule.source())
+                .add("toolchain", toolchain)
                 .hex();
         String initramfs = ContentHash.of("initramfs")
                 .add("recipe", recipe.version())

@@ -53,6 +53,16 @@ class PartHashesTest {
     }
 
     @Test
+    void aCompilerInstalledLaterRebuildsTheKernelPartThatCarriesTheWorkspaceModule() {
+        PartHashes without = PartHashes.of(Recipe.STANDARD, KERNEL, BUSYBOX, GUEST, JAVA, "make");
+        PartHashes with = PartHashes.of(Recipe.STANDARD, KERNEL, BUSYBOX, GUEST, JAVA, "gcc-12 make");
+
+        assertThat(with.kernel()).isNotEqualTo(without.kernel());
+        assertThat(with.initramfs()).isNotEqualTo(without.initramfs());
+        assertThat(with.rootfs()).isEqualTo(without.rootfs());
+    }
+
+    @Test
     void aNewJavaRebuildsTheRootFilesystemOnly() {
         PartHashes before = hashes(KERNEL, GUEST, JAVA);
         PartHashes after = hashes(KERNEL, GUEST, "Eclipse Adoptium 25.0.4+7-LTS");

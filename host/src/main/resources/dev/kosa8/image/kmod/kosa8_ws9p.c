@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kosa8_ws9p: the guest kernel's 9p client speaking straight to the workspace's virtio-serial port.
+ *
+ * Stock Linux offers 9p over fd, unix, tcp, rdma, xen and virtio (QEMU's virtio-9p, which blocks
+ * snapshots). The fd transport cannot write a virtio-serial port (kosa8's DESIGN fact 6), so without
+ * this module a process in the guest (the agent's relay) carries every request between pipes and the
+ * port: several work items, wake-ups and copies per request, all emulated under TCG. This module is a
+ * 9p transport, "kosa8", and the driver of the workspace's virtio-serial device:
+ *
+ *   - a request is put on the port's transmit queue from the caller's own context and the queue kicked;
+ *     QEMU hands it to the daemon's socket before the kick returns;
+ *   - replies arrive in the receive queue's page buffers as a byte stream (QEMU's socket chardev reads
+ *     4 KiB at a time); the queue's interrupt handler parses them, copies each reply into its request's
+ *     buffer and completes it;
+ *   - a Tclunk is answered here (the daemon is sent a Tclunkq, which it never answers), as the relay does,
+ *     once the daemon has said it takes them (Tquiet/Rquiet after each Tversion; dev.kosa8.workspace
+ *     QuietClunks documents the exchange).
+ *
+ * The device is a multiport virtio-serial device with one port (QEMU's virtserialport at id 1, named
+ * dev.kosa8.ws9p). At boot virtio_console drives it like any other; the agent hands it over: it writes
+ * the device's name to the "claim" parameter, unbinds it from virtio_console and binds it here. This
+ * driver never takes a device it was not handed, whatever the load order.
+ *
+ * State lives in guest RAM and QEMU's migrated virtio state, so a checkpoint or rewind needs nothing
+ * from this module: the daemon's server is idle at the instant, so no message is half-way. A daemon
+ * that dies loses its server: the agent then writes "abort", which fails every request waiting and
+ * every later one of that mount, and mounts afresh; the new mount takes the device over from the dead
+ * one. A port closed by the host (QEMU's PORT_OPEN 0) alone changes nothing: a rewind closes and reopens
+ * it with the guest stopped.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/virtio.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_console.h>
+#include <linux/virtio_ids.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <asm/unaligned.h>
+#include <net/9p/9p.h>
+#include <net/9p/client.h>
+#include <net/9p/transport.h>
+
+#define WS_HDR 7			/* size[4] type[1] tag[2] */
+#define WS_MAXSIZE (1 << 20)		/* msize: as the fd transport and the daemon's server */
+#define WS_PORT 1			/* the port's id on its device */
+#define WS_CTL_BUFS 8
+#define WS_CTL_SIZE 256			/* a control message, with a port's name after it */
+#define WS_TCLUNKQ 247
+#define WS_TQUIET 248
+#define WS_RQUIET 249
+
+enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
+
+struct ws_dev {
+	struct virtio_device *vdev;	/* NULL once the device is gone */
+	struct virtqueue *rx, *tx, *crx, *ctx;
+	spinlock_t lock;		/* everything below, and both data queues */
+	wait_queue_head_t wait;		/* the port opened; the transmit queue has room */
+	bool open;			/* QEMU added the port and we opened it */
+	bool tx_room;
+	struct p9_client *client;	/* the mount it serves, or NULL */
+	struct list_head reqs;		/* sent, not yet answered */
+	int err;			/* the mount's connection is broken: every request fails with it */
+	enum ws_quiet quiet;
+	/* the stream being received: the header gathered first, then the body copied into its request */
+	u8 hdr[WS_HDR];
+	u32 have;
+	u32 size;
+	struct p9_req_t *rreq;		/* the reply's request (a lookup reference), or NULL: skip it */
+	unsigned int nbufs;
+	void **bufs;
+	void *cbufs[WS_CTL_BUFS];
+};
+
+static DEFINE_MUTEX(ws_mutex);		/* ws_the, probe, remove, create and close */
+static struct ws_dev *ws_the;
+
+static char ws_claim[32];
+module_param_string(claim, ws_claim, sizeof(ws_claim), 0600);
+MODULE_PARM_DESC(claim, "the virtio device (e.g. virtio3) this driver may take; written by the agent");
+
+static unsigned long ws_rx_bytes, ws_tx_bytes, ws_quiet_clunks;
+module_param_named(rx_bytes, ws_rx_bytes, ulong, 0444);
+MODULE_PARM_DESC(rx_bytes, "bytes received from the host");
+module_param_named(tx_bytes, ws_tx_bytes, ulong, 0444);
+MODULE_PARM_DESC(tx_bytes, "bytes sent to the host");
+module_param_named(quiet_clunks, ws_quiet_clunks, ulong, 0444);
+MODULE_PARM_DESC(quiet_clunks, "Tclunks answered in the guest");
+
+/* A token for the transmit queue: requests' own buffers are never referenced through it (a reply
+ * proves QEMU has read the request: the daemon cannot answer what it has not received). */
+#define WS_TOKEN_REQ ((void *)1)
+
+/* Takes back what QEMU has sent; our own small messages are freed (d->lock held). */
+static void ws_reclaim_tx(struct ws_dev *d)
+{
+	unsigned int len;
+	void *token;
+
+	while ((token = virtqueue_get_buf(d->tx, &len)) != NULL)
+		if (token != WS_TOKEN_REQ)
+			kfree(token);
+}
+
+/* Queues a buffer on the transmit queue and kicks it (d->lock held). */
+static int ws_send(struct ws_dev *d, void *buf, u32 size, void *token)
+{
+	struct scatterlist sg;
+	int err;
+
+	ws_reclaim_tx(d);
+	sg_init_one(&sg, buf, size);
+	err = virtqueue_add_outbuf(d->tx, &sg, 1, token, GFP_ATOMIC);
+	if (err == 0) {
+		ws_tx_bytes += size;
+		virtqueue_kick(d->tx);
+	}
+	return err;
+}
+
+/* Fails every request in flight: the connection is broken (d->lock held). */
+static void ws_fail_all(struct ws_dev *d, int err)
+{
+	struct p9_req_t *req, *tmp;
+
+	if (!d->err)
+		d->err = err;
+	if (!d->client)
+		return;
+	d->client->status = Disconnected;
+	list_for_each_entry_safe(req, tmp, &d->reqs, req_list) {
+		list_del(&req->req_list);
+		if (!req->t_err)
+			req->t_err = err;
+		p9_client_cb(d->client, req, REQ_STATUS_ERROR);
+	}
+}
+
+/* Our Tquiet, sent once the mount's Rversion is in (d->lock held). */
+static void ws_ask_quiet(struct ws_dev *d)
+{
+	u8 *q = kmalloc(WS_HDR, GFP_ATOMIC);
+
+	if (!q)
+		return;
+	put_unaligned_le32(WS_HDR, q);
+	q[4] = WS_TQUIET;
+	put_unaligned_le16(P9_NOTAG, q + 5);
+	if (ws_send(d, q, WS_HDR, q)) {
+		kfree(q);
+		return;
+	}
+	d->quiet = WS_QUIET_ASKED;
+}
+
+/* The current reply is complete (d->lock held). */
+static void ws_finish(struct ws_dev *d)
+{
+	struct p9_req_t *req = d->rreq;
+
+	if (req) {
+		req->rc.size = d->size;
+		if (req->status == REQ_STATUS_SENT) {
+			list_del(&req->req_list);
+			if (req->tc.id == P9_TVERSION && d->hdr[4] == P9_RVERSION)
+				ws_ask_quiet(d);
+			p9_client_cb(d->client, req, REQ_STATUS_RCVD);
+		}
+		p9_req_put(d->client, req);
+	}
+	d->rreq = NULL;
+	d->have = 0;
+	d->size = 0;
+}
+
+/* A header is in: finds whose reply it is (d->lock held). False: the stream is broken. */
+static bool ws_header(struct ws_dev *d)
+{
+	u16 tag = get_unaligned_le16(d->hdr + 5);
+	u8 type = d->hdr[4];
+	struct p9_req_t *req;
+
+	d->size = get_unaligned_le32(d->hdr);
+	if (d->size < WS_HDR || d->size > d->client->msize) {
+		pr_err_ratelimited("kosa8_ws9p: a frame of %u bytes from the host; the mount is cut off\n", d->size);
+		return false;
+	}
+	if (tag == P9_NOTAG && d->quiet == WS_QUIET_ASKED && (type == WS_RQUIET || type == P9_RLERROR)) {
+		/* the answer to our Tquiet: an Rlerror is a daemon from before quiet clunks */
+		d->quiet = type == WS_RQUIET ? WS_QUIET_YES : WS_QUIET_NO;
+		return true;
+	}
+	req = p9_tag_lookup(d->client, tag);
+	if (req && (req->status != REQ_STATUS_SENT || !req->rc.sdata)) {
+		/* flushed or failed meanwhile: nobody waits for this reply */
+		p9_req_put(d->client, req);
+		req = NULL;
+	}
+	if (req && d->size > req->rc.capacity) {
+		pr_err_ratelimited("kosa8_ws9p: a reply of %u bytes for tag %u, which has room for %zu\n",
+				   d->size, tag, req->rc.capacity);
+		p9_req_put(d->client, req);
+		return false;
+	}
+	if (req)
+		memcpy(req->rc.sdata, d->hdr, WS_HDR);
+	d->rreq = req;
+	return true;
+}
+
+/* One received piece of the stream (d->lock held). */
+static void ws_take(struct ws_dev *d, const u8 *p, u32 len)
+{
+	while (len > 0 && !d->err) {
+		u32 n;
+
+		if (d->have < WS_HDR) {
+			n = min_t(u32, len, WS_HDR - d->have);
+			memcpy(d->hdr + d->have, p, n);
+			d->have += n;
+			p += n;
+			len -= n;
+			if (d->have < WS_HDR)
+				return;
+			if (!ws_header(d)) {
+				ws_fail_all(d, -EIO);
+				return;
+			}
+		} else {
+			n = min_t(u32, len, d->size - d->have);
+			if (d->rreq)
+				memcpy(d->rreq->rc.sdata + d->have, p, n);
+			d->have += n;
+			p += n;
+			len -= n;
+		}
+		if (d->have == d->size)
+			ws_finish(d);
+	}
+}
+
+static void ws_rx_done(struct virtqueue *vq)
+{
+	struct ws_dev *d = vq->vdev->priv;
+	struct scatterlist sg;
+	unsigned long flags;
+	unsigned int len;
+	void *buf;
+
+	spin_lock_irqsave(&d->lock, flags);
+	while ((buf = virtqueue_get_buf(vq, &len)) != NULL) {
+		ws_rx_bytes += len;
+		if (d->client && !d->err)
+			ws_take(d, buf, len);
+		sg_init_one(&sg, buf, PAGE_SIZE);
+		virtqueue_add_inbuf(vq, &sg, 1, buf, GFP_ATOMIC);
+	}
+	ws_reclaim_tx(d);
+	spin_unlock_irqrestore(&d->lock, flags);
+	virtqueue_kick(vq);
+}
+
+/* Enabled only while a request waits for room in the transmit queue. */
+static void ws_tx_done(struct virtqueue *vq)
+{
+	struct ws_dev *d = vq->vdev->priv;
+
+	virtqueue_disable_cb(vq);
+	WRITE_ONCE(d->tx_room, true);
+	wake_up(&d->wait);
+}
+
+/* A control message to QEMU about our port (d->lock held). */
+static void ws_control(struct ws_dev *d, u16 event, u16 value)
+{
+	struct virtio_console_control *c;
+	struct scatterlist sg;
+	unsigned int len;
+	void *used;
+
+	while ((used = virtqueue_get_buf(d->ctx, &len)) != NULL)
+		kfree(used);
+	c = kmalloc(sizeof(*c), GFP_ATOMIC);
+	if (!c)
+		return;
+	c->id = cpu_to_virtio32(d->vdev, WS_PORT);
+	c->event = cpu_to_virtio16(d->vdev, event);
+	c->value = cpu_to_virtio16(d->vdev, value);
+	sg_init_one(&sg, c, sizeof(*c));
+	if (virtqueue_add_outbuf(d->ctx, &sg, 1, c, GFP_ATOMIC)) {
+		kfree(c);
+		return;
+	}
+	virtqueue_kick(d->ctx);
+}
+
+static void ws_ctl_done(struct virtqueue *vq)
+{
+	struct ws_dev *d = vq->vdev->priv;
+	struct virtio_console_control *c;
+	struct scatterlist sg;
+	unsigned long flags;
+	unsigned int len;
+
+	spin_lock_irqsave(&d->lock, flags);
+	while ((c = virtqueue_get_buf(vq, &len)) != NULL) {
+		if (len >= sizeof(*c) && virtio32_to_cpu(d->vdev, c->id) == WS_PORT) {
+			u16 event = virtio16_to_cpu(d->vdev, c->event);
+
+			if (event == VIRTIO_CONSOLE_PORT_ADD) {
+				ws_control(d, VIRTIO_CONSOLE_PORT_READY, 1);
+				ws_control(d, VIRTIO_CONSOLE_PORT_OPEN, 1);
+				d->open = true;
+				wake_up(&d->wait);
+			} else if (event == VIRTIO_CONSOLE_PORT_REMOVE) {
+				d->open = false;
+			}
+		}
+		sg_init_one(&sg, c, WS_CTL_SIZE);
+		virtqueue_add_inbuf(vq, &sg, 1, c, GFP_ATOMIC);
+	}
+	spin_unlock_irqrestore(&d->lock, flags);
+	virtqueue_kick(vq);
+}
+
+/* ------------------------------------------------------------------ the transport */
+
+static int ws_request(struct p9_client *client, struct p9_req_t *req)
+{
+	struct ws_dev *d = client->trans;
+	bool quiet = req->tc.id == P9_TCLUNK && req->tc.size == WS_HDR + 4;
+	unsigned long flags;
+	u8 *q = NULL;
+	int err;
+
+	if (quiet) {
+		q = kmalloc(WS_HDR + 4, GFP_NOFS);
+		if (!q)
+			quiet = false;
+	}
+	WRITE_ONCE(req->status, REQ_STATUS_SENT);
+	for (;;) {
+		spin_lock_irqsave(&d->lock, flags);
+		if (d->err || d->client != client) {
+			err = d->err ? d->err : -ECONNRESET;
+			break;
+		}
+		if (quiet && d->quiet == WS_QUIET_YES && req->rc.capacity >= WS_HDR) {
+			/* a Tclunkq for the daemon (our own copy: nothing will tell us when QEMU has read it),
+			 * and the Rclunk at once: Linux forgets the fid whatever the answer */
+			memcpy(q, req->tc.sdata, WS_HDR + 4);
+			q[4] = WS_TCLUNKQ;
+			err = ws_send(d, q, WS_HDR + 4, q);
+			if (err == 0) {
+				q = NULL;
+				ws_quiet_clunks++;
+				put_unaligned_le32(WS_HDR, req->rc.sdata);
+				req->rc.sdata[4] = P9_RCLUNK;
+				put_unaligned_le16(req->tc.tag, req->rc.sdata + 5);
+				req->rc.size = WS_HDR;
+				p9_client_cb(client, req, REQ_STATUS_RCVD);
+				break;
+			}
+		} else {
+			list_add_tail(&req->req_list, &d->reqs);
+			err = ws_send(d, req->tc.sdata, req->tc.size, WS_TOKEN_REQ);
+			if (err == 0)
+				break;
+			list_del(&req->req_list);
+		}
+		if (err != -ENOSPC) {
+			err = -EIO;
+			break;
+		}
+		/* the transmit queue is full: wait for QEMU to take some */
+		d->tx_room = false;
+		if (!virtqueue_enable_cb(d->tx)) {
+			virtqueue_disable_cb(d->tx);
+			spin_unlock_irqrestore(&d->lock, flags);
+			continue;
+		}
+		spin_unlock_irqrestore(&d->lock, flags);
+		err = wait_event_killable(d->wait, READ_ONCE(d->tx_room) || READ_ONCE(d->err));
+		if (err) {
+			kfree(q);
+			return err;
+		}
+	}
+	spin_unlock_irqrestore(&d->lock, flags);
+	kfree(q);
+	return err;
+}
+
+static int ws_cancel(struct p9_client *client, struct p9_req_t *req)
+{
+	return 1;	/* it is on the queue: the client flushes it */
+}
+
+static int ws_cancelled(struct p9_client *client, struct p9_req_t *req)
+{
+	struct ws_dev *d = client->trans;
+	unsigned long flags;
+
+	spin_lock_irqsave(&d->lock, flags);
+	if (req->status != REQ_STATUS_SENT) {
+		spin_unlock_irqrestore(&d->lock, flags);
+		return 0;
+	}
+	list_del(&req->req_list);
+	WRITE_ONCE(req->status, REQ_STATUS_FLSHD);
+	spin_unlock_irqrestore(&d->lock, flags);
+	p9_req_put(client, req);
+	return 0;
+}
+
+static int ws_create(struct p9_client *client, const char *devname, char *args)
+{
+	struct ws_dev *d;
+	unsigned long flags;
+	int err = 0;
+
+	mutex_lock(&ws_mutex);
+	d = ws_the;
+	if (!d) {
+		err = -ENODEV;
+		goto out;
+	}
+	if (!wait_event_timeout(d->wait, READ_ONCE(d->open), 30 * HZ)) {
+		err = -ETIMEDOUT;
+		goto out;
+	}
+	spin_lock_irqsave(&d->lock, flags);
+	if (d->client && !d->err) {
+		spin_unlock_irqrestore(&d->lock, flags);
+		err = -EBUSY;	/* one live mount at a time */
+		goto out;
+	}
+	/* a mount cut off by "abort" may live on (a process's working directory): it keeps nothing of ours */
+	if (d->rreq)
+		p9_req_put(d->client, d->rreq);
+	d->client = client;
+	d->err = 0;
+	d->quiet = WS_QUIET_NO;
+	d->have = 0;
+	d->size = 0;
+	d->rreq = NULL;
+	INIT_LIST_HEAD(&d->reqs);
+	spin_unlock_irqrestore(&d->lock, flags);
+	client->trans = d;
+	client->status = Connected;
+out:
+	mutex_unlock(&ws_mutex);
+	return err;
+}
+
+static void ws_close(struct p9_client *client)
+{
+	struct ws_dev *d = client->trans;
+	unsigned long flags;
+	bool gone;
+
+	if (!d)
+		return;
+	mutex_lock(&ws_mutex);
+	spin_lock_irqsave(&d->lock, flags);
+	if (d->client == client) {
+		ws_fail_all(d, -ECONNRESET);
+		if (d->rreq)
+			p9_req_put(client, d->rreq);
+		d->rreq = NULL;
+		d->client = NULL;
+	}
+	gone = !d->vdev && !d->client;
+	spin_unlock_irqrestore(&d->lock, flags);
+	client->trans = NULL;
+	if (gone)
+		kfree(d);
+	mutex_unlock(&ws_mutex);
+}
+
+static struct p9_trans_module ws_trans = {
+	.name = "kosa8",
+	.maxsize = WS_MAXSIZE,
+	.pooled_rbuffers = false,
+	.def = 0,
+	.owner = THIS_MODULE,
+	.create = ws_create,
+	.close = ws_close,
+	.request = ws_request,
+	.cancel = ws_cancel,
+	.cancelled = ws_cancelled,
+};
+
+/* "abort": the daemon's server is gone; fails the mount's requests, now and later. */
+static int ws_abort_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long flags;
+
+	mutex_lock(&ws_mutex);
+	if (ws_the) {
+		spin_lock_irqsave(&ws_the->lock, flags);
+		ws_fail_all(ws_the, -ECONNRESET);
+		spin_unlock_irqrestore(&ws_the->lock, flags);
+		wake_up(&ws_the->wait);
+	}
+	mutex_unlock(&ws_mutex);
+	return 0;
+}
+
+static const struct kernel_param_ops ws_abort_ops = { .set = ws_abort_set };
+module_param_cb(abort, &ws_abort_ops, NULL, 0200);
+MODULE_PARM_DESC(abort, "write anything: fail the mount's requests (its server is gone)");
+
+/* ------------------------------------------------------------------ the device */
+
+static void ws_free_bufs(struct ws_dev *d)
+{
+	unsigned int i;
+
+	if (d->bufs)
+		for (i = 0; i < d->nbufs; i++)
+			kfree(d->bufs[i]);
+	kfree(d->bufs);
+	d->bufs = NULL;
+	for (i = 0; i < WS_CTL_BUFS; i++) {
+		kfree(d->cbufs[i]);
+		d->cbufs[i] = NULL;
+	}
+}
+
+static void ws_drain(struct ws_dev *d)
+{
+	void *token;
+
+	/* the device is reset: what it still held is ours again */
+	while ((token = virtqueue_detach_unused_buf(d->tx)) != NULL)
+		if (token != WS_TOKEN_REQ)
+			kfree(token);
+	while ((token = virtqueue_detach_unused_buf(d->ctx)) != NULL)
+		kfree(token);
+	ws_reclaim_tx(d);
+}
+
+static int ws_probe(struct virtio_device *vdev)
+{
+	vq_callback_t *cbs[] = { NULL, NULL, ws_ctl_done, NULL, ws_rx_done, ws_tx_done };
+	static const char * const names[] = { "p0-in", "p0-out", "ctl-in", "ctl-out", "ws9p-in", "ws9p-out" };
+	struct virtqueue *vqs[6];
+	struct scatterlist sg;
+	unsigned long flags;
+	struct ws_dev *d;
+	unsigned int i;
+	int err;
+
+	if (!sysfs_streq(ws_claim, dev_name(&vdev->dev)))
+		return -ENODEV;		/* not handed to us: virtio_console's */
+	if (!virtio_has_feature(vdev, VIRTIO_CONSOLE_F_MULTIPORT))
+		return -ENODEV;
+	mutex_lock(&ws_mutex);
+	if (ws_the) {
+		err = -EBUSY;
+		goto unlock;
+	}
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d) {
+		err = -ENOMEM;
+		goto unlock;
+	}
+	d->vdev = vdev;
+	spin_lock_init(&d->lock);
+	init_waitqueue_head(&d->wait);
+	INIT_LIST_HEAD(&d->reqs);
+	vdev->priv = d;
+	/* port 0's queues, then the control queues, then port 1's (virtio-console's layout) */
+	err = virtio_find_vqs(vdev, 6, vqs, cbs, names, NULL);
+	if (err)
+		goto free;
+	d->crx = vqs[2];
+	d->ctx = vqs[3];
+	d->rx = vqs[4];
+	d->tx = vqs[5];
+	virtqueue_disable_cb(d->tx);
+	d->nbufs = virtqueue_get_vring_size(d->rx);
+	d->bufs = kcalloc(d->nbufs, sizeof(void *), GFP_KERNEL);
+	err = -ENOMEM;
+	if (!d->bufs)
+		goto del;
+	for (i = 0; i < d->nbufs; i++)
+		if (!(d->bufs[i] = kmalloc(PAGE_SIZE, GFP_KERNEL)))
+			goto del;
+	for (i = 0; i < WS_CTL_BUFS; i++)
+		if (!(d->cbufs[i] = kmalloc(WS_CTL_SIZE, GFP_KERNEL)))
+			goto del;
+	virtio_device_ready(vdev);
+	for (i = 0; i < d->nbufs; i++) {
+		sg_init_one(&sg, d->bufs[i], PAGE_SIZE);
+		virtqueue_add_inbuf(d->rx, &sg, 1, d->bufs[i], GFP_KERNEL);
+	}
+	virtqueue_kick(d->rx);
+	for (i = 0; i < WS_CTL_BUFS; i++) {
+		sg_init_one(&sg, d->cbufs[i], WS_CTL_SIZE);
+		virtqueue_add_inbuf(d->crx, &sg, 1, d->cbufs[i], GFP_KERNEL);
+	}
+	virtqueue_kick(d->crx);
+	spin_lock_irqsave(&d->lock, flags);
+	ws_control(d, VIRTIO_CONSOLE_DEVICE_READY, 1);	/* QEMU answers with a PORT_ADD per port */
+	spin_unlock_irqrestore(&d->lock, flags);
+	ws_the = d;
+	mutex_unlock(&ws_mutex);
+	dev_info(&vdev->dev, "kosa8_ws9p: the workspace's 9p transport (\"kosa8\")\n");
+	return 0;
+del:
+	virtio_reset_device(vdev);
+	vdev->config->del_vqs(vdev);
+free:
+	ws_free_bufs(d);
+	kfree(d);
+unlock:
+	mutex_unlock(&ws_mutex);
+	return err;
+}
+
+static void ws_remove(struct virtio_device *vdev)
+{
+	struct ws_dev *d = vdev->priv;
+	unsigned long flags;
+	bool inuse;
+
+	mutex_lock(&ws_mutex);
+	virtio_reset_device(vdev);
+	spin_lock_irqsave(&d->lock, flags);
+	ws_fail_all(d, -ENODEV);
+	if (d->rreq)
+		p9_req_put(d->client, d->rreq);
+	d->rreq = NULL;
+	ws_drain(d);
+	d->vdev = NULL;
+	inuse = d->client != NULL;
+	spin_unlock_irqrestore(&d->lock, flags);
+	vdev->config->del_vqs(vdev);
+	ws_free_bufs(d);
+	ws_the = NULL;
+	if (!inuse)
+		kfree(d);	/* else its mount frees it when it closes */
+	mutex_unlock(&ws_mutex);
+}
+
+static unsigned int ws_features[] = { VIRTIO_CONSOLE_F_MULTIPORT };
+
+static const struct virtio_device_id ws_ids[] = {
+	{ VIRTIO_ID_CONSOLE, VIRTIO_DEV_ANY_ID },
+	{ 0 },
+};
+
+static struct virtio_driver ws_driver = {
+	.driver.name = KBUILD_MODNAME,
+	.driver.owner = THIS_MODULE,
+	.id_table = ws_ids,
+	.feature_table = ws_features,
+	.feature_table_size = ARRAY_SIZE(ws_features),
+	.probe = ws_probe,
+	.remove = ws_remove,
+};
+
+static int __init ws_init(void)
+{
+	int err = register_virtio_driver(&ws_driver);
+
+	if (err)
+		return err;
+	v9fs_register_trans(&ws_trans);
+	return 0;
+}
+
+static void __exit ws_exit(void)
+{
+	v9fs_unregister_trans(&ws_trans);
+	unregister_virtio_driver(&ws_driver);
+}
+
+module_init(ws_init);
+module_exit(ws_exit);
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("kosa8");
+MODULE_DESCRIPTION("kosa8: 9p transport over the workspace's virtio-serial port");
