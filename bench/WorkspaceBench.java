@@ -3,8 +3,9 @@
  * virtio-9p, side by side in ONE guest booted once. Two host folders hold the
  * same content; the guest mounts
  *   - /mnt/virtfs: QEMU's built-in virtio-9p (fsdev local) — the baseline: fast, but it blocks snapshots;
- *   - /workspace:  kosa8's 9P2000.L server over the workspace's virtio-serial port (kernel trans=fd on pipes →
- *                  the agent's relay → virtio-serial → QEMU chardev → host unix socket → WorkspaceServer),
+ *   - /workspace:  kosa8's 9P2000.L server over the workspace's virtio-serial port (the guest kernel's own
+ *                  transport, trans=kosa8, where the image has kosa8's module, else trans=fd on the agent's
+ *                  relay; → virtio-serial → QEMU chardev → host unix socket → WorkspaceServer),
  * with the same 9p options (version, msize, access, cache, nosuid/nodev). Each workload runs on both
  * mounts in every round, the order alternating (baseline first in odd rounds, kosa8 first in even
  * ones); it is timed inside the guest, so neither the host JVM nor the exec round trip is in a figure;
@@ -13,12 +14,13 @@
  *
  *   java --enable-native-access=ALL-UNNAMED -cp host/target/kosa8.jar bench/WorkspaceBench.java \
  *       [--rounds 3] [--size-mib 1024] [--files 10000] [--tree DIR] [--dir PARENT] [--accel auto|tcg|kvm]
- *       [--cpus 2] [--memory-mib 1024] [--msize 1048576] [--profile]
+ *       [--cpus 2] [--memory-mib 1024] [--msize 1048576] [--profile] [--workspace-transport auto|relay]
  *
  * --tree: the source tree extracted by the `tar x` row (default: the java.base sources from this JDK's
  * lib/src.zip). --dir: where the two host folders live (default: the temporary directory). --msize: asked
  * of both mounts (default kosa8's 1 MiB; Linux 6.1's virtio transport clamps it to 512000, so 512000 gives
- * both sides the same message size).
+ * both sides the same message size). --workspace-transport: as `kosa8 create`'s (relay: the agent's relay
+ * even where the image has the kernel module).
  * --profile: adds dd rows with bs=64k and, for every workload, the CPU time and read/write system calls
  * of each thread on the way, from /proc (QEMU's threads, named with debug-threads=on, and this JVM's
  * server threads on the host; every guest thread, the agent's relay among them). Its numbers are for
@@ -27,6 +29,7 @@
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.image.Image;
 import dev.kosa8.image.ImageBuilder;
+import dev.kosa8.vm.WorkspaceTransport;
 import dev.kosa8.protocol.Message;
 import dev.kosa8.vm.Accelerator;
 import dev.kosa8.vm.AcceleratorProbe;
@@ -66,7 +69,7 @@ public class WorkspaceBench {
     static final String KOSA = "/workspace";
 
     record Options(int rounds, int sizeMib, int files, Path tree, Path dir, String accel, int cpus, int memoryMib,
-                   int msize, boolean profile) {
+                   int msize, boolean profile, WorkspaceTransport transport) {
         /** 9p options of both mounts: kosa8's agent mounts with exactly these (WorkspaceMount), plus nosuid,nodev. */
         String mountOptions() {
             return "version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
@@ -150,6 +153,7 @@ public class WorkspaceBench {
         int cpus = 2;
         int mem = 1024;
         boolean profile = false;
+        WorkspaceTransport transport = WorkspaceTransport.AUTO;
         int msize = WorkspaceServer.MSIZE;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -164,6 +168,7 @@ public class WorkspaceBench {
                 case "--memory-mib" -> mem = Integer.parseInt(args[++i]);
                 case "--msize" -> msize = Integer.parseInt(args[++i]);
                 case "--profile" -> profile = true;
+                case "--workspace-transport" -> transport = WorkspaceTransport.parse(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + a
                         + " (see the comment at the top of bench/WorkspaceBench.java)");
             }
@@ -174,7 +179,7 @@ public class WorkspaceBench {
         if (msize < 8192 || msize > WorkspaceServer.MSIZE) {
             throw new IllegalArgumentException("--msize must be between 8192 and " + WorkspaceServer.MSIZE);
         }
-        return new Options(rounds, size, files, tree, dir, accel, cpus, mem, msize, profile);
+        return new Options(rounds, size, files, tree, dir, accel, cpus, mem, msize, profile, transport);
     }
 
     // ---------------------------------------------------------------- the run
@@ -226,7 +231,7 @@ public class WorkspaceBench {
                 spec.workspaceWrites(),
                 Duration.ofSeconds(10),
                 m -> System.err.println("workspace server: " + m));
-        GuestCommand.mountWorkspace(vm.agent(), "", o.msize(), false, Duration.ofSeconds(60));
+        GuestCommand.mountWorkspace(vm.agent(), "", o.msize(), false, o.transport(), Duration.ofSeconds(60));
         guest("mkdir -p " + BASE + " && mount -t 9p -o trans=virtio," + o.mountOptions() + ",nosuid,nodev bench9p " + BASE,
                 Duration.ofSeconds(60), l -> { });
 
@@ -702,7 +707,8 @@ public class WorkspaceBench {
                 + "each round.%n", o.rounds());
         System.out.println();
         System.out.println("- mount options, both: `" + o.mountOptions() + ",nosuid,nodev` (baseline `trans=virtio`, "
-                + "kosa8 `trans=fd` on the agent's pipes); as the guest reports them (a kernel clamps msize to what "
+                + "kosa8 `trans=kosa8`, the kernel module, or `trans=fd` on the agent's relay, as the mount below "
+                + "says); as the guest reports them (a kernel clamps msize to what "
                 + "its transport takes: 6.1's virtio takes 512000):");
         facts.lines().filter(l -> l.contains(" 9p ")).forEach(l -> System.out.println("  - `" + l + "`"));
         facts.lines().filter(l -> !l.contains(" 9p ")).forEach(l -> System.out.println("- guest: " + l.replaceAll("\\s+", " ")));

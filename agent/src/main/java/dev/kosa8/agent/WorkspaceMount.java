@@ -8,8 +8,10 @@ import java.util.List;
 
 /**
  * Mounts the workspace when the host asks ({@link Message.MountWorkspace}):
- * starts the {@link WorkspaceRelay}, mounts the kernel's 9p client on its pipes at
- * {@code /workspace}, and binds that at the folder's host path too. Runs on
+ * mounts the kernel's 9p client at {@code /workspace}, over the port itself
+ * when the image's kernel module takes it ({@link KernelTransport}), else on
+ * the pipes of a {@link WorkspaceRelay}, and binds that at the folder's host
+ * path too. Runs on
  * its own thread: the mount waits for the host's 9p server to answer. Asked
  * again {@code afresh} (the host's server was replaced without its state,
  * see {@link WorkspaceRelay}), it takes the old mount away and mounts anew.
@@ -27,6 +29,8 @@ final class WorkspaceMount {
     private static boolean mounted;
     /** Where {@link #MOUNT_POINT} is bound too, the folder's host path; null for nowhere. */
     private static Path bound;
+    /** The port handed to the kernel at the first mount, for the agent's lifetime; null if relayed. */
+    private static KernelTransport kernel;
     /** Opened at the first mount, for the agent's lifetime: a virtio-serial port opens once. */
     private static WorkspaceRelay relay;
 
@@ -41,7 +45,7 @@ final class WorkspaceMount {
     static Channel start(Message.MountWorkspace m, Outbox outbox) {
         Thread t = new Thread(() -> {
             try {
-                Path where = mount(m.guestPath(), m.msize(), m.afresh());
+                Path where = mount(m.guestPath(), m.msize(), m.afresh(), m.relay());
                 Log.info("workspace mounted at " + where);
                 outbox.send(new Message.Exited(m.channel(), 0, 0));
             } catch (IOException | RuntimeException e) {
@@ -57,27 +61,45 @@ final class WorkspaceMount {
         return null;
     }
 
-    private static synchronized Path mount(String guestPath, int msize, boolean afresh)
+    /** {@code relay}: the host asks for the relay even where the kernel transport is (decided at the first mount). */
+    private static synchronized Path mount(String guestPath, int msize, boolean afresh, boolean relayAsked)
             throws IOException, InterruptedException {
         if (mounted && !afresh) {
             return defaultDirectory;
         }
-        if (relay == null) {
-            relay = WorkspaceRelay.open(msize);
+        if (relay == null && kernel == null && !relayAsked) {
+            kernel = KernelTransport.claim(WorkspaceRelay.PORT_NAME).orElse(null);
         }
         if (mounted) {
             unmountStale();
         }
         Files.createDirectories(MOUNT_POINT);
-        String options = relay.connect() + ",version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
-        try {
-            Posix.mount(WorkspaceRelay.SOURCE, MOUNT_POINT.toString(), "9p", Posix.MS_NOSUID | Posix.MS_NODEV,
-                    options);
-        } catch (RuntimeException e) {
-            relay.detach();
-            throw e;
+        String common = ",version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
+        if (kernel != null) {
+            try {
+                Posix.mount(KernelTransport.SOURCE, MOUNT_POINT.toString(), "9p", Posix.MS_NOSUID | Posix.MS_NODEV,
+                        KernelTransport.OPTIONS + common);
+            } catch (RuntimeException e) {
+                Log.info("the workspace's kernel transport did not mount (" + e.getMessage()
+                        + "); relaying instead");
+                kernel.release();
+                kernel = null;
+            }
         }
-        relay.mounted();
+        if (kernel == null) {
+            if (relay == null) {
+                relay = WorkspaceRelay.open(msize);
+            }
+            String options = relay.connect() + common;
+            try {
+                Posix.mount(WorkspaceRelay.SOURCE, MOUNT_POINT.toString(), "9p", Posix.MS_NOSUID | Posix.MS_NODEV,
+                        options);
+            } catch (RuntimeException e) {
+                relay.detach();
+                throw e;
+            }
+            relay.mounted();
+        }
         Path where = MOUNT_POINT;
         if (!guestPath.isEmpty() && bindable(guestPath)) {
             Path target = Path.of(guestPath);
@@ -98,7 +120,11 @@ final class WorkspaceMount {
      * directory, and gets errors from it; new ones get the new mount).
      */
     private static void unmountStale() {
-        relay.detach();
+        if (kernel != null) {
+            kernel.abort();
+        } else {
+            relay.detach();
+        }
         if (bound != null) {
             Posix.umount(bound.toString(), Posix.MNT_DETACH);
             bound = null;

@@ -20,6 +20,12 @@ final class SandboxOptions {
                     + " the host; commands start in it. Default: the current directory. 'none' for no folder."})
     String workspace;
 
+    @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = "auto",
+            description = {"How the guest kernel reaches the folder: auto (default), through kosa8's own 9p transport "
+                    + "in the guest kernel where the image has it, else through the agent's relay; relay, always "
+                    + "the relay (slower on small files; for diagnosis)."})
+    String workspaceTransport;
+
     @Option(names = "--allow", paramLabel = "HOST",
             description = {"Let the sandbox reach HOST (repeatable). HOST is a name (pypi.org), *.domain, name:port,",
                     "'METHODS name/path-prefix' ('GET,HEAD api.example.com/v1/'), or a preset: @pypi, @npm,",
@@ -41,7 +47,8 @@ final class SandboxOptions {
     String query() {
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();
         StringBuilder q = new StringBuilder("cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a
-                + "&workspace=" + enc(workspaceFolder()) + "&net=" + enc(dev.kosa8.egress.NetMode.parse(net).label()));
+                + "&workspace=" + enc(workspaceFolder()) + "&net=" + enc(dev.kosa8.egress.NetMode.parse(net).label())
+                + "&workspaceTransport=" + dev.kosa8.vm.WorkspaceTransport.parse(workspaceTransport).label());
         for (String name : secrets) {
             q.append("&secret=").append(enc(name));
         }

@@ -248,7 +248,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             return new SandboxManager.CreateRequest(ephemeral, Integer.parseInt(param(q, "cpus", "2")),
                     Integer.parseInt(param(q, "memoryMiB", "1024")), param(q, "accelerator", "auto"),
                     param(q, "workspace", ""), dev.kosa8.egress.NetMode.parse(param(q, "net", "closed")),
-                    q.parameters().getOrDefault("allow", List.of()), q.parameters().getOrDefault("secret", List.of()));
+                    q.parameters().getOrDefault("allow", List.of()), q.parameters().getOrDefault("secret", List.of()),
+                    dev.kosa8.vm.WorkspaceTransport.parse(param(q, "workspaceTransport", "")));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }

@@ -39,8 +39,10 @@ import java.util.function.Supplier;
 public final class SandboxManager {
     /** What a new sandbox should be. */
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
-                                NetMode net, List<String> allow, List<String> secrets) {
+                                NetMode net, List<String> allow, List<String> secrets,
+                                dev.kosa8.vm.WorkspaceTransport workspaceTransport) {
         public CreateRequest {
+            workspaceTransport = workspaceTransport == null ? dev.kosa8.vm.WorkspaceTransport.AUTO : workspaceTransport;
             net = net == null ? NetMode.CLOSED : net;
             allow = allow == null ? List.of() : List.copyOf(allow);
             secrets = secrets == null ? List.of() : List.copyOf(secrets);
@@ -150,7 +152,8 @@ public final class SandboxManager {
                 .allowing(secrets.allowRules(granted));
         SandboxRecord r = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
                 req.accelerator(), "", SandboxState.STARTING, 0, null, "",
-                WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))), network, granted);
+                WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))), network, granted,
+                req.workspaceTransport());
         validate(r);
         Sandbox s = new Sandbox(r);
         sandboxes.put(id, s);
@@ -383,7 +386,8 @@ public final class SandboxManager {
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m));
             s.workspace(server);
             String guestPath = folder.toString();
-            GuestCommand.mountWorkspace(vm.agent(), guestPath, WorkspaceServer.MSIZE, false, Duration.ofSeconds(60));
+            GuestCommand.mountWorkspace(vm.agent(), guestPath, WorkspaceServer.MSIZE, false,
+                    s.record().workspaceTransport(), Duration.ofSeconds(60));
         } catch (RuntimeException e) {
             if (server != null) {
                 server.close();
@@ -414,7 +418,7 @@ public final class SandboxManager {
                     Duration.ofSeconds(5),
                     m -> log.accept("sandbox " + s.id() + " workspace: " + m)));
             GuestCommand.mountWorkspace(vm.agent(), folder.toString(), WorkspaceServer.MSIZE, true,
-                    Duration.ofSeconds(30));
+                    s.record().workspaceTransport(), Duration.ofSeconds(30));
             s.workspaceLost(false);
             log.accept("sandbox " + s.id() + ": workspace mounted afresh; what waited on the old mount got EIO");
         } catch (RuntimeException e) { // KosaException or AgentException: the old mount stays, as said above
@@ -984,7 +988,8 @@ public final class SandboxManager {
             List<dev.kosa8.secrets.GrantedSecret> granted = secrets.grant(List.of(),
                     p.secrets().stream().map(dev.kosa8.secrets.GrantedSecret::name).toList());
             SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
-                    p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted);
+                    p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
+                    p.workspaceTransport());
             s = new Sandbox(r);
             sandboxes.put(id, s);
             store.save(r);

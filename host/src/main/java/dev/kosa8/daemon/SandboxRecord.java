@@ -17,7 +17,8 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
                             String accelerator, String imageId, SandboxState state, long qemuPid,
                             Instant qemuStarted, String failure, String workspace,
                             dev.kosa8.egress.SandboxNetwork network,
-                            java.util.List<dev.kosa8.secrets.GrantedSecret> secrets) {
+                            java.util.List<dev.kosa8.secrets.GrantedSecret> secrets,
+                            dev.kosa8.vm.WorkspaceTransport workspaceTransport) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -27,35 +28,36 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         workspace = workspace == null ? "" : workspace;
         network = network == null ? dev.kosa8.egress.SandboxNetwork.NONE : network;
         secrets = secrets == null ? java.util.List.of() : java.util.List.copyOf(secrets);
+        workspaceTransport = workspaceTransport == null ? dev.kosa8.vm.WorkspaceTransport.AUTO : workspaceTransport;
     }
 
     public SandboxRecord withSecrets(java.util.List<dev.kosa8.secrets.GrantedSecret> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, network, next);
+                qemuStarted, failure, workspace, network, next, workspaceTransport);
     }
 
     public SandboxRecord withNetwork(dev.kosa8.egress.SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, n, secrets);
+                qemuStarted, failure, workspace, n, secrets, workspaceTransport);
     }
 
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
-                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets);
+                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace, network, secrets);
+                0, null, why, workspace, network, secrets, workspaceTransport);
     }
 
     public SandboxRecord withQemu(long pid, Instant started, String accel, String image) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure,
-                workspace, network, secrets);
+                workspace, network, secrets, workspaceTransport);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace, network, secrets);
+                0, null, "", workspace, network, secrets, workspaceTransport);
     }
 }

@@ -32,7 +32,14 @@ public final class GuestCommand {
      */
     public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, boolean afresh,
             Duration timeout) {
-        request(agent, channel -> new Message.MountWorkspace(channel, guestPath, msize, afresh), timeout,
+        mountWorkspace(agent, guestPath, msize, afresh, WorkspaceTransport.AUTO, timeout);
+    }
+
+    /** As above, through {@code transport} ({@link WorkspaceTransport}). */
+    public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, boolean afresh,
+            WorkspaceTransport transport, Duration timeout) {
+        request(agent, channel -> new Message.MountWorkspace(channel, guestPath, msize, afresh,
+                transport == WorkspaceTransport.RELAY), timeout,
                 "the workspace was not mounted");
     }
 

@@ -20,7 +20,7 @@ class SandboxStoreTest {
                 new dev.kosa8.egress.SandboxNetwork(dev.kosa8.egress.NetMode.CLOSED, java.util.List.of("pypi.org",
                         "GET api.example.com/v1/")),
                 java.util.List.of(new dev.kosa8.secrets.GrantedSecret("OPENAI_API_KEY", "OPENAI_API_KEY",
-                        "sk-proj-5qHbW2xV9kLmN3pR7tY1zA4c")));
+                        "sk-proj-5qHbW2xV9kLmN3pR7tY1zA4c")), dev.kosa8.vm.WorkspaceTransport.RELAY);
     }
 
     @Test

@@ -29,6 +29,13 @@ public final class SharedSandbox implements BeforeAllCallback, AfterAllCallback,
         }
     }
 
+    /** More arguments of {@code kosa8 create} for the class's sandbox. */
+    @java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+    @java.lang.annotation.Target(java.lang.annotation.ElementType.TYPE)
+    public @interface CreateArgs {
+        String[] value();
+    }
+
     private static final ExtensionContext.Namespace NS = ExtensionContext.Namespace.create(SharedSandbox.class);
 
     @Override
@@ -44,7 +51,13 @@ public final class SharedSandbox implements BeforeAllCallback, AfterAllCallback,
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
-        Kosa.Result r = Kosa.ok(Duration.ofMinutes(15), "create", "--workspace", folder.toString());
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("create", "--workspace",
+                folder.toString()));
+        CreateArgs extra = ctx.getRequiredTestClass().getAnnotation(CreateArgs.class);
+        if (extra != null) {
+            args.addAll(java.util.List.of(extra.value()));
+        }
+        Kosa.Result r = Kosa.ok(Duration.ofMinutes(15), args.toArray(String[]::new));
         String id = r.stdout().strip();
         ctx.getStore(NS).put("sandbox", new Booted(id, folder));
     }

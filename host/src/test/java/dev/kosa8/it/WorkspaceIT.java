@@ -160,56 +160,30 @@ class WorkspaceIT {
         Files.delete(fromHost);
     }
 
-    @Test
-    void aLargeWritesDataGoesThroughTheWriteWindowAndASmallOnesThroughThePort(SharedSandbox.Booted box)
-            throws Exception {
-        // the write window's disk, found by its serial as the relay finds it; field 7 of its stat counts the
-        // sectors written to it
-        String sectors = "w=$(grep -lx kosa8-ws9p-writes /sys/block/*/serial); w=${w%/serial};"
-                + " awk '{ print $7 }' $w/stat";
-        Kosa.Result r = sh(box, "writes", "head -c 16777216 /dev/urandom > /tmp/w16 && s0=$(" + sectors + ")"
-                + " && dd if=/tmp/w16 of=big bs=1M conv=fsync status=none && s1=$(" + sectors + ")"
-                + " && printf 'small' > small && s2=$(" + sectors + ")"
-                + " && echo $((s1 - s0)) $((s2 - s1)) $(sha256sum < /tmp/w16 | cut -d' ' -f1)");
-        String[] fields = r.stdout().strip().split(" ");
-        assertThat(fields).as(r.toString()).hasSize(3);
-        // each 1 MiB block is a Twrite of msize less its header (rounded up to whole sectors) and one of the rest
-        assertThat(Long.parseLong(fields[0])).as("sectors written to the window by a 16 MiB write")
-                .isBetween(16L * 2048 - 16, 16L * 2048);
-        assertThat(Long.parseLong(fields[1])).as("by a 5-byte write").isZero();
-        Path dir = box.workspace().resolve("writes");
-        assertThat(sha256(dir.resolve("big"))).isEqualTo(fields[2]);
-        assertThat(dir.resolve("small")).content().isEqualTo("small");
-    }
-
     /**
-     * Quiet clunks: the relay answers the kernel's Tclunks itself, so no Rclunk crosses the port (the
-     * port's counter of bytes the guest received shows it, exactly), and the server still forgets each
-     * fid: 4,500 opens and closes of one file stay within the server's 4,096 open files of a sandbox.
+     * The guest kernel speaks 9p straight to the workspace's port through kosa8's module (trans=kosa8),
+     * answers the Tclunks itself (the module's counter of bytes received shows exactly the replies of a
+     * stat but its Rclunk), and the server still forgets each fid: 4,500 opens and closes of one file stay
+     * within the server's 4,096 open files of a sandbox.
      */
     @Test
-    void clunksAreAnsweredInTheGuestAndTheServerStillForgetsTheirFids(SharedSandbox.Booted box) throws Exception {
-        Kosa.Result r = sh(box, "clunks", String.join("\n",
-                "mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug",
-                "port=$(grep -l '^name: dev.kosa8.ws9p$' /sys/kernel/debug/virtio-ports/*)",
-                "python3 - \"$port\" <<'EOF'",
-                "import os, sys",
-                "def received():",
-                "    for line in open(sys.argv[1]):",
-                "        if line.startswith('bytes_received'):",
-                "            return int(line.split()[1])",
+    void theKernelsOwnTransportCarriesTheFolderAndAnswersClunksInTheGuest(SharedSandbox.Booted box) throws Exception {
+        Kosa.Result r = sh(box, "kernel", String.join("\n",
+                "awk '$2 == \"/workspace\" { print $3, $4 }' /proc/mounts | grep -o '^9p .*trans=kosa8' | cut -d' ' -f1",
+                "python3 - <<'EOF'",
+                "import os",
+                "def param(name): return int(open('/sys/module/kosa8_ws9p/parameters/' + name).read())",
                 "open('s', 'w').close()",
                 "for i in range(20): os.stat('s')",
-                "before = received()",
+                "before, clunks = param('rx_bytes'), param('quiet_clunks')",
                 "for i in range(100): os.stat('s')",
-                "print((received() - before) / 100)",
+                "print((param('rx_bytes') - before) / 100, param('quiet_clunks') - clunks)",
                 "for i in range(4500): os.close(os.open('s', os.O_RDONLY))",
                 "print('opened and closed')",
                 "EOF"));
-        assertThat(r.exitCode()).as(r.toString()).isZero();
-        // a stat is a Twalk, two Tgetattrs and a Tclunk: answered by an Rwalk of one qid (22 bytes) and two
-        // Rgetattrs (160 each) from the host; the Rclunk (7) the relay puts in itself
-        assertThat(r.stdout()).as(r.toString()).isEqualTo("342.0\nopened and closed\n");
+        // a stat is a Twalk, two Tgetattrs and a Tclunk: an Rwalk of one qid (22 bytes) and two Rgetattrs (160
+        // each) come from the host; the Rclunk (7) the module puts in itself
+        assertThat(r.stdout()).as(r.toString()).isEqualTo("9p\n342.0 100\nopened and closed\n");
     }
 
     @Test
@@ -226,25 +200,6 @@ class WorkspaceIT {
         Files.createDirectory(box.workspace().resolve("made-on-host"));
         assertThat(box.exec("sh", "-c", "test -d made-on-host && echo dir").stdout()).isEqualTo("dir\n");
         assertThat(Files.exists(box.workspace().resolve("made-on-host"), LinkOption.NOFOLLOW_LINKS)).isTrue();
-    }
-
-    @Test
-    void theRelaysThreadsRunOnTheCpuThatTakesThePortsInterrupts(SharedSandbox.Booted box) {
-        // the port's virtio device, its interrupt line and that line's CPU, as the guest's kernel reports them;
-        // then every relay thread's allowed CPUs
-        Kosa.Result r = box.exec("sh", "-euc", String.join("\n",
-                "port=$(grep -lx dev.kosa8.ws9p /sys/class/virtio-ports/*/name)",
-                "dev=$(basename \"$(readlink -f \"$(dirname \"$port\")/device\")\")",
-                "irq=$(awk -v d=\"$dev\" '$NF == d { sub(\":\", \"\", $1); print $1 }' /proc/interrupts)",
-                "echo \"irq cpu $(cat /proc/irq/$irq/effective_affinity_list)\"",
-                "for t in $(grep -lx 'ws9p-.*' /proc/[0-9]*/task/*/comm); do",
-                "  echo \"$(cat $t) $(awk '/^Cpus_allowed_list/ { print $2 }' \"$(dirname $t)/status\")\"",
-                "done | sort"));
-        assertThat(r.exitCode()).as(r.toString()).isZero();
-        String[] lines = r.stdout().split("\n");
-        assertThat(lines[0]).as(r.stdout()).matches("irq cpu [0-9]+");
-        String cpu = lines[0].substring("irq cpu ".length());
-        assertThat(lines).as(r.stdout()).containsExactly(lines[0], "ws9p-down " + cpu, "ws9p-up " + cpu);
     }
 
     private static String sha256(Path p) throws Exception {

@@ -61,7 +61,8 @@ public final class Codec {
             case Message.PutFile p -> w.u8(PUT_FILE).i32(p.channel()).text(p.path()).i32(p.mode());
             case Message.GetFile g -> w.u8(GET_FILE).i32(g.channel()).text(g.path());
             case Message.FileInfo f -> w.u8(FILE_INFO).i32(f.channel()).i64(f.size()).i32(f.mode());
-            case Message.MountWorkspace mw -> w.u8(MOUNT_WORKSPACE).i32(mw.channel()).text(mw.guestPath()).i32(mw.msize()).u8(mw.afresh() ? 1 : 0);
+            case Message.MountWorkspace mw -> w.u8(MOUNT_WORKSPACE).i32(mw.channel()).text(mw.guestPath()).i32(mw.msize())
+                    .u8((mw.afresh() ? 1 : 0) | (mw.relay() ? 2 : 0));
             case Message.Freeze f -> w.u8(FREEZE).i32(f.channel()).i32(f.timeoutMillis());
             case Message.Thaw t -> w.u8(THAW).i32(t.channel()).i64(t.epochMillis()).bytes(t.seed());
         }
@@ -101,8 +102,7 @@ public final class Codec {
                 case PUT_FILE -> new Message.PutFile(r.i32(), r.text(Limits.MAX_SHORT_TEXT), r.i32());
                 case GET_FILE -> new Message.GetFile(r.i32(), r.text(Limits.MAX_SHORT_TEXT));
                 case FILE_INFO -> new Message.FileInfo(r.i32(), r.i64(), r.i32());
-                case MOUNT_WORKSPACE -> new Message.MountWorkspace(r.i32(), r.text(Limits.MAX_SHORT_TEXT), r.i32(),
-                        r.flag());
+                case MOUNT_WORKSPACE -> mountWorkspace(r);
                 case FREEZE -> new Message.Freeze(r.i32(), r.i32());
                 case THAW -> new Message.Thaw(r.i32(), r.i64(), r.bytes(512));
                 default -> throw new ProtocolException("unknown message type");
@@ -136,6 +136,18 @@ public final class Codec {
         String user = r.text(Limits.MAX_SHORT_TEXT);
         boolean tty = r.flag();
         return new Message.Exec(channel, new Message.ExecSpec(argv, env, cwd, user, tty, r.i32(), r.i32()));
+    }
+
+    /** Its last byte holds flags: 1 afresh, 2 relay (a daemon from before knew only 0 and 1). */
+    private static Message.MountWorkspace mountWorkspace(Reader r) {
+        int channel = r.i32();
+        String path = r.text(Limits.MAX_SHORT_TEXT);
+        int msize = r.i32();
+        int flags = r.u8();
+        if ((flags & ~3) != 0) {
+            throw new ProtocolException("unknown mount flags " + flags);
+        }
+        return new Message.MountWorkspace(channel, path, msize, (flags & 1) != 0, (flags & 2) != 0);
     }
 
     private static final class Reader {

@@ -159,7 +159,9 @@ public sealed interface Message {
      *               state (the daemon restarted), so what it waits on is failed and the folder mounted anew;
      *               otherwise a mount already there is kept and the request answered at once
      */
-    record MountWorkspace(int channel, String guestPath, int msize, boolean afresh) implements Message {
+    record MountWorkspace(int channel, String guestPath, int msize, boolean afresh, boolean relay)
+            implements Message {
+        /** {@code relay}: through the agent's relay even where the guest kernel has kosa8's own 9p transport. */
         public MountWorkspace {
             Limits.checkChannel(channel);
             if (!guestPath.isEmpty()) {

@@ -37,8 +37,10 @@ class CodecTest {
                 new Message.PutFile(4, "/workspace/a b", 0644),
                 new Message.GetFile(5, "/etc/hostname"),
                 new Message.FileInfo(5, 1L << 40, 0755),
-                new Message.MountWorkspace(6, "/home/ann/project x", 1 << 20, false),
-                new Message.MountWorkspace(6, "", 512 << 10, true),
+                new Message.MountWorkspace(6, "/home/ann/project x", 1 << 20, false, false),
+                new Message.MountWorkspace(6, "", 512 << 10, true, false),
+                new Message.MountWorkspace(6, "/p", 1 << 20, false, true),
+                new Message.MountWorkspace(6, "/p", 1 << 20, true, true),
                 new Message.Freeze(7, 30_000),
                 new Message.Thaw(8, 1_796_000_000_000L, new byte[] {1, 2, 3, (byte) 0xff}),
                 new Message.Thaw(9, 0, new byte[0]));
