@@ -186,6 +186,62 @@ class WorkspaceIT {
         assertThat(r.stdout()).as(r.toString()).isEqualTo("9p\n342.0 100\nopened and closed\n");
     }
 
+    /**
+     * More writes at once than the port's transmit queue holds (1,024 entries: virtio-mmio offers QEMU's
+     * largest ring), with the daemon stopped (SIGSTOP) while they are sent: QEMU keeps what its socket
+     * does not take, the queue fills and the writers wait for room (the module's tx_waits counts them).
+     * Once the daemon runs again every file must land intact.
+     */
+    @Test
+    void moreConcurrentWritesThanThePortsQueueHoldsAllLandIntact(SharedSandbox.Booted box) throws Exception {
+        String script = String.join("\n",
+                "import os, threading, hashlib, time",
+                "data = os.urandom(8192)",
+                "fds = [os.open('f%d' % i, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) for i in range(1200)]",
+                "def waits(): return int(open('/sys/module/kosa8_ws9p/parameters/tx_waits').read())",
+                "w0 = waits()",
+                "open('ready', 'w').close()",
+                "time.sleep(3)",
+                "def write(fd):",
+                "    v = memoryview(data)",
+                "    while v:",
+                "        v = v[os.write(fd, v[:4096]):]",
+                "    os.close(fd)",
+                "ts = [threading.Thread(target=write, args=(fd,)) for fd in fds]",
+                "for t in ts: t.start()",
+                "for t in ts: t.join()",
+                "print(waits() - w0)",
+                "print(hashlib.sha256(data).hexdigest())");
+        String status = Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout();
+        String daemon = status.replaceAll("(?s).* pid (\\d+) .*", "$1").strip();
+        assertThat(daemon).as(status).matches("[0-9]+");
+        Files.createDirectories(box.workspace().resolve("crowd"));
+        Files.writeString(box.workspace().resolve("crowd/crowd.py"), script + "\n");
+        sh(box, "crowd", "setsid sh -c 'python3 crowd.py > /tmp/crowd.out 2>&1; touch /tmp/crowd.done'"
+                + " < /dev/null > /dev/null 2>&1 &");
+        Path ready = box.workspace().resolve("crowd/ready");
+        Instant deadline = Instant.now().plus(Duration.ofMinutes(2));
+        while (!Files.exists(ready)) {
+            assertThat(Instant.now()).as("the writers opened their files").isBefore(deadline);
+            Thread.sleep(100);
+        }
+        new ProcessBuilder("kill", "-STOP", daemon).inheritIO().start().waitFor();
+        try {
+            Thread.sleep(12_000);
+        } finally {
+            new ProcessBuilder("kill", "-CONT", daemon).inheritIO().start().waitFor();
+        }
+        Kosa.Result r = sh(box, "crowd", "for i in $(seq 1 1200); do [ -e /tmp/crowd.done ] && break; sleep 0.1;"
+                + " done; cat /tmp/crowd.out");
+        String[] lines = r.stdout().strip().split("\n");
+        assertThat(lines).as(r.toString()).hasSize(2);
+        assertThat(Long.parseLong(lines[0])).as("writers that waited for room in the queue").isPositive();
+        Path dir = box.workspace().resolve("crowd");
+        for (int i = 0; i < 1200; i++) {
+            assertThat(sha256(dir.resolve("f" + i))).as("f" + i).isEqualTo(lines[1]);
+        }
+    }
+
     @Test
     void editsOnEitherSideAreSeenOnTheOtherAtOnce(SharedSandbox.Booted box) throws Exception {
         Path f = box.workspace().resolve("live.txt");

@@ -22,6 +22,10 @@
  * the device's name to the "claim" parameter, unbinds it from virtio_console and binds it here. This
  * driver never takes a device it was not handed, whatever the load order.
  *
+ * Everything on the transmit queue is held by a token of ours until QEMU gives it back: a request
+ * with a reference of its own (a request failed by "abort" while QEMU still holds it, its host hung,
+ * must not be freed under QEMU), our own messages in the token itself.
+ *
  * State lives in guest RAM and QEMU's migrated virtio state, so a checkpoint or rewind needs nothing
  * from this module: the daemon's server is idle at the instant, so no message is half-way. A daemon
  * that dies loses its server: the agent then writes "abort", which fails every request waiting and
@@ -38,6 +42,7 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
+#include <linux/delay.h>
 #include <asm/unaligned.h>
 #include <net/9p/9p.h>
 #include <net/9p/client.h>
@@ -61,6 +66,8 @@ struct ws_dev {
 	wait_queue_head_t wait;		/* the port opened; the transmit queue has room */
 	bool open;			/* QEMU added the port and we opened it */
 	bool tx_room;
+	struct list_head txs;		/* tokens QEMU has not given back */
+	unsigned int nclients;		/* mounts whose client->trans is this, a cut-off one included */
 	struct p9_client *client;	/* the mount it serves, or NULL */
 	struct list_head reqs;		/* sent, not yet answered */
 	int err;			/* the mount's connection is broken: every request fails with it */
@@ -82,40 +89,67 @@ static char ws_claim[32];
 module_param_string(claim, ws_claim, sizeof(ws_claim), 0600);
 MODULE_PARM_DESC(claim, "the virtio device (e.g. virtio3) this driver may take; written by the agent");
 
-static unsigned long ws_rx_bytes, ws_tx_bytes, ws_quiet_clunks;
+static unsigned long ws_rx_bytes, ws_tx_bytes, ws_quiet_clunks, ws_tx_waits;
 module_param_named(rx_bytes, ws_rx_bytes, ulong, 0444);
 MODULE_PARM_DESC(rx_bytes, "bytes received from the host");
 module_param_named(tx_bytes, ws_tx_bytes, ulong, 0444);
 MODULE_PARM_DESC(tx_bytes, "bytes sent to the host");
 module_param_named(quiet_clunks, ws_quiet_clunks, ulong, 0444);
 MODULE_PARM_DESC(quiet_clunks, "Tclunks answered in the guest");
+module_param_named(tx_waits, ws_tx_waits, ulong, 0444);
+MODULE_PARM_DESC(tx_waits, "times a request waited for room in the transmit queue");
 
-/* A token for the transmit queue: requests' own buffers are never referenced through it (a reply
- * proves QEMU has read the request: the daemon cannot answer what it has not received). */
-#define WS_TOKEN_REQ ((void *)1)
+/* What is on the transmit queue: a request (with a reference, put with its own client) or, with
+ * req NULL, our own message in msg. */
+struct ws_tx {
+	struct list_head node;
+	struct p9_client *client;
+	struct p9_req_t *req;
+	u8 msg[WS_HDR + 4];
+};
 
-/* Takes back what QEMU has sent; our own small messages are freed (d->lock held). */
-static void ws_reclaim_tx(struct ws_dev *d)
+static void ws_tx_free(struct ws_tx *t)
 {
-	unsigned int len;
-	void *token;
-
-	while ((token = virtqueue_get_buf(d->tx, &len)) != NULL)
-		if (token != WS_TOKEN_REQ)
-			kfree(token);
+	list_del(&t->node);
+	if (t->req)
+		p9_req_put(t->client, t->req);
+	kfree(t);
 }
 
-/* Queues a buffer on the transmit queue and kicks it (d->lock held). */
-static int ws_send(struct ws_dev *d, void *buf, u32 size, void *token)
+/* Takes back what QEMU has sent, and wakes a sender waiting for room (d->lock held). */
+static void ws_reclaim_tx(struct ws_dev *d)
+{
+	struct ws_tx *t;
+	unsigned int len;
+	bool any = false;
+
+	while ((t = virtqueue_get_buf(d->tx, &len)) != NULL) {
+		ws_tx_free(t);
+		any = true;
+	}
+	if (any) {
+		d->tx_room = true;
+		wake_up(&d->wait);
+	}
+}
+
+/* Queues t's request, or its own message of size bytes, and kicks the queue (d->lock held). */
+static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 {
 	struct scatterlist sg;
 	int err;
 
 	ws_reclaim_tx(d);
-	sg_init_one(&sg, buf, size);
-	err = virtqueue_add_outbuf(d->tx, &sg, 1, token, GFP_ATOMIC);
+	if (t->req)
+		sg_init_one(&sg, t->req->tc.sdata, t->req->tc.size);
+	else
+		sg_init_one(&sg, t->msg, size);
+	err = virtqueue_add_outbuf(d->tx, &sg, 1, t, GFP_ATOMIC);
 	if (err == 0) {
-		ws_tx_bytes += size;
+		if (t->req)
+			p9_req_get(t->req);
+		list_add_tail(&t->node, &d->txs);
+		ws_tx_bytes += t->req ? t->req->tc.size : size;
 		virtqueue_kick(d->tx);
 	}
 	return err;
@@ -128,6 +162,7 @@ static void ws_fail_all(struct ws_dev *d, int err)
 
 	if (!d->err)
 		d->err = err;
+	wake_up(&d->wait);
 	if (!d->client)
 		return;
 	d->client->status = Disconnected;
@@ -142,15 +177,15 @@ static void ws_fail_all(struct ws_dev *d, int err)
 /* Our Tquiet, sent once the mount's Rversion is in (d->lock held). */
 static void ws_ask_quiet(struct ws_dev *d)
 {
-	u8 *q = kmalloc(WS_HDR, GFP_ATOMIC);
+	struct ws_tx *t = kzalloc(sizeof(*t), GFP_ATOMIC);
 
-	if (!q)
-		return;
-	put_unaligned_le32(WS_HDR, q);
-	q[4] = WS_TQUIET;
-	put_unaligned_le16(P9_NOTAG, q + 5);
-	if (ws_send(d, q, WS_HDR, q)) {
-		kfree(q);
+	if (!t)
+		return;		/* no quiet clunks for this mount: every Tclunk waits for its Rclunk */
+	put_unaligned_le32(WS_HDR, t->msg);
+	t->msg[4] = WS_TQUIET;
+	put_unaligned_le16(P9_NOTAG, t->msg + 5);
+	if (ws_send(d, t, WS_HDR)) {
+		kfree(t);
 		return;
 	}
 	d->quiet = WS_QUIET_ASKED;
@@ -252,6 +287,7 @@ static void ws_rx_done(struct virtqueue *vq)
 
 	spin_lock_irqsave(&d->lock, flags);
 	while ((buf = virtqueue_get_buf(vq, &len)) != NULL) {
+		len = min_t(unsigned int, len, PAGE_SIZE);
 		ws_rx_bytes += len;
 		if (d->client && !d->err)
 			ws_take(d, buf, len);
@@ -267,10 +303,13 @@ static void ws_rx_done(struct virtqueue *vq)
 static void ws_tx_done(struct virtqueue *vq)
 {
 	struct ws_dev *d = vq->vdev->priv;
+	unsigned long flags;
 
+	spin_lock_irqsave(&d->lock, flags);
 	virtqueue_disable_cb(vq);
-	WRITE_ONCE(d->tx_room, true);
-	wake_up(&d->wait);
+	d->tx_room = true;
+	ws_reclaim_tx(d);
+	spin_unlock_irqrestore(&d->lock, flags);
 }
 
 /* A control message to QEMU about our port (d->lock held). */
@@ -284,8 +323,10 @@ static void ws_control(struct ws_dev *d, u16 event, u16 value)
 	while ((used = virtqueue_get_buf(d->ctx, &len)) != NULL)
 		kfree(used);
 	c = kmalloc(sizeof(*c), GFP_ATOMIC);
-	if (!c)
+	if (!c) {
+		pr_err("kosa8_ws9p: no memory for a control message; the port may not open\n");
 		return;
+	}
 	c->id = cpu_to_virtio32(d->vdev, WS_PORT);
 	c->event = cpu_to_virtio16(d->vdev, event);
 	c->value = cpu_to_virtio16(d->vdev, value);
@@ -332,16 +373,13 @@ static int ws_request(struct p9_client *client, struct p9_req_t *req)
 {
 	struct ws_dev *d = client->trans;
 	bool quiet = req->tc.id == P9_TCLUNK && req->tc.size == WS_HDR + 4;
+	struct ws_tx *t = kzalloc(sizeof(*t), GFP_NOFS);
 	unsigned long flags;
-	u8 *q = NULL;
 	int err;
 
-	if (quiet) {
-		q = kmalloc(WS_HDR + 4, GFP_NOFS);
-		if (!q)
-			quiet = false;
-	}
-	WRITE_ONCE(req->status, REQ_STATUS_SENT);
+	if (!t)
+		return -ENOMEM;
+	t->client = client;
 	for (;;) {
 		spin_lock_irqsave(&d->lock, flags);
 		if (d->err || d->client != client) {
@@ -349,13 +387,14 @@ static int ws_request(struct p9_client *client, struct p9_req_t *req)
 			break;
 		}
 		if (quiet && d->quiet == WS_QUIET_YES && req->rc.capacity >= WS_HDR) {
-			/* a Tclunkq for the daemon (our own copy: nothing will tell us when QEMU has read it),
-			 * and the Rclunk at once: Linux forgets the fid whatever the answer */
-			memcpy(q, req->tc.sdata, WS_HDR + 4);
-			q[4] = WS_TCLUNKQ;
-			err = ws_send(d, q, WS_HDR + 4, q);
+			/* a Tclunkq for the daemon, from our own copy (nothing tells us when QEMU has read a
+			 * message without an answer), and the Rclunk at once: Linux forgets the fid whatever
+			 * the answer says */
+			memcpy(t->msg, req->tc.sdata, WS_HDR + 4);
+			t->msg[4] = WS_TCLUNKQ;
+			err = ws_send(d, t, WS_HDR + 4);
 			if (err == 0) {
-				q = NULL;
+				t = NULL;
 				ws_quiet_clunks++;
 				put_unaligned_le32(WS_HDR, req->rc.sdata);
 				req->rc.sdata[4] = P9_RCLUNK;
@@ -365,17 +404,25 @@ static int ws_request(struct p9_client *client, struct p9_req_t *req)
 				break;
 			}
 		} else {
+			/* sent and listed at once, under the lock: a reply is matched only to a listed request */
+			WRITE_ONCE(req->status, REQ_STATUS_SENT);
 			list_add_tail(&req->req_list, &d->reqs);
-			err = ws_send(d, req->tc.sdata, req->tc.size, WS_TOKEN_REQ);
-			if (err == 0)
+			t->req = req;
+			err = ws_send(d, t, 0);
+			if (err == 0) {
+				t = NULL;
 				break;
+			}
+			t->req = NULL;
 			list_del(&req->req_list);
+			WRITE_ONCE(req->status, REQ_STATUS_ALLOC);
 		}
 		if (err != -ENOSPC) {
 			err = -EIO;
 			break;
 		}
-		/* the transmit queue is full: wait for QEMU to take some */
+		/* the transmit queue is full: wait for QEMU to give some back */
+		ws_tx_waits++;
 		d->tx_room = false;
 		if (!virtqueue_enable_cb(d->tx)) {
 			virtqueue_disable_cb(d->tx);
@@ -385,12 +432,12 @@ static int ws_request(struct p9_client *client, struct p9_req_t *req)
 		spin_unlock_irqrestore(&d->lock, flags);
 		err = wait_event_killable(d->wait, READ_ONCE(d->tx_room) || READ_ONCE(d->err));
 		if (err) {
-			kfree(q);
+			kfree(t);
 			return err;
 		}
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
-	kfree(q);
+	kfree(t);
 	return err;
 }
 
@@ -428,7 +475,7 @@ static int ws_create(struct p9_client *client, const char *devname, char *args)
 		err = -ENODEV;
 		goto out;
 	}
-	if (!wait_event_timeout(d->wait, READ_ONCE(d->open), 30 * HZ)) {
+	if (!wait_event_timeout(d->wait, READ_ONCE(d->open), 10 * HZ)) {
 		err = -ETIMEDOUT;
 		goto out;
 	}
@@ -448,6 +495,7 @@ static int ws_create(struct p9_client *client, const char *devname, char *args)
 	d->size = 0;
 	d->rreq = NULL;
 	INIT_LIST_HEAD(&d->reqs);
+	d->nclients++;
 	spin_unlock_irqrestore(&d->lock, flags);
 	client->trans = d;
 	client->status = Connected;
@@ -456,11 +504,24 @@ out:
 	return err;
 }
 
+/* Whether QEMU still holds something of client's (d->lock held). */
+static bool ws_holds(struct ws_dev *d, struct p9_client *client)
+{
+	struct ws_tx *t;
+
+	list_for_each_entry(t, &d->txs, node)
+		if (t->client == client)
+			return true;
+	return false;
+}
+
 static void ws_close(struct p9_client *client)
 {
 	struct ws_dev *d = client->trans;
 	unsigned long flags;
-	bool gone;
+	struct ws_tx *t;
+	bool gone, held;
+	int i;
 
 	if (!d)
 		return;
@@ -473,7 +534,30 @@ static void ws_close(struct p9_client *client)
 		d->rreq = NULL;
 		d->client = NULL;
 	}
-	gone = !d->vdev && !d->client;
+	spin_unlock_irqrestore(&d->lock, flags);
+	/* QEMU gives a request back once it has sent it; one whose host hangs keeps it. Wait a little,
+	 * then leave such requests to QEMU: never freed (the client's clean-up warns of them), so QEMU
+	 * never reads freed memory */
+	for (i = 0; i < 200; i++) {
+		spin_lock_irqsave(&d->lock, flags);
+		if (d->vdev)
+			ws_reclaim_tx(d);
+		held = ws_holds(d, client);
+		spin_unlock_irqrestore(&d->lock, flags);
+		if (!held)
+			break;
+		msleep(10);
+	}
+	spin_lock_irqsave(&d->lock, flags);
+	list_for_each_entry(t, &d->txs, node) {
+		if (t->client == client) {
+			pr_warn_ratelimited("kosa8_ws9p: the host never took a request; leaving it to QEMU\n");
+			t->client = NULL;
+			t->req = NULL;
+		}
+	}
+	d->nclients--;
+	gone = !d->vdev && d->nclients == 0;
 	spin_unlock_irqrestore(&d->lock, flags);
 	client->trans = NULL;
 	if (gone)
@@ -531,17 +615,17 @@ static void ws_free_bufs(struct ws_dev *d)
 	}
 }
 
+/* The device is reset: everything it held is ours again (d->lock held). */
 static void ws_drain(struct ws_dev *d)
 {
-	void *token;
+	struct ws_tx *t;
+	void *used;
 
-	/* the device is reset: what it still held is ours again */
-	while ((token = virtqueue_detach_unused_buf(d->tx)) != NULL)
-		if (token != WS_TOKEN_REQ)
-			kfree(token);
-	while ((token = virtqueue_detach_unused_buf(d->ctx)) != NULL)
-		kfree(token);
-	ws_reclaim_tx(d);
+	ws_reclaim_tx(d);	/* the used ones first: detaching takes every other one */
+	while ((t = virtqueue_detach_unused_buf(d->tx)) != NULL)
+		ws_tx_free(t);
+	while ((used = virtqueue_detach_unused_buf(d->ctx)) != NULL)
+		kfree(used);
 }
 
 static int ws_probe(struct virtio_device *vdev)
@@ -573,6 +657,7 @@ static int ws_probe(struct virtio_device *vdev)
 	spin_lock_init(&d->lock);
 	init_waitqueue_head(&d->wait);
 	INIT_LIST_HEAD(&d->reqs);
+	INIT_LIST_HEAD(&d->txs);
 	vdev->priv = d;
 	/* port 0's queues, then the control queues, then port 1's (virtio-console's layout) */
 	err = virtio_find_vqs(vdev, 6, vqs, cbs, names, NULL);
@@ -638,7 +723,7 @@ static void ws_remove(struct virtio_device *vdev)
 	d->rreq = NULL;
 	ws_drain(d);
 	d->vdev = NULL;
-	inuse = d->client != NULL;
+	inuse = d->nclients > 0;
 	spin_unlock_irqrestore(&d->lock, flags);
 	vdev->config->del_vqs(vdev);
 	ws_free_bufs(d);
