@@ -74,6 +74,19 @@ public final class Kosa {
     }
 
     /** Deletes a folder tree the tests made, including read-only entries a guest left. */
+    /** The SHA-256 of a host file, in hex, as {@code sha256sum} prints it. */
+    public static String sha256(Path p) throws Exception {
+        java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
+        try (var in = java.nio.file.Files.newInputStream(p)) {
+            byte[] buf = new byte[1 << 20];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                md.update(buf, 0, n);
+            }
+        }
+        return java.util.HexFormat.of().formatHex(md.digest());
+    }
+
     public static void deleteTree(Path root) throws java.io.IOException {
         try (var walk = java.nio.file.Files.walk(root)) {
             for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {

@@ -8,10 +8,8 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -142,7 +140,7 @@ class WorkspaceIT {
                 + " | dd of=from-guest bs=1M iflag=fullblock status=none"
                 + " && dd if=from-guest bs=1M status=none | sha256sum | cut -d' ' -f1", Duration.ofMinutes(10));
         assertThat(Files.size(dir.resolve("from-guest"))).isEqualTo(1L << 30);
-        assertThat(written.stdout().strip()).isEqualTo(sha256(dir.resolve("from-guest")));
+        assertThat(written.stdout().strip()).isEqualTo(Kosa.sha256(dir.resolve("from-guest")));
         Files.delete(dir.resolve("from-guest"));
 
         Path fromHost = dir.resolve("from-host");
@@ -156,7 +154,7 @@ class WorkspaceIT {
         }
         Kosa.Result read = sh(box, "big", "dd if=from-host bs=1M status=none | sha256sum | cut -d' ' -f1",
                 Duration.ofMinutes(10));
-        assertThat(read.stdout().strip()).isEqualTo(sha256(fromHost));
+        assertThat(read.stdout().strip()).isEqualTo(Kosa.sha256(fromHost));
         Files.delete(fromHost);
     }
 
@@ -211,7 +209,7 @@ class WorkspaceIT {
                 "for t in ts: t.start()",
                 "for t in ts: t.join()",
                 "print(waits() - w0)",
-                "print(hashlib.sha256(data).hexdigest())");
+                "print(hashlib.Kosa.sha256(data).hexdigest())");
         String status = Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout();
         String daemon = status.replaceAll("(?s).* pid (\\d+) .*", "$1").strip();
         assertThat(daemon).as(status).matches("[0-9]+");
@@ -238,7 +236,7 @@ class WorkspaceIT {
         assertThat(Long.parseLong(lines[0])).as("writers that waited for room in the queue").isPositive();
         Path dir = box.workspace().resolve("crowd");
         for (int i = 0; i < 1200; i++) {
-            assertThat(sha256(dir.resolve("f" + i))).as("f" + i).isEqualTo(lines[1]);
+            assertThat(Kosa.sha256(dir.resolve("f" + i))).as("f" + i).isEqualTo(lines[1]);
         }
     }
 
@@ -256,17 +254,5 @@ class WorkspaceIT {
         Files.createDirectory(box.workspace().resolve("made-on-host"));
         assertThat(box.exec("sh", "-c", "test -d made-on-host && echo dir").stdout()).isEqualTo("dir\n");
         assertThat(Files.exists(box.workspace().resolve("made-on-host"), LinkOption.NOFOLLOW_LINKS)).isTrue();
-    }
-
-    private static String sha256(Path p) throws Exception {
-        MessageDigest md = MessageDigest.getInstance("SHA-256");
-        try (var in = Files.newInputStream(p)) {
-            byte[] buf = new byte[1 << 20];
-            int n;
-            while ((n = in.read(buf)) > 0) {
-                md.update(buf, 0, n);
-            }
-        }
-        return HexFormat.of().formatHex(md.digest());
     }
 }

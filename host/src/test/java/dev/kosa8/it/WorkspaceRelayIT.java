@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -58,7 +56,7 @@ class WorkspaceRelayIT {
                 .isBetween(16L * 2048 - 16, 16L * 2048);
         assertThat(Long.parseLong(fields[1])).as("by a 5-byte write").isZero();
         Path dir = box.workspace().resolve("writes");
-        assertThat(sha256(dir.resolve("big"))).isEqualTo(fields[2]);
+        assertThat(Kosa.sha256(dir.resolve("big"))).isEqualTo(fields[2]);
         assertThat(dir.resolve("small")).content().isEqualTo("small");
     }
 
@@ -109,17 +107,5 @@ class WorkspaceRelayIT {
         assertThat(lines[0]).as(r.stdout()).matches("irq cpu [0-9]+");
         String cpu = lines[0].substring("irq cpu ".length());
         assertThat(lines).as(r.stdout()).containsExactly(lines[0], "ws9p-down " + cpu, "ws9p-up " + cpu);
-    }
-
-    private static String sha256(Path p) throws Exception {
-        MessageDigest md = MessageDigest.getInstance("SHA-256");
-        try (var in = Files.newInputStream(p)) {
-            byte[] buf = new byte[1 << 20];
-            int n;
-            while ((n = in.read(buf)) > 0) {
-                md.update(buf, 0, n);
-            }
-        }
-        return HexFormat.of().formatHex(md.digest());
     }
 }

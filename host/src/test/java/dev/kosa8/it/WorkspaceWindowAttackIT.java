@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,33 +23,20 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SharedSandbox.class)
 @SharedSandbox.CreateArgs({"--workspace-transport", "relay"})
 class WorkspaceWindowAttackIT {
-    private static Path outside;
-    private static String marker;
+    private static HostCanary canary;
 
     @BeforeAll
-    static void canary() throws Exception {
-        outside = Kosa.HOME.resolveSibling("it-workspaces").resolve("outside-canary-windows").toAbsolutePath();
-        if (Files.exists(outside)) {
-            Kosa.deleteTree(outside);
-        }
-        Files.createDirectories(outside);
-        Files.writeString(outside.resolve("canary"), "untouched\n");
-        outside = outside.toRealPath();
-        marker = "kosa8-attack-" + UUID.randomUUID();
+    static void plantCanary() throws Exception {
+        canary = HostCanary.plant("outside-canary-windows");
     }
 
     @AfterAll
     static void removeCanary() throws Exception {
-        Kosa.deleteTree(outside);
+        canary.remove();
     }
 
     private static void assertHostUntouched() throws Exception {
-        try (var s = Files.list(outside)) {
-            assertThat(s.map(p -> p.getFileName().toString()).toList()).containsExactly("canary");
-        }
-        assertThat(outside.resolve("canary")).content().isEqualTo("untouched\n");
-        assertThat(Path.of("/etc", marker)).doesNotExist();
-        assertThat(Path.of("/tmp", marker)).doesNotExist();
+        canary.assertUntouched();
     }
 
     @Test
