@@ -209,7 +209,7 @@ class WorkspaceIT {
                 "for t in ts: t.start()",
                 "for t in ts: t.join()",
                 "print(waits() - w0)",
-                "print(hashlib.Kosa.sha256(data).hexdigest())");
+                "print(hashlib.sha256(data).hexdigest())");
         String status = Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout();
         String daemon = status.replaceAll("(?s).* pid (\\d+) .*", "$1").strip();
         assertThat(daemon).as(status).matches("[0-9]+");
