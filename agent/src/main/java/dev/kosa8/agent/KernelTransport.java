@@ -79,7 +79,30 @@ final class KernelTransport {
             return Optional.empty();
         }
         Log.info("the workspace's port (" + device + ") is driven by " + MODULE);
+        offerReadWindow();
         return Optional.of(new KernelTransport(device));
+    }
+
+    /**
+     * Tells the module the read window's disk (major:minor), found by its
+     * serial as the relay finds it, so large Rreads' data come by one block
+     * read instead of 4 KiB port pieces. Without it the module reads
+     * everything from the port.
+     */
+    private static void offerReadWindow() {
+        try (var disks = Files.list(Path.of("/sys/block"))) {
+            for (Path d : disks.toList()) {
+                Path serial = d.resolve("serial");
+                if (Files.isReadable(serial) && Files.readString(serial).strip().equals(WorkspaceRelay.WINDOW_SERIAL)) {
+                    write(PARAMETERS.resolve("read_window"), Files.readString(d.resolve("dev")).strip());
+                    Log.info("the workspace's large reads come through the read window " + d.getFileName());
+                    return;
+                }
+            }
+            Log.info("no read window disk: the workspace's reads all come through the port");
+        } catch (IOException e) {
+            Log.info("the read window is not used: " + e.getMessage());
+        }
     }
 
     /** The virtio device a port belongs to, e.g. {@code virtio3} for {@code /dev/vport3p1}. */

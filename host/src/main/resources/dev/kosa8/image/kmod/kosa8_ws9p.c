@@ -13,6 +13,10 @@
  *   - replies arrive in the receive queue's page buffers as a byte stream (QEMU's socket chardev reads
  *     4 KiB at a time); the queue's interrupt handler parses them, copies each reply into its request's
  *     buffer and completes it;
+ *   - a large Rread's data come by the read window, a read-only virtio-blk disk the daemon writes
+ *     (dev.kosa8.workspace ReadWindow): with the disk named in "read_window", the module asks for it
+ *     (Twindow) and reads each Rreadw's slot with one block request straight into the reply's buffer,
+ *     then gives the slot back (Treturn);
  *   - a Tclunk is answered here (the daemon is sent a Tclunkq, which it never answers), as the relay does,
  *     once the daemon has said it takes them (Tquiet/Rquiet after each Tversion; dev.kosa8.workspace
  *     QuietClunks documents the exchange).
@@ -44,6 +48,9 @@
 #include <linux/wait.h>
 #include <linux/delay.h>
 #include <asm/unaligned.h>
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/workqueue.h>
 #include <net/9p/9p.h>
 #include <net/9p/client.h>
 #include <net/9p/transport.h>
@@ -56,6 +63,13 @@
 #define WS_TCLUNKQ 247
 #define WS_TQUIET 248
 #define WS_RQUIET 249
+#define WS_TWINDOW 250			/* the read window: dev.kosa8.workspace ReadWindow */
+#define WS_RREADW 251
+#define WS_TRETURN 252
+#define WS_RREADW_SIZE (WS_HDR + 12)
+#define WS_TRETURN_SIZE (WS_HDR + 8)
+#define WS_SLOT_SECTORS ((1 << 20) >> SECTOR_SHIFT)
+#define WS_RREAD_HDR 11			/* Rread: size[4] type[1] tag[2] count[4] */
 
 enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
 
@@ -66,6 +80,10 @@ struct ws_dev {
 	wait_queue_head_t wait;		/* the port opened; the transmit queue has room */
 	bool open;			/* QEMU added the port and we opened it */
 	bool tx_room;
+	struct block_device *window;	/* the read window's disk, or NULL */
+	bool rreadw;			/* the message being received is an Rreadw */
+	u8 body[12];			/* its body: count, slot, serial */
+	atomic_t nwin;			/* window reads in flight */
 	struct list_head txs;		/* tokens QEMU has not given back */
 	unsigned int nclients;		/* mounts whose client->trans is this, a cut-off one included */
 	struct p9_client *client;	/* the mount it serves, or NULL */
@@ -84,6 +102,10 @@ struct ws_dev {
 
 static DEFINE_MUTEX(ws_mutex);		/* ws_the, probe, remove, create and close */
 static struct ws_dev *ws_the;
+
+static char ws_window[16];
+module_param_string(read_window, ws_window, sizeof(ws_window), 0600);
+MODULE_PARM_DESC(read_window, "MAJOR:MINOR of the read window's disk; written by the agent before it mounts");
 
 static char ws_claim[32];
 module_param_string(claim, ws_claim, sizeof(ws_claim), 0600);
@@ -105,7 +127,7 @@ struct ws_tx {
 	struct list_head node;
 	struct p9_client *client;
 	struct p9_req_t *req;
-	u8 msg[WS_HDR + 4];
+	u8 msg[16];
 };
 
 static void ws_tx_free(struct ws_tx *t)
@@ -189,6 +211,95 @@ static void ws_ask_quiet(struct ws_dev *d)
 		return;
 	}
 	d->quiet = WS_QUIET_ASKED;
+	if (!d->window)
+		return;
+	t = kzalloc(sizeof(*t), GFP_ATOMIC);
+	if (!t)
+		return;		/* no window: the host sends every Rread through the port */
+	put_unaligned_le32(WS_HDR, t->msg);
+	t->msg[4] = WS_TWINDOW;
+	put_unaligned_le16(P9_NOTAG, t->msg + 5);
+	if (ws_send(d, t, WS_HDR))
+		kfree(t);
+}
+
+/* A read of the window for an Rreadw: the data goes straight into the request's reply buffer. */
+struct ws_wread {
+	struct work_struct work;
+	struct ws_dev *d;
+	struct p9_client *client;
+	struct p9_req_t *req;		/* a lookup reference */
+	u32 count, slot, serial;
+	u8 tail[SECTOR_SIZE];		/* the last, partial sector (the buffer has no room for all of it) */
+};
+
+/* Gives the slot back (d->lock held). */
+static void ws_return(struct ws_dev *d, u32 slot, u32 serial)
+{
+	struct ws_tx *t = kzalloc(sizeof(*t), GFP_ATOMIC);
+
+	if (!t)
+		return;		/* the host never reuses it; a checkpoint will wait for it in vain */
+	put_unaligned_le32(WS_TRETURN_SIZE, t->msg);
+	t->msg[4] = WS_TRETURN;
+	put_unaligned_le16(P9_NOTAG, t->msg + 5);
+	put_unaligned_le32(slot, t->msg + 7);
+	put_unaligned_le32(serial, t->msg + 11);
+	if (ws_send(d, t, WS_TRETURN_SIZE))
+		kfree(t);
+}
+
+static void ws_wread_done(struct bio *bio)
+{
+	struct ws_wread *w = bio->bi_private;
+	struct ws_dev *d = w->d;
+	struct p9_req_t *req = w->req;
+	int err = blk_status_to_errno(bio->bi_status);
+	u32 aligned = w->count & ~(SECTOR_SIZE - 1);
+	unsigned long flags;
+
+	bio_put(bio);
+	spin_lock_irqsave(&d->lock, flags);
+	if (d->vdev)
+		ws_return(d, w->slot, w->serial);
+	if (req->status == REQ_STATUS_SENT) {
+		list_del(&req->req_list);
+		if (err) {
+			req->t_err = err;
+			p9_client_cb(w->client, req, REQ_STATUS_ERROR);
+		} else {
+			memcpy(req->rc.sdata + WS_RREAD_HDR + aligned, w->tail, w->count - aligned);
+			put_unaligned_le32(WS_RREAD_HDR + w->count, req->rc.sdata);
+			req->rc.sdata[4] = P9_RREAD;
+			put_unaligned_le32(w->count, req->rc.sdata + WS_HDR);
+			req->rc.size = WS_RREAD_HDR + w->count;
+			p9_client_cb(w->client, req, REQ_STATUS_RCVD);
+		}
+	}
+	p9_req_put(w->client, req);
+	spin_unlock_irqrestore(&d->lock, flags);
+	kfree(w);
+	if (atomic_dec_and_test(&d->nwin))
+		wake_up(&d->wait);
+}
+
+static void ws_wread_work(struct work_struct *work)
+{
+	struct ws_wread *w = container_of(work, struct ws_wread, work);
+	u32 aligned = w->count & ~(SECTOR_SIZE - 1);
+	u8 *p = w->req->rc.sdata + WS_RREAD_HDR;
+	struct bio *bio;
+
+	/* the reply buffer is one physically contiguous allocation (kmalloc): one multi-page vector */
+	bio = bio_alloc(w->d->window, 2, REQ_OP_READ, GFP_NOIO);
+	bio->bi_iter.bi_sector = (sector_t)w->slot * WS_SLOT_SECTORS;
+	if (aligned)
+		bio_add_page(bio, virt_to_page(p), aligned, offset_in_page(p));
+	if (w->count > aligned)
+		bio_add_page(bio, virt_to_page(w->tail), SECTOR_SIZE, offset_in_page(w->tail));
+	bio->bi_private = w;
+	bio->bi_end_io = ws_wread_done;
+	submit_bio(bio);
 }
 
 /* The current reply is complete (d->lock held). */
@@ -196,6 +307,40 @@ static void ws_finish(struct ws_dev *d)
 {
 	struct p9_req_t *req = d->rreq;
 
+	if (d->rreadw) {
+		u32 count = get_unaligned_le32(d->body), slot = get_unaligned_le32(d->body + 4);
+		u32 serial = get_unaligned_le32(d->body + 8);
+		struct ws_wread *w = NULL;
+
+		if (req && count <= req->rc.capacity - WS_RREAD_HDR && slot < 4096)
+			w = kzalloc(sizeof(*w), GFP_ATOMIC);
+		if (w) {
+			/* the request stays listed (an abort fails it); the lookup reference goes with w */
+			w->d = d;
+			w->client = d->client;
+			w->req = req;
+			w->count = count;
+			w->slot = slot;
+			w->serial = serial;
+			INIT_WORK(&w->work, ws_wread_work);
+			atomic_inc(&d->nwin);
+			queue_work(system_highpri_wq, &w->work);
+		} else {
+			ws_return(d, slot, serial);
+			if (req && req->status == REQ_STATUS_SENT) {
+				list_del(&req->req_list);
+				req->t_err = -EIO;
+				p9_client_cb(d->client, req, REQ_STATUS_ERROR);
+			}
+			if (req)
+				p9_req_put(d->client, req);
+		}
+		d->rreq = NULL;
+		d->rreadw = false;
+		d->have = 0;
+		d->size = 0;
+		return;
+	}
 	if (req) {
 		req->rc.size = d->size;
 		if (req->status == REQ_STATUS_SENT) {
@@ -228,6 +373,14 @@ static bool ws_header(struct ws_dev *d)
 		d->quiet = type == WS_RQUIET ? WS_QUIET_YES : WS_QUIET_NO;
 		return true;
 	}
+	if (type == WS_RREADW) {
+		if (!d->window || d->size != WS_RREADW_SIZE) {
+			pr_err_ratelimited("kosa8_ws9p: an Rreadw of %u bytes, never asked for; the mount is cut off\n",
+					   d->size);
+			return false;
+		}
+		d->rreadw = true;
+	}
 	req = p9_tag_lookup(d->client, tag);
 	if (req && (req->status != REQ_STATUS_SENT || !req->rc.sdata)) {
 		/* flushed or failed meanwhile: nobody waits for this reply */
@@ -240,7 +393,7 @@ static bool ws_header(struct ws_dev *d)
 		p9_req_put(d->client, req);
 		return false;
 	}
-	if (req)
+	if (req && !d->rreadw)
 		memcpy(req->rc.sdata, d->hdr, WS_HDR);
 	d->rreq = req;
 	return true;
@@ -266,7 +419,9 @@ static void ws_take(struct ws_dev *d, const u8 *p, u32 len)
 			}
 		} else {
 			n = min_t(u32, len, d->size - d->have);
-			if (d->rreq)
+			if (d->rreadw)
+				memcpy(d->body + d->have - WS_HDR, p, n);
+			else if (d->rreq)
 				memcpy(d->rreq->rc.sdata + d->have, p, n);
 			d->have += n;
 			p += n;
@@ -479,6 +634,19 @@ static int ws_create(struct p9_client *client, const char *devname, char *args)
 		err = -ETIMEDOUT;
 		goto out;
 	}
+	if (!d->window && ws_window[0]) {
+		unsigned int major, minor;
+		struct block_device *b;
+
+		if (sscanf(ws_window, "%u:%u", &major, &minor) == 2) {
+			b = blkdev_get_by_dev(MKDEV(major, minor), FMODE_READ, NULL);
+			if (IS_ERR(b))
+				pr_warn("kosa8_ws9p: cannot open the read window %s (%ld); reads go through the port\n",
+					ws_window, PTR_ERR(b));
+			else
+				d->window = b;
+		}
+	}
 	spin_lock_irqsave(&d->lock, flags);
 	if (d->client && !d->err) {
 		spin_unlock_irqrestore(&d->lock, flags);
@@ -494,6 +662,7 @@ static int ws_create(struct p9_client *client, const char *devname, char *args)
 	d->have = 0;
 	d->size = 0;
 	d->rreq = NULL;
+	d->rreadw = false;
 	INIT_LIST_HEAD(&d->reqs);
 	d->nclients++;
 	spin_unlock_irqrestore(&d->lock, flags);
@@ -535,6 +704,9 @@ static void ws_close(struct p9_client *client)
 		d->client = NULL;
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
+	/* a window read holds its request until its block read completes */
+	if (!wait_event_timeout(d->wait, atomic_read(&d->nwin) == 0, 10 * HZ))
+		pr_warn("kosa8_ws9p: window reads still in flight at close\n");
 	/* QEMU gives a request back once it has sent it; one whose host hangs keeps it. Wait a little,
 	 * then leave such requests to QEMU: never freed (the client's clean-up warns of them), so QEMU
 	 * never reads freed memory */
@@ -715,6 +887,7 @@ static void ws_remove(struct virtio_device *vdev)
 	bool inuse;
 
 	mutex_lock(&ws_mutex);
+	wait_event_timeout(d->wait, atomic_read(&d->nwin) == 0, 10 * HZ);
 	virtio_reset_device(vdev);
 	spin_lock_irqsave(&d->lock, flags);
 	ws_fail_all(d, -ENODEV);
@@ -727,6 +900,9 @@ static void ws_remove(struct virtio_device *vdev)
 	spin_unlock_irqrestore(&d->lock, flags);
 	vdev->config->del_vqs(vdev);
 	ws_free_bufs(d);
+	if (d->window)
+		blkdev_put(d->window, FMODE_READ);
+	d->window = NULL;
 	ws_the = NULL;
 	if (!inuse)
 		kfree(d);	/* else its mount frees it when it closes */
