@@ -277,10 +277,11 @@ static void ws_wread_done(struct bio *bio)
 		}
 	}
 	p9_req_put(w->client, req);
-	spin_unlock_irqrestore(&d->lock, flags);
-	kfree(w);
+	/* under the lock: a close or remove waiting for this takes the lock before it frees d */
 	if (atomic_dec_and_test(&d->nwin))
 		wake_up(&d->wait);
+	spin_unlock_irqrestore(&d->lock, flags);
+	kfree(w);
 }
 
 static void ws_wread_work(struct work_struct *work)
