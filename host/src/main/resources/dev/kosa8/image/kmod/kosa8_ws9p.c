@@ -196,7 +196,8 @@ static void ws_fail_all(struct ws_dev *d, int err)
 	}
 }
 
-/* Our Tquiet, sent once the mount's Rversion is in (d->lock held). */
+/* Our own messages once the mount's Rversion is in: the Tquiet, and the Twindow where the read window is
+ * open (d->lock held). */
 static void ws_ask_quiet(struct ws_dev *d)
 {
 	struct ws_tx *t = kzalloc(sizeof(*t), GFP_ATOMIC);
