@@ -67,7 +67,6 @@
 #define WS_RREADW 251
 #define WS_TRETURN 252
 #define WS_RREADW_SIZE (WS_HDR + 12)
-#define WS_TRETURN_SIZE (WS_HDR + 8)
 #define WS_SLOT_SECTORS ((1 << 20) >> SECTOR_SHIFT)
 #define WS_RREAD_HDR 11			/* Rread: size[4] type[1] tag[2] count[4] */
 
@@ -196,32 +195,35 @@ static void ws_fail_all(struct ws_dev *d, int err)
 	}
 }
 
-/* Our own messages once the mount's Rversion is in: the Tquiet, and the Twindow where the read window is
- * open (d->lock held). */
-static void ws_ask_quiet(struct ws_dev *d)
+/* One of our own messages, under NOTAG: its header, then body; false if it could not be queued (d->lock
+ * held). */
+static bool ws_send_own(struct ws_dev *d, u8 type, const void *body, u32 blen)
 {
 	struct ws_tx *t = kzalloc(sizeof(*t), GFP_ATOMIC);
 
 	if (!t)
-		return;		/* no quiet clunks for this mount: every Tclunk waits for its Rclunk */
-	put_unaligned_le32(WS_HDR, t->msg);
-	t->msg[4] = WS_TQUIET;
+		return false;
+	put_unaligned_le32(WS_HDR + blen, t->msg);
+	t->msg[4] = type;
 	put_unaligned_le16(P9_NOTAG, t->msg + 5);
-	if (ws_send(d, t, WS_HDR)) {
+	if (blen)
+		memcpy(t->msg + WS_HDR, body, blen);
+	if (ws_send(d, t, WS_HDR + blen)) {
 		kfree(t);
-		return;
+		return false;
 	}
-	d->quiet = WS_QUIET_ASKED;
-	if (!d->window)
+	return true;
+}
+
+/* Once the mount's Rversion is in: the Tquiet, and the Twindow where the read window is open. Without
+ * either, every Tclunk waits for its Rclunk, every Rread comes through the port (d->lock held). */
+static void ws_after_rversion(struct ws_dev *d)
+{
+	if (!ws_send_own(d, WS_TQUIET, NULL, 0))
 		return;
-	t = kzalloc(sizeof(*t), GFP_ATOMIC);
-	if (!t)
-		return;		/* no window: the host sends every Rread through the port */
-	put_unaligned_le32(WS_HDR, t->msg);
-	t->msg[4] = WS_TWINDOW;
-	put_unaligned_le16(P9_NOTAG, t->msg + 5);
-	if (ws_send(d, t, WS_HDR))
-		kfree(t);
+	d->quiet = WS_QUIET_ASKED;
+	if (d->window)
+		ws_send_own(d, WS_TWINDOW, NULL, 0);
 }
 
 /* A read of the window for an Rreadw: the data goes straight into the request's reply buffer. */
@@ -237,17 +239,12 @@ struct ws_wread {
 /* Gives the slot back (d->lock held). */
 static void ws_return(struct ws_dev *d, u32 slot, u32 serial)
 {
-	struct ws_tx *t = kzalloc(sizeof(*t), GFP_ATOMIC);
+	u8 body[8];
 
-	if (!t)
-		return;		/* the host never reuses it; a checkpoint will wait for it in vain */
-	put_unaligned_le32(WS_TRETURN_SIZE, t->msg);
-	t->msg[4] = WS_TRETURN;
-	put_unaligned_le16(P9_NOTAG, t->msg + 5);
-	put_unaligned_le32(slot, t->msg + 7);
-	put_unaligned_le32(serial, t->msg + 11);
-	if (ws_send(d, t, WS_TRETURN_SIZE))
-		kfree(t);
+	put_unaligned_le32(slot, body);
+	put_unaligned_le32(serial, body + 4);
+	/* if it cannot be queued the host never reuses the slot, and a checkpoint waits for it in vain */
+	ws_send_own(d, WS_TRETURN, body, sizeof(body));
 }
 
 static void ws_wread_done(struct bio *bio)
@@ -348,7 +345,7 @@ static void ws_finish(struct ws_dev *d)
 		if (req->status == REQ_STATUS_SENT) {
 			list_del(&req->req_list);
 			if (req->tc.id == P9_TVERSION && d->hdr[4] == P9_RVERSION)
-				ws_ask_quiet(d);
+				ws_after_rversion(d);
 			p9_client_cb(d->client, req, REQ_STATUS_RCVD);
 		}
 		p9_req_put(d->client, req);
