@@ -5,10 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Attacks on the workspace's confinement from inside the guest, as root,
@@ -21,45 +20,52 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(SharedSandbox.class)
 class WorkspaceAttackIT {
-    private static HostCanary canary;
-    private static Path outside;
-    private static String marker;
+    @RegisterExtension
+    static final HostCanary canary = new HostCanary("outside-canary");
 
-    @BeforeAll
-    static void plantCanary() throws Exception {
-        canary = HostCanary.plant("outside-canary");
-        outside = canary.outside;
-        marker = canary.marker;
-    }
-
-    @AfterAll
-    static void removeCanary() throws Exception {
-        canary.remove();
-    }
-
-    private static void assertHostUntouched() throws Exception {
+    @Test
+    void theReadWindowCannotBeWrittenFromTheGuest(SharedSandbox.Booted box) throws Exception {
+        Path window = Kosa.HOME.resolve("run").resolve(box.id()).resolve("ws9p.window");
+        byte[] probe = new byte[100_000];
+        new java.util.Random(3).nextBytes(probe);
+        Files.write(box.workspace().resolve("window-probe"), probe);
+        Kosa.Result read = box.exec("sh", "-c", "dd if=window-probe of=/dev/null bs=1M");
+        assertThat(read.exitCode()).as(read.toString()).isZero();
+        byte[] before = Files.readAllBytes(window);
+        assertThat(java.util.Arrays.copyOf(before, probe.length)).as("the read went through the window")
+                .isEqualTo(probe);
+        Kosa.Result r = box.exec("sh", "-c", "for d in /sys/block/*; do [ \"$(cat $d/serial 2>/dev/null)\" ="
+                + " kosa8-ws9p-window ] && w=/dev/${d##*/}; done; echo window=$w;"
+                + " head -c 65536 /dev/urandom > /tmp/junk; dd if=/tmp/junk of=$w bs=4096 count=16 conv=notrunc"
+                + " oflag=direct 2>&1 || echo refused-direct; dd if=/tmp/junk of=$w bs=4096 count=16 conv=fsync 2>&1"
+                + " || echo refused-buffered; blockdev --setrw $w 2>&1; dd if=/tmp/junk of=$w bs=4096 count=16"
+                + " oflag=direct 2>&1 || echo refused-after-setrw");
+        assertThat(r.stdout()).as(r.toString()).contains("window=/dev/vd", "refused-direct", "refused-buffered",
+                "refused-after-setrw");
+        assertThat(Files.readAllBytes(window)).as("the host's window file").isEqualTo(before);
         canary.assertUntouched();
     }
 
     @Test
     void dotDotWalksEndInTheGuestNotOnTheHost(SharedSandbox.Booted box) throws Exception {
         Kosa.Result r = box.exec("sh", "-c", "cd /workspace/../../..; pwd; ls /workspace/../ | grep -c canary-never;"
-                + " echo owned > /workspace/../../" + marker + "; cat " + box.workspace() + "/../outside-canary/canary"
+                + " echo owned > /workspace/../../" + canary.marker + "; cat " + box.workspace()
+                + "/../outside-canary/canary"
                 + " 2>&1; true");
         assertThat(r.stdout()).as(r.toString()).startsWith("/\n0\n").contains("No such file or directory");
-        assertHostUntouched();
+        canary.assertUntouched();
     }
 
     @Test
     void symlinksToTheHostResolveInsideTheGuest(SharedSandbox.Booted box) throws Exception {
         Kosa.Result r = box.exec("sh", "-c", "ln -s /etc etc-link && ln -s ../outside-canary up && ln -s "
-                + outside + " abs-out && echo owned > etc-link/" + marker + " && cat etc-link/hostname;"
+                + canary.outside + " abs-out && echo owned > etc-link/" + canary.marker + " && cat etc-link/hostname;"
                 + " echo owned > up/x 2>/dev/null || echo refused-up; echo owned > abs-out/x 2>/dev/null"
-                + " || echo refused-abs; rm etc-link/" + marker);
+                + " || echo refused-abs; rm etc-link/" + canary.marker);
         assertThat(r.stdout()).as(r.toString()).contains("refused-up", "refused-abs");
         // the guest's own /etc was written through the link, not the host's
         assertThat(Files.readSymbolicLink(box.workspace().resolve("etc-link"))).isEqualTo(Path.of("/etc"));
-        assertHostUntouched();
+        canary.assertUntouched();
     }
 
     @Test
@@ -67,22 +73,22 @@ class WorkspaceAttackIT {
         // a real directory and a symlink to the host's canary trade places as fast as the guest can,
         // while another loop writes and reads through the name
         Kosa.Result r = box.exec(Duration.ofMinutes(3), "sh", "-c", "mkdir -p race/d && cd race && "
-                + "ln -s " + outside + " evil && "
+                + "ln -s " + canary.outside + " evil && "
                 + "(end=$(($(date +%s) + 6)); while [ $(date +%s) -lt $end ]; do"
                 + " mv d real && mv evil d && mv d evil && mv real d; done) & "
                 + "(end=$(($(date +%s) + 6)); n=0; while [ $(date +%s) -lt $end ]; do"
                 + " echo inside > d/f 2>/dev/null; cat d/canary 2>/dev/null; n=$((n+1)); done; echo loops $n) ; wait");
         assertThat(r.stdout()).as(r.toString()).contains("loops").doesNotContain("untouched");
-        assertHostUntouched();
+        canary.assertUntouched();
     }
 
     @Test
     void hardLinksToOutsideFilesAreRefused(SharedSandbox.Booted box) throws Exception {
-        Kosa.Result r = box.exec("sh", "-c", "ln /etc/passwd pw 2>&1; ln " + outside + "/canary c 2>&1; true");
+        Kosa.Result r = box.exec("sh", "-c", "ln /etc/passwd pw 2>&1; ln " + canary.outside + "/canary c 2>&1; true");
         assertThat(r.stdout()).as(r.toString()).contains("Invalid cross-device link");
         assertThat(box.workspace().resolve("pw")).doesNotExist();
         assertThat(box.workspace().resolve("c")).doesNotExist();
-        assertHostUntouched();
+        canary.assertUntouched();
     }
 
     @Test
