@@ -206,6 +206,64 @@ class WorkspaceIT {
     }
 
     /**
+     * Reads and writes of more than 1 KiB are zero-copy: their data go between the program's own pages
+     * and the host, by the read window or the port. Each shape the client can hand the module: a buffer
+     * at an odd address, several segments at once (readv/writev: the module takes one a request and the
+     * client carries on from the count the reply gives), a mapped file's own pages (read in and written
+     * back from the page cache), a length that ends mid-sector. Every byte must land where it belongs.
+     */
+    @Test
+    void zeroCopyReadsAndWritesOfEveryShapeLandIntact(SharedSandbox.Booted box) throws Exception {
+        Path dir = Files.createDirectories(box.workspace().resolve("zc"));
+        byte[] host = new byte[(3 << 20) + 777];
+        new java.util.Random(3).nextBytes(host);
+        Files.write(dir.resolve("from-host"), host);
+        String script = String.join("\n",
+                "import os, mmap, hashlib",
+                "def zc(): return int(open('/sys/module/kosa8_ws9p/parameters/zc_requests').read())",
+                "z0 = zc()",
+                "fd = os.open('from-host', os.O_RDONLY)",
+                "n = os.fstat(fd).st_size",
+                "src = os.pread(fd, n, 0)",
+                "assert len(src) == n, 'a plain read'",
+                "v = memoryview(bytearray(n + 5))[5:]",
+                "k = 0",
+                "while k < n: k += os.preadv(fd, [v[k:]], k)",
+                "assert v == src, 'a read into an odd address'",
+                "parts = [bytearray(300001), bytearray(5000), bytearray(n - 305001)]",
+                "assert os.preadv(fd, parts, 0) == n and b''.join(parts) == src, 'a read into three segments'",
+                "m = mmap.mmap(fd, n, prot=mmap.PROT_READ)",
+                "assert m[:] == src, 'a mapped read'",
+                "m.close()",
+                "os.close(fd)",
+                "data = os.urandom(n)",
+                "out = os.open('from-guest', os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)",
+                "w = memoryview(bytearray(3) + data)[3:]",
+                "k = 0",
+                "while k < n: k += os.pwrite(out, w[k:], k)",
+                "assert os.pwritev(out, [data[:70001], data[70001:72001], data[72001:]], n) == n",
+                "os.close(out)",
+                "mf = os.open('mapped', os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)",
+                "os.ftruncate(mf, n)",
+                "m = mmap.mmap(mf, n)",
+                "m[:] = data[::-1]",
+                "m.flush()",
+                "m.close()",
+                "os.close(mf)",
+                "print(zc() - z0)",
+                "print(hashlib.sha256(src).hexdigest())",
+                "print(hashlib.sha256(data + data).hexdigest())",
+                "print(hashlib.sha256(data[::-1]).hexdigest())");
+        Files.writeString(dir.resolve("zc.py"), script);
+        String[] out = sh(box, "zc", "python3 zc.py").stdout().strip().split("\n");
+        assertThat(out).hasSize(4);
+        assertThat(out[1]).as("what the guest read").isEqualTo(Kosa.sha256(dir.resolve("from-host")));
+        assertThat(Kosa.sha256(dir.resolve("from-guest"))).as("what the guest wrote").isEqualTo(out[2]);
+        assertThat(Kosa.sha256(dir.resolve("mapped"))).as("what the guest wrote by a mapping").isEqualTo(out[3]);
+        assertThat(Long.parseLong(out[0])).as("zero-copy requests").isGreaterThanOrEqualTo(16);
+    }
+
+    /**
      * More writes at once than the port's transmit queue holds (1,024 entries: virtio-mmio offers QEMU's
      * largest ring), with the daemon stopped (SIGSTOP) while they are sent: QEMU keeps what its socket
      * does not take, the queue fills and the writers wait for room (the module's tx_waits counts them).

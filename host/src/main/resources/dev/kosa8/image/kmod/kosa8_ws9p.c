@@ -17,6 +17,10 @@
  *     (dev.kosa8.workspace ReadWindow): with the disk named in "read_window", the module asks for it
  *     (Twindow) and reads each Rreadw's slot with one block request straight into the reply's buffer,
  *     then gives the slot back (Treturn);
+ *   - large reads and writes are zero-copy (the transport's zc_request): a Twrite's data go to QEMU from
+ *     the writer's own pages, and a Tread's data land in the reader's own pages, from the read window's
+ *     block request or, for a reply through the port, copied there once from the receive buffer. Each
+ *     copy this saves is a guest memcpy, which TCG runs at about 1.5 GB/s;
  *   - a Tclunk is answered here (the daemon is sent a Tclunkq, which it never answers), as the relay does,
  *     once the daemon has said it takes them (Tquiet/Rquiet after each Tversion; dev.kosa8.workspace
  *     QuietClunks documents the exchange).
@@ -69,6 +73,8 @@
 #define WS_RREADW_SIZE (WS_HDR + 12)
 #define WS_SLOT_SECTORS ((1 << 20) >> SECTOR_SHIFT)
 #define WS_RREAD_HDR 11			/* Rread: size[4] type[1] tag[2] count[4] */
+#define WS_COUNT_AT 19			/* count in a Tread, Twrite or Treaddir: fid[4] offset[8] after the header */
+#define WS_BIO_BYTES (512 << 10)	/* one block request of a window read into pages: <= 129 of them */
 
 enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
 
@@ -94,6 +100,8 @@ struct ws_dev {
 	u32 have;
 	u32 size;
 	struct p9_req_t *rreq;		/* the reply's request (a lookup reference), or NULL: skip it */
+	struct ws_zc *rzc;		/* the reply's pages, where its request is zero-copy */
+	struct list_head zcs;		/* zero-copy reads sent, with their pages */
 	unsigned int nbufs;
 	void **bufs;
 	void *cbufs[WS_CTL_BUFS];
@@ -110,7 +118,7 @@ static char ws_claim[32];
 module_param_string(claim, ws_claim, sizeof(ws_claim), 0600);
 MODULE_PARM_DESC(claim, "the virtio device (e.g. virtio3) this driver may take; written by the agent");
 
-static unsigned long ws_rx_bytes, ws_tx_bytes, ws_quiet_clunks, ws_tx_waits;
+static unsigned long ws_rx_bytes, ws_tx_bytes, ws_quiet_clunks, ws_tx_waits, ws_zc_requests;
 module_param_named(rx_bytes, ws_rx_bytes, ulong, 0444);
 MODULE_PARM_DESC(rx_bytes, "bytes received from the host");
 module_param_named(tx_bytes, ws_tx_bytes, ulong, 0444);
@@ -119,22 +127,53 @@ module_param_named(quiet_clunks, ws_quiet_clunks, ulong, 0444);
 MODULE_PARM_DESC(quiet_clunks, "Tclunks answered in the guest");
 module_param_named(tx_waits, ws_tx_waits, ulong, 0444);
 MODULE_PARM_DESC(tx_waits, "times a request waited for room in the transmit queue");
+module_param_named(zc_requests, ws_zc_requests, ulong, 0444);
+MODULE_PARM_DESC(zc_requests, "reads and writes whose data went straight between the caller's pages and the host");
 
 /* What is on the transmit queue: a request (with a reference, put with its own client) or, with
- * req NULL, our own message in msg. */
+ * req NULL, our own message in msg. A zero-copy Twrite also holds its data's pages, which QEMU reads
+ * until it gives the token back. */
 struct ws_tx {
 	struct list_head node;
 	struct p9_client *client;
 	struct p9_req_t *req;
+	struct scatterlist *sgl;	/* a zero-copy Twrite: its header, then its pages */
+	unsigned int nsg;
+	struct page **pages;
+	unsigned int npages;
+	bool drop;			/* the pages are referenced: put them */
+	u32 bytes;			/* the message's size, header and data */
 	u8 msg[16];
 };
+
+/* The pages of a zero-copy request's data; references on them are put when drop. */
+static void ws_unpin(struct page **pages, unsigned int npages, bool drop)
+{
+	unsigned int i;
+
+	if (drop)
+		for (i = 0; i < npages; i++)
+			put_page(pages[i]);
+	kvfree(pages);
+}
+
+/* A token never queued, or given back, with what it holds of a zero-copy Twrite. */
+static void ws_tx_discard(struct ws_tx *t)
+{
+	if (!t)
+		return;
+	if (t->pages)
+		ws_unpin(t->pages, t->npages, t->drop);
+	kfree(t->sgl);
+	kfree(t);
+}
 
 static void ws_tx_free(struct ws_tx *t)
 {
 	list_del(&t->node);
 	if (t->req)
 		p9_req_put(t->client, t->req);
-	kfree(t);
+	ws_tx_discard(t);
 }
 
 /* Takes back what QEMU has sent, and wakes a sender waiting for room (d->lock held). */
@@ -161,16 +200,20 @@ static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 	int err;
 
 	ws_reclaim_tx(d);
-	if (t->req)
-		sg_init_one(&sg, t->req->tc.sdata, t->req->tc.size);
-	else
-		sg_init_one(&sg, t->msg, size);
-	err = virtqueue_add_outbuf(d->tx, &sg, 1, t, GFP_ATOMIC);
+	if (t->sgl)
+		err = virtqueue_add_outbuf(d->tx, t->sgl, t->nsg, t, GFP_ATOMIC);
+	else {
+		if (t->req)
+			sg_init_one(&sg, t->req->tc.sdata, t->req->tc.size);
+		else
+			sg_init_one(&sg, t->msg, size);
+		err = virtqueue_add_outbuf(d->tx, &sg, 1, t, GFP_ATOMIC);
+	}
 	if (err == 0) {
 		if (t->req)
 			p9_req_get(t->req);
 		list_add_tail(&t->node, &d->txs);
-		ws_tx_bytes += t->req ? t->req->tc.size : size;
+		ws_tx_bytes += t->sgl ? t->bytes : t->req ? t->req->tc.size : size;
 		virtqueue_kick(d->tx);
 	}
 	return err;
@@ -226,13 +269,93 @@ static void ws_after_rversion(struct ws_dev *d)
 		ws_send_own(d, WS_TWINDOW, NULL, 0);
 }
 
-/* A read of the window for an Rreadw: the data goes straight into the request's reply buffer. */
+/*
+ * A zero-copy read in flight: the reply's first hdrlen bytes go to its request's buffer, the rest
+ * (the data) to these pages. It lives on its caller's stack and is listed in d->zcs from the moment
+ * its request is sent until its caller is done with it; a window read into its pages counts in
+ * wreads, and the caller waits for those before it lets the pages go.
+ */
+struct ws_zc {
+	struct list_head node;
+	struct p9_req_t *req;
+	struct page **pages;
+	unsigned int npages;
+	size_t offs;			/* where the data start in the first page */
+	u32 len;			/* the bytes the pages hold */
+	u32 hdrlen;
+	bool drop;
+	atomic_t wreads;
+};
+
+/* The zero-copy read of a request that is still sent, or NULL (d->lock held). */
+static struct ws_zc *ws_zc_of(struct ws_dev *d, struct p9_req_t *req)
+{
+	struct ws_zc *zc;
+
+	list_for_each_entry(zc, &d->zcs, node)
+		if (zc->req == req)
+			return zc;
+	return NULL;
+}
+
+/* Copies n bytes of a reply's data, at offset at of the data, into its pages (any context). */
+static void ws_zc_put(struct ws_zc *zc, u32 at, const u8 *p, u32 n)
+{
+	while (n > 0) {
+		size_t pos = zc->offs + at;
+		u32 off = pos & ~PAGE_MASK, k = min_t(u32, n, PAGE_SIZE - off);
+
+		memcpy_to_page(zc->pages[pos >> PAGE_SHIFT], off, p, k);
+		at += k;
+		p += k;
+		n -= k;
+	}
+}
+
+/*
+ * The pages of up to count bytes of it, from where it stands (it advances past them): user memory and
+ * the page cache's pages referenced (*drop), a kernel buffer's looked up. Returns the bytes they hold,
+ * which may be fewer than count (one segment of the iterator), or an error.
+ */
+static ssize_t ws_pin(struct iov_iter *it, size_t count, struct page ***pages, size_t *offs, bool *drop)
+{
+	unsigned int nr, i;
+	size_t len;
+	u8 *p;
+
+	if (!iov_iter_is_kvec(it)) {
+		*drop = true;
+		return iov_iter_get_pages_alloc2(it, pages, count, offs);
+	}
+	/* a kernel buffer (a directory's entries, an xattr): kmalloc'ed or vmalloc'ed, lives while we wait */
+	*drop = false;
+	while ((len = iov_iter_single_seg_count(it)) == 0)
+		iov_iter_advance(it, 0);
+	len = min(len, count);
+	p = (u8 *)it->kvec->iov_base + it->iov_offset;
+	*offs = offset_in_page(p);
+	p -= *offs;
+	nr = DIV_ROUND_UP(*offs + len, PAGE_SIZE);
+	*pages = kvmalloc_array(nr, sizeof(struct page *), GFP_NOFS);
+	if (!*pages)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++, p += PAGE_SIZE)
+		(*pages)[i] = is_vmalloc_addr(p) ? vmalloc_to_page(p) : kmap_to_page(p);
+	iov_iter_advance(it, len);
+	return len;
+}
+
+/* A read of the window for an Rreadw: the data go straight into the reader's pages, or into the
+ * request's reply buffer where the read is not zero-copy. */
 struct ws_wread {
 	struct work_struct work;
 	struct ws_dev *d;
 	struct p9_client *client;
 	struct p9_req_t *req;		/* a lookup reference */
+	struct ws_zc *zc;		/* its pages, or NULL */
 	u32 count, slot, serial;
+	atomic_t pending;		/* block requests not yet done, and one for their submitter */
+	int err;
 	u8 tail[SECTOR_SIZE];		/* the last, partial sector (the buffer has no room for all of it) */
 };
 
@@ -247,26 +370,28 @@ static void ws_return(struct ws_dev *d, u32 slot, u32 serial)
 	ws_send_own(d, WS_TRETURN, body, sizeof(body));
 }
 
-static void ws_wread_done(struct bio *bio)
+/* Every block request of a window read is done: completes its request, gives the slot back. */
+static void ws_wread_done(struct ws_wread *w)
 {
-	struct ws_wread *w = bio->bi_private;
 	struct ws_dev *d = w->d;
 	struct p9_req_t *req = w->req;
-	int err = blk_status_to_errno(bio->bi_status);
+	struct ws_zc *zc = w->zc;
 	u32 aligned = w->count & ~(SECTOR_SIZE - 1);
 	unsigned long flags;
 
-	bio_put(bio);
 	spin_lock_irqsave(&d->lock, flags);
 	if (d->vdev)
 		ws_return(d, w->slot, w->serial);
 	if (req->status == REQ_STATUS_SENT) {
 		list_del(&req->req_list);
-		if (err) {
-			req->t_err = err;
+		if (w->err) {
+			req->t_err = w->err;
 			p9_client_cb(w->client, req, REQ_STATUS_ERROR);
 		} else {
-			memcpy(req->rc.sdata + WS_RREAD_HDR + aligned, w->tail, w->count - aligned);
+			if (zc)
+				ws_zc_put(zc, aligned, w->tail, w->count - aligned);
+			else
+				memcpy(req->rc.sdata + WS_RREAD_HDR + aligned, w->tail, w->count - aligned);
 			put_unaligned_le32(WS_RREAD_HDR + w->count, req->rc.sdata);
 			req->rc.sdata[4] = P9_RREAD;
 			put_unaligned_le32(w->count, req->rc.sdata + WS_HDR);
@@ -275,30 +400,84 @@ static void ws_wread_done(struct bio *bio)
 		}
 	}
 	p9_req_put(w->client, req);
-	/* under the lock: a close or remove waiting for this takes the lock before it frees d */
+	/* under the lock, and the last we touch of them: a reader, a close or a remove waiting for this
+	 * takes the lock before it frees the pages or d */
+	if (zc && atomic_dec_and_test(&zc->wreads))
+		wake_up(&d->wait);
 	if (atomic_dec_and_test(&d->nwin))
 		wake_up(&d->wait);
 	spin_unlock_irqrestore(&d->lock, flags);
 	kfree(w);
 }
 
+static void ws_wread_put(struct ws_wread *w)
+{
+	if (atomic_dec_and_test(&w->pending))
+		ws_wread_done(w);
+}
+
+static void ws_wread_end(struct bio *bio)
+{
+	struct ws_wread *w = bio->bi_private;
+	int err = blk_status_to_errno(bio->bi_status);
+
+	if (err)
+		cmpxchg(&w->err, 0, err);
+	bio_put(bio);
+	ws_wread_put(w);
+}
+
+static void ws_wread_submit(struct ws_wread *w, struct bio *bio)
+{
+	bio->bi_private = w;
+	bio->bi_end_io = ws_wread_end;
+	atomic_inc(&w->pending);
+	submit_bio(bio);
+}
+
 static void ws_wread_work(struct work_struct *work)
 {
 	struct ws_wread *w = container_of(work, struct ws_wread, work);
-	u32 aligned = w->count & ~(SECTOR_SIZE - 1);
-	u8 *p = w->req->rc.sdata + WS_RREAD_HDR;
+	struct ws_zc *zc = w->zc;
+	u32 aligned = w->count & ~(SECTOR_SIZE - 1), at, k;
+	sector_t sector = (sector_t)w->slot * WS_SLOT_SECTORS;
 	struct bio *bio;
 
-	/* the reply buffer is one physically contiguous allocation (kmalloc): one multi-page vector */
-	bio = bio_alloc(w->d->window, 2, REQ_OP_READ, GFP_NOIO);
-	bio->bi_iter.bi_sector = (sector_t)w->slot * WS_SLOT_SECTORS;
-	if (aligned)
+	atomic_set(&w->pending, 1);
+	if (zc) {
+		/* the reader's pages, at any offset: block requests of a whole number of sectors each;
+		 * a sector may straddle two pages */
+		for (at = 0; at < aligned; at += k) {
+			u32 done, n;
+
+			k = min_t(u32, aligned - at, WS_BIO_BYTES);
+			bio = bio_alloc(w->d->window, DIV_ROUND_UP(k, PAGE_SIZE) + 1, REQ_OP_READ, GFP_NOIO);
+			bio->bi_iter.bi_sector = sector + (at >> SECTOR_SHIFT);
+			for (done = 0; done < k; done += n) {
+				size_t pos = zc->offs + at + done;
+				u32 off = pos & ~PAGE_MASK;
+
+				n = min_t(u32, k - done, PAGE_SIZE - off);
+				bio_add_page(bio, zc->pages[pos >> PAGE_SHIFT], n, off);
+			}
+			ws_wread_submit(w, bio);
+		}
+	} else if (aligned) {
+		/* the reply buffer is one physically contiguous allocation (kmalloc): one multi-page vector */
+		u8 *p = w->req->rc.sdata + WS_RREAD_HDR;
+
+		bio = bio_alloc(w->d->window, 1, REQ_OP_READ, GFP_NOIO);
+		bio->bi_iter.bi_sector = sector;
 		bio_add_page(bio, virt_to_page(p), aligned, offset_in_page(p));
-	if (w->count > aligned)
+		ws_wread_submit(w, bio);
+	}
+	if (w->count > aligned) {
+		bio = bio_alloc(w->d->window, 1, REQ_OP_READ, GFP_NOIO);
+		bio->bi_iter.bi_sector = sector + (aligned >> SECTOR_SHIFT);
 		bio_add_page(bio, virt_to_page(w->tail), SECTOR_SIZE, offset_in_page(w->tail));
-	bio->bi_private = w;
-	bio->bi_end_io = ws_wread_done;
-	submit_bio(bio);
+		ws_wread_submit(w, bio);
+	}
+	ws_wread_put(w);
 }
 
 /* The current reply is complete (d->lock held). */
@@ -311,13 +490,17 @@ static void ws_finish(struct ws_dev *d)
 		u32 serial = get_unaligned_le32(d->body + 8);
 		struct ws_wread *w = NULL;
 
-		if (req && count <= req->rc.capacity - WS_RREAD_HDR && slot < 4096)
+		if (req && count <= (d->rzc ? d->rzc->len : req->rc.capacity - WS_RREAD_HDR) &&
+		    count <= WS_SLOT_SECTORS << SECTOR_SHIFT && slot < 4096)
 			w = kzalloc(sizeof(*w), GFP_ATOMIC);
 		if (w) {
 			/* the request stays listed (an abort fails it); the lookup reference goes with w */
 			w->d = d;
 			w->client = d->client;
 			w->req = req;
+			w->zc = d->rzc;
+			if (w->zc)
+				atomic_inc(&w->zc->wreads);
 			w->count = count;
 			w->slot = slot;
 			w->serial = serial;
@@ -335,12 +518,14 @@ static void ws_finish(struct ws_dev *d)
 				p9_req_put(d->client, req);
 		}
 		d->rreq = NULL;
+		d->rzc = NULL;
 		d->rreadw = false;
 		d->have = 0;
 		d->size = 0;
 		return;
 	}
 	if (req) {
+		/* a zero-copy reply's size counts the data in its pages too, as the client expects */
 		req->rc.size = d->size;
 		if (req->status == REQ_STATUS_SENT) {
 			list_del(&req->req_list);
@@ -351,6 +536,7 @@ static void ws_finish(struct ws_dev *d)
 		p9_req_put(d->client, req);
 	}
 	d->rreq = NULL;
+	d->rzc = NULL;
 	d->have = 0;
 	d->size = 0;
 }
@@ -386,16 +572,33 @@ static bool ws_header(struct ws_dev *d)
 		p9_req_put(d->client, req);
 		req = NULL;
 	}
-	if (req && d->size > req->rc.capacity) {
+	d->rzc = req ? ws_zc_of(d, req) : NULL;
+	if (req && d->size > (d->rzc ? d->rzc->hdrlen + d->rzc->len : req->rc.capacity)) {
 		pr_err_ratelimited("kosa8_ws9p: a reply of %u bytes for tag %u, which has room for %zu\n",
-				   d->size, tag, req->rc.capacity);
+				   d->size, tag, d->rzc ? d->rzc->hdrlen + d->rzc->len : req->rc.capacity);
 		p9_req_put(d->client, req);
+		d->rzc = NULL;
 		return false;
 	}
 	if (req && !d->rreadw)
 		memcpy(req->rc.sdata, d->hdr, WS_HDR);
 	d->rreq = req;
 	return true;
+}
+
+/* Bytes at offset have of a zero-copy reply: its header to the request's buffer, its data to the pages. */
+static void ws_zc_take(struct p9_req_t *req, struct ws_zc *zc, u32 have, const u8 *p, u32 n)
+{
+	if (have < zc->hdrlen) {
+		u32 k = min(n, zc->hdrlen - have);
+
+		memcpy(req->rc.sdata + have, p, k);
+		have += k;
+		p += k;
+		n -= k;
+	}
+	if (n > 0)
+		ws_zc_put(zc, have - zc->hdrlen, p, n);
 }
 
 /* One received piece of the stream (d->lock held). */
@@ -420,6 +623,8 @@ static void ws_take(struct ws_dev *d, const u8 *p, u32 len)
 			n = min_t(u32, len, d->size - d->have);
 			if (d->rreadw)
 				memcpy(d->body + d->have - WS_HDR, p, n);
+			else if (d->rzc)
+				ws_zc_take(d->rreq, d->rzc, d->have, p, n);
 			else if (d->rreq)
 				memcpy(d->rreq->rc.sdata + d->have, p, n);
 			d->have += n;
@@ -523,16 +728,14 @@ static void ws_ctl_done(struct virtqueue *vq)
 
 /* ------------------------------------------------------------------ the transport */
 
-static int ws_request(struct p9_client *client, struct p9_req_t *req)
+/* Queues req by the token t (taken in any case), listing zc, its zero-copy read, with it. */
+static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx *t, struct ws_zc *zc)
 {
 	struct ws_dev *d = client->trans;
-	bool quiet = req->tc.id == P9_TCLUNK && req->tc.size == WS_HDR + 4;
-	struct ws_tx *t = kzalloc(sizeof(*t), GFP_NOFS);
+	bool quiet = !t->sgl && !zc && req->tc.id == P9_TCLUNK && req->tc.size == WS_HDR + 4;
 	unsigned long flags;
 	int err;
 
-	if (!t)
-		return -ENOMEM;
 	t->client = client;
 	for (;;) {
 		spin_lock_irqsave(&d->lock, flags);
@@ -564,6 +767,8 @@ static int ws_request(struct p9_client *client, struct p9_req_t *req)
 			t->req = req;
 			err = ws_send(d, t, 0);
 			if (err == 0) {
+				if (zc)
+					list_add_tail(&zc->node, &d->zcs);
 				t = NULL;
 				break;
 			}
@@ -586,12 +791,117 @@ static int ws_request(struct p9_client *client, struct p9_req_t *req)
 		spin_unlock_irqrestore(&d->lock, flags);
 		err = wait_event_killable(d->wait, READ_ONCE(d->tx_room) || READ_ONCE(d->err));
 		if (err) {
-			kfree(t);
+			ws_tx_discard(t);
 			return err;
 		}
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
-	kfree(t);
+	ws_tx_discard(t);
+	return err;
+}
+
+static int ws_request(struct p9_client *client, struct p9_req_t *req)
+{
+	struct ws_tx *t = kzalloc(sizeof(*t), GFP_NOFS);
+
+	if (!t)
+		return -ENOMEM;
+	return ws_queue(client, req, t, NULL);
+}
+
+/*
+ * A Tread, Treaddir or Twrite whose data stay where the caller has them (uidata to read into, uodata
+ * to write from): its header in the request's buffer, the data in pages. Unlike request, this waits for
+ * the reply itself. Pages are taken for one segment of the iterator; where that is less than asked for,
+ * the message's count says so, and the client carries on from what the reply says was done.
+ */
+static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct iov_iter *uidata,
+			 struct iov_iter *uodata, int inlen, int outlen, int in_hdr_len)
+{
+	struct ws_dev *d = client->trans;
+	struct ws_zc zc = { .req = req, .hdrlen = in_hdr_len };
+	bool reads = uidata && inlen > 0;
+	unsigned long flags;
+	struct ws_tx *t;
+	unsigned int i;
+	ssize_t n;
+	int err;
+
+	/* the message is fid[4] offset[8] count[4]: its count is ours to set */
+	if ((req->tc.id != P9_TREAD && req->tc.id != P9_TREADDIR && req->tc.id != P9_TWRITE) ||
+	    req->tc.size != WS_COUNT_AT + 4 || in_hdr_len < WS_RREAD_HDR || in_hdr_len > req->rc.capacity)
+		return -EINVAL;
+	t = kzalloc(sizeof(*t), GFP_NOFS);
+	if (!t)
+		return -ENOMEM;
+	if (uodata && outlen > 0) {
+		size_t offs, left;
+		bool drop;
+
+		n = ws_pin(uodata, outlen, &t->pages, &offs, &drop);
+		if (n <= 0) {
+			kfree(t);
+			return n < 0 ? n : -EFAULT;
+		}
+		t->drop = drop;
+		t->npages = DIV_ROUND_UP(offs + n, PAGE_SIZE);
+		t->nsg = t->npages + 1;
+		t->sgl = kmalloc_array(t->nsg, sizeof(*t->sgl), GFP_NOFS);
+		if (!t->sgl) {
+			ws_tx_discard(t);
+			return -ENOMEM;
+		}
+		put_unaligned_le32(req->tc.size + n, req->tc.sdata);
+		put_unaligned_le32(n, req->tc.sdata + WS_COUNT_AT);
+		t->bytes = req->tc.size + n;
+		sg_init_table(t->sgl, t->nsg);
+		sg_set_buf(&t->sgl[0], req->tc.sdata, req->tc.size);
+		for (i = 0, left = n; i < t->npages; i++) {
+			u32 k = min_t(size_t, left, PAGE_SIZE - offs);
+
+			sg_set_page(&t->sgl[i + 1], t->pages[i], k, offs);
+			left -= k;
+			offs = 0;
+		}
+	} else if (reads) {
+		n = ws_pin(uidata, inlen, &zc.pages, &zc.offs, &zc.drop);
+		if (n <= 0) {
+			kfree(t);
+			return n < 0 ? n : -EFAULT;
+		}
+		zc.len = n;
+		zc.npages = DIV_ROUND_UP(zc.offs + n, PAGE_SIZE);
+		atomic_set(&zc.wreads, 0);
+		put_unaligned_le32(n, req->tc.sdata + WS_COUNT_AT);
+	}
+	err = ws_queue(client, req, t, reads ? &zc : NULL);
+	if (err == 0) {
+		ws_zc_requests++;	/* racy, as the others: a statistic */
+		err = wait_event_killable(req->wq, READ_ONCE(req->status) >= REQ_STATUS_RCVD);
+	}
+	if (!reads)
+		return err;
+	spin_lock_irqsave(&d->lock, flags);
+	if (err == -ERESTARTSYS && req->status == REQ_STATUS_SENT) {
+		/* killed: what the host still sends for it is dropped, as after a flush (the client
+		 * flushes it next); this puts the reference its reply would have */
+		list_del(&req->req_list);
+		WRITE_ONCE(req->status, REQ_STATUS_FLSHD);
+		p9_req_put(client, req);
+	}
+	if (zc.node.next) {
+		list_del(&zc.node);
+		if (d->rzc == &zc) {
+			/* its reply is half in: the rest goes nowhere */
+			p9_req_put(client, d->rreq);
+			d->rreq = NULL;
+			d->rzc = NULL;
+		}
+	}
+	spin_unlock_irqrestore(&d->lock, flags);
+	/* a window read still filling the pages (an abort failed its request) ends soon: a local disk */
+	wait_event(d->wait, atomic_read(&zc.wreads) == 0);
+	ws_unpin(zc.pages, zc.npages, zc.drop);
 	return err;
 }
 
@@ -662,7 +972,8 @@ static int ws_create(struct p9_client *client, const char *devname, char *args)
 	d->size = 0;
 	d->rreq = NULL;
 	d->rreadw = false;
-	INIT_LIST_HEAD(&d->reqs);
+	d->rzc = NULL;
+	INIT_LIST_HEAD(&d->reqs);	/* (zcs is not: a cut-off mount's readers take theirs off it) */
 	d->nclients++;
 	spin_unlock_irqrestore(&d->lock, flags);
 	client->trans = d;
@@ -700,6 +1011,7 @@ static void ws_close(struct p9_client *client)
 		if (d->rreq)
 			p9_req_put(client, d->rreq);
 		d->rreq = NULL;
+		d->rzc = NULL;
 		d->client = NULL;
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
@@ -745,6 +1057,7 @@ static struct p9_trans_module ws_trans = {
 	.create = ws_create,
 	.close = ws_close,
 	.request = ws_request,
+	.zc_request = ws_zc_request,
 	.cancel = ws_cancel,
 	.cancelled = ws_cancelled,
 };
@@ -829,6 +1142,7 @@ static int ws_probe(struct virtio_device *vdev)
 	init_waitqueue_head(&d->wait);
 	INIT_LIST_HEAD(&d->reqs);
 	INIT_LIST_HEAD(&d->txs);
+	INIT_LIST_HEAD(&d->zcs);
 	vdev->priv = d;
 	/* port 0's queues, then the control queues, then port 1's (virtio-console's layout) */
 	err = virtio_find_vqs(vdev, 6, vqs, cbs, names, NULL);
@@ -893,6 +1207,7 @@ static void ws_remove(struct virtio_device *vdev)
 	if (d->rreq)
 		p9_req_put(d->client, d->rreq);
 	d->rreq = NULL;
+	d->rzc = NULL;
 	ws_drain(d);
 	d->vdev = NULL;
 	inuse = d->nclients > 0;
