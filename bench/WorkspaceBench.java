@@ -14,7 +14,7 @@
  *
  *   java --enable-native-access=ALL-UNNAMED -cp host/target/kosa8.jar bench/WorkspaceBench.java \
  *       [--rounds 3] [--size-mib 1024] [--files 10000] [--tree DIR] [--dir PARENT] [--accel auto|tcg|kvm]
- *       [--cpus 2] [--memory-mib 1024] [--msize 1048576] [--profile] [--workspace-transport auto|relay]
+ *       [--cpus 2] [--memory-mib 1024] [--msize 1048600] [--profile] [--workspace-transport auto|relay]
  *
  * --tree: the source tree extracted by the `tar x` row (default: the java.base sources from this JDK's
  * lib/src.zip). --dir: where the two host folders live (default: the temporary directory). --msize: asked

@@ -93,7 +93,7 @@ final class WorkspaceRelay {
     private static final int PAGE = 4096;
     private static final int TWINDOW = 250, RREADW = 251, TRETURN = 252;
     private static final int RREADW_SIZE = 19, TRETURN_SIZE = 15;
-    /** Each slot of the read window holds one reply's data (the host's msize). */
+    /** Each slot of the read window holds one reply's data: at most 1 MiB, the fd transport's msize. */
     private static final long WINDOW_SLOT = 1 << 20;
     /** O_DIRECT reads whole sectors. */
     private static final int SECTOR = 512;

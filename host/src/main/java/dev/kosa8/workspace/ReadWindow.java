@@ -54,8 +54,11 @@ import java.nio.file.StandardOpenOption;
  * then gets wrong bytes of its own folder.
  */
 final class ReadWindow implements AutoCloseable {
-    /** Each slot holds one Rread's data: a reply is at most msize. */
-    static final int SLOT_SIZE = WorkspaceServer.MSIZE;
+    /**
+     * Each slot holds one Rread's data: the 1 MiB Linux asks for at most (msize - 24); a reply with
+     * more, which only a client of its own making asks for, goes through the port.
+     */
+    static final int SLOT_SIZE = 1 << 20;
     /**
      * The smallest Rread sent through the window: below it, a reply's few
      * port pieces cost the guest less than a block request and a Treturn.
@@ -138,7 +141,7 @@ final class ReadWindow implements AutoCloseable {
             return;
         }
         int count = le.getInt(P9Codec.HEADER);
-        if (count != reply.limit() - P9Codec.READ_DATA_OFFSET) {
+        if (count != reply.limit() - P9Codec.READ_DATA_OFFSET || count > SLOT_SIZE) {
             return;
         }
         int slot;

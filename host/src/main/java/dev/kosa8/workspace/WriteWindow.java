@@ -45,8 +45,8 @@ import java.nio.file.StandardOpenOption;
  * file: the disk's size is fixed when QEMU opens it.
  */
 final class WriteWindow implements AutoCloseable {
-    /** Each slot holds one Twrite's data: a request is at most msize. */
-    static final int SLOT_SIZE = WorkspaceServer.MSIZE;
+    /** Each slot holds one Twrite's data: the relay's mount (the fd transport) has an msize of 1 MiB at most. */
+    static final int SLOT_SIZE = 1 << 20;
     static final int TWRITEW = 253;
     private static final int TWRITE = 118;
     /** size[4] type[1] tag[2] fid[4] offset[8] count[4]: where a Twrite's data starts. */

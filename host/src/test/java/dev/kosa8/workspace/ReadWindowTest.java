@@ -69,7 +69,8 @@ class ReadWindowTest {
 
     @Test
     void aLargeReadsDataGoesThroughTheWindowAndASmallOnesThroughThePort() throws Exception {
-        int big = WorkspaceServer.MSIZE - P9Codec.READ_DATA_OFFSET;
+        int big = ReadWindow.SLOT_SIZE; // what Linux asks for at most: msize - 24
+        assertThat(WorkspaceServer.MSIZE - 24).isEqualTo(big);
         assertThat(data(c.read(1, 5, big))).isEqualTo(slice(5, big));
         assertThat(c.windowed()).hasSize(1);
         ByteBuffer w = c.windowed().getFirst();
@@ -85,6 +86,11 @@ class ReadWindowTest {
         assertThat(data(c.read(1, content.length - 10, big))).as("a short read at the end").isEqualTo(
                 slice(content.length - 10, 10));
         assertThat(c.windowed()).hasSize(2);
+
+        int most = WorkspaceServer.MSIZE - P9Codec.READ_DATA_OFFSET;
+        assertThat(data(c.read(1, 3, most))).as("more than a slot holds, which msize allows")
+                .isEqualTo(slice(3, most));
+        assertThat(c.windowed()).as("goes through the port").hasSize(2);
     }
 
     @Test

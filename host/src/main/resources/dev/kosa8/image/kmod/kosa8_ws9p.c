@@ -60,7 +60,7 @@
 #include <net/9p/transport.h>
 
 #define WS_HDR 7			/* size[4] type[1] tag[2] */
-#define WS_MAXSIZE (1 << 20)		/* msize: as the fd transport and the daemon's server */
+#define WS_MAXSIZE ((1 << 20) + 24)	/* msize: 1 MiB of data a request (Linux takes 24 for the header) */
 #define WS_PORT 1			/* the port's id on its device */
 #define WS_CTL_BUFS 8
 #define WS_CTL_SIZE 256			/* a control message, with a port's name after it */
