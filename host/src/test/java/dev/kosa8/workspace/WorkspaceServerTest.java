@@ -152,6 +152,35 @@ class WorkspaceServerTest {
     }
 
     /**
+     * A large Twrite whose bytes come in pieces, as QEMU writes a 1 MiB one to the socket, is read on
+     * straight into its request buffer: it must be served whole, and the request that follows it in the
+     * same piece must be served too, not swallowed with it. A piece ends mid-header as well.
+     */
+    @Test
+    void aLargeTwriteArrivingInPiecesIsServedWholeAndWhatFollowsItToo() throws Exception {
+        assertThat(c.lcreate(ROOT, "pieces", O_RDWR, 0644)).isInstanceOf(P9Reply.Lcreate.class);
+        byte[] data = new byte[WorkspaceServer.MSIZE - 23];
+        new java.util.Random(11).nextBytes(data);
+        ByteBuffer big = P9TestClient.encode(1, new P9Request.Write(ROOT, 0, ByteBuffer.wrap(data)));
+        ByteBuffer next = P9TestClient.encode(2, new P9Request.Write(ROOT, data.length, ByteBuffer.wrap(data, 0, 5)));
+        int[] cuts = {2, 20, 70_000, 300_000, big.remaining() - 1};
+        int at = 0;
+        for (int cut : cuts) {
+            c.sendRaw(big.slice(at, cut - at));
+            at = cut;
+            Thread.sleep(30);
+        }
+        ByteBuffer last = ByteBuffer.allocate(big.remaining() - at + next.remaining());
+        last.put(big.slice(at, big.remaining() - at)).put(next).flip();
+        c.sendRaw(last);
+        assertThat(c.await(1)).isEqualTo(new P9Reply.Write(data.length));
+        assertThat(c.await(2)).isEqualTo(new P9Reply.Write(5));
+        byte[] expected = java.util.Arrays.copyOf(data, data.length + 5);
+        System.arraycopy(data, 0, expected, data.length, 5);
+        assertThat(Files.readAllBytes(folder.resolve("pieces"))).isEqualTo(expected);
+    }
+
+    /**
      * A Tversion starts a new session; every request sent before it answers before it does, so the guest's
      * relay can drop the old session's answers up to the Rversion and pass on the rest.
      */
