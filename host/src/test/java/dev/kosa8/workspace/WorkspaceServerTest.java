@@ -152,6 +152,28 @@ class WorkspaceServerTest {
     }
 
     /**
+     * A Twrite's data go to the file in pieces of {@link P9Operations#WRITE_PIECE}: the file gets them
+     * whole, at the offset asked, and a descriptor that cannot write refuses an empty write as a full one.
+     */
+    @Test
+    void aWriteGoesInPiecesAndLandsWholeAtItsOffset() throws Exception {
+        walkOk(ROOT, 2);
+        assertThat(c.lcreate(2, "pieces", O_RDWR, 0644)).isInstanceOf(P9Reply.Lcreate.class);
+        byte[] data = new byte[3 * P9Operations.WRITE_PIECE + 3];
+        new java.util.Random(5).nextBytes(data);
+        assertThat(c.write(2, 7, data)).isEqualTo(new P9Reply.Write(data.length));
+        byte[] expected = new byte[7 + data.length];
+        System.arraycopy(data, 0, expected, 7, data.length);
+        assertThat(Files.readAllBytes(folder.resolve("pieces"))).isEqualTo(expected);
+
+        walkOk(ROOT, 1, "pieces");
+        assertThat(c.lopen(1, O_RDONLY)).isInstanceOf(P9Reply.Lopen.class);
+        assertThat(errno(c.write(1, 0, new byte[0]))).isEqualTo(EBADF);
+        assertThat(errno(c.write(1, 0, data))).isEqualTo(EBADF);
+        assertThat(Files.readAllBytes(folder.resolve("pieces"))).isEqualTo(expected);
+    }
+
+    /**
      * A large Twrite whose bytes come in pieces, as QEMU writes a 1 MiB one to the socket, is read on
      * straight into its request buffer: it must be served whole, and the request that follows it in the
      * same piece must be served too, not swallowed with it. A piece ends mid-header as well.
