@@ -323,6 +323,9 @@ static ssize_t ws_pin(struct iov_iter *it, size_t count, struct page ***pages, s
 	size_t len;
 	u8 *p;
 
+	*pages = NULL;
+	if (!iov_iter_count(it))
+		return 0;
 	if (!iov_iter_is_kvec(it)) {
 		*drop = true;
 		return iov_iter_get_pages_alloc2(it, pages, count, offs);
@@ -840,7 +843,7 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 
 		n = ws_pin(uodata, outlen, &t->pages, &offs, &drop);
 		if (n <= 0) {
-			kfree(t);
+			ws_tx_discard(t);	/* (no pages are held: the array at most) */
 			return n < 0 ? n : -EFAULT;
 		}
 		t->drop = drop;
@@ -866,6 +869,7 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 	} else if (reads) {
 		n = ws_pin(uidata, inlen, &zc.pages, &zc.offs, &zc.drop);
 		if (n <= 0) {
+			kvfree(zc.pages);
 			kfree(t);
 			return n < 0 ? n : -EFAULT;
 		}
