@@ -264,6 +264,37 @@ class WorkspaceIT {
     }
 
     /**
+     * A read the module cannot take pages for (a buffer the program may not write) fails with EFAULT and
+     * costs the mount nothing. Each such failure once kept its request for good, and with it one of the
+     * mount's 65,535 tags: a loop of them left the mount unable to send anything.
+     */
+    @Test
+    void readsIntoABufferThatCannotBeWrittenFailAndLeakNothing(SharedSandbox.Booted box) throws Exception {
+        String script = String.join("\n",
+                "import ctypes, errno, os",
+                "libc = ctypes.CDLL(None, use_errno=True)",
+                "libc.mmap.restype = ctypes.c_void_p",
+                "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,"
+                        + " ctypes.c_long]",
+                "libc.read.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]",
+                "data = os.urandom(8192)",
+                "open('f', 'wb').write(data)",
+                "ro = libc.mmap(None, 8192, 1, 0x22, -1, 0)  # PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS",
+                "fd = os.open('f', os.O_RDONLY)",
+                "faults = 0",
+                "for i in range(70000):",
+                "    if libc.read(fd, ro, 4096) == -1 and ctypes.get_errno() == errno.EFAULT:",
+                "        faults += 1",
+                "    os.lseek(fd, 0, 0)",
+                "assert os.pread(fd, 8192, 0) == data, 'a read after them'",
+                "print(faults)");
+        Files.createDirectories(box.workspace().resolve("efault"));
+        Files.writeString(box.workspace().resolve("efault/efault.py"), script);
+        Kosa.Result r = sh(box, "efault", "python3 efault.py", Duration.ofMinutes(5));
+        assertThat(r.stdout().strip()).as(r.toString()).isEqualTo("70000");
+    }
+
+    /**
      * More writes at once than the port's transmit queue holds (1,024 entries: virtio-mmio offers QEMU's
      * largest ring), with the daemon stopped (SIGSTOP) while they are sent: QEMU keeps what its socket
      * does not take, the queue fills and the writers wait for room (the module's tx_waits counts them).

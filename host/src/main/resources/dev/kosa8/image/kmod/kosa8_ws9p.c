@@ -815,36 +815,49 @@ static int ws_request(struct p9_client *client, struct p9_req_t *req)
 /*
  * A Tread, Treaddir or Twrite whose data stay where the caller has them (uidata to read into, uodata
  * to write from): its header in the request's buffer, the data in pages. Unlike request, this waits for
- * the reply itself. Pages are taken for one segment of the iterator; where that is less than asked for,
- * the message's count says so, and the client carries on from what the reply says was done.
+ * the reply itself. Pages are taken for one segment of the iterator (and for a write no more than the
+ * transmit ring holds as descriptors); where that is less than asked for, the message's count says so,
+ * and the client carries on from what the reply says was done.
+ *
+ * The request comes with two references (p9_tag_alloc's), and the client puts one whatever this
+ * returns: the other is the reply's, put by its completion, or here where nothing was sent (as
+ * trans_virtio does: no reply will come).
  */
 static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct iov_iter *uidata,
 			 struct iov_iter *uodata, int inlen, int outlen, int in_hdr_len)
 {
 	struct ws_dev *d = client->trans;
 	struct ws_zc zc = { .req = req, .hdrlen = in_hdr_len };
-	bool reads = uidata && inlen > 0;
+	bool reads = uidata && inlen > 0, user = reads && user_backed_iter(uidata);
 	unsigned long flags;
 	struct ws_tx *t;
 	unsigned int i;
-	ssize_t n;
+	ssize_t n = 0;
 	int err;
 
 	/* the message is fid[4] offset[8] count[4]: its count is ours to set */
 	if ((req->tc.id != P9_TREAD && req->tc.id != P9_TREADDIR && req->tc.id != P9_TWRITE) ||
-	    req->tc.size != WS_COUNT_AT + 4 || in_hdr_len < WS_RREAD_HDR || in_hdr_len > req->rc.capacity)
-		return -EINVAL;
+	    req->tc.size != WS_COUNT_AT + 4 ||
+	    (reads && (in_hdr_len < WS_RREAD_HDR || in_hdr_len > req->rc.capacity))) {
+		err = -EINVAL;
+		goto unsent;
+	}
 	t = kzalloc(sizeof(*t), GFP_NOFS);
-	if (!t)
-		return -ENOMEM;
+	if (!t) {
+		err = -ENOMEM;
+		goto unsent;
+	}
 	if (uodata && outlen > 0) {
-		size_t offs, left;
+		/* a descriptor a page and one for the header, within the ring (an indirect table may not
+		 * be had, and then the chain goes in the ring itself) */
+		size_t most = (virtqueue_get_vring_size(d->tx) - 2) * PAGE_SIZE, offs, left;
 		bool drop;
 
-		n = ws_pin(uodata, outlen, &t->pages, &offs, &drop);
+		n = ws_pin(uodata, min_t(size_t, outlen, most), &t->pages, &offs, &drop);
 		if (n <= 0) {
 			ws_tx_discard(t);	/* (no pages are held: the array at most) */
-			return n < 0 ? n : -EFAULT;
+			err = n < 0 ? n : -EFAULT;
+			goto unsent;
 		}
 		t->drop = drop;
 		t->npages = DIV_ROUND_UP(offs + n, PAGE_SIZE);
@@ -852,7 +865,8 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 		t->sgl = kmalloc_array(t->nsg, sizeof(*t->sgl), GFP_NOFS);
 		if (!t->sgl) {
 			ws_tx_discard(t);
-			return -ENOMEM;
+			err = -ENOMEM;
+			goto unsent;
 		}
 		put_unaligned_le32(req->tc.size + n, req->tc.sdata);
 		put_unaligned_le32(n, req->tc.sdata + WS_COUNT_AT);
@@ -871,7 +885,8 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 		if (n <= 0) {
 			kvfree(zc.pages);
 			kfree(t);
-			return n < 0 ? n : -EFAULT;
+			err = n < 0 ? n : -EFAULT;
+			goto unsent;
 		}
 		zc.len = n;
 		zc.npages = DIV_ROUND_UP(zc.offs + n, PAGE_SIZE);
@@ -879,12 +894,32 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 		put_unaligned_le32(n, req->tc.sdata + WS_COUNT_AT);
 	}
 	err = ws_queue(client, req, t, reads ? &zc : NULL);
-	if (err == 0) {
-		ws_zc_requests++;	/* racy, as the others: a statistic */
-		err = wait_event_killable(req->wq, READ_ONCE(req->status) >= REQ_STATUS_RCVD);
+	if (err) {
+		if (reads)
+			ws_unpin(zc.pages, zc.npages, zc.drop);
+		/* killed before it could be sent: nothing to flush */
+		err = err == -ERESTARTSYS ? -EINTR : err;
+		goto unsent;
 	}
-	if (!reads)
+	ws_zc_requests++;	/* racy, as the others: a statistic */
+	err = wait_event_killable(req->wq, READ_ONCE(req->status) >= REQ_STATUS_RCVD);
+	if (!reads) {
+		if (err == 0 && READ_ONCE(req->status) == REQ_STATUS_RCVD) {
+			u8 type;
+
+			smp_rmb();	/* the reply before its status, as p9_client_cb orders them */
+			type = req->rc.size >= WS_HDR ? req->rc.sdata[4] : 0;
+			/* the client checks the count only against what it asked for, not what was sent:
+			 * a larger one would make it unroll its iterator backwards */
+			if (type != P9_RLERROR && (type != P9_RWRITE || req->rc.size < WS_RREAD_HDR ||
+						   get_unaligned_le32(req->rc.sdata + WS_HDR) > n)) {
+				pr_err_ratelimited("kosa8_ws9p: the host answered a Twrite of %zd bytes with a message of type %u; the mount is cut off\n",
+						   n, type);
+				err = -EIO;
+			}
+		}
 		return err;
+	}
 	spin_lock_irqsave(&d->lock, flags);
 	if (err == -ERESTARTSYS && req->status == REQ_STATUS_SENT) {
 		/* killed: what the host still sends for it is dropped, as after a flush (the client
@@ -893,19 +928,25 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 		WRITE_ONCE(req->status, REQ_STATUS_FLSHD);
 		p9_req_put(client, req);
 	}
-	if (zc.node.next) {
-		list_del(&zc.node);
-		if (d->rzc == &zc) {
-			/* its reply is half in: the rest goes nowhere */
-			p9_req_put(client, d->rreq);
-			d->rreq = NULL;
-			d->rzc = NULL;
-		}
+	list_del(&zc.node);
+	if (d->rzc == &zc) {
+		/* its reply is half in: the rest goes nowhere */
+		p9_req_put(client, d->rreq);
+		d->rreq = NULL;
+		d->rzc = NULL;
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
 	/* a window read still filling the pages (an abort failed its request) ends soon: a local disk */
 	wait_event(d->wait, atomic_read(&zc.wreads) == 0);
+	if (user && err == 0)
+		/* written behind the mapping's back: a page of a shared file mapping must be written out */
+		for (i = 0; i < zc.npages; i++)
+			if (!PageDirty(zc.pages[i]))	/* (a reused buffer's pages stay dirty) */
+				set_page_dirty_lock(zc.pages[i]);
 	ws_unpin(zc.pages, zc.npages, zc.drop);
+	return err;
+unsent:
+	p9_req_put(client, req);	/* the reference its reply would have put: none will come */
 	return err;
 }
 
@@ -987,6 +1028,14 @@ out:
 	return err;
 }
 
+/* Waits for every window read to end: each holds d, its request and the window's disk until then. A
+ * read of a local disk ends; going on without it would free what it writes. */
+static void ws_await_wreads(struct ws_dev *d, const char *what)
+{
+	while (!wait_event_timeout(d->wait, atomic_read(&d->nwin) == 0, 10 * HZ))
+		pr_warn("kosa8_ws9p: window reads still in flight at %s; waiting for them\n", what);
+}
+
 /* Whether QEMU still holds something of client's (d->lock held). */
 static bool ws_holds(struct ws_dev *d, struct p9_client *client)
 {
@@ -1020,8 +1069,7 @@ static void ws_close(struct p9_client *client)
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
 	/* a window read holds its request until its block read completes */
-	if (!wait_event_timeout(d->wait, atomic_read(&d->nwin) == 0, 10 * HZ))
-		pr_warn("kosa8_ws9p: window reads still in flight at close\n");
+	ws_await_wreads(d, "close");
 	/* QEMU gives a request back once it has sent it; one whose host hangs keeps it. Wait a little,
 	 * then leave such requests to QEMU: never freed (the client's clean-up warns of them), so QEMU
 	 * never reads freed memory */
@@ -1204,7 +1252,7 @@ static void ws_remove(struct virtio_device *vdev)
 	bool inuse;
 
 	mutex_lock(&ws_mutex);
-	wait_event_timeout(d->wait, atomic_read(&d->nwin) == 0, 10 * HZ);
+	ws_await_wreads(d, "removal");
 	virtio_reset_device(vdev);
 	spin_lock_irqsave(&d->lock, flags);
 	ws_fail_all(d, -ENODEV);
