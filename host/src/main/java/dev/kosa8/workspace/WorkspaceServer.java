@@ -327,17 +327,24 @@ public final class WorkspaceServer implements AutoCloseable {
      */
     private void readRestOfWrite(ByteBuffer in, int length) throws IOException, InterruptedException {
         ByteBuffer request = requests.take();
-        request.clear().limit(length);
-        request.put(in);
-        while (request.hasRemaining()) {
-            if (channel.read(request) < 0) {
-                requests.give(request);
-                throw new IOException("the guest side closed in the middle of a Twrite");
+        boolean dispatched = false;
+        try {
+            request.clear().limit(length);
+            request.put(in);
+            while (request.hasRemaining()) {
+                if (channel.read(request) < 0) {
+                    throw new IOException("the guest side closed in the middle of a Twrite");
+                }
+            }
+            request.flip();
+            admit();
+            dispatch(request, ticket(request));
+            dispatched = true;
+        } finally {
+            if (!dispatched) {
+                requests.give(request); // a close or an interrupt: the pool stays whole
             }
         }
-        request.flip();
-        admit();
-        dispatch(request, ticket(request));
     }
 
     /**
