@@ -43,8 +43,9 @@ final class P9Codec {
     private static final int RLERROR = 7, TSTATFS = 8, TLOPEN = 12, TLCREATE = 14, TSYMLINK = 16, TMKNOD = 18,
             TRENAME = 20, TREADLINK = 22, TGETATTR = 24, TSETATTR = 26, TXATTRWALK = 30, TXATTRCREATE = 32,
             TREADDIR = 40, TFSYNC = 50, TLOCK = 52, TGETLOCK = 54, TLINK = 70, TMKDIR = 72, TRENAMEAT = 74,
-            TUNLINKAT = 76, TVERSION = 100, TAUTH = 102, TATTACH = 104, TFLUSH = 108, TWALK = 110, TREAD = 116,
-            TWRITE = 118, TCLUNK = 120, TREMOVE = 122;
+            TUNLINKAT = 76, TAUTH = 102, TATTACH = 104, TWALK = 110, TREAD = 116, TCLUNK = 120, TREMOVE = 122;
+    /** The types the server's reader (and the write window) look at before decoding. */
+    static final int TVERSION = 100, TFLUSH = 108, TWRITE = 118;
     /** Every R-message type is its T-message type plus one. */
     private static final int R = 1;
 

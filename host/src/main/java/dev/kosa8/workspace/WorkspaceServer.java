@@ -50,14 +50,8 @@ public final class WorkspaceServer implements AutoCloseable {
      */
     public static final int MSIZE = (1 << 20) + 24;
     private static final int WORKERS = 8;
-    /** The type of a Tflush, which {@link #ticket} recognises before decoding. */
-    private static final int TFLUSH = 108;
-    /** The type of a Twrite, whose data the reader takes straight into its request buffer when large. */
-    private static final int TWRITE = 118;
     /** A Twrite at least this long, and not yet all in, is read on straight into its request buffer. */
     private static final int DIRECT_READ = 64 * 1024;
-    /** The type of a Tversion, which the reader serves only once every earlier request has answered. */
-    private static final int TVERSION = 100;
 
     private final SocketChannel channel;
     /** Where large Rreads' data goes past the port; null when QEMU gives the guest none. */
@@ -263,7 +257,7 @@ public final class WorkspaceServer implements AutoCloseable {
                     }
                     int type = in.remaining() > 4 ? in.get(in.position() + 4) & 0xff : -1;
                     if (in.remaining() < length) {
-                        if (type == TWRITE && length >= DIRECT_READ) {
+                        if (type == P9Codec.TWRITE && length >= DIRECT_READ) {
                             readRestOfWrite(in, length);
                             continue;
                         }
@@ -281,7 +275,7 @@ public final class WorkspaceServer implements AutoCloseable {
                         }
                         continue;
                     }
-                    if (type == TVERSION) {
+                    if (type == P9Codec.TVERSION) {
                         // a Tversion starts a new session: every earlier request answers before it does, so
                         // the guest's relay can tell the old session's answers from the new one's
                         awaitIdle();
@@ -467,7 +461,7 @@ public final class WorkspaceServer implements AutoCloseable {
      */
     private Ticket ticket(ByteBuffer request) {
         ByteBuffer le = request.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        if ((le.get(4) & 0xff) == TFLUSH) {
+        if ((le.get(4) & 0xff) == P9Codec.TFLUSH) {
             boolean hasOldTag = le.limit() >= P9Codec.HEADER + 2;
             return new Ticket(null, hasOldTag ? running.get(le.getShort(P9Codec.HEADER) & 0xffff) : null);
         }

@@ -48,7 +48,6 @@ final class WriteWindow implements AutoCloseable {
     /** Each slot holds one Twrite's data: the relay's mount (the fd transport) has an msize of 1 MiB at most. */
     static final int SLOT_SIZE = 1 << 20;
     static final int TWRITEW = 253;
-    private static final int TWRITE = 118;
     /** size[4] type[1] tag[2] fid[4] offset[8] count[4]: where a Twrite's data starts. */
     static final int DATA_OFFSET = P9Codec.HEADER + 16;
     static final int TWRITEW_SIZE = DATA_OFFSET + 4;
@@ -108,7 +107,7 @@ final class WriteWindow implements AutoCloseable {
             throw new P9Exception("cannot read the write window: " + e.getMessage(), tag, ErrnoException.EIO, false);
         }
         request.limit(DATA_OFFSET + (int) count);
-        le.putInt(0, DATA_OFFSET + (int) count).put(4, (byte) TWRITE);
+        le.putInt(0, DATA_OFFSET + (int) count).put(4, (byte) P9Codec.TWRITE);
     }
 
     @Override
