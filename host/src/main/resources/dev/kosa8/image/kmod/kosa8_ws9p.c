@@ -13,14 +13,14 @@
  *   - replies arrive in the receive queue's page buffers as a byte stream (QEMU's socket chardev reads
  *     4 KiB at a time); the queue's interrupt handler parses them, copies each reply into its request's
  *     buffer and completes it;
+ *   - reads and writes of more than 1 KiB are zero-copy (the transport's zc_request): a Twrite's data
+ *     go to QEMU from the writer's own pages, and a Tread's data land in the reader's own pages. Each
+ *     copy this saves is a guest memcpy, which TCG runs at about 1.5 GB/s;
  *   - a large Rread's data come by the read window, a read-only virtio-blk disk the daemon writes
  *     (dev.kosa8.workspace ReadWindow): with the disk named in "read_window", the module asks for it
- *     (Twindow) and reads each Rreadw's slot with one block request straight into the reply's buffer,
- *     then gives the slot back (Treturn);
- *   - large reads and writes are zero-copy (the transport's zc_request): a Twrite's data go to QEMU from
- *     the writer's own pages, and a Tread's data land in the reader's own pages, from the read window's
- *     block request or, for a reply through the port, copied there once from the receive buffer. Each
- *     copy this saves is a guest memcpy, which TCG runs at about 1.5 GB/s;
+ *     (Twindow) and reads each Rreadw's slot with block requests straight into the reader's pages,
+ *     then gives the slot back (Treturn); a smaller reply's data are copied there from the receive
+ *     buffers. Only a zero-copy read can be answered so (the window's replies are of 32 KiB or more);
  *   - a Tclunk is answered here (the daemon is sent a Tclunkq, which it never answers), as the relay does,
  *     once the daemon has said it takes them (Tquiet/Rquiet after each Tversion; dev.kosa8.workspace
  *     QuietClunks documents the exchange).
@@ -137,12 +137,10 @@ struct ws_tx {
 	struct list_head node;
 	struct p9_client *client;
 	struct p9_req_t *req;
-	struct scatterlist *sgl;	/* a zero-copy Twrite: its header, then its pages */
-	unsigned int nsg;
+	struct scatterlist *sgl;	/* a zero-copy Twrite: its header, then its npages pages */
 	struct page **pages;
 	unsigned int npages;
 	bool drop;			/* the pages are referenced: put them */
-	u32 bytes;			/* the message's size, header and data */
 	u8 msg[16];
 };
 
@@ -201,7 +199,7 @@ static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 
 	ws_reclaim_tx(d);
 	if (t->sgl)
-		err = virtqueue_add_outbuf(d->tx, t->sgl, t->nsg, t, GFP_ATOMIC);
+		err = virtqueue_add_outbuf(d->tx, t->sgl, t->npages + 1, t, GFP_ATOMIC);
 	else {
 		if (t->req)
 			sg_init_one(&sg, t->req->tc.sdata, t->req->tc.size);
@@ -213,7 +211,8 @@ static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 		if (t->req)
 			p9_req_get(t->req);
 		list_add_tail(&t->node, &d->txs);
-		ws_tx_bytes += t->sgl ? t->bytes : t->req ? t->req->tc.size : size;
+		/* a request's own size field: a zero-copy Twrite's counts its pages too */
+		ws_tx_bytes += t->req ? get_unaligned_le32(t->req->tc.sdata) : size;
 		virtqueue_kick(d->tx);
 	}
 	return err;
@@ -348,18 +347,17 @@ static ssize_t ws_pin(struct iov_iter *it, size_t count, struct page ***pages, s
 	return len;
 }
 
-/* A read of the window for an Rreadw: the data go straight into the reader's pages, or into the
- * request's reply buffer where the read is not zero-copy. */
+/* A read of the window for an Rreadw: the data go straight into the reader's pages. */
 struct ws_wread {
 	struct work_struct work;
 	struct ws_dev *d;
 	struct p9_client *client;
 	struct p9_req_t *req;		/* a lookup reference */
-	struct ws_zc *zc;		/* its pages, or NULL */
+	struct ws_zc *zc;		/* its pages */
 	u32 count, slot, serial;
 	atomic_t pending;		/* block requests not yet done, and one for their submitter */
 	int err;
-	u8 tail[SECTOR_SIZE];		/* the last, partial sector (the buffer has no room for all of it) */
+	u8 tail[SECTOR_SIZE];		/* the last, partial sector (the pages have no room for all of it) */
 };
 
 /* Gives the slot back (d->lock held). */
@@ -391,10 +389,7 @@ static void ws_wread_done(struct ws_wread *w)
 			req->t_err = w->err;
 			p9_client_cb(w->client, req, REQ_STATUS_ERROR);
 		} else {
-			if (zc)
-				ws_zc_put(zc, aligned, w->tail, w->count - aligned);
-			else
-				memcpy(req->rc.sdata + WS_RREAD_HDR + aligned, w->tail, w->count - aligned);
+			ws_zc_put(zc, aligned, w->tail, w->count - aligned);
 			put_unaligned_le32(WS_RREAD_HDR + w->count, req->rc.sdata);
 			req->rc.sdata[4] = P9_RREAD;
 			put_unaligned_le32(w->count, req->rc.sdata + WS_HDR);
@@ -405,7 +400,7 @@ static void ws_wread_done(struct ws_wread *w)
 	p9_req_put(w->client, req);
 	/* under the lock, and the last we touch of them: a reader, a close or a remove waiting for this
 	 * takes the lock before it frees the pages or d */
-	if (zc && atomic_dec_and_test(&zc->wreads))
+	if (atomic_dec_and_test(&zc->wreads))
 		wake_up(&d->wait);
 	if (atomic_dec_and_test(&d->nwin))
 		wake_up(&d->wait);
@@ -447,31 +442,21 @@ static void ws_wread_work(struct work_struct *work)
 	struct bio *bio;
 
 	atomic_set(&w->pending, 1);
-	if (zc) {
-		/* the reader's pages, at any offset: block requests of a whole number of sectors each;
-		 * a sector may straddle two pages */
-		for (at = 0; at < aligned; at += k) {
-			u32 done, n;
+	/* the reader's pages, at any offset: block requests of a whole number of sectors each; a sector
+	 * may straddle two pages */
+	for (at = 0; at < aligned; at += k) {
+		u32 done, n;
 
-			k = min_t(u32, aligned - at, WS_BIO_BYTES);
-			bio = bio_alloc(w->d->window, DIV_ROUND_UP(k, PAGE_SIZE) + 1, REQ_OP_READ, GFP_NOIO);
-			bio->bi_iter.bi_sector = sector + (at >> SECTOR_SHIFT);
-			for (done = 0; done < k; done += n) {
-				size_t pos = zc->offs + at + done;
-				u32 off = pos & ~PAGE_MASK;
+		k = min_t(u32, aligned - at, WS_BIO_BYTES);
+		bio = bio_alloc(w->d->window, DIV_ROUND_UP(k, PAGE_SIZE) + 1, REQ_OP_READ, GFP_NOIO);
+		bio->bi_iter.bi_sector = sector + (at >> SECTOR_SHIFT);
+		for (done = 0; done < k; done += n) {
+			size_t pos = zc->offs + at + done;
+			u32 off = pos & ~PAGE_MASK;
 
-				n = min_t(u32, k - done, PAGE_SIZE - off);
-				bio_add_page(bio, zc->pages[pos >> PAGE_SHIFT], n, off);
-			}
-			ws_wread_submit(w, bio);
+			n = min_t(u32, k - done, PAGE_SIZE - off);
+			bio_add_page(bio, zc->pages[pos >> PAGE_SHIFT], n, off);
 		}
-	} else if (aligned) {
-		/* the reply buffer is one physically contiguous allocation (kmalloc): one multi-page vector */
-		u8 *p = w->req->rc.sdata + WS_RREAD_HDR;
-
-		bio = bio_alloc(w->d->window, 1, REQ_OP_READ, GFP_NOIO);
-		bio->bi_iter.bi_sector = sector;
-		bio_add_page(bio, virt_to_page(p), aligned, offset_in_page(p));
 		ws_wread_submit(w, bio);
 	}
 	if (w->count > aligned) {
@@ -493,8 +478,9 @@ static void ws_finish(struct ws_dev *d)
 		u32 serial = get_unaligned_le32(d->body + 8);
 		struct ws_wread *w = NULL;
 
-		if (req && count <= (d->rzc ? d->rzc->len : req->rc.capacity - WS_RREAD_HDR) &&
-		    count <= WS_SLOT_SECTORS << SECTOR_SHIFT && slot < 4096)
+		/* only a zero-copy read has the room (pages): any other is failed */
+		if (req && d->rzc && count <= d->rzc->len && count <= WS_SLOT_SECTORS << SECTOR_SHIFT &&
+		    slot < 4096)
 			w = kzalloc(sizeof(*w), GFP_ATOMIC);
 		if (w) {
 			/* the request stays listed (an abort fails it); the lookup reference goes with w */
@@ -502,8 +488,7 @@ static void ws_finish(struct ws_dev *d)
 			w->client = d->client;
 			w->req = req;
 			w->zc = d->rzc;
-			if (w->zc)
-				atomic_inc(&w->zc->wreads);
+			atomic_inc(&w->zc->wreads);
 			w->count = count;
 			w->slot = slot;
 			w->serial = serial;
@@ -861,8 +846,7 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 		}
 		t->drop = drop;
 		t->npages = DIV_ROUND_UP(offs + n, PAGE_SIZE);
-		t->nsg = t->npages + 1;
-		t->sgl = kmalloc_array(t->nsg, sizeof(*t->sgl), GFP_NOFS);
+		t->sgl = kmalloc_array(t->npages + 1, sizeof(*t->sgl), GFP_NOFS);
 		if (!t->sgl) {
 			ws_tx_discard(t);
 			err = -ENOMEM;
@@ -870,8 +854,7 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 		}
 		put_unaligned_le32(req->tc.size + n, req->tc.sdata);
 		put_unaligned_le32(n, req->tc.sdata + WS_COUNT_AT);
-		t->bytes = req->tc.size + n;
-		sg_init_table(t->sgl, t->nsg);
+		sg_init_table(t->sgl, t->npages + 1);
 		sg_set_buf(&t->sgl[0], req->tc.sdata, req->tc.size);
 		for (i = 0, left = n; i < t->npages; i++) {
 			u32 k = min_t(size_t, left, PAGE_SIZE - offs);
