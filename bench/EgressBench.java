@@ -15,7 +15,15 @@
  * before every path has moved WARM_MB (the JVM's JIT settles only after a few GB).
  * The client verifies the server's certificate by name (api.test) with the test CA, as a guest's client does.
  *
- *   java -cp host/target/kosa8.jar bench/EgressBench.java [--rounds 5] [--requests 2000] [--bulk-mb 100]
+ * The server runs in a process of its own (this file with --serve), so that the curl rows can also be run with the
+ * CPUs laid out two ways, interleaved in every round (see CpuLayout):
+ *   - shared: server, curl and the broker all on every CPU, as in a laptop's single busy moment;
+ *   - apart:  the transfer's two ends (server and curl) on CPU 0, the broker's JVM on CPU 1 — a scaled-down model
+ *             of a machine with a core free for the daemon, where the direct path gets the same one core.
+ *
+ *   java -Dbench.source=bench/EgressBench.java -cp host/target/kosa8.jar bench/EgressBench.java \
+ *        [--rounds 5] [--requests 2000] [--bulk-mb 100] [--curl-only]
+ * --curl-only skips the JDK client's rows (through the socat relay) and runs the curl rows alone.
  */
 import dev.kosa8.egress.AllowRule;
 import dev.kosa8.egress.AuditLog;
@@ -41,16 +49,324 @@ import javax.net.ssl.*;
 
 public class EgressBench {
     public static void main(String[] args) throws Exception {
+        if (args.length == 2 && args[0].equals("--serve")) {
+            serve(Path.of(args[1]));
+            return;
+        }
         int rounds = 5, requests = 2000, bulkMb = 100;
+        boolean curlOnly = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--requests" -> requests = Integer.parseInt(args[++i]);
                 case "--bulk-mb" -> bulkMb = Integer.parseInt(args[++i]);
+                case "--curl-only" -> curlOnly = true;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
         Path dir = Files.createTempDirectory("kosa8-egress-bench");
+        SandboxCa ca = SandboxCa.loadOrCreate(dir.resolve("ca"), "bench");
+        Server server = Server.start(dir);
+        int serverPort = server.port();
+
+        var group = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
+        Path serverCaPem = Files.writeString(dir.resolve("server-ca.pem"), ca.certificatePem());
+        EgressTestSettings test = new EgressTestSettings(Map.of("api.test:443", serverPort), Map.of(), Optional.of(serverCaPem));
+        SandboxCa sandboxCa = SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "bench");
+        var upstreamTls = dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa());
+        Broker broker = Broker.start("bench", dir.resolve("run"), new EgressPolicy(false, List.of(AllowRule.parse("api.test"))),
+                new AuditLog(dir.resolve("net.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
+        Broker intercepting = Broker.start("bench-i", dir.resolve("run-i"),
+                new EgressPolicy(false, List.of(AllowRule.parse("GET api.test/"))),
+                new AuditLog(dir.resolve("net-i.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
+
+        // a key bound to the name (issue 5): intercepted, and each request gets the real key in its header
+        Broker injecting = Broker.start("bench-s", dir.resolve("run-s"),
+                new EgressPolicy(false, List.of(AllowRule.parse("api.test"))),
+                new AuditLog(dir.resolve("net-s.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
+        injecting.secrets(new dev.kosa8.egress.SecretBindings(List.of(new dev.kosa8.egress.SecretBinding("BENCH_KEY",
+                "api.test", 443, "Authorization", "Bearer {}", "sk-bench-placeholder00000000000000000000",
+                "sk-bench-0123456789abcdefghijklmnopqrstu"))));
+
+        List<Process> relays = new ArrayList<>();
+        if (!curlOnly) {
+            int relayPort = relay(relays, "TCP:127.0.0.1:" + serverPort);
+            int brokerPort = relay(relays, "UNIX-CONNECT:" + broker.sockets().get(Listener.TLS));
+            int interceptPort = relay(relays, "UNIX-CONNECT:" + intercepting.sockets().get(Listener.TLS));
+
+            TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            KeyStore trust = KeyStore.getInstance("PKCS12");
+            trust.load(null, null);
+            trust.setCertificateEntry("ca", ca.certificate());
+            trust.setCertificateEntry("sandbox-ca", sandboxCa.certificate());
+            tmf.init(trust);
+            SSLContext clientSsl = SSLContext.getInstance("TLS");
+            clientSsl.init(null, tmf.getTrustManagers(), null);
+
+            Map<String, Integer> paths = new LinkedHashMap<>();
+            paths.put("direct", serverPort);
+            paths.put("relay", relayPort);
+            paths.put("broker", brokerPort);
+            paths.put("intercept", interceptPort);
+            Map<String, List<Double>> lat = new LinkedHashMap<>();
+            Map<String, List<Double>> mbps = new LinkedHashMap<>();
+            paths.keySet().forEach(k -> { lat.put(k, new ArrayList<>()); mbps.put(k, new ArrayList<>()); });
+            // warm-up: the daemon is a long-lived JVM, so its steady state is what counts. A few MB was not enough:
+            // measured here, an intercepted download ran at 200-260 MB/s for its first ~2 GB, while C2 was still
+            // compiling the broker's and the server's paths, and at ~500 MB/s after. So every path moves WARM_MB first.
+            System.err.printf("warming up every path (%d MB each)...%n", WARM_MB);
+            for (int w = 0; w * bulkMb < WARM_MB; w++) {
+                for (String p : paths.keySet()) {
+                    smallRequests(clientSsl, paths.get(p), 300);
+                    bulk(clientSsl, paths.get(p), (long) bulkMb * 1_000_000);
+                }
+            }
+            for (int r = 0; r < rounds; r++) {
+                List<String> order = new ArrayList<>(paths.keySet());
+                if (r % 2 == 1) Collections.reverse(order);
+                for (String p : order) {
+                    lat.get(p).addAll(smallRequests(clientSsl, paths.get(p), requests));
+                    mbps.get(p).add(bulk(clientSsl, paths.get(p), (long) bulkMb * 1_000_000));
+                    System.err.printf("round %d %s done%n", r + 1, p);
+                }
+            }
+            System.out.println("| path | small GET p50 (ms) | p99 (ms) | " + bulkMb + " MB download (MB/s, median) |");
+            System.out.println("|---|---|---|---|");
+            for (String p : paths.keySet()) {
+                System.out.printf("| %s | %.3f | %.3f | %.0f |%n", p, pct(lat.get(p), 50), pct(lat.get(p), 99), pct(mbps.get(p), 50));
+            }
+            double added = pct(lat.get("broker"), 50) - pct(lat.get("relay"), 50);
+            System.out.printf("%nbroker vs relay: %+.3f ms at p50 (goal <= 1 ms), throughput %.2fx (goal >= 0.80)%n",
+                    added, pct(mbps.get("broker"), 50) / pct(mbps.get("relay"), 50));
+            System.out.printf("broker vs direct: %+.3f ms at p50, throughput %.2fx%n",
+                    pct(lat.get("broker"), 50) - pct(lat.get("direct"), 50), pct(mbps.get("broker"), 50) / pct(mbps.get("direct"), 50));
+            System.out.printf("intercept vs relay: %+.3f ms at p50, throughput %.2fx%n",
+                    pct(lat.get("intercept"), 50) - pct(lat.get("relay"), 50), pct(mbps.get("intercept"), 50) / pct(mbps.get("relay"), 50));
+        }
+        curlRows(dir, ca, sandboxCa, server, broker, intercepting, injecting, rounds, bulkMb, curlOnly);
+        relays.forEach(Process::destroy);
+        broker.close();
+        intercepting.close();
+        injecting.close();
+        server.stop();
+        group.shutdownGracefully().sync();
+    }
+
+    /**
+     * The same comparison with curl (OpenSSL) as the client and no relay at all: curl dials the server, or speaks
+     * TLS straight into the broker's unix socket ({@code --unix-socket}), so the broker's own cost is all that
+     * differs. 100 requests on one connection (per-request time from curl's own clock), then the bulk download.
+     * Every path runs in both CPU layouts in every round, the order of layouts and of paths alternating.
+     */
+    static void curlRows(Path dir, SandboxCa serverCa, SandboxCa sandboxCa, Server server, Broker broker,
+                         Broker intercepting, Broker injecting, int rounds, int bulkMb, boolean warm)
+            throws Exception {
+        Path bundle = dir.resolve("bundle.pem");
+        Files.writeString(bundle, serverCa.certificatePem() + sandboxCa.certificatePem());
+        Map<String, List<String>> how = new LinkedHashMap<>();
+        how.put("direct", List.of("--connect-to", "api.test:443:127.0.0.1:" + server.port()));
+        how.put("broker", List.of("--unix-socket", broker.sockets().get(Listener.TLS).toString()));
+        how.put("intercept", List.of("--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
+        how.put("inject", List.of("--unix-socket", injecting.sockets().get(Listener.TLS).toString()));
+        if (warm) { // the JDK rows' warm-up did not run: warm server and broker here, WARM_MB per path
+            System.err.printf("warming up every path (%d MB each)...%n", WARM_MB);
+            for (int w = 0; w * bulkMb < WARM_MB; w++) {
+                for (String k : how.keySet()) {
+                    List<String> big = new ArrayList<>(List.of("curl", "-s", "--cacert", bundle.toString(), "-o",
+                            "/dev/null"));
+                    big.addAll(how.get(k));
+                    big.add("https://api.test/big?n=" + (long) bulkMb * 1_000_000);
+                    run(big);
+                }
+            }
+        }
+        Map<String, Samples> at = new LinkedHashMap<>();
+        for (CpuLayout l : CpuLayout.values()) {
+            how.keySet().forEach(k -> at.put(l + " " + k, new Samples()));
+        }
+        for (int r = 0; r < rounds + 1; r++) {
+            List<CpuLayout> layouts = new ArrayList<>(List.of(CpuLayout.values()));
+            if (r % 2 == 1) Collections.reverse(layouts);
+            for (CpuLayout l : layouts) {
+                l.apply(server);
+                List<String> order = new ArrayList<>(how.keySet());
+                if (r % 2 == 1) Collections.reverse(order);
+                for (String k : order) {
+                    List<String> small = new ArrayList<>(List.of("taskset", "-c", l.ends, "curl", "-s", "--cacert",
+                            bundle.toString()));
+                    small.addAll(how.get(k));
+                    for (int i = 0; i < 100; i++) {
+                        small.addAll(List.of("-o", "/dev/null", "-w", "%{time_total}\\n", "https://api.test/small"));
+                    }
+                    List<Double> times = run(small).lines().map(Double::parseDouble).toList();
+                    // bash's `times` gives curl's CPU time, /proc the server's and the broker JVM's
+                    List<String> big = new ArrayList<>(List.of("taskset", "-c", l.ends, "bash", "-c",
+                            "\"$@\" && echo && times", "-", "curl", "-s", "--cacert", bundle.toString(), "-o",
+                            "/dev/null", "-w", "%{speed_download}"));
+                    big.addAll(how.get(k));
+                    big.add("https://api.test/big?n=" + (long) bulkMb * 1_000_000);
+                    Map<Long, Long> threadsBefore = threadCpu();
+                    long self = ProcessHandle.current().pid();
+                    long jvmBefore = cpuNanos(self);
+                    long serverBefore = server.cpuNanos();
+                    List<String> out = run(big).lines().toList();
+                    double serverCpu = (server.cpuNanos() - serverBefore) / 1e9;
+                    double jvmCpu = (cpuNanos(self) - jvmBefore) / 1e9;
+                    double loops = loopCpu(threadsBefore, threadCpu());
+                    double speed = Double.parseDouble(out.get(0).strip()) / 1e6;
+                    double curlCpu = Arrays.stream(out.get(2).split(" ")).mapToDouble(EgressBench::bashTime).sum();
+                    if (r > 0) { // round 0 warms the JIT of server and broker
+                        Samples s = at.get(l + " " + k);
+                        s.latencyMs.addAll(times.subList(1, times.size()).stream().map(t -> t * 1000).toList());
+                        s.mbps.add(speed);
+                        s.loops.add(loops * 1000 / bulkMb);
+                        s.jvmRest.add((jvmCpu - loops) * 1000 / bulkMb);
+                        s.server.add(serverCpu * 1000 / bulkMb);
+                        s.curl.add(curlCpu * 1000 / bulkMb);
+                    }
+                }
+                System.err.printf("curl round %d, %s CPUs, done%n", r, l.label);
+            }
+        }
+        CpuLayout.SHARED.apply(server);
+        for (CpuLayout l : CpuLayout.values()) {
+            System.out.printf("%n**curl, no relay, %s CPUs** (%s)%n%n", l.label, l.what);
+            System.out.println("| path | small GET p50 (ms) | p99 (ms) | " + bulkMb + " MB download (MB/s, median) "
+                    + "| CPU s per GB: broker's event loops | rest of the broker's JVM (JIT, GC) | server | curl "
+                    + "| bound from CPU (MB/s) |");
+            System.out.println("|---|---|---|---|---|---|---|---|---|");
+            for (String k : how.keySet()) {
+                Samples s = at.get(l + " " + k);
+                double loops = pct(s.loops, 50), rest = pct(s.jvmRest, 50), srv = pct(s.server, 50),
+                        curl = pct(s.curl, 50);
+                System.out.printf("| %s | %.3f | %.3f | %.0f | %.2f | %.2f | %.2f | %.2f | %.0f |%n", k,
+                        pct(s.latencyMs, 50), pct(s.latencyMs, 99), pct(s.mbps, 50), loops, rest, srv, curl,
+                        l.bound(k.equals("direct") ? 0 : loops + rest, srv + curl));
+            }
+            Samples direct = at.get(l + " direct");
+            for (String k : List.of("broker", "intercept", "inject")) {
+                Samples s = at.get(l + " " + k);
+                System.out.printf("%s vs direct, %s CPUs: %+.3f ms at p50 (goal <= 1 ms), throughput %.2fx (goal >= 0.80)%n",
+                        k, l.label, pct(s.latencyMs, 50) - pct(direct.latencyMs, 50), pct(s.mbps, 50) / pct(direct.mbps, 50));
+            }
+            Samples inject = at.get(l + " inject"), pass = at.get(l + " broker");
+            System.out.printf("inject vs passthrough, %s CPUs: %+.3f ms at p50, throughput %.2fx%n", l.label,
+                    pct(inject.latencyMs, 50) - pct(pass.latencyMs, 50), pct(inject.mbps, 50) / pct(pass.mbps, 50));
+        }
+    }
+
+    /** One path's figures in one CPU layout, over the counted rounds; CPU in seconds per GB downloaded. */
+    record Samples(List<Double> latencyMs, List<Double> mbps, List<Double> loops, List<Double> jvmRest,
+                   List<Double> server, List<Double> curl) {
+        Samples() {
+            this(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
+                    new ArrayList<>());
+        }
+    }
+
+    /**
+     * Where the processes may run. {@code shared}: everything on every CPU, so the broker's work takes CPU from the
+     * transfer's own two ends (on two cores a direct download already keeps both busy). {@code apart}: the two ends
+     * on CPU 0, the broker's JVM on CPU 1: what the broker costs a transfer when it has a core the transfer does not
+     * use, as on a machine with cores to spare; the direct path gets exactly the one core the ends get with the
+     * broker in between. Applied with taskset to every thread of the server's process and of this JVM (the broker's);
+     * curl is started under taskset each time.
+     */
+    enum CpuLayout {
+        SHARED("shared", "server, curl and broker all on CPUs " + ALL_CPUS, ALL_CPUS, ALL_CPUS),
+        APART("apart", "server and curl on CPU 0, the broker's JVM on CPU 1", "0", "1");
+
+        final String label, what, ends, broker;
+
+        CpuLayout(String label, String what, String ends, String broker) {
+            this.label = label;
+            this.what = what;
+            this.ends = ends;
+            this.broker = broker;
+        }
+
+        void apply(Server server) throws Exception {
+            pin(server.pid(), ends);
+            pin(ProcessHandle.current().pid(), broker);
+        }
+
+        /** The most MB/s the CPU allows, from CPU seconds per GB of the broker and of the two ends. */
+        double bound(double brokerS, double endsS) {
+            return this == SHARED ? CORES * 1000 / (brokerS + endsS)
+                    : Math.min(1000 / endsS, brokerS == 0 ? Double.MAX_VALUE : 1000 / brokerS);
+        }
+    }
+
+    static final String ALL_CPUS = "0-" + (Runtime.getRuntime().availableProcessors() - 1);
+
+    /**
+     * CPU time of every thread of a process, from /proc (the scheduler's own count, in ns; the JVM's process CPU
+     * counter ticks in 10 ms, too coarse for one download). A thread that ended in between is lost: none of the
+     * server's or the broker's does during a download.
+     */
+    static long cpuNanos(long pid) throws IOException {
+        long ns = 0;
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path t : tasks.toList()) {
+                try {
+                    ns += Long.parseLong(Files.readString(t.resolve("schedstat")).split(" ")[0]);
+                } catch (NoSuchFileException gone) {
+                    // a thread that ended between the listing and the read
+                }
+            }
+        }
+        return ns;
+    }
+
+    static void pin(long pid, String cpus) throws Exception {
+        run(List.of("taskset", "-a", "-p", "-c", cpus, Long.toString(pid)));
+    }
+
+    /** CPU seconds of the broker's event loops between two {@link #threadCpu} readings. */
+    static double loopCpu(Map<Long, Long> before, Map<Long, Long> after) {
+        double loops = 0;
+        for (var e : after.entrySet()) {
+            java.lang.management.ThreadInfo info = THREADS.getThreadInfo(e.getKey());
+            if (info != null && info.getThreadName().startsWith("multiThreadIoEventLoopGroup")) {
+                loops += (e.getValue() - before.getOrDefault(e.getKey(), 0L)) / 1e9;
+            }
+        }
+        return loops;
+    }
+
+    /**
+     * The loopback HTTPS server, in a process of its own (this file, {@code --serve DIR}) so that its CPU can be
+     * placed and counted apart from the broker's.
+     */
+    record Server(Process process, int port) {
+        static Server start(Path dir) throws Exception {
+            String source = System.getProperty("bench.source");
+            if (source == null) throw new IllegalStateException("run with -Dbench.source=<path of EgressBench.java>");
+            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), source, "--serve", dir.toString())
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+            if (line == null) throw new IOException("the bench's server did not start (exit " + p.waitFor() + ")");
+            return new Server(p, Integer.parseInt(line.strip()));
+        }
+
+        long pid() {
+            return process.pid();
+        }
+
+        /** CPU time of every thread of the server's process, from /proc (the scheduler's own count, in ns). */
+        long cpuNanos() throws IOException {
+            return EgressBench.cpuNanos(pid());
+        }
+
+        void stop() throws Exception {
+            process.getOutputStream().close(); // the server ends when its stdin does
+            if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly();
+        }
+    }
+
+    /** The server's side: the JDK's HttpsServer with the bench CA's leaf for api.test; its port goes to stdout. */
+    static void serve(Path dir) throws Exception {
         SandboxCa ca = SandboxCa.loadOrCreate(dir.resolve("ca"), "bench");
         var leaf = ca.leafFor("api.test");
         KeyStore ks = KeyStore.getInstance("PKCS12");
@@ -77,196 +393,15 @@ public class EgressBench {
             }
         });
         server.start();
-        int serverPort = server.getAddress().getPort();
-
-        var group = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
-        Path serverCaPem = Files.writeString(dir.resolve("server-ca.pem"), ca.certificatePem());
-        EgressTestSettings test = new EgressTestSettings(Map.of("api.test:443", serverPort), Map.of(), Optional.of(serverCaPem));
-        SandboxCa sandboxCa = SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "bench");
-        var upstreamTls = dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa());
-        Broker broker = Broker.start("bench", dir.resolve("run"), new EgressPolicy(false, List.of(AllowRule.parse("api.test"))),
-                new AuditLog(dir.resolve("net.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
-        Broker intercepting = Broker.start("bench-i", dir.resolve("run-i"),
-                new EgressPolicy(false, List.of(AllowRule.parse("GET api.test/"))),
-                new AuditLog(dir.resolve("net-i.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
-
-        // a key bound to the name (issue 5): intercepted, and each request gets the real key in its header
-        Broker injecting = Broker.start("bench-s", dir.resolve("run-s"),
-                new EgressPolicy(false, List.of(AllowRule.parse("api.test"))),
-                new AuditLog(dir.resolve("net-s.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
-        injecting.secrets(new dev.kosa8.egress.SecretBindings(List.of(new dev.kosa8.egress.SecretBinding("BENCH_KEY",
-                "api.test", 443, "Authorization", "Bearer {}", "sk-bench-placeholder00000000000000000000",
-                "sk-bench-0123456789abcdefghijklmnopqrstu"))));
-
-        List<Process> relays = new ArrayList<>();
-        int relayPort = relay(relays, "TCP:127.0.0.1:" + serverPort);
-        int brokerPort = relay(relays, "UNIX-CONNECT:" + broker.sockets().get(Listener.TLS));
-        int interceptPort = relay(relays, "UNIX-CONNECT:" + intercepting.sockets().get(Listener.TLS));
-
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        trust.load(null, null);
-        trust.setCertificateEntry("ca", ca.certificate());
-        trust.setCertificateEntry("sandbox-ca", sandboxCa.certificate());
-        tmf.init(trust);
-        SSLContext clientSsl = SSLContext.getInstance("TLS");
-        clientSsl.init(null, tmf.getTrustManagers(), null);
-
-        Map<String, Integer> paths = new LinkedHashMap<>();
-        paths.put("direct", serverPort);
-        paths.put("relay", relayPort);
-        paths.put("broker", brokerPort);
-        paths.put("intercept", interceptPort);
-        Map<String, List<Double>> lat = new LinkedHashMap<>();
-        Map<String, List<Double>> mbps = new LinkedHashMap<>();
-        paths.keySet().forEach(k -> { lat.put(k, new ArrayList<>()); mbps.put(k, new ArrayList<>()); });
-        // warm-up: the daemon is a long-lived JVM, so its steady state is what counts. A few MB was not enough:
-        // measured here, an intercepted download ran at 200-260 MB/s for its first ~2 GB, while C2 was still
-        // compiling the broker's and the server's paths, and at ~500 MB/s after. So every path moves WARM_MB first.
-        System.err.printf("warming up every path (%d MB each)...%n", WARM_MB);
-        for (int w = 0; w * bulkMb < WARM_MB; w++) {
-            for (String p : paths.keySet()) {
-                smallRequests(clientSsl, paths.get(p), 300);
-                bulk(clientSsl, paths.get(p), (long) bulkMb * 1_000_000);
-            }
-        }
-        for (int r = 0; r < rounds; r++) {
-            List<String> order = new ArrayList<>(paths.keySet());
-            if (r % 2 == 1) Collections.reverse(order);
-            for (String p : order) {
-                lat.get(p).addAll(smallRequests(clientSsl, paths.get(p), requests));
-                mbps.get(p).add(bulk(clientSsl, paths.get(p), (long) bulkMb * 1_000_000));
-                System.err.printf("round %d %s done%n", r + 1, p);
-            }
-        }
-        System.out.println("| path | small GET p50 (ms) | p99 (ms) | " + bulkMb + " MB download (MB/s, median) |");
-        System.out.println("|---|---|---|---|");
-        for (String p : paths.keySet()) {
-            System.out.printf("| %s | %.3f | %.3f | %.0f |%n", p, pct(lat.get(p), 50), pct(lat.get(p), 99), pct(mbps.get(p), 50));
-        }
-        double added = pct(lat.get("broker"), 50) - pct(lat.get("relay"), 50);
-        System.out.printf("%nbroker vs relay: %+.3f ms at p50 (goal <= 1 ms), throughput %.2fx (goal >= 0.80)%n",
-                added, pct(mbps.get("broker"), 50) / pct(mbps.get("relay"), 50));
-        System.out.printf("broker vs direct: %+.3f ms at p50, throughput %.2fx%n",
-                pct(lat.get("broker"), 50) - pct(lat.get("direct"), 50), pct(mbps.get("broker"), 50) / pct(mbps.get("direct"), 50));
-        System.out.printf("intercept vs relay: %+.3f ms at p50, throughput %.2fx%n",
-                pct(lat.get("intercept"), 50) - pct(lat.get("relay"), 50), pct(mbps.get("intercept"), 50) / pct(mbps.get("relay"), 50));
-        curlRows(dir, ca, sandboxCa, serverPort, broker, intercepting, injecting, rounds, bulkMb);
-        relays.forEach(Process::destroy);
-        broker.close();
-        intercepting.close();
-        injecting.close();
+        System.out.println(server.getAddress().getPort());
+        System.out.flush();
+        System.in.readAllBytes(); // until the bench closes our stdin (or dies)
         server.stop(0);
-        group.shutdownGracefully().sync();
-    }
-
-    /**
-     * The same comparison with curl (OpenSSL) as the client and no relay at all: curl dials the server, or speaks
-     * TLS straight into the broker's unix socket ({@code --unix-socket}), so the broker's own cost is all that
-     * differs. 100 requests on one connection (per-request time from curl's own clock), then the bulk download.
-     */
-    static void curlRows(Path dir, SandboxCa serverCa, SandboxCa sandboxCa, int serverPort, Broker broker,
-                         Broker intercepting, Broker injecting, int rounds, int bulkMb) throws Exception {
-        Path bundle = dir.resolve("bundle.pem");
-        Files.writeString(bundle, serverCa.certificatePem() + sandboxCa.certificatePem());
-        Map<String, List<String>> how = new LinkedHashMap<>();
-        how.put("curl direct", List.of("--connect-to", "api.test:443:127.0.0.1:" + serverPort));
-        how.put("curl broker", List.of("--unix-socket", broker.sockets().get(Listener.TLS).toString()));
-        how.put("curl intercept", List.of("--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
-        how.put("curl inject", List.of("--unix-socket", injecting.sockets().get(Listener.TLS).toString()));
-        Map<String, List<Double>> lat = new LinkedHashMap<>();
-        Map<String, List<Double>> mbps = new LinkedHashMap<>();
-        Map<String, List<Double>> jvmCpuPerGb = new LinkedHashMap<>();
-        Map<String, List<Double>> curlCpuPerGb = new LinkedHashMap<>();
-        Map<String, List<Double>> brokerCpuPerGb = new LinkedHashMap<>();
-        Map<String, List<Double>> otherCpuPerGb = new LinkedHashMap<>();
-        Map<String, List<Double>> internalCpuPerGb = new LinkedHashMap<>();
-        how.keySet().forEach(k -> {
-            brokerCpuPerGb.put(k, new ArrayList<>());
-            otherCpuPerGb.put(k, new ArrayList<>());
-            internalCpuPerGb.put(k, new ArrayList<>());
-            lat.put(k, new ArrayList<>());
-            mbps.put(k, new ArrayList<>());
-            jvmCpuPerGb.put(k, new ArrayList<>());
-            curlCpuPerGb.put(k, new ArrayList<>());
-        });
-        for (int r = 0; r < rounds + 1; r++) {
-            List<String> order = new ArrayList<>(how.keySet());
-            if (r % 2 == 1) Collections.reverse(order);
-            for (String k : order) {
-                List<String> small = new ArrayList<>(List.of("curl", "-s", "--cacert", bundle.toString()));
-                small.addAll(how.get(k));
-                for (int i = 0; i < 100; i++) {
-                    small.addAll(List.of("-o", "/dev/null", "-w", "%{time_total}\\n", "https://api.test/small"));
-                }
-                List<Double> times = run(small).lines().map(Double::parseDouble).toList();
-                // bash's `times` gives curl's CPU time; the JVM's own counter gives the server's and the broker's
-                List<String> big = new ArrayList<>(List.of("bash", "-c", "\"$@\" && echo && times", "-",
-                        "curl", "-s", "--cacert", bundle.toString(), "-o", "/dev/null", "-w", "%{speed_download}"));
-                big.addAll(how.get(k));
-                big.add("https://api.test/big?n=" + (long) bulkMb * 1_000_000);
-                Map<Long, Long> threadsBefore = threadCpu();
-                long jvmBefore = JVM.getProcessCpuTime();
-                List<String> out = run(big).lines().toList();
-                double jvmCpu = (JVM.getProcessCpuTime() - jvmBefore) / 1e9;
-                double[] split = split(threadsBefore, threadCpu());
-                double speed = Double.parseDouble(out.get(0).strip()) / 1e6;
-                double curlCpu = Arrays.stream(out.get(2).split(" ")).mapToDouble(EgressBench::bashTime).sum();
-                if (r > 0) { // round 0 warms the JIT of server and broker
-                    lat.get(k).addAll(times.subList(1, times.size()).stream().map(t -> t * 1000).toList());
-                    mbps.get(k).add(speed);
-                    jvmCpuPerGb.get(k).add(jvmCpu * 1000 / bulkMb);
-                    brokerCpuPerGb.get(k).add(split[0] * 1000 / bulkMb);
-                    otherCpuPerGb.get(k).add(split[1] * 1000 / bulkMb);
-                    internalCpuPerGb.get(k).add((jvmCpu - split[0] - split[1]) * 1000 / bulkMb);
-                    curlCpuPerGb.get(k).add(curlCpu * 1000 / bulkMb);
-                }
-            }
-        }
-        System.out.println();
-        System.out.println("| curl, no relay | small GET p50 (ms) | p99 (ms) | " + bulkMb + " MB download (MB/s, median) |");
-        System.out.println("|---|---|---|---|");
-        for (String k : how.keySet()) {
-            System.out.printf("| %s | %.3f | %.3f | %.0f |%n", k.substring(5), pct(lat.get(k), 50), pct(lat.get(k), 99),
-                    pct(mbps.get(k), 50));
-        }
-        System.out.println();
-        System.out.println("| curl, no relay | CPU s per GB: server and broker (JVM) | curl | total | throughput bound on "
-                + CORES + " cores (MB/s) |");
-        System.out.println("|---|---|---|---|---|");
-        for (String k : how.keySet()) {
-            double jvm = pct(jvmCpuPerGb.get(k), 50), curl = pct(curlCpuPerGb.get(k), 50);
-            System.out.printf("| %s | %.2f | %.2f | %.2f | %.0f |%n", k.substring(5), jvm, curl, jvm + curl,
-                    CORES * 1000 / (jvm + curl));
-        }
-        System.out.println();
-        System.out.println("| curl, no relay | CPU s per GB: broker's event loops | server (its threads) | JVM's own (JIT, GC)"
-                + " | curl | bound on " + CORES + " cores without the JVM's own (MB/s) |");
-        System.out.println("|---|---|---|---|---|---|");
-        for (String k : how.keySet()) {
-            double b = pct(brokerCpuPerGb.get(k), 50), o = pct(otherCpuPerGb.get(k), 50),
-                    in = pct(internalCpuPerGb.get(k), 50), curl = pct(curlCpuPerGb.get(k), 50);
-            System.out.printf("| %s | %.2f | %.2f | %.2f | %.2f | %.0f |%n", k.substring(5), b, o, in, curl,
-                    CORES * 1000 / (b + o + curl));
-        }
-        System.out.printf("%ncurl: broker vs direct %+.3f ms at p50, throughput %.2fx; intercept vs direct %+.3f ms, %.2fx%n",
-                pct(lat.get("curl broker"), 50) - pct(lat.get("curl direct"), 50),
-                pct(mbps.get("curl broker"), 50) / pct(mbps.get("curl direct"), 50),
-                pct(lat.get("curl intercept"), 50) - pct(lat.get("curl direct"), 50),
-                pct(mbps.get("curl intercept"), 50) / pct(mbps.get("curl direct"), 50));
-        System.out.printf("curl: inject (key put in, responses scrubbed) vs passthrough %+.3f ms at p50, throughput %.2fx; "
-                        + "vs intercept %+.3f ms, %.2fx%n",
-                pct(lat.get("curl inject"), 50) - pct(lat.get("curl broker"), 50),
-                pct(mbps.get("curl inject"), 50) / pct(mbps.get("curl broker"), 50),
-                pct(lat.get("curl inject"), 50) - pct(lat.get("curl intercept"), 50),
-                pct(mbps.get("curl inject"), 50) / pct(mbps.get("curl intercept"), 50));
     }
 
     /** MB each path moves before anything is counted. */
     static final int WARM_MB = 2000;
 
-    static final com.sun.management.OperatingSystemMXBean JVM =
-            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
     static final int CORES = Runtime.getRuntime().availableProcessors();
 
     static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -279,23 +414,6 @@ public class EgressBench {
             if (ns >= 0) cpu.put(id, ns);
         }
         return cpu;
-    }
-
-    /**
-     * Seconds of CPU between two {@link #threadCpu} readings: [the broker's event loops, every other thread the
-     * JVM shows (the server's dispatcher and its virtual threads' carriers)]. The rest of the process's CPU is the
-     * JVM's own: JIT compilers, GC. A thread that ended in between is lost (none does: the loops and carriers
-     * outlive a download).
-     */
-    static double[] split(Map<Long, Long> before, Map<Long, Long> after) {
-        double broker = 0, other = 0;
-        for (var e : after.entrySet()) {
-            double s = (e.getValue() - before.getOrDefault(e.getKey(), 0L)) / 1e9;
-            java.lang.management.ThreadInfo info = THREADS.getThreadInfo(e.getKey());
-            if (info != null && info.getThreadName().startsWith("multiThreadIoEventLoopGroup")) broker += s;
-            else other += s;
-        }
-        return new double[] {broker, other};
     }
 
     /** Seconds from bash's {@code times} format, {@code 1m2.345s}. */
