@@ -759,7 +759,7 @@ public final class SandboxManager {
         }
         SandboxNetwork before = s.record().network();
         SandboxNetwork after = changeNetwork(s, n -> n.denying(p));
-        if (after.equals(before) && before.mode() != NetMode.OPEN) {
+        if (after.equals(before)) {
             throw new KosaException(KosaException.Kind.USAGE, pattern + " is not on the allow-list of sandbox " + s.id(),
                     "`kosa8 net " + s.id() + "` shows the list");
         }

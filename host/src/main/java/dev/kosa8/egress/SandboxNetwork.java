@@ -28,7 +28,18 @@ public record SandboxNetwork(NetMode mode, List<String> allow) {
         return of(mode, p);
     }
 
+    /**
+     * Takes a host's rules off the list. Refused on an open network: every host
+     * is allowed there whatever the list says, so a deny that went through
+     * would tell the user a host is closed while it is still reachable.
+     */
     public SandboxNetwork denying(HostPattern pattern) {
+        if (mode == NetMode.OPEN) {
+            throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.STATE,
+                    "the network is open (--net open): every host is allowed, so denying " + pattern
+                            + " would close nothing",
+                    "create the sandbox without --net open, with --allow for each host it needs");
+        }
         return of(mode, policy().denying(pattern));
     }
 

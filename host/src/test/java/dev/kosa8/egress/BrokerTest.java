@@ -330,6 +330,96 @@ class BrokerTest {
         assertThat(log).doesNotContain("SECRET-HEADER-VALUE", "SECRET-QUERY", "SECRET-BODY", "SECRET-HOST");
     }
 
+    @Test
+    void eachCarriedRequestIsOneJsonLineWithEveryFieldAndNothingElse() throws Exception {
+        java.time.Instant before = java.time.Instant.now();
+        assertThat(curl("--connect-to", "api.test:80:127.0.0.1:" + http.port(), "-X", "POST", "-d", "x=12345",
+                "http://api.test/hello/audit?q=1").out).isEqualTo("hello from api.test POST");
+        var line = awaitAuditLine(before, n -> n.path("path").asText().equals("/hello/audit"));
+        assertThat(line.path("listener").asText()).isEqualTo("http");
+        assertThat(line.path("host").asText()).isEqualTo("api.test");
+        assertThat(line.path("port").asInt()).isEqualTo(80);
+        assertThat(line.path("method").asText()).isEqualTo("POST");
+        assertThat(line.path("address").asText()).isEqualTo("test loopback"); // what the test mapping dialed
+        assertThat(line.path("decision").asText()).isEqualTo("allow");
+        assertThat(line.path("reason").asText()).contains("api.test", "HTTP 200");
+        assertThat(line.path("bytesOut").asLong()).isEqualTo("x=12345".length());
+        assertThat(line.path("bytesIn").asLong()).isEqualTo("hello from api.test POST".length());
+        assertThat(line.path("durationMs").asLong()).isBetween(0L, 20_000L);
+        assertThat(java.time.Instant.parse(line.path("time").asText())).isBetween(before, java.time.Instant.now());
+        List<String> fields = new ArrayList<>();
+        line.fieldNames().forEachRemaining(fields::add);
+        assertThat(fields).containsExactlyInAnyOrder("time", "listener", "host", "port", "method", "path",
+                "address", "decision", "reason", "bytesOut", "bytesIn", "durationMs");
+
+        // passed-through TLS: one line per connection, its bytes both ways, no method or path (the broker never saw
+        // them); written when the connection ends
+        java.time.Instant tlsStart = java.time.Instant.now();
+        curl("--cacert", upstream.caPem.toString(), "--connect-to", "api.test:443:127.0.0.1:" + tls.port(),
+                "https://api.test/hello");
+        var tlsLine = awaitAuditLine(tlsStart, n -> n.path("listener").asText().equals("tls")
+                && n.path("decision").asText().equals("allow"));
+        assertThat(tlsLine.path("port").asInt()).isEqualTo(443);
+        assertThat(tlsLine.path("bytesOut").asLong()).isPositive();
+        assertThat(tlsLine.path("bytesIn").asLong()).isGreaterThan("hello from api.test GET".length());
+        assertThat(tlsLine.has("method")).isFalse();
+        assertThat(tlsLine.has("path")).isFalse();
+    }
+
+    @Test
+    void anOpenNetworkStillLogsEveryConnectionAndSaysWhyItWasAllowed() throws Exception {
+        broker.policy(new EgressPolicy(true, List.of()));
+        java.time.Instant before = java.time.Instant.now();
+        assertThat(curl("--cacert", upstream.caPem.toString(), "--connect-to", "api.test:443:127.0.0.1:" + tls.port(),
+                "https://api.test/hello").out).isEqualTo("hello from api.test GET");
+        var line = awaitAuditLine(before, n -> n.path("listener").asText().equals("tls"));
+        assertThat(line.path("host").asText()).isEqualTo("api.test");
+        assertThat(line.path("decision").asText()).isEqualTo("allow");
+        assertThat(line.path("reason").asText()).contains("the network is open");
+    }
+
+    @Test
+    void aGuestOpeningTooManyConnectionsHasTheNewOnesClosedAndALogLineUntilSomeEnd() throws Exception {
+        List<SocketChannel> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < Broker.MAX_CONNECTIONS; i++) {
+                SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+                ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(Listener.DNS)));
+                held.add(ch);
+            }
+            // the broker takes them in order on its one loop: once it has, the next is closed unread
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            boolean refused = false;
+            while (!refused && System.nanoTime() < deadline) {
+                try {
+                    dns("api.test", 1);
+                } catch (IOException closed) {
+                    refused = true;
+                }
+            }
+            assertThat(refused).as("connection " + (Broker.MAX_CONNECTIONS + 1) + " refused").isTrue();
+            assertThat(audit()).contains("more than " + Broker.MAX_CONNECTIONS + " open connections");
+            for (int i = 0; i < 8; i++) {
+                held.remove(held.size() - 1).close();
+            }
+            // slots free again once the broker has seen those ends
+            Dns answer = null;
+            while (answer == null && System.nanoTime() < deadline) {
+                try {
+                    answer = dns("api.test", 1);
+                } catch (IOException stillFull) {
+                    Thread.sleep(20);
+                }
+            }
+            assertThat(answer).as("a query once connections ended").isNotNull();
+            assertThat(answer.answers).containsExactly("10.0.2.100");
+        } finally {
+            for (SocketChannel ch : held) {
+                ch.close();
+            }
+        }
+    }
+
     // --- helpers ---
 
     record Run(int exit, String out, String err) {
@@ -373,6 +463,28 @@ class BrokerTest {
 
     static String audit() throws IOException {
         return Files.readString(dir.resolve("net.log"));
+    }
+
+    /** The first audit line written at or after {@code since} that matches, waited for up to 10 s. */
+    static com.fasterxml.jackson.databind.JsonNode awaitAuditLine(java.time.Instant since,
+            java.util.function.Predicate<com.fasterxml.jackson.databind.JsonNode> match) throws Exception {
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            for (String l : audit().split("\n")) {
+                if (l.isBlank()) {
+                    continue;
+                }
+                var n = json.readTree(l);
+                if (!java.time.Instant.parse(n.path("time").asText()).isBefore(since) && match.test(n)) {
+                    return n;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no matching audit line since " + since + " in:\n" + audit());
+            }
+            Thread.sleep(50);
+        }
     }
 
     record Dns(int rcode, boolean recursionAvailable, List<String> answers) {

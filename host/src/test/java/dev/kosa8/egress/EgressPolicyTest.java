@@ -66,7 +66,9 @@ class EgressPolicyTest {
     @Test
     void openAllowsEveryHostButStillNamesIt() {
         EgressPolicy open = new EgressPolicy(true, List.of());
-        assertThat(open.connect("anything.example", 8443).allowed()).isTrue();
+        Decision d = open.connect("anything.example", 8443);
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.reason()).isEqualTo("the network is open"); // what the audit line of each connection says
         assertThat(open.answers("anything.example")).isTrue();
     }
 

@@ -401,6 +401,29 @@ class NetworkIT {
     }
 
     @Test
+    @Order(16)
+    void everyCaVariableNamesABundleHoldingTheSandboxCaAndGitAndPythonFailClearlyOnADeniedHost() {
+        // the sandbox CA's first line of base64: every bundle a client is pointed at must hold it
+        Kosa.Result vars = sh("""
+                marker=$(sed -n 2p /etc/kosa8/ca.pem)
+                for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS GIT_SSL_CAINFO CURL_CA_BUNDLE; do
+                  f=$(printenv $v) && grep -qF "$marker" "$f" && echo "$v holds it"
+                done
+                echo "NO_PROXY=$NO_PROXY"
+                """);
+        assertThat(vars.stdout()).as(vars.toString()).contains("SSL_CERT_FILE holds it", "REQUESTS_CA_BUNDLE holds it",
+                "NODE_EXTRA_CA_CERTS holds it", "GIT_SSL_CAINFO holds it", "CURL_CA_BUNDLE holds it",
+                "NO_PROXY=localhost,127.0.0.1,::1");
+        Kosa.Result git = exec("git", "clone", "-q", "https://denied.test/repo.git", "/tmp/denied-repo");
+        assertThat(git.exitCode()).as(git.toString()).isNotZero();
+        assertThat(git.stderr()).as(git.toString()).contains("403");
+        Kosa.Result py = exec("python3", "-c", "import urllib.request; urllib.request.urlopen("
+                + "'https://denied.test/hello', timeout=60)");
+        assertThat(py.exitCode()).as(py.toString()).isNotZero();
+        assertThat(py.stderr()).as(py.toString()).contains("403");
+    }
+
+    @Test
     @Order(20)
     void removingResolvConfAndProxyVariablesOpensNothing() {
         Kosa.Result r = sh("""
