@@ -434,7 +434,19 @@ public final class SandboxManager {
     }
 
     private Broker startBroker(SandboxRecord r) {
-        Broker b = egress.start(r.id(), runtimeDir(r.id()), store.directory(r.id()), r.network().policy());
+        // every sandbox's folder, running or not: any guest may write its own, and test settings read from one
+        // would let it open a network for itself
+        Map<String, Path> workspaces = new java.util.HashMap<>();
+        for (Sandbox other : sandboxes.values()) {
+            String w = other.record().workspace();
+            if (w != null && !w.isEmpty()) {
+                workspaces.put(other.id(), Path.of(w));
+            }
+        }
+        if (r.workspace() != null && !r.workspace().isEmpty()) {
+            workspaces.put(r.id(), Path.of(r.workspace()));
+        }
+        Broker b = egress.start(r.id(), runtimeDir(r.id()), store.directory(r.id()), r.network().policy(), workspaces);
         b.secrets(secrets.bindings(r));
         return b;
     }

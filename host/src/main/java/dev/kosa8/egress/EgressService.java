@@ -46,8 +46,18 @@ public final class EgressService implements AutoCloseable {
      * {@code net.log} and CA files ({@code ca/}) in {@code sandboxDir}.
      */
     public Broker start(String sandboxId, Path runtimeDir, Path sandboxDir, EgressPolicy policy) {
-        AuditLog audit = new AuditLog(sandboxDir.resolve("net.log"), m -> log.accept("sandbox " + sandboxId + ": " + m));
+        return start(sandboxId, runtimeDir, sandboxDir, policy, Map.of());
+    }
+
+    /**
+     * The same, refusing while test settings are read from inside any of {@code workspaces} (sandbox id to its
+     * workspace folder: every sandbox's, running or not, since any guest may write its own).
+     */
+    public Broker start(String sandboxId, Path runtimeDir, Path sandboxDir, EgressPolicy policy,
+                        Map<String, Path> workspaces) {
         EgressTestSettings t = test.get();
+        workspaces.forEach((id, folder) -> t.refuseInside(folder, id));
+        AuditLog audit = new AuditLog(sandboxDir.resolve("net.log"), m -> log.accept("sandbox " + sandboxId + ": " + m));
         if (t.enabled()) {
             log.accept("warning: sandbox " + sandboxId + ": egress TEST settings are on ("
                     + EgressTestSettings.ENVIRONMENT + "): named test hosts reach loopback servers"

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -16,21 +17,68 @@ import java.util.Optional;
  * JSON file named by the daemon's environment variable {@value #ENVIRONMENT};
  * unset (the default) or a missing file means none of this exists. The guest
  * cannot reach the daemon's environment, and nothing it sends is read as a
- * setting (the file must not be inside a sandbox's workspace, which a test
- * controls).
+ * setting. A guest can write its workspace, so a broker refuses to start while
+ * the settings file or the CA it names lies inside any sandbox's workspace
+ * ({@link #refuseInside}): a guest could otherwise turn test settings on for
+ * itself, or map an allowed name to a service on the host's loopback.
  *
  * <pre>{"loopback": {"api.test:443": 38443},   // dial 127.0.0.1:38443 for api.test:443, past the address check
  *  "resolve":  {"rebind.test": "127.0.0.1"}, // what the name resolves to; the address check still applies
  *  "trustedCa": "/path/test-ca.pem"}         // also trusted when verifying upstream TLS</pre>
  */
 public record EgressTestSettings(Map<String, Integer> loopback, Map<String, String> resolve,
-                                 Optional<Path> trustedCa) {
+                                 Optional<Path> trustedCa, List<Path> files) {
     public static final String ENVIRONMENT = "KOSA8_EGRESS_TEST_CONFIG";
     public static final EgressTestSettings NONE = new EgressTestSettings(Map.of(), Map.of(), Optional.empty());
 
+    /**
+     * @param files what the settings were read from (the settings file, the trusted CA): none may lie in a guest's
+     *              reach
+     */
     public EgressTestSettings {
         loopback = Map.copyOf(loopback);
         resolve = Map.copyOf(resolve);
+        files = List.copyOf(files);
+    }
+
+    public EgressTestSettings(Map<String, Integer> loopback, Map<String, String> resolve, Optional<Path> trustedCa) {
+        this(loopback, resolve, trustedCa, trustedCa.map(List::of).orElse(List.of()));
+    }
+
+    /**
+     * Refuses when a file these settings come from lies inside {@code workspace}, a folder a guest can write
+     * (through symbolic links too: both sides are compared as real paths).
+     */
+    public void refuseInside(Path workspace, String sandboxId) {
+        if (!enabled() || workspace == null || workspace.toString().isEmpty()) {
+            return;
+        }
+        Path folder = real(workspace);
+        for (Path f : files) {
+            if (real(f).startsWith(folder)) {
+                throw new KosaException(KosaException.Kind.USAGE, "the egress test settings (" + ENVIRONMENT
+                        + ") read " + f + ", which is inside the workspace of sandbox " + sandboxId + " (" + workspace
+                        + "): its guest could write them and open its own network",
+                        "keep test settings and their CA outside every workspace, or unset " + ENVIRONMENT);
+            }
+        }
+    }
+
+    /** The path with symbolic links resolved as far as it exists, the rest appended as given. */
+    private static Path real(Path p) {
+        Path abs = p.toAbsolutePath().normalize();
+        Path existing = abs;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return abs;
+        }
+        try {
+            return existing.toRealPath().resolve(existing.relativize(abs));
+        } catch (IOException e) {
+            return abs;
+        }
     }
 
     public boolean enabled() {
@@ -56,7 +104,10 @@ public record EgressTestSettings(Map<String, Integer> loopback, Map<String, Stri
             root.path("resolve").properties().forEach(e -> resolve.put(e.getKey().toLowerCase(java.util.Locale.ROOT),
                     e.getValue().asText()));
             String ca = root.path("trustedCa").asText("");
-            return new EgressTestSettings(loopback, resolve, ca.isEmpty() ? Optional.empty() : Optional.of(Path.of(ca)));
+            Optional<Path> trusted = ca.isEmpty() ? Optional.empty() : Optional.of(Path.of(ca));
+            List<Path> files = new java.util.ArrayList<>(List.of(path));
+            trusted.ifPresent(files::add);
+            return new EgressTestSettings(loopback, resolve, trusted, files);
         } catch (IOException | RuntimeException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cannot read the egress test settings " + path + ": "
                     + e.getMessage(), "unset " + ENVIRONMENT + " outside tests");
