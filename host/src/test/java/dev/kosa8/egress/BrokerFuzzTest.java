@@ -76,7 +76,8 @@ import net.jqwik.api.statistics.StatisticsReport;
  * requests (CONNECT, absolute-form, origin-form, with bodies, chunked) with line ends removed, NUL
  * bytes, duplicated or conflicting framing headers, bad chunk sizes, header lines without a
  * colon, obs-fold and lines past the limits; TLS ClientHellos with bogus record, handshake and
- * SNI lengths, on the TLS port and inside a CONNECT tunnel. Against a broker that allows one name
+ * SNI lengths, on the TLS port and inside a CONNECT tunnel; the same HTTP requests inside TLS that a
+ * third broker ends itself (a method rule for the name), with its sandbox CA. Against a broker that allows one name
  * (dialed at a loopback port where nothing listens, every other name "resolving" to loopback,
  * which the broker refuses: nothing leaves the test) and one that denies everything.
  *
@@ -124,6 +125,10 @@ class BrokerFuzzTest {
     private static Socket nothingListens;
     private static Broker allowing;
     private static Broker denying;
+    /** Ends TLS for {@link #ALLOWED} itself (a method rule), so HTTP inside its TLS is fuzzed too. */
+    private static Broker intercepting;
+    private static UnixBridge interceptBridge;
+    private static javax.net.ssl.SSLContext trustsInterceptCa;
     private static final Queue<String> problems = new ConcurrentLinkedQueue<>();
     private static final Logger NETTY_LOG = Logger.getLogger("io.netty");
     private static final Handler NETTY_PROBLEMS = new Handler() {
@@ -169,10 +174,29 @@ class BrokerFuzzTest {
                 new AuditLog(dir.resolve("allowing.log"), problems::add), upstreams, null, null, group);
         denying = Broker.start("sbx-deny", dir.resolve("denying"), EgressPolicy.DENY_ALL,
                 new AuditLog(dir.resolve("denying.log"), problems::add), upstreams, null, null, group);
+        var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("ca"), "sbx-fuzz-i");
+        intercepting = Broker.start("sbx-fuzz-i", dir.resolve("intercepting"),
+                new EgressPolicy(false, List.of(AllowRule.parse("GET " + ALLOWED + "/"))),
+                new AuditLog(dir.resolve("intercepting.log"), problems::add), upstreams, ca,
+                dev.kosa8.egress.tls.UpstreamTls.clientContext(Optional.empty()), group);
+        interceptBridge = new UnixBridge(intercepting.sockets().get(Listener.TLS));
+        try {
+            java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+            trust.load(null, null);
+            trust.setCertificateEntry("sandbox-ca", ca.certificate());
+            var tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trust);
+            trustsInterceptCa = javax.net.ssl.SSLContext.getInstance("TLS");
+            trustsInterceptCa.init(null, tmf.getTrustManagers(), null);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IOException(e);
+        }
     }
 
     @AfterContainer
     static void stopBrokers() throws Exception {
+        interceptBridge.close();
+        intercepting.close();
         allowing.close();
         denying.close();
         nothingListens.close();
@@ -200,6 +224,9 @@ class BrokerFuzzTest {
                     .startsWith(ascii("HTTP/1.1 403"));
             assertThat(tlsExchange(b, null, hello(new Random(1), "denied.test"), true)).isEqualTo(ALERT);
         }
+        // the upstream's port has nothing listening: an allowed request inside intercepted TLS gets a 502
+        assertThat(interceptedExchange(ascii("GET / HTTP/1.1\r\nHost: " + ALLOWED + "\r\n\r\n"), true))
+                .startsWith(ascii("HTTP/1.1 502"));
         noProblems();
     }
 
@@ -250,6 +277,31 @@ class BrokerFuzzTest {
             c.checkPattern("41[34]|431").percentage(p -> p > 2);
             c.check("closed").percentage(p -> p > 2);
         });
+    }
+
+    /**
+     * The same requests inside TLS the broker ends itself, for a host whose rules look inside: decrypted, parsed and
+     * judged by the intercepting pipeline (Host against the TLS name, the method rule, the upstream dial).
+     */
+    @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF) // kept for the coverage checks
+    @Property(tries = 150, shrinking = ShrinkingMode.OFF)
+    void mutatedHttpRequestsInsideInterceptedTlsAreAnsweredOrClosed(@ForAll("httpRequests") Input in)
+            throws Exception {
+        boolean due = httpAnswerDue(in.bytes());
+        byte[] out = interceptedExchange(in.bytes(), due);
+        List<Integer> statuses = new ArrayList<>();
+        parseHttp(out, statuses);
+        if (due) {
+            assertThat(statuses).as("a decoded request is answered").isNotEmpty();
+        }
+        // 421: a Host that is not the TLS name; 502: allowed, and the upstream's port refuses the dial
+        assertThat(statuses).allMatch(st -> st != 200 && (HTTP_STATUSES.contains(st) || st == 421));
+        Statistics.label("intercepted").collect(statuses.isEmpty() ? "closed" : "" + statuses.getFirst());
+        Statistics.label("intercepted").coverage(c -> {
+            c.check("502").percentage(p -> p > 2);
+            c.check("421").percentage(p -> p > 2);
+        });
+        noProblems();
     }
 
     @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF) // kept for the coverage checks
@@ -474,6 +526,71 @@ class BrokerFuzzTest {
             }
             assertThat(g.awaitEnd(ANSWER)).as("closed once the guest's side ended").isTrue();
             return g.bytes();
+        }
+    }
+
+    /**
+     * TLS to the intercepting broker for {@link #ALLOWED}, verified against its sandbox CA; then the input as
+     * application data; the decrypted answer. When an answer is due its head is waited for before the guest's side
+     * ends (close_notify); either way the broker must close within {@link #ANSWER} after that.
+     */
+    private static byte[] interceptedExchange(byte[] input, boolean answerDue) throws Exception {
+        try (javax.net.ssl.SSLSocket s = (javax.net.ssl.SSLSocket) trustsInterceptCa.getSocketFactory()
+                .createSocket(InetAddress.getLoopbackAddress(), interceptBridge.port())) {
+            javax.net.ssl.SSLParameters params = s.getSSLParameters();
+            params.setServerNames(List.of(new javax.net.ssl.SNIHostName(ALLOWED)));
+            params.setEndpointIdentificationAlgorithm("HTTPS");
+            s.setSSLParameters(params);
+            s.setSoTimeout((int) ANSWER.toMillis());
+            s.startHandshake();
+            Thread writer = Thread.ofVirtual().start(() -> {
+                try {
+                    s.getOutputStream().write(input);
+                    s.getOutputStream().flush();
+                    if (!answerDue) {
+                        s.shutdownOutput();
+                    }
+                } catch (IOException closed) {
+                    // the broker answered and closed before taking all of it
+                }
+            });
+            ByteArrayOutputStream got = new ByteArrayOutputStream();
+            java.io.InputStream from = s.getInputStream();
+            byte[] buf = new byte[16 * 1024];
+            boolean shut = !answerDue;
+            boolean ended = false;
+            while (!ended) {
+                int n;
+                try {
+                    n = from.read(buf);
+                } catch (java.net.SocketTimeoutException late) {
+                    break;
+                } catch (IOException reset) {
+                    n = -1;
+                }
+                if (n < 0) {
+                    ended = true;
+                } else {
+                    got.write(buf, 0, n);
+                    if (!shut && indexOf(got.toByteArray(), CRLFCRLF, 0) >= 0) {
+                        writer.join(ANSWER);
+                        try {
+                            s.shutdownOutput(); // close_notify: the guest's side ends
+                        } catch (IOException closed) {
+                            // the broker closed first
+                        }
+                        shut = true;
+                    }
+                }
+            }
+            byte[] out = got.toByteArray();
+            if (answerDue) {
+                assertThat(indexOf(out, CRLFCRLF, 0)).as("an answer to a decoded request: %s", shown(out))
+                        .isNotNegative();
+            }
+            assertThat(ended).as("closed once the guest's side ended: %s", shown(out)).isTrue();
+            writer.join(ANSWER);
+            return out;
         }
     }
 
