@@ -440,4 +440,58 @@ class NetworkIT {
                 """.formatted(api.httpPort()));
         assertThat(r.stdout()).as(r.toString()).contains("done").doesNotContain("OPEN-");
     }
+
+    @Test
+    @Order(21)
+    void aGuestThatChangesItsAddressAndRoutesOrFlushesAFirewallStillReachesNothing() {
+        // there are no guest firewall rules to delete: the restriction lives in QEMU (restrict=on) and the broker.
+        // The guest's root (the image has no `ip`: the kernel's ioctls, as ifconfig and route use them) takes
+        // another address, routes 1.1.1.1 through the broker's address and the default route through slirp's DNS
+        // address, then dials out from both addresses.
+        String script = """
+                import shutil, socket, struct, fcntl
+                print("firewall tools:", [t for t in ("iptables", "nft") if shutil.which(t)])
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                def sa(ip): return struct.pack("=H2s4s8x", socket.AF_INET, bytes(2), socket.inet_aton(ip))
+                def ifreq(data): return struct.pack("16s", b"eth0:1") + data
+                def rt(dst, gw, mask, flags):
+                    return struct.pack("=Q16s16s16sHh4xQQh6xQQQH6x", 0, sa(dst), sa(gw), sa(mask), flags,
+                                       0, 0, 0, 0, 0, 0, 0, 0)
+                UP, GATEWAY, HOST = 1, 2, 4
+                fcntl.ioctl(s, 0x8916, ifreq(sa("10.0.2.99")))           # SIOCSIFADDR
+                fcntl.ioctl(s, 0x891c, ifreq(sa("255.255.255.0")))       # SIOCSIFNETMASK
+                flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, ifreq(bytes(24)))[:18])[1]
+                fcntl.ioctl(s, 0x8914, ifreq(struct.pack("H22x", flags | UP)))
+                print("address taken")
+                fcntl.ioctl(s, 0x890B, rt("1.1.1.1", "10.0.2.100", "255.255.255.255", UP | GATEWAY | HOST))
+                print("host route added")
+                fcntl.ioctl(s, 0x890C, rt("0.0.0.0", "10.0.2.2", "0.0.0.0", UP | GATEWAY))
+                fcntl.ioctl(s, 0x890B, rt("0.0.0.0", "10.0.2.3", "0.0.0.0", UP | GATEWAY))
+                print("default route moved")
+                try:
+                    for src in ["10.0.2.15", "10.0.2.99"]:
+                        for host, port in [("1.1.1.1", 443), ("10.0.2.2", %d), ("10.0.2.2", 22), ("8.8.8.8", 53)]:
+                            c = socket.socket(); c.settimeout(5)
+                            try:
+                                c.bind((src, 0)); c.connect((host, port)); print("CONNECTED", src, host, port)
+                            except OSError as e:
+                                print("refused", src, host, port, e)
+                            finally:
+                                c.close()
+                finally:
+                    fcntl.ioctl(s, 0x890C, rt("1.1.1.1", "10.0.2.100", "255.255.255.255", UP | GATEWAY | HOST))
+                    fcntl.ioctl(s, 0x890C, rt("0.0.0.0", "10.0.2.3", "0.0.0.0", UP | GATEWAY))
+                    fcntl.ioctl(s, 0x890B, rt("0.0.0.0", "10.0.2.2", "0.0.0.0", UP | GATEWAY))
+                    fcntl.ioctl(s, 0x8914, ifreq(struct.pack("H22x", flags & ~UP)))
+                    print("restored")
+                """.formatted(api.httpPort());
+        Kosa.Result r = exec("python3", "-c", script);
+        assertThat(r.stdout()).as(r.toString()).contains("firewall tools: []", "address taken", "host route added",
+                        "default route moved", "refused 10.0.2.99 1.1.1.1", "refused 10.0.2.15 1.1.1.1", "restored")
+                .doesNotContain("CONNECTED", "Cannot assign requested address");
+        // the sandbox's own way out still works afterwards, and only that way
+        Kosa.Result after = exec("curl", "-sS", "--max-time", "60", "--cacert", "/workspace/api-ca.pem",
+                "https://api.test/hello");
+        assertThat(after.stdout()).as(after.toString()).isEqualTo("hello from api.test GET");
+    }
 }
