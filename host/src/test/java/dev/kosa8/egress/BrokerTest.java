@@ -420,6 +420,45 @@ class BrokerTest {
         }
     }
 
+    @Test
+    void eachSandboxsSocketsAreItsOwnAndNobodyElsesToOpen() throws Exception {
+        // the socket a connection arrives on is what names its sandbox: only the daemon's user may open them
+        for (Path socket : broker.sockets().values()) {
+            assertThat(Files.getPosixFilePermissions(socket)).as(socket.toString())
+                    .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            assertThat(socket.getParent()).isEqualTo(dir.resolve("run"));
+        }
+        assertThat(Files.getPosixFilePermissions(dir.resolve("run")))
+                .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        // a second sandbox's broker has sockets of its own, its own policy and its own log: api.test allowed here
+        // is not allowed there, and nothing of one appears in the other's log
+        Broker second = Broker.start("sbx-second", dir.resolve("run-second"), EgressPolicy.DENY_ALL,
+                new AuditLog(dir.resolve("net-second.log"), m -> { }), Upstreams.system(EgressTestSettings.NONE), ca,
+                null, group);
+        try {
+            assertThat(second.sockets().values()).doesNotContainAnyElementsOf(broker.sockets().values());
+            String name = "separate-" + System.nanoTime() + ".test";
+            try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                ch.connect(UnixDomainSocketAddress.of(second.sockets().get(Listener.PROXY)));
+                Channels.newOutputStream(ch).write(("CONNECT api.test:443 HTTP/1.1\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                assertThat(new String(Channels.newInputStream(ch).readAllBytes(), StandardCharsets.ISO_8859_1))
+                        .startsWith("HTTP/1.1 403").contains("kosa8 allow sbx-second api.test");
+            }
+            assertThat(dns("api.test", 1).answers).containsExactly("10.0.2.100"); // still allowed on the first
+            try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                ch.connect(UnixDomainSocketAddress.of(second.sockets().get(Listener.PROXY)));
+                Channels.newOutputStream(ch).write(("CONNECT " + name + ":443 HTTP/1.1\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                readHead(Channels.newInputStream(ch));
+            }
+            assertThat(Files.readString(dir.resolve("net-second.log"))).contains(name);
+            assertThat(audit()).doesNotContain(name);
+        } finally {
+            second.close();
+        }
+    }
+
     // --- helpers ---
 
     record Run(int exit, String out, String err) {

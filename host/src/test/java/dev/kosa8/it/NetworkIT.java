@@ -181,6 +181,52 @@ class NetworkIT {
         assertThat(Kosa.run(T, "deny", id, "never-allowed.test").stderr()).contains("not on the allow-list");
     }
 
+    @Test
+    @Order(5)
+    void aPresetAllowsItsHostsAtOnceAndEachCanBeDeniedAgain() {
+        Kosa.Result allow = Kosa.ok(T, "allow", id, "@pypi");
+        assertThat(allow.stdout()).contains("pypi.org", "files.pythonhosted.org");
+        assertThat(Kosa.ok(T, "net", id).stdout()).contains("pypi.org", "files.pythonhosted.org");
+        // the guest's DNS answers the preset's names now (with the broker's address), and not after the deny
+        assertThat(exec("getent", "hosts", "pypi.org").stdout()).contains("10.0.2.100");
+        Kosa.ok(T, "deny", id, "pypi.org");
+        Kosa.ok(T, "deny", id, "files.pythonhosted.org");
+        assertThat(Kosa.ok(T, "net", id).stdout()).doesNotContain("pypi.org", "pythonhosted");
+        assertThat(exec("getent", "hosts", "pypi.org").exitCode()).isNotZero();
+    }
+
+    @Test
+    @Order(5)
+    void netLogFollowPrintsNewLinesAsTheyCome() throws Exception {
+        Process follow = Kosa.builder("net", "log", id, "-f").redirectErrorStream(true).start();
+        try {
+            StringBuffer seen = new StringBuffer();
+            Thread reader = Thread.ofVirtual().start(() -> {
+                try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(follow.getInputStream(),
+                        java.nio.charset.StandardCharsets.UTF_8))) {
+                    for (String line; (line = in.readLine()) != null; ) {
+                        seen.append(line).append('\n');
+                    }
+                } catch (java.io.IOException ended) {
+                    // the follower was stopped
+                }
+            });
+            // a name asked only now, after the follower printed what was there
+            String name = "follow-" + System.nanoTime() + ".test";
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (!seen.toString().contains(name) && System.nanoTime() < deadline) {
+                exec("getent", "hosts", name);
+                Thread.sleep(500);
+            }
+            assertThat(seen.toString()).as("what `net log -f` printed").contains("\"host\":\"" + name + "\"");
+            assertThat(follow.isAlive()).as("still following").isTrue();
+            follow.destroy();
+            reader.join(Duration.ofSeconds(10));
+        } finally {
+            follow.destroyForcibly();
+        }
+    }
+
     // --- interception: a host whose rules look inside requests ---
 
     @Test
