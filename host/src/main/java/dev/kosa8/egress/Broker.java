@@ -45,6 +45,19 @@ public final class Broker implements AutoCloseable {
      * in the daemon, and the guest chooses how many it opens.
      */
     static final int MAX_CONNECTIONS = 256;
+    /**
+     * Send buffer of each guest connection's unix socket, the way downloads leave the broker. Linux's default
+     * ({@code net.core.wmem_default}, 208 KiB here) holds about thirteen TLS records: the event loop filled it,
+     * waited for the relay on the other end to drain it and woke again for every few records, and that hand-off
+     * between cores, not encryption, was what held intercepted downloads at 0.66–0.75x of direct. At 1 MiB (the
+     * kernel doubles it to 2 MiB) the same download ran at 0.84–0.96x and the broker spent about 15% less CPU per
+     * byte (BENCHMARKS.md, "Closed network", run 9 and the A/B beside it; 256 KiB and 512 KiB fell between).
+     * <p>
+     * The kernel caps it at {@code net.core.wmem_max}, so a host with a lower cap just gets less. Memory is used
+     * only while the guest stops reading: at most 2 MiB per connection, 512 MiB with all {@link #MAX_CONNECTIONS}
+     * stalled, released as they close — the same order as the relay process each connection already costs.
+     */
+    static final int GUEST_SEND_BUFFER = 1 << 20;
 
     private final String sandboxId;
     private final AuditLog audit;
@@ -87,6 +100,7 @@ public final class Broker implements AutoCloseable {
                 Path socket = dir.resolve(l.socketName());
                 Files.deleteIfExists(socket);
                 Channel server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
+                        .childOption(io.netty.channel.ChannelOption.SO_SNDBUF, GUEST_SEND_BUFFER)
                         .childHandler(b.pipelineFor(l))
                         .bind(new DomainSocketAddress(socket.toString())).sync().channel();
                 b.servers.add(server);
@@ -103,6 +117,11 @@ public final class Broker implements AutoCloseable {
             b.close();
             throw new KosaException(KosaException.Kind.HOST, "interrupted while starting the network broker", "", e);
         }
+    }
+
+    /** The send buffer of each open guest connection, as the kernel reports it. */
+    List<Integer> guestSendBuffers() {
+        return children.stream().map(c -> c.config().getOption(io.netty.channel.ChannelOption.SO_SNDBUF)).toList();
     }
 
     private ChannelHandler pipelineFor(Listener l) {

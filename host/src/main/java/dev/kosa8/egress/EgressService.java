@@ -43,15 +43,9 @@ public final class EgressService implements AutoCloseable {
 
     /**
      * Starts a sandbox's broker: sockets in {@code runtimeDir}, audit log
-     * {@code net.log} and CA files ({@code ca/}) in {@code sandboxDir}.
-     */
-    public Broker start(String sandboxId, Path runtimeDir, Path sandboxDir, EgressPolicy policy) {
-        return start(sandboxId, runtimeDir, sandboxDir, policy, Map.of());
-    }
-
-    /**
-     * The same, refusing while test settings are read from inside any of {@code workspaces} (sandbox id to its
-     * workspace folder: every sandbox's, running or not, since any guest may write its own).
+     * {@code net.log} and CA files ({@code ca/}) in {@code sandboxDir}. Refused while test settings are read from
+     * inside any of {@code workspaces} (sandbox id to its workspace folder: every sandbox's, running or not, since
+     * any guest may write its own).
      */
     public Broker start(String sandboxId, Path runtimeDir, Path sandboxDir, EgressPolicy policy,
                         Map<String, Path> workspaces) {

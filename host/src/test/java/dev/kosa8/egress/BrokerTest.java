@@ -421,6 +421,24 @@ class BrokerTest {
     }
 
     @Test
+    void aGuestConnectionGetsTheLargerSendBufferThatDownloadsNeed() throws Exception {
+        // the kernel takes at most net.core.wmem_max and doubles what it takes (socket(7), SO_SNDBUF)
+        long cap;
+        try (var in = Files.newBufferedReader(Path.of("/proc/sys/net/core/wmem_max"))) {
+            cap = Long.parseLong(in.readLine().strip()); // Files.readString gets only "4" of "4194304" from sysctl files
+        }
+        int expected = (int) (2 * Math.min(Broker.GUEST_SEND_BUFFER, cap));
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(Listener.TLS)));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (broker.guestSendBuffers().isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(broker.guestSendBuffers()).isNotEmpty().allSatisfy(b -> assertThat(b).isEqualTo(expected));
+        }
+    }
+
+    @Test
     void eachSandboxsSocketsAreItsOwnAndNobodyElsesToOpen() throws Exception {
         // the socket a connection arrives on is what names its sandbox: only the daemon's user may open them
         for (Path socket : broker.sockets().values()) {
