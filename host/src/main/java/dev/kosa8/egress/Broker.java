@@ -49,7 +49,7 @@ public final class Broker implements AutoCloseable {
      * Send buffer of each guest connection's unix socket, the way downloads leave the broker. Linux's default
      * ({@code net.core.wmem_default}, 208 KiB here) holds about thirteen TLS records: the event loop filled it,
      * waited for the relay on the other end to drain it and woke again for every few records, and that hand-off
-     * between cores, not encryption, was what held intercepted downloads at 0.66–0.75x of direct. At 1 MiB (the
+     * between cores, not encryption, was what held intercepted downloads at 0.66–0.76x of direct. At 1 MiB (the
      * kernel doubles it to 2 MiB) the same download ran at 0.84–0.96x and the broker spent about 15% less CPU per
      * byte (BENCHMARKS.md, "Closed network", run 9 and the A/B beside it; 256 KiB and 512 KiB fell between).
      * <p>
