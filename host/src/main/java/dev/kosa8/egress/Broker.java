@@ -119,9 +119,17 @@ public final class Broker implements AutoCloseable {
         }
     }
 
-    /** The send buffer of each open guest connection, as the kernel reports it. */
+    /** The send buffer of each open guest connection, as the kernel reports it (one closing meanwhile is left out). */
     List<Integer> guestSendBuffers() {
-        return children.stream().map(c -> c.config().getOption(io.netty.channel.ChannelOption.SO_SNDBUF)).toList();
+        List<Integer> sizes = new ArrayList<>();
+        for (Channel c : children) {
+            try {
+                sizes.add(c.config().getOption(io.netty.channel.ChannelOption.SO_SNDBUF));
+            } catch (io.netty.channel.ChannelException closed) {
+                // its socket closed between the listing and the question
+            }
+        }
+        return sizes;
     }
 
     private ChannelHandler pipelineFor(Listener l) {
