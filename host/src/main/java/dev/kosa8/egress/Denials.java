@@ -28,13 +28,36 @@ final class Denials {
                 + "\n" + hint);
     }
 
+    /**
+     * The answer when an allowed host cannot be dialed: a name that resolves only to refused addresses is a
+     * refusal (403, and no allow hint: the host is allowed already); a name the host's resolver does not know is
+     * a gateway failure (502) that says so, and what to check.
+     */
+    static FullHttpResponse unreachable(String sandboxId, Upstreams.Refused refused) {
+        if (!refused.unresolved()) {
+            return forbidden(sandboxId, null, refused.getMessage());
+        }
+        return response(HttpResponseStatus.BAD_GATEWAY, "kosa8: the sandbox's network allows this host, but the "
+                + "host machine cannot reach it: " + refused.getMessage() + "\nCheck the spelling, and the host "
+                + "machine's network and DNS: a sandbox reaches only what its host can.\n");
+    }
+
+    /**
+     * An answer the broker makes itself, marked so a client can tell it from the server's: {@code
+     * X-Kosa8-Denied: policy} on a 4xx (the broker refused), {@code X-Kosa8-Error: upstream} on a 5xx (the
+     * broker could not get there).
+     */
     static FullHttpResponse response(HttpResponseStatus status, String text) {
         ByteBuf body = Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
         FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes())
-                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE)
-                .set("X-Kosa8-Denied", "policy");
+                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        if (status.code() >= 500) {
+            res.headers().set("X-Kosa8-Error", "upstream");
+        } else {
+            res.headers().set("X-Kosa8-Denied", "policy");
+        }
         return res;
     }
 

@@ -112,7 +112,12 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         broker.upstreams().resolveAsync(a.host(), a.port()).whenComplete((target, err) -> ctx.executor().execute(() -> {
             if (err != null) {
                 Throwable c = err.getCause() != null ? err.getCause() : err;
-                refuse(ctx, HttpResponseStatus.FORBIDDEN, a.host(), a.port(), "CONNECT", null, c.getMessage());
+                if (c instanceof Upstreams.Refused r) {
+                    answer(ctx, Denials.unreachable(broker.sandboxId(), r), a.host(), a.port(), "CONNECT", null,
+                            r.getMessage(), null);
+                } else {
+                    refuse(ctx, HttpResponseStatus.BAD_GATEWAY, a.host(), a.port(), "CONNECT", null, c.toString());
+                }
                 return;
             }
             ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
@@ -289,10 +294,17 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String host, int port, String method,
                         String path, String reason, boolean byPolicy, String secret) {
+        answer(ctx, status == HttpResponseStatus.FORBIDDEN
+                        ? Denials.forbidden(broker.sandboxId(), byPolicy ? host : null, reason)
+                        : Denials.response(status, "kosa8: " + reason + "\n"),
+                host, port, method, path, reason, secret);
+    }
+
+    /** Logs a request that goes no further, gives the guest {@code res} and ends the connection. */
+    private void answer(ChannelHandlerContext ctx, io.netty.handler.codec.http.FullHttpResponse res, String host,
+                        int port, String method, String path, String reason, String secret) {
         broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port < 0 ? null : port, method,
                 path, null, "deny", AuditEvent.redact(reason), null, null, null, secret));
-        var res = status == HttpResponseStatus.FORBIDDEN ? Denials.forbidden(broker.sandboxId(), byPolicy ? host : null, reason)
-                : Denials.response(status, "kosa8: " + reason + "\n");
         ctx.writeAndFlush(res).addListener((ChannelFutureListener) f -> Denials.lingerClose(f.channel()));
     }
 

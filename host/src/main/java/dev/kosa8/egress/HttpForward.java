@@ -100,7 +100,11 @@ final class HttpForward {
         broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
             if (err != null) {
                 Throwable c = err.getCause() != null ? err.getCause() : err;
-                fail(HttpResponseStatus.FORBIDDEN, c.getMessage(), null);
+                if (c instanceof Upstreams.Refused r) {
+                    fail(Denials.unreachable(broker.sandboxId(), r), r.getMessage(), null);
+                } else {
+                    fail(HttpResponseStatus.BAD_GATEWAY, c.toString(), null);
+                }
                 return;
             }
             broker.dial(guest.eventLoop(), new ChannelInitializer<>() {
@@ -181,11 +185,14 @@ final class HttpForward {
     }
 
     private void fail(HttpResponseStatus status, String why, String address) {
+        fail(status == HttpResponseStatus.FORBIDDEN ? Denials.forbidden(broker.sandboxId(), null, why)
+                : Denials.response(status, "kosa8: " + why + "\n"), why, address);
+    }
+
+    private void fail(io.netty.handler.codec.http.FullHttpResponse res, String why, String address) {
         ReferenceCountUtil.safeRelease(request);
         broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port, request.method().name(), path,
                 address, "deny", why, null, null, null));
-        var res = status == HttpResponseStatus.FORBIDDEN ? Denials.forbidden(broker.sandboxId(), null, why)
-                : Denials.response(status, "kosa8: " + why + "\n");
         guest.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
     }
 

@@ -26,10 +26,25 @@ public final class Upstreams {
     public record Target(InetSocketAddress address, String via) {
     }
 
-    /** The name cannot be dialed: unknown, or only refused addresses. */
+    /**
+     * The name cannot be dialed: it resolves only to addresses the broker refuses (a rule the guest hit), or, when
+     * {@code unresolved}, the host's resolver found no address for it (the outside world's failure, not a rule's:
+     * the guest's answer must not send its user to {@code kosa8 allow} for a host that is already allowed).
+     */
     public static final class Refused extends Exception {
+        private final boolean unresolved;
+
         public Refused(String reason) {
+            this(reason, false);
+        }
+
+        Refused(String reason, boolean unresolved) {
             super(reason, null, false, false);
+            this.unresolved = unresolved;
+        }
+
+        public boolean unresolved() {
+            return unresolved;
         }
     }
 
@@ -76,7 +91,11 @@ public final class Upstreams {
         try {
             all = forced != null ? new InetAddress[] {InetAddress.getByName(forced)} : lookup.lookup(host);
         } catch (UnknownHostException e) {
-            throw new Refused(host + " does not resolve");
+            // the JDK's message names the resolver's answer ("Name or service not known", "Temporary failure in
+            // name resolution"), which tells a typo from a host that is offline
+            String cause = e.getMessage() == null ? "" : e.getMessage().replace(host + ": ", "");
+            throw new Refused(host + " does not resolve" + (cause.isBlank() || cause.equals(host) ? "" : " (" + cause
+                    + ")"), true);
         }
         List<String> refused = new ArrayList<>();
         for (InetAddress a : all) {

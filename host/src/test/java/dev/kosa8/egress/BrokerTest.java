@@ -289,9 +289,15 @@ class BrokerTest {
         String before = raw(Listener.PROXY, "CONNECT late.test:443 HTTP/1.1\r\n\r\n");
         assertThat(before).startsWith("HTTP/1.1 403");
         broker.policy(POLICY.allowing(AllowRule.parse("late.test")));
-        // allowed now: it fails later, at resolution (late.test has no address), not at the policy
+        // allowed now: it fails later, at resolution (late.test has no address), not at the policy, and the answer
+        // says so rather than sending the user to allow a host that is allowed
         String after = raw(Listener.PROXY, "CONNECT late.test:443 HTTP/1.1\r\n\r\n");
-        assertThat(after).startsWith("HTTP/1.1 403").contains("does not resolve");
+        assertThat(after).startsWith("HTTP/1.1 502").contains("X-Kosa8-Error: upstream")
+                .contains("allows this host, but the host machine cannot reach it: late.test does not resolve")
+                .doesNotContain("kosa8 allow").doesNotContain("X-Kosa8-Denied");
+        String plain = raw(Listener.PROXY, "GET http://late.test/x HTTP/1.1\r\nHost: late.test\r\n\r\n");
+        assertThat(plain).startsWith("HTTP/1.1 502").contains("late.test does not resolve")
+                .doesNotContain("kosa8 allow");
 
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(Listener.PROXY)));
