@@ -44,8 +44,8 @@ final class Denials {
 
     /**
      * An answer the broker makes itself, marked so a client can tell it from the server's: {@code
-     * X-Kosa8-Denied: policy} on a 4xx (the broker refused), {@code X-Kosa8-Error: upstream} on a 5xx (the
-     * broker could not get there).
+     * X-Kosa8-Denied: policy} on a 4xx (the broker refused the request), {@code X-Kosa8-Error: upstream} on a 5xx
+     * (the upstream could not be reached or verified, or its answer could not be passed on).
      */
     static FullHttpResponse response(HttpResponseStatus status, String text) {
         ByteBuf body = Unpooled.copiedBuffer(text, StandardCharsets.UTF_8);
