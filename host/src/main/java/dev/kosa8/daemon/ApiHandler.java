@@ -19,7 +19,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The daemon's REST API. Requests that take time (booting, stopping) run on
@@ -75,18 +75,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             respond(ctx, HttpResponseStatus.OK, Map.of("stopping", true));
             daemon.shutdownSoon();
         } else if (what.equals("run") && m == HttpMethod.POST && upgrade) {
-            SandboxManager.CreateRequest req = createRequest(q, true);
-            AtomicReference<Sandbox> created = new AtomicReference<>();
-            switchToStream(ctx, () -> {
-                Sandbox s = mgr.create(req);
-                created.set(s);
-                return mgr.running(s).agent();
-            }, () -> created.get() == null ? Map.of() : mgr.secretEnvironment(created.get()), () -> {
-                Sandbox s = created.get();
-                if (s != null) {
+            // Created before the stream opens: a refused create (a bad --allow, a missing image) is an ordinary
+            // error answer, with its kind, exit code and what to do, not a bare stream failure. And the sandbox
+            // goes when the client's connection does, whenever that is: a client killed while the sandbox booted
+            // once left it running, since the stream's end came before there was a sandbox to remove.
+            Sandbox s = mgr.create(createRequest(q, true));
+            AtomicBoolean removed = new AtomicBoolean();
+            Runnable remove = () -> {
+                if (removed.compareAndSet(false, true)) {
                     Thread.ofVirtual().start(() -> mgr.remove(s, true));
                 }
-            });
+            };
+            ctx.channel().closeFuture().addListener(f -> remove.run()); // at once if it closed during the boot
+            switchToStream(ctx, () -> mgr.running(s).agent(), () -> mgr.secretEnvironment(s), remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
             List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,

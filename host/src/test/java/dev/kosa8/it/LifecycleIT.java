@@ -21,6 +21,32 @@ class LifecycleIT {
                 "the ephemeral sandbox is removed");
     }
 
+    /**
+     * A client killed while its sandbox boots takes the sandbox with it. The stream once opened before the
+     * sandbox existed, so its end found nothing to remove, and the sandbox, made a moment later, ran on: three of
+     * four such kills left one running. The kills land at several points: during the CLI's start, the boot, the
+     * command.
+     */
+    @Test
+    void aRunWhoseClientIsKilledAtAnyPointLeavesNoSandboxBehind() throws Exception {
+        Kosa.ok(Duration.ofMinutes(1), "ls"); // the daemon up, so the kills land in the boot, not in its start
+        for (long delay : new long[] {300, 700, 1100, 1600, 2500}) {
+            Process cli = Kosa.builder("run", "--", "sleep", "30").redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Thread.sleep(delay);
+            cli.destroyForcibly().waitFor();
+        }
+        await(() -> Kosa.ok(Duration.ofMinutes(1), "ls").stdout().lines().noneMatch(l -> l.contains("ephemeral")),
+                "every killed run's sandbox is removed");
+    }
+
+    @Test
+    void aRunRefusedBeforeItsSandboxExistsSaysWhatToDoAndExitsAsAUsageError() {
+        Kosa.Result r = Kosa.run(Duration.ofMinutes(1), "run", "--allow", "@nosuch", "--", "true");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.stderr()).contains("no network preset '@nosuch'").contains("→ the presets are").contains("@pypi");
+    }
+
     @Test
     void unknownSandboxGetsAClearError() {
         Kosa.Result r = Kosa.run(Duration.ofMinutes(1), "exec", "abcdef123456", "--", "true");
