@@ -285,7 +285,7 @@ class BrokerFuzzTest {
      */
     @StatisticsReport(StatisticsReport.StatisticsReportMode.OFF) // kept for the coverage checks
     @Property(tries = 150, shrinking = ShrinkingMode.OFF)
-    void mutatedHttpRequestsInsideInterceptedTlsAreAnsweredOrClosed(@ForAll("httpRequests") Input in)
+    void mutatedHttpRequestsInsideInterceptedTlsAreAnsweredOrClosed(@ForAll("interceptedRequests") Input in)
             throws Exception {
         boolean due = httpAnswerDue(in.bytes());
         byte[] out = interceptedExchange(in.bytes(), due);
@@ -899,6 +899,11 @@ class BrokerFuzzTest {
     }
 
     @Provide
+    Arbitrary<Input> interceptedRequests() {
+        return Arbitraries.randomValue(BrokerFuzzTest::interceptedRequest);
+    }
+
+    @Provide
     Arbitrary<Input> clientHellos() {
         return Arbitraries.randomValue(BrokerFuzzTest::clientHello);
     }
@@ -1126,6 +1131,26 @@ class BrokerFuzzTest {
             default -> randomToken(r) + " " + (r.nextBoolean() ? "http://" + host + "/" : "/") + " HTTP/1.1\r\nHost: "
                     + host + "\r\n\r\n";
         };
+        return mutated(r, req);
+    }
+
+    /**
+     * Requests for the intercepting broker, whose rule lets only {@code GET allowed.test/} reach the upstream dial:
+     * one in four is such a GET, then mutated as any other. The shared mix alone reached the dial in 1.3-3.3% of
+     * tries (four runs of 150), so the check that the fuzzer gets that far (more than 2%) failed by chance about one
+     * run in three; with this mix it was 8-18% in four runs, 421 staying at 7-13%.
+     */
+    static Input interceptedRequest(Random r) {
+        if (r.nextInt(4) != 0) {
+            return httpRequest(r);
+        }
+        return mutated(r, "GET /" + pick(r, List.of("", "p", "a/b?q=1")) + " HTTP/1.1\r\nHost: " + ALLOWED
+                + pick(r, List.of("", ":443")) + "\r\n" + pick(r, List.of("", "Accept: */*\r\n",
+                "Connection: close\r\n")) + "\r\n");
+    }
+
+    /** The request, mutated none to three times and perhaps grown past a limit. */
+    private static Input mutated(Random r, String req) {
         StringBuilder what = new StringBuilder(req.length() > 60 ? req.substring(0, 60) : req);
         byte[] bytes = req.getBytes(ISO_8859_1);
         for (int m = pick(r, MUTATIONS); m > 0; m--) {
