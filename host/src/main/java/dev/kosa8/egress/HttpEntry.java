@@ -111,13 +111,9 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         ctx.channel().config().setAutoRead(false);
         broker.upstreams().resolveAsync(a.host(), a.port()).whenComplete((target, err) -> ctx.executor().execute(() -> {
             if (err != null) {
-                Throwable c = err.getCause() != null ? err.getCause() : err;
-                if (c instanceof Upstreams.Refused r) {
-                    answer(ctx, Denials.unreachable(broker.sandboxId(), r), a.host(), a.port(), "CONNECT", null,
-                            r.getMessage(), null);
-                } else {
-                    refuse(ctx, HttpResponseStatus.BAD_GATEWAY, a.host(), a.port(), "CONNECT", null, c.toString());
-                }
+                Upstreams.Refused r = Upstreams.refusal(err);
+                answer(ctx, Denials.unreachable(broker.sandboxId(), r), a.host(), a.port(), "CONNECT", null,
+                        r.getMessage(), null);
                 return;
             }
             ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,

@@ -99,12 +99,8 @@ final class HttpForward {
         }
         broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
             if (err != null) {
-                Throwable c = err.getCause() != null ? err.getCause() : err;
-                if (c instanceof Upstreams.Refused r) {
-                    fail(Denials.unreachable(broker.sandboxId(), r), r.getMessage(), null);
-                } else {
-                    fail(HttpResponseStatus.BAD_GATEWAY, c.toString(), null);
-                }
+                Upstreams.Refused r = Upstreams.refusal(err);
+                fail(Denials.unreachable(broker.sandboxId(), r), r.getMessage(), null);
                 return;
             }
             broker.dial(guest.eventLoop(), new ChannelInitializer<>() {

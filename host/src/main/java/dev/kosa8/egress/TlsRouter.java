@@ -71,9 +71,7 @@ final class TlsRouter extends AbstractSniHandler<Route> {
         }
         broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> ctx.executor().execute(() -> {
             if (err != null) {
-                Throwable c = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
-                        ? err.getCause() : err;
-                refuse(p, c.getMessage());
+                refuse(p, Upstreams.refusal(err).getMessage());
                 return;
             }
             exchange = new Exchange(broker.audit(), listener, host, port, null, null, target.via(), d.reason());

@@ -28,8 +28,9 @@ public final class Upstreams {
 
     /**
      * The name cannot be dialed: it resolves only to addresses the broker refuses (a rule the guest hit), or, when
-     * {@code unresolved}, the host's resolver found no address for it (the outside world's failure, not a rule's:
-     * the guest's answer must not send its user to {@code kosa8 allow} for a host that is already allowed).
+     * {@code unresolved}, the host's resolver found no address for it or the lookup itself failed (the outside
+     * world's failure, not a rule's: the guest's answer must not send its user to {@code kosa8 allow} for a host
+     * that is already allowed).
      */
     public static final class Refused extends Exception {
         private final boolean unresolved;
@@ -62,7 +63,17 @@ public final class Upstreams {
         return new Upstreams(InetAddress::getAllByName, test);
     }
 
-    /** Resolves off the caller's thread (lookups block). */
+    /**
+     * Why a {@link #resolveAsync} failed: its {@link Refused}, or any other failure of the lookup as one of the
+     * outside world's ({@link Refused#unresolved()}), so every entry point answers lookups alike.
+     */
+    public static Refused refusal(Throwable failure) {
+        Throwable c = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause() : failure;
+        return c instanceof Refused r ? r : new Refused("looking up the name failed: " + c, true);
+    }
+
+    /** Resolves off the caller's thread (lookups block); a failure is read with {@link #refusal}. */
     public CompletableFuture<Target> resolveAsync(String host, int port) {
         return CompletableFuture.supplyAsync(() -> {
             try {
