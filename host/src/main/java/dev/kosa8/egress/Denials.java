@@ -29,9 +29,18 @@ final class Denials {
     }
 
     /**
+     * The answer to a request the broker ends with {@code status}: a 403 is a {@link #forbidden} refusal, naming
+     * the command that would allow {@code allowHost} when there is one; any other status says {@code reason}.
+     */
+    static FullHttpResponse ending(HttpResponseStatus status, String sandboxId, String allowHost, String reason) {
+        return status.equals(HttpResponseStatus.FORBIDDEN) ? forbidden(sandboxId, allowHost, reason)
+                : response(status, "kosa8: " + reason + "\n");
+    }
+
+    /**
      * The answer when an allowed host cannot be dialed: a name that resolves only to refused addresses is a
-     * refusal (403, and no allow hint: the host is allowed already); a name the host's resolver does not know is
-     * a gateway failure (502) that says so, and what to check.
+     * refusal (403, and no allow hint: the host is allowed already); a name the host's resolver does not know, or
+     * whose lookup failed, is a gateway failure (502) that says so, and what to check.
      */
     static FullHttpResponse unreachable(String sandboxId, Upstreams.Refused refused) {
         if (!refused.unresolved()) {

@@ -290,10 +290,8 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private void refuse(ChannelHandlerContext ctx, HttpResponseStatus status, String host, int port, String method,
                         String path, String reason, boolean byPolicy, String secret) {
-        answer(ctx, status == HttpResponseStatus.FORBIDDEN
-                        ? Denials.forbidden(broker.sandboxId(), byPolicy ? host : null, reason)
-                        : Denials.response(status, "kosa8: " + reason + "\n"),
-                host, port, method, path, reason, secret);
+        answer(ctx, Denials.ending(status, broker.sandboxId(), byPolicy ? host : null, reason), host, port, method,
+                path, reason, secret);
     }
 
     /** Logs a request that goes no further, gives the guest {@code res} and ends the connection. */

@@ -181,8 +181,7 @@ final class HttpForward {
     }
 
     private void fail(HttpResponseStatus status, String why, String address) {
-        fail(status == HttpResponseStatus.FORBIDDEN ? Denials.forbidden(broker.sandboxId(), null, why)
-                : Denials.response(status, "kosa8: " + why + "\n"), why, address);
+        fail(Denials.ending(status, broker.sandboxId(), null, why), why, address);
     }
 
     private void fail(io.netty.handler.codec.http.FullHttpResponse res, String why, String address) {
