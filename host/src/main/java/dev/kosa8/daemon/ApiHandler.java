@@ -1,8 +1,12 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.checkpoint.Checkpoint;
+import dev.kosa8.egress.NetMode;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.protocol.Codec;
 import dev.kosa8.protocol.Limits;
+import dev.kosa8.vm.AgentConnection;
+import dev.kosa8.vm.WorkspaceTransport;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -14,12 +18,18 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * The daemon's REST API. Requests that take time (booting, stopping) run on
@@ -41,7 +51,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         QueryStringDecoder q = new QueryStringDecoder(req.uri());
         List<String> parts = List.of(q.path().replaceAll("^/+|/+$", "").split("/"));
         HttpMethod method = req.method();
-        String body = req.content().toString(java.nio.charset.StandardCharsets.UTF_8);
+        String body = req.content().toString(StandardCharsets.UTF_8);
         boolean upgrade = UPGRADE.equalsIgnoreCase(req.headers().get(HttpHeaderNames.UPGRADE, ""));
         if (upgrade) {
             ctx.channel().config().setAutoRead(false);
@@ -87,7 +97,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
             };
             ctx.channel().closeFuture().addListener(f -> remove.run()); // at once if it closed during the boot
-            switchToStream(ctx, () -> mgr.running(s).agent(), () -> mgr.secretEnvironment(s), remove);
+            switchToStream(ctx, () -> mgr.running(s).agent(), () -> mgr.networks().secretEnvironment(s), remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
             List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,
@@ -95,7 +105,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else if (what.equals("sandboxes")) {
             sandboxes(ctx, m, p, q, upgrade, mgr);
         } else if (what.equals("secrets") && p.size() == 3 && p.get(2).equals("reload") && m == HttpMethod.POST) {
-            mgr.reloadSecrets();
+            mgr.networks().reloadSecrets();
             respond(ctx, HttpResponseStatus.OK, Map.of("reloaded", true));
         } else {
             throw notFound();
@@ -146,19 +156,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
                 var net = switch (sub) {
                     case "" -> s.record().network();
-                    case "allow" -> mgr.allow(s, q.parameters().getOrDefault("rule", List.of()));
-                    case "deny" -> mgr.deny(s, param(q, "host", ""));
+                    case "allow" -> mgr.networks().allow(s, q.parameters().getOrDefault("rule", List.of()));
+                    case "deny" -> mgr.networks().deny(s, param(q, "host", ""));
                     default -> throw notFound();
                 };
                 respond(ctx, HttpResponseStatus.OK, Map.of("mode", net.mode().label(), "allow", net.allow(),
-                        "log", mgr.directory(s).resolve("net.log").toString()));
+                        "log", mgr.networks().auditLog(s).toString()));
             }
             case "exec" -> {
                 if (!upgrade) {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
                 var agent = mgr.running(s).agent();
-                switchToStream(ctx, () -> agent, () -> mgr.secretEnvironment(s), () -> { });
+                switchToStream(ctx, () -> agent, () -> mgr.networks().secretEnvironment(s), () -> { });
             }
             case "checkpoints" -> {
                 if (m == HttpMethod.POST && p.size() == 4) {
@@ -166,7 +176,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     respond(ctx, HttpResponseStatus.CREATED, checkpointView(c, null));
                 } else if (m == HttpMethod.GET && p.size() == 4) {
                     respond(ctx, HttpResponseStatus.OK, mgr.checkpoints(s).stream()
-                            .map(e -> checkpointView(e.getKey(), e.getValue())).toList());
+                            .map(e -> checkpointView(e.checkpoint(), e.bytesOnDisk())).toList());
                 } else if (m == HttpMethod.DELETE && p.size() == 5) {
                     respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.removeCheckpoint(s, p.get(4)), null));
                 } else {
@@ -179,9 +189,9 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
                 long start = System.nanoTime();
                 var r = mgr.rewind(s, param(q, "checkpoint", ""));
-                Map<String, Object> view = new java.util.LinkedHashMap<>(checkpointView(r.getKey(), null));
+                Map<String, Object> view = new LinkedHashMap<>(checkpointView(r.checkpoint(), null));
                 view.put("rewindMillis", (System.nanoTime() - start) / 1_000_000);
-                view.put("rewindStepMillis", r.getValue());
+                view.put("rewindStepMillis", r.stepMillis());
                 respond(ctx, HttpResponseStatus.OK, view);
             }
             case "fork" -> {
@@ -200,7 +210,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 if (m != HttpMethod.POST) {
                     throw notFound();
                 }
-                java.nio.file.Path file = java.nio.file.Path.of(param(q, "path", ""));
+                Path file = Path.of(param(q, "path", ""));
                 mgr.dumpMemory(s, file);
                 respond(ctx, HttpResponseStatus.OK, Map.of("path", file.toString()));
             }
@@ -212,8 +222,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 List<String> names = q.parameters().getOrDefault("name", List.of());
                 var granted = switch (sub) {
                     case "" -> s.record().secrets();
-                    case "grant" -> mgr.grant(s, names);
-                    case "revoke" -> mgr.revoke(s, names);
+                    case "grant" -> mgr.networks().grant(s, names);
+                    case "revoke" -> mgr.networks().revoke(s, names);
                     default -> throw notFound();
                 };
                 respond(ctx, HttpResponseStatus.OK, Map.of("secrets", granted.stream()
@@ -223,8 +233,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
     }
 
-    private static Map<String, Object> checkpointView(dev.kosa8.checkpoint.Checkpoint c, Long bytes) {
-        Map<String, Object> v = new java.util.LinkedHashMap<>();
+    private static Map<String, Object> checkpointView(Checkpoint c, Long bytes) {
+        Map<String, Object> v = new LinkedHashMap<>();
         v.put("id", c.id());
         v.put("created", c.created().toString());
         v.put("message", c.message());
@@ -248,9 +258,9 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         try {
             return new SandboxManager.CreateRequest(ephemeral, Integer.parseInt(param(q, "cpus", "2")),
                     Integer.parseInt(param(q, "memoryMiB", "1024")), param(q, "accelerator", "auto"),
-                    param(q, "workspace", ""), dev.kosa8.egress.NetMode.parse(param(q, "net", "closed")),
+                    param(q, "workspace", ""), NetMode.parse(param(q, "net", "closed")),
                     q.parameters().getOrDefault("allow", List.of()), q.parameters().getOrDefault("secret", List.of()),
-                    dev.kosa8.vm.WorkspaceTransport.parse(param(q, "workspaceTransport", "")));
+                    WorkspaceTransport.parse(param(q, "workspaceTransport", "")));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }
@@ -262,15 +272,15 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     /** Answers 101 and turns the connection into an agent-protocol stream. */
-    private void switchToStream(ChannelHandlerContext ctx, java.util.function.Supplier<dev.kosa8.vm.AgentConnection> agent,
-                                java.util.function.Supplier<Map<String, String>> extraEnv, Runnable onEnd) {
+    private void switchToStream(ChannelHandlerContext ctx, Supplier<AgentConnection> agent,
+                                Supplier<Map<String, String>> extraEnv, Runnable onEnd) {
         ctx.executor().execute(() -> {
             FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
             res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
             ctx.writeAndFlush(res);
             var pipeline = ctx.pipeline();
-            pipeline.remove(io.netty.handler.codec.http.HttpServerCodec.class);
-            pipeline.remove(io.netty.handler.codec.http.HttpObjectAggregator.class);
+            pipeline.remove(HttpServerCodec.class);
+            pipeline.remove(HttpObjectAggregator.class);
             pipeline.addLast(new LengthFieldBasedFrameDecoder(Limits.MAX_FRAME + Codec.HEADER, 0, Codec.HEADER, 0,
                     Codec.HEADER));
             pipeline.addLast(new ExecRelay(agent, extraEnv, onEnd));
@@ -296,7 +306,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         try {
             json = SandboxStore.JSON.writeValueAsBytes(value);
         } catch (Exception e) {
-            json = ("{\"error\":\"cannot encode the response\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            json = ("{\"error\":\"cannot encode the response\"}").getBytes(StandardCharsets.UTF_8);
         }
         FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(json));
         res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)

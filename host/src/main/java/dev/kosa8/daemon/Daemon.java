@@ -23,6 +23,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * kosa8d: one per user. Serves the REST API on a unix socket (mode 0600, in a
@@ -123,7 +124,7 @@ public final class Daemon {
             server.close().awaitUninterruptibly(2000);
         }
         if (group != null) {
-            group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly(3000);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3000);
         }
         try {
             Files.deleteIfExists(paths.daemonSocket());

@@ -4,11 +4,14 @@ import dev.kosa8.protocol.Codec;
 import dev.kosa8.protocol.Message;
 import dev.kosa8.protocol.ProtocolException;
 import dev.kosa8.vm.AgentConnection;
+import dev.kosa8.vm.Messages;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import java.util.ArrayDeque;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -31,7 +34,7 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
     private boolean finished;
     private final Supplier<Map<String, String>> extraEnv;
     /** Messages that arrive while the agent is being reached; bounded by the stdin window. */
-    private final java.util.ArrayDeque<Message> early = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Message> early = new ArrayDeque<>();
 
     /**
      * @param agentSource gives the agent once the sandbox runs (it may boot first, off the event loop)
@@ -54,7 +57,7 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
             return first;
         }
         Message.ExecSpec spec = e.spec();
-        Map<String, String> env = new java.util.LinkedHashMap<>(extra);
+        Map<String, String> env = new LinkedHashMap<>(extra);
         env.putAll(spec.env());
         return new Message.Exec(e.channel(), new Message.ExecSpec(spec.argv(), env, spec.cwd(), spec.user(), spec.tty(),
                 spec.rows(), spec.columns()));
@@ -159,7 +162,7 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
             return;
         }
         finished = true;
-        Message.Failed f = new Message.Failed(CLI_CHANNEL, Message.ErrorCode.INVALID, dev.kosa8.vm.Messages.fitText(why));
+        Message.Failed f = new Message.Failed(CLI_CHANNEL, Message.ErrorCode.INVALID, Messages.fitText(why));
         ctx.writeAndFlush(Unpooled.wrappedBuffer(Codec.encode(f))).addListener(ChannelFutureListener.CLOSE);
     }
 

@@ -5,12 +5,16 @@ import dev.kosa8.egress.tls.SandboxCa;
 import dev.kosa8.vm.AgentConnection;
 import dev.kosa8.vm.GuestCommand;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.cert.CertificateEncodingException;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -117,9 +121,9 @@ final class GuestTrust {
                                    Duration timeout) throws IOException {
         byte[] pem = pem(cert);
         byte[] system = Files.readAllBytes(image.systemCertificates());
-        byte[] bundle = java.util.Arrays.copyOf(system, system.length + pem.length);
+        byte[] bundle = Arrays.copyOf(system, system.length + pem.length);
         System.arraycopy(pem, 0, bundle, system.length, pem.length);
-        List<GuestCommand.GuestFile> files = new java.util.ArrayList<>(List.of(
+        List<GuestCommand.GuestFile> files = new ArrayList<>(List.of(
                 new GuestCommand.GuestFile("/etc/kosa8/ca.pem", 0644, pem),
                 new GuestCommand.GuestFile("/usr/local/share/ca-certificates/kosa8-sandbox.crt", 0644, pem),
                 new GuestCommand.GuestFile("/etc/ssl/certs/ca-certificates.crt", 0644, bundle)));
@@ -139,10 +143,10 @@ final class GuestTrust {
 
     /** The certificate as the script and the guest's init write it: base64 lines of 64 between the markers. */
     static byte[] pem(X509Certificate cert) {
-        String body = Base64.getMimeEncoder(64, "\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII))
+        String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
                 .encodeToString(encoded(cert));
         return ("-----BEGIN CERTIFICATE-----\n" + body + "\n-----END CERTIFICATE-----\n")
-                .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+                .getBytes(StandardCharsets.US_ASCII);
     }
 
     private static String der(X509Certificate cert) {
@@ -166,7 +170,7 @@ final class GuestTrust {
         List<X509Certificate> system = systems.computeIfAbsent(bundle, b -> {
             try {
                 return JavaTrustStore.readPem(Files.readAllBytes(b));
-            } catch (java.nio.file.NoSuchFileException e) {
+            } catch (NoSuchFileException e) {
                 log.accept("the image keeps no CA bundle (" + b + "); Java programs in its sandboxes will not trust "
                         + "the sandbox CA until the image is rebuilt (`kosa8 image build`)");
                 return List.of();

@@ -1,23 +1,21 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.egress.Broker;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
- * A sandbox as the daemon holds it: its record and, while it runs, its
- * machine. State changes happen under {@link #lock()}.
+ * A sandbox as the daemon holds it: its record (what is kept on disk) and,
+ * while it runs, its {@link SandboxRuntime}. State changes happen under its
+ * lock ({@link #locked}).
  */
 public final class Sandbox {
     private final ReentrantLock lock = new ReentrantLock();
     private volatile SandboxRecord record;
-    private volatile Vm vm;
-    private volatile boolean stopping;
-    private volatile boolean workspaceLost;
-    private volatile WorkspaceServer workspace;
-    /** A QEMU waiting to take the machine at the next rewind ({@link Standbys}), or null. */
-    private volatile dev.kosa8.vm.Standby standby;
-    private volatile dev.kosa8.egress.Broker broker;
+    private volatile SandboxRuntime runtime = SandboxRuntime.NONE;
 
     Sandbox(SandboxRecord record) {
         this.record = record;
@@ -35,59 +33,88 @@ public final class Sandbox {
         this.record = r;
     }
 
+    /** The running machine, or null. */
     public Vm vm() {
-        return vm;
+        return runtime.vm();
     }
 
-    void vm(Vm vm) {
-        this.vm = vm;
+    SandboxRuntime runtime() {
+        return runtime;
     }
 
-    dev.kosa8.vm.Standby standby() {
-        return standby;
-    }
-
-    void standby(dev.kosa8.vm.Standby s) {
-        this.standby = s;
+    /** Replaces the runtime with {@code change} of it; the caller holds the lock. */
+    void update(UnaryOperator<SandboxRuntime> change) {
+        runtime = change.apply(runtime);
     }
 
     /** The 9p server of the sandbox's folder while the machine runs; null otherwise or with no folder. */
     WorkspaceServer workspace() {
-        return workspace;
-    }
-
-    void workspace(WorkspaceServer w) {
-        this.workspace = w;
+        return runtime.workspace();
     }
 
     /** The sandbox's egress broker while the machine runs; null otherwise or with no network. */
-    dev.kosa8.egress.Broker broker() {
-        return broker;
+    Broker broker() {
+        return runtime.broker();
     }
 
-    void broker(dev.kosa8.egress.Broker b) {
-        this.broker = b;
-    }
-
-    boolean stopping() {
-        return stopping;
-    }
-
-    void stopping(boolean s) {
-        this.stopping = s;
+    /** Closes the servers (standby, broker, folder server); the machine is left as it is. */
+    void closeServers() {
+        SandboxRuntime r = runtime;
+        runtime = r.withoutServers();
+        r.closeServers();
     }
 
     /**
-     * Whether the guest's workspace mount lost its server's state (a daemon
-     * restart): saving the machine as it is would keep the broken mount, so
-     * the next stop shuts it down instead and the start after mounts afresh.
+     * Stops what a restore that failed half-way started (its QEMU, the
+     * folder's server it had connected) so that a cold boot after it starts
+     * clean; the broker stays, the booted machine needs it.
      */
-    boolean workspaceLost() {
-        return workspaceLost;
+    void dropHalfStarted() {
+        SandboxRuntime r = runtime;
+        runtime = r.withVm(null).withWorkspace(null);
+        if (r.vm() != null) {
+            r.vm().kill();
+        }
+        if (r.workspace() != null) {
+            r.workspace().close();
+        }
     }
 
-    void workspaceLost(boolean lost) {
-        this.workspaceLost = lost;
+    /** Kills the machine and closes everything that served it (a boot abandoned, a removal). */
+    void closeRuntime() {
+        SandboxRuntime r = runtime;
+        runtime = r.withVm(null).withoutServers();
+        r.close();
+    }
+
+    /** Lets go of the machine without stopping it (the daemon exits; a new one re-attaches) and closes the servers. */
+    void detach() {
+        SandboxRuntime r = runtime;
+        runtime = r.withVm(null).withoutServers();
+        if (r.vm() != null) {
+            r.vm().detach();
+        }
+        r.closeServers();
+    }
+
+    /** Runs {@code action} under the sandbox's lock. */
+    <T> T locked(Supplier<T> action) {
+        lock.lock();
+        try {
+            return action.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Runs {@code action} under the sandbox's lock. */
+    void locked(Runnable action) {
+        lock.lock();
+        try {
+            action.run();
+        } finally {
+            lock.unlock();
+        }
     }
 
     ReentrantLock lock() {

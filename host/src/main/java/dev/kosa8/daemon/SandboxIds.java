@@ -1,6 +1,7 @@
 package dev.kosa8.daemon;
 
 import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.regex.Pattern;
 
 /**
@@ -18,7 +19,7 @@ public final class SandboxIds {
     public static String newId() {
         byte[] b = new byte[6];
         RANDOM.nextBytes(b);
-        return java.util.HexFormat.of().formatHex(b);
+        return HexFormat.of().formatHex(b);
     }
 
     public static boolean isValid(String id) {

@@ -1,6 +1,10 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.egress.SandboxNetwork;
+import dev.kosa8.secrets.GrantedSecret;
+import dev.kosa8.vm.WorkspaceTransport;
 import java.time.Instant;
+import java.util.List;
 
 /**
  * What the daemon keeps on disk about a sandbox, so a restarted daemon knows
@@ -16,9 +20,9 @@ import java.time.Instant;
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
                             Instant qemuStarted, String failure, String workspace,
-                            dev.kosa8.egress.SandboxNetwork network,
-                            java.util.List<dev.kosa8.secrets.GrantedSecret> secrets,
-                            dev.kosa8.vm.WorkspaceTransport workspaceTransport) {
+                            SandboxNetwork network,
+                            List<GrantedSecret> secrets,
+                            WorkspaceTransport workspaceTransport) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -26,17 +30,17 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         }
         failure = failure == null ? "" : failure;
         workspace = workspace == null ? "" : workspace;
-        network = network == null ? dev.kosa8.egress.SandboxNetwork.NONE : network;
-        secrets = secrets == null ? java.util.List.of() : java.util.List.copyOf(secrets);
-        workspaceTransport = workspaceTransport == null ? dev.kosa8.vm.WorkspaceTransport.AUTO : workspaceTransport;
+        network = network == null ? SandboxNetwork.NONE : network;
+        secrets = secrets == null ? List.of() : List.copyOf(secrets);
+        workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
     }
 
-    public SandboxRecord withSecrets(java.util.List<dev.kosa8.secrets.GrantedSecret> next) {
+    public SandboxRecord withSecrets(List<GrantedSecret> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
                 qemuStarted, failure, workspace, network, next, workspaceTransport);
     }
 
-    public SandboxRecord withNetwork(dev.kosa8.egress.SandboxNetwork n) {
+    public SandboxRecord withNetwork(SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
                 qemuStarted, failure, workspace, n, secrets, workspaceTransport);
     }

@@ -1,6 +1,9 @@
 package dev.kosa8.daemon;
 
 import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 
 /**
  * A sandbox as the API shows it (`kosa8 inspect`).
@@ -10,16 +13,16 @@ import java.time.Instant;
  */
 public record SandboxView(String id, String state, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
                           String imageId, Instant created, long qemuPid, String failure, String directory,
-                          String agent, java.util.List<java.util.Map<String, String>> secrets,
+                          String agent, List<Map<String, String>> secrets,
                           String workspace) {
 
     static SandboxView of(Sandbox s, String directory) {
         SandboxRecord r = s.record();
         var vm = s.vm();
         String agent = vm != null && vm.agent().agentHello() != null ? vm.agent().agentHello().software() : "";
-        return new SandboxView(r.id(), r.state().name().toLowerCase(java.util.Locale.ROOT), r.ephemeral(), r.cpus(),
+        return new SandboxView(r.id(), r.state().name().toLowerCase(Locale.ROOT), r.ephemeral(), r.cpus(),
                 r.memoryMiB(), r.accelerator(), r.imageId(), r.created(), r.qemuPid(), r.failure(), directory, agent,
-                r.secrets().stream().map(g -> java.util.Map.of("name", g.name(), "env", g.env())).toList(),
+                r.secrets().stream().map(g -> Map.of("name", g.name(), "env", g.env())).toList(),
                 r.workspace());
     }
 }

@@ -1,9 +1,11 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.vm.QemuProcess;
 import dev.kosa8.vm.Standby;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.VmSpec;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,7 +18,7 @@ import java.util.function.Function;
  * The sandboxes' standby QEMUs ({@link Standby}): a sandbox with a checkpoint
  * to rewind to gets one in the background after each checkpoint and rewind;
  * its next rewind loads into it; it is stopped whenever the sandbox's machine
- * ends. All of it under the sandbox's lock, which a rewind, a stop and a
+ * ends ({@link SandboxRuntime#closeServers}). All of it under the sandbox's lock, which a rewind, a stop and a
  * removal hold too.
  *
  * <p>A standby lives in the machine directory the running QEMU does not use
@@ -46,14 +48,16 @@ final class Standbys {
         Thread.ofPlatform().daemon().name("kosa8-standby-" + s.id()).start(() -> {
             s.lock().lock();
             try {
-                Vm vm = s.vm();
-                if (vm == null || !vm.isAlive() || s.standby() != null || s.stopping()
+                SandboxRuntime rt = s.runtime();
+                Vm vm = rt.vm();
+                if (vm == null || !vm.isAlive() || rt.standby() != null || rt.stopping()
                         || s.record().state() != SandboxState.RUNNING) {
                     return;
                 }
                 VmSpec spec = next.apply(s);
                 try {
-                    s.standby(Standby.start(spec, argv.apply(spec), q -> recordPid(spec, q)));
+                    Standby standby = Standby.start(spec, argv.apply(spec), q -> recordPid(spec, q));
+                    s.update(r -> r.withStandby(standby));
                 } catch (RuntimeException e) {
                     deletePidFile(spec);
                     throw e;
@@ -69,8 +73,8 @@ final class Standbys {
 
     /** Hands {@code s}'s standby, or null, to a rewind: it is the rewind's from now on. */
     static Standby take(Sandbox s) {
-        Standby standby = s.standby();
-        s.standby(null);
+        Standby standby = s.runtime().standby();
+        s.update(r -> r.withStandby(null));
         return standby;
     }
 
@@ -81,15 +85,6 @@ final class Standbys {
     static void forget(Standby standby) {
         if (standby != null) {
             deletePidFile(standby.spec());
-        }
-    }
-
-    /** Stops {@code s}'s standby, if any: its machine ended, or the daemon is going away. */
-    static void drop(Sandbox s) {
-        Standby standby = take(s);
-        if (standby != null) {
-            standby.close();
-            forget(standby);
         }
     }
 
@@ -125,11 +120,11 @@ final class Standbys {
     }
 
     /** Written as soon as the standby's QEMU runs: a daemon killed before it has the standby still leaves this. */
-    private static void recordPid(VmSpec spec, dev.kosa8.vm.QemuProcess q) {
+    private static void recordPid(VmSpec spec, QemuProcess q) {
         try {
             Files.writeString(pidFile(spec), q.pid() + " " + q.startInstant() + "\n", StandardCharsets.US_ASCII);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException("cannot record its pid in " + pidFile(spec) + ": "
+            throw new UncheckedIOException("cannot record its pid in " + pidFile(spec) + ": "
                     + e.getMessage(), e);
         }
     }

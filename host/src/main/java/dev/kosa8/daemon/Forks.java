@@ -1,0 +1,143 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.checkpoint.Undo;
+import dev.kosa8.egress.NetMode;
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import dev.kosa8.secrets.GrantedSecret;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Makes a new, independent, persistent sandbox from a checkpoint of
+ * another: the machine as it was at that instant, with its own disk (the
+ * checkpoint's disk state copied out of the parent's image), its own copy
+ * of the workspace (in the folder given, or beside the parent's folder),
+ * its own broker, audit log and copy of the policy, and fresh placeholders
+ * for its secrets. It keeps the parent's CA: the guest has trusted that
+ * certificate since its boot (it is on its disk and in its RAM), and the
+ * key stays on the host either way.
+ *
+ * <p>Processes in the fork that were started before the checkpoint still
+ * hold the parent's placeholders in their environment; they are worth
+ * nothing, since the broker sets the real key by host, not by placeholder,
+ * and new commands get the fork's.
+ */
+final class Forks {
+    private final SandboxLayout layout;
+    private final SandboxStore store;
+    private final SandboxRegistry registry;
+    private final SandboxNetworks networks;
+    private final MachineLauncher launcher;
+    private final Consumer<String> log;
+
+    Forks(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, SandboxNetworks networks,
+          MachineLauncher launcher, Consumer<String> log) {
+        this.layout = layout;
+        this.store = store;
+        this.registry = registry;
+        this.networks = networks;
+        this.launcher = launcher;
+        this.log = log;
+    }
+
+    /** Forks {@code parent} at checkpoint {@code checkpoint} (an id or a unique prefix); {@code workspace} may be empty. */
+    Sandbox fork(Sandbox parent, String checkpoint, String workspace) {
+        return parent.locked(() -> {
+            SandboxRecord p = parent.record();
+            Undo parentUndo = layout.undo(parent.id(), log);
+            Undo.ForkPoint at = parentUndo.forkPoint(checkpoint);
+            String id = SandboxIds.newId();
+            String folder = "";
+            if (!p.workspace().isEmpty()) {
+                Path target = workspace == null || workspace.isEmpty()
+                        ? Path.of(p.workspace()).resolveSibling(Path.of(p.workspace()).getFileName() + "-" + id)
+                        : Path.of(workspace).toAbsolutePath().normalize();
+                folder = forkFolder(target);
+            }
+            List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
+            SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
+                    p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
+                    p.workspaceTransport());
+            Sandbox s = new Sandbox(r);
+            registry.add(s);
+            store.save(r);
+            String forkFolder = folder;
+            return s.locked(() -> start(parent, parentUndo, at, s, forkFolder));
+        });
+    }
+
+    private Sandbox start(Sandbox parent, Undo parentUndo, Undo.ForkPoint at, Sandbox s, String folder) {
+        String id = s.id();
+        try {
+            Files.createDirectories(layout.directory(id));
+            parentUndo.copyDisk(at.checkpoint(), layout.rootDisk(parent.id()), layout.rootDisk(id), layout.qemuLog(id));
+            if (!folder.isEmpty()) {
+                parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
+            }
+            if (Files.isDirectory(layout.ca(parent.id()))) {
+                copyTree(layout.ca(parent.id()), layout.ca(id));
+            }
+            HostPaths.privateDirectory(layout.runtime(id));
+            if (s.record().network().mode() != NetMode.NONE) {
+                var broker = networks.startBroker(s.record());
+                s.update(rt -> rt.withBroker(broker));
+            }
+            launcher.restoreFork(s, at.machine(), folder.isEmpty() ? null : Path.of(folder), at.checkpoint().server());
+            layout.undo(id, log).startFrom(parentUndo, at.checkpoint());
+            log.accept("sandbox " + id + " forked from " + parent.id() + " at " + at.checkpoint().id());
+            return s;
+        } catch (IOException | RuntimeException e) {
+            s.closeRuntime();
+            s.record(s.record().failed(MachineLauncher.firstLine(String.valueOf(e.getMessage()))));
+            store.save(s.record());
+            if (e instanceof KosaException k) {
+                throw k;
+            }
+            throw new KosaException(KosaException.Kind.VM, "cannot fork " + parent.id() + " at "
+                    + at.checkpoint().id() + ": " + e.getMessage(), "the parent and its checkpoint are untouched; "
+                    + "remove the failed fork with `kosa8 rm " + id + "`", e);
+        }
+    }
+
+    /** The fork's own workspace folder: made if missing, else it must be an empty directory. */
+    private static String forkFolder(Path target) {
+        try {
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                boolean empty;
+                try (var entries = Files.list(target)) {
+                    empty = entries.findAny().isEmpty();
+                }
+                if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) || !empty) {
+                    throw new KosaException(KosaException.Kind.USAGE, "the fork's workspace " + target
+                            + " exists and is not an empty folder", "name a new folder with --workspace DIR");
+                }
+            } else {
+                Files.createDirectories(target);
+            }
+            return target.toRealPath().toString();
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "cannot make the fork's workspace " + target + ": "
+                    + e.getMessage(), "name another folder with --workspace DIR", e);
+        }
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        try (var all = Files.walk(from)) {
+            for (Path f : all.toList()) {
+                Path t = to.resolve(from.relativize(f).toString());
+                if (Files.isDirectory(f)) {
+                    Files.createDirectories(t);
+                } else {
+                    Files.copy(f, t, StandardCopyOption.COPY_ATTRIBUTES);
+                }
+            }
+        }
+    }
+}

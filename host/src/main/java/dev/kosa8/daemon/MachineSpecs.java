@@ -1,0 +1,53 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.egress.EgressService;
+import dev.kosa8.egress.NetMode;
+import dev.kosa8.vm.Accelerator;
+import dev.kosa8.vm.TscFrequency;
+import dev.kosa8.vm.VmSpec;
+import java.nio.file.Path;
+
+/** The {@link VmSpec} of a sandbox's machine, from its record, its image and the {@link SandboxLayout}. */
+final class MachineSpecs {
+    private final SandboxLayout layout;
+
+    MachineSpecs(SandboxLayout layout) {
+        this.layout = layout;
+    }
+
+    /** The spec of the machine of {@code r} in its runtime directory. */
+    VmSpec of(SandboxRecord r, BootImage image) {
+        return of(r, image, layout.runtime(r.id()));
+    }
+
+    /**
+     * The spec of a machine for {@code r} whose QEMU keeps its sockets and
+     * read window in {@code machineDir}: the runtime directory, or its
+     * {@value SandboxLayout#ALT} subdirectory for a QEMU started while another
+     * runs (a standby, {@link Standbys}); the broker's sockets stay in the
+     * runtime directory, shared. A null {@code image} gives a spec good for
+     * re-attaching to a running QEMU, which needs no image file.
+     */
+    VmSpec of(SandboxRecord r, BootImage image, Path machineDir) {
+        Path dir = layout.directory(r.id());
+        BootImage img = image != null ? image : new BootImage("", Path.of("/"), Path.of("/"), Path.of("/"), "");
+        Accelerator accel = r.accelerator().equals("auto") ? Accelerator.TCG : Accelerator.parse(r.accelerator());
+        boolean net = r.network().mode() != NetMode.NONE;
+        return new VmSpec(r.id(), accel, r.cpus(), r.memoryMiB(), img.kernel(), img.initramfs(),
+                layout.rootDisk(r.id()),
+                img.kernelArgs() + TscFrequency.kernelArg(accel)
+                        + (net ? " kosa8.net=1 " + EgressService.kernelArgument(EgressService.certificateAuthority(dir,
+                                r.id())) : ""), layout.consoleLog(r.id()),
+                machineDir.resolve("qmp.sock"), machineDir.resolve("agent.sock"),
+                r.workspace().isEmpty() ? null : machineDir.resolve("ws9p.sock"),
+                net ? EgressService.guestNetwork(layout.runtime(r.id())) : null);
+    }
+
+    /** Checks a new sandbox's settings: VmSpec's constructor names every bad field. */
+    void validate(SandboxRecord r) {
+        Path run = layout.runtime(r.id());
+        new VmSpec(r.id(), Accelerator.TCG, r.cpus(), r.memoryMiB(), Path.of("/"), Path.of("/"), Path.of("/"), "",
+                Path.of("/"), run.resolve("qmp.sock"), run.resolve("agent.sock"), run.resolve("ws9p.sock"),
+                r.network().mode() == NetMode.NONE ? null : EgressService.guestNetwork(run));
+    }
+}

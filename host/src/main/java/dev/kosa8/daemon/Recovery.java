@@ -1,0 +1,103 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.egress.NetMode;
+import dev.kosa8.host.KosaException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.function.Consumer;
+
+/**
+ * At daemon start: loads every sandbox's record and re-attaches to the
+ * machines a previous daemon left running (by pid <em>and</em> process start
+ * time, so a reused pid is never mistaken for one): their broker and folder
+ * served again, a checkpoint or rewind it died in the middle of recovered.
+ * What cannot be re-attached is marked failed, saying why; ephemeral
+ * sandboxes and half-done removals are finished off.
+ */
+final class Recovery {
+    private final SandboxLayout layout;
+    private final SandboxStore store;
+    private final SandboxRegistry registry;
+    private final MachineLauncher launcher;
+    private final SandboxNetworks networks;
+    private final MachineWatch watch;
+    private final Consumer<String> log;
+
+    Recovery(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, MachineLauncher launcher,
+             SandboxNetworks networks, MachineWatch watch, Consumer<String> log) {
+        this.layout = layout;
+        this.store = store;
+        this.registry = registry;
+        this.launcher = launcher;
+        this.networks = networks;
+        this.watch = watch;
+        this.log = log;
+    }
+
+    void recover() {
+        for (SandboxRecord r : store.loadAll(log)) {
+            Sandbox s = new Sandbox(r);
+            registry.add(s);
+            Standbys.sweep(r.qemuPid(), layout.machineDirs(r.id()), log);
+            if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
+                if (r.state() == SandboxState.REMOVING) {
+                    // the daemon died half-way through a removal: finish it, QEMU included
+                    discardLeftover(s);
+                }
+                continue;
+            }
+            if (r.ephemeral()) {
+                // its client went away with the old daemon: nobody can use it now
+                log.accept("removing ephemeral sandbox " + r.id() + " left by a previous daemon");
+                discardLeftover(s);
+                continue;
+            }
+            reattach(s, r);
+        }
+    }
+
+    private void reattach(Sandbox s, SandboxRecord r) {
+        try {
+            var vm = dev.kosa8.vm.Vm.reattach(launcher.specs().of(r, null, layout.machineDirOf(r)), r.qemuPid(),
+                    r.qemuStarted(), Duration.ofSeconds(20));
+            s.update(rt -> rt.withVm(vm));
+            try {
+                if (layout.undo(r.id(), log).recoverInterrupted(vm)) {
+                    log.accept("sandbox " + r.id() + ": a checkpoint or rewind was cut short; its processes run on");
+                }
+            } catch (RuntimeException | IOException e) {
+                log.accept("sandbox " + r.id() + ": cannot thaw its processes: " + e.getMessage());
+            }
+            if (r.network().mode() != NetMode.NONE) {
+                var broker = networks.startBroker(r);
+                s.update(rt -> rt.withBroker(broker));
+            }
+            s.record(r.withState(SandboxState.RUNNING));
+            if (!r.workspace().isEmpty()) {
+                launcher.folders().reconnect(s, vm, Path.of(r.workspace()));
+            }
+            watch.watch(s, vm);
+            log.accept("re-attached to sandbox " + r.id() + " (QEMU pid " + r.qemuPid() + ")");
+        } catch (KosaException e) {
+            QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
+            s.record(r.failed("lost while the daemon was down: " + e.getMessage()));
+            store.save(s.record());
+            log.accept("sandbox " + r.id() + ": " + e.getMessage());
+        }
+    }
+
+    /** Stops a previous daemon's QEMU for the sandbox, if it still runs, and removes its files. */
+    private void discardLeftover(Sandbox s) {
+        SandboxRecord r = s.record();
+        QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
+        try {
+            store.delete(r.id());
+            layout.cleanRuntime(r.id(), log);
+            registry.remove(r.id());
+        } catch (IOException e) {
+            log.accept("sandbox " + r.id() + ": cannot delete the files of sandbox " + r.id() + ": "
+                    + e.getMessage() + "; delete " + layout.directory(r.id()) + " by hand");
+        }
+    }
+}

@@ -1,0 +1,144 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.checkpoint.Undo;
+import dev.kosa8.egress.Listener;
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import dev.kosa8.vm.QemuCommandLine;
+import dev.kosa8.vm.QemuProcess;
+import dev.kosa8.vm.Vm;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Where a sandbox's files are (docs/files.md): its directory under
+ * {@code sandboxes/ID} with the record, root disk and logs, and its runtime
+ * directory with the sockets. Every path the daemon uses for a sandbox comes
+ * from here; what lies inside {@code checkpoints/} and {@code suspended/} is
+ * undo's ({@link #undo}), inside {@code ca/} the broker's.
+ */
+final class SandboxLayout {
+    /** The subdirectory of a sandbox's runtime directory for a QEMU started while another runs. */
+    static final String ALT = "alt";
+    private static final List<String> MACHINE_FILES = List.of("qmp.sock", "agent.sock", "ws9p.sock",
+            "ws9p.window", "ws9p.writes", "vmstate.sock", "vmstate.sock.err", "incoming.sock", Standbys.PID_FILE);
+
+    private final HostPaths paths;
+
+    SandboxLayout(HostPaths paths) {
+        this.paths = paths;
+    }
+
+    /** The directory that holds every sandbox's directory. */
+    Path sandboxes() {
+        return paths.sandboxes();
+    }
+
+    Path directory(String id) {
+        if (!SandboxIds.isValid(id)) {
+            throw new IllegalArgumentException("bad sandbox id: " + id);
+        }
+        return paths.sandboxes().resolve(id);
+    }
+
+    /** The root disk: a qcow2 overlay on the image's (or a template's) disk; each checkpoint's disk inside it. */
+    Path rootDisk(String id) {
+        return directory(id).resolve("root.qcow2");
+    }
+
+    Path consoleLog(String id) {
+        return directory(id).resolve("console.log");
+    }
+
+    /** QEMU's own output and the qemu-img commands run for the sandbox. */
+    Path qemuLog(String id) {
+        return directory(id).resolve("qemu.log");
+    }
+
+    /** The broker's audit log. */
+    Path netLog(String id) {
+        return directory(id).resolve("net.log");
+    }
+
+    /** The sandbox's CA, for intercepted TLS (the broker's files). */
+    Path ca(String id) {
+        return directory(id).resolve("ca");
+    }
+
+    /** The sandbox's undo: its checkpoints and its pause to disk. */
+    Undo undo(String id, Consumer<String> log) {
+        return new Undo(directory(id), id, log);
+    }
+
+    /** The sandbox's runtime directory: its sockets, the broker's in {@code net/}. */
+    Path runtime(String id) {
+        return paths.runtime().resolve(id);
+    }
+
+    /** Both directories a sandbox's QEMU may keep its sockets in. */
+    List<Path> machineDirs(String id) {
+        return List.of(runtime(id), runtime(id).resolve(ALT));
+    }
+
+    /**
+     * The directory the next QEMU of a sandbox uses: the one its running
+     * QEMU ({@code current}, or null) does not (a standby starts while it
+     * runs; a rewind alternates); made, private, if missing.
+     */
+    Path nextMachineDir(String id, Vm current) {
+        Path run = runtime(id);
+        return HostPaths.privateDirectory(current != null && current.spec().qmpSocket().getParent().equals(run)
+                ? run.resolve(ALT) : run);
+    }
+
+    /**
+     * The directory of a previous daemon's QEMU for {@code r}, as its command
+     * line names it (after a rewind it may be {@value #ALT}); the runtime
+     * directory when the command line cannot be read.
+     */
+    Path machineDirOf(SandboxRecord r) {
+        return QemuProcess.arguments(r.qemuPid())
+                .flatMap(QemuCommandLine::qmpSocket)
+                .map(Path::getParent)
+                .filter(machineDirs(r.id())::contains)
+                .orElse(runtime(r.id()));
+    }
+
+    /** Removes the runtime directory and the sockets in it; a failure is logged. */
+    void cleanRuntime(String id, Consumer<String> log) {
+        Path run = runtime(id);
+        try {
+            for (Path dir : machineDirs(id)) {
+                for (String name : MACHINE_FILES) {
+                    Files.deleteIfExists(dir.resolve(name));
+                }
+            }
+            Files.deleteIfExists(run.resolve(ALT));
+            for (Listener l : Listener.values()) {
+                Files.deleteIfExists(run.resolve("net").resolve(l.socketName()));
+            }
+            Files.deleteIfExists(run.resolve("net"));
+            Files.deleteIfExists(run);
+        } catch (IOException e) {
+            log.accept("cannot clean " + run + ": " + e.getMessage());
+        }
+    }
+
+    /** The root disk of every sandbox directory on disk, whatever its record says (for prune). */
+    List<Path> allRootDisks() {
+        List<Path> disks = new ArrayList<>();
+        if (Files.isDirectory(paths.sandboxes())) {
+            try (var dirs = Files.list(paths.sandboxes())) {
+                dirs.filter(Files::isDirectory).forEach(d -> disks.add(d.resolve("root.qcow2")));
+            } catch (IOException e) {
+                throw new KosaException(KosaException.Kind.HOST, "cannot list " + paths.sandboxes() + ": "
+                        + e.getMessage(), "check the permissions of kosa8's data folder", e);
+            }
+        }
+        return disks;
+    }
+}
