@@ -1,7 +1,7 @@
 package dev.kosa8.daemon;
 
-import dev.kosa8.egress.tls.JavaTrustStore;
 import dev.kosa8.egress.tls.SandboxCa;
+import dev.kosa8.image.JavaTrustStore;
 import dev.kosa8.vm.AgentConnection;
 import dev.kosa8.vm.GuestCommand;
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package dev.kosa8.egress;
 
+import dev.kosa8.net.HostName;
+
 /**
  * The host and port a request names (CONNECT target, absolute URI or Host
  * header), with the host normalized.

@@ -1,5 +1,6 @@
 package dev.kosa8.egress;
 
+import dev.kosa8.net.HostName;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;

@@ -1,5 +1,7 @@
 package dev.kosa8.egress;
 
+import dev.kosa8.net.HostName;
+
 /**
  * One host of an allow-list entry: an exact name ({@code pypi.org}) or every
  * name below a suffix ({@code *.githubusercontent.com}, which does not match

@@ -1,5 +1,6 @@
 package dev.kosa8.egress;
 
+import dev.kosa8.net.HostName;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;

@@ -1,6 +1,5 @@
 package dev.kosa8.image;
 
-import dev.kosa8.egress.tls.JavaTrustStore;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 

@@ -1,6 +1,6 @@
 package dev.kosa8.secrets;
 
-import dev.kosa8.egress.HostName;
+import dev.kosa8.net.HostName;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Set;

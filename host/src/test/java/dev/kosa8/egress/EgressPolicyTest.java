@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kosa8.host.KosaException;
+import dev.kosa8.net.HostName;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,8 +1,9 @@
-package dev.kosa8.egress.tls;
+package dev.kosa8.image;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kosa8.egress.tls.SandboxCa;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.kosa8.egress;
+package dev.kosa8.net;
 
 import java.util.Locale;
 import java.util.regex.Pattern;
@@ -9,6 +9,11 @@ import java.util.regex.Pattern;
  * service names). IP literals are not host names: policy names hosts, and a
  * request that names an address instead is refused, since its address could
  * not be checked against a name.
+ *
+ * <p>It lives below both of its users: the broker ({@code dev.kosa8.egress})
+ * reads requests' hosts with it, and a secret's spec
+ * ({@code dev.kosa8.secrets.SecretSpec}) checks the host it names the same
+ * way, so that a secret's host is one the broker can match.
  */
 public final class HostName {
     public static final int MAX_LENGTH = 253;

@@ -1,4 +1,4 @@
-package dev.kosa8.egress.tls;
+package dev.kosa8.image;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -24,6 +24,10 @@ import java.util.List;
  * Java in the image is the agent's runtime, whose start under TCG would cost
  * every boot seconds; the host builds the few hundred kilobytes in
  * milliseconds from the image's own bundle, kept beside its root disk.
+ *
+ * <p>It belongs to the image, which owns the guest's files: the image build
+ * ({@code RootfsPart}) writes the store of the bundle alone, and the daemon
+ * writes each sandbox's store, the bundle plus its CA, into the guest.
  */
 public final class JavaTrustStore {
     /** Where every Debian JDK finds its trust store ({@code lib/security/cacerts} links here), in the guest too. */
