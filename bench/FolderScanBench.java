@@ -6,7 +6,7 @@ import java.util.Arrays;
 /**
  * The workspace scan a checkpoint makes inside its pause, alone: one full capture of FOLDER, then SCANS scans of
  * it (each a stat of every entry; nothing changed, so nothing is read), each abandoned. Prints the p50 of the
- * scans after the first ten (the JIT's) and the first one. Run by bench/folder-scan.sh once per jar.
+ * scans after the first ten (the JIT's) and the first one. bench/folder-scan.sh runs it in a fresh JVM per run.
  */
 public class FolderScanBench {
     public static void main(String[] args) throws Exception {
