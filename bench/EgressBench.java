@@ -175,6 +175,9 @@ public class EgressBench {
         injecting.close();
         server.stop();
         group.shutdownGracefully().sync();
+        try (var walk = Files.walk(dir)) { // the CAs' keys, the brokers' sockets and logs: leave nothing behind
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
     }
 
     /**
