@@ -8,7 +8,7 @@
 # BENCH is a bench script's name without `.sh` (folder-scan, foundation, egress, rewind, create, checkpoint,
 # rewind-pages, workspace, wake-trace); ARGS are its arguments. A commit is anything git names (HEAD~1, a hash, a
 # branch) or the path of a checkout, taken as it is, uncommitted changes and all. Each commit gets a git worktree
-# under a temporary directory (AB_DIR, default a new one under /tmp; removed at the end), built there before any
+# under a directory (AB_DIR, else a new one under /tmp, removed at the end), built there before any
 # run. Then the benchmark runs AB_RUNS times per build, interleaved A, B, A, B (default 2; 1 for checkpoint and
 # workspace, whose runs take tens of minutes: A then B), each run a fresh process of this checkout's bench script
 # measuring that build's kosa8 (KOSA8_BENCH_BUILD, bench/lib.sh), so both builds are measured by the same bench code;
