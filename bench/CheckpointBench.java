@@ -8,10 +8,11 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 
-/** See bench/checkpoint.sh. */
+/** See bench/checkpoint.sh. Writes its result under bench/results/ (bench/BenchResult.java). */
 public class CheckpointBench {
     static String kosa8;
     static final List<String> suspendRows = new ArrayList<>();
+    static final BenchResult result = new BenchResult("checkpoint");
 
     public static void main(String[] args) throws Exception {
         kosa8 = args[0];
@@ -32,6 +33,7 @@ public class CheckpointBench {
                 + "template | cold / create |");
         System.out.println("|---|---|---|---|---|---|---|---|");
         suspendRows.forEach(System.out::println);
+        result.write();
     }
 
     static void row(DaemonClient d, int mib, int rounds) throws Exception {
@@ -124,6 +126,7 @@ public class CheckpointBench {
                     mib, toDisk / 1e3, resume / 1e3, cold / 1e3, (double) cold / resume, firstCreate / 1e3,
                     fromTemplate / 1e3, (double) cold / fromTemplate));
             long cp = p50(pause), st = p50(saved), rw = p50(rewind), ld = p50(load);
+            record(mib, pause, saved, rewind, load, vmBytes, wsBytes, cold, toDisk, resume, firstCreate, fromTemplate);
             System.out.printf("| %d MiB | %.3f s (%.3f s) | %.2f s | %.2f s | %.2f s | %.1f s | %.1f× | %.0f MiB; %.0f MiB "
                     + "| %d MiB | %.0f MiB; %.0f KiB |%n",
                     mib, cp / 1e3, pause.getFirst() / 1e3, st / 1e3, rw / 1e3, ld / 1e3, cold / 1e3, (double) cold / rw,
@@ -136,6 +139,50 @@ public class CheckpointBench {
                 w.sorted(Collections.reverseOrder()).forEach(p -> p.toFile().delete());
             }
         }
+    }
+
+    /** The run's rows for one guest size; the baseline of each is the same sandbox's cold start in this run. */
+    static void record(int mib, List<Long> pause, List<Long> saved, List<Long> rewind, List<Long> load,
+                       List<Long> vmBytes, List<Long> wsBytes, long cold, long toDisk, long resume, long firstCreate,
+                       long fromTemplate) {
+        String size = mib + " MiB";
+        String coldStart = "cold start of the same sandbox (`stop --shutdown`, `start`)";
+        boolean issueSize = mib == 1024;
+        var lower = BenchResult.Better.LOWER;
+        var coldOverFigure = BenchResult.Ratio.BASELINE_OVER_FIGURE;
+        BenchResult.Row p = BenchResult.Row.of("checkpoint pause p50, " + size, "ms", lower, p50(pause), pause)
+                .noBaseline("none: the goal is absolute");
+        result.add(issueSize ? p.goal("<= 350 ms") : p);
+        result.add(BenchResult.Row.of("first checkpoint's pause after boot, " + size, "ms", lower, pause.getFirst(),
+                List.of(pause.getFirst())).noBaseline("none"));
+        result.add(BenchResult.Row.of("checkpoint stored p50 (RAM written while the guest runs), " + size, "ms", lower,
+                p50(saved), saved).noBaseline("none"));
+        BenchResult.Row r = BenchResult.Row.of("rewind p50 as the caller waits, " + size, "ms", lower, p50(rewind),
+                rewind).baseline(coldStart, cold, List.of(cold), coldOverFigure);
+        result.add(issueSize ? r.goal("<= 350 ms") : r);
+        result.add(BenchResult.Row.of("rewind's load step p50, " + size, "ms", lower, p50(load), load)
+                .noBaseline("none"));
+        List<Long> laterVm = vmBytes.subList(1, vmBytes.size()).stream().map(b -> b >> 20).toList();
+        if (!laterVm.isEmpty()) {
+            result.add(BenchResult.Row.of("VM state stored per checkpoint after the first, p50, " + size, "MiB", lower,
+                            p50(laterVm), laterVm)
+                    .baseline("what the workload rewrites between checkpoints", mib / 2.0, List.of(),
+                            BenchResult.Ratio.FIGURE_OVER_BASELINE)
+                    .goal("close to what changed"));
+        }
+        List<Long> laterWs = wsBytes.subList(1, wsBytes.size()).stream().map(b -> b >> 10).toList();
+        if (!laterWs.isEmpty()) {
+            result.add(BenchResult.Row.of("workspace stored per checkpoint after the first (10 files changed), p50, "
+                    + size, "KiB", lower, p50(laterWs), laterWs).noBaseline("none"));
+        }
+        result.add(BenchResult.Row.of("`stop` (pause to disk), " + size, "ms", lower, toDisk, List.of(toDisk))
+                .noBaseline("none"));
+        result.add(BenchResult.Row.of("`start` (resume), " + size, "ms", lower, resume, List.of(resume))
+                .baseline(coldStart, cold, List.of(cold), coldOverFigure));
+        result.add(BenchResult.Row.of("first `create` of a shape (template made), " + size, "ms", lower, firstCreate,
+                List.of(firstCreate)).noBaseline("none"));
+        result.add(BenchResult.Row.of("`create` from the template, " + size, "ms", lower, fromTemplate,
+                List.of(fromTemplate)).baseline(coldStart, cold, List.of(cold), coldOverFigure));
     }
 
     static long p50(List<Long> v) {

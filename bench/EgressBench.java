@@ -22,8 +22,11 @@
  *             of a machine with a core free for the daemon, where the direct path gets the same one core.
  *
  *   java -Dbench.source=bench/EgressBench.java -cp host/target/kosa8.jar bench/EgressBench.java \
- *        [--rounds 5] [--requests 2000] [--bulk-mb 100] [--curl-only]
- * --curl-only skips the JDK client's rows (through the socat relay) and runs the curl rows alone.
+ *        [--rounds 5] [--requests 2000] [--bulk-mb 100] [--curl-only] [--warm-mb 2000]
+ * --curl-only skips the JDK client's rows (through the socat relay) and runs the curl rows alone. --warm-mb: what
+ * every path moves before anything is counted (smaller only to try the bench out: the JIT needs the 2,000 MB).
+ * Writes its result under bench/results/ (bench/BenchResult.java): per path and CPU layout, p50 and download
+ * throughput against the direct path (the JDK client's rows: against the relay), with their samples per round.
  */
 import dev.kosa8.egress.AllowRule;
 import dev.kosa8.egress.AuditLog;
@@ -53,14 +56,16 @@ public class EgressBench {
             serve(Path.of(args[1]));
             return;
         }
-        int rounds = 5, requests = 2000, bulkMb = 100;
+        int rounds = 5, requests = 2000, bulkMb = 100, warmMb = WARM_MB;
         boolean curlOnly = false;
+        BenchResult result = new BenchResult("egress").fact("accelerator", "none: no VM (host side only)");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 case "--requests" -> requests = Integer.parseInt(args[++i]);
                 case "--bulk-mb" -> bulkMb = Integer.parseInt(args[++i]);
                 case "--curl-only" -> curlOnly = true;
+                case "--warm-mb" -> warmMb = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -109,13 +114,18 @@ public class EgressBench {
             paths.put("broker", brokerPort);
             paths.put("intercept", interceptPort);
             Map<String, List<Double>> lat = new LinkedHashMap<>();
+            Map<String, List<Double>> latRounds = new LinkedHashMap<>(); // each round's p50
             Map<String, List<Double>> mbps = new LinkedHashMap<>();
-            paths.keySet().forEach(k -> { lat.put(k, new ArrayList<>()); mbps.put(k, new ArrayList<>()); });
+            paths.keySet().forEach(k -> {
+                lat.put(k, new ArrayList<>());
+                latRounds.put(k, new ArrayList<>());
+                mbps.put(k, new ArrayList<>());
+            });
             // warm-up: the daemon is a long-lived JVM, so its steady state is what counts. A few MB was not enough:
             // measured here, an intercepted download ran at 200-260 MB/s for its first ~2 GB, while C2 was still
             // compiling the broker's and the server's paths, and at ~500 MB/s after. So every path moves WARM_MB first.
-            System.err.printf("warming up every path (%d MB each)...%n", WARM_MB);
-            for (int w = 0; w * bulkMb < WARM_MB; w++) {
+            System.err.printf("warming up every path (%d MB each)...%n", warmMb);
+            for (int w = 0; w * bulkMb < warmMb; w++) {
                 for (String p : paths.keySet()) {
                     smallRequests(clientSsl, paths.get(p), 300);
                     bulk(clientSsl, paths.get(p), (long) bulkMb * 1_000_000);
@@ -125,7 +135,9 @@ public class EgressBench {
                 List<String> order = new ArrayList<>(paths.keySet());
                 if (r % 2 == 1) Collections.reverse(order);
                 for (String p : order) {
-                    lat.get(p).addAll(smallRequests(clientSsl, paths.get(p), requests));
+                    List<Double> times = smallRequests(clientSsl, paths.get(p), requests);
+                    lat.get(p).addAll(times);
+                    latRounds.get(p).add(pct(times, 50));
                     mbps.get(p).add(bulk(clientSsl, paths.get(p), (long) bulkMb * 1_000_000));
                     System.err.printf("round %d %s done%n", r + 1, p);
                 }
@@ -142,14 +154,30 @@ public class EgressBench {
                     pct(lat.get("broker"), 50) - pct(lat.get("direct"), 50), pct(mbps.get("broker"), 50) / pct(mbps.get("direct"), 50));
             System.out.printf("intercept vs relay: %+.3f ms at p50, throughput %.2fx%n",
                     pct(lat.get("intercept"), 50) - pct(lat.get("relay"), 50), pct(mbps.get("intercept"), 50) / pct(mbps.get("relay"), 50));
+            for (String p : List.of("broker", "intercept")) {
+                result.add(BenchResult.Row.of("JDK client through the relay, " + p + ": small GET p50", "ms",
+                                BenchResult.Better.LOWER, pct(lat.get(p), 50), latRounds.get(p))
+                        .baseline("relay (the hop every guest connection takes)", pct(lat.get("relay"), 50),
+                                latRounds.get("relay"), BenchResult.Ratio.FIGURE_OVER_BASELINE)
+                        .goal("<= 1 ms added at p50"));
+                result.add(BenchResult.Row.of("JDK client through the relay, " + p + ": " + bulkMb + " MB download",
+                                "MB/s", BenchResult.Better.HIGHER, pct(mbps.get(p), 50), mbps.get(p))
+                        .baseline("relay (the hop every guest connection takes)", pct(mbps.get("relay"), 50),
+                                mbps.get("relay"), BenchResult.Ratio.FIGURE_OVER_BASELINE)
+                        .goal(">= 0.80 of the baseline"));
+            }
         }
-        curlRows(dir, ca, sandboxCa, server, broker, intercepting, injecting, rounds, bulkMb, curlOnly);
+        curlRows(dir, ca, sandboxCa, server, broker, intercepting, injecting, rounds, bulkMb, warmMb, curlOnly, result);
+        result.write();
         relays.forEach(Process::destroy);
         broker.close();
         intercepting.close();
         injecting.close();
         server.stop();
         group.shutdownGracefully().sync();
+        try (var walk = Files.walk(dir)) { // the CAs' keys, the brokers' sockets and logs: leave nothing behind
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
     }
 
     /**
@@ -159,8 +187,8 @@ public class EgressBench {
      * Every path runs in both CPU layouts in every round, the order of layouts and of paths alternating.
      */
     static void curlRows(Path dir, SandboxCa serverCa, SandboxCa sandboxCa, Server server, Broker broker,
-                         Broker intercepting, Broker injecting, int rounds, int bulkMb, boolean warm)
-            throws Exception {
+                         Broker intercepting, Broker injecting, int rounds, int bulkMb, int warmMb, boolean warm,
+                         BenchResult result) throws Exception {
         Path bundle = dir.resolve("bundle.pem");
         Files.writeString(bundle, serverCa.certificatePem() + sandboxCa.certificatePem());
         Map<String, List<String>> how = new LinkedHashMap<>();
@@ -169,8 +197,8 @@ public class EgressBench {
         how.put("intercept", List.of("--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
         how.put("inject", List.of("--unix-socket", injecting.sockets().get(Listener.TLS).toString()));
         if (warm) { // the JDK rows' warm-up did not run: warm server and broker here, WARM_MB per path
-            System.err.printf("warming up every path (%d MB each)...%n", WARM_MB);
-            for (int w = 0; w * bulkMb < WARM_MB; w++) {
+            System.err.printf("warming up every path (%d MB each)...%n", warmMb);
+            for (int w = 0; w * bulkMb < warmMb; w++) {
                 for (String k : how.keySet()) {
                     List<String> big = new ArrayList<>(List.of("curl", "-s", "--cacert", bundle.toString(), "-o",
                             "/dev/null"));
@@ -217,7 +245,9 @@ public class EgressBench {
                     double curlCpu = Arrays.stream(out.get(2).split(" ")).mapToDouble(EgressBench::bashTime).sum();
                     if (r > 0) { // round 0 warms the JIT of server and broker
                         Samples s = at.get(l + " " + k);
-                        s.latencyMs.addAll(times.subList(1, times.size()).stream().map(t -> t * 1000).toList());
+                        List<Double> ms = times.subList(1, times.size()).stream().map(t -> t * 1000).toList();
+                        s.latencyMs.addAll(ms);
+                        s.roundP50s.add(pct(ms, 50));
                         s.mbps.add(speed);
                         s.loops.add(loops * 1000 / bulkMb);
                         s.jvmRest.add((jvmCpu - loops) * 1000 / bulkMb);
@@ -252,15 +282,35 @@ public class EgressBench {
             Samples inject = at.get(l + " inject"), pass = at.get(l + " broker");
             System.out.printf("inject vs passthrough, %s CPUs: %+.3f ms at p50, throughput %.2fx%n", l.label,
                     pct(inject.latencyMs, 50) - pct(pass.latencyMs, 50), pct(inject.mbps, 50) / pct(pass.mbps, 50));
+            for (String k : List.of("broker", "intercept", "inject")) {
+                Samples s = at.get(l + " " + k);
+                String row = "curl, " + l.label + " CPUs, " + k;
+                result.add(BenchResult.Row.of(row + ": small GET p50", "ms", BenchResult.Better.LOWER,
+                                pct(s.latencyMs, 50), s.roundP50s)
+                        .baseline("direct", pct(direct.latencyMs, 50), direct.roundP50s,
+                                BenchResult.Ratio.FIGURE_OVER_BASELINE)
+                        .goal("<= 1 ms added at p50"));
+                result.add(BenchResult.Row.of(row + ": " + bulkMb + " MB download", "MB/s", BenchResult.Better.HIGHER,
+                                pct(s.mbps, 50), s.mbps)
+                        .baseline("direct", pct(direct.mbps, 50), direct.mbps, BenchResult.Ratio.FIGURE_OVER_BASELINE)
+                        .goal(">= 0.80 of the baseline"));
+                result.add(BenchResult.Row.of(row + ": broker's event loops, CPU s per GB", "s/GB",
+                                BenchResult.Better.LOWER, pct(s.loops, 50), s.loops)
+                        .noBaseline("none: the direct path has no broker"));
+            }
+            result.add(BenchResult.Row.of("curl, " + l.label + " CPUs, inject against passthrough: " + bulkMb
+                            + " MB download", "MB/s", BenchResult.Better.HIGHER, pct(inject.mbps, 50), inject.mbps)
+                    .baseline("passthrough (broker)", pct(pass.mbps, 50), pass.mbps,
+                            BenchResult.Ratio.FIGURE_OVER_BASELINE));
         }
     }
 
     /** One path's figures in one CPU layout, over the counted rounds; CPU in seconds per GB downloaded. */
-    record Samples(List<Double> latencyMs, List<Double> mbps, List<Double> loops, List<Double> jvmRest,
-                   List<Double> server, List<Double> curl) {
+    record Samples(List<Double> latencyMs, List<Double> roundP50s, List<Double> mbps, List<Double> loops,
+                   List<Double> jvmRest, List<Double> server, List<Double> curl) {
         Samples() {
             this(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
-                    new ArrayList<>());
+                    new ArrayList<>(), new ArrayList<>());
         }
     }
 
@@ -399,7 +449,7 @@ public class EgressBench {
         server.stop(0);
     }
 
-    /** MB each path moves before anything is counted. */
+    /** MB each path moves before anything is counted, unless --warm-mb says otherwise. */
     static final int WARM_MB = 2000;
 
     static final int CORES = Runtime.getRuntime().availableProcessors();

@@ -6,7 +6,8 @@
  *
  *   java -cp host/target/kosa8.jar bench/ExecRoundTrip.java SANDBOX_ID [N]
  *
- * Prints p50/p90/p99 in milliseconds and the ratio to the in-guest baseline.
+ * Prints p50/p90/p99 in milliseconds, the ratio to the in-guest baseline, and every round trip's time (the
+ * samples bench/foundation.sh puts in its result).
  */
 import dev.kosa8.cli.DaemonClient;
 import dev.kosa8.host.HostPaths;
@@ -39,6 +40,11 @@ public class ExecRoundTrip {
                 n, ms[n / 2], ms[(int) (n * 0.9)], ms[Math.min(n - 1, (int) (n * 0.99))]);
         System.out.printf("baseline, one `true` started by a shell inside the guest: %.1f ms%n", guestSpawnMs);
         System.out.printf("ratio p50 / baseline: %.2f%n", ms[n / 2] / guestSpawnMs);
+        StringBuilder samples = new StringBuilder("samples (ms):");
+        for (double m : ms) {
+            samples.append(String.format(java.util.Locale.ROOT, " %.2f", m));
+        }
+        System.out.println(samples);
     }
 
     static String exec(DaemonClient client, String id, List<String> argv) throws Exception {

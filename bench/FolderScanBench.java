@@ -6,7 +6,7 @@ import java.util.Arrays;
 /**
  * The workspace scan a checkpoint makes inside its pause, alone: one full capture of FOLDER, then SCANS scans of
  * it (each a stat of every entry; nothing changed, so nothing is read), each abandoned. Prints the p50 of the
- * scans after the first ten (the JIT's) and the first one. Run by bench/folder-scan.sh once per jar.
+ * scans after the first ten (the JIT's) and the first one. bench/folder-scan.sh runs it in a fresh JVM per run.
  */
 public class FolderScanBench {
     public static void main(String[] args) throws Exception {
@@ -21,6 +21,9 @@ public class FolderScanBench {
             var pending = snapshots.scan(folder, "c" + (i + 1));
             nanos[i] = System.nanoTime() - t0;
             snapshots.abandon(pending);
+        }
+        try (var walk = Files.walk(store)) { // the store's copy of the folder: leave nothing behind
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
         long[] steady = Arrays.copyOfRange(nanos, Math.min(10, scans - 1), scans);
         Arrays.sort(steady);

@@ -9,12 +9,16 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
-/** See bench/rewind-pages.sh. Shares CheckpointBench's helpers (a source file beside it, found by the launcher). */
+/**
+ * See bench/rewind-pages.sh. Shares CheckpointBench's helpers (a source file beside it, found by the launcher) and
+ * writes its result under bench/results/ (bench/BenchResult.java).
+ */
 public class RewindPagesBench {
     public static void main(String[] args) throws Exception {
         CheckpointBench.kosa8 = args[0]; // its cli() runs that launcher
         int rounds = Integer.parseInt(args[1]);
         HostPaths paths = HostPaths.fromEnvironment();
+        BenchResult result = new BenchResult("rewind-pages");
         DaemonClient d = new DaemonClient(paths);
         System.out.println("| guest | rewind from pages (lazily), load p50 | from the whole stream file (whole), load p50"
                 + " | pages / whole | rewind from pages, p50 | from the whole stream, p50 | pages / whole |");
@@ -75,9 +79,17 @@ public class RewindPagesBench {
                 long pa = CheckpointBench.p50(pagesAll), wa = CheckpointBench.p50(wholeAll);
                 System.out.printf("| %d MiB | %.2f s | %.2f s | %.2f | %.2f s | %.2f s | %.2f |%n", mib, pl / 1e3,
                         wl / 1e3, (double) pl / wl, pa / 1e3, wa / 1e3, (double) pa / wa);
+                String wholeFile = "the same checkpoint loaded whole from one stream file";
+                result.add(BenchResult.Row.of("rewind's load p50 from pages (lazily), " + mib + " MiB", "ms",
+                        BenchResult.Better.LOWER, pl, pagesLoad).baseline(wholeFile, wl, wholeLoad,
+                        BenchResult.Ratio.FIGURE_OVER_BASELINE));
+                result.add(BenchResult.Row.of("rewind p50 from pages (lazily), as the caller waits, " + mib + " MiB",
+                        "ms", BenchResult.Better.LOWER, pa, pagesAll).baseline(wholeFile, wa, wholeAll,
+                        BenchResult.Ratio.FIGURE_OVER_BASELINE));
             } finally {
                 CheckpointBench.cli("rm", "-f", id);
             }
         }
+        result.write();
     }
 }

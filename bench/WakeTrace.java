@@ -18,6 +18,8 @@ import java.util.regex.Pattern;
  * <pre>java bench/WakeTrace.java TRACE_DIR KALLSYMS MAPS LIBJVM</pre>
  *
  * Prints a Markdown table per wake and the kernel functions and JVM parts that translated most, over all wakes.
+ * Writes its result under bench/results/ (bench/BenchResult.java, beside this file): the first wake's counts (the
+ * script's `create`, a restore of the template) and the median of the others' (its rewinds).
  */
 public class WakeTrace {
     private static final Pattern BLOCK_LINE = Pattern.compile("^0x([0-9a-f]+):\\s+((?:[0-9a-f]{2} )+)");
@@ -55,6 +57,7 @@ public class WakeTrace {
                 + "agent: libjvm.so, JIT compiler (C1) | libjvm.so, the rest | JIT code and interpreter | "
                 + "the agent's other libraries | other processes |");
         System.out.println("|---|---|---|---|---|---|---|---|---|---|");
+        List<Map<String, Integer>> perWake = new ArrayList<>();
         for (Path trace : traces) {
             Map<String, Integer> blocks = new TreeMap<>();
             int instructions = 0;
@@ -99,6 +102,8 @@ public class WakeTrace {
                 blocks.merge(region, 1, Integer::sum);
             }
             int total = blocks.values().stream().mapToInt(Integer::intValue).sum();
+            blocks.put("total", total);
+            perWake.add(blocks);
             System.out.printf("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |%n",
                     trace.getFileName().toString().replaceFirst("\\.in_asm$", ""), total, instructions,
                     share(blocks, "kernel", total), share(blocks, "modules", total), share(blocks, "jvm-c1", total),
@@ -109,6 +114,33 @@ public class WakeTrace {
         System.out.println("Kernel functions that translated most blocks, over all wakes: " + top(kernelFunctions, 25));
         System.out.println();
         System.out.println("Parts of libjvm.so (\"C1\": the JIT compiler), over all wakes: " + top(jvmParts, 25));
+        record(perWake);
+    }
+
+    /** The first wake is the create's (a restore of the template), the others the rewinds'. */
+    private static void record(List<Map<String, Integer>> perWake) {
+        if (perWake.isEmpty()) {
+            return;
+        }
+        BenchResult result = new BenchResult("wake-trace");
+        String none = "none: a count of guest code, the same on any machine; compare builds with bench/ab.sh";
+        Map<String, String> parts = new java.util.LinkedHashMap<>();
+        parts.put("total", "blocks translated");
+        parts.put("kernel", "of them the guest kernel's");
+        parts.put("jvm-c1", "of them libjvm.so's JIT compiler (C1)");
+        parts.put("jvm", "of them the rest of libjvm.so");
+        parts.put("jit", "of them JIT code and interpreter");
+        List<Map<String, Integer>> rewinds = perWake.subList(1, perWake.size());
+        parts.forEach((key, what) -> {
+            int created = perWake.getFirst().getOrDefault(key, 0);
+            result.add(BenchResult.Row.of("create's wake: " + what, "blocks", BenchResult.Better.LOWER, created,
+                    List.of(created)).noBaseline(none));
+            if (!rewinds.isEmpty()) {
+                result.add(BenchResult.Row.of("a rewind's wake, median: " + what, "blocks", BenchResult.Better.LOWER,
+                        rewinds.stream().map(w -> w.getOrDefault(key, 0)).toList()).noBaseline(none));
+            }
+        });
+        result.write();
     }
 
     private static String share(Map<String, Integer> blocks, String region, int total) {

@@ -25,6 +25,7 @@
  * of each thread on the way, from /proc (QEMU's threads, named with debug-threads=on, and this JVM's
  * server threads on the host; every guest thread, the agent's relay among them). Its numbers are for
  * finding where the time goes; quote the timings of a run without it. bench/workspace.sh wraps this program.
+ * Writes its result under bench/results/ (bench/BenchResult.java): each row's kosa8 time against virtio-9p's.
  */
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.image.Image;
@@ -692,6 +693,8 @@ public class WorkspaceBench {
                 new Row("gitfirst", "first `git status` in the guest: re-reads every file, rewrites the index (1 run)", 0)));
         System.out.println("| workload | QEMU virtio-9p (baseline) | kosa8 | ratio |");
         System.out.println("|---|---|---|---|");
+        BenchResult result = new BenchResult("workspace").fact("accelerator", accel.qemuName())
+                .fact("guest", o.cpus() + " vCPUs, " + o.memoryMib() + " MiB");
         for (Row r : rows) {
             Map<String, List<Double>> t = times.get(r.key());
             if (t == null) {
@@ -699,6 +702,10 @@ public class WorkspaceBench {
             }
             double b = median(t.get("virtio-9p"));
             double k = median(t.get("kosa8"));
+            result.add(BenchResult.Row.of(r.label().strip(), "s", BenchResult.Better.LOWER, k, t.get("kosa8"))
+                    .baseline("QEMU's own virtio-9p in the same guest", b, t.get("virtio-9p"),
+                            BenchResult.Ratio.BASELINE_OVER_FIGURE)
+                    .goal(r.bytes() > 0 ? ">= 0.5" : ">= 1.0"));
             System.out.printf(Locale.ROOT, "| %s | %s | %s | %.2f |%n", r.label(), cell(b, r.bytes()), cell(k, r.bytes()), b / k);
         }
         System.out.println();
@@ -730,6 +737,7 @@ public class WorkspaceBench {
         if (o.profile()) {
             profileReport();
         }
+        result.write();
     }
 
     void profileReport() {

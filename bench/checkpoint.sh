@@ -9,16 +9,13 @@
 #
 # Defaults: 5 checkpoints and 5 rewinds per size; sizes 512 1024 2048. The workspace: 10,000 files, about
 # 200 MB (9,990 of 2 KiB and 10 of 18 MiB); between checkpoints 10 small files change. Uses the kosa8 home of
-# the environment (KOSA8_HOME, else the XDG default) and its daemon; the image must exist. Prints a Markdown
-# table for BENCHMARKS.md on stdout; progress goes to stderr.
+# the environment (KOSA8_HOME, else the XDG default) and its daemon; the image must exist. Prints Markdown
+# tables on stdout and writes its result under bench/results/ (bench/lib.sh); progress goes to stderr.
 set -euo pipefail
-repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-source "$repo/scripts/host-setup.sh"
-select_java25
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+bench_init checkpoint "$@"
 rounds=${1:-5}
 shift $(( $# < 1 ? $# : 1 ))
 sizes=("$@")
 (( ${#sizes[@]} )) || sizes=(512 1024 2048)
-"$repo/kosa8" --version >/dev/null   # builds the jar if needed
-exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -cp "$repo/host/target/kosa8.jar" \
-  "$repo/bench/CheckpointBench.java" "$repo/kosa8" "$rounds" "${sizes[@]}"
+bench_java CheckpointBench.java "$k" "$rounds" "${sizes[@]}"

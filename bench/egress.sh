@@ -3,14 +3,15 @@
 # loopback HTTPS server: direct, through a socat relay (the hop QEMU's guestfwd adds for every guest
 # connection: the baseline), and through the relay into the broker. See bench/EgressBench.java.
 #
-#   bench/egress.sh [ROUNDS] [REQUESTS] [BULK_MB] [--curl-only]
+#   bench/egress.sh [ROUNDS] [REQUESTS] [BULK_MB] [--curl-only] [--warm-mb N]
 #
 # Defaults: 5 rounds, 2000 keep-alive requests per path and round, a 100 MB download per path and round.
-# Prints a Markdown table for BENCHMARKS.md on stdout; progress goes to stderr. Needs socat.
+# Further options (from the 4th argument on): --curl-only (skips the JDK client's rows, for quick A/B runs),
+# --warm-mb N (MB each path moves before anything is counted; default 2000, which the JIT needs to settle: smaller
+# is for trying the bench out, not for figures). Prints Markdown tables on stdout and writes its result under
+# bench/results/ (bench/lib.sh); progress goes to stderr. Needs socat and curl.
 set -euo pipefail
-repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-source "$repo/scripts/host-setup.sh"
-select_java25
-"$repo/kosa8" --version >/dev/null   # builds the jar if needed
-exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -Dbench.source="$repo/bench/EgressBench.java" -cp "$repo/host/target/kosa8.jar" \
-  "$repo/bench/EgressBench.java" --rounds "${1:-5}" --requests "${2:-2000}" --bulk-mb "${3:-100}" "${@:4}"
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+bench_init egress "$@"
+exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -Dbench.source="$repo/bench/EgressBench.java" \
+  -cp "$jar" "$repo/bench/EgressBench.java" --rounds "${1:-5}" --requests "${2:-2000}" --bulk-mb "${3:-100}" "${@:4}"

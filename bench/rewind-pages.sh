@@ -7,16 +7,13 @@
 #   bench/rewind-pages.sh [ROUNDS] [MEMORY_MIB...]
 #
 # Defaults: 4 counted rewinds of each kind (8 run); 1024 MiB. Uses the kosa8 home of the environment (KOSA8_HOME, else the XDG
-# default) and its daemon; the image must exist. Prints a Markdown table on stdout; per-rewind steps on stderr.
+# default) and its daemon; the image must exist. Prints a Markdown table on stdout and writes its result under
+# bench/results/ (bench/lib.sh); per-rewind steps on stderr.
 set -euo pipefail
-repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-source "$repo/scripts/host-setup.sh"
-select_java25
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+bench_init rewind-pages "$@"
 rounds=${1:-4}
 shift $(( $# < 1 ? $# : 1 ))
 sizes=("$@")
 (( ${#sizes[@]} )) || sizes=(1024)
-"$repo/kosa8" --version >/dev/null   # builds the jar if needed
-exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED \
-  -cp "$repo/host/target/kosa8.jar" \
-  "$repo/bench/RewindPagesBench.java" "$repo/kosa8" "$rounds" "${sizes[@]}"
+bench_java RewindPagesBench.java "$k" "$rounds" "${sizes[@]}"

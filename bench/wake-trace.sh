@@ -12,23 +12,23 @@
 # memory, three checkpoints 8 s apart, REWINDS (default 4) rewinds to random ones of them; the guest's kernel symbols
 # and its agent's mappings are read, and bench/WakeTrace.java counts each wake's blocks by kernel, agent JVM (its JIT
 # compiler apart) and other processes. The sandbox is removed and the daemon stopped at the end, so no daemon goes on
-# tracing. Traces stay in OUT_DIR (default a new temporary directory), a few MB per wake.
+# tracing. Traces stay in OUT_DIR (default a new temporary directory), a few MB per wake. The counts go to stdout
+# and to a result under bench/results/ (bench/lib.sh).
 set -euo pipefail
-repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-source "$repo/scripts/host-setup.sh"
-source "$repo/bench/lib.sh"
-select_java25
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+bench_init wake-trace "$@"
 rewinds=${1:-4}
 out=${2:-$(mktemp -d /tmp/kosa8-wake-trace.XXXXXX)}
 mkdir -p "$out"
-k() { "$repo/kosa8" "$@"; }
+kosa8=$k
+k() { "$kosa8" "$@"; }
 
 k daemon stop >/dev/null 2>&1 || true
 export KOSA8_TRACE_WAKE_DIR=$out/traces
 id=$(k create --memory 1G --workspace none)
 cleanup() { k rm -f "$id" >/dev/null 2>&1 || true; k daemon stop >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-dirty_memory "$repo/kosa8" "$id" 512
+dirty_memory "$kosa8" "$id" 512
 sleep 15
 checkpoints=()
 for _ in 1 2 3; do

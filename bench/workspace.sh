@@ -8,17 +8,14 @@
 # git rows; the `tar x` row extracts the java.base sources of the JDK's src.zip unless --tree DIR is given.
 # Further options (see bench/WorkspaceBench.java): --profile, --msize N, --dir PARENT, --accel, --cpus,
 # --memory-mib. Uses the kosa8 home of the environment (KOSA8_HOME, else the XDG default) and builds the
-# guest image there if it is missing or out of date. Prints a Markdown table for BENCHMARKS.md on stdout;
-# progress goes to stderr.
+# guest image there if it is missing or out of date. Prints a Markdown table on stdout and writes its result
+# under bench/results/ (bench/lib.sh); progress goes to stderr.
 set -euo pipefail
-repo=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
-source "$repo/scripts/host-setup.sh"
-select_java25
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+bench_init workspace "$@"
 rounds=${1:-3}
 size=${2:-1024}
 files=${3:-10000}
 shift $(( $# < 3 ? $# : 3 ))
-"$repo/kosa8" --version >/dev/null   # builds the jar if needed
 # the JVM that serves kosa8's side runs with the daemon's GC (DaemonLauncher)
-exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -cp "$repo/host/target/kosa8.jar" \
-  "$repo/bench/WorkspaceBench.java" --rounds "$rounds" --size-mib "$size" --files "$files" "$@"
+bench_java WorkspaceBench.java --rounds "$rounds" --size-mib "$size" --files "$files" "$@"

@@ -18,7 +18,8 @@ import dev.kosa8.protocol.Message;
  * middle of its exit, and every restore of it finished that exit first (the
  * JVM's and the kernel's thread teardown, its stack unmapped, the other CPU
  * told to flush its TLB), all of it code run for the first time in a fresh
- * QEMU. BENCHMARKS.md, "what a wake translates", counts that work.
+ * QEMU. bench/history/undo.md, run 15 ("what a wake translates"), counts
+ * that work.
  */
 final class Checkpointing {
     private Checkpointing() {

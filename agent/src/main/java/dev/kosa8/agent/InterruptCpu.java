@@ -13,7 +13,7 @@ import java.util.OptionalInt;
  * inter-processor interrupt and a wake-up of that CPU, and under TCG each
  * vCPU is a host thread that must be woken in turn. The workspace relay's two
  * threads wake several times per 9p request (a reply arrives, the port's
- * write completes); measured in a guest (BENCHMARKS.md, "Workspace", run 4),
+ * write completes); measured in a guest (bench/history/workspace.md, run 4),
  * pinned to the port's interrupt CPU they made a {@code stat} of a shared
  * file 25% faster (median of six alternating pairs) and its function-call
  * interrupts fell from 8.2 to 0.4 per call. The guest runs no irqbalance, so

@@ -12,7 +12,7 @@ import java.util.Optional;
  * source says how it works): the kernel's 9p client then speaks straight to
  * the port, with no process, pipe or work item in a request's path, where
  * through the {@link WorkspaceRelay} every request crosses this agent.
- * Measured under TCG (BENCHMARKS.md, "Workspace", run 8): the metadata rows
+ * Measured under TCG (bench/history/workspace.md, run 8): the metadata rows
  * 2-3x faster than through the relay.
  *
  * <p>Handing over: at boot virtio_console drives the port's device like the

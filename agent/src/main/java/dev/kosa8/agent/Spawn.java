@@ -20,7 +20,7 @@ import java.util.Map;
  * {@link ProcessBuilder}: one exec per command instead of three. Java's
  * launcher first execs {@code jspawnhelper}, and a new session needed a
  * {@code setsid} program on top; under TCG each exec costs about 50 ms
- * (BENCHMARKS.md). {@code POSIX_SPAWN_SETSID} makes the child a session and
+ * (bench/history/foundation.md, runs 1 and 2). {@code POSIX_SPAWN_SETSID} makes the child a session and
  * process-group leader in the same exec; for a TTY exec the child opens the
  * PTY's slave after {@code setsid}, which makes it the controlling terminal.
  * The child gets default signal dispositions, an empty signal mask and no

@@ -12,8 +12,9 @@ import java.util.List;
 
 /**
  * Carries the workspace's 9p traffic between the guest kernel and the host.
- * The kernel's 9p client cannot write to a virtio-serial port itself (DESIGN
- * fact 6), so it mounts through two pipes ({@code trans=fd}): it writes its
+ * The kernel's 9p client cannot write to a virtio-serial port itself
+ * ({@code trans=fd} on the port fails: "kernel write not supported"), so it
+ * mounts through two pipes ({@code trans=fd}): it writes its
  * requests into one and reads the host's replies from the other, and this
  * relay moves them between those pipes and the workspace's port, to the
  * host's 9p server behind it.

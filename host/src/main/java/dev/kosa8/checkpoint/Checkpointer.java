@@ -195,8 +195,8 @@ final class Checkpointer {
      * finds their content known and reads only what changed in between (as
      * QEMU's pre-copy migration does for RAM). Without it the first
      * checkpoint of a 200 MB workspace stood still for the whole copy
-     * (docs/checkpoints.md). A file that changes while it is read fails only
-     * the pre-copy: the capture in the pause then reads it. The pre-copy's
+     * (bench/history/undo.md, run 2). A file that changes while it is read
+     * fails only the pre-copy: the capture in the pause then reads it. The pre-copy's
      * manifest is deleted once the checkpoint's is committed (the objects
      * stay, named by it); a leftover one is swept like any unfinished part.
      */

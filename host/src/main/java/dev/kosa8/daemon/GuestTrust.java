@@ -114,7 +114,7 @@ final class GuestTrust {
     /**
      * What the script does, as four files written by the agent, without starting a process: after a restore
      * under TCG, in a fresh QEMU, the script's ten or so process starts took 0.6-1.3 s of every create
-     * (BENCHMARKS.md, Undo run 14). The bundle is made here from the image's own, which the guest's
+     * (bench/history/undo.md, run 14). The bundle is made here from the image's own, which the guest's
      * {@code /etc/kosa8/system-ca.crt} is a copy of.
      */
     private static void writeFiles(AgentConnection agent, X509Certificate cert, byte[] store, BootImage image,

@@ -240,15 +240,15 @@ final class Templates {
      * QEMU that translates every code path anew:
      * <ul>
      * <li>code it never ran is loaded, linked and interpreted for the first time: a create's thaw took 1.1-2.4 s
-     *     before the first rehearsal, against 0.04-0.15 s for a sandbox that had thawed before (BENCHMARKS.md, Undo
-     *     run 14);</li>
+     *     before the first rehearsal, against 0.04-0.15 s for a sandbox that had thawed before
+     *     (bench/history/undo.md, run 14);</li>
      * <li>code it ran fewer times than its JIT's threshold is compiled on the wake itself, when the restore's own
      *     calls pass the threshold: with one rehearsal every rewind's wake ran C1 (5-30% of the guest code it
      *     translated was the compiler's, a quarter of a create's). C1 compiles a method once the interpreter
      *     has counted about 256 calls (Tier3InvocationThreshold 200, counted in steps of
      *     2^Tier0InvokeNotifyFreqLog = 128), so
      *     {@value #REHEARSALS} passes leave every method of the wake compiled, in the template and in every
-     *     checkpoint of its sandboxes (BENCHMARKS.md, Undo run 15).</li>
+     *     checkpoint of its sandboxes (bench/history/undo.md, run 15).</li>
      * </ul>
      * It costs 10-20 ms a pass under TCG, 3-7 s more to make each template. The clock and seed are what each
      * restore sets again; the sandbox cgroup is empty at this point, so the freeze waits for nothing.

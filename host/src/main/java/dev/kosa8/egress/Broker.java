@@ -51,7 +51,7 @@ public final class Broker implements AutoCloseable {
      * waited for the relay on the other end to drain it and woke again for every few records, and that hand-off
      * between cores, not encryption, was what held intercepted downloads at 0.66–0.76x of direct. At 1 MiB (the
      * kernel doubles it to 2 MiB) the same download ran at 0.84–0.96x and the broker spent about 15% less CPU per
-     * byte (BENCHMARKS.md, "Closed network", run 9 and the A/B beside it; 256 KiB and 512 KiB fell between).
+     * byte (bench/history/egress.md, run 9 and the A/B beside it; 256 KiB and 512 KiB fell between).
      * <p>
      * The kernel caps it at {@code net.core.wmem_max}, so a host with a lower cap just gets less. Memory is used
      * only while the guest stops reading: at most 2 MiB per connection, 512 MiB with all {@link #MAX_CONNECTIONS}

@@ -5,7 +5,7 @@ import io.netty.channel.Channel;
 /**
  * The upstream connection a guest connection's requests reuse while both stay
  * open and the requests go to the same host and port: a new TLS handshake per
- * request costs tens of milliseconds (measured, BENCHMARKS.md). Used only on
+ * request costs tens of milliseconds (measured, bench/history/egress.md, run 2). Used only on
  * the guest connection's event loop, which its upstreams share.
  */
 final class UpstreamSlot {

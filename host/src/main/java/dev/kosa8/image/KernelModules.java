@@ -17,8 +17,10 @@ import java.util.stream.Stream;
 
 /**
  * The kernel modules the guest loads from its initramfs, in an order that
- * satisfies their dependencies (DESIGN fact 4: {@code modules.dep} order;
- * {@code crc32c_generic} before {@code ext4}), and finding them in an unpacked
+ * satisfies their dependencies (the order of {@code modules.dep} of Debian's
+ * {@code linux-image-6.1.0-*-amd64}; {@code crc32c_generic} before
+ * {@code ext4}, which otherwise fails with "Cannot load crc32c driver"), and
+ * finding them in an unpacked
  * kernel package.
  */
 final class KernelModules {

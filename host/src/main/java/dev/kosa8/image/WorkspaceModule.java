@@ -22,9 +22,10 @@ import java.util.regex.Pattern;
  * says what it does), against the kernel package's own headers.
  *
  * <p>Why kosa8 builds a kernel module at all: without it every workspace
- * request crosses a process in the guest (the agent's relay, DESIGN fact 6),
- * which under TCG cost the metadata rows two thirds of their time
- * (BENCHMARKS.md, "Workspace", run 8). Nothing is installed on the host: the
+ * request crosses a process in the guest (the agent's relay: the kernel's
+ * {@code trans=fd} cannot write a virtio-serial port itself), which under TCG
+ * cost the metadata rows two thirds of their time (bench/history/workspace.md,
+ * run 8). Nothing is installed on the host: the
  * three header packages ({@code linux-headers-ABI}, its {@code -common},
  * {@code linux-kbuild-X.Y}, the versions of the kernel package) are unpacked
  * into a scratch folder and the module built there with kbuild, by the C

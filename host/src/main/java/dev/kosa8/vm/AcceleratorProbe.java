@@ -22,7 +22,7 @@ import java.util.function.Consumer;
  * Chooses the accelerator by booting the real guest kernel under it, not by
  * looking for {@code /dev/kvm}: on this project's machines {@code /dev/kvm}
  * exists and accepts {@code KVM_CREATE_VM}, yet a stock kernel hangs under it
- * (DESIGN fact 1). The probe boots the image's kernel and initramfs with
+ * (a paravirtual KVM: the kernel hangs right after decompression). The probe boots the image's kernel and initramfs with
  * {@code kosa8.probe=1}; the init prints {@code KOSA8-PROBE-OK} and exits. No
  * answer within the timeout means the accelerator does not work here, and the
  * next one is tried; TCG always works. The result is cached per QEMU binary,

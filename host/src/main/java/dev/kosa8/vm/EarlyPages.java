@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * before it can send it. A rewind first stops the machine, ends its QEMU and
  * puts the disk back; opening the pages of a 1 GiB guest (its image read,
  * checked and indexed, every run of the packs checked) took 37-88 ms on the
- * rewind's path after those steps (BENCHMARKS.md, Undo run 10), and now runs
+ * rewind's path after those steps (bench/history/undo.md, run 10), and now runs
  * beside them.
  *
  * <p>The first {@link #openPages} gets those pages (or the failure opening

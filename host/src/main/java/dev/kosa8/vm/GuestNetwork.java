@@ -9,7 +9,8 @@ import java.util.TreeMap;
  * {@code restrict=on}, whose only ways out are {@code guestfwd} entries, one
  * per broker listener. Each guest connection to {@link #GUEST_ADDRESS}:port
  * makes slirp start {@code relay - UNIX-CONNECT:socket} (socat), which joins
- * it to the broker's unix socket for that port (DESIGN fact 7).
+ * it to the broker's unix socket for that port (slirp spawns the command anew
+ * for every connection to a {@code cmd:} guestfwd).
  *
  * @param relay    absolute path of the socat binary, so the daemon's PATH cannot swap it
  * @param forwards guest port to the broker's unix socket

@@ -16,11 +16,11 @@ import java.util.Map;
 /**
  * A machine's RAM, CPU and device state as a file: QEMU's migration stream,
  * written by a background snapshot and read back by a fresh QEMU started
- * with {@code -incoming defer} (DESIGN.md fact 11).
+ * with {@code -incoming defer}.
  *
  * <p>Why a migration stream and not {@code savevm}: {@code savevm} keeps the
  * machine stopped while it writes every RAM page (4.3 s for 1 GiB here,
- * BENCHMARKS.md "Undo" run 1). With the {@code background-snapshot}
+ * bench/history/undo.md, run 1). With the {@code background-snapshot}
  * capability QEMU stops the machine only to save the devices and
  * write-protect RAM (userfaultfd), runs it on, and writes each page before
  * the guest's first write to it changes it: the stream holds RAM exactly as
@@ -192,8 +192,8 @@ public final class MachineState {
      * queue it waits for. A sandbox's network is QEMU's user-mode stack in
      * the same process, with no switch to tell; but under TCG that guest work,
      * each path translated anew, ran beside the wake of every restore, about a
-     * tenth of the guest code a rewind's wake translated (BENCHMARKS.md, Undo
-     * run 15). Invisible to the guest, so a machine saved before this loads
+     * tenth of the guest code a rewind's wake translated
+     * (bench/history/undo.md, run 15). Invisible to the guest, so a machine saved before this loads
      * as it did.
      */
     static void withoutAnnouncements(QmpClient qmp, Duration timeout) {

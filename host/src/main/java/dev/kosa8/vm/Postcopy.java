@@ -188,7 +188,7 @@ public final class Postcopy {
          * an answer goes out after the section being written: the sender takes the lock again at once after each
          * section, and with a barging lock it kept it ahead of the woken reader, section after section, while
          * the guest waited for the page (answers during a wake waited up to 69 ms; fair, 10 ms at most;
-         * BENCHMARKS.md, Undo run 13).
+         * bench/history/undo.md, run 13).
          */
         private final java.util.concurrent.locks.ReentrantLock sending =
                 new java.util.concurrent.locks.ReentrantLock(true);
@@ -221,8 +221,8 @@ public final class Postcopy {
          * The pages asked for while the restore's own steps ran (before {@link #sweep}), in order: the next
          * load of the same store sends them first. Pages asked for after that are the guest's work, not its
          * wake: they do not delay a restore, differ from one load to the next (a workload that dirties memory
-         * asks for a thousand or more) and, kept, made every later load send them beside the wake (BENCHMARKS.md,
-         * Undo run 13).
+         * asks for a thousand or more) and, kept, made every later load send them beside the wake
+         * (bench/history/undo.md, run 13).
          */
         private final java.util.List<Integer> asked = new ArrayList<>();
         private int readAhead;

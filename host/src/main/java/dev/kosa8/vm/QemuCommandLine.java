@@ -10,7 +10,8 @@ import java.util.List;
  * <p>Choices, each for a reason:
  * <ul>
  *   <li>{@code -M microvm}: no PCI, no firmware, no legacy devices; virtio over
- *       MMIO; boots a PVH kernel directly (DESIGN fact 3). ACPI stays on: it is
+ *       MMIO; boots an uncompressed PVH kernel directly (loading the xz-compressed
+ *       {@code vmlinuz} costs seconds more under TCG). ACPI stays on: it is
  *       how Debian's kernel finds the virtio-mmio devices (its virtio_mmio
  *       has no {@code device=} parameter), and how {@code poweroff} ends QEMU.</li>
  *   <li>{@code -nodefaults -no-user-config}: nothing the user's QEMU config adds;
@@ -35,7 +36,7 @@ import java.util.List;
  *       and its interrupts do not wake the agent's reader: on microvm a
  *       virtio-serial device has one interrupt for all its ports, and sharing
  *       one cost the guest 20–50% of its CPU in small-file work (measured,
- *       BENCHMARKS.md).</li>
+ *       bench/history/workspace.md, "What was attacked").</li>
  *   <li>The agent's and the workspace's ports and QMP are unix sockets that QEMU listens on
  *       ({@code server=on,wait=off}), so the daemon can reconnect after its own
  *       restart.</li>

@@ -11,7 +11,7 @@ import java.util.List;
  * connected. A rewind replaces the sandbox's QEMU (QEMU loads a migration
  * stream only into a process started to receive one), and starting that
  * process and waiting for its monitor cost 45-95 ms of a 0.3-0.5 s rewind on
- * two busy cores (BENCHMARKS.md, Undo run 10); a standby spends them while
+ * two busy cores (bench/history/undo.md, run 10); a standby spends them while
  * the sandbox runs, and {@link Vm#restore(Standby, VmSpec, List, SavedMachine,
  * Duration, java.util.function.Consumer, java.util.function.Consumer,
  * java.util.function.Consumer)} loads into it.

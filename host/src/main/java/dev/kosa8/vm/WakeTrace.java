@@ -9,7 +9,7 @@ import java.util.Map;
  * A diagnostic, off unless the daemon was started with {@code KOSA8_TRACE_WAKE_DIR}: QEMU writes the guest code
  * it translates during each restore's wake (from {@code cont} to the thaw's answer) to a file there, its
  * {@code in_asm} log, one block per translation. Under TCG a fresh QEMU translates every code path the guest
- * runs anew, and that is most of what a wake costs (BENCHMARKS.md, Undo run 15), so the file says what the wake
+ * runs anew, and that is most of what a wake costs (bench/history/undo.md, run 15), so the file says what the wake
  * ran: {@code bench/wake-trace.sh} counts it by kernel function and guest library. Writing it slows the wake
  * several times over; a traced wake counts code, its time means nothing.
  *

@@ -10,7 +10,7 @@ import java.nio.ByteOrder;
  * <p>Why: a quarter of every metadata workload's requests are Tclunks (a
  * {@code stat} is a Twalk, two Tgetattrs and a Tclunk; so are create,
  * delete, {@code git status} and {@code tar x}, counted with the guest's
- * 9p trace events: BENCHMARKS.md, "Workspace"). A Tclunk cannot fail in a
+ * 9p trace events: bench/history/workspace.md, run 7). A Tclunk cannot fail in a
  * way the guest acts on (Linux drops the fid whatever the answer), yet the
  * process that let go of the fid (the end of a lookup, a close) waited for
  * a round trip through the port, QEMU, the server and the port's interrupt.

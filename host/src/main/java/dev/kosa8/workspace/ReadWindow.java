@@ -16,7 +16,7 @@ import java.nio.file.StandardOpenOption;
  * chardev reads 4 KiB per main-loop turn, and virtio-console gives the
  * guest one-page receive buffers), so a 1 MiB Rread costs the guest 256
  * interrupts and 256 reads by the agent's relay: under TCG about 120 ms per
- * MiB (BENCHMARKS.md, "Workspace"). Through a block device the same MiB is
+ * MiB (bench/history/workspace.md, "Where the time goes"). Through a block device the same MiB is
  * one or two requests that QEMU answers with a read straight into the
  * relay's buffer. The port still carries every message; only an Rread's
  * data moves through the window.

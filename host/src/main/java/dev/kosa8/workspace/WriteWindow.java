@@ -15,7 +15,7 @@ import java.nio.file.StandardOpenOption;
  * <p>Why: towards the host, virtio-console takes at most 32 KiB per write
  * to the port, and each piece is a copy in the guest, a notification that
  * QEMU handles on the vCPU's thread and a send to the server's socket, so a
- * 1 MiB Twrite was 32 of them (BENCHMARKS.md, "Workspace", "Where a
+ * 1 MiB Twrite was 32 of them (bench/history/workspace.md, "Where a
  * sequential write's time goes"). Through a block device the same MiB is
  * one O_DIRECT write that QEMU's block layer takes straight from the
  * relay's memory to this file.

@@ -23,7 +23,7 @@ class KernelModulesTest {
     void loadOrderPutsEveryModuleAfterWhatItNeeds() {
         List<String> order = KernelModules.ORDER;
         assertThat(order).doesNotHaveDuplicates().hasSize(26);
-        // from modules.dep of linux-image-6.1.0-*-amd64 (DESIGN fact 4)
+        // from modules.dep of linux-image-6.1.0-*-amd64 (depmod -b DIR VERSION on the unpacked package)
         String[][] needs = {
                 {"virtio_mmio", "virtio_ring"}, {"virtio_mmio", "virtio"}, {"virtio_blk", "virtio_ring"},
                 {"virtio_pci", "virtio_pci_legacy_dev"}, {"virtio_pci", "virtio_pci_modern_dev"},

@@ -16,8 +16,8 @@ import java.util.LinkedHashSet;
  * <p>Why a pool: most of what a guest asks for while it wakes never moves
  * (its kernel's image, the page cache of the agent's JVM files), but two
  * wakes run different code, so one store's list is the union of its wakes
- * and needs about five loads to cover one (BENCHMARKS.md, Undo runs 11 and
- * 12). Every sandbox made from a template shares those pages, so each of
+ * and needs about five loads to cover one (bench/history/undo.md, runs 11
+ * and 12). Every sandbox made from a template shares those pages, so each of
  * their loads adds to the template's list, and a new sandbox's first load
  * starts from what all of them learned instead of from nothing.
  *

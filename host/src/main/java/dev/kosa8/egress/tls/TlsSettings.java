@@ -29,7 +29,7 @@ final class TlsSettings {
      *
      * <p>Why: an intercepted connection is terminated twice (guest leg and
      * upstream leg), and with the JDK's engine those two record layers bound
-     * throughput at 0.39x of a direct download (BENCHMARKS.md, "Closed network",
+     * throughput at 0.39x of a direct download (bench/history/egress.md,
      * run 3). BoringSSL uses the CPU's AES-GCM instructions without the JDK's
      * per-record copies. The checks are the same on both: the JDK's trust
      * manager decides trust either way (see {@link UpstreamTls}).

@@ -3,7 +3,7 @@
  * kosa8_ws9p: the guest kernel's 9p client speaking straight to the workspace's virtio-serial port.
  *
  * Stock Linux offers 9p over fd, unix, tcp, rdma, xen and virtio (QEMU's virtio-9p, which blocks
- * snapshots). The fd transport cannot write a virtio-serial port (kosa8's DESIGN fact 6), so without
+ * snapshots). The fd transport cannot write a virtio-serial port ("kernel write not supported"), so without
  * this module a process in the guest (the agent's relay) carries every request between pipes and the
  * port: several work items, wake-ups and copies per request, all emulated under TCG. This module is a
  * 9p transport, "kosa8", and the driver of the workspace's virtio-serial device:
