@@ -309,7 +309,19 @@ class WorkspaceIT {
                 "def waits(): return int(open('/sys/module/kosa8_ws9p/parameters/tx_waits').read())",
                 "w0 = waits()",
                 "open('ready', 'w').close()",
-                "time.sleep(3)",
+                // the test stops the daemon once it sees 'ready'; the writers start only once a request to it has
+                // gone unanswered for a second, so none of them is served before the queue fills (a fixed sleep
+                // here raced the stop on a loaded host)
+                "asked = [None]",
+                "def probe():",
+                "    while True:",
+                "        asked[0] = time.monotonic()",
+                "        os.stat('ready')",
+                "        asked[0] = None",
+                "        time.sleep(0.05)",
+                "threading.Thread(target=probe, daemon=True).start()",
+                "while asked[0] is None or time.monotonic() - asked[0] < 1.0:",
+                "    time.sleep(0.05)",
                 "def write(fd):",
                 "    v = memoryview(data)",
                 "    while v:",
