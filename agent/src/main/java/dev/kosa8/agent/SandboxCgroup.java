@@ -1,6 +1,8 @@
 package dev.kosa8.agent;
 
 import java.io.IOException;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -31,6 +33,8 @@ final class SandboxCgroup {
     private static final Path AGENT = ROOT.resolve("kosa8-agent");
     private static final Path SANDBOX = ROOT.resolve("kosa8-sandbox");
     private static final Object LOCK = new Object();
+    /** sync(2): flushes every file system's dirty data to its device; it cannot fail. */
+    private static final MethodHandle SYNC = Libc.plain("sync", FunctionDescriptor.ofVoid());
     private static volatile boolean ready;
     private static volatile String unavailable = "not set up yet";
     /**
@@ -98,7 +102,15 @@ final class SandboxCgroup {
                 pause = Math.min(pause * 2, 20);
             }
         }
-        Posix.sync();
+        sync();
+    }
+
+    private static void sync() {
+        try {
+            SYNC.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     static void thaw() throws IOException {

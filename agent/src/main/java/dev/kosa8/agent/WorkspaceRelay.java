@@ -323,12 +323,12 @@ final class WorkspaceRelay {
      */
     String connect() {
         // a pipe of twice the largest message: a whole one goes in with one call, and the next can follow
-        int[] requests = Posix.pipe(2 * bufferSize);
+        int[] requests = RelayIo.pipe(2 * bufferSize);
         int[] replies;
         try {
             // room for every Rread of the ring (a page a slot) and the replies between them
-            replies = Posix.pipe((RING + 2) * bufferSize);
-            Posix.setNonBlocking(replies[1]);
+            replies = RelayIo.pipe((RING + 2) * bufferSize);
+            RelayIo.setNonBlocking(replies[1]);
         } catch (RuntimeException e) {
             Posix.close(requests[0]);
             Posix.close(requests[1]);
@@ -384,14 +384,14 @@ final class WorkspaceRelay {
         c.closeKernelReads();
         // the last write end of the replies goes: the kernel's reader sees the pipe hung up and fails what it
         // waits on; the number stays valid (it is /dev/null now) until the port's reader, its user, closes it
-        Posix.dupOnto(devNull, c.replies);
+        RelayIo.dupOnto(devNull, c.replies);
         synchronized (lock) {
             retired.add(c); // only now may the port's reader close the number: dup3 onto a number closed (and
                             // perhaps reused) meanwhile would replace another file
         }
         try (Arena arena = Arena.ofConfined()) {
             // wakes the up thread if it waits for a request: it finds the connection closed and ends
-            Posix.writeSome(c.kernelWrites, arena.allocate(1), 1, Posix.callState(arena));
+            RelayIo.writeSome(c.kernelWrites, arena.allocate(1), 1, Libc.callState(arena));
         } catch (RuntimeException e) {
             // the pipe is full (then the thread is not waiting) or the mount is gone
         }
@@ -423,14 +423,14 @@ final class WorkspaceRelay {
             MemorySegment whole = arena.allocate(bufferSize + 2L * PAGE, PAGE);
             MemorySegment buf = whole.asSlice(PAGE - P9_WRITE_HEADER, bufferSize + PAGE);
             Up up = new Up(buf, writes == null ? null : arena.allocate(bufferSize + PAGE, PAGE),
-                    arena.allocate(TWRITEW_SIZE), Posix.callState(arena), arena.allocate(7), arena.allocate(7),
+                    arena.allocate(TWRITEW_SIZE), Libc.callState(arena), arena.allocate(7), arena.allocate(7),
                     arena.allocate(8, 4));
             head(up.rclunk, 7, RCLUNK, 0); // its tag is each Tclunk's
             head(up.twindow, 7, TWINDOW, NOTAG);
             up.asked = windowFd < 0;
             long have = 0;
             while (true) {
-                int n = Posix.readSome(c.requests, buf.asSlice(have), bufferSize - have, up.st);
+                int n = RelayIo.readSome(c.requests, buf.asSlice(have), bufferSize - have, up.st);
                 if (n < 0 || c.closed) {
                     Log.info("workspace relay: the mount's connection ended");
                     return;
@@ -552,7 +552,7 @@ final class WorkspaceRelay {
             data = up.aligned;
         }
         try {
-            Posix.pwriteFully(writes.fd, data, sectors, slot * WINDOW_SLOT, up.st);
+            RelayIo.pwriteFully(writes.fd, data, sectors, slot * WINDOW_SLOT, up.st);
             return true;
         } catch (RuntimeException e) {
             if (writes.failures++ == 0) {
@@ -594,7 +594,7 @@ final class WorkspaceRelay {
         pin();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(bufferSize, 4096);
-            MemorySegment st = Posix.callState(arena);
+            MemorySegment st = Libc.callState(arena);
             MemorySegment[] ring = new MemorySegment[RING];
             for (int i = 0; i < RING; i++) {
                 ring[i] = arena.allocate(bufferSize, 4096);
@@ -604,7 +604,7 @@ final class WorkspaceRelay {
                     st, arena.allocate(7)); // an iovec, a pollfd and an int, aligned as the layouts that write them need
             long have = 0;
             while (true) {
-                int n = Posix.readSome(portFd, buf.asSlice(have), bufferSize - have, st);
+                int n = RelayIo.readSome(portFd, buf.asSlice(have), bufferSize - have, st);
                 if (n < 0) {
                     // no host connected to the port right now: wait for the server to come back; a part
                     // of a message from the one that went away must not be glued to the next one's
@@ -634,7 +634,7 @@ final class WorkspaceRelay {
     private void pin() {
         if (cpu >= 0) {
             try {
-                Posix.pinCallingThread(cpu);
+                RelayIo.pinCallingThread(cpu);
             } catch (RuntimeException e) {
                 Log.info("workspace relay: " + Thread.currentThread().getName() + " runs anywhere: " + e.getMessage());
             }
@@ -777,7 +777,7 @@ final class WorkspaceRelay {
         if (to != null && windowFd >= 0 && count <= Math.min(data.byteSize(), WINDOW_SLOT)) {
             try {
                 long sectors = (count + SECTOR - 1) / SECTOR * SECTOR;
-                Posix.preadFully(windowFd, data, sectors, slot * WINDOW_SLOT, down.st);
+                RelayIo.preadFully(windowFd, data, sectors, slot * WINDOW_SLOT, down.st);
                 read = true;
             } catch (RuntimeException e) {
                 if (windowFailures++ == 0) {
@@ -801,7 +801,7 @@ final class WorkspaceRelay {
                 }
             } else {
                 head(h, P9_READ_HEADER, RLERROR, tag);
-                h.set(LE_INT, 7, Posix.EIO);
+                h.set(LE_INT, 7, Libc.EIO);
                 put(to, h, false, down.iov, down.pollfd, down.st);
             }
         }
@@ -820,7 +820,7 @@ final class WorkspaceRelay {
             java.util.Arrays.fill(down.ends, 0);
         } else if (down.ends[i] > 0) {
             try {
-                long consumed = to.written - Posix.unread(to.replies, down.count, down.st);
+                long consumed = to.written - RelayIo.unread(to.replies, down.count, down.st);
                 if (consumed < down.ends[i]) {
                     return -1;
                 }
@@ -879,10 +879,10 @@ final class WorkspaceRelay {
                 if (to.closed) {
                     return false;
                 }
-                long n = splice ? Posix.vmsplice(to.replies, data.asSlice(off), length - off, iov, st)
-                        : Posix.writeSome(to.replies, data.asSlice(off), length - off, st);
+                long n = splice ? RelayIo.vmsplice(to.replies, data.asSlice(off), length - off, iov, st)
+                        : RelayIo.writeSome(to.replies, data.asSlice(off), length - off, st);
                 if (n == 0) {
-                    Posix.awaitWritable(to.replies, 100, pollfd, st);
+                    RelayIo.awaitWritable(to.replies, 100, pollfd, st);
                     continue;
                 }
                 off += n;
