@@ -61,12 +61,12 @@ final class RelayIo {
         positionalFully(PREAD, "pread", fd, buf, length, offset, st);
     }
 
-    /** Writes all of {@code length} bytes of {@code buf} at {@code offset} of {@code fd} (a disk, O_DIRECT: all aligned). */
+    /** Writes {@code length} bytes of {@code buf} at {@code offset} of {@code fd} (a disk, O_DIRECT: all aligned). */
     static void pwriteFully(int fd, MemorySegment buf, long length, long offset, MemorySegment st) {
         positionalFully(PWRITE, "pwrite", fd, buf, length, offset, st);
     }
 
-    /** pread(2) or pwrite(2), {@code call}, until all of {@code length} bytes are done; fails at the end of the device. */
+    /** pread(2) or pwrite(2), {@code call}, until all {@code length} bytes are done; fails at the end of the device. */
     private static void positionalFully(MethodHandle call, String name, int fd, MemorySegment buf, long length,
             long offset, MemorySegment st) {
         long off = 0;
@@ -157,8 +157,22 @@ final class RelayIo {
         Libc.call("dup3", st -> (int) DUP3.invokeExact(st, from, to, Posix.O_CLOEXEC));
     }
 
+    /**
+     * Keeps the calling relay thread on the port's interrupt CPU ({@link InterruptCpu}), if known
+     * ({@code cpu >= 0}); one that cannot be pinned runs anywhere, and says so.
+     */
+    static void pinRelayThread(int cpu) {
+        if (cpu >= 0) {
+            try {
+                pinCallingThread(cpu);
+            } catch (RuntimeException e) {
+                Log.info("workspace relay: " + Thread.currentThread().getName() + " runs anywhere: " + e.getMessage());
+            }
+        }
+    }
+
     /** Lets the calling thread run on {@code cpu} alone (sched_setaffinity(2) of thread 0, itself). */
-    static void pinCallingThread(int cpu) {
+    private static void pinCallingThread(int cpu) {
         if (cpu < 0 || cpu >= CPU_SET_BYTES * 8) {
             throw new IllegalArgumentException("no such CPU: " + cpu);
         }

@@ -161,7 +161,8 @@ final class ReadWindow implements AutoCloseable {
             return; // the port carries it as before
         }
         le.putInt(0, Ws9p.RREADW_SIZE).put(4, (byte) Ws9p.RREADW)
-                .putInt(Ws9p.RREADW_COUNT, count).putInt(Ws9p.RREADW_SLOT, slot).putInt(Ws9p.RREADW_SERIAL, (int) serial);
+                .putInt(Ws9p.RREADW_COUNT, count).putInt(Ws9p.RREADW_SLOT, slot)
+                .putInt(Ws9p.RREADW_SERIAL, (int) serial);
         reply.limit(Ws9p.RREADW_SIZE);
     }
 
