@@ -22,8 +22,6 @@ import java.util.Map;
  */
 final class ProcessChannel implements Channel {
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    private static final MethodHandle KILL = Libc.handle("kill",
-            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
 
     private final int channel;
     private final Outbox outbox;
@@ -266,6 +264,12 @@ final class ProcessChannel implements Channel {
 
     /** Sends a signal to a process ({@code pid > 0}) or a process group ({@code pid < 0}). */
     private static void kill(long pid, int signal) {
-        Libc.call("kill", st -> (int) KILL.invokeExact(st, (int) pid, signal));
+        Libc.call("kill", st -> (int) Kill.KILL.invokeExact(st, (int) pid, signal));
+    }
+
+    /** kill(2)'s handle, made at the first signal rather than on every exec's path. */
+    private static final class Kill {
+        static final MethodHandle KILL = Libc.handle("kill",
+                ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
     }
 }

@@ -33,8 +33,6 @@ final class SandboxCgroup {
     private static final Path AGENT = ROOT.resolve("kosa8-agent");
     private static final Path SANDBOX = ROOT.resolve("kosa8-sandbox");
     private static final Object LOCK = new Object();
-    /** sync(2): flushes every file system's dirty data to its device; it cannot fail. */
-    private static final MethodHandle SYNC = Libc.plain("sync", FunctionDescriptor.ofVoid());
     private static volatile boolean ready;
     private static volatile String unavailable = "not set up yet";
     /**
@@ -105,9 +103,17 @@ final class SandboxCgroup {
         sync();
     }
 
+    /**
+     * sync(2): flushes every file system's dirty data to its device; it cannot fail. Its handle is made
+     * at the first freeze, not at the agent's start ({@link #setUp}), which is on every boot's path.
+     */
+    private static final class Sync {
+        static final MethodHandle SYNC = Libc.plain("sync", FunctionDescriptor.ofVoid());
+    }
+
     private static void sync() {
         try {
-            SYNC.invokeExact();
+            Sync.SYNC.invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
