@@ -34,11 +34,11 @@ final class Checkpointing {
         answerNow(t.channel(), outbox, "thaw", () -> {
             // the clock and the random generator first: no sandbox process may run with the checkpoint's
             if (t.epochMillis() > 0) {
-                Posix.setClock(t.epochMillis());
+                ClockAndEntropy.setClock(t.epochMillis());
             }
             byte[] seed = t.seed();
             if (seed.length > 0) {
-                Posix.reseed(seed);
+                ClockAndEntropy.reseed(seed);
             }
             SandboxCgroup.thaw();
         });

@@ -1,5 +1,6 @@
 package dev.kosa8.agent;
 
+import dev.kosa8.protocol.Ws9p;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -90,14 +91,12 @@ final class KernelTransport {
      * everything from the port.
      */
     private static void offerReadWindow() {
-        try (var disks = Files.list(Path.of("/sys/block"))) {
-            for (Path d : disks.toList()) {
-                Path serial = d.resolve("serial");
-                if (Files.isReadable(serial) && Files.readString(serial).strip().equals(WorkspaceRelay.WINDOW_SERIAL)) {
-                    write(PARAMETERS.resolve("read_window"), Files.readString(d.resolve("dev")).strip());
-                    Log.info("the workspace's large reads come through the read window " + d.getFileName());
-                    return;
-                }
+        try {
+            Path d = WorkspaceDevices.disk(Ws9p.READ_WINDOW_SERIAL);
+            if (d != null) {
+                write(PARAMETERS.resolve("read_window"), Files.readString(d.resolve("dev")).strip());
+                Log.info("the workspace's large reads come through the read window " + d.getFileName());
+                return;
             }
             Log.info("no read window disk: the workspace's reads all come through the port");
         } catch (IOException e) {

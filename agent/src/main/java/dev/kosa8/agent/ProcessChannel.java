@@ -5,6 +5,8 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -233,8 +235,8 @@ final class ProcessChannel implements Channel {
     @Override
     public void onSignal(int signal) {
         try {
-            Posix.kill(-pid, signal);
-        } catch (Posix.PosixException e) {
+            kill(-pid, signal);
+        } catch (PosixException e) {
             // the group is gone; the exit is on its way
         }
     }
@@ -244,7 +246,7 @@ final class ProcessChannel implements Channel {
         if (pty != null) {
             try {
                 pty.resize(rows, columns);
-            } catch (Posix.PosixException e) {
+            } catch (PosixException e) {
                 // the terminal closed as the process ended
             }
         }
@@ -258,5 +260,16 @@ final class ProcessChannel implements Channel {
         }
         stdin.end();
         onSignal(1); // SIGHUP
+    }
+
+    /** Sends a signal to a process ({@code pid > 0}) or a process group ({@code pid < 0}). */
+    private static void kill(long pid, int signal) {
+        Libc.call("kill", st -> (int) Kill.KILL.invokeExact(st, (int) pid, signal));
+    }
+
+    /** kill(2)'s handle, made at the first signal rather than on every exec's path. */
+    private static final class Kill {
+        static final MethodHandle KILL = Libc.handle("kill",
+                ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
     }
 }

@@ -1,6 +1,8 @@
 package dev.kosa8.agent;
 
 import java.io.IOException;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -98,7 +100,23 @@ final class SandboxCgroup {
                 pause = Math.min(pause * 2, 20);
             }
         }
-        Posix.sync();
+        sync();
+    }
+
+    /**
+     * sync(2): flushes every file system's dirty data to its device; it cannot fail. Its handle is made
+     * at the first freeze, not at the agent's start ({@link #setUp}), which is on every boot's path.
+     */
+    private static final class Sync {
+        static final MethodHandle SYNC = Libc.plain("sync", FunctionDescriptor.ofVoid());
+    }
+
+    private static void sync() {
+        try {
+            Sync.SYNC.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     static void thaw() throws IOException {

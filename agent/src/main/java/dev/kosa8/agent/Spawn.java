@@ -7,9 +7,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.List;
@@ -39,8 +37,6 @@ final class Spawn {
     /** glibc's opaque spawn structures are 80 and 336 bytes; allocate with room to spare. */
     private static final long OPAQUE = 1024;
 
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final SymbolLookup LIBC = LINKER.defaultLookup();
     private static final MethodHandle PIPE2 = h("pipe2", ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT);
     private static final MethodHandle CLOSE = h("close", ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
     private static final MethodHandle FA_INIT = h("posix_spawn_file_actions_init", ValueLayout.JAVA_INT, ValueLayout.ADDRESS);
@@ -65,16 +61,15 @@ final class Spawn {
     private static final MethodHandle SIGFILLSET = h("sigfillset", ValueLayout.JAVA_INT, ValueLayout.ADDRESS);
     private static final MethodHandle POSIX_SPAWN = h("posix_spawn", ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS);
-    private static final MethodHandle WAITPID = LINKER.downcallHandle(LIBC.find("waitpid").orElseThrow(),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT),
-            Linker.Option.captureCallState("errno"));
+    private static final MethodHandle WAITPID = Libc.handle("waitpid",
+            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT);
 
     private Spawn() {
     }
 
+    /** A libc function that reports failure by its result, not errno. */
     private static MethodHandle h(String name, java.lang.foreign.MemoryLayout ret, java.lang.foreign.MemoryLayout... args) {
-        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(() -> new IllegalStateException("libc lacks " + name)),
-                FunctionDescriptor.of(ret, args));
+        return Libc.plain(name, FunctionDescriptor.of(ret, args));
     }
 
     /** A started process: its pid and, for pipes, the agent's ends of its standard streams. */
@@ -163,21 +158,9 @@ final class Spawn {
     static Status waitFor(long pid) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment status = arena.allocate(ValueLayout.JAVA_INT);
-            MemorySegment st = arena.allocate(Linker.Option.captureStateLayout());
-            while (true) {
-                int r = (int) WAITPID.invokeExact(st, (int) pid, status, 0);
-                if (r == pid) {
-                    return Status.decode(status.get(ValueLayout.JAVA_INT, 0));
-                }
-                int errno = st.get(ValueLayout.JAVA_INT, 0);
-                if (errno != Posix.EINTR) {
-                    throw new IllegalStateException("waitpid(" + pid + ") failed: errno " + errno);
-                }
-            }
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            Libc.call(Libc.callState(arena), "waitpid(" + pid + ")",
+                    st -> (int) WAITPID.invokeExact(st, (int) pid, status, 0));
+            return Status.decode(status.get(ValueLayout.JAVA_INT, 0));
         }
     }
 

@@ -1,7 +1,12 @@
 package dev.kosa8.agent;
 
 import dev.kosa8.protocol.Message;
+import dev.kosa8.protocol.Ws9p;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -24,6 +29,12 @@ import java.util.List;
  */
 final class WorkspaceMount {
     static final Path MOUNT_POINT = Path.of("/workspace");
+    private static final long MS_NOSUID = 2, MS_NODEV = 4, MS_BIND = 4096;
+    private static final int MNT_DETACH = 2;
+    private static final MethodHandle MOUNT = Libc.handle("mount", ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+            ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS);
+    private static final MethodHandle UMOUNT2 = Libc.handle("umount2",
+            ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT);
     /** Where exec runs by default once mounted; null before. */
     private static volatile Path defaultDirectory;
     private static boolean mounted;
@@ -68,7 +79,7 @@ final class WorkspaceMount {
             return defaultDirectory;
         }
         if (relay == null && kernel == null && !relayAsked) {
-            kernel = KernelTransport.claim(WorkspaceRelay.PORT_NAME).orElse(null);
+            kernel = KernelTransport.claim(Ws9p.PORT_NAME).orElse(null);
         }
         if (mounted) {
             unmountStale();
@@ -77,7 +88,7 @@ final class WorkspaceMount {
         String common = ",version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
         if (kernel != null) {
             try {
-                Posix.mount(KernelTransport.SOURCE, MOUNT_POINT.toString(), "9p", Posix.MS_NOSUID | Posix.MS_NODEV,
+                callMount(KernelTransport.SOURCE, MOUNT_POINT.toString(), "9p", MS_NOSUID | MS_NODEV,
                         KernelTransport.OPTIONS + common);
             } catch (RuntimeException e) {
                 Log.info("the workspace's kernel transport did not mount (" + e.getMessage()
@@ -92,7 +103,7 @@ final class WorkspaceMount {
             }
             String options = relay.connect() + common;
             try {
-                Posix.mount(WorkspaceRelay.SOURCE, MOUNT_POINT.toString(), "9p", Posix.MS_NOSUID | Posix.MS_NODEV,
+                callMount(WorkspaceRelay.SOURCE, MOUNT_POINT.toString(), "9p", MS_NOSUID | MS_NODEV,
                         options);
             } catch (RuntimeException e) {
                 relay.detach();
@@ -104,7 +115,7 @@ final class WorkspaceMount {
         if (!guestPath.isEmpty() && bindable(guestPath)) {
             Path target = Path.of(guestPath);
             Files.createDirectories(target);
-            Posix.mount(MOUNT_POINT.toString(), target.toString(), null, Posix.MS_BIND, null);
+            callMount(MOUNT_POINT.toString(), target.toString(), null, MS_BIND, null);
             bound = target;
             where = target;
         }
@@ -126,10 +137,10 @@ final class WorkspaceMount {
             relay.detach();
         }
         if (bound != null) {
-            Posix.umount(bound.toString(), Posix.MNT_DETACH);
+            callUmount(bound.toString(), MNT_DETACH);
             bound = null;
         }
-        Posix.umount(MOUNT_POINT.toString(), Posix.MNT_DETACH);
+        callUmount(MOUNT_POINT.toString(), MNT_DETACH);
         mounted = false;
         Log.info("the workspace's earlier mount was taken away; mounting it afresh");
     }
@@ -143,5 +154,25 @@ final class WorkspaceMount {
         List<String> system = List.of("bin", "boot", "dev", "etc", "lib", "lib64", "proc", "run", "sbin", "sys",
                 "usr", "var", "workspace");
         return !system.contains(p.getName(0).toString());
+    }
+
+    /** mount(2); a null {@code fsType} or {@code data} is passed as NULL. */
+    private static void callMount(String source, String target, String fsType, long flags, String data) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment from = arena.allocateFrom(source);
+            MemorySegment to = arena.allocateFrom(target);
+            MemorySegment type = fsType == null ? MemorySegment.NULL : arena.allocateFrom(fsType);
+            MemorySegment options = data == null ? MemorySegment.NULL : arena.allocateFrom(data);
+            Libc.call(Libc.callState(arena), "mount " + target,
+                    st -> (int) MOUNT.invokeExact(st, from, to, type, flags, options));
+        }
+    }
+
+    /** umount2(2). */
+    private static void callUmount(String target, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment path = arena.allocateFrom(target);
+            Libc.call(Libc.callState(arena), "umount " + target, st -> (int) UMOUNT2.invokeExact(st, path, flags));
+        }
     }
 }

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 
 /** The write window's slots as the relay lends them: one per Twrite's tag, back when that tag is answered. */
 class WriteSlotsTest {
-    private final WorkspaceRelay.WriteSlots slots = new WorkspaceRelay.WriteSlots(-1, 3);
+    private final WriteSlots slots = new WriteSlots(-1, 3);
 
     @Test
     void eachTagGetsAFreeSlotUntilNoneIsLeft() {

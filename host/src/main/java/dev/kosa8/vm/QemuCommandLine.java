@@ -1,5 +1,6 @@
 package dev.kosa8.vm;
 
+import dev.kosa8.protocol.Ws9p;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -44,12 +45,6 @@ import java.util.List;
  */
 public final class QemuCommandLine {
     public static final String AGENT_PORT_NAME = "dev.kosa8.agent";
-    /** The port the workspace's 9p traffic crosses; the guest agent relays it to the kernel's 9p client. */
-    public static final String WORKSPACE_PORT_NAME = "dev.kosa8.ws9p";
-    /** The serial number of the workspace's read window disk, by which the guest's relay finds it. */
-    public static final String WORKSPACE_WINDOW_SERIAL = "kosa8-ws9p-window";
-    /** The serial number the agent finds the workspace's write window by (at most 20 characters: virtio-blk's). */
-    public static final String WORKSPACE_WRITES_SERIAL = "kosa8-ws9p-writes";
     /** QEMU's seccomp filter: no obsolete system calls, no privilege changes, no new programs, no resource control. */
     static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
     /**
@@ -90,12 +85,12 @@ public final class QemuCommandLine {
             a.addAll(List.of("-chardev", "socket,id=ws9p,path=" + escape(spec.workspaceSocket().toString())
                     + ",server=on,wait=off"));
             a.addAll(List.of("-device", "virtio-serial-device,id=ws9pbus,max_ports=2"));
-            a.addAll(List.of("-device", "virtserialport,bus=ws9pbus.0,chardev=ws9p,name=" + WORKSPACE_PORT_NAME));
+            a.addAll(List.of("-device", "virtserialport,bus=ws9pbus.0,chardev=ws9p,name=" + Ws9p.PORT_NAME));
             // large reads' data, past the port's 4 KiB pieces: read-only for the guest, written only by the daemon
             // (its own scratch file, so no image locking), through the host's page cache like the daemon's writes
             a.addAll(List.of("-drive", "id=ws9pwin,file=" + escape(spec.workspaceWindow().toString())
                     + ",format=raw,if=none,readonly=on,file.locking=off"));
-            a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwin,serial=" + WORKSPACE_WINDOW_SERIAL));
+            a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwin,serial=" + Ws9p.READ_WINDOW_SERIAL));
         }
         if (spec.network() != null) {
             a.addAll(List.of("-netdev", netdev(spec.network())));
@@ -107,7 +102,7 @@ public final class QemuCommandLine {
             // the devices before it keep the virtio-mmio transports they had before it was added
             a.addAll(List.of("-drive", "id=ws9pwr,file=" + escape(spec.workspaceWrites().toString())
                     + ",format=raw,if=none,file.locking=off"));
-            a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwr,serial=" + WORKSPACE_WRITES_SERIAL));
+            a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwr,serial=" + Ws9p.WRITE_WINDOW_SERIAL));
         }
         a.addAll(List.of("-qmp", "unix:" + escape(spec.qmpSocket().toString()) + ",server=on,wait=off"));
         return List.copyOf(a);

@@ -1,5 +1,6 @@
 package dev.kosa8.workspace;
 
+import dev.kosa8.protocol.Ws9p;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -16,23 +17,22 @@ import java.nio.ByteOrder;
  * a round trip through the port, QEMU, the server and the port's interrupt.
  * Answered by the relay, that wait ends inside the guest.
  *
- * <p>The exchange, framed as 9p messages outside 9P2000.L's range:
+ * <p>The exchange, framed as 9p messages outside 9P2000.L's range ({@link Ws9p}
+ * defines their numbers and layouts):
  * <ul>
  *   <li>{@code Tquiet} (relay to server, once per mount, after the mount's
- *       Rversion passed the relay): {@code size[4]=7 type[1]=248
- *       tag[2]=NOTAG}. A server that knows quiet clunks answers
- *       {@code Rquiet}, {@code size[4]=7 type[1]=249 tag[2]=NOTAG}; one from
- *       before them answers an Rlerror for NOTAG, as for any type it does
- *       not know. The relay takes either answer for itself (the kernel has
- *       no request under NOTAG once its Tversion is answered) and sends
- *       Tclunkqs only after an Rquiet.</li>
+ *       Rversion passed the relay). A server that knows quiet clunks answers
+ *       {@code Rquiet}; one from before them answers an Rlerror for NOTAG,
+ *       as for any type it does not know. The relay takes either answer for
+ *       itself (the kernel has no request under NOTAG once its Tversion is
+ *       answered) and sends Tclunkqs only after an Rquiet.</li>
  *   <li>{@code Tclunkq} (relay to server), in place of a Tclunk it has
- *       answered: the Tclunk with its type changed, {@code size[4]=11
- *       type[1]=247 tag[2] fid[4]}. Never answered. The reader takes the
- *       fid out of the table at once, in the order the guest sent it, so a
- *       request that comes after it may use the fid's number again, as the
- *       kernel does as soon as it has its answer; the fid's descriptor is
- *       closed on a worker (it waits for any request still using it).</li>
+ *       answered: the Tclunk with its type changed. Never answered. The
+ *       reader takes the fid out of the table at once, in the order the
+ *       guest sent it, so a request that comes after it may use the fid's
+ *       number again, as the kernel does as soon as it has its answer; the
+ *       fid's descriptor is closed on a worker (it waits for any request
+ *       still using it).</li>
  * </ul>
  *
  * <p>For checkpoints: a Tclunkq still on its way to the server at a
@@ -47,18 +47,12 @@ import java.nio.ByteOrder;
  * nothing and is counted, and the server's state stays bounded as before.
  */
 final class QuietClunks {
-    static final int TCLUNKQ = 247;
-    static final int TQUIET = 248;
-    static final int RQUIET = 249;
-    static final int TCLUNKQ_SIZE = P9Codec.HEADER + 4;
-    static final int TQUIET_SIZE = P9Codec.HEADER;
-
     private QuietClunks() {
     }
 
     /** The answer to a Tquiet, written into a new buffer (its position at the end, as a reply's before it is sent). */
     static ByteBuffer rquiet() {
-        return ByteBuffer.allocate(TQUIET_SIZE).order(ByteOrder.LITTLE_ENDIAN)
-                .putInt(TQUIET_SIZE).put((byte) RQUIET).putShort((short) P9Codec.NOTAG);
+        return ByteBuffer.allocate(Ws9p.RQUIET_SIZE).order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(Ws9p.RQUIET_SIZE).put((byte) Ws9p.RQUIET).putShort((short) Ws9p.NOTAG);
     }
 }

@@ -1,5 +1,6 @@
 package dev.kosa8.workspace;
 
+import dev.kosa8.protocol.Ws9p;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -21,23 +22,23 @@ import java.nio.file.StandardOpenOption;
  * relay's buffer. The port still carries every message; only an Rread's
  * data moves through the window.
  *
- * <p>The exchange (the kernel's 9p client never sees it: the relay turns it
- * back into a plain Rread). Three message types outside 9P2000.L's range,
- * framed as 9p messages so both sides split the stream as before:
+ * <p>The exchange (the kernel's 9p client never sees it: the relay or the
+ * guest's module turns it back into a plain Rread), three messages whose
+ * numbers and layouts {@link Ws9p} defines:
  * <ul>
  *   <li>{@code Twindow} (relay to server, once per mount, after its
- *       Tversion): {@code size[4]=7 type[1]=250 tag[2]=NOTAG}: "this relay
- *       reads the window". Without it the server never uses the window (an
- *       agent from before the window, or one that could not open the
- *       disk).</li>
+ *       Tversion): "this relay reads the window". Without it the server
+ *       never uses the window (an agent from before the window, or one that
+ *       could not open the disk).</li>
  *   <li>{@code Rreadw} (server to relay), in place of an Rread of at least
- *       {@link #THRESHOLD} bytes: {@code size[4]=19 type[1]=251 tag[2]
- *       count[4] slot[4] serial[4]}; the data is at {@code slot * SLOT_SIZE}
- *       of the window.</li>
+ *       {@link #THRESHOLD} bytes: its tag, count, slot and serial; the data
+ *       is at {@code slot * Ws9p.SLOT_SIZE} of the window. A slot holds the
+ *       1 MiB Linux asks for at most (msize - 24); a reply with more, which
+ *       only a client of its own making asks for, goes through the port.</li>
  *   <li>{@code Treturn} (relay to server), once the relay has read a slot:
- *       {@code size[4]=15 type[1]=252 tag[2]=NOTAG slot[4] serial[4]}. The
- *       slot is written again only after it came back with its serial, so a
- *       late or repeated return (an old mount's) frees nothing in use.</li>
+ *       the slot and its serial. The slot is written again only after it
+ *       came back with its serial, so a late or repeated return (an old
+ *       mount's) frees nothing in use.</li>
  * </ul>
  *
  * <p>For checkpoints: a slot handed out and not returned is data the
@@ -55,21 +56,10 @@ import java.nio.file.StandardOpenOption;
  */
 final class ReadWindow implements AutoCloseable {
     /**
-     * Each slot holds one Rread's data: the 1 MiB Linux asks for at most (msize - 24); a reply with
-     * more, which only a client of its own making asks for, goes through the port.
-     */
-    static final int SLOT_SIZE = 1 << 20;
-    /**
      * The smallest Rread sent through the window: below it, a reply's few
      * port pieces cost the guest less than a block request and a Treturn.
      */
     static final int THRESHOLD = 32 * 1024;
-    static final int TWINDOW = 250;
-    static final int RREADW = 251;
-    static final int TRETURN = 252;
-    static final int TWINDOW_SIZE = P9Codec.HEADER;
-    static final int RREADW_SIZE = P9Codec.HEADER + 12;
-    static final int TRETURN_SIZE = P9Codec.HEADER + 8;
     private static final int RREAD = 117;
 
     private final FileChannel file;
@@ -100,14 +90,15 @@ final class ReadWindow implements AutoCloseable {
     }
 
     /**
-     * How many slots of msize a window file holds (at most 1024), this one's or the write window's;
+     * How many slots of msize a window file holds (at most {@link Ws9p#MAX_SLOTS}), this one's or the write window's;
      * closes the file and fails if not one.
      */
     static int slotsOf(FileChannel f, Path path, String what) throws IOException {
-        int slots = (int) Math.min(1024, f.size() / SLOT_SIZE);
+        int slots = (int) Math.min(Ws9p.MAX_SLOTS, f.size() / Ws9p.SLOT_SIZE);
         if (slots < 1) {
             f.close();
-            throw new IOException("the " + what + " " + path + " is smaller than one slot (" + SLOT_SIZE + " bytes)");
+            throw new IOException("the " + what + " " + path + " is smaller than one slot (" + Ws9p.SLOT_SIZE
+                    + " bytes)");
         }
         return slots;
     }
@@ -141,7 +132,7 @@ final class ReadWindow implements AutoCloseable {
             return;
         }
         int count = le.getInt(P9Codec.HEADER);
-        if (count != reply.limit() - P9Codec.READ_DATA_OFFSET || count > SLOT_SIZE) {
+        if (count != reply.limit() - P9Codec.READ_DATA_OFFSET || count > Ws9p.SLOT_SIZE) {
             return;
         }
         int slot;
@@ -161,7 +152,7 @@ final class ReadWindow implements AutoCloseable {
         }
         try {
             ByteBuffer data = reply.slice(P9Codec.READ_DATA_OFFSET, count);
-            long at = (long) slot * SLOT_SIZE;
+            long at = (long) slot * Ws9p.SLOT_SIZE;
             while (data.hasRemaining()) {
                 at += file.write(data, at);
             }
@@ -169,9 +160,10 @@ final class ReadWindow implements AutoCloseable {
             giveBack(slot, serial);
             return; // the port carries it as before
         }
-        le.putInt(0, RREADW_SIZE).put(4, (byte) RREADW)
-                .putInt(P9Codec.HEADER, count).putInt(P9Codec.HEADER + 4, slot).putInt(P9Codec.HEADER + 8, (int) serial);
-        reply.limit(RREADW_SIZE);
+        le.putInt(0, Ws9p.RREADW_SIZE).put(4, (byte) Ws9p.RREADW)
+                .putInt(Ws9p.RREADW_COUNT, count).putInt(Ws9p.RREADW_SLOT, slot)
+                .putInt(Ws9p.RREADW_SERIAL, (int) serial);
+        reply.limit(Ws9p.RREADW_SIZE);
     }
 
     /**

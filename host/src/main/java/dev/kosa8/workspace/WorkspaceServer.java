@@ -1,6 +1,7 @@
 package dev.kosa8.workspace;
 
 import dev.kosa8.host.KosaException;
+import dev.kosa8.protocol.Ws9p;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -42,13 +43,13 @@ import java.util.function.Consumer;
  */
 public final class WorkspaceServer implements AutoCloseable {
     /**
-     * The largest 9p message: 1 MiB of data and Linux's allowance for an I/O message's header
-     * ({@code P9_IOHDRSZ}, 24 bytes). Linux asks for at most msize - 24 bytes in one Tread or Twrite,
-     * so a program's 1 MiB block is one request, not a request of 1 MiB - 24 and one of 24 bytes (a
-     * whole round trip for nothing, about a sixth of a 1 GiB read's time under TCG). The guest's fd
-     * transport (the relay's mount) takes 1 MiB at most; its kernel clamps the mount to that.
+     * The largest 9p message, {@link Ws9p#MSIZE}: 1 MiB of data and Linux's allowance for an I/O
+     * message's header ({@code P9_IOHDRSZ}, 24 bytes). Linux asks for at most msize - 24 bytes in one
+     * Tread or Twrite, so a program's 1 MiB block is one request, not a request of 1 MiB - 24 and one
+     * of 24 bytes (a whole round trip for nothing, about a sixth of a 1 GiB read's time under TCG). The
+     * guest's fd transport (the relay's mount) takes 1 MiB at most; its kernel clamps the mount to that.
      */
-    public static final int MSIZE = (1 << 20) + 24;
+    public static final int MSIZE = Ws9p.MSIZE;
     private static final int WORKERS = 8;
     /** A Twrite at least this long, and not yet all in, is read on straight into its request buffer. */
     private static final int DIRECT_READ = 64 * 1024;
@@ -263,8 +264,8 @@ public final class WorkspaceServer implements AutoCloseable {
                         }
                         break;
                     }
-                    boolean ofWindow = type == ReadWindow.TWINDOW || type == ReadWindow.TRETURN;
-                    if (ofWindow || type == QuietClunks.TQUIET || type == QuietClunks.TCLUNKQ) {
+                    boolean ofWindow = type == Ws9p.TWINDOW || type == Ws9p.TRETURN;
+                    if (ofWindow || type == Ws9p.TQUIET || type == Ws9p.TCLUNKQ) {
                         // the relay's own messages, served here in the order they came
                         ByteBuffer m = in.slice(in.position(), length).order(ByteOrder.LITTLE_ENDIAN);
                         in.position(in.position() + length);
@@ -371,14 +372,15 @@ public final class WorkspaceServer implements AutoCloseable {
      */
     private void windowMessage(ByteBuffer m, int type) {
         boolean fits;
-        if (type == ReadWindow.TWINDOW) {
-            fits = window != null && m.remaining() == ReadWindow.TWINDOW_SIZE;
+        if (type == Ws9p.TWINDOW) {
+            fits = window != null && m.remaining() == Ws9p.TWINDOW_SIZE;
             if (fits) {
                 window.enable(true);
             }
         } else {
-            fits = window != null && m.remaining() == ReadWindow.TRETURN_SIZE
-                    && window.giveBack(m.getInt(P9Codec.HEADER), Integer.toUnsignedLong(m.getInt(P9Codec.HEADER + 4)));
+            fits = window != null && m.remaining() == Ws9p.TRETURN_SIZE
+                    && window.giveBack(m.getInt(Ws9p.TRETURN_SLOT),
+                            Integer.toUnsignedLong(m.getInt(Ws9p.TRETURN_SERIAL)));
         }
         if (!fits && strayReturns++ == 0) {
             log.accept("ignoring a read-window message that names nothing lent out (type " + type + ", "
@@ -393,12 +395,12 @@ public final class WorkspaceServer implements AutoCloseable {
      * One that does not fit, or names no fid, changes nothing and is counted (logged the first time).
      */
     private void quietMessage(ByteBuffer m, int type) throws InterruptedException {
-        if (type == QuietClunks.TQUIET && m.remaining() == QuietClunks.TQUIET_SIZE) {
+        if (type == Ws9p.TQUIET && m.remaining() == Ws9p.TQUIET_SIZE) {
             send(QuietClunks.rquiet());
             return;
         }
         Fid f = null;
-        if (type == QuietClunks.TCLUNKQ && m.remaining() == QuietClunks.TCLUNKQ_SIZE) {
+        if (type == Ws9p.TCLUNKQ && m.remaining() == Ws9p.TCLUNKQ_SIZE) {
             admit();
             f = ops.unlist(m.getInt(P9Codec.HEADER));
             if (f == null) {
@@ -490,7 +492,7 @@ public final class WorkspaceServer implements AutoCloseable {
             out.clear().limit(ops.msize());
             P9Framed framed;
             try {
-                if (writes != null && request.limit() > 4 && (request.get(4) & 0xff) == WriteWindow.TWRITEW) {
+                if (writes != null && request.limit() > 4 && (request.get(4) & 0xff) == Ws9p.TWRITEW) {
                     writes.expand(request, ops.msize()); // now the Twrite it stands for
                 }
                 framed = P9Codec.decodeRequest(request, ops.msize());

@@ -1,5 +1,6 @@
 package dev.kosa8.workspace;
 
+import dev.kosa8.protocol.Ws9p;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -21,10 +22,10 @@ import java.nio.file.StandardOpenOption;
  * relay's memory to this file.
  *
  * <p>The exchange: the guest's relay owns the slots. It writes a Twrite's
- * data (of at least 32 KiB) to a free slot, at {@code slot * SLOT_SIZE},
+ * data (of at least 32 KiB) to a free slot, at {@code slot * Ws9p.SLOT_SIZE},
  * and sends, in place of the Twrite, a {@code Twritew}: the Twrite's own
- * header with the type changed, then the slot: {@code size[4]=27
- * type[1]=253 tag[2] fid[4] offset[8] count[4] slot[4]}. The server reads
+ * header with the type changed, then the slot ({@link Ws9p} defines its
+ * number and layout). The server reads
  * the slot into the request's buffer, which makes it the Twrite it stands
  * for ({@link #expand}), and serves that; the slot is the relay's again
  * once the answer to that tag reaches it, and the server has read the slot
@@ -45,13 +46,6 @@ import java.nio.file.StandardOpenOption;
  * file: the disk's size is fixed when QEMU opens it.
  */
 final class WriteWindow implements AutoCloseable {
-    /** Each slot holds one Twrite's data: the relay's mount (the fd transport) has an msize of 1 MiB at most. */
-    static final int SLOT_SIZE = 1 << 20;
-    static final int TWRITEW = 253;
-    /** size[4] type[1] tag[2] fid[4] offset[8] count[4]: where a Twrite's data starts. */
-    static final int DATA_OFFSET = P9Codec.HEADER + 16;
-    static final int TWRITEW_SIZE = DATA_OFFSET + 4;
-
     private final FileChannel file;
     private final int slots;
 
@@ -84,17 +78,19 @@ final class WriteWindow implements AutoCloseable {
     void expand(ByteBuffer request, int msize) throws P9Exception {
         ByteBuffer le = request.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int tag = request.limit() >= P9Codec.HEADER ? le.getShort(5) & 0xffff : P9Codec.NOTAG;
-        if (request.limit() != TWRITEW_SIZE) {
+        if (request.limit() != Ws9p.TWRITEW_SIZE) {
             throw new P9Exception("a Twritew of " + request.limit() + " bytes", tag, ErrnoException.EINVAL, false);
         }
-        long count = Integer.toUnsignedLong(le.getInt(DATA_OFFSET - 4));
-        long slot = Integer.toUnsignedLong(le.getInt(DATA_OFFSET));
-        if (slot >= slots || count > SLOT_SIZE || DATA_OFFSET + count > Math.min(msize, request.capacity())) {
+        long count = Integer.toUnsignedLong(le.getInt(Ws9p.TWRITEW_COUNT));
+        long slot = Integer.toUnsignedLong(le.getInt(Ws9p.TWRITEW_SLOT));
+        if (slot >= slots || count > Ws9p.SLOT_SIZE
+                || Ws9p.TWRITE_HEADER + count > Math.min(msize, request.capacity())) {
             throw new P9Exception("a Twritew of " + count + " bytes in slot " + slot, tag, ErrnoException.EINVAL,
                     false);
         }
-        ByteBuffer data = request.duplicate().clear().position(DATA_OFFSET).limit(DATA_OFFSET + (int) count);
-        long at = slot * SLOT_SIZE;
+        ByteBuffer data = request.duplicate().clear().position(Ws9p.TWRITE_HEADER)
+                .limit(Ws9p.TWRITE_HEADER + (int) count);
+        long at = slot * Ws9p.SLOT_SIZE;
         try {
             while (data.hasRemaining()) {
                 int n = file.read(data, at);
@@ -106,8 +102,8 @@ final class WriteWindow implements AutoCloseable {
         } catch (IOException e) {
             throw new P9Exception("cannot read the write window: " + e.getMessage(), tag, ErrnoException.EIO, false);
         }
-        request.limit(DATA_OFFSET + (int) count);
-        le.putInt(0, DATA_OFFSET + (int) count).put(4, (byte) P9Codec.TWRITE);
+        request.limit(Ws9p.TWRITE_HEADER + (int) count);
+        le.putInt(0, Ws9p.TWRITE_HEADER + (int) count).put(4, (byte) P9Codec.TWRITE);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.kosa8.workspace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kosa8.protocol.Ws9p;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -183,15 +184,15 @@ final class P9TestClient implements AutoCloseable {
     /** Puts {@code data} into {@code slot} of the write window, as a guest may at any time. */
     void writeThroughWindowOnly(byte[] data, int slot) throws IOException {
         try (var f = java.nio.channels.FileChannel.open(writes, java.nio.file.StandardOpenOption.WRITE)) {
-            f.write(ByteBuffer.wrap(data), (long) slot * WriteWindow.SLOT_SIZE);
+            f.write(ByteBuffer.wrap(data), (long) slot * Ws9p.SLOT_SIZE);
         }
     }
 
     /** A Twritew as the relay frames it, whatever its fields say; returns the tag. */
     synchronized int sendTwritew(int fid, long offset, long count, long slot) throws IOException {
         int tag = freshTag();
-        ByteBuffer m = ByteBuffer.allocate(WriteWindow.TWRITEW_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        m.putInt(WriteWindow.TWRITEW_SIZE).put((byte) WriteWindow.TWRITEW).putShort((short) tag).putInt(fid)
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.TWRITEW_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.TWRITEW_SIZE).put((byte) Ws9p.TWRITEW).putShort((short) tag).putInt(fid)
                 .putLong(offset).putInt((int) count).putInt((int) slot);
         sendRaw(m.flip());
         return tag;
@@ -199,31 +200,31 @@ final class P9TestClient implements AutoCloseable {
 
     /** Twindow: the relay reads the window. */
     void askForWindow() throws IOException {
-        ByteBuffer m = ByteBuffer.allocate(ReadWindow.TWINDOW_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        m.putInt(ReadWindow.TWINDOW_SIZE).put((byte) ReadWindow.TWINDOW).putShort((short) P9Codec.NOTAG);
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.TWINDOW_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.TWINDOW_SIZE).put((byte) Ws9p.TWINDOW).putShort((short) P9Codec.NOTAG);
         sendRaw(m.flip());
     }
 
     /** Tquiet: the relay asks whether the server takes quiet clunks; the answer comes under NOTAG. */
     void askQuiet() throws IOException {
-        ByteBuffer m = ByteBuffer.allocate(QuietClunks.TQUIET_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        m.putInt(QuietClunks.TQUIET_SIZE).put((byte) QuietClunks.TQUIET).putShort((short) P9Codec.NOTAG);
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.TQUIET_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.TQUIET_SIZE).put((byte) Ws9p.TQUIET).putShort((short) P9Codec.NOTAG);
         sendRaw(m.flip());
     }
 
     /** Tclunkq of {@code fid}, as the relay sends a Tclunk it has answered itself; returns its tag (never answered). */
     synchronized int clunkQuietly(int fid) throws IOException {
         int tag = freshTag();
-        ByteBuffer m = ByteBuffer.allocate(QuietClunks.TCLUNKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        m.putInt(QuietClunks.TCLUNKQ_SIZE).put((byte) QuietClunks.TCLUNKQ).putShort((short) tag).putInt(fid);
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.TCLUNKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.TCLUNKQ_SIZE).put((byte) Ws9p.TCLUNKQ).putShort((short) tag).putInt(fid);
         sendRaw(m.flip());
         return tag;
     }
 
     /** Treturn of {@code slot} under {@code serial}. */
     void giveBack(int slot, int serial) throws IOException {
-        ByteBuffer m = ByteBuffer.allocate(ReadWindow.TRETURN_SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        m.putInt(ReadWindow.TRETURN_SIZE).put((byte) ReadWindow.TRETURN).putShort((short) P9Codec.NOTAG)
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.TRETURN_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.TRETURN_SIZE).put((byte) Ws9p.TRETURN).putShort((short) P9Codec.NOTAG)
                 .putInt(slot).putInt(serial);
         sendRaw(m.flip());
     }
@@ -368,7 +369,7 @@ final class P9TestClient implements AutoCloseable {
                     }
                     byte[] frame = new byte[(int) size];
                     in.get(frame);
-                    if (window != null && (frame[4] & 0xff) == ReadWindow.RREADW) {
+                    if (window != null && (frame[4] & 0xff) == Ws9p.RREADW) {
                         frame = fromWindow(frame);
                     }
                     arrivals.add(ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff);
@@ -395,7 +396,7 @@ final class P9TestClient implements AutoCloseable {
         r.putInt(rread.length).put((byte) 117).putShort((short) tag).putInt(count);
         try (var f = java.nio.channels.FileChannel.open(window)) {
             while (r.hasRemaining()) {
-                if (f.read(r, (long) slot * ReadWindow.SLOT_SIZE + r.position() - P9Codec.READ_DATA_OFFSET) < 0) {
+                if (f.read(r, (long) slot * Ws9p.SLOT_SIZE + r.position() - P9Codec.READ_DATA_OFFSET) < 0) {
                     throw new IOException("the window ends before slot " + slot + "'s data");
                 }
             }

@@ -5,6 +5,7 @@ import static dev.kosa8.workspace.P9TestClient.ROOT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kosa8.protocol.Ws9p;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -49,9 +50,9 @@ class QuietClunksTest {
     void aTquietIsAnsweredWithAnRquietUnderNotag() throws Exception {
         c.askQuiet();
         ByteBuffer answer = c.awaitFrame(P9Codec.NOTAG, P9TestClient.TIMEOUT).order(ByteOrder.LITTLE_ENDIAN);
-        assertThat(answer.remaining()).isEqualTo(QuietClunks.TQUIET_SIZE);
-        assertThat(answer.getInt(0)).isEqualTo(QuietClunks.TQUIET_SIZE);
-        assertThat(answer.get(4) & 0xff).isEqualTo(QuietClunks.RQUIET);
+        assertThat(answer.remaining()).isEqualTo(Ws9p.TQUIET_SIZE);
+        assertThat(answer.getInt(0)).isEqualTo(Ws9p.TQUIET_SIZE);
+        assertThat(answer.get(4) & 0xff).isEqualTo(Ws9p.RQUIET);
     }
 
     @Test
@@ -79,8 +80,8 @@ class QuietClunksTest {
         WorkspaceServerTest.walkOk(c, ROOT, 1, "f");
         c.clunkQuietly(77);
         c.clunkQuietly(78);
-        ByteBuffer longer = ByteBuffer.allocate(QuietClunks.TCLUNKQ_SIZE + 4).order(ByteOrder.LITTLE_ENDIAN);
-        longer.putInt(QuietClunks.TCLUNKQ_SIZE + 4).put((byte) QuietClunks.TCLUNKQ).putShort((short) 5).putInt(1)
+        ByteBuffer longer = ByteBuffer.allocate(Ws9p.TCLUNKQ_SIZE + 4).order(ByteOrder.LITTLE_ENDIAN);
+        longer.putInt(Ws9p.TCLUNKQ_SIZE + 4).put((byte) Ws9p.TCLUNKQ).putShort((short) 5).putInt(1)
                 .putInt(0);
         c.sendRaw(longer.flip());
 

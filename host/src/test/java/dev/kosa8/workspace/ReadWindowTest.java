@@ -5,6 +5,7 @@ import static dev.kosa8.workspace.P9TestClient.ROOT;
 import static dev.kosa8.workspace.P9TestClient.data;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kosa8.protocol.Ws9p;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -62,19 +63,19 @@ class ReadWindowTest {
     private byte[] windowBytes(int slot, int length) throws Exception {
         ByteBuffer b = ByteBuffer.allocate(length);
         try (FileChannel f = FileChannel.open(window)) {
-            f.read(b, (long) slot * ReadWindow.SLOT_SIZE);
+            f.read(b, (long) slot * Ws9p.SLOT_SIZE);
         }
         return b.array();
     }
 
     @Test
     void aLargeReadsDataGoesThroughTheWindowAndASmallOnesThroughThePort() throws Exception {
-        int big = ReadWindow.SLOT_SIZE; // what Linux asks for at most: msize - 24
+        int big = Ws9p.SLOT_SIZE; // what Linux asks for at most: msize - 24
         assertThat(WorkspaceServer.MSIZE - 24).isEqualTo(big);
         assertThat(data(c.read(1, 5, big))).isEqualTo(slice(5, big));
         assertThat(c.windowed()).hasSize(1);
         ByteBuffer w = c.windowed().getFirst();
-        assertThat(w.limit()).isEqualTo(ReadWindow.RREADW_SIZE);
+        assertThat(w.limit()).isEqualTo(Ws9p.RREADW_SIZE);
         assertThat(w.getInt(P9Codec.HEADER)).isEqualTo(big);
         assertThat(windowBytes(w.getInt(P9Codec.HEADER + 4), big)).as("the data is in the slot named")
                 .isEqualTo(slice(5, big));
@@ -108,7 +109,7 @@ class ReadWindowTest {
     @Test
     void aSlotIsWrittenAgainOnlyOnceGivenBackUnderItsSerial() throws Exception {
         c.returnSlots = false;
-        int slots = (int) (dev.kosa8.vm.VmSpec.WORKSPACE_WINDOW_BYTES / ReadWindow.SLOT_SIZE);
+        int slots = (int) (dev.kosa8.vm.VmSpec.WORKSPACE_WINDOW_BYTES / Ws9p.SLOT_SIZE);
         for (int i = 0; i < slots; i++) {
             assertThat(data(c.read(1, i, 100_000))).isEqualTo(slice(i, 100_000));
         }
@@ -215,10 +216,10 @@ class ReadWindowTest {
     @Test
     void windowMessagesOfTheWrongSizeAreIgnoredAndTheServerServesOn() throws Exception {
         ByteBuffer longTwindow = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN);
-        longTwindow.putInt(9).put((byte) ReadWindow.TWINDOW).putShort((short) P9Codec.NOTAG).putShort((short) 0);
+        longTwindow.putInt(9).put((byte) Ws9p.TWINDOW).putShort((short) P9Codec.NOTAG).putShort((short) 0);
         c.sendRaw(longTwindow.flip());
         ByteBuffer shortReturn = ByteBuffer.allocate(11).order(ByteOrder.LITTLE_ENDIAN);
-        shortReturn.putInt(11).put((byte) ReadWindow.TRETURN).putShort((short) 0).putInt(0);
+        shortReturn.putInt(11).put((byte) Ws9p.TRETURN).putShort((short) 0).putInt(0);
         c.sendRaw(shortReturn.flip());
         assertThat(data(c.read(1, 1, 100_000))).isEqualTo(slice(1, 100_000));
         assertThat(c.log()).filteredOn(l -> l.contains("read-window message")).hasSize(1);

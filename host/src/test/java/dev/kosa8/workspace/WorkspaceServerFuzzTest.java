@@ -5,6 +5,7 @@ import static dev.kosa8.workspace.P9TestClient.O_RDWR;
 import static dev.kosa8.workspace.P9TestClient.ROOT;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kosa8.protocol.Ws9p;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -184,14 +185,14 @@ class WorkspaceServerFuzzTest {
                 int tag = ByteBuffer.wrap(exact).order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff;
                 int type = exact[4] & 0xff;
                 c.sendRaw(exact);
-                if (type == ReadWindow.TWINDOW || type == ReadWindow.TRETURN || type == QuietClunks.TCLUNKQ
-                        || (type == QuietClunks.TQUIET && size != QuietClunks.TQUIET_SIZE)) {
+                if (type == Ws9p.TWINDOW || type == Ws9p.TRETURN || type == Ws9p.TCLUNKQ
+                        || (type == Ws9p.TQUIET && size != Ws9p.TQUIET_SIZE)) {
                     assertServerHealthy(c); // the window's own messages and quiet clunks have no answer
                     return;
                 }
-                if (type == QuietClunks.TQUIET) {
+                if (type == Ws9p.TQUIET) {
                     ByteBuffer rquiet = c.awaitFrame(P9Codec.NOTAG, REPLY);
-                    assertThat(rquiet.get(4) & 0xff).isEqualTo(QuietClunks.RQUIET); // whatever its tag field said
+                    assertThat(rquiet.get(4) & 0xff).isEqualTo(Ws9p.RQUIET); // whatever its tag field said
                     assertServerHealthy(c);
                     return;
                 }
@@ -208,7 +209,7 @@ class WorkspaceServerFuzzTest {
             @ForAll @Size(min = 1, max = 12) List<@From("twritews") long[]> twritews, @ForAll long seed)
             throws Exception {
         try (P9TestClient c = withState()) {
-            byte[] junk = new byte[WriteWindow.SLOT_SIZE];
+            byte[] junk = new byte[Ws9p.SLOT_SIZE];
             new Random(seed).nextBytes(junk);
             for (int slot = 0; slot < 16; slot += 5) {
                 c.writeThroughWindowOnly(junk, slot);
@@ -243,9 +244,9 @@ class WorkspaceServerFuzzTest {
             int next = 0;
             for (byte[] m : messages) {
                 c.sendRaw(m);
-                if (m.length == QuietClunks.TQUIET_SIZE && (m[4] & 0xff) == QuietClunks.TQUIET) {
+                if (m.length == Ws9p.TQUIET_SIZE && (m[4] & 0xff) == Ws9p.TQUIET) {
                     ByteBuffer answer = c.awaitFrame(P9Codec.NOTAG, REPLY);
-                    assertThat(answer.get(4) & 0xff).as("the answer to a Tquiet").isEqualTo(QuietClunks.RQUIET);
+                    assertThat(answer.get(4) & 0xff).as("the answer to a Tquiet").isEqualTo(Ws9p.RQUIET);
                 }
                 if (next < between.size()) {
                     P9Request r = between.get(next++);
@@ -266,14 +267,14 @@ class WorkspaceServerFuzzTest {
     @Provide
     Arbitrary<byte[]> quietMessages() {
         Arbitrary<byte[]> clunk = Arbitraries.oneOf(Arbitraries.integers().between(0, 8), Arbitraries.integers())
-                .map(fid -> ByteBuffer.allocate(QuietClunks.TCLUNKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN)
-                        .putInt(QuietClunks.TCLUNKQ_SIZE).put((byte) QuietClunks.TCLUNKQ).putShort((short) QUIET_TAG)
+                .map(fid -> ByteBuffer.allocate(Ws9p.TCLUNKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN)
+                        .putInt(Ws9p.TCLUNKQ_SIZE).put((byte) Ws9p.TCLUNKQ).putShort((short) QUIET_TAG)
                         .putInt(fid).array());
-        Arbitrary<byte[]> quiet = Arbitraries.just(ByteBuffer.allocate(QuietClunks.TQUIET_SIZE)
-                .order(ByteOrder.LITTLE_ENDIAN).putInt(QuietClunks.TQUIET_SIZE).put((byte) QuietClunks.TQUIET)
+        Arbitrary<byte[]> quiet = Arbitraries.just(ByteBuffer.allocate(Ws9p.TQUIET_SIZE)
+                .order(ByteOrder.LITTLE_ENDIAN).putInt(Ws9p.TQUIET_SIZE).put((byte) Ws9p.TQUIET)
                 .putShort((short) P9Codec.NOTAG).array());
         Arbitrary<byte[]> odd = net.jqwik.api.Combinators.combine(
-                Arbitraries.of(QuietClunks.TCLUNKQ, QuietClunks.TQUIET),
+                Arbitraries.of(Ws9p.TCLUNKQ, Ws9p.TQUIET),
                 Arbitraries.bytes().array(byte[].class).ofMaxSize(40)).as((type, body) ->
                 ByteBuffer.allocate(P9Codec.HEADER + body.length).order(ByteOrder.LITTLE_ENDIAN)
                         .putInt(P9Codec.HEADER + body.length).put((byte) (int) type).putShort((short) ODD_TAG).put(body)

@@ -4,6 +4,7 @@ import static dev.kosa8.workspace.P9TestClient.O_RDWR;
 import static dev.kosa8.workspace.P9TestClient.ROOT;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kosa8.protocol.Ws9p;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,7 +25,7 @@ class WriteWindowTest {
     private static final int MIB = 1 << 20;
     private static final Duration REPLY = Duration.ofSeconds(5);
     /** A slot's worth: the most a Twrite of the relay's mount (msize 1 MiB, the fd transport's) carries, and then some. */
-    private static final int MAX_DATA = WriteWindow.SLOT_SIZE;
+    private static final int MAX_DATA = Ws9p.SLOT_SIZE;
 
     @TempDir
     Path tmp;
@@ -91,7 +92,7 @@ class WriteWindowTest {
         c.attach(ROOT);
         WorkspaceServerTest.walkOk(c, ROOT, 1, "out");
         c.lopen(1, O_RDWR);
-        int most = msize - WriteWindow.DATA_OFFSET;
+        int most = msize - Ws9p.TWRITE_HEADER;
         assertThat(answer(c.sendTwritew(1, 0, most + 1L, 0))).isEqualTo(new P9Reply.Lerror(ErrnoException.EINVAL));
         byte[] data = random(most, 5);
         assertThat(answer(c.writeThroughWindow(1, 0, data, 0))).isEqualTo(new P9Reply.Write(most));
@@ -103,7 +104,7 @@ class WriteWindowTest {
         long[][] bad = {
             {0, 16}, // the window has 16 slots
             {0, 0xffff_ffffL}, // a slot number that is negative as an int
-            {WriteWindow.SLOT_SIZE + 1L, 0}, // more than a slot
+            {Ws9p.SLOT_SIZE + 1L, 0}, // more than a slot
             {0xffff_ffffL, 0},
         };
         for (long[] b : bad) {
@@ -117,10 +118,10 @@ class WriteWindowTest {
 
     @Test
     void aTwritewOfTheWrongSizeIsRefusedUnderItsTag() throws Exception {
-        for (int size : new int[] {WriteWindow.TWRITEW_SIZE - 1, WriteWindow.TWRITEW_SIZE + 1, P9Codec.HEADER}) {
+        for (int size : new int[] {Ws9p.TWRITEW_SIZE - 1, Ws9p.TWRITEW_SIZE + 1, P9Codec.HEADER}) {
             byte[] frame = new byte[size];
             java.nio.ByteBuffer.wrap(frame).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(size)
-                    .put((byte) WriteWindow.TWRITEW).putShort((short) 77);
+                    .put((byte) Ws9p.TWRITEW).putShort((short) 77);
             c.sendRaw(frame);
             assertThat(answer(77)).as("%d bytes", size).isEqualTo(new P9Reply.Lerror(ErrnoException.EINVAL));
         }

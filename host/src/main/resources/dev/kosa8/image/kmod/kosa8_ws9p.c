@@ -59,6 +59,12 @@
 #include <net/9p/client.h>
 #include <net/9p/transport.h>
 
+/*
+ * kosa8's messages and the link's sizes. Their one definition is Java's dev.kosa8.protocol.Ws9p (the
+ * protocol module), which the daemon and the agent compile against; these copies are checked against it
+ * by a unit test (Ws9pModuleConstantsTest), which names any that differs. Kept here rather than generated
+ * at image build, so this file stays whole and readable as it is compiled.
+ */
 #define WS_HDR 7			/* size[4] type[1] tag[2] */
 #define WS_MAXSIZE ((1 << 20) + 24)	/* msize: 1 MiB of data a request (Linux takes 24 for the header) */
 #define WS_PORT 1			/* the port's id on its device */
@@ -70,7 +76,9 @@
 #define WS_TWINDOW 250			/* the read window: dev.kosa8.workspace ReadWindow */
 #define WS_RREADW 251
 #define WS_TRETURN 252
-#define WS_RREADW_SIZE (WS_HDR + 12)
+#define WS_TCLUNKQ_SIZE (WS_HDR + 4)	/* a Tclunk's size too: only the type differs */
+#define WS_RREADW_SIZE (WS_HDR + 12)	/* count[4] slot[4] serial[4] */
+#define WS_TRETURN_SIZE (WS_HDR + 8)	/* slot[4] serial[4] */
 #define WS_SLOT_SECTORS ((1 << 20) >> SECTOR_SHIFT)
 #define WS_RREAD_HDR 11			/* Rread: size[4] type[1] tag[2] count[4] */
 #define WS_COUNT_AT 19			/* count in a Tread, Twrite or Treaddir: fid[4] offset[8] after the header */
@@ -363,7 +371,7 @@ struct ws_wread {
 /* Gives the slot back (d->lock held). */
 static void ws_return(struct ws_dev *d, u32 slot, u32 serial)
 {
-	u8 body[8];
+	u8 body[WS_TRETURN_SIZE - WS_HDR];
 
 	put_unaligned_le32(slot, body);
 	put_unaligned_le32(serial, body + 4);
@@ -720,7 +728,7 @@ static void ws_ctl_done(struct virtqueue *vq)
 static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx *t, struct ws_zc *zc)
 {
 	struct ws_dev *d = client->trans;
-	bool quiet = !t->sgl && !zc && req->tc.id == P9_TCLUNK && req->tc.size == WS_HDR + 4;
+	bool quiet = !t->sgl && !zc && req->tc.id == P9_TCLUNK && req->tc.size == WS_TCLUNKQ_SIZE;
 	unsigned long flags;
 	int err;
 
@@ -735,9 +743,9 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			/* a Tclunkq for the daemon, from our own copy (nothing tells us when QEMU has read a
 			 * message without an answer), and the Rclunk at once: Linux forgets the fid whatever
 			 * the answer says */
-			memcpy(t->msg, req->tc.sdata, WS_HDR + 4);
+			memcpy(t->msg, req->tc.sdata, WS_TCLUNKQ_SIZE);
 			t->msg[4] = WS_TCLUNKQ;
-			err = ws_send(d, t, WS_HDR + 4);
+			err = ws_send(d, t, WS_TCLUNKQ_SIZE);
 			if (err == 0) {
 				t = NULL;
 				ws_quiet_clunks++;
