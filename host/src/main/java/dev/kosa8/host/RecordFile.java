@@ -190,7 +190,7 @@ public final class RecordFile<T> {
             throw damaged(file, "it has no format name, version or checksum: it is not a " + format + " file", null);
         }
         T value = value(file, root);
-        warnings.accept(file + " has no checksum (written by an earlier kosa8); read as it is, since damage to it"
+        warnings.accept(file + " has no checksum (written by an earlier kosa8): read as it is, though damage to it"
                 + " cannot be told");
         return value;
     }
@@ -199,8 +199,8 @@ public final class RecordFile<T> {
         try {
             return json.treeToValue(body, type);
         } catch (JsonProcessingException | IllegalArgumentException e) {
-            throw damaged(file, "it does not hold a valid " + format + " record: " + (e instanceof JsonProcessingException j
-                    ? j.getOriginalMessage() : e.getMessage()), e);
+            String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+            throw damaged(file, "it does not hold a valid " + format + " record: " + why, e);
         }
     }
 
@@ -218,7 +218,8 @@ public final class RecordFile<T> {
 
     private static String sha256(JsonNode body) throws IOException {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(COMPACT.writeValueAsBytes(body)));
+            byte[] compact = COMPACT.writeValueAsBytes(body);
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(compact));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java has SHA-256", e);
         }
