@@ -3,14 +3,17 @@ package dev.kosa8.checkpoint;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.kosa8.host.RecordFile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * The committed checkpoints of one sandbox: {@code <sandbox>/checkpoints/<id>.json}.
@@ -19,14 +22,43 @@ import java.util.Optional;
  * renamed: a daemon or QEMU killed half-way leaves no file, so no checkpoint
  * that cannot be rewound to (only leftovers, which {@link Checkpointer}
  * removes).
+ *
+ * <p>Each file is a {@link RecordFile}: format {@code kosa8-checkpoint},
+ * version 1, the record under {@code checkpoint}, and its SHA-256. A damaged
+ * file spoils only its own checkpoint: {@link #list} leaves it out and says
+ * so in the log, {@link #find} refuses it naming the file, and {@link #ids}
+ * still counts it, so that nothing it names (its disk snapshot, RAM,
+ * workspace snapshot) is swept away as the leftover of an unfinished one
+ * while the file is there to be looked at or put right.
+ *
+ * <p>Files written by a kosa8 from before the checksum (the record alone, at
+ * the top level) are read as they are, with a warning in the log once per
+ * file: they are the users' existing checkpoints, and refusing them would
+ * throw away work that is most likely whole; damage to them cannot be told,
+ * as it could not before. Every checkpoint taken from now on has the
+ * checksum.
  */
 public final class CheckpointStore {
     static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);
+    static final RecordFile<Checkpoint> RECORD = new RecordFile<>("kosa8-checkpoint", 1, "checkpoint",
+            Checkpoint.class, JSON, RecordFile.Unchecked.READ,
+            "that checkpoint cannot be used (the others can); remove the file to forget it");
+    /** The unchecked files already warned about, so the log says it once, not at every listing. */
+    private static final Set<Path> WARNED = ConcurrentHashMap.newKeySet();
+    private static final String SUFFIX = ".json";
     private final Path dir;
+    private final Consumer<String> log;
 
+    /** A store whose problems (a damaged or unchecked record) go to standard error: the daemon's log. */
     public CheckpointStore(Path dir) {
+        this(dir, line -> System.err.println("kosa8: " + line));
+    }
+
+    /** @param log told about records left out of a listing, and about records read without a checksum */
+    public CheckpointStore(Path dir, Consumer<String> log) {
         this.dir = dir;
+        this.log = log;
     }
 
     public Path directory() {
@@ -43,48 +75,92 @@ public final class CheckpointStore {
         return dir.resolve(id + ".vmstate.tmp");
     }
 
-    public void commit(Checkpoint c) throws IOException {
-        Files.createDirectories(dir);
-        Path tmp = dir.resolve(c.id() + ".json.tmp");
-        Files.write(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(c));
-        try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.WRITE)) {
-            ch.force(true);
-        }
-        Files.move(tmp, dir.resolve(c.id() + ".json"), StandardCopyOption.ATOMIC_MOVE);
+    private Path record(String id) {
+        return dir.resolve(id + SUFFIX);
     }
 
-    /** Every committed checkpoint, oldest first. */
+    public void commit(Checkpoint c) throws IOException {
+        Files.createDirectories(dir);
+        RECORD.write(record(c.id()), c);
+    }
+
+    /**
+     * Every committed checkpoint that can be read, oldest first. A damaged
+     * record is left out, and the log says which file and why.
+     */
     public List<Checkpoint> list() throws IOException {
-        if (!Files.isDirectory(dir)) {
-            return List.of();
-        }
         List<Checkpoint> all = new ArrayList<>();
-        try (var files = Files.list(dir)) {
-            for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".json")).toList()) {
-                all.add(JSON.readValue(f.toFile(), Checkpoint.class));
+        for (String id : recordIds()) {
+            try {
+                all.add(read(id));
+            } catch (RecordFile.Damaged e) {
+                log.accept("checkpoint " + id + " left out: " + e.getMessage());
+            } catch (java.nio.file.NoSuchFileException e) {
+                // removed since the directory was listed
             }
         }
         all.sort(Comparator.comparing(Checkpoint::created).thenComparing(Checkpoint::id));
         return all;
     }
 
-    /** The ids of every committed checkpoint. */
-    public java.util.Set<String> ids() throws IOException {
-        java.util.Set<String> ids = new java.util.HashSet<>();
-        list().forEach(c -> ids.add(c.id()));
-        return ids;
+    /**
+     * The ids of every committed checkpoint, damaged records included: what
+     * they name is kept until the record is removed.
+     */
+    public Set<String> ids() throws IOException {
+        return new java.util.HashSet<>(recordIds());
     }
 
+    /**
+     * Checkpoint {@code id}, or empty when there is none.
+     *
+     * @throws RecordFile.Damaged when its record is damaged: the message names the file
+     */
     public Optional<Checkpoint> find(String id) throws IOException {
-        if (!CheckpointIds.isValid(id)) {
+        if (!CheckpointIds.isValid(id) || !Files.exists(record(id))) {
             return Optional.empty();
         }
-        Path f = dir.resolve(id + ".json");
-        return Files.exists(f) ? Optional.of(JSON.readValue(f.toFile(), Checkpoint.class)) : Optional.empty();
+        return Optional.of(read(id));
     }
 
     /** Forgets a checkpoint: after this it no longer exists, whatever of its parts remain to be removed. */
     public void forget(String id) throws IOException {
-        Files.deleteIfExists(dir.resolve(id + ".json"));
+        Files.deleteIfExists(record(id));
+    }
+
+    /** The ids of the record files here, by their names (unread). */
+    private List<String> recordIds() throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        List<String> ids = new ArrayList<>();
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                String name = f.getFileName().toString();
+                if (!name.endsWith(SUFFIX)) {
+                    continue;
+                }
+                String id = name.substring(0, name.length() - SUFFIX.length());
+                if (CheckpointIds.isValid(id)) {
+                    ids.add(id);
+                } else if (!name.startsWith(".")) {
+                    log.accept(f + " is not a checkpoint record (its name is no checkpoint id); left out");
+                }
+            }
+        }
+        return ids;
+    }
+
+    private Checkpoint read(String id) throws IOException {
+        Path file = record(id);
+        Checkpoint c = RECORD.read(file, warning -> {
+            if (WARNED.add(file.toAbsolutePath())) {
+                log.accept(warning);
+            }
+        });
+        if (!c.id().equals(id)) {
+            throw RECORD.damaged(file, "it holds checkpoint " + c.id() + ", not " + id);
+        }
+        return c;
     }
 }

@@ -3,18 +3,15 @@ package dev.kosa8.checkpoint;
 import static dev.kosa8.checkpoint.Posix.O_DIRECTORY;
 import static dev.kosa8.checkpoint.Posix.O_RDONLY;
 
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,7 +19,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.regex.Pattern;
 
 /**
@@ -30,7 +26,7 @@ import java.util.regex.Pattern;
  * (each distinct content stored once, {@code objects/ab/cdef…} by SHA-256),
  * incremental (a file whose stat identity is unchanged since the last capture
  * or restore is neither read nor stored again), and crash-safe (objects first,
- * then the manifest under a temporary name, synced, renamed). See
+ * then the manifest under a temporary name, synced, renamed: {@link AtomicFile}). See
  * docs/checkpoints.md, "Workspace snapshots", for the format and the limits.
  *
  * <p>Layout of the store: {@code objects/}, {@code manifests/ID.json}, and
@@ -45,6 +41,7 @@ import java.util.regex.Pattern;
 public final class FolderSnapshots {
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
     private static final String SUFFIX = ".json";
+    /** How temporary manifests start: {@link AtomicFile}'s, and those of earlier kosa8 versions. */
     private static final String TEMP_PREFIX = ".tmp-";
 
     private final Path store;
@@ -122,28 +119,30 @@ public final class FolderSnapshots {
         try {
             return new Pending(id, capturer.capture(id, folderBytes, capturedAt), capturer, t0);
         } catch (IOException | RuntimeException e) {
-            discard(null, capturer.added(), e);
+            discard(capturer.added(), e);
             throw e;
         }
     }
 
     /** The second half of {@link #capture}: makes the scan's objects durable and commits its manifest. */
     public synchronized Capture commit(Pending p) throws IOException {
-        Path tmp = manifests.resolve(TEMP_PREFIX + p.id + "-" + UUID.randomUUID() + SUFFIX);
-        boolean committed = false;
         try {
             byte[] json = ManifestCodec.write(p.manifest);
             syncStore(); // every object durable before a manifest can name it
-            writeSynced(tmp, json);
-            hooks.at("manifest-written");
-            Files.move(tmp, manifest(p.id), StandardCopyOption.ATOMIC_MOVE);
-            committed = true;
-            fsyncDirectory(manifests);
+            AtomicFile.write(manifest(p.id), out -> {
+                out.write(json);
+                out.flush();
+                hooks.at("manifest-written");
+            });
         } catch (IOException | RuntimeException e) {
-            if (committed) {
-                Files.deleteIfExists(manifest(p.id)); // not durably there: take it back so it is not half there
+            // scan refused an existing manifest of this id: one there now is this one, renamed in place before
+            // its directory's sync failed; take it back so it is not half there
+            try {
+                Files.deleteIfExists(manifest(p.id));
+            } catch (IOException again) {
+                e.addSuppressed(again);
             }
-            discard(tmp, p.capturer.added(), e);
+            discard(p.capturer.added(), e);
             throw e;
         }
         try {
@@ -160,7 +159,7 @@ public final class FolderSnapshots {
 
     /** Takes back what an uncommitted scan wrote. */
     public synchronized void abandon(Pending p) {
-        discard(null, p.capturer.added(), new IOException("abandoned"));
+        discard(p.capturer.added(), new IOException("abandoned"));
     }
 
     /**
@@ -360,14 +359,10 @@ public final class FolderSnapshots {
      * the capture or restore.
      */
     private void writeHead(String id) {
-        Path tmp = store.resolve(TEMP_PREFIX + "head-" + UUID.randomUUID());
         try {
-            Files.writeString(tmp, id + "\n", StandardCharsets.US_ASCII);
-            Files.move(tmp, store.resolve("head"), StandardCopyOption.ATOMIC_MOVE,
-                    StandardCopyOption.REPLACE_EXISTING);
+            AtomicFile.writeHint(store.resolve("head"), (id + "\n").getBytes(StandardCharsets.US_ASCII));
         } catch (IOException e) {
             try {
-                Files.deleteIfExists(tmp);
                 Files.deleteIfExists(store.resolve("head"));
             } catch (IOException ignored) {
                 // a stale head is harmless too: its identities are still true of the files they name
@@ -376,14 +371,7 @@ public final class FolderSnapshots {
     }
 
     /** Takes back what a failed capture wrote; a second failure is attached to the first. */
-    private void discard(Path tmpManifest, List<String> added, Exception failure) {
-        try {
-            if (tmpManifest != null) {
-                Files.deleteIfExists(tmpManifest);
-            }
-        } catch (IOException e) {
-            failure.addSuppressed(e);
-        }
+    private void discard(List<String> added, Exception failure) {
         for (String hash : added) {
             try {
                 objects.delete(hash);
@@ -395,16 +383,6 @@ public final class FolderSnapshots {
             objects.removeTemporaries();
         } catch (IOException e) {
             failure.addSuppressed(e);
-        }
-    }
-
-    private static void writeSynced(Path p, byte[] bytes) throws IOException {
-        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            ByteBuffer b = ByteBuffer.wrap(bytes);
-            while (b.hasRemaining()) {
-                ch.write(b);
-            }
-            ch.force(true);
         }
     }
 

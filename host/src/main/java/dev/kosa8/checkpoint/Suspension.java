@@ -1,5 +1,6 @@
 package dev.kosa8.checkpoint;
 
+import dev.kosa8.host.RecordFile;
 import dev.kosa8.workspace.WorkspaceSnapshot;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,11 +17,22 @@ import java.time.Instant;
  * written last: without it there is no suspension, only leftovers.
  * The root disk needs nothing: QEMU stopped before the state was saved and
  * quit after, so the disk is as the machine left it.
+ *
+ * <p>{@code suspended.json} is a {@link RecordFile}: format
+ * {@code kosa8-suspension}, version 1, the record under {@code suspension},
+ * and its SHA-256. One written by a kosa8 from before the checksum (the
+ * record alone) is read as it is, with a warning: a sandbox stopped before
+ * an upgrade resumes where it was; a damaged one cannot be resumed from, and
+ * the sandbox boots afresh from its disk.
  */
 public final class Suspension {
     /** What {@code suspended.json} holds. */
     public record Record(Instant suspended, WorkspaceSnapshot server) {
     }
+
+    static final RecordFile<Record> RECORD = new RecordFile<>("kosa8-suspension", 1, "suspension", Record.class,
+            CheckpointStore.JSON, RecordFile.Unchecked.READ,
+            "the machine cannot resume from it: the sandbox boots afresh from its disk");
 
     private final Path dir;
 
@@ -45,8 +57,13 @@ public final class Suspension {
         return Files.isRegularFile(record()) && Files.isRegularFile(state());
     }
 
+    /**
+     * The record of the suspension.
+     *
+     * @throws RecordFile.Damaged when it is damaged: the message names the file
+     */
     public Record read() throws IOException {
-        return CheckpointStore.JSON.readValue(record().toFile(), Record.class);
+        return RECORD.read(record(), warning -> System.err.println("kosa8: " + warning));
     }
 
     void prepare() throws IOException {
@@ -54,14 +71,14 @@ public final class Suspension {
         Files.createDirectories(dir);
     }
 
+    /**
+     * Names the state (written and synced by its writer) and writes the
+     * record after it; the record's write syncs the directory, which makes
+     * both renames durable.
+     */
     void commit(Record r) throws IOException {
         Files.move(stateTemp(), state(), StandardCopyOption.ATOMIC_MOVE);
-        Path tmp = dir.resolve("suspended.json.tmp");
-        Files.write(tmp, CheckpointStore.JSON.writeValueAsBytes(r));
-        try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.WRITE)) {
-            ch.force(true);
-        }
-        Files.move(tmp, record(), StandardCopyOption.ATOMIC_MOVE);
+        RECORD.write(record(), r);
     }
 
     /** Removes it, complete or not (after a resume, or when it cannot be resumed). */

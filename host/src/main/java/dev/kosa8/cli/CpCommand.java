@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.protocol.FileMode;
 import dev.kosa8.protocol.Message;
@@ -8,7 +9,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -62,10 +63,10 @@ final class CpCommand implements Callable<Integer> {
         String id = remote.substring(0, remote.indexOf(':'));
         String path = remote.substring(remote.indexOf(':') + 1);
         Path target = Files.isDirectory(local) ? local.resolve(Path.of(path).getFileName().toString()) : local;
-        Path dir = target.toAbsolutePath().getParent();
-        Path tmp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".kosa8-part");
         int[] mode = {0644};
-        try (OutputStream out = Files.newOutputStream(tmp)) {
+        // private while it is written, as the file in the sandbox may be; its own mode once complete
+        try (AtomicFile.Pending file = AtomicFile.begin(target, PosixFilePermissions.fromString("rw-------"))) {
+            OutputStream out = file.stream();
             ExecStream s = new ExecStream(main.daemon().upgrade("/v1/sandboxes/" + Ids.check(id) + "/exec"));
             s.send(new Message.GetFile(ExecStream.CH, path));
             int code = s.await(out, System.err, new ExecStream.FileSink() {
@@ -79,12 +80,9 @@ final class CpCommand implements Callable<Integer> {
                     out.write(bytes);
                 }
             });
-            out.close();
-            Files.setPosixFilePermissions(tmp, FileMode.permissions(mode[0]));
-            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            Files.setPosixFilePermissions(file.path(), FileMode.permissions(mode[0]));
+            file.commit();
             return code;
-        } finally {
-            Files.deleteIfExists(tmp);
         }
     }
 }

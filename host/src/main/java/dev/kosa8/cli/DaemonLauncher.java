@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import java.io.File;
@@ -33,9 +34,8 @@ final class DaemonLauncher {
             Files.createDirectories(dir);
             Path copy = dir.resolve("kosa8-" + Main.build() + ".jar");
             if (!Files.exists(copy)) {
-                Path tmp = Files.createTempFile(dir, "kosa8-", ".jar.tmp");
-                Files.copy(jar, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-                Files.move(tmp, copy, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                AtomicFile.write(copy, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"),
+                        out -> Files.copy(jar, out));
             }
             try (var old = Files.newDirectoryStream(dir, "kosa8-*.jar")) {
                 for (Path p : old) {

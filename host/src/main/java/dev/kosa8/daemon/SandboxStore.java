@@ -1,33 +1,36 @@
 package dev.kosa8.daemon;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.kosa8.host.RecordFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Stream;
 
 /**
  * Sandbox records on disk, one {@code sandbox.json} per sandbox directory.
- * Each file carries a format name, a version and a SHA-256 of its content; it
- * is written to a temporary name, synced and renamed, so a crash leaves the
- * old record or the new one, never half of one. See docs/files.md.
+ * Each file carries a format name, a version and a SHA-256 of its content
+ * ({@link RecordFile}); it is written to a temporary name, synced and
+ * renamed ({@link dev.kosa8.host.AtomicFile}), so a crash leaves the old
+ * record or the new one, never half of one. See docs/files.md.
  */
 public final class SandboxStore {
     static final String FORMAT = "kosa8-sandbox";
     static final int VERSION = 1;
     static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);
+    /**
+     * Sandbox records have had the envelope from the start: a file without
+     * one is not a sandbox record, and is refused.
+     */
+    private static final RecordFile<SandboxRecord> RECORD = new RecordFile<>(FORMAT, VERSION, "sandbox",
+            SandboxRecord.class, JSON, RecordFile.Unchecked.REFUSE,
+            "kosa8 leaves that sandbox out; remove the directory the file is in to be rid of it");
 
     private final Path root;
 
@@ -46,18 +49,7 @@ public final class SandboxStore {
         Path dir = directory(r.id());
         try {
             Files.createDirectories(dir);
-            JsonNode body = JSON.valueToTree(r);
-            ObjectNode file = JSON.createObjectNode().put("format", FORMAT).put("version", VERSION);
-            file.set("sandbox", body);
-            file.put("sha256", sha256(JSON.writeValueAsBytes(body)));
-            Path tmp = dir.resolve("sandbox.json.tmp");
-            byte[] bytes = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(file);
-            try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.CREATE,
-                    java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)) {
-                ch.write(java.nio.ByteBuffer.wrap(bytes));
-                ch.force(true);
-            }
-            Files.move(tmp, dir.resolve("sandbox.json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            RECORD.write(dir.resolve("sandbox.json"), r);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("cannot save sandbox " + r.id(), e);
         }
@@ -77,6 +69,8 @@ public final class SandboxStore {
                 }
                 try {
                     out.add(read(f));
+                } catch (RecordFile.Damaged e) {
+                    problems.accept(e.getMessage()); // names the file
                 } catch (IOException | RuntimeException e) {
                     problems.accept("skipping " + f + ": " + e.getMessage());
                 }
@@ -88,15 +82,7 @@ public final class SandboxStore {
     }
 
     static SandboxRecord read(Path f) throws IOException {
-        JsonNode file = JSON.readTree(f.toFile());
-        if (!FORMAT.equals(file.path("format").asText()) || file.path("version").asInt() != VERSION) {
-            throw new IOException("not a version " + VERSION + " " + FORMAT + " file");
-        }
-        JsonNode body = file.path("sandbox");
-        if (!sha256(JSON.writeValueAsBytes(body)).equals(file.path("sha256").asText())) {
-            throw new IOException("checksum mismatch");
-        }
-        return JSON.treeToValue(body, SandboxRecord.class);
+        return RECORD.read(f);
     }
 
     public void delete(String id) throws IOException {
@@ -108,14 +94,6 @@ public final class SandboxStore {
             for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
             }
-        }
-    }
-
-    private static String sha256(byte[] b) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 

@@ -176,7 +176,7 @@ public final class ImageBuilder {
             }
             appendLog(log, "-- " + kind.displayName() + " built in " + seconds(start) + " s");
         }
-        String kernelVersion = Manifests.read(parts.directory(PartKind.KERNEL, hashes.kernel()), PartManifest.class)
+        String kernelVersion = Manifests.readPart(parts.directory(PartKind.KERNEL, hashes.kernel()))
                 .facts().get("kernelVersion");
         Image image = store.writeImage(new ImageManifest(ImageManifest.FORMAT, hashes.imageId(),
                 Instant.now().toString(), kernelVersion, kernelPackage, busyboxPackage, hashes));

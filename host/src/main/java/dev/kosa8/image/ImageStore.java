@@ -1,7 +1,9 @@
 package dev.kosa8.image;
 
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.host.RecordFile;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -138,9 +140,7 @@ public final class ImageStore {
     }
 
     void setCurrent(String id) throws IOException {
-        Path tmp = images.resolve(CURRENT + ".tmp");
-        Files.writeString(tmp, id + "\n", StandardCharsets.UTF_8);
-        Files.move(tmp, images.resolve(CURRENT), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        AtomicFile.write(images.resolve(CURRENT), (id + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
     Optional<ImageManifest> manifest(String id) {
@@ -149,7 +149,7 @@ public final class ImageStore {
             return Optional.empty();
         }
         try {
-            return Optional.of(Manifests.read(dir, ImageManifest.class));
+            return Optional.of(Manifests.readImage(dir));
         } catch (IOException e) {
             throw unreadable(dir.resolve(Manifests.FILE), e);
         }
@@ -249,6 +249,9 @@ public final class ImageStore {
     }
 
     private static KosaException unreadable(Path p, IOException e) {
+        if (e instanceof RecordFile.Damaged d) {
+            return new KosaException(KosaException.Kind.IMAGE, d.problem(), d.remedy(), e);
+        }
         return new KosaException(KosaException.Kind.IMAGE, "cannot read " + p + ": " + e.getMessage(),
                 "remove the images folder and run `kosa8 image build`", e);
     }

@@ -1,15 +1,14 @@
 package dev.kosa8.secrets;
 
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributes;
@@ -26,7 +25,8 @@ import java.util.Set;
  * byte (a file created with the umask's mode and tightened afterwards could
  * be opened by someone else in between, and an open descriptor outlives any
  * later chmod), written whole to a temporary name and renamed over the old
- * one, so a reader sees the old content or the new, never half of it.
+ * one ({@link AtomicFile}), so a reader sees the old content or the new,
+ * never half of it.
  *
  * <p>Reading refuses a file that other users could read or change, or that
  * another user owns: better to stop and say {@code chmod 600} than to go on
@@ -77,32 +77,14 @@ final class PrivateFile {
         }
     }
 
-    /** Replaces the file's content at once; it has mode 0600 whatever the umask. */
+    /** Replaces the file's content at once ({@link AtomicFile}); it has mode 0600 from creation, whatever the umask. */
     static void write(Path file, byte[] content) {
         Path dir = directory(file.getParent());
-        Path tmp = null;
         try {
-            tmp = Files.createTempFile(dir, "." + file.getFileName() + ".", ".tmp", FILE_MODE);
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                ByteBuffer b = ByteBuffer.wrap(content);
-                while (b.hasRemaining()) {
-                    ch.write(b);
-                }
-                ch.force(true);
-            }
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            tmp = null;
+            AtomicFile.write(file, OWNER_ONLY, content);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot write " + file + ": " + e.getMessage(),
                     "check that " + dir + " is yours and writable, and that the disk has room", e);
-        } finally {
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // the write failed already; that error is the one to report
-                }
-            }
         }
     }
 

@@ -2,13 +2,13 @@ package dev.kosa8.vm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kosa8.host.AtomicFile;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -161,10 +161,8 @@ public final class AcceleratorProbe {
     private void writeCache(String key, Choice c) {
         try {
             Files.createDirectories(cacheFile.getParent());
-            Path tmp = cacheFile.resolveSibling(cacheFile.getFileName() + ".tmp");
-            JSON.writeValue(tmp.toFile(), Map.of("key", key, "accelerator", c.accelerator().name(),
-                    "tried", c.tried(), "probedAt", Instant.now().toString()));
-            Files.move(tmp, cacheFile, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            AtomicFile.writeHint(cacheFile, JSON.writeValueAsBytes(Map.of("key", key, "accelerator",
+                    c.accelerator().name(), "tried", c.tried(), "probedAt", Instant.now().toString())));
         } catch (IOException e) {
             // an uncached result only costs another probe next time
         }

@@ -24,7 +24,7 @@ class SandboxStoreTest {
     }
 
     @Test
-    void savesAndLoadsRecords() {
+    void savesAndLoadsRecords() throws Exception {
         SandboxStore store = new SandboxStore(root);
         store.save(record("0123456789ab"));
         store.save(record("0123456789ab").failed("boom"));
@@ -36,6 +36,67 @@ class SandboxStoreTest {
             assertThat(r.secrets()).isEqualTo(record("0123456789ab").secrets());
         });
         assertThat(root.resolve("0123456789ab/sandbox.json.tmp")).doesNotExist();
+        try (var files = Files.list(root.resolve("0123456789ab"))) {
+            assertThat(files.map(f -> f.getFileName().toString())).as("no temporary file left").containsExactly(
+                    "sandbox.json");
+        }
+    }
+
+    /** sandbox.json exactly as kosa8 wrote it before the envelope moved to dev.kosa8.host.RecordFile. */
+    private static final String EARLIER = """
+            {
+              "format" : "kosa8-sandbox",
+              "version" : 1,
+              "sandbox" : {
+                "id" : "0123456789ab",
+                "created" : "2026-11-29T10:00:00Z",
+                "ephemeral" : false,
+                "cpus" : 2,
+                "memoryMiB" : 1024,
+                "accelerator" : "tcg",
+                "imageId" : "img",
+                "state" : "RUNNING",
+                "qemuPid" : 1234,
+                "qemuStarted" : "2026-11-29T10:00:01Z",
+                "failure" : "",
+                "workspace" : "/home/ann/café",
+                "network" : {
+                  "mode" : "CLOSED",
+                  "allow" : [ "pypi.org", "GET api.example.com/v1/" ]
+                },
+                "secrets" : [ {
+                  "name" : "OPENAI_API_KEY",
+                  "env" : "OPENAI_API_KEY",
+                  "sentinel" : "sk-proj-5qHbW2xV9kLmN3pR7tY1zA4c"
+                } ],
+                "workspaceTransport" : "RELAY"
+              },
+              "sha256" : "1385a120b75618f2831b74628af69070ef5fbb5944eea30bfc6d6562fb79ecc8"
+            }""";
+
+    @Test
+    void aRecordAsEarlierVersionsWroteItLoadsAndIsWrittenTheSameWay() throws Exception {
+        SandboxRecord r = new SandboxRecord("0123456789ab", Instant.parse("2026-11-29T10:00:00Z"), false, 2, 1024,
+                "tcg", "img", SandboxState.RUNNING, 1234, Instant.parse("2026-11-29T10:00:01Z"), "",
+                "/home/ann/caf\u00e9", record("0123456789ab").network(), record("0123456789ab").secrets(),
+                dev.kosa8.vm.WorkspaceTransport.RELAY);
+        Path f = Files.createDirectories(root.resolve("0123456789ab")).resolve("sandbox.json");
+        Files.writeString(f, EARLIER.stripTrailing());
+        List<String> problems = new ArrayList<>();
+        assertThat(new SandboxStore(root).loadAll(problems::add)).containsExactly(r);
+        assertThat(problems).isEmpty();
+        new SandboxStore(root).save(r);
+        assertThat(Files.readString(f)).isEqualTo(EARLIER.stripTrailing());
+    }
+
+    @Test
+    void aRecordWithoutTheEnvelopeIsNotASandboxRecord() throws Exception {
+        Path f = Files.createDirectories(root.resolve("0123456789ab")).resolve("sandbox.json");
+        Files.write(f, SandboxStore.JSON.writeValueAsBytes(record("0123456789ab")));
+        List<String> problems = new ArrayList<>();
+        assertThat(new SandboxStore(root).loadAll(problems::add)).isEmpty();
+        assertThat(problems).singleElement().asString().startsWith(f + " is damaged: it has no format name")
+                .contains("remove the directory the file is in");
     }
 
     @Test

@@ -175,10 +175,12 @@ class CheckpointIT {
         }
     }
 
-    /** The bytes a checkpoint's machine state added on disk, as its record says. */
+    /** The bytes a checkpoint's machine state added on disk, as its record says (docs/files.md). */
     static long machineBytes(Path dir, String checkpoint) throws java.io.IOException {
-        return new com.fasterxml.jackson.databind.ObjectMapper().readTree(dir.resolve(checkpoint + ".json").toFile())
-                .path("vmStateBytes").asLong();
+        var record = new com.fasterxml.jackson.databind.ObjectMapper().readTree(dir.resolve(checkpoint + ".json")
+                .toFile()).path("checkpoint");
+        assertThat(record.path("vmStateBytes").isIntegralNumber()).as("a checkpoint record: %s", record).isTrue();
+        return record.path("vmStateBytes").asLong();
     }
 
     @Test

@@ -1,11 +1,11 @@
 package dev.kosa8.checkpoint.ram;
 
+import dev.kosa8.host.AtomicFile;
 import java.io.IOException;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.LinkedHashSet;
 
 /**
@@ -24,7 +24,8 @@ import java.util.LinkedHashSet;
  * <p>Each file is {@code be32(n)} then {@code n} page indices, {@code be32}
  * each, oldest first. A file that is cut, too long or names a page the image
  * does not have is ignored: it is a hint, and a wrong hint costs only pages
- * sent early. Writers replace a file whole (a temporary file moved in place);
+ * sent early. Writers replace a file whole ({@link AtomicFile#writeHint}, not
+ * synced: a list lost in a crash costs the next load its speed, nothing else);
  * two loads that end at once may lose one's additions, never corrupt it.
  */
 final class HotPages {
@@ -88,13 +89,6 @@ final class HotPages {
         for (int p : pages) {
             b.putInt(p);
         }
-        Path temp = file.resolveSibling(file.getFileName() + ".tmp-" + ProcessHandle.current().pid() + "-"
-                + Thread.currentThread().threadId());
-        try {
-            Files.write(temp, b.array());
-            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(temp);
-        }
+        AtomicFile.writeHint(file, b.array());
     }
 }

@@ -6,12 +6,10 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
@@ -98,49 +96,46 @@ final class RamImage {
         return (int) (firstPage[block] + page);
     }
 
-    void write(Path file) throws IOException {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                StandardOpenOption.WRITE)) {
-            CRC32C crc = new CRC32C();
-            BufferedOutputStream buffered = new BufferedOutputStream(Channels.newOutputStream(ch), 1 << 16);
-            DataOutputStream out = new DataOutputStream(new CheckedOutputStream(buffered, crc));
-            out.writeLong(MAGIC);
-            out.writeInt(VERSION);
-            out.writeInt(packs.size());
-            for (String p : packs) {
-                out.writeUTF(p);
-            }
-            out.writeInt(layout.sectionId());
-            out.writeBoolean(layout.footers());
-            out.writeInt(layout.prefix().length);
-            out.write(layout.prefix());
-            out.writeInt(tail.length);
-            out.write(tail);
-            out.writeInt(layout.blocks().size());
-            for (RamStream.Block b : layout.blocks()) {
-                byte[] name = b.name().getBytes(StandardCharsets.ISO_8859_1);
-                out.writeByte(name.length);
-                out.write(name);
-                out.writeLong(b.length());
-            }
-            for (int i = 0; i < kind.length; i++) {
-                out.writeByte(kind[i]);
-                switch (kind[i]) {
-                    case REPEATED -> out.writeByte(ref[i]);
-                    case STORED -> {
-                        out.writeShort(ref[i]);
-                        out.writeInt(slot[i]);
-                        out.writeLong(hashHigh[i]);
-                        out.writeLong(hashLow[i]);
-                    }
-                    default -> { }
-                }
-            }
-            DataOutputStream unchecked = new DataOutputStream(buffered);
-            unchecked.writeInt((int) crc.getValue());
-            unchecked.flush();
-            ch.force(true);
+    /** Writes the image file's content to {@code sink} (streamed; the caller makes it a file, {@link RamStore}). */
+    void writeTo(OutputStream sink) throws IOException {
+        CRC32C crc = new CRC32C();
+        BufferedOutputStream buffered = new BufferedOutputStream(sink, 1 << 16);
+        DataOutputStream out = new DataOutputStream(new CheckedOutputStream(buffered, crc));
+        out.writeLong(MAGIC);
+        out.writeInt(VERSION);
+        out.writeInt(packs.size());
+        for (String p : packs) {
+            out.writeUTF(p);
         }
+        out.writeInt(layout.sectionId());
+        out.writeBoolean(layout.footers());
+        out.writeInt(layout.prefix().length);
+        out.write(layout.prefix());
+        out.writeInt(tail.length);
+        out.write(tail);
+        out.writeInt(layout.blocks().size());
+        for (RamStream.Block b : layout.blocks()) {
+            byte[] name = b.name().getBytes(StandardCharsets.ISO_8859_1);
+            out.writeByte(name.length);
+            out.write(name);
+            out.writeLong(b.length());
+        }
+        for (int i = 0; i < kind.length; i++) {
+            out.writeByte(kind[i]);
+            switch (kind[i]) {
+                case REPEATED -> out.writeByte(ref[i]);
+                case STORED -> {
+                    out.writeShort(ref[i]);
+                    out.writeInt(slot[i]);
+                    out.writeLong(hashHigh[i]);
+                    out.writeLong(hashLow[i]);
+                }
+                default -> { }
+            }
+        }
+        DataOutputStream unchecked = new DataOutputStream(buffered);
+        unchecked.writeInt((int) crc.getValue());
+        unchecked.flush();
     }
 
     /** The packs an image file uses, read from its start alone. */

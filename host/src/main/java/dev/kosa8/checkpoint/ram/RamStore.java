@@ -1,5 +1,6 @@
 package dev.kosa8.checkpoint.ram;
 
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.vm.PagedMachine;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -10,7 +11,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -100,11 +100,11 @@ public final class RamStore {
             }
         }
         Files.createDirectories(packs);
-        Path packTemp = packs.resolve(id + ".pages.tmp");
-        Path imageTemp = dir.resolve(id + ".ram.tmp");
+        // the pack made durable and named before the image that names it; each a temporary file until then
         try (Arena arena = Arena.ofConfined();
              FileChannel in = FileChannel.open(stream, StandardOpenOption.READ);
-             Packer packer = new Packer(id, base, packTemp)) {
+             AtomicFile.Pending packFile = AtomicFile.begin(pack(id))) {
+            Packer packer = new Packer(id, base, packFile.channel());
             MemorySegment s = in.map(FileChannel.MapMode.READ_ONLY, 0, in.size(), arena);
             RamStream.Layout layout = RamStream.read(s, packer);
             long tailBytes = s.byteSize() - layout.tailOffset();
@@ -114,20 +114,13 @@ public final class RamStore {
             packer.finish(layout, s.asSlice(layout.tailOffset()).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
             long added = 0;
             if (packer.stored > 0) {
-                Files.move(packTemp, pack(id), StandardCopyOption.ATOMIC_MOVE);
+                packFile.commit();
                 added += Files.size(pack(id));
-            } else {
-                Files.deleteIfExists(packTemp);
-            }
-            packer.image.write(imageTemp);
-            Files.move(imageTemp, image(id), StandardCopyOption.ATOMIC_MOVE);
-            syncDirectory(packs);
-            syncDirectory(dir);
+            } // else no pack: closing the pending one deletes it
+            AtomicFile.write(image(id), packer.image::writeTo);
             Files.delete(stream);
             return added + Files.size(image(id));
         } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(packTemp);
-            Files.deleteIfExists(imageTemp);
             if (!has(id)) {
                 Files.deleteIfExists(pack(id)); // moved in place, but no image names it
             }
@@ -214,18 +207,10 @@ public final class RamStore {
      * nothing else, so it is not an error.
      */
     private void writeHint(String name, byte[] content) {
-        Path temp = dir.resolve(name + ".tmp-" + ProcessHandle.current().pid());
         try {
-            Files.write(temp, content);
-            Files.move(temp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            AtomicFile.writeHint(dir.resolve(name), content);
         } catch (IOException e) {
             // a hint: the first loads ask for their pages one by one instead
-        } finally {
-            try {
-                Files.deleteIfExists(temp);
-            } catch (IOException e) {
-                // a file of a few KiB; the sandbox's removal takes it
-            }
         }
     }
 
@@ -282,8 +267,8 @@ public final class RamStore {
         try (var files = Files.list(dir)) {
             for (Path f : files.toList()) {
                 String name = f.getFileName().toString();
-                if (name.endsWith(".ram.tmp")) {
-                    Files.deleteIfExists(f);
+                if (name.endsWith(".ram.tmp") || AtomicFile.targetName(f).filter(t -> t.endsWith(".ram")).isPresent()) {
+                    Files.deleteIfExists(f); // an image's temporary file (or an earlier kosa8's)
                 } else if (name.endsWith(".ram")) {
                     String id = name.substring(0, name.length() - 4);
                     if (keep.contains(id)) {
@@ -304,7 +289,7 @@ public final class RamStore {
         try (var files = Files.list(packs)) {
             for (Path f : files.toList()) {
                 String name = f.getFileName().toString();
-                if (name.endsWith(".tmp") || (name.endsWith(".pages") && !unknown
+                if (name.endsWith(".tmp") || AtomicFile.isTemporary(f) || (name.endsWith(".pages") && !unknown
                         && !used.contains(name.substring(0, name.length() - 6)))) {
                     Files.deleteIfExists(f);
                 }
@@ -406,7 +391,7 @@ public final class RamStore {
     }
 
     /** Sorts a stream's pages into shared and new, writing the new ones to the pack. */
-    private static final class Packer implements RamStream.Pages, AutoCloseable {
+    private static final class Packer implements RamStream.Pages {
         private final String id;
         private final RamImage base;
         private final FileChannel pack;
@@ -418,11 +403,11 @@ public final class RamStore {
         private boolean shareable;
         int stored;
 
-        Packer(String id, RamImage base, Path packFile) throws IOException {
+        /** @param pack the pack's file, open to write; its owner makes it durable, names it and closes it */
+        Packer(String id, RamImage base, FileChannel pack) {
             this.id = id;
             this.base = base;
-            this.pack = FileChannel.open(packFile, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
-                    StandardOpenOption.WRITE);
+            this.pack = pack;
             try {
                 this.sha = MessageDigest.getInstance("SHA-256");
             } catch (NoSuchAlgorithmException e) {
@@ -477,10 +462,9 @@ public final class RamStore {
             return at;
         }
 
-        /** Writes the last pages and makes the pack durable; the image gets the stream's tail. */
+        /** Writes the last pages; the image gets the stream's tail. */
         void finish(RamStream.Layout whole, byte[] tail) throws IOException {
             drain();
-            pack.force(true);
             image = image.withTail(whole, tail);
         }
 
@@ -490,11 +474,6 @@ public final class RamStore {
                 pack.write(pending);
             }
             pending.clear();
-        }
-
-        @Override
-        public void close() throws IOException {
-            pack.close();
         }
     }
 }

@@ -1,19 +1,16 @@
 package dev.kosa8.egress.tls;
 
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
@@ -36,11 +33,12 @@ import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
  * A sandbox CA's two files: {@code ca.key} (the private key, PKCS#8 PEM, mode
  * 0600) and {@code ca.pem} (the certificate, PEM, mode 0644).
  *
- * <p>Each is written to a temporary name, synced and renamed, so a crash never
- * leaves half a key. The key's temporary file is created 0600, so the key is
- * never readable by others, not even between creation and a chmod. The key is
- * renamed into place first and {@code ca.pem} last: {@code ca.pem} present means
- * the CA is complete and may already be installed in the guest.
+ * <p>Each is written to a temporary name, synced and renamed ({@link
+ * AtomicFile}), so a crash never leaves half a key. The key's temporary file
+ * is created 0600, so the key is never readable by others, not even between
+ * creation and a chmod. The key is renamed into place first and
+ * {@code ca.pem} last: {@code ca.pem} present means the CA is complete and may
+ * already be installed in the guest.
  *
  * <p>A damaged or mismatched pair is refused, never silently replaced: the guest
  * trusts the certificate it was given, and a new CA would make every TLS
@@ -92,11 +90,10 @@ final class CaFiles {
             if (!Files.isDirectory(dir)) {
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PRIVATE_DIR));
             }
-            writeAtomically(dir, KEY, keyPem(ca.key()), OWNER_ONLY);
-            writeAtomically(dir, CERT, pem(ca.certificate()), WORLD_READABLE);
-            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-                d.force(true);
-            }
+            // each renamed and its directory synced before the next: the key is in place before the certificate
+            AtomicFile.write(dir.resolve(KEY), OWNER_ONLY, keyPem(ca.key()).getBytes(StandardCharsets.US_ASCII));
+            AtomicFile.write(dir.resolve(CERT), WORLD_READABLE,
+                    pem(ca.certificate()).getBytes(StandardCharsets.US_ASCII));
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST,
                     "cannot write the sandbox CA into " + dir + ": " + e.getMessage(),
@@ -121,27 +118,6 @@ final class CaFiles {
             w.writeObject(new JcaPKCS8Generator(key, null));
         }
         return out.toString();
-    }
-
-    private static void writeAtomically(Path dir, String name, String text, Set<PosixFilePermission> mode)
-            throws IOException {
-        Path tmp = Files.createTempFile(dir, name + ".", ".tmp", PosixFilePermissions.asFileAttribute(mode));
-        try {
-            if (mode != OWNER_ONLY) {
-                // The umask may have narrowed it; widening a certificate's mode is harmless.
-                Files.setPosixFilePermissions(tmp, mode);
-            }
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                ByteBuffer b = ByteBuffer.wrap(text.getBytes(StandardCharsets.US_ASCII));
-                while (b.hasRemaining()) {
-                    ch.write(b);
-                }
-                ch.force(true);
-            }
-            Files.move(tmp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
     }
 
     private static void checkOwnerOnly(Path dir, Path keyFile) {

@@ -117,6 +117,8 @@ class RamStoreTest {
 
         Files.writeString(dir.resolve("c3.ram.tmp"), "left by a daemon that died");
         Files.writeString(dir.resolve("ram/c3.pages.tmp"), "left by a daemon that died");
+        Files.writeString(dir.resolve(".tmp-c4.ram-0123456789abcdef"), "left by a daemon that died");
+        Files.writeString(dir.resolve("ram/.tmp-c4.pages-0123456789abcdef"), "left by a daemon that died");
         store.retainOnly(Set.of());
         assertThat(files()).isEmpty();
     }
