@@ -69,7 +69,7 @@ final class Checkpointer {
         this.workspace = workspace;
         this.folder = folder;
         this.folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
-        this.store = new CheckpointStore(checkpointDir);
+        this.store = new CheckpointStore(checkpointDir, log);
         this.ram = new RamStore(checkpointDir);
         this.ramBase = new RamBase(store, ram);
         this.log = log;

@@ -2,6 +2,7 @@ package dev.kosa8.checkpoint;
 
 import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.host.RecordFile;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.vm.SavedMachine;
 import dev.kosa8.vm.Vm;
@@ -86,6 +87,10 @@ public final class Undo {
         return sandboxDir.resolve("checkpoints");
     }
 
+    private CheckpointStore store() {
+        return new CheckpointStore(checkpoints(), log);
+    }
+
     private Checkpointer checkpointer(Machine m) {
         return new Checkpointer(m.vm(), m.workspace(), m.folder(), checkpoints(), log);
     }
@@ -107,7 +112,7 @@ public final class Undo {
             List<Listed> all = new ArrayList<>();
             var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
             Map<String, Long> ram = new RamStore(checkpoints()).bytesOnlyIn();
-            for (Checkpoint c : new CheckpointStore(checkpoints()).list()) {
+            for (Checkpoint c : store().list()) {
                 all.add(new Listed(c, ram.getOrDefault(c.id(), c.vmStateBytes())
                         + (withFolder ? folders.bytesOnlyIn(c.id()) : 0)));
             }
@@ -127,7 +132,13 @@ public final class Undo {
     public Checkpoint find(String idOrPrefix) {
         List<Checkpoint> all;
         try {
-            all = new CheckpointStore(checkpoints()).list();
+            all = store().list();
+            if (idOrPrefix != null && all.stream().noneMatch(c -> c.id().equals(idOrPrefix))) {
+                store().find(idOrPrefix); // a damaged record by its exact id: said, naming the file
+            }
+        } catch (RecordFile.Damaged e) {
+            throw new KosaException(KosaException.Kind.HOST, "checkpoint " + idOrPrefix + " of sandbox " + sandboxId
+                    + " cannot be used: " + e.problem(), e.remedy(), e);
         } catch (IOException e) {
             throw unreadable(e);
         }
