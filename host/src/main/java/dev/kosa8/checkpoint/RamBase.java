@@ -1,8 +1,10 @@
 package dev.kosa8.checkpoint;
 
 import dev.kosa8.checkpoint.ram.RamStore;
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.vm.SavedMachine;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
@@ -37,7 +39,7 @@ final class RamBase {
 
     /** The machine now comes from checkpoint {@code id}: the next checkpoint compares with it. */
     void head(String id) throws IOException {
-        Files.writeString(head(store.directory()), id);
+        AtomicFile.writeHint(head(store.directory()), id.getBytes(StandardCharsets.US_ASCII));
     }
 
     /** The adopted base is no longer needed once a checkpoint was taken or rewound to. */
@@ -89,7 +91,7 @@ final class RamBase {
     static void startFrom(Path checkpointDir, Path otherCheckpointDir, String ramId, boolean template)
             throws IOException {
         if (new RamStore(checkpointDir).adopt(new RamStore(otherCheckpointDir), ramId, template)) {
-            Files.writeString(adopted(checkpointDir), ramId);
+            AtomicFile.writeHint(adopted(checkpointDir), ramId.getBytes(StandardCharsets.US_ASCII));
         }
     }
 

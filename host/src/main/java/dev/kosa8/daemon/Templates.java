@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.egress.EgressService;
+import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -14,6 +15,7 @@ import dev.kosa8.vm.TscFrequency;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.VmSpec;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -308,13 +310,11 @@ final class Templates {
             keepAsPages(work, ramId(dir));
             deleteTree(work.resolve("ca")); // the template's CA key is of no further use
             disk.toFile().setReadOnly();
-            Files.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
+            AtomicFile.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
                     "shape", shape, "created", Instant.now().toString(), "bootImage", image.id(),
                     "trustLaidOut", trustLaidOut, "rehearsals", REHEARSALS)));
             Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
-            Path tmp = root.resolve(".pointer-" + shape.name());
-            Files.writeString(tmp, dir.getFileName() + "\n");
-            Files.move(tmp, pointer(shape.name()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            AtomicFile.write(pointer(shape.name()), (dir.getFileName() + "\n").getBytes(StandardCharsets.US_ASCII));
             log.accept("made template " + dir.getFileName() + " in " + Duration.ofNanos(System.nanoTime() - t0)
                     .toMillis() + " ms");
             return dir;
