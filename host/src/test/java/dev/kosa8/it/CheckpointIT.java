@@ -235,12 +235,19 @@ class CheckpointIT {
         // it counts what the guest has sent on its network since the checkpoint: no announcement of itself,
         // which a QEMU asks for after a load unless told not to (five rounds in the first 0.8 s, each a gratuitous
         // ARP and an unsolicited IPv6 neighbour advertisement). Counted: packets other than ICMPv6, and
-        // advertisements; the guest's own router solicitations (no router ever answers) go on at any time.
+        // advertisements; the guest's own router solicitations (no router ever answers) go on at any time. A
+        // solicitation is counted in snmp6 a moment before the device counts it sent, so the counters are read
+        // until two readings in a row agree (one reading caught that moment: "-1 0").
         Files.writeString(folder.resolve("sent.sh"), """
-                t=$(cat /sys/class/net/eth0/statistics/tx_packets)
-                i=$(awk '$1 == "Icmp6OutMsgs" { print $2 }' /proc/net/snmp6)
-                n=$(awk '$1 == "Icmp6OutNeighborAdvertisements" { print $2 }' /proc/net/snmp6)
-                echo $((t - i)) $n
+                read_once() {
+                  t=$(cat /sys/class/net/eth0/statistics/tx_packets)
+                  i=$(awk '$1 == "Icmp6OutMsgs" { print $2 }' /proc/net/snmp6)
+                  n=$(awk '$1 == "Icmp6OutNeighborAdvertisements" { print $2 }' /proc/net/snmp6)
+                  echo $((t - i)) $n
+                }
+                a=$(read_once); b=$(read_once)
+                while [ "$a" != "$b" ]; do sleep 0.05; a=$b; b=$(read_once); done
+                echo "$a"
                 """);
         sh("rm -f /root/go; mkfifo /root/go; nohup sh -c 'read x < /root/go; "
                 + "sh /workspace/sent.sh > /workspace/sent.$x; "
