@@ -57,7 +57,6 @@ final class GuestHttp2 {
                 .decoderEnforceMaxRstFramesPerWindow(MAX_RESETS, RST_WINDOW_SECONDS)
                 .decoderEnforceMaxConsecutiveEmptyDataFrames(MAX_EMPTY_DATA)
                 .decoderEnforceMaxSmallContinuationFrames(MAX_SMALL_CONTINUATIONS)
-                .encoderEnforceMaxConcurrentStreams(true)
                 .build();
     }
 

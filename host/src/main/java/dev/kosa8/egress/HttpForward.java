@@ -277,6 +277,11 @@ final class HttpForward {
                     scrub = scrubber.session();
                 }
             }
+            if (msg instanceof HttpResponse res && webSocket
+                    && res.status().code() == HttpResponseStatus.SWITCHING_PROTOCOLS.code()) {
+                upgrade(ctx, res);
+                return;
+            }
             if (msg instanceof HttpResponse res && res.status().codeClass()
                     == io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL) {
                 // 100 Continue, 103 Early Hints: passed on; the empty "last content" the codec adds after it is not
@@ -288,11 +293,6 @@ final class HttpForward {
             if (interim && msg instanceof LastHttpContent && !(msg instanceof HttpResponse)) {
                 interim = false;
                 ReferenceCountUtil.release(msg);
-                return;
-            }
-            if (msg instanceof HttpResponse res && webSocket
-                    && res.status().code() == HttpResponseStatus.SWITCHING_PROTOCOLS.code()) {
-                upgrade(ctx, res);
                 return;
             }
             if (msg instanceof HttpResponse res) {

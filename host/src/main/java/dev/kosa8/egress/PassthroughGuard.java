@@ -105,7 +105,7 @@ final class PassthroughGuard extends ChannelInboundHandlerAdapter {
                 refuse(ctx, problem);
                 return;
             }
-            ctx.fireChannelRead(records.readRetainedSlice(5 + length));
+            ctx.fireChannelRead(records.readBytes(5 + length)); // a copy: the composite drops what was read
         }
         records.discardReadComponents();
         if (done()) {
@@ -131,7 +131,7 @@ final class PassthroughGuard extends ChannelInboundHandlerAdapter {
         if (type != HANDSHAKE || done()) {
             return null;
         }
-        handshake.addComponent(true, payload.retain());
+        handshake.addComponent(true, io.netty.buffer.Unpooled.copiedBuffer(payload));
         if (handshake.readableBytes() > MAX_HANDSHAKE) {
             return "a plaintext TLS handshake message of more than " + MAX_HANDSHAKE + " bytes";
         }
