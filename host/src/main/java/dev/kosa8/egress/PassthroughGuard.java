@@ -71,8 +71,10 @@ final class PassthroughGuard extends ChannelInboundHandlerAdapter {
 
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
-        if (records.isReadable()) {
-            ctx.fireChannelRead(records.retain()); // whatever is held goes on once the guard is gone
+        // whatever is held goes on once the guard steps aside; after a refusal (the pipeline torn down as the
+        // connection closes) it is the refused record itself, and goes nowhere
+        if (records.isReadable() && !refused) {
+            ctx.fireChannelRead(records.retain());
         }
         records.release();
         handshake.release();
