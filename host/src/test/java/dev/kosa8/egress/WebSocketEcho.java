@@ -21,12 +21,12 @@ import javax.net.ssl.SSLSocket;
  * answer, computed) and then sends back every byte it gets: whatever frames a
  * client writes come back as they were, which is all a relay must keep.
  */
-final class WebSocketEcho implements AutoCloseable {
+public final class WebSocketEcho implements AutoCloseable {
     private final SSLServerSocket server;
     /** The head of every handshake the server got, for checks of what the broker sent on. */
-    final java.util.List<String> heads = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    public final java.util.List<String> heads = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
 
-    WebSocketEcho(SandboxCa ca, String name) throws Exception {
+    public WebSocketEcho(SandboxCa ca, String name) throws Exception {
         var leaf = ca.leafFor(name);
         KeyStore ks = KeyStore.getInstance("PKCS12");
         ks.load(null, null);
@@ -48,7 +48,7 @@ final class WebSocketEcho implements AutoCloseable {
         });
     }
 
-    int port() {
+    public int port() {
         return server.getLocalPort();
     }
 
