@@ -237,7 +237,9 @@ final class HttpForward {
             this.up = up;
             this.via = via;
             this.guestGone = g -> {
-                if (!done) {
+                // an HTTP/2 stream closes as its response's last frame is written, before that write's listener
+                // runs: the upstream has answered in full then, and is kept for the connection's next stream
+                if (!done && !lastSeen) {
                     up.close();
                 }
             };

@@ -261,6 +261,25 @@ class BrokerTest {
     }
 
     @Test
+    void theRequestsOfOneGuestConnectionReuseOneUpstreamConnectionOverHttp11AndHttp2() throws Exception {
+        // a new upstream TLS handshake per request cost tens of milliseconds each (bench/history/egress.md, run 2);
+        // over HTTP/2 the stream's end once closed the upstream it had just been answered on
+        for (String version : List.of("--http1.1", "--http2")) {
+            int before = web.peers.size();
+            List<String> args = new ArrayList<>(List.of(version, "--cacert", caPem.toString(), "--connect-to",
+                    "web.test:443:127.0.0.1:" + tls.port(), "-w", "%{http_version} %{num_connects}\n"));
+            for (int i = 0; i < 5; i++) {
+                args.addAll(List.of("-o", "/dev/null", "https://web.test/hello"));
+            }
+            Run r = curl(args.toArray(String[]::new));
+            assertThat(r.out).as(r.toString()).isEqualTo(version.equals("--http2") ? "2 1\n2 0\n2 0\n2 0\n2 0\n"
+                    : "1.1 1\n1.1 0\n1.1 0\n1.1 0\n1.1 0\n");
+            assertThat(web.peers.size() - before).as("upstream connections for five requests, " + version)
+                    .isEqualTo(1);
+        }
+    }
+
+    @Test
     void http2IsSpokenWhenTheGuestOffersItAndEachStreamsAuthorityIsChecked() throws Exception {
         int seen = web.seen.size() + upstream.seen.size();
         // two transfers on one connection (curl reuses it for the same host), the second naming api.test as its

@@ -30,6 +30,8 @@ public final class TestUpstream implements AutoCloseable {
     public final Path caPem;
     /** Every request either server got: "METHOD URI" and its headers, for checks that a key never arrived. */
     public final java.util.List<String> seen = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    /** The client address of each connection either server got a request on: one per upstream connection. */
+    public final java.util.Set<java.net.InetSocketAddress> peers = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** {@code /stream} sends its second event only once this is counted down (or after 30 s). */
     public final java.util.concurrent.CountDownLatch streamGate = new java.util.concurrent.CountDownLatch(1);
     final SandboxCa ca;
@@ -39,6 +41,7 @@ public final class TestUpstream implements AutoCloseable {
             StringBuilder b = new StringBuilder(x.getRequestMethod() + " " + x.getRequestURI() + "\n");
             x.getRequestHeaders().forEach((k, v) -> b.append(k).append(": ").append(String.join(", ", v)).append('\n'));
             seen.add(b.toString());
+            peers.add(x.getRemoteAddress());
             chain.doFilter(x);
         }
 
