@@ -11,7 +11,8 @@
  *             the client's TLS with its sandbox CA's leaf, checks each request's authority, and carries it on over
  *             TLS it verifies itself (the upstream connection kept while the client's is);
  *   - intercept-h2 (curl rows only): the same broker, the client speaking HTTP/2 to it (ALPN h2), one stream per
- *             request, each checked on its own; the broker carries streams on over HTTP/1.1.
+ *             request, each checked on its own; the broker carries streams on over HTTP/1.1. The other curl rows
+ *             ask for HTTP/1.1.
  * Interception is judged against passthrough measured in the same run (its A/B), and every path against direct.
  * Small requests: one keep-alive TLS connection per path and round, N GETs of a 32-byte body, each timed;
  * p50/p99 over all rounds. Bulk: a 100 MB body per path and round, MB/s; median of the rounds. Nothing is counted
@@ -197,9 +198,10 @@ public class EgressBench {
         Map<String, List<String>> how = new LinkedHashMap<>();
         how.put("direct", List.of("--connect-to", "api.test:443:127.0.0.1:" + server.port()));
         how.put("broker", List.of("--unix-socket", broker.sockets().get(Listener.TLS).toString()));
-        how.put("intercept", List.of("--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
+        // curl offers h2 by default, which the broker now takes: HTTP/1.1 is asked for where it is what is measured
+        how.put("intercept", List.of("--http1.1", "--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
         how.put("intercept-h2", List.of("--http2", "--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
-        how.put("inject", List.of("--unix-socket", injecting.sockets().get(Listener.TLS).toString()));
+        how.put("inject", List.of("--http1.1", "--unix-socket", injecting.sockets().get(Listener.TLS).toString()));
         if (warm) { // the JDK rows' warm-up did not run: warm server and broker here, WARM_MB per path
             System.err.printf("warming up every path (%d MB each)...%n", warmMb);
             for (int w = 0; w * bulkMb < warmMb; w++) {
