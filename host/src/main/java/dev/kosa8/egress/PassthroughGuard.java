@@ -24,9 +24,9 @@ import java.time.Instant;
  * <p>The server's side is read only as far as its ServerHello (by
  * {@link #serverSide()}, in the upstream's pipeline): whether it asked for a
  * retry, and which version it chose. Once TLS 1.2 is chosen and the guest has
- * sent ChangeCipherSpec, its handshake records are encrypted and the guard
- * steps aside; under TLS 1.3 the guest's later records are application_data,
- * which pass unread, and a plaintext handshake record would still be read.
+ * sent ChangeCipherSpec, or TLS 1.3's ServerHello (not a retry) is out, the
+ * guest's handshake is encrypted and the guard steps aside: what follows is
+ * passed on unread, and a server would refuse a plaintext ClientHello then.
  */
 final class PassthroughGuard extends ChannelInboundHandlerAdapter {
     static final int CHANGE_CIPHER_SPEC = 20;
