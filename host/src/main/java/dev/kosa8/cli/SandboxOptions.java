@@ -33,6 +33,13 @@ final class SandboxOptions {
                     "Without a port a rule covers ports 80 and 443. Everything else is denied."})
     java.util.List<String> allow = new java.util.ArrayList<>();
 
+    @Option(names = "--passthrough", paramLabel = "HOST",
+            description = {"Let the sandbox reach HOST (repeatable) with its TLS passed through unread: for clients "
+                    + "that pin certificates or need the server's own certificate. Every other allowed host's TLS "
+                    + "ends at kosa8's broker, which checks that each request names the host allowed; a "
+                    + "passthrough host's requests are not seen (docs/network.md, \"What the broker sees\")."})
+    java.util.List<String> passthrough = new java.util.ArrayList<>();
+
     @Option(names = "--secret", paramLabel = "NAME",
             description = {"Give the sandbox a secret from `kosa8 secret set` (repeatable). Its host joins the "
                     + "allow-list; commands see only a placeholder in its variable, and the network broker puts the "
@@ -54,6 +61,9 @@ final class SandboxOptions {
         }
         for (String rule : allow) {
             q.append("&allow=").append(enc(rule));
+        }
+        for (String host : passthrough) {
+            q.append("&allow=").append(enc(dev.kosa8.egress.AllowRule.PASSTHROUGH + " " + host));
         }
         return q.toString();
     }
