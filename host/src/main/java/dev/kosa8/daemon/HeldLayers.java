@@ -27,7 +27,16 @@ final class HeldLayers {
         return HeldChanges.open(dir(layout, id), userFile(), log);
     }
 
-    static void choose(SandboxLayout layout, String id, List<String> hold, List<String> noHold) {
-        HeldChanges.choose(dir(layout, id), userFile(), hold, noHold);
+    static void choose(SandboxLayout layout, String id, List<String> hold, List<String> noHold, String folder) {
+        HeldChanges.choose(dir(layout, id), userFile(), hold, noHold, folder);
+    }
+
+    /** Where a removed sandbox's held changes are kept until reviewed: {@code held/ID} beside the sandboxes. */
+    static Path kept(SandboxLayout layout, String id) {
+        return keptRoot(layout).resolve(id);
+    }
+
+    static Path keptRoot(SandboxLayout layout) {
+        return layout.sandboxes().resolveSibling("held");
     }
 }

@@ -42,9 +42,13 @@ public final class HeldChanges implements AutoCloseable {
     public record Unit(String path, String className, String base, Instant since) {
     }
 
-    /** What {@code held.json} holds: the units, and the classes the sandbox's user chose to hold or not. */
-    public record Record(List<Unit> units, List<String> hold, List<String> noHold) {
+    /**
+     * What {@code held.json} holds: the units, the classes the sandbox's user chose to hold or not,
+     * and the folder they belong in (so the layer can be reviewed after its sandbox is gone).
+     */
+    public record Record(List<Unit> units, List<String> hold, List<String> noHold, String folder) {
         public Record {
+            folder = folder == null ? "" : folder;
             units = units == null ? List.of() : List.copyOf(units);
             hold = hold == null ? List.of() : List.copyOf(hold);
             noHold = noHold == null ? List.of() : List.copyOf(noHold);
@@ -60,6 +64,7 @@ public final class HeldChanges implements AutoCloseable {
     private final Path dir;
     private final List<String> hold;
     private final List<String> noHold;
+    private final String folder;
     private final int treeFd;
     private final HeldPolicy policy;
     private final Consumer<String> log;
@@ -69,8 +74,9 @@ public final class HeldChanges implements AutoCloseable {
     private volatile boolean closed;
 
     private HeldChanges(Path dir, int treeFd, HeldPolicy policy, List<String> hold, List<String> noHold,
-                        Consumer<String> log) {
+                        String folder, Consumer<String> log) {
         this.dir = dir;
+        this.folder = folder;
         this.hold = hold;
         this.noHold = noHold;
         this.treeFd = treeFd;
@@ -82,11 +88,11 @@ public final class HeldChanges implements AutoCloseable {
      * Records, for a new sandbox, which classes it holds: the defaults and {@code userFile}'s, but
      * {@code noHold}, and {@code hold} again (each name checked; a wrong one is a usage error).
      */
-    public static void choose(Path dir, Path userFile, List<String> hold, List<String> noHold) {
+    public static void choose(Path dir, Path userFile, List<String> hold, List<String> noHold, String folder) {
         HeldPolicy.of(userFile, hold, noHold); // refuses a class that does not exist
         try {
             Files.createDirectories(dir);
-            RECORD.write(dir.resolve("held.json"), new Record(List.of(), hold, noHold));
+            RECORD.write(dir.resolve("held.json"), new Record(List.of(), hold, noHold, folder));
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot write " + dir.resolve("held.json") + ": "
                     + e.getMessage(), "check the disk has room");
@@ -101,10 +107,10 @@ public final class HeldChanges implements AutoCloseable {
         try {
             Files.createDirectories(dir.resolve("tree"));
             Path file = dir.resolve("held.json");
-            Record r = Files.exists(file) ? RECORD.read(file) : new Record(List.of(), List.of(), List.of());
+            Record r = Files.exists(file) ? RECORD.read(file) : new Record(List.of(), List.of(), List.of(), "");
             HeldPolicy policy = HeldPolicy.of(userFile, r.hold(), r.noHold());
             int fd = LinuxFs.openRoot(dir.resolve("tree").toAbsolutePath().toString());
-            HeldChanges h = new HeldChanges(dir, fd, policy, r.hold(), r.noHold(), log);
+            HeldChanges h = new HeldChanges(dir, fd, policy, r.hold(), r.noHold(), r.folder(), log);
             for (Unit u : r.units()) {
                 h.index(u);
             }
@@ -125,6 +131,11 @@ public final class HeldChanges implements AutoCloseable {
         } catch (IOException e) {
             return true; // a damaged record may still hold changes: say so rather than drop them
         }
+    }
+
+    /** The folder the held changes belong in, as recorded when the sandbox was made ("" if not). */
+    public String folder() {
+        return folder;
     }
 
     public HeldPolicy policy() {
@@ -258,7 +269,7 @@ public final class HeldChanges implements AutoCloseable {
     }
 
     private void save() throws IOException {
-        RECORD.write(dir.resolve("held.json"), new Record(units(), hold, noHold));
+        RECORD.write(dir.resolve("held.json"), new Record(units(), hold, noHold, folder));
     }
 
     // --- review ---
