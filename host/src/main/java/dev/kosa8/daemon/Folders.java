@@ -101,6 +101,9 @@ final class Folders {
         Thread.ofPlatform().daemon().name("kosa8-serve-" + s.id()).start(() -> {
             try {
                 beforeServe.run();
+                if (w.held() != null) {
+                    w.held().reload(); // a rewind put the held layer back as it was at its checkpoint
+                }
                 if (saved != null) {
                     w.restore(saved);
                 }

@@ -133,6 +133,31 @@ public final class HeldChanges implements AutoCloseable {
         }
     }
 
+    /** The layer's directory: {@code held.json} and {@code tree/} (what a checkpoint captures of it). */
+    public Path dir() {
+        return dir;
+    }
+
+    /**
+     * Reads {@code held.json} again, after a rewind put the directory back as it was at a checkpoint
+     * (the tree's contents are put back in place, so its descriptor stays good).
+     */
+    public synchronized void reload() {
+        units.clear();
+        byParent.clear();
+        Path file = dir.resolve("held.json");
+        try {
+            if (Files.exists(file)) {
+                for (Unit u : RECORD.read(file).units()) {
+                    index(u);
+                }
+            }
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.STATE, "cannot read " + file + " back: " + e.getMessage(),
+                    "the held changes are as the checkpoint's; look at " + dir + " by hand", e);
+        }
+    }
+
     /** The folder the held changes belong in, as recorded when the sandbox was made ("" if not). */
     public String folder() {
         return folder;

@@ -1,21 +1,23 @@
 package dev.kosa8.workspace;
 
 /**
- * Which renames the server carries out as renames once paths are held ({@link HeldPolicy}): a rename
- * is one system call in one layer, so one that would carry a file across the held layer's edge (into
- * a held unit from the folder or out of one), or carry a directory whose contents the policy would
- * then see differently, is refused with EXDEV. Programs treat EXDEV as "another file system" and
- * copy and delete instead ({@code mv} does), and each file so copied is then classified on its own.
+ * How renames are carried out once paths are held ({@link HeldPolicy}): a rename is one system call
+ * in one layer. A file or symlink moved across the held layer's edge (into a held unit from the
+ * folder, or out of one) is copied to the other layer and removed from its own ({@link #across}):
+ * {@code sed -i} and Python's {@code os.replace} write a file beside it and rename it into place.
+ * A directory that would cross the edge, or whose contents the policy would then see differently,
+ * is refused with EXDEV. Programs treat EXDEV as "another file system" and copy and delete
+ * instead ({@code mv} does), and each file so copied is then classified on its own.
  *
  * <p>The cases refused, each a way around the layer otherwise:
  * <ul>
- *   <li>a file or directory moved into a held unit, or out of one, across layers;</li>
+ *   <li>a directory moved into a held unit, or out of one, across layers;</li>
  *   <li>a directory moved with held units beneath it, or onto a directory with held units beneath it
  *       (the units would be left behind, or hidden);</li>
  *   <li>a directory whose path, before or after, has a name the patterns look at above a unit
  *       ({@link HeldPolicy#guards}: {@code evil/ -> .git/} would make {@code evil/hooks} git's hooks);</li>
- *   <li>a symlink moved to where its target leads out of the folder, and a directory moved nearer the
- *       root with such a symlink beneath it (its leading ".."s would then climb further).</li>
+ *   <li>a directory moved nearer the root with a symlink beneath it whose leading ".."s would then
+ *       climb out of the folder (a symlink moved on its own to such a place is held there).</li>
  * </ul>
  */
 final class HeldMoves {
@@ -25,33 +27,43 @@ final class HeldMoves {
         this.ops = ops;
     }
 
+    /** How a move is carried out. */
+    enum Way {
+        /** renameat(2) of a file or symlink in one layer */
+        RENAME_FILE,
+        /** renameat(2) of a directory in one layer */
+        RENAME_DIRECTORY,
+        /** a file or symlink into a held unit or out of one: copied to the other layer, then removed ({@link #across}) */
+        ACROSS
+    }
+
     /**
      * Checks the move of {@code from} to {@code to} (paths of the guest's view).
      *
-     * @return whether {@code from} is a directory
      * @throws ErrnoException EXDEV for a move refused above, or what looking at {@code from} failed with
      */
-    boolean check(String from, String to) throws ErrnoException {
+    Way check(String from, String to) throws ErrnoException {
         LinuxFs.Stat st = ops.statPath(from);
         boolean dir = st.isDir();
         String fromUnit = ops.heldUnit(from, dir);
         String toUnit = ops.heldUnit(to, dir);
         if (st.isSymlink() && toUnit == null && ops.holdsSymlinks()
                 && HeldPolicy.escapes(to, TreeCopy.readlink(ops.rootFor(from), from))) {
-            if (fromUnit == null) {
-                throw exdev("a symlink moved to where it leads out of the folder");
-            }
             ops.holdAlone(to, HeldPolicy.SYMLINKS);
-            return false;
+            return fromUnit == null ? Way.ACROSS : Way.RENAME_FILE;
         }
         if (fromUnit != null && toUnit != null) {
-            return dir; // both in the held layer: parentFd holds each unit, and the rename happens there
+            // both in the held layer: parentFd holds each unit, and the rename happens there
+            return dir ? Way.RENAME_DIRECTORY : Way.RENAME_FILE;
         }
         if (fromUnit != null || toUnit != null) {
-            throw exdev("a move across the held layer's edge");
+            if (dir || !(st.isRegular() || st.isSymlink())) {
+                throw exdev("a directory moved across the held layer's edge");
+            }
+            return Way.ACROSS; // a file: sed -i and os.replace rename into place, and know no EXDEV
         }
         if (!dir) {
-            return false;
+            return Way.RENAME_FILE;
         }
         HeldChanges held = ops.held();
         if (held.anyUnder(from) || held.anyUnder(to)) {
@@ -64,7 +76,37 @@ final class HeldMoves {
         if (policy.holdsSymlinks() && depth(to) < depth(from) && escapingLinkUnder(from, to)) {
             throw exdev("a directory with a symlink that would lead out of the folder from there");
         }
-        return true;
+        return Way.RENAME_DIRECTORY;
+    }
+
+    /**
+     * Moves file or symlink {@code from} to {@code to} across the held layer's edge: copied under a
+     * temporary name beside {@code to} in its layer, renamed over it there (so {@code to} is the old
+     * file or the new one, as after a rename), then {@code from} removed from its layer. A file the
+     * folder gets this way is one at a path nothing holds; one the layer gets is held.
+     */
+    void across(String from, String to) throws ErrnoException {
+        int fromRoot = ops.rootForChange(from, false);
+        int toRoot = ops.rootForChange(to, false);
+        String temp = Fid.child(Fid.parent(to), ".kosa8-move-" + Long.toHexString(System.nanoTime()));
+        if (!TreeCopy.copy(fromRoot, from, toRoot, temp)) {
+            throw new ErrnoException(ErrnoException.ENOENT, "move");
+        }
+        int d = ops.parentFd(to, false);
+        try {
+            LinuxFs.renameAt(d, Fid.lastName(temp), d, Fid.lastName(to));
+        } catch (ErrnoException e) {
+            TreeCopy.remove(toRoot, temp);
+            throw e;
+        } finally {
+            LinuxFs.close(d);
+        }
+        int s = ops.parentFd(from, false);
+        try {
+            LinuxFs.unlinkAt(s, Fid.lastName(from), 0);
+        } finally {
+            LinuxFs.close(s);
+        }
     }
 
     private boolean escapingLinkUnder(String dir, String newDir) throws ErrnoException {

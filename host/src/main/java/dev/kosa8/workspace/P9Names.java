@@ -135,7 +135,17 @@ final class P9Names {
         String to = Fid.child(toDir, toName);
         boolean directory = false;
         if (ops.held() != null) {
-            directory = new HeldMoves(ops).check(from, to);
+            HeldMoves moves = new HeldMoves(ops);
+            HeldMoves.Way way = moves.check(from, to);
+            if (way == HeldMoves.Way.ACROSS) {
+                moves.across(from, to);
+                for (Fid f : ops.fids().values()) {
+                    f.renamed(from, to);
+                }
+                ops.held().forgetIfGone(from);
+                return;
+            }
+            directory = way == HeldMoves.Way.RENAME_DIRECTORY;
         }
         int a = ops.parentFd(from, directory);
         try {

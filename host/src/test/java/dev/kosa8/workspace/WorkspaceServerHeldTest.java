@@ -182,14 +182,19 @@ class WorkspaceServerHeldTest {
     }
 
     @Test
-    void aSymlinkMovedToWhereItLeadsOutIsRefused() throws Exception {
+    void aSymlinkMovedToWhereItLeadsOutIsHeldAndADirectoryCarryingOneThereIsRefused() throws Exception {
         walkOk(ROOT, 1);
         c.mkdir(1, "a", 0755);
         walkOk(ROOT, 2, "a");
         assertThat(c.symlink(2, "l", "../x")).isInstanceOf(P9Reply.Symlink.class);
         assertThat(Files.isSymbolicLink(folder.resolve("a/l"))).isTrue();
 
-        assertThat(errno(c.renameAt(2, "l", ROOT, "l"))).isEqualTo(EXDEV);
+        // moved on its own to where it leads out: held there
+        assertThat(c.renameAt(2, "l", ROOT, "l")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(Files.exists(folder.resolve("l"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(Files.exists(folder.resolve("a/l"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        walkOk(ROOT, 4, "l");
+        assertThat(c.readlink(4)).isEqualTo(new P9Reply.Readlink("../x"));
         c.mkdir(2, "b", 0755);
         walkOk(ROOT, 3, "a", "b");
         assertThat(c.symlink(3, "m", "../../y")).isInstanceOf(P9Reply.Symlink.class);
@@ -199,7 +204,7 @@ class WorkspaceServerHeldTest {
     }
 
     @Test
-    void aDirectoryRenamedOntoGitIsRefusedSoItsHooksNeverBecomeGits() throws Exception {
+    void aDirectoryRenamedOntoGitIsRefusedAndFilesMovedIntoItAreHeld() throws Exception {
         Path other = folder.resolve("proj");
         Files.createDirectories(other.resolve("evil/hooks"));
         Files.writeString(other.resolve("evil/hooks/pre-commit"), "#!/bin/sh\n");
@@ -213,11 +218,29 @@ class WorkspaceServerHeldTest {
         // and one file at a time, into the hooks: across the layer's edge
         walkOk(ROOT, 4, "proj", "evil", "hooks");
         walkOk(ROOT, 5, ".git", "hooks");
-        assertThat(errno(c.renameAt(4, "pre-commit", 5, "pre-commit"))).isEqualTo(EXDEV);
-        assertThat(errno(c.renameAt(2, "config", 3, "config"))).isEqualTo(EXDEV);
+        assertThat(c.renameAt(4, "pre-commit", 5, "pre-commit")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(c.renameAt(2, "config", 3, "config")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(readGuest(".git", "config")).contains("fsmonitor");
+        assertThat(folder.resolve("proj/evil/config")).doesNotExist();
         assertThat(folder.resolve("proj/.git")).doesNotExist();
         assertThat(Files.readString(folder.resolve(".git/config"))).doesNotContain("fsmonitor");
         assertThat(folder.resolve(".git/hooks/pre-commit")).doesNotExist();
+    }
+
+    @Test
+    void aFileRenamedIntoPlaceAsSedDoesItIsHeldAndOneRenamedOutIsAnOrdinaryFile() throws Exception {
+        walkOk(ROOT, 1);
+        create(1, "sedAb12Cd", "export A=sed\n");
+        assertThat(c.renameAt(ROOT, "sedAb12Cd", ROOT, ".envrc")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(Files.readString(folder.resolve(".envrc"))).isEqualTo("export A=1\n");
+        assertThat(folder.resolve("sedAb12Cd")).doesNotExist();
+        assertThat(readGuest(".envrc")).isEqualTo("export A=sed\n");
+        assertThat(listGuest()).containsOnlyOnce(".envrc").doesNotContain("sedAb12Cd");
+
+        assertThat(c.renameAt(ROOT, ".envrc", ROOT, "envrc.bak")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(Files.readString(folder.resolve("envrc.bak"))).isEqualTo("export A=sed\n");
+        assertThat(Files.readString(folder.resolve(".envrc"))).isEqualTo("export A=1\n");
+        assertThat(errno(c.walk(ROOT, 2, ".envrc"))).isEqualTo(ENOENT);
     }
 
     @Test
