@@ -377,8 +377,9 @@ public final class HeldChanges implements AutoCloseable {
 
     /**
      * The tree's version of {@code u} into the folder: copied next to its place under a temporary
-     * name, then renamed over it (a directory's old version moved aside first and removed after),
-     * so the place holds the old version or the new one, never a part.
+     * name, synced, then renamed over it (where a directory is involved, swapped with it by
+     * {@code RENAME_EXCHANGE} and the old version removed after), so the place holds the old
+     * version or the new one, never a part, whenever the daemon dies.
      */
     private void apply(int root, Unit u) throws ErrnoException {
         String parent = Fid.parent(u.path());
@@ -394,15 +395,14 @@ public final class HeldChanges implements AutoCloseable {
         TreeCopy.copy(treeFd, u.path(), root, temp);
         int d = LinuxFs.openBeneath(root, parent, LinuxFs.O_RDONLY | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
         try {
-            String aside = null;
             if (there != null && (there.isDir() || held.isDir())) {
-                aside = ".kosa8-old-" + name + "-" + Long.toHexString(System.nanoTime());
-                LinuxFs.renameAt(d, name, d, aside);
-            }
-            LinuxFs.renameAt(d, Fid.lastName(temp), d, name);
-            LinuxFs.fsync(d, false);
-            if (aside != null) {
-                TreeCopy.remove(root, Fid.child(parent, aside));
+                // a directory cannot be renamed over a file or a non-empty directory: swap them, in one step
+                LinuxFs.exchangeAt(d, Fid.lastName(temp), d, name);
+                LinuxFs.fsync(d, false);
+                TreeCopy.remove(root, temp); // now the old version
+            } else {
+                LinuxFs.renameAt(d, Fid.lastName(temp), d, name);
+                LinuxFs.fsync(d, false);
             }
         } finally {
             LinuxFs.close(d);

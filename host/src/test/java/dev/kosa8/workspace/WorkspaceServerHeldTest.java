@@ -343,6 +343,24 @@ class WorkspaceServerHeldTest {
     }
 
     @Test
+    void acceptOfADirectorySwapsItInWholeAndLeavesNothingBehind() throws Exception {
+        walkOk(ROOT, 1, ".git", "hooks");
+        create(1, "pre-commit", "#!/bin/sh\nexit 0\n");
+        assertThat(c.unlinkAt(1, "pre-commit.sample", 0)).isInstanceOf(P9Reply.UnlinkAt.class);
+
+        assertThat(held.accept(folder, List.of(".git/hooks"), false).done()).containsExactly(".git/hooks");
+        try (var names = Files.list(folder.resolve(".git/hooks"))) {
+            assertThat(names.map(p -> p.getFileName().toString())).containsExactly("pre-commit");
+        }
+        assertThat(Files.getPosixFilePermissions(folder.resolve(".git/hooks/pre-commit")))
+                .isEqualTo(PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (var names = Files.list(folder.resolve(".git"))) {
+            assertThat(names.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("hooks", "config", "HEAD");
+        }
+        assertThat(listGuest(".git", "hooks")).containsExactly("pre-commit");
+    }
+
+    @Test
     void acceptOfAFileTheHostChangedSinceIsAConflictAndOverwritesNothing() throws Exception {
         walkOk(ROOT, 2, ".envrc");
         assertThat(c.lopen(2, O_RDWR | O_TRUNC)).isInstanceOf(P9Reply.Lopen.class);
