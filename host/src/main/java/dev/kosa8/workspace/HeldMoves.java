@@ -13,7 +13,8 @@ package dev.kosa8.workspace;
  * <ul>
  *   <li>a directory moved into a held unit, or out of one, across layers;</li>
  *   <li>a directory moved with held units beneath it, or onto a directory with held units beneath it
- *       (the units would be left behind, or hidden);</li>
+ *       (the units would be left behind, or hidden), or with a path beneath it that the policy holds
+ *       (the user's own hooks would leave their place: {@code mv proj aside && git init proj});</li>
  *   <li>a directory whose path, before or after, has a name the patterns look at above a unit
  *       ({@link HeldPolicy#guards}: {@code evil/ -> .git/} would make {@code evil/hooks} git's hooks);</li>
  *   <li>a directory moved nearer the root with a symlink beneath it whose leading ".."s would then
@@ -73,10 +74,41 @@ final class HeldMoves {
         if (policy.guards(from) || policy.guards(to)) {
             throw exdev("a directory the held patterns look into");
         }
-        if (policy.holdsSymlinks() && depth(to) < depth(from) && escapingLinkUnder(from, to)) {
-            throw exdev("a directory with a symlink that would lead out of the folder from there");
+        String why = blocker(from, to, policy, policy.holdsSymlinks() && depth(to) < depth(from));
+        if (why != null) {
+            throw exdev(why);
         }
         return Way.RENAME_DIRECTORY;
+    }
+
+    /**
+     * Why the directory {@code dir} may not be moved to {@code newDir} as a whole, or null: a path
+     * beneath it that the policy holds (moving it would take the user's own held file from its
+     * place: a repository moved aside with its hooks, for a new one the guest makes there), or,
+     * with {@code links}, a symlink whose target would lead out of the folder from its new place.
+     */
+    private String blocker(String dir, String newDir, HeldPolicy policy, boolean links) throws ErrnoException {
+        for (String name : TreeCopy.names(ops.rootFor(dir), dir)) {
+            String path = Fid.child(dir, name);
+            LinuxFs.Stat st = TreeCopy.statOrNull(ops.rootFor(path), path);
+            if (st == null) {
+                continue;
+            }
+            if (policy.classify(path, st.isDir()) != null) {
+                return "a directory with a held path beneath it (" + path + ")";
+            }
+            if (links && st.isSymlink() && HeldPolicy.escapes(Fid.child(newDir, name),
+                    TreeCopy.readlink(ops.rootFor(path), path))) {
+                return "a directory with a symlink that would lead out of the folder from there";
+            }
+            if (st.isDir()) {
+                String why = blocker(path, Fid.child(newDir, name), policy, links);
+                if (why != null) {
+                    return why;
+                }
+            }
+        }
+        return null;
     }
 
     /**
@@ -107,24 +139,6 @@ final class HeldMoves {
         } finally {
             LinuxFs.close(s);
         }
-    }
-
-    private boolean escapingLinkUnder(String dir, String newDir) throws ErrnoException {
-        for (String name : TreeCopy.names(ops.rootFor(dir), dir)) {
-            String path = Fid.child(dir, name);
-            LinuxFs.Stat st = TreeCopy.statOrNull(ops.rootFor(path), path);
-            if (st == null) {
-                continue;
-            }
-            if (st.isSymlink() && HeldPolicy.escapes(Fid.child(newDir, name),
-                    TreeCopy.readlink(ops.rootFor(path), path))) {
-                return true;
-            }
-            if (st.isDir() && escapingLinkUnder(path, Fid.child(newDir, name))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static int depth(String path) {

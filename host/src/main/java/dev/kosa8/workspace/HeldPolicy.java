@@ -51,8 +51,16 @@ public final class HeldPolicy {
         }
     }
 
-    /** A path's held unit and the class that holds it. */
-    public record Match(String unit, String className) {
+    /**
+     * A path's held unit and the class that holds it.
+     *
+     * @param onlyNonDirectory the unit is held only if it is not a directory (a {@code .git} file):
+     *                         a directory already there is no unit
+     */
+    public record Match(String unit, String className, boolean onlyNonDirectory) {
+        public Match(String unit, String className) {
+            this(unit, className, false);
+        }
     }
 
     private record Candidate(Pattern pattern, String className) {
@@ -278,13 +286,13 @@ public final class HeldPolicy {
             if (literal != null) {
                 for (Candidate c : literal) {
                     if (holds(c.pattern(), names, i, directory)) {
-                        return new Match(join(names, i), c.className());
+                        return new Match(join(names, i), c.className(), c.pattern().notDirectory());
                     }
                 }
             }
             for (Candidate c : globLast) {
                 if (holds(c.pattern(), names, i, directory)) {
-                    return new Match(join(names, i), c.className());
+                    return new Match(join(names, i), c.className(), c.pattern().notDirectory());
                 }
             }
         }

@@ -361,12 +361,32 @@ final class P9Operations {
         if (h.unitOf(path) != null) {
             return h.treeFd();
         }
-        HeldPolicy.Match m = h.policy().classify(path, directory);
+        HeldPolicy.Match m = classify(h, path, directory);
         if (m == null) {
             return rootFd;
         }
         h.hold(rootFd, m.unit(), m.className());
         return h.treeFd();
+    }
+
+    /**
+     * The policy's unit for a change at {@code path}; a unit held only when it is no directory (a
+     * {@code .git} file) is none where the folder has a directory there (its repository, which a
+     * file cannot replace: the change fails in the folder as it would).
+     */
+    private HeldPolicy.Match classify(HeldChanges h, String path, boolean directory) {
+        HeldPolicy.Match m = h.policy().classify(path, directory);
+        if (m != null && m.onlyNonDirectory()) {
+            try {
+                LinuxFs.Stat st = TreeCopy.statOrNull(rootFd, m.unit());
+                if (st != null && st.isDir()) {
+                    return null;
+                }
+            } catch (ErrnoException e) {
+                return m;
+            }
+        }
+        return m;
     }
 
     /** The held unit a change at {@code path} falls in (held already, or by the policy), or null. */
@@ -379,7 +399,7 @@ final class P9Operations {
         if (u != null) {
             return u.path();
         }
-        HeldPolicy.Match m = h.policy().classify(path, directory);
+        HeldPolicy.Match m = classify(h, path, directory);
         return m == null ? null : m.unit();
     }
 

@@ -182,7 +182,7 @@ class HeldPolicyTest {
                 ".git/modules/lib/HEAD", ".git/modules/lib/objects/x")) {
             assertThat(POLICY.classify(free, false)).as(free).isNull();
         }
-        assertThat(POLICY.classify("wt/.git", false)).isEqualTo(new HeldPolicy.Match("wt/.git", "git"));
+        assertThat(POLICY.classify("wt/.git", false)).isEqualTo(new HeldPolicy.Match("wt/.git", "git", true));
         assertThat(POLICY.classify("wt/.git", true)).isNull();
     }
 

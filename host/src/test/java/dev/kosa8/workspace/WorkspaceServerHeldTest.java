@@ -252,6 +252,26 @@ class WorkspaceServerHeldTest {
     }
 
     @Test
+    void aDirectoryHoldingTheUsersOwnHooksOrEnvrcIsNotMovedAsAWhole() throws Exception {
+        Files.createDirectories(folder.resolve("proj/.git/hooks"));
+        Files.writeString(folder.resolve("proj/.git/hooks/pre-commit"), "#!/bin/sh\nscan-for-secrets\n");
+        Files.createDirectories(folder.resolve("app"));
+        Files.writeString(folder.resolve("app/.envrc"), "export A=1\n");
+        Files.createDirectories(folder.resolve("plain/sub"));
+        Files.writeString(folder.resolve("plain/sub/f"), "x");
+
+        assertThat(errno(c.renameAt(ROOT, "proj", ROOT, "proj-aside"))).isEqualTo(EXDEV);
+        assertThat(errno(c.renameAt(ROOT, "app", ROOT, "app2"))).isEqualTo(EXDEV);
+        assertThat(c.renameAt(ROOT, "plain", ROOT, "plain2")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(folder.resolve("proj/.git/hooks/pre-commit")).exists();
+        assertThat(folder.resolve("app/.envrc")).exists();
+        assertThat(folder.resolve("plain2/sub/f")).exists();
+        // a file cannot be put in the place of the folder's repository, and no copy of it is held for trying
+        assertThat(errno(c.unlinkAt(ROOT, ".git", 0))).isNotZero();
+        assertThat(held.units()).isEmpty();
+    }
+
+    @Test
     void hardLinksAcrossTheHeldLayerAreRefused() throws Exception {
         walkOk(ROOT, 1, ".git", "config");
         assertThat(errno(c.link(ROOT, 1, "config-copy"))).isEqualTo(EXDEV);
