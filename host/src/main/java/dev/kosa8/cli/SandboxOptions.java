@@ -46,6 +46,15 @@ final class SandboxOptions {
                     + "real key into HTTPS requests to that host alone."})
     java.util.List<String> secrets = new java.util.ArrayList<>();
 
+    @Option(names = "--hold", paramLabel = "CLASS",
+            description = "Hold this class of paths for review again after --no-hold (classes: git, hook-managers, direnv,"
+                    + " editors, agents, ci, symlinks, and your own in held-paths.txt; docs/workspace.md).")
+    java.util.List<String> hold = new java.util.ArrayList<>();
+
+    @Option(names = "--no-hold", paramLabel = "CLASS",
+            description = "Let the sandbox write this class of paths straight to the folder (see --hold).")
+    java.util.List<String> noHold = new java.util.ArrayList<>();
+
     @Option(names = "--net", paramLabel = "MODE", defaultValue = "closed",
             description = {"closed: only --allow'ed hosts (default); open: every host, still address-checked and "
                     + "logged; none: no network device at all."})
@@ -64,6 +73,12 @@ final class SandboxOptions {
         }
         for (String host : passthrough) {
             q.append("&allow=").append(enc(dev.kosa8.egress.AllowRule.PASSTHROUGH + " " + host));
+        }
+        for (String c : hold) {
+            q.append("&hold=").append(enc(c));
+        }
+        for (String c : noHold) {
+            q.append("&noHold=").append(enc(c));
         }
         return q.toString();
     }
