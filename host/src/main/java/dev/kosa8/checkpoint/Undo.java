@@ -199,6 +199,38 @@ public final class Undo {
         DiskSnapshots.copyOut(disk, c.id(), target, log);
     }
 
+    /** The folder as the sandbox starts with it: {@code kosa8 diff}'s default instant. Kept until the sandbox goes. */
+    public void captureStart(Path folder) throws IOException {
+        var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
+        if (!folders.ids().contains(FolderSnapshots.START)) {
+            folders.capture(folder, FolderSnapshots.START);
+        }
+    }
+
+    /**
+     * How {@code folder} differs now from checkpoint {@code idOrPrefix}, or, when that is empty, from the folder
+     * as the sandbox started ({@link #captureStart}). The caller holds the sandbox's lock: no checkpoint runs
+     * meanwhile.
+     */
+    public List<FolderChange> diff(Path folder, String idOrPrefix) {
+        var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
+        String from = idOrPrefix == null || idOrPrefix.isEmpty() ? FolderSnapshots.START : find(idOrPrefix).id();
+        try {
+            if (!folders.ids().contains(from)) {
+                throw from.equals(FolderSnapshots.START)
+                        ? new KosaException(KosaException.Kind.USAGE, "sandbox " + sandboxId + " kept no copy of its"
+                                + " folder as it started (an older kosa8 made it, or it shares no folder)",
+                                "name a checkpoint to compare with: `kosa8 checkpoints " + sandboxId + "` lists them")
+                        : new KosaException(KosaException.Kind.USAGE, "checkpoint " + from + " holds no folder",
+                                "name another checkpoint: `kosa8 checkpoints " + sandboxId + "` lists them");
+            }
+            return folders.diff(from, folder);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot compare the folder of sandbox " + sandboxId
+                    + ": " + e.getMessage(), "try again; if it persists, see the daemon's log", e);
+        }
+    }
+
     /** Writes the workspace as checkpoint {@code c} held it into {@code folder}, a new, empty one. */
     public void copyFolder(Checkpoint c, Path folder) throws IOException {
         new FolderSnapshots(checkpoints().resolve("workspace")).copyTo(c.id(), folder);

@@ -210,6 +210,16 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 Sandbox forked = mgr.fork(s, checkpoint, param(q, "workspace", ""));
                 respond(ctx, HttpResponseStatus.CREATED, view(forked));
             }
+            case "diff" -> {
+                if (m != HttpMethod.GET) {
+                    throw notFound();
+                }
+                String since = param(q, "checkpoint", "");
+                List<Map<String, Object>> changes = mgr.diff(s, since).stream().map(ApiHandler::changeView).toList();
+                respond(ctx, HttpResponseStatus.OK, Map.of("id", s.id(), "folder", s.record().workspace(),
+                        "since", since.isEmpty() ? "start" : since, "changes", changes,
+                        "held", mgr.held().countAnywhere(s.id())));
+            }
             case "memory-dump" -> {
                 if (m != HttpMethod.POST) {
                     throw notFound();
@@ -261,6 +271,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else {
             throw notFound();
         }
+    }
+
+    /** One {@code kosa8 diff} change as the API gives it (docs/api.md). */
+    private static Map<String, Object> changeView(dev.kosa8.checkpoint.FolderChange c) {
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("path", c.path());
+        v.put("change", c.change().name().toLowerCase(java.util.Locale.ROOT));
+        v.put("before", c.before());
+        v.put("after", c.after());
+        v.put("text", c.text());
+        v.put("added", c.added());
+        v.put("removed", c.removed());
+        return v;
     }
 
     private static Map<String, Object> checkpointView(Checkpoint c, Long bytes) {

@@ -80,6 +80,7 @@ final class Forks {
             parentUndo.copyDisk(at.checkpoint(), layout.rootDisk(parent.id()), layout.rootDisk(id), layout.qemuLog(id));
             if (!folder.isEmpty()) {
                 parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
+                Baseline.capture(layout.undo(id, log), Path.of(folder), id, log); // its diff: against the instant
             }
             if (Files.isDirectory(layout.ca(parent.id()))) {
                 copyTree(layout.ca(parent.id()), layout.ca(id));

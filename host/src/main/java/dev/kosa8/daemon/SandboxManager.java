@@ -1,6 +1,7 @@
 package dev.kosa8.daemon;
 
 import dev.kosa8.checkpoint.Checkpoint;
+import dev.kosa8.checkpoint.FolderChange;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
@@ -115,8 +116,24 @@ public final class SandboxManager {
         Sandbox s = new Sandbox(r);
         registry.add(s);
         store.save(r);
+        if (!r.workspace().isEmpty() && !r.ephemeral()) {
+            // before the guest can write to it: what `kosa8 diff` compares with by default
+            Baseline.capture(layout.undo(id, log), Path.of(r.workspace()), id, log);
+        }
         s.locked(() -> launcher.boot(s, true));
         return s;
+    }
+
+    /**
+     * How the sandbox's folder differs now from checkpoint {@code checkpoint}, or from the folder as the sandbox
+     * started when that is empty (docs/workspace.md, "What changed").
+     */
+    public List<FolderChange> diff(Sandbox s, String checkpoint) {
+        if (s.record().workspace().isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder",
+                    "kosa8 diff compares a sandbox's folder; this one was made with --workspace none");
+        }
+        return s.locked(() -> layout.undo(s.id(), log).diff(Path.of(s.record().workspace()), checkpoint));
     }
 
     public List<Sandbox> list() {
