@@ -30,19 +30,41 @@ final class RunCommand implements Callable<Integer> {
             description = "Remove the sandbox when the command ends (default). --no-rm keeps it; its id is printed.")
     boolean rm;
 
-    @Parameters(paramLabel = "COMMAND", description = "The command and its arguments, after --.")
+    @Parameters(paramLabel = "COMMAND", arity = "0..*", description = {"The command and its arguments, after --.",
+            "With --image, the image's ENTRYPOINT comes first, and without a command its CMD runs."})
     List<String> command;
 
     @Override
     public Integer call() {
-        var spec = exec.spec(command);
         Images.ensure(main.paths, System.err);
         DaemonClient d = main.daemon();
+        List<String> argv = command == null ? List.of() : command;
+        if (!sandbox.image.isEmpty()) {
+            argv = imageCommand(d.get("/v1/images/inspect?name=" + SandboxOptions.enc(sandbox.image)), argv);
+        }
+        var spec = exec.spec(argv);
         if (rm) {
             return Exec.run(d.upgrade("/v1/run?" + sandbox.query()), spec, exec.interactive);
         }
         String id = d.post("/v1/sandboxes?" + sandbox.query()).path("id").asText();
         System.err.println("kosa8: sandbox " + id + " kept (remove it with `kosa8 rm -f " + id + "`)");
         return Exec.run(d.upgrade("/v1/sandboxes/" + id + "/exec"), spec, exec.interactive);
+    }
+
+    /** What runs in a sandbox of the image, as Docker runs a container: its ENTRYPOINT, then the command or its CMD. */
+    static List<String> imageCommand(com.fasterxml.jackson.databind.JsonNode image, List<String> command) {
+        List<String> out = new java.util.ArrayList<>();
+        image.path("config").path("entrypoint").forEach(e -> out.add(e.asText()));
+        if (command.isEmpty()) {
+            image.path("config").path("cmd").forEach(e -> out.add(e.asText()));
+            if (out.isEmpty()) {
+                throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.USAGE, "no command given, and "
+                        + "image " + image.path("name").asText() + " has no CMD or ENTRYPOINT",
+                        "put the command after --, like: kosa8 run --image NAME -- echo hello");
+            }
+        } else {
+            out.addAll(command);
+        }
+        return out;
     }
 }

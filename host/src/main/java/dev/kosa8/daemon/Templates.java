@@ -155,8 +155,8 @@ final class Templates {
 
     /**
      * Removes the templates no new sandbox will be made from and no sandbox
-     * is made from: every one but its shape's current template for the
-     * current image, unless a disk in {@code inUse} (real paths: every layer
+     * is made from: every one but its shape's current template for a kept
+     * image (the current system image, every named image), unless a disk in {@code inUse} (real paths: every layer
      * of every sandbox's disk) is its {@code disk.qcow2}; also what a make
      * that died left. Each shape's under its lock, so a template being made
      * or handed out is never touched.
@@ -165,7 +165,7 @@ final class Templates {
      * @return the templates removed, with the bytes that frees (files that are
      *         also linked elsewhere, like pages a sandbox's checkpoints share, free nothing)
      */
-    List<Pruned> prune(String currentImageId, java.util.Set<Path> inUse, boolean dryRun, List<Path> kept)
+    List<Pruned> prune(java.util.Set<String> keptImageIds, java.util.Set<Path> inUse, boolean dryRun, List<Path> kept)
             throws IOException {
         List<Pruned> removed = new java.util.ArrayList<>();
         if (!Files.isDirectory(root)) {
@@ -186,7 +186,7 @@ final class Templates {
                 }
                 Path disk = dir.resolve("disk.qcow2");
                 boolean current = !making && dir.equals(current(shape))
-                        && currentImageId.equals(said(dir).path("bootImage").asText(""));
+                        && keptImageIds.contains(said(dir).path("bootImage").asText(""));
                 boolean used = Files.exists(disk) && inUse.contains(disk.toRealPath());
                 if (current || used) {
                     if (Files.exists(disk)) {

@@ -94,10 +94,10 @@ final class HttpForward {
         String key = host + ":" + port;
         Channel kept = slot.take(key);
         if (kept != null) {
-            send(kept, slot.via());
+            send(kept, slot.target());
             return;
         }
-        broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
+        broker.resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
             if (err != null) {
                 Upstreams.Refused r = Upstreams.refusal(err);
                 fail(Denials.unreachable(broker.sandboxId(), r), r.getMessage(), null);
@@ -121,7 +121,7 @@ final class HttpForward {
                         }
                         Channel up = f.channel();
                         broker.track(host, port, guest);
-                        slot.keep(key, up, target.via());
+                        slot.keep(key, up, target);
                         // the upstream dies with the guest; the listener goes with the upstream
                         io.netty.util.concurrent.GenericFutureListener<io.netty.util.concurrent.Future<? super Void>>
                                 closeUpstream = g -> up.close();
@@ -130,15 +130,15 @@ final class HttpForward {
                             guest.closeFuture().removeListener(closeUpstream);
                             slot.drop(up);
                         });
-                        send(up, target.via());
+                        send(up, target);
                     });
         }));
     }
 
     /** Sends the request on an open upstream connection, with this request's relay for the response. */
-    private void send(Channel up, String via) {
-        Exchange exchange = new Exchange(broker.audit(), listener, host, port, request.method().name(), path, via,
-                reason);
+    private void send(Channel up, Upstreams.Target target) {
+        Exchange exchange = new Exchange(broker.audit(), listener, host, port, request.method().name(), path,
+                target.via(), target.reason(reason));
         exchange.sent(request.content().readableBytes());
         prepare(request);
         if (!inject.isEmpty()) {

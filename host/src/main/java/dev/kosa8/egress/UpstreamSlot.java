@@ -11,26 +11,26 @@ import io.netty.channel.Channel;
 final class UpstreamSlot {
     private Channel channel;
     private String key;
-    private String via;
+    private Upstreams.Target target;
 
     /** The kept connection to {@code key} if it is still open, else null. */
     Channel take(String key) {
         return channel != null && channel.isActive() && key.equals(this.key) ? channel : null;
     }
 
-    /** What the audit log says about where the kept connection goes. */
-    String via() {
-        return via;
+    /** Where the kept connection goes, as the audit log says it. */
+    Upstreams.Target target() {
+        return target;
     }
 
     /** Keeps {@code ch} for later requests to {@code key}, closing a kept connection to another host. */
-    void keep(String key, Channel ch, String via) {
+    void keep(String key, Channel ch, Upstreams.Target target) {
         if (channel != null && channel != ch) {
             channel.close();
         }
         this.channel = ch;
         this.key = key;
-        this.via = via;
+        this.target = target;
     }
 
     void drop(Channel ch) {
