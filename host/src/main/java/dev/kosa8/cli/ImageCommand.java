@@ -21,7 +21,7 @@ import picocli.CommandLine.ParentCommand;
 @Command(name = "image", mixinStandardHelpOptions = true,
         description = {"Build, list, inspect, remove and prune images."},
         subcommands = {ImageCommand.Build.class, ImageCommand.Ls.class, ImageCommand.Inspect.class,
-            ImageCommand.Rm.class, ImageCommand.Prune.class})
+            ImageCommand.Import.class, ImageCommand.Rm.class, ImageCommand.Prune.class})
 final class ImageCommand {
     @ParentCommand
     Main main;
@@ -200,6 +200,35 @@ final class ImageCommand {
         public Integer call() throws IOException {
             JsonNode i = parent.main.daemon().get("/v1/images/inspect?name=" + SandboxOptions.enc(name));
             System.out.println(new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(i));
+            return 0;
+        }
+    }
+
+    @Command(name = "import", mixinStandardHelpOptions = true,
+            description = {"Import an image from a `docker save` tarball or an OCI image layout (a tar file or a "
+                    + "folder). Its layers are applied on the host into the image's own disk (nothing of the image "
+                    + "runs), and kosa8's agent runs beside it, so any root file system boots: busybox-only, no "
+                    + "shell, musl.", "",
+                    "  kosa8 image import -t tools:1 tools.tar && kosa8 run --image tools:1 -- busybox echo ok"})
+    static final class Import implements Callable<Integer> {
+        @ParentCommand
+        ImageCommand parent;
+
+        @Option(names = {"-t", "--tag"}, paramLabel = "NAME",
+                description = "The name to list it under. Default: the name the archive gives.")
+        String tag = "";
+
+        @Parameters(index = "0", paramLabel = "ARCHIVE", description = "The archive file or OCI layout folder.")
+        java.nio.file.Path archive;
+
+        @Override
+        public Integer call() {
+            JsonNode i = parent.main.daemon().post("/v1/images/import?archive="
+                    + SandboxOptions.enc(archive.toAbsolutePath().normalize().toString())
+                    + "&tag=" + SandboxOptions.enc(tag));
+            System.err.printf("kosa8: imported %d layers, %s unpacked, in %.1f s%n", i.path("layers").asInt(),
+                    Sizes.human(i.path("unpackedBytes").asLong()), i.path("millis").asLong() / 1000.0);
+            System.out.println(i.path("name").asText() + " " + i.path("id").asText());
             return 0;
         }
     }

@@ -180,6 +180,45 @@ public final class SandboxManager {
         return v;
     }
 
+    /**
+     * Imports an OCI or {@code docker save} archive as a named image ({@link dev.kosa8.image.oci.ImageImport}),
+     * booted by the current system image's kernel and initramfs. One at a time with builds and prunes.
+     *
+     * @param archive an absolute path: a tar file or an OCI layout folder
+     * @param tag     the name to list it under; empty: the archive's own
+     */
+    Map<String, Object> importImage(String archive, String tag) {
+        if (archive.isEmpty() || !Path.of(archive).isAbsolute()) {
+            throw new KosaException(KosaException.Kind.USAGE, "the archive must be an absolute path", "");
+        }
+        String system = new ImageStore(paths).currentId().orElseThrow(() -> new KosaException(
+                KosaException.Kind.IMAGE, "kosa8's own image is not built, and it boots imported ones",
+                "build it with `kosa8 image build`"));
+        if (!builds.lock().tryLock()) {
+            throw new KosaException(KosaException.Kind.STATE, "an image build or prune is running",
+                    "import once it is done");
+        }
+        try {
+            Path logs = Files.createDirectories(paths.images().resolve("logs"));
+            Path logFile = logs.resolve("import-" + Instant.now().toString().replace(":", "") + ".log");
+            var r = dev.kosa8.image.oci.ImageImport.run(Path.of(archive), tag, paths.images(), system,
+                    dev.kosa8.image.oci.ImportLimits.DEFAULT, logFile);
+            log.accept("imported " + archive + " as " + r.image().name() + " (" + r.image().id() + "): "
+                    + r.layers() + " layers, " + r.unpackedBytes() + " bytes unpacked in " + r.took().toMillis()
+                    + " ms");
+            Map<String, Object> v = image(r.image().name());
+            v.put("layers", r.layers());
+            v.put("unpackedBytes", r.unpackedBytes());
+            v.put("millis", r.took().toMillis());
+            return v;
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.IMAGE, "cannot import " + archive + ": " + e.getMessage(),
+                    "check that the file is readable and that kosa8's data folder has room", e);
+        } finally {
+            builds.lock().unlock();
+        }
+    }
+
     /** Image builds from Dockerfiles. */
     ImageBuilds builds() {
         return builds;
