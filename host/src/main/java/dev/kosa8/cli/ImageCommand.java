@@ -21,7 +21,7 @@ import picocli.CommandLine.ParentCommand;
 @Command(name = "image", mixinStandardHelpOptions = true,
         description = {"Build, list, inspect, remove and prune images."},
         subcommands = {ImageCommand.Build.class, ImageCommand.Ls.class, ImageCommand.Inspect.class,
-            ImageCommand.Import.class, ImageCommand.Rm.class, ImageCommand.Prune.class})
+            ImageCommand.Import.class, ImageCommand.Pull.class, ImageCommand.Rm.class, ImageCommand.Prune.class})
 final class ImageCommand {
     @ParentCommand
     Main main;
@@ -228,6 +228,35 @@ final class ImageCommand {
                     + "&tag=" + SandboxOptions.enc(tag));
             System.err.printf("kosa8: imported %d layers, %s unpacked, in %.1f s%n", i.path("layers").asInt(),
                     Sizes.human(i.path("unpackedBytes").asLong()), i.path("millis").asLong() / 1000.0);
+            System.out.println(i.path("name").asText() + " " + i.path("id").asText());
+            return 0;
+        }
+    }
+
+    @Command(name = "pull", mixinStandardHelpOptions = true,
+            description = {"Pull an image from a registry (Docker Hub, GHCR, any OCI registry), by tag or by "
+                    + "digest, its linux/amd64 image when the tag names several, and import it. Credentials come "
+                    + "from Docker's config ($DOCKER_CONFIG or ~/.docker/config.json, credential helpers too). A "
+                    + "registry on a loopback address may answer over plain HTTP; every other one needs TLS.", "",
+                    "  kosa8 image pull alpine:3.20 && kosa8 run --image alpine:3.20 -- cat /etc/os-release"})
+    static final class Pull implements Callable<Integer> {
+        @ParentCommand
+        ImageCommand parent;
+
+        @Option(names = {"-t", "--tag"}, paramLabel = "NAME",
+                description = "The name to list it under. Default: its repository and tag.")
+        String tag = "";
+
+        @Parameters(index = "0", paramLabel = "REFERENCE", description = "[REGISTRY/]REPOSITORY[:TAG|@DIGEST]")
+        String reference;
+
+        @Override
+        public Integer call() {
+            JsonNode i = parent.main.daemon().post("/v1/images/pull?ref=" + SandboxOptions.enc(reference)
+                    + "&tag=" + SandboxOptions.enc(tag));
+            System.err.printf("kosa8: pulled and imported %d layers, %s unpacked, in %.1f s%n",
+                    i.path("layers").asInt(), Sizes.human(i.path("unpackedBytes").asLong()),
+                    i.path("millis").asLong() / 1000.0);
             System.out.println(i.path("name").asText() + " " + i.path("id").asText());
             return 0;
         }

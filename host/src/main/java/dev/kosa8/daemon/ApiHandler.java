@@ -129,6 +129,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             respond(ctx, HttpResponseStatus.OK, mgr.image(param(q, "name", "")));
         } else if (sub.isEmpty() && m == HttpMethod.DELETE) {
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.removeImage(param(q, "name", ""))));
+        } else if (sub.equals("pull") && m == HttpMethod.POST) {
+            respond(ctx, HttpResponseStatus.OK, mgr.pullImage(param(q, "ref", ""), param(q, "tag", "")));
         } else if (sub.equals("import") && m == HttpMethod.POST) {
             respond(ctx, HttpResponseStatus.OK, mgr.importImage(param(q, "archive", ""), param(q, "tag", "")));
         } else if (sub.equals("build") && m == HttpMethod.POST && upgrade) {

@@ -191,6 +191,21 @@ public final class SandboxManager {
         if (archive.isEmpty() || !Path.of(archive).isAbsolute()) {
             throw new KosaException(KosaException.Kind.USAGE, "the archive must be an absolute path", "");
         }
+        return importArchive(Path.of(archive), tag, null);
+    }
+
+    /**
+     * Pulls an image from a registry ({@link dev.kosa8.image.oci.RegistryPull}) and imports it as {@link
+     * #importImage} does; the archive it is pulled into is deleted whatever happens.
+     *
+     * @param tag the name to list it under; empty: its repository and tag
+     */
+    Map<String, Object> pullImage(String reference, String tag) {
+        return importArchive(null, tag.isEmpty() ? dev.kosa8.image.oci.RegistryPull.defaultName(reference) : tag,
+                reference);
+    }
+
+    private Map<String, Object> importArchive(Path given, String tag, String pull) {
         String system = new ImageStore(paths).currentId().orElseThrow(() -> new KosaException(
                 KosaException.Kind.IMAGE, "kosa8's own image is not built, and it boots imported ones",
                 "build it with `kosa8 image build`"));
@@ -201,9 +216,23 @@ public final class SandboxManager {
         try {
             Path logs = Files.createDirectories(paths.images().resolve("logs"));
             Path logFile = logs.resolve("import-" + Instant.now().toString().replace(":", "") + ".log");
-            var r = dev.kosa8.image.oci.ImageImport.run(Path.of(archive), tag, paths.images(), system,
-                    dev.kosa8.image.oci.ImportLimits.DEFAULT, logFile);
-            log.accept("imported " + archive + " as " + r.image().name() + " (" + r.image().id() + "): "
+            Path archive = given;
+            if (pull != null) {
+                Path work = Files.createDirectories(paths.images().resolve("import"));
+                archive = work.resolve(".pull-" + SandboxIds.newId() + ".tar");
+                dev.kosa8.image.oci.RegistryPull.toArchive(pull, archive, paths.cache().resolve("registry"), null,
+                        log);
+            }
+            dev.kosa8.image.oci.ImageImport.Result r;
+            try {
+                r = dev.kosa8.image.oci.ImageImport.run(archive, tag, paths.images(), system,
+                        dev.kosa8.image.oci.ImportLimits.DEFAULT, logFile);
+            } finally {
+                if (pull != null) {
+                    Files.deleteIfExists(archive);
+                }
+            }
+            log.accept((pull != null ? "pulled " + pull : "imported " + archive) + " as " + r.image().name() + " (" + r.image().id() + "): "
                     + r.layers() + " layers, " + r.unpackedBytes() + " bytes unpacked in " + r.took().toMillis()
                     + " ms");
             Map<String, Object> v = image(r.image().name());
@@ -212,7 +241,8 @@ public final class SandboxManager {
             v.put("millis", r.took().toMillis());
             return v;
         } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.IMAGE, "cannot import " + archive + ": " + e.getMessage(),
+            throw new KosaException(KosaException.Kind.IMAGE, "cannot import " + (pull != null ? pull : given)
+                    + ": " + e.getMessage(),
                     "check that the file is readable and that kosa8's data folder has room", e);
         } finally {
             builds.lock().unlock();
