@@ -210,8 +210,19 @@ final class MachineLauncher {
 
     /** Puts the sandbox's CA in the guest's trust stores ({@link GuestTrust}). */
     private void trustSandboxCa(Sandbox s, Vm vm, BootImage image, boolean laidOut) {
-        trust.install(vm.agent(), EgressService.certificateAuthority(layout.directory(s.id()), s.id()),
-                networks.hostCas(s.record()), image, laidOut, Duration.ofSeconds(60));
+        try {
+            trust.install(vm.agent(), EgressService.certificateAuthority(layout.directory(s.id()), s.id()),
+                    networks.hostCas(s.record()), image, laidOut, Duration.ofSeconds(60));
+        } catch (RuntimeException e) {
+            if (Files.isRegularFile(image.systemCertificates())) {
+                throw e;
+            }
+            // an imported image kept no CA bundle and may lack the shell and tools the script needs: the init
+            // wrote the CA to /etc/kosa8/ca.pem (NODE_EXTRA_CA_CERTS names it); intercepted TLS needs a client
+            // told to trust it
+            log.accept("sandbox " + s.id() + ": the image's trust stores do not take the sandbox CA ("
+                    + firstLine(String.valueOf(e.getMessage())) + "); only /etc/kosa8/ca.pem holds it");
+        }
     }
 
     /**

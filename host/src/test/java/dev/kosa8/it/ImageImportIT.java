@@ -79,6 +79,24 @@ class ImageImportIT {
     }
 
     @Test
+    void anImportedImageWithTheDefaultNetworkAndWorkspaceBootsItsCaOnlyWhereItCanGo() throws Exception {
+        byte[] layer = new TestTar().dir("bin/").file("bin/busybox", 0755, 0, 0, busybox).symlink("bin/sh", "busybox")
+                .bytes();
+        byte[] cfg = TestImages.config(List.of(layer), List.of(), "", "", List.of("PATH=/bin"));
+        Path archive = TestImages.write(dir.resolve("net.tar"), TestImages.dockerArchive(List.of(layer), cfg,
+                "it/busybox-net:1"));
+        assertThat(Kosa.run(T, "image", "import", archive.toString()).exitCode()).isZero();
+        try {
+            Kosa.Result r = Kosa.run(T, "run", "--image", "it/busybox-net:1", "--", "busybox", "sh", "-c",
+                    "busybox head -1 /etc/kosa8/ca.pem; busybox test -d /workspace && echo workspace; pwd");
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(r.stdout()).isEqualTo("-----BEGIN CERTIFICATE-----\nworkspace\n" + Kosa.CWD + "\n");
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "image", "rm", "it/busybox-net:1");
+        }
+    }
+
+    @Test
     void anImageWithNoShellRunsAStaticBinary() throws Exception {
         Path src = Files.writeString(dir.resolve("hello.c"), """
                 #include <stdio.h>
