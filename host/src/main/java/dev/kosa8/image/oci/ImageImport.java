@@ -47,7 +47,6 @@ public final class ImageImport {
         Files.createDirectories(work);
         Path scratch = Files.createTempDirectory(work, ".partial-");
         try {
-            Path kosa = GuestRuntime.ensure(images, log);
             try (ImageArchive a = ImageArchive.open(archive.toAbsolutePath(), Files.createDirectory(
                     scratch.resolve("members")), limits)) {
                 String finalName = chooseName(name, a.refName());
@@ -58,6 +57,8 @@ public final class ImageImport {
                     n++;
                     apply(a, l, tree, "layer " + n + " (" + l.diffId() + ") of " + archive, limits);
                 }
+                // made (once) only for an image whose layers all applied: a refused archive is refused at once
+                Path kosa = GuestRuntime.ensure(images, log);
                 long kosaBytes = copyTree(kosa, stage.resolve(DiskWriter.KOSA8));
                 String id = a.configDigest().substring("sha256:".length(), "sha256:".length() + 16);
                 Path dir = images.resolve("layers").resolve("import-" + id);
