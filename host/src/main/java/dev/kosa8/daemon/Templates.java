@@ -322,8 +322,13 @@ final class Templates {
             try {
                 GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
             } catch (dev.kosa8.vm.AgentConnection.AgentException e) {
-                // an imported image may have no sync: the machine is saved stopped, its page cache with its RAM
-                log.accept("template " + shape.name() + ": no sync in the image (" + e.getMessage() + ")");
+                // an imported image may have no sync: kosa8's own busybox beside it has (the machine is saved
+                // stopped anyway, its page cache with its RAM)
+                try {
+                    GuestCommand.run(vm.agent(), List.of("/run/kosa8/busybox", "sync"), Duration.ofSeconds(60));
+                } catch (dev.kosa8.vm.AgentConnection.AgentException e2) {
+                    log.accept("template " + shape.name() + ": no sync in the image (" + e.getMessage() + ")");
+                }
             }
             vm.qmp().execute("stop", Map.of(), Duration.ofSeconds(30));
             MachineState.saveStopped(vm.qmp(), run.resolve("vmstate.sock"), work.resolve("machine.vmstate"),
