@@ -202,7 +202,13 @@ final class ImageBuilds {
             BuildState state = new BuildState(name, df, request.buildArgs());
             logLine("kosa8 image build: " + file + " in " + context.root() + (request.tag().isEmpty() ? ""
                     : " as " + request.tag()) + (request.noCache() ? ", no cache" : ""));
-            Base base = base(state.base(df.from()), df.from());
+            String fromRef = state.base(df.from());
+            if (pullsFromRegistry(fromRef) && named.find(nameOf(fromRef)).isEmpty()) {
+                progress.note("pulling " + fromRef);
+                logLine("pulling " + fromRef);
+                manager.pullImage(fromRef, fromRef.contains("@") ? "" : nameOf(fromRef));
+            }
+            Base base = base(pullsFromRegistry(fromRef) ? nameOf(fromRef) : fromRef, df.from());
             state.start(base.config());
             List<String> unused = state.unusedBuildArgs();
             if (!unused.isEmpty()) {
@@ -424,6 +430,22 @@ final class ImageBuilds {
 
     Build start(Request request, Progress progress) {
         return new Build(request, progress);
+    }
+
+    /**
+     * Whether a FROM names an image in a registry, to be pulled when not here: a reference whose first part names
+     * a registry ({@code ghcr.io/…}, {@code localhost:5000/…}) or that pins a digest. A bare name
+     * ({@code alpine:3.20}) is an image of this machine's, never pulled implicitly ({@code kosa8 image pull} it).
+     */
+    static boolean pullsFromRegistry(String ref) {
+        int slash = ref.indexOf('/');
+        String first = slash < 0 ? "" : ref.substring(0, slash);
+        return ref.contains("@sha256:") || first.contains(".") || first.contains(":") || first.equals("localhost");
+    }
+
+    /** The name a FROM's registry image is listed under once pulled. */
+    private static String nameOf(String ref) {
+        return dev.kosa8.image.oci.RegistryPull.defaultName(ref);
     }
 
     private Base base(String ref, Instruction.From from) {
