@@ -13,8 +13,8 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 @Command(name = "net", mixinStandardHelpOptions = true, subcommands = NetCommand.Log.class,
-        description = {"Show a sandbox's network policy: its mode and allow-list, whether it trusts the host's CAs, "
-                + "and the address exceptions it is dialed under.",
+        description = {"Show a sandbox's network policy: its mode and allow-list (passthrough hosts marked), whether "
+                + "it trusts the host's CAs, and the address exceptions it is dialed under.",
                 "Without ID: your own network settings (network.json in kosa8's config directory): address "
                         + "exceptions and the host's CAs.",
                 "Change a sandbox's list with `kosa8 allow ID HOST` and `kosa8 deny ID HOST`; see what it did with "
@@ -64,6 +64,13 @@ final class NetCommand implements Callable<Integer> {
         } else {
             System.out.println("allow:");
             net.path("allow").forEach(r -> System.out.println("  " + r.asText()));
+            boolean anyPassthrough = false;
+            for (JsonNode r : net.path("allow")) {
+                anyPassthrough |= r.asText().startsWith(dev.kosa8.egress.AllowRule.PASSTHROUGH + " ");
+            }
+            System.out.println(anyPassthrough
+                    ? "TLS to the passthrough hosts is relayed unread; every other host's requests are read and checked"
+                    : "TLS to every host is read by the broker: each request must name the host it connected for");
         }
         if (net.path("trustHostCas").asBoolean()) {
             System.out.println("trusts the host's CAs: " + net.path("hostCas").asText());

@@ -97,7 +97,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
             };
             ctx.channel().closeFuture().addListener(f -> remove.run()); // at once if it closed during the boot
-            switchToStream(ctx, () -> mgr.running(s).agent(), () -> mgr.networks().secretEnvironment(s),
+            switchToStream(ctx, s.id(), () -> mgr.running(s).agent(), () -> mgr.networks().secretEnvironment(s),
                     s.record().image().config(), remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
             List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
@@ -111,6 +111,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             Map<String, Object> view = new LinkedHashMap<>(netSettingsView(mgr.networks(), true));
             view.put("trustHostCasByDefault", mgr.networks().settings().trustHostCas());
             respond(ctx, HttpResponseStatus.OK, view);
+        } else if (what.equals("held") && p.size() >= 3) {
+            held(ctx, m, p, q, mgr.held());
         } else if (what.equals("secrets") && p.size() == 3 && p.get(2).equals("reload") && m == HttpMethod.POST) {
             mgr.networks().reloadSecrets();
             respond(ctx, HttpResponseStatus.OK, Map.of("reloaded", true));
@@ -189,8 +191,9 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 if (m == HttpMethod.GET) {
                     respond(ctx, HttpResponseStatus.OK, view(s));
                 } else if (m == HttpMethod.DELETE) {
-                    mgr.remove(s, "true".equals(param(q, "force", "false")));
-                    respond(ctx, HttpResponseStatus.OK, Map.of("removed", s.id()));
+                    int kept = mgr.remove(s, "true".equals(param(q, "force", "false")),
+                            "true".equals(param(q, "discardHeld", "false")));
+                    respond(ctx, HttpResponseStatus.OK, Map.of("removed", s.id(), "heldKept", kept));
                 } else {
                     throw notFound();
                 }
@@ -228,7 +231,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
                 var agent = mgr.running(s).agent();
-                switchToStream(ctx, () -> agent, () -> mgr.networks().secretEnvironment(s),
+                switchToStream(ctx, s.id(), () -> agent, () -> mgr.networks().secretEnvironment(s),
                         s.record().image().config(), () -> { });
             }
             case "checkpoints" -> {
@@ -311,6 +314,32 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         return v;
     }
 
+    /** {@code /v1/held/ID}: a sandbox's held changes, or a removed one's kept ones (docs/api.md). */
+    private void held(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q, SandboxHeld held) {
+        String id = p.get(2);
+        String sub = p.size() > 3 ? p.get(3) : "";
+        List<String> paths = q.parameters().getOrDefault("path", List.of());
+        boolean all = "true".equals(param(q, "all", "false"));
+        if (sub.isEmpty() && m == HttpMethod.GET) {
+            if ("true".equals(param(q, "countOnly", "false"))) {
+                respond(ctx, HttpResponseStatus.OK, Map.of("count", held.countAnywhere(id)));
+                return;
+            }
+            SandboxHeld.Review r = held.review(id, "true".equals(param(q, "diff", "true")));
+            respond(ctx, HttpResponseStatus.OK, Map.of("id", r.id(), "folder", r.folder(), "held", r.entries().stream()
+                    .map(e -> Map.of("path", e.unit().path(), "class", e.unit().className(), "change",
+                            e.change().name().toLowerCase(java.util.Locale.ROOT), "conflict", e.conflict(),
+                            "protects", e.protects(), "size", e.size(), "since", e.unit().since().toString(),
+                            "diff", e.diff())).toList()));
+        } else if ((sub.equals("accept") || sub.equals("reject")) && m == HttpMethod.POST) {
+            SandboxHeld.Done d = sub.equals("accept") ? held.accept(id, paths, all) : held.reject(id, paths, all);
+            respond(ctx, HttpResponseStatus.OK, Map.of("id", d.id(), "done", d.outcome().done(),
+                    "conflicts", d.outcome().conflicts(), "left", d.left()));
+        } else {
+            throw notFound();
+        }
+    }
+
     private static Map<String, Object> checkpointView(Checkpoint c, Long bytes) {
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("id", c.id());
@@ -340,7 +369,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     q.parameters().getOrDefault("allow", List.of()), q.parameters().getOrDefault("secret", List.of()),
                     WorkspaceTransport.parse(param(q, "workspaceTransport", "")),
                     q.parameters().containsKey("trustHostCas") ? Boolean.valueOf(param(q, "trustHostCas", "false"))
-                            : null, param(q, "image", ""));
+                            : null, param(q, "image", ""),
+                    q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }
@@ -352,12 +382,13 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     /** Answers 101 and turns the connection into an agent-protocol stream. */
-    private void switchToStream(ChannelHandlerContext ctx, Supplier<AgentConnection> agent,
+    private void switchToStream(ChannelHandlerContext ctx, String sandbox, Supplier<AgentConnection> agent,
                                 Supplier<Map<String, String>> extraEnv, dev.kosa8.image.ImageConfig image,
                                 Runnable onEnd) {
         ctx.executor().execute(() -> {
             FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
-            res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+            res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE)
+                    .set("Kosa8-Sandbox", sandbox);
             ctx.writeAndFlush(res);
             var pipeline = ctx.pipeline();
             pipeline.remove(HttpServerCodec.class);
