@@ -52,7 +52,8 @@ class ImageBuildIT {
         }
         Files.createDirectories(context.resolve("conf"));
         Files.writeString(context.resolve("Dockerfile"), DOCKERFILE);
-        Files.writeString(context.resolve(".dockerignore"), "secret.txt\n*.log\n");
+        // the Dockerfile too, as Docker allows: the second test changes it, and COPY . must not see that
+        Files.writeString(context.resolve(".dockerignore"), "secret.txt\n*.log\nDockerfile\n");
         Files.writeString(context.resolve("data.json"), "{\"answer\": 42}\n");
         Files.writeString(context.resolve("conf/app.conf"), "mode=test\n");
         Files.writeString(context.resolve("secret.txt"), "must not be copied\n");
@@ -84,7 +85,7 @@ class ImageBuildIT {
     @Order(1)
     void aDockerfileBuildsAnImageWhoseSandboxesRunAsItsUserInItsDirectoryWithItsEnv() {
         long t0 = System.nanoTime();
-        Kosa.Result b = build(context);
+        Kosa.Result b = build(context, "--no-cache"); // a first build, whatever an earlier run left in the cache
         firstBuildMillis = (System.nanoTime() - t0) / 1_000_000;
         assertThat(b.exitCode()).as(b.toString()).isZero();
         assertThat(b.stderr()).contains("[5/8] RUN apt-get update", "image " + TAG + " built");
@@ -93,8 +94,8 @@ class ImageBuildIT {
         Kosa.Result r = Kosa.run(T, "run", "--image", TAG, "--workspace", "none", "--", "sh", "-c",
                 "id -un; pwd; echo $APP_GREETING; jq -n '1+41'; ls -A /srv/app; cat /srv/app/conf/app.conf");
         assertThat(r.exitCode()).as(r.toString()).isZero();
-        // .dockerignore leaves out secret.txt and *.log; it is copied itself, as Docker copies it
-        assertThat(r.stdout()).isEqualTo("app\n/srv/app\nhello\n42\n.dockerignore\nDockerfile\nconf\ndata.json\n"
+        // .dockerignore leaves out secret.txt, *.log and the Dockerfile; it is copied itself, as Docker copies it
+        assertThat(r.stdout()).isEqualTo("app\n/srv/app\nhello\n42\n.dockerignore\nconf\ndata.json\n"
                 + "mode=test\n");
         Kosa.Result dflt = Kosa.run(T, "run", "--image", TAG, "--workspace", "none");
         assertThat(dflt.stdout()).as(dflt.toString()).isEqualTo("default hello\napp\n");
