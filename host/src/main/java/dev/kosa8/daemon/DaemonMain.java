@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.EgressTestSettings;
 import dev.kosa8.egress.NetPresets;
+import dev.kosa8.egress.NetworkSettings;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
@@ -24,6 +25,7 @@ public final class DaemonMain {
                 Duration.ofSeconds(10), w -> self[0].log("warning: " + w));
         EgressService egress = new EgressService(() -> EgressTestSettings.fromEnvironment(System.getenv()),
                 NetPresets.load(HostPaths.config().resolve("presets.json")),
+                () -> NetworkSettings.load(HostPaths.config()),
                 line -> {
                     if (self[0] != null) {
                         self[0].log(line);

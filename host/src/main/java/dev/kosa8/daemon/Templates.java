@@ -154,9 +154,27 @@ final class Templates {
     }
 
     /**
+     * Lays the template's CA out in the guest ({@link GuestTrust#layOut}); an image whose trust stores cannot take
+     * it (an imported one without a shell or a CA bundle) gets a template without, said in the log, and each
+     * sandbox then installs its own CA as after a cold boot.
+     */
+    private boolean layOut(Vm vm, dev.kosa8.egress.tls.SandboxCa ca, BootImage image) {
+        try {
+            return trust.layOut(vm.agent(), ca, image, Duration.ofSeconds(60));
+        } catch (RuntimeException e) {
+            if (java.nio.file.Files.isRegularFile(image.systemCertificates())) {
+                throw e;
+            }
+            log.accept("template of image " + image.id() + ": its trust stores do not take the CA (" + e.getMessage()
+                    + ")");
+            return false;
+        }
+    }
+
+    /**
      * Removes the templates no new sandbox will be made from and no sandbox
-     * is made from: every one but its shape's current template for the
-     * current image, unless a disk in {@code inUse} (real paths: every layer
+     * is made from: every one but its shape's current template for a kept
+     * image (the current system image, every named image), unless a disk in {@code inUse} (real paths: every layer
      * of every sandbox's disk) is its {@code disk.qcow2}; also what a make
      * that died left. Each shape's under its lock, so a template being made
      * or handed out is never touched.
@@ -165,7 +183,7 @@ final class Templates {
      * @return the templates removed, with the bytes that frees (files that are
      *         also linked elsewhere, like pages a sandbox's checkpoints share, free nothing)
      */
-    List<Pruned> prune(String currentImageId, java.util.Set<Path> inUse, boolean dryRun, List<Path> kept)
+    List<Pruned> prune(java.util.Set<String> keptImageIds, java.util.Set<Path> inUse, boolean dryRun, List<Path> kept)
             throws IOException {
         List<Pruned> removed = new java.util.ArrayList<>();
         if (!Files.isDirectory(root)) {
@@ -186,7 +204,7 @@ final class Templates {
                 }
                 Path disk = dir.resolve("disk.qcow2");
                 boolean current = !making && dir.equals(current(shape))
-                        && currentImageId.equals(said(dir).path("bootImage").asText(""));
+                        && keptImageIds.contains(said(dir).path("bootImage").asText(""));
                 boolean used = Files.exists(disk) && inUse.contains(disk.toRealPath());
                 if (current || used) {
                     if (Files.exists(disk)) {
@@ -300,8 +318,18 @@ final class Templates {
                     : null, shape.net() ? EgressService.guestNetwork(run) : null);
             vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
             rehearseRestore(vm);
-            boolean trustLaidOut = ca != null && trust.layOut(vm.agent(), ca, image, Duration.ofSeconds(60));
-            GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
+            boolean trustLaidOut = ca != null && layOut(vm, ca, image);
+            try {
+                GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
+            } catch (dev.kosa8.vm.AgentConnection.AgentException e) {
+                // an imported image may have no sync: kosa8's own busybox beside it has (the machine is saved
+                // stopped anyway, its page cache with its RAM)
+                try {
+                    GuestCommand.run(vm.agent(), List.of("/run/kosa8/busybox", "sync"), Duration.ofSeconds(60));
+                } catch (dev.kosa8.vm.AgentConnection.AgentException e2) {
+                    log.accept("template " + shape.name() + ": no sync in the image (" + e.getMessage() + ")");
+                }
+            }
             vm.qmp().execute("stop", Map.of(), Duration.ofSeconds(30));
             MachineState.saveStopped(vm.qmp(), run.resolve("vmstate.sock"), work.resolve("machine.vmstate"),
                     Duration.ofMinutes(10));
