@@ -1,5 +1,6 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.host.HostPaths;
@@ -68,6 +69,7 @@ final class Forks {
             Sandbox s = new Sandbox(r);
             registry.add(s);
             store.save(r);
+            CrashPoints.reached("fork", "recorded");
             String forkFolder = folder;
             return s.locked(() -> start(parent, parentUndo, at, s, forkFolder));
         });
@@ -78,8 +80,10 @@ final class Forks {
         try {
             Files.createDirectories(layout.directory(id));
             parentUndo.copyDisk(at.checkpoint(), layout.rootDisk(parent.id()), layout.rootDisk(id), layout.qemuLog(id));
+            CrashPoints.reached("fork", "disk");
             if (!folder.isEmpty()) {
                 parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
+                CrashPoints.reached("fork", "folder");
             }
             if (Files.isDirectory(layout.ca(parent.id()))) {
                 copyTree(layout.ca(parent.id()), layout.ca(id));
@@ -90,7 +94,9 @@ final class Forks {
                 s.update(rt -> rt.withBroker(broker));
             }
             launcher.restoreFork(s, at.machine(), folder.isEmpty() ? null : Path.of(folder), at.checkpoint().server());
+            CrashPoints.reached("fork", "restored", () -> s.vm() == null ? 0 : s.vm().process().pid());
             layout.undo(id, log).startFrom(parentUndo, at.checkpoint());
+            CrashPoints.reached("fork", "based", () -> s.vm() == null ? 0 : s.vm().process().pid());
             log.accept("sandbox " + id + " forked from " + parent.id() + " at " + at.checkpoint().id());
             return s;
         } catch (IOException | RuntimeException e) {

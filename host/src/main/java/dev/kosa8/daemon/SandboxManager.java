@@ -1,5 +1,6 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.checkpoint.Checkpoint;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
@@ -163,7 +164,9 @@ public final class SandboxManager {
                 boolean saved = !shutdown && !lost && !s.record().ephemeral() && st == SandboxState.RUNNING
                         && vm.agent().isOpen() && suspend(s, vm);
                 if (saved) {
+                    CrashPoints.reached("stop", "saved", () -> vm.process().pid());
                     vm.quit(Duration.ofSeconds(15));
+                    CrashPoints.reached("stop", "quit");
                 } else {
                     vm.shutdown(Duration.ofSeconds(15));
                 }
@@ -171,6 +174,7 @@ public final class SandboxManager {
             }
             s.closeServers();
             save(s, s.record().stopped());
+            CrashPoints.reached("stop", "recorded");
             layout.cleanRuntime(s.id(), log);
         });
     }
