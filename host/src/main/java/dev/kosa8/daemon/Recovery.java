@@ -81,6 +81,13 @@ final class Recovery {
             log.accept("re-attached to sandbox " + r.id() + " (QEMU pid " + r.qemuPid() + ")");
         } catch (KosaException e) {
             QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
+            try {
+                if (layout.undo(r.id(), log).forgetInterrupted()) {
+                    log.accept("sandbox " + r.id() + ": a checkpoint or rewind was cut short with its machine");
+                }
+            } catch (IOException io) {
+                log.accept("sandbox " + r.id() + ": cannot clear its in-progress mark: " + io.getMessage());
+            }
             s.record(r.failed("lost while the daemon was down: " + e.getMessage()));
             store.save(s.record());
             log.accept("sandbox " + r.id() + ": " + e.getMessage());
