@@ -1,8 +1,8 @@
 package dev.kosa8.daemon;
 
-import dev.kosa8.host.CrashPoints;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.NetMode;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.secrets.GrantedSecret;
@@ -67,6 +67,13 @@ final class Forks {
                     p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
                     p.workspaceTransport());
             Sandbox s = new Sandbox(r);
+            try {
+                Files.createDirectories(layout.directory(id));
+                Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n");
+            } catch (IOException e) {
+                throw new KosaException(KosaException.Kind.HOST, "cannot make the fork's directory "
+                        + layout.directory(id) + ": " + e.getMessage(), "check that the disk has room", e);
+            }
             registry.add(s);
             store.save(r);
             CrashPoints.reached("fork", "recorded");
@@ -97,10 +104,16 @@ final class Forks {
             CrashPoints.reached("fork", "restored", () -> s.vm() == null ? 0 : s.vm().process().pid());
             layout.undo(id, log).startFrom(parentUndo, at.checkpoint());
             CrashPoints.reached("fork", "based", () -> s.vm() == null ? 0 : s.vm().process().pid());
+            Files.deleteIfExists(layout.forking(id)); // made: from here it is a sandbox like any other
             log.accept("sandbox " + id + " forked from " + parent.id() + " at " + at.checkpoint().id());
             return s;
         } catch (IOException | RuntimeException e) {
             s.closeRuntime();
+            try {
+                Files.deleteIfExists(layout.forking(id)); // failed, and said so: the user sees it and removes it
+            } catch (IOException ignored) {
+                // then the next daemon removes it
+            }
             s.record(s.record().failed(MachineLauncher.firstLine(String.valueOf(e.getMessage()))));
             store.save(s.record());
             if (e instanceof KosaException k) {

@@ -1,9 +1,9 @@
 package dev.kosa8.daemon;
 
-import dev.kosa8.host.CrashPoints;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;

@@ -40,6 +40,12 @@ final class Recovery {
             Sandbox s = new Sandbox(r);
             registry.add(s);
             Standbys.sweep(r.qemuPid(), layout.machineDirs(r.id()), log);
+            if (java.nio.file.Files.exists(layout.forking(r.id()))) {
+                // a fork the previous daemon died making: nobody was given its id; it goes, QEMU included
+                log.accept("removing sandbox " + r.id() + ", a fork left half-made by a previous daemon");
+                discardLeftover(s);
+                continue;
+            }
             if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
                 if (r.state() == SandboxState.REMOVING) {
                     // the daemon died half-way through a removal: finish it, QEMU included

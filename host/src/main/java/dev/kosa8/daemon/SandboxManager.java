@@ -1,11 +1,11 @@
 package dev.kosa8.daemon;
 
-import dev.kosa8.host.CrashPoints;
 import dev.kosa8.checkpoint.Checkpoint;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.egress.SandboxNetwork;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;

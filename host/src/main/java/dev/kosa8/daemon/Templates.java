@@ -1,10 +1,10 @@
 package dev.kosa8.daemon;
 
-import dev.kosa8.host.CrashPoints;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.host.AtomicFile;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;

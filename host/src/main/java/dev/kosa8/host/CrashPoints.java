@@ -28,8 +28,9 @@ import java.util.function.LongSupplier;
  *KOSA8_TEST_CRASH="record=/tmp/steps;kill=checkpoint/disk:daemon"  SIGKILL this process at that point
  *KOSA8_TEST_CRASH="record=/tmp/steps;kill=rewind/quit:qemu"        SIGKILL the sandbox's QEMU there</pre>
  *
- * The record file gets a line {@code operation/step} for each point reached,
- * and {@code killed operation/step target} (written and forced to disk
+ * The record file gets a line {@code operation/step} for each point reached
+ * ({@code operation/step +qemu} where the sandbox's QEMU runs there, so the
+ * walk kills QEMU only where there is one), and {@code killed operation/step target} (written and forced to disk
  * first) for the kill: the walk learns the step names from the record of one
  * run, so a step added to the code is walked without the test naming it, and
  * it knows whether its kill happened. A point is killed at its first reach
@@ -145,7 +146,11 @@ public final class CrashPoints {
             return;
         }
         String point = operation + "/" + step;
-        s.record().ifPresent(f -> append(f, point));
+        if (s.record().isPresent()) {
+            long pid = qemuPid.getAsLong();
+            boolean qemu = pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+            append(s.record().get(), point + (qemu ? " +qemu" : ""));
+        }
         Optional<Kill> kill = s.kill();
         if (kill.isEmpty() || !kill.get().point().equals(point) || killed) {
             return;

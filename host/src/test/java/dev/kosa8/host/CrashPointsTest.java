@@ -57,8 +57,9 @@ class CrashPointsTest {
         Path steps = dir.resolve("steps");
         CrashPoints.setForTest(new CrashPoints.Settings(Optional.of(steps), Optional.empty()));
         CrashPoints.reached("checkpoint", "precopy");
-        CrashPoints.reached("checkpoint", "freeze", () -> 1);
-        assertThat(Files.readAllLines(steps)).containsExactly("checkpoint/precopy", "checkpoint/freeze");
+        CrashPoints.reached("checkpoint", "freeze", () -> ProcessHandle.current().pid());
+        assertThat(Files.readAllLines(steps)).as("+qemu: a live QEMU to kill there").containsExactly(
+                "checkpoint/precopy", "checkpoint/freeze +qemu");
     }
 
     @Test
@@ -76,8 +77,8 @@ class CrashPointsTest {
             assertThat(victim.exitValue()).as("SIGKILL").isEqualTo(128 + 9);
             CrashPoints.reached("rewind", "quit", other::pid);
             assertThat(other.isAlive()).as("a point is killed at its first reach only").isTrue();
-            assertThat(Files.readAllLines(steps)).containsExactly("rewind/stop", "rewind/quit",
-                    "killed rewind/quit qemu", "rewind/quit");
+            assertThat(Files.readAllLines(steps)).containsExactly("rewind/stop +qemu", "rewind/quit +qemu",
+                    "killed rewind/quit qemu", "rewind/quit +qemu");
         } finally {
             victim.destroyForcibly();
             other.destroyForcibly();
