@@ -40,7 +40,10 @@ daemon_pid() { "$k" daemon status | sed -n 's/.* pid \([0-9]*\) .*/\1/p'; }
 measure() {
   local pid heap threads rss fds qrss=0 qn=0 q
   pid=$(daemon_pid)
-  heap=$("$JAVA_HOME/bin/jcmd" "$pid" GC.heap_info 2>/dev/null | sed -n 's/.*used \([0-9]*\)K.*/\1/p' | head -1)
+  # the Java heap's generations (or G1's heap) in use, not metaspace
+  heap=$("$JAVA_HOME/bin/jcmd" "$pid" GC.heap_info 2>/dev/null \
+    | awk '/generation|garbage-first heap|ZHeap|Shenandoah/ && match($0, /used [0-9]+K/) {
+             s += substr($0, RSTART + 5, RLENGTH - 6)} END {print s + 0}')
   threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status")
   rss=$(awk '/^VmRSS:/ {print int($2 / 1024)}' "/proc/$pid/status")
   fds=$(ls "/proc/$pid/fd" | wc -l)
@@ -75,7 +78,7 @@ folder_write() { # ID FOLDER
   local stamp=$RANDOM$RANDOM
   "$k" exec "$1" -- sh -c "echo $stamp > /workspace/soak-note" && [[ $(cat "$2/soak-note") == "$stamp" ]]
 }
-allowed() { "$k" exec "$1" -- curl -sS -o /dev/null --max-time 60 "$allowed_url"; }
+allowed() { "$k" exec "$1" -- curl -fsS -o /dev/null --max-time 60 "$allowed_url"; }
 denied() { "$k" exec "$1" -- curl -sS --max-time 60 http://denied.test/ | grep -q "kosa8 allow"; }
 checkpoint_and_rewind() {
   local c
@@ -112,7 +115,7 @@ while True:
         for s in held[:200]: s.close()
         del held[:200]
 ' > /dev/null 2>&1 &
-nohup sh -c 'while :; do getent hosts flood-\$RANDOM.test > /dev/null; done' > /dev/null 2>&1 &
+nohup sh -c 'while :; do getent hosts flood-\$(date +%N).test > /dev/null; done' > /dev/null 2>&1 &
 nohup sh -c 'while :; do head -c 65536 /dev/urandom | base64 > /dev/console; done' > /dev/null 2>&1 &" >/dev/null
   while (( $(date +%s) < end )); do sleep 5; done
 }
