@@ -168,6 +168,8 @@ done
 read -r h0 th0 r0 fd0 q0 qn0 <<<"$start_figures"
 read -r h1 th1 r1 fd1 q1 qn1 <<<"$end_figures"
 echo "daemon: heap in use $h0 -> $h1 MiB, threads $th0 -> $th1, RSS $r0 -> $r1 MiB, open descriptors $fd0 -> $fd1"
+within() { (( $2 <= $1 + $1 / 10 + 16 )) && echo "within the bound" || echo "GREW beyond the bound"; }
+echo "bound (start + 10% + 16): threads $(within "$th0" "$th1"), descriptors $(within "$fd0" "$fd1")"
 echo "QEMUs: $qn0 -> $qn1 processes, RSS $q0 -> $q1 MiB; disk used by $data: $disk_start -> $disk_end MiB"
 if [[ -s $work/failures.log ]]; then
   echo "failures (first 40 lines of $data/../soak-failures.log):"
