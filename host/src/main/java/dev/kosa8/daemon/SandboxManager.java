@@ -63,6 +63,9 @@ public final class SandboxManager {
     private final String qemuBinary;
     private final Consumer<String> log;
 
+    /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
+    private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
+
     public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
                           EgressService egress, Supplier<SecretStore> secretStore, Consumer<String> log) {
         this.paths = paths;
@@ -79,9 +82,17 @@ public final class SandboxManager {
         this.log = log;
     }
 
-    /** At daemon start: loads every record and re-attaches to machines that still run ({@link Recovery}). */
-    public void recover() {
-        recovery.recover();
+    /** At daemon start, before it listens: loads every record ({@link Recovery#load}). */
+    public void loadRecords() {
+        recovery.load();
+    }
+
+    /**
+     * At daemon start, once it listens: re-attaches to the machines that still
+     * run ({@link Recovery#reattach}); their requests wait until then.
+     */
+    public void reattachMachines() {
+        recovery.reattach();
     }
 
     /** The allow-lists and secrets of the sandboxes. */
@@ -114,7 +125,9 @@ public final class SandboxManager {
 
     /** Finds a sandbox by its id or a unique prefix of it. */
     public Sandbox get(String idOrPrefix) {
-        return registry.get(idOrPrefix);
+        Sandbox s = registry.get(idOrPrefix);
+        s.awaitAttached(REATTACH_WAIT);
+        return s;
     }
 
     /** The running machine of a sandbox, or a STATE error naming the sandbox's state. */
