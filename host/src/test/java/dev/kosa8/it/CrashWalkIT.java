@@ -228,9 +228,13 @@ class CrashWalkIT {
             Kosa.ok(T, "rewind", id, c);
             Thread.sleep(1500);
             String what = "after a rewind to " + c;
+            // the counter runs on meanwhile: the root disk's file is read first, so that every number in it had
+            // had its workspace write (or its failure noted) before the other two are read
+            String[] guest = sh("cat /root/counter.log; echo ---; cat /root/counter.failed 2>/dev/null; true")
+                    .stdout().split("---\n", -1);
+            List<Integer> disk = CheckpointIT.numbers(guest[0]);
+            List<Integer> failed = CheckpointIT.numbers(guest.length > 1 ? guest[1] : "");
             List<Integer> folderCount = CheckpointIT.numbers(Files.readString(folder.resolve("counter.log")));
-            List<Integer> disk = CheckpointIT.numbers(sh("cat /root/counter.log").stdout());
-            List<Integer> failed = CheckpointIT.numbers(sh("cat /root/counter.failed 2>/dev/null; true").stdout());
             CheckpointIT.assertConsecutiveFromOne(disk, what + ", the root disk's counter");
             assertThat(disk).as("the counter runs at " + c).isNotEmpty();
             assertCounterAgrees(folderCount, disk, failed, what);
@@ -240,8 +244,9 @@ class CrashWalkIT {
     }
 
     /**
-     * The counter writes {@code i} to the workspace (or, failing, to the failure list), then to the root disk; at
-     * any instant each number on the root disk is in exactly one of the other two, and either may be one ahead.
+     * The counter writes {@code i} to the workspace (or, failing, to the failure list), then to the root disk; read
+     * in that order (the disk's first), each number on the root disk is in exactly one of the other two, which may
+     * have gone on further.
      */
     static void assertCounterAgrees(List<Integer> folderCount, List<Integer> disk, List<Integer> failed, String what) {
         int last = disk.isEmpty() ? 0 : disk.getLast();
@@ -254,10 +259,8 @@ class CrashWalkIT {
             assertThat(folderCount.get(i)).as("%s: the workspace's counter %s rises", what, folderCount)
                     .isGreaterThan(folderCount.get(i - 1));
         }
-        assertThat(folderCount).as("%s: the workspace's counter, none past the root disk's by more than one", what)
-                .allMatch(n -> n >= 1 && n <= last + 1);
-        assertThat(failed).as("%s: failed writes, none past the root disk's by more than one", what)
-                .allMatch(n -> n >= 1 && n <= last + 1);
+        assertThat(failed).as("%s: failed writes", what).allMatch(n -> n >= 1);
+        assertThat(folderCount).as("%s: the workspace's counter", what).allMatch(n -> n >= 1);
     }
 
     /** The sandbox running: a sandbox left stopped or failed by a kill is started (a fresh boot, if it must). */
