@@ -37,6 +37,11 @@ public final class Sandbox {
         this.attaching = new CountDownLatch(attaching ? 1 : 0);
     }
 
+    /** Whether the daemon is still re-attaching to this sandbox's machine, having just started. */
+    boolean attaching() {
+        return attaching.getCount() > 0;
+    }
+
     /** The re-attachment at daemon start is over, whatever its outcome. */
     void attached() {
         attaching.countDown();
