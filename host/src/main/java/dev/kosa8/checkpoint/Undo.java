@@ -288,18 +288,45 @@ public final class Undo {
     /**
      * After a daemon restart, with the sandbox's machine re-attached: a
      * daemon that died in the middle of a checkpoint or rewind left the
-     * guest's processes frozen; they are thawed and the mark cleared.
+     * guest's processes frozen (so did one that died in a stop after the
+     * machine was saved, before QEMU quit: that saved state is discarded,
+     * never resumed over the machine that ran on); they are thawed, the mark cleared, and the
+     * parts of the checkpoint it never committed swept away at once (not
+     * only before the next checkpoint), so no temporary file outlives the
+     * recovery (docs/checkpoints.md, "Crash walk").
      *
      * @return whether there was one to recover from
      */
     public boolean recoverInterrupted(Vm vm) throws IOException {
         Path mark = Checkpointer.marker(checkpoints());
-        if (!Files.exists(mark)) {
+        Suspension stop = new Suspension(sandboxDir);
+        // a machine that still runs with a pause to disk beside it: a stop cut short after the save, before QEMU
+        // quit; its processes are frozen, and the saved state is older than the machine it would bring back
+        boolean stopCut = Files.isDirectory(stop.state().getParent());
+        if (!Files.exists(mark) && !stopCut) {
             return false;
         }
         GuestCommand.thaw(vm.agent(), 0, new byte[0], Duration.ofSeconds(20));
-        Files.deleteIfExists(mark);
+        if (stopCut) {
+            log.accept("sandbox " + sandboxId + ": a stop was cut short; its machine runs on, and the state it saved "
+                    + "is discarded");
+            stop.discard();
+        }
+        if (Files.deleteIfExists(mark)) {
+            new Leftovers(vm.qmp(), store(), new FolderSnapshots(checkpoints().resolve("workspace")),
+                    new RamStore(checkpoints()), log).sweep();
+        }
         return true;
+    }
+
+    /**
+     * For a sandbox whose machine ended while no daemon ran: the mark of a
+     * checkpoint or rewind it was in the middle of goes, since the processes
+     * it kept frozen went with the machine. Returns whether there was one.
+     * (The parts of a checkpoint never committed are swept before the next.)
+     */
+    public boolean forgetInterrupted() throws IOException {
+        return Files.deleteIfExists(Checkpointer.marker(checkpoints()));
     }
 
     private KosaException unreadable(IOException e) {

@@ -51,6 +51,7 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        dev.kosa8.host.CrashPoints.install(System.getenv()); // tests only (secret set, image build); off unless set
         System.exit(run(args));
     }
 

@@ -18,6 +18,7 @@ public final class DaemonMain {
     }
 
     public static void main(String[] args) throws Exception {
+        dev.kosa8.host.CrashPoints.install(System.getenv()); // tests only; off unless the environment sets it
         HostPaths paths = HostPaths.fromEnvironment();
         Daemon[] self = new Daemon[1];
         String qemu = QemuBinary.find();

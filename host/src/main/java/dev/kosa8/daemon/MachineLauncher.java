@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -126,6 +127,8 @@ final class MachineLauncher {
             }
             s.update(rt -> rt.workspaceLost(false));
             running(s, vm);
+            Vm up = vm;
+            CrashPoints.reached(fresh ? "create" : "start", "running", () -> up.process().pid());
         } catch (KosaException e) {
             fail(s, firstLine(e.getMessage()));
             throw e;
@@ -243,7 +246,9 @@ final class MachineLauncher {
             }
             Vm vm = restore(s, null, spec, saved.get().machine(), folder, saved.get().server(), started, () -> { });
             s.update(rt -> rt.withVm(vm).stopping(false));
+            CrashPoints.reached("start", "restored", () -> vm.process().pid());
             undo.discardSuspended();
+            CrashPoints.reached("start", "discarded", () -> vm.process().pid());
             log.accept("sandbox " + s.id() + " resumed where it was stopped (" + saved.get().when() + ")");
             return vm;
         } catch (IOException | RuntimeException e) {

@@ -6,6 +6,7 @@ import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.egress.SandboxNetwork;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
@@ -77,6 +78,9 @@ public final class SandboxManager {
     private final Consumer<String> log;
     private final SandboxHeld held;
 
+    /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
+    private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
+
     public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
                           EgressService egress, Supplier<SecretStore> secretStore, Consumer<String> log) {
         this.paths = paths;
@@ -103,9 +107,17 @@ public final class SandboxManager {
         return held;
     }
 
-    /** At daemon start: loads every record and re-attaches to machines that still run ({@link Recovery}). */
-    public void recover() {
-        recovery.recover();
+    /** At daemon start, before it listens: loads every record ({@link Recovery#load}). */
+    public void loadRecords() {
+        recovery.load();
+    }
+
+    /**
+     * At daemon start, once it listens: re-attaches to the machines that still
+     * run ({@link Recovery#reattach}); their requests wait until then.
+     */
+    public void reattachMachines() {
+        recovery.reattach();
     }
 
     /** The allow-lists and secrets of the sandboxes. */
@@ -318,7 +330,9 @@ public final class SandboxManager {
 
     /** Finds a sandbox by its id or a unique prefix of it. */
     public Sandbox get(String idOrPrefix) {
-        return registry.get(idOrPrefix);
+        Sandbox s = registry.get(idOrPrefix);
+        s.awaitAttached(REATTACH_WAIT);
+        return s;
     }
 
     /** The running machine of a sandbox, or a STATE error naming the sandbox's state. */
@@ -368,7 +382,9 @@ public final class SandboxManager {
                 boolean saved = !shutdown && !lost && !s.record().ephemeral() && st == SandboxState.RUNNING
                         && vm.agent().isOpen() && suspend(s, vm);
                 if (saved) {
+                    CrashPoints.reached("stop", "saved", () -> vm.process().pid());
                     vm.quit(Duration.ofSeconds(15));
+                    CrashPoints.reached("stop", "quit");
                 } else {
                     vm.shutdown(Duration.ofSeconds(15));
                 }
@@ -376,6 +392,7 @@ public final class SandboxManager {
             }
             s.closeServers();
             save(s, s.record().stopped());
+            CrashPoints.reached("stop", "recorded");
             layout.cleanRuntime(s.id(), log);
         });
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.host.AtomicFile;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -303,6 +304,7 @@ final class Templates {
                             image.rootDisk().toAbsolutePath().toString(), disk.toString())
                     .logTo(work.resolve("qemu.log"))
                     .run(KosaException.Kind.VM, "creating a template's disk");
+            CrashPoints.reached("template", "disk");
             Accelerator accel = Accelerator.parse(shape.accelerator());
             String args = image.kernelArgs() + TscFrequency.kernelArg(accel);
             dev.kosa8.egress.tls.SandboxCa ca = null;
@@ -317,7 +319,10 @@ final class Templates {
                     run.resolve("qmp.sock"), run.resolve("agent.sock"), shape.workspace() ? run.resolve("ws9p.sock")
                     : null, shape.net() ? EgressService.guestNetwork(run) : null);
             vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
+            Vm booted = vm;
+            CrashPoints.reached("template", "booted", () -> booted.process().pid());
             rehearseRestore(vm);
+            CrashPoints.reached("template", "rehearsed", () -> booted.process().pid());
             boolean trustLaidOut = ca != null && layOut(vm, ca, image);
             try {
                 GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
@@ -333,16 +338,21 @@ final class Templates {
             vm.qmp().execute("stop", Map.of(), Duration.ofSeconds(30));
             MachineState.saveStopped(vm.qmp(), run.resolve("vmstate.sock"), work.resolve("machine.vmstate"),
                     Duration.ofMinutes(10));
+            CrashPoints.reached("template", "saved", () -> booted.process().pid());
             vm.quit(Duration.ofSeconds(15));
             vm = null;
             keepAsPages(work, ramId(dir));
+            CrashPoints.reached("template", "pages");
             deleteTree(work.resolve("ca")); // the template's CA key is of no further use
             disk.toFile().setReadOnly();
             AtomicFile.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
                     "shape", shape, "created", Instant.now().toString(), "bootImage", image.id(),
                     "trustLaidOut", trustLaidOut, "rehearsals", REHEARSALS)));
+            CrashPoints.reached("template", "described");
             Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
+            CrashPoints.reached("template", "moved");
             AtomicFile.write(pointer(shape.name()), (dir.getFileName() + "\n").getBytes(StandardCharsets.US_ASCII));
+            CrashPoints.reached("template", "current");
             log.accept("made template " + dir.getFileName() + " in " + Duration.ofNanos(System.nanoTime() - t0)
                     .toMillis() + " ms");
             return dir;
