@@ -108,9 +108,12 @@ class FolderDiffIT {
         assertThat(noCheckpoint.exitCode()).as(noCheckpoint.toString()).isEqualTo(2);
         // "has no checkpoints" when it has none yet, "has no checkpoint 'c1999…'" once it has: each says what to run
         assertThat(noCheckpoint.stderr()).contains("has no checkpoint", "kosa8 checkpoint");
-        Kosa.Result noSandbox = Kosa.run(T, "diff", "zzzzzzzz");
+        Kosa.Result noSandbox = Kosa.run(T, "diff", "abcdef123456");
         assertThat(noSandbox.exitCode()).isEqualTo(2);
-        assertThat(noSandbox.stderr()).contains("no sandbox 'zzzzzzzz'");
+        assertThat(noSandbox.stderr()).contains("no sandbox 'abcdef123456'", "kosa8 ls");
+        Kosa.Result notAnId = Kosa.run(T, "diff", "../x");
+        assertThat(notAnId.exitCode()).isEqualTo(2);
+        assertThat(notAnId.stderr()).contains("is not a sandbox id");
         Kosa.Result twoFormats = Kosa.run(T, "diff", id, "--stat", "--json");
         assertThat(twoFormats.exitCode()).isEqualTo(2);
         assertThat(twoFormats.stderr()).contains("mutually exclusive");
