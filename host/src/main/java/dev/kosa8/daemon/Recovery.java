@@ -33,6 +33,8 @@ final class Recovery {
     private final SandboxNetworks networks;
     private final MachineWatch watch;
     private final Consumer<String> log;
+    /** The machines {@link #load} found running, to re-attach. */
+    private final List<Sandbox> toAttach = new ArrayList<>();
 
     Recovery(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, MachineLauncher launcher,
              SandboxNetworks networks, MachineWatch watch, Consumer<String> log) {
@@ -44,9 +46,6 @@ final class Recovery {
         this.watch = watch;
         this.log = log;
     }
-
-    /** The machines {@link #load} found running, to re-attach. */
-    private final List<Sandbox> toAttach = new ArrayList<>();
 
     /** Loads every record; those whose machine may still run are registered waiting for {@link #reattach}. */
     void load() {
@@ -95,6 +94,8 @@ final class Recovery {
             threads.add(Thread.ofPlatform().name("reattach-" + s.id()).start(() -> {
                 try {
                     s.locked(() -> reattach(s, s.record()));
+                } catch (RuntimeException e) { // a bug, not a lost machine: said, and the other sandboxes go on
+                    log.accept("sandbox " + s.id() + ": re-attaching failed: " + e);
                 } finally {
                     s.attached();
                 }

@@ -1,9 +1,9 @@
 package dev.kosa8.daemon;
 
 import dev.kosa8.egress.Broker;
+import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
-import dev.kosa8.host.KosaException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
