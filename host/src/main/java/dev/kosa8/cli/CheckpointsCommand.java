@@ -8,7 +8,9 @@ import picocli.CommandLine.ParentCommand;
 
 @Command(name = "checkpoints", mixinStandardHelpOptions = true,
         description = {"List a sandbox's checkpoints, oldest first: id, when, message, and the disk space only it holds "
-                + "(machine state plus workspace files no other checkpoint shares).",
+                + "(machine state plus workspace files no other checkpoint shares). "
+                + "An agent's turn checkpoints (docs/agents.md) show as 'turn N: TOOL'; `kosa8 rewind ID --turn N` goes "
+                + "back to one.",
                 "Example: kosa8 checkpoints 3f2a"})
 final class CheckpointsCommand implements Callable<Integer> {
     @ParentCommand
