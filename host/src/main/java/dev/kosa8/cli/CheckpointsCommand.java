@@ -19,9 +19,17 @@ final class CheckpointsCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID", description = "The sandbox.")
     String id;
 
+    @picocli.CommandLine.Option(names = "--json", description = "Everything, as JSON (docs/api.md, GET "
+            + "/v1/sandboxes/ID/checkpoints): step times, sizes, and each turn checkpoint's turn number.")
+    boolean json;
+
     @Override
     public Integer call() {
         JsonNode all = main.daemon().get("/v1/sandboxes/" + Ids.check(id) + "/checkpoints");
+        if (json) {
+            System.out.println(all.toPrettyString());
+            return 0;
+        }
         if (all.isEmpty()) {
             System.err.println("no checkpoints yet: kosa8 checkpoint " + id + " -m 'what it is'");
             return 0;
