@@ -45,7 +45,8 @@ fi
 label=${label//[$'\001'-$'\037'$'\177']/ }
 label=${label:0:150}
 
-if ! exec 3<>"/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; then
+# bash's own complaint is silenced for the open alone: `exec 3<>… 2>/dev/null` would silence every later message
+if ! { exec 3<>"/dev/tcp/127.0.0.1/$PORT"; } 2>/dev/null; then
     echo "kosa8-guest: the kosa8 agent does not answer on 127.0.0.1:$PORT; no turn checkpoint was taken" >&2
     exit 1
 fi
