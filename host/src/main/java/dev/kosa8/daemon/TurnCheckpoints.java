@@ -54,6 +54,11 @@ final class TurnCheckpoints {
                 "the machine was restored; this ask's checkpoint is not known"));
     }
 
+    /** The sandbox is gone: its rate is forgotten with it. */
+    void forget(String sandboxId) {
+        rates.remove(sandboxId);
+    }
+
     TurnLog log(String sandboxId) {
         return new TurnLog(layout.directory(sandboxId));
     }
