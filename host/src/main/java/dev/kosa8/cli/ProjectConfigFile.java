@@ -27,10 +27,14 @@ import java.util.regex.Pattern;
 final class ProjectConfigFile {
     static final String PATH = ".kosa8/config.toml";
     private static final int MAX_BYTES = 64 * 1024;
-    private static final TomlMapper TOML = new TomlMapper();
     private static final Pattern KEY_LINE = Pattern.compile("^\\s*[\"']?([A-Za-z0-9_-]+)[\"']?\\s*=");
 
     private ProjectConfigFile() {
+    }
+
+    /** Made on first use: a folder without the file costs a `run` no Jackson at all. */
+    private static final class Toml {
+        static final TomlMapper MAPPER = new TomlMapper();
     }
 
     /** The folder's settings, or {@link ProjectConfig#NONE} when it has no file. */
@@ -67,7 +71,7 @@ final class ProjectConfigFile {
         }
         JsonNode root;
         try {
-            root = TOML.readTree(text);
+            root = Toml.MAPPER.readTree(text);
         } catch (JacksonException e) {
             JsonLocation at = e.getLocation();
             throw error(file, at == null ? 0 : at.getLineNr(), "is not valid TOML: " + e.getOriginalMessage(),

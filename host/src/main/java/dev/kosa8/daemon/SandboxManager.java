@@ -531,6 +531,13 @@ public final class SandboxManager {
         return out;
     }
 
+    /** Each checkpoint's bytes as its record gives them: machine state and folder files it stored. */
+    Map<String, Long> checkpointBytes(Sandbox s) {
+        Map<String, Long> out = new java.util.HashMap<>();
+        undo(s).records().forEach(c -> out.put(c.id(), c.vmStateBytes() + c.workspaceBytesCopied()));
+        return out;
+    }
+
     private java.util.Set<String> checkpointIds(Sandbox s) {
         return undo(s).records().stream().map(Checkpoint::id).collect(java.util.stream.Collectors.toSet());
     }

@@ -101,8 +101,11 @@ final class TurnCheckpoints {
     }
 
     private void thin(Sandbox s, TurnLog turns) {
-        Set<String> existing = manager.turnsOf(s).keySet();
-        for (Turn t : bounds.thin(turns.turns(existing))) {
+        // what each holds as its record says now: a checkpoint still committing counts what it has stored so far
+        Map<String, Long> bytes = manager.checkpointBytes(s);
+        List<Turn> kept = turns.turns(bytes.keySet()).stream().map(t -> new Turn(t.turn(), t.checkpoint(), t.label(),
+                t.ask(), t.created(), Math.max(t.bytes(), bytes.get(t.checkpoint())))).toList();
+        for (Turn t : bounds.thin(kept)) {
             try {
                 manager.removeCheckpoint(s, t.checkpoint());
                 turns.remove(t.checkpoint());
