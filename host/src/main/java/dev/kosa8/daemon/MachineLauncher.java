@@ -47,11 +47,11 @@ final class MachineLauncher {
     private final MachineWatch watch;
     private final Consumer<String> log;
 
-    MachineLauncher(SandboxLayout layout, SandboxStore store, Supplier<BootImage> images, AcceleratorProbe probe,
-                    String qemuBinary, Templates templates, SandboxNetworks networks, MachineWatch watch,
-                    Consumer<String> log) {
+    MachineLauncher(SandboxLayout layout, MachineSpecs specs, SandboxStore store, Supplier<BootImage> images,
+                    AcceleratorProbe probe, String qemuBinary, Templates templates, SandboxNetworks networks,
+                    MachineWatch watch, Consumer<String> log) {
         this.layout = layout;
-        this.specs = new MachineSpecs(layout);
+        this.specs = specs;
         this.store = store;
         this.images = images;
         this.probe = probe;

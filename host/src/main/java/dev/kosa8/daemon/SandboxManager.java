@@ -11,8 +11,9 @@ import dev.kosa8.image.ImageStore;
 import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.secrets.SecretStore;
 import dev.kosa8.vm.AcceleratorProbe;
+import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.QemuCommandLine;
-import dev.kosa8.vm.Tail;
+import dev.kosa8.vm.ConsoleLog;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.WorkspaceTransport;
 import dev.kosa8.workspace.WorkspaceFolder;
@@ -50,6 +51,7 @@ public final class SandboxManager {
     }
 
     private final HostPaths paths;
+    private final Settings settings;
     private final SandboxLayout layout;
     private final SandboxStore store;
     private final SandboxRegistry registry = new SandboxRegistry();
@@ -62,16 +64,24 @@ public final class SandboxManager {
     private final String qemuBinary;
     private final Consumer<String> log;
 
-    public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
-                          EgressService egress, Supplier<SecretStore> secretStore, Consumer<String> log) {
+    /**
+     * @param settings the host's settings ({@link Settings}: the jail, the console's limit, the budgets)
+     * @param jail     the jail every QEMU runs in, as {@link dev.kosa8.vm.JailProbe} found it under the settings
+     */
+    public SandboxManager(HostPaths paths, Settings settings, Jail jail, Supplier<BootImage> images,
+                          AcceleratorProbe probe, String qemuBinary, EgressService egress,
+                          Supplier<SecretStore> secretStore, Consumer<String> log) {
         this.paths = paths;
+        this.settings = settings;
         this.layout = new SandboxLayout(paths);
         this.store = new SandboxStore(layout.sandboxes());
-        this.templates = new Templates(paths, qemuBinary, log);
+        MachineSpecs specs = new MachineSpecs(layout, jail, settings.consoleLimit());
+        this.templates = new Templates(paths, qemuBinary, specs::confine, log);
         this.standbys = new Standbys(log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout);
         MachineWatch watch = new MachineWatch(store, layout, log);
-        this.launcher = new MachineLauncher(layout, store, images, probe, qemuBinary, templates, networks, watch, log);
+        this.launcher = new MachineLauncher(layout, specs, store, images, probe, qemuBinary, templates, networks,
+                watch, log);
         this.forks = new Forks(layout, store, registry, networks, launcher, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, log);
         this.qemuBinary = qemuBinary;
@@ -234,9 +244,8 @@ public final class SandboxManager {
         }
         Vm vm = running(s);
         try {
-            vm.qmp().execute("dump-guest-memory", Map.of("paging", false, "protocol", "file:" + file),
-                    Duration.ofMinutes(10));
-        } catch (RuntimeException e) {
+            MemoryDump.dump(vm, file, Duration.ofMinutes(10));
+        } catch (IOException | RuntimeException e) {
             throw new KosaException(KosaException.Kind.VM, "cannot dump the memory of sandbox " + s.id() + ": "
                     + e.getMessage(), "check that " + file.getParent() + " is writable and has room for "
                     + s.record().memoryMiB() + " MiB", e);
@@ -328,7 +337,7 @@ public final class SandboxManager {
     }
 
     public String logs(Sandbox s, int lines) {
-        return Tail.of(layout.consoleLog(s.id()), lines);
+        return ConsoleLog.tail(layout.consoleLog(s.id()), lines);
     }
 
     public Path directory(Sandbox s) {

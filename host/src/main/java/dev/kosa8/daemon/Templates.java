@@ -77,7 +77,16 @@ final class Templates {
     private final GuestTrust trust;
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
 
+    private final java.util.function.UnaryOperator<VmSpec> confine;
+
     Templates(HostPaths paths, String qemuBinary, Consumer<String> log) {
+        this(paths, qemuBinary, java.util.function.UnaryOperator.identity(), log);
+    }
+
+    /** @param confine puts a template's machine in the jail, with the console limit, the sandboxes' machines have */
+    Templates(HostPaths paths, String qemuBinary, java.util.function.UnaryOperator<VmSpec> confine,
+              Consumer<String> log) {
+        this.confine = confine;
         this.root = paths.data().resolve("templates");
         this.runtime = paths.runtime().resolve("templates");
         this.qemuBinary = qemuBinary;
@@ -298,6 +307,7 @@ final class Templates {
                     shape.memoryMiB(), image.kernel(), image.initramfs(), disk, args, work.resolve("console.log"),
                     run.resolve("qmp.sock"), run.resolve("agent.sock"), shape.workspace() ? run.resolve("ws9p.sock")
                     : null, shape.net() ? EgressService.guestNetwork(run) : null);
+            spec = confine.apply(spec);
             vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
             rehearseRestore(vm);
             boolean trustLaidOut = ca != null && trust.layOut(vm.agent(), ca, image, Duration.ofSeconds(60));
