@@ -25,7 +25,7 @@ import picocli.CommandLine.Option;
             "  kosa8 rm -f $id                       remove it",
             ""},
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
-            CpCommand.class, LsCommand.class, InspectCommand.class, LogsCommand.class, StopCommand.class,
+            CpCommand.class, LsCommand.class, InspectCommand.class, DfCommand.class, LogsCommand.class, StopCommand.class,
             StartCommand.class, RmCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
             DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class,

@@ -44,11 +44,44 @@ final class SandboxOptions {
                     + "logged; none: no network device at all."})
     String net;
 
+    @Option(names = "--disk-budget", paramLabel = "SIZE",
+            description = {"The most the sandbox may keep on this machine's disk: its root disk's growth, its "
+                    + "checkpoints and its logs together (default: \"diskBudget\" in kosa8's settings.json, else 32G). "
+                    + "A checkpoint that would go past it is refused; `kosa8 df` shows what each sandbox uses."})
+    String diskBudget;
+
+    @Option(names = "--max-checkpoints", paramLabel = "N",
+            description = {"The most checkpoints the sandbox keeps; one more is refused until one is removed "
+                    + "(default: \"checkpointCount\" in settings.json, else 64)."})
+    Integer maxCheckpoints;
+
+    @Option(names = "--checkpoint-bytes", paramLabel = "SIZE",
+            description = {"The most its checkpoints may hold alone, as `kosa8 checkpoints` counts them "
+                    + "(default: \"checkpointBytes\" in settings.json, else no limit of their own)."})
+    String checkpointBytes;
+
+    @Option(names = "--console-limit", paramLabel = "SIZE",
+            description = {"The most of the guest's console output kept on this machine; older output is "
+                    + "dropped, and the log says so (default: \"consoleLimit\" in settings.json, else 4M)."})
+    String consoleLimit;
+
     String query() {
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();
         StringBuilder q = new StringBuilder("cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a
                 + "&workspace=" + enc(workspaceFolder()) + "&net=" + enc(dev.kosa8.egress.NetMode.parse(net).label())
                 + "&workspaceTransport=" + dev.kosa8.vm.WorkspaceTransport.parse(workspaceTransport).label());
+        if (diskBudget != null) {
+            q.append("&diskBudget=").append(Sizes.bytes("--disk-budget", diskBudget));
+        }
+        if (maxCheckpoints != null) {
+            q.append("&maxCheckpoints=").append(maxCheckpoints);
+        }
+        if (checkpointBytes != null) {
+            q.append("&checkpointBytes=").append(Sizes.bytes("--checkpoint-bytes", checkpointBytes));
+        }
+        if (consoleLimit != null) {
+            q.append("&consoleLimit=").append(Sizes.bytes("--console-limit", consoleLimit));
+        }
         for (String name : secrets) {
             q.append("&secret=").append(enc(name));
         }

@@ -12,16 +12,21 @@ import java.nio.file.Path;
 final class MachineSpecs {
     private final SandboxLayout layout;
     private final Jail jail;
-    private final long consoleLimit;
+    private final Budget defaults;
 
     /**
-     * @param jail         the jail every machine runs in ({@link dev.kosa8.vm.JailProbe})
-     * @param consoleLimit the console output kept per machine ({@link Settings#consoleLimit})
+     * @param jail     the jail every machine runs in ({@link dev.kosa8.vm.JailProbe})
+     * @param defaults the budget of a sandbox whose record has none, and of templates ({@link Settings#budget})
      */
-    MachineSpecs(SandboxLayout layout, Jail jail, long consoleLimit) {
+    MachineSpecs(SandboxLayout layout, Jail jail, Budget defaults) {
         this.layout = layout;
         this.jail = jail;
-        this.consoleLimit = consoleLimit;
+        this.defaults = defaults;
+    }
+
+    /** What {@code r} may keep on disk: its own budget, else the settings' default. */
+    Budget budget(SandboxRecord r) {
+        return r.budgetOr(defaults);
     }
 
     Jail jail() {
@@ -53,12 +58,13 @@ final class MachineSpecs {
                                 r.id())) : ""), layout.consoleLog(r.id()),
                 machineDir.resolve("qmp.sock"), machineDir.resolve("agent.sock"),
                 r.workspace().isEmpty() ? null : machineDir.resolve("ws9p.sock"),
-                net ? EgressService.guestNetwork(layout.runtime(r.id())) : null).confined(jail, consoleLimit);
+                net ? EgressService.guestNetwork(layout.runtime(r.id())) : null)
+                .confined(jail, budget(r).consoleBytes());
     }
 
     /** A template's machine, in the same jail and with the same console limit as the sandboxes'. */
     VmSpec confine(VmSpec spec) {
-        return spec.confined(jail, consoleLimit);
+        return spec.confined(jail, defaults.consoleBytes());
     }
 
     /** Checks a new sandbox's settings: VmSpec's constructor names every bad field. */

@@ -1,6 +1,7 @@
 package dev.kosa8.daemon;
 
 import dev.kosa8.checkpoint.Checkpoint;
+import dev.kosa8.checkpoint.CheckpointLimits;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
@@ -41,8 +42,16 @@ public final class SandboxManager {
     /** What a new sandbox should be. */
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
                                 NetMode net, List<String> allow, List<String> secrets,
-                                WorkspaceTransport workspaceTransport) {
+                                WorkspaceTransport workspaceTransport, Budget.Change budget) {
+        public CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
+                             NetMode net, List<String> allow, List<String> secrets,
+                             WorkspaceTransport workspaceTransport) {
+            this(ephemeral, cpus, memoryMiB, accelerator, workspace, net, allow, secrets, workspaceTransport,
+                    Budget.Change.NONE);
+        }
+
         public CreateRequest {
+            budget = budget == null ? Budget.Change.NONE : budget;
             workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
             net = net == null ? NetMode.CLOSED : net;
             allow = allow == null ? List.of() : List.copyOf(allow);
@@ -75,7 +84,7 @@ public final class SandboxManager {
         this.settings = settings;
         this.layout = new SandboxLayout(paths);
         this.store = new SandboxStore(layout.sandboxes());
-        MachineSpecs specs = new MachineSpecs(layout, jail, settings.consoleLimit());
+        MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget());
         this.templates = new Templates(paths, qemuBinary, specs::confine, log);
         this.standbys = new Standbys(log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout);
@@ -86,6 +95,11 @@ public final class SandboxManager {
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, log);
         this.qemuBinary = qemuBinary;
         this.log = log;
+    }
+
+    /** The commands and file transfers one sandbox may have under way at once ({@link Settings#streams}). */
+    int streamsPerSandbox() {
+        return settings.streams();
     }
 
     /** At daemon start: loads every record and re-attaches to machines that still run ({@link Recovery}). */
@@ -108,7 +122,8 @@ public final class SandboxManager {
         SandboxRecord r = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
                 req.accelerator(), "", SandboxState.STARTING, 0, null, "",
                 WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))),
-                networks.network(req.net(), req.allow(), granted), granted, req.workspaceTransport());
+                networks.network(req.net(), req.allow(), granted), granted, req.workspaceTransport(),
+                req.budget().applyTo(settings.budget()));
         launcher.specs().validate(r);
         Sandbox s = new Sandbox(r);
         registry.add(s);
@@ -255,11 +270,42 @@ public final class SandboxManager {
     /** Takes a checkpoint of a running sandbox (docs/checkpoints.md). */
     public Checkpoint checkpoint(Sandbox s, String message) {
         return s.locked(() -> {
-            Checkpoint c = undo(s).checkpoint(machine(s, running(s)), message);
+            Vm vm = running(s);
+            Budget b = launcher.specs().budget(s.record());
+            Undo undo = undo(s);
+            DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
+            Checkpoint c = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
+                    b.checkpointBytes(), CheckpointLimits.AtLimit.REFUSE));
+            DiskUsage after = DiskUsage.of(layout, s.id(), undo);
+            if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {
+                undo.remove(c.id(), machine(s, vm), null);
+                throw new KosaException(KosaException.Kind.LIMIT, "checkpoint " + c.id() + " took sandbox " + s.id()
+                        + " past its disk budget of " + DiskBudget.gib(b.diskBytes()) + " (it kept "
+                        + DiskBudget.gib(after.total()) + "), and was removed again",
+                        "remove older checkpoints with `kosa8 checkpoint rm " + s.id() + " ID`, or make the workspace"
+                                + " smaller, then try again");
+            }
             prepareStandby(s);
             return c;
         });
     }
+
+    /** What {@code s} keeps on disk and what it may keep ({@code kosa8 inspect}, {@code kosa8 df}). */
+    public Map<String, Object> diskUse(Sandbox s) {
+        DiskUsage u = DiskUsage.of(layout, s.id(), undo(s));
+        Budget b = launcher.specs().budget(s.record());
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("disk", u.disk());
+        m.put("diskVirtual", u.diskVirtual());
+        m.put("checkpoints", u.checkpoints());
+        m.put("checkpointCount", undo(s).count());
+        m.put("logs", u.logs());
+        m.put("other", u.other());
+        m.put("total", u.total());
+        m.put("budget", b);
+        return m;
+    }
+
 
     /** Rewinds a running sandbox in place to a checkpoint (an id or a unique prefix; empty: the latest). */
     public Undo.Rewound rewind(Sandbox s, String checkpoint) {
@@ -334,6 +380,11 @@ public final class SandboxManager {
      */
     public List<Pruner.Item> prune(boolean dryRun) {
         return Pruner.prune(new ImageStore(paths), templates, layout.allRootDisks(), dryRun);
+    }
+
+    /** {@code kosa8 df}: what kosa8 keeps on disk and what can be had back ({@link DiskReport}). */
+    public Map<String, Object> df() {
+        return DiskReport.of(this, layout, new ImageStore(paths), templates);
     }
 
     public String logs(Sandbox s, int lines) {

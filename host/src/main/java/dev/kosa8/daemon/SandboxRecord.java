@@ -1,5 +1,6 @@
 package dev.kosa8.daemon;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.kosa8.egress.SandboxNetwork;
 import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.vm.WorkspaceTransport;
@@ -16,13 +17,25 @@ import java.util.List;
  * @param workspace    the host folder shared with the guest, absolute; empty for none
  * @param network      network mode and allow-list; records older than networks load as none
  * @param secrets      the secrets the sandbox was given: names and placeholders, never values
+ * @param budget       what it may keep on disk ({@link Budget}); null in a record from before budgets: the
+ *                     settings' default
  */
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
                             Instant qemuStarted, String failure, String workspace,
                             SandboxNetwork network,
                             List<GrantedSecret> secrets,
-                            WorkspaceTransport workspaceTransport) {
+                            WorkspaceTransport workspaceTransport,
+                            @JsonInclude(JsonInclude.Include.NON_NULL) Budget budget) {
+
+    /** A record without a budget of its own. */
+    public SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
+                         String imageId, SandboxState state, long qemuPid, Instant qemuStarted, String failure,
+                         String workspace, SandboxNetwork network, List<GrantedSecret> secrets,
+                         WorkspaceTransport workspaceTransport) {
+        this(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid, qemuStarted, failure,
+                workspace, network, secrets, workspaceTransport, null);
+    }
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -37,31 +50,37 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
 
     public SandboxRecord withSecrets(List<GrantedSecret> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, network, next, workspaceTransport);
+                qemuStarted, failure, workspace, network, next, workspaceTransport, budget);
     }
 
     public SandboxRecord withNetwork(SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, n, secrets, workspaceTransport);
+                qemuStarted, failure, workspace, n, secrets, workspaceTransport, budget);
+    }
+
+    /** The budget this sandbox keeps to: its own, else {@code dflt} (a record from before budgets). */
+    public Budget budgetOr(Budget dflt) {
+        return budget != null ? budget : dflt;
     }
 
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
-                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport);
+                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport,
+                budget);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace, network, secrets, workspaceTransport);
+                0, null, why, workspace, network, secrets, workspaceTransport, budget);
     }
 
     public SandboxRecord withQemu(long pid, Instant started, String accel, String image) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure,
-                workspace, network, secrets, workspaceTransport);
+                workspace, network, secrets, workspaceTransport, budget);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace, network, secrets, workspaceTransport);
+                0, null, "", workspace, network, secrets, workspaceTransport, budget);
     }
 }

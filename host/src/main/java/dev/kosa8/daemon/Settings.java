@@ -21,18 +21,17 @@ import java.util.Set;
  * bounded by one of them (docs/design.md, "Bounds").
  *
  * @param jail          whether QEMU must run in its jail ({@link JailProbe.Mode}; default: where the host can)
- * @param consoleLimit  the console output kept per sandbox, in bytes ({@code console.log} and {@code console.log.1})
  * @param streams       the commands and file transfers one sandbox may have under way at once
- * @param budget        the default per-sandbox disk budget and checkpoint limits, which {@code create} can change
+ * @param budget        a new sandbox's disk budget, checkpoint limits and console limit, which {@code create}
+ *                      can change
  */
-public record Settings(JailProbe.Mode jail, long consoleLimit, int streams, Budget budget) {
+public record Settings(JailProbe.Mode jail, int streams, Budget budget) {
     public static final String FILE = "settings.json";
     public static final int DEFAULT_STREAMS = 64;
     private static final Set<String> KNOWN = Set.of("jail", "consoleLimit", "streams", "diskBudget",
             "checkpointCount", "checkpointBytes");
 
-    public static final Settings DEFAULTS = new Settings(JailProbe.Mode.AUTO, VmSpec.DEFAULT_CONSOLE_LIMIT,
-            DEFAULT_STREAMS, Budget.DEFAULT);
+    public static final Settings DEFAULTS = new Settings(JailProbe.Mode.AUTO, DEFAULT_STREAMS, Budget.DEFAULT);
 
     /** The settings in {@code dir}'s settings.json; the defaults when there is none. */
     public static Settings load(Path dir) {
@@ -65,7 +64,7 @@ public record Settings(JailProbe.Mode jail, long consoleLimit, int streams, Budg
                 problems.add("\"jail\": " + e.getMessage() + "; " + e.suggestion());
             }
         }
-        long console = bytes(n, "consoleLimit", DEFAULTS.consoleLimit(), VmSpec.MIN_CONSOLE_LIMIT, problems);
+        long console = bytes(n, "consoleLimit", Budget.DEFAULT.consoleBytes(), VmSpec.MIN_CONSOLE_LIMIT, problems);
         long streams = number(n, "streams", DEFAULTS.streams(), 1, 4096, problems);
         long disk = bytes(n, "diskBudget", Budget.DEFAULT.diskBytes(), Budget.MIN_DISK, problems);
         long count = number(n, "checkpointCount", Budget.DEFAULT.checkpointCount(), 1, 100_000, problems);
@@ -73,7 +72,7 @@ public record Settings(JailProbe.Mode jail, long consoleLimit, int streams, Budg
         if (!problems.isEmpty()) {
             throw bad(file, problems);
         }
-        return new Settings(jail, console, (int) streams, new Budget(disk, (int) count, cpBytes));
+        return new Settings(jail, (int) streams, new Budget(disk, (int) count, cpBytes, console));
     }
 
     private static KosaException bad(Path file, List<String> problems) {

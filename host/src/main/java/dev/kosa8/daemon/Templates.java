@@ -215,6 +215,40 @@ final class Templates {
         return removed;
     }
 
+    /** A template as {@code kosa8 df} lists it: its size on disk, its image, whether its shape uses it. */
+    record Sized(String name, String imageId, boolean current, long bytes, Path disk) {
+    }
+
+    /** Every template on disk, with the bytes its folder holds (pages shared with checkpoints included). */
+    List<Sized> sizes() {
+        List<Sized> out = new java.util.ArrayList<>();
+        if (!Files.isDirectory(root)) {
+            return out;
+        }
+        try (var list = Files.list(root)) {
+            for (Path dir : list.filter(Files::isDirectory).sorted().toList()) {
+                String name = dir.getFileName().toString();
+                if (name.startsWith(".making-")) {
+                    continue;
+                }
+                String shape = name.lastIndexOf('-') > 0 ? name.substring(0, name.lastIndexOf('-')) : name;
+                long bytes = 0;
+                try (var walk = Files.walk(dir)) {
+                    for (Path f : walk.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                            .toList()) {
+                        bytes += Files.size(f);
+                    }
+                }
+                out.add(new Sized(name, said(dir).path("bootImage").asText(""), dir.equals(current(shape)), bytes,
+                        dir.resolve("disk.qcow2")));
+            }
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot list the templates in " + root + ": "
+                    + e.getMessage(), "check the permissions of kosa8's data folder", e);
+        }
+        return out;
+    }
+
     /** The bytes deleting a tree frees: its files not also linked elsewhere. */
     private static long bytesFreed(Path dir) throws IOException {
         long bytes = 0;

@@ -106,6 +106,17 @@ public record Jail(Path bwrap, boolean userNamespace, boolean keepPtrace, List<S
      * required, a refusal that says why and what to do.
      */
     public List<String> wrap(VmSpec spec, List<Path> backing, List<String> argv) {
+        return wrap(spec, backing, List.of(), argv);
+    }
+
+    /**
+     * As {@link #wrap(VmSpec, List, List)}, with {@code hidden}: folders
+     * inside the ones shown that QEMU must not see (another QEMU's of the same
+     * sandbox), each covered by an empty tmpfs. Folders are mounted outer
+     * first, so one inside another (the broker's, read-only, inside the
+     * runtime folder) covers the outer one's view of it.
+     */
+    public List<String> wrap(VmSpec spec, List<Path> backing, List<Path> hidden, List<String> argv) {
         if (bwrap == null) {
             if (required) {
                 throw new KosaException(KosaException.Kind.HOST, "QEMU must run in its jail on this host, and the"
@@ -139,11 +150,19 @@ public record Jail(Path bwrap, boolean userNamespace, boolean keepPtrace, List<S
             readWrite.add(spec.workspaceSocket().getParent());
         }
         readOnly.removeAll(readWrite);
-        for (Path p : readOnly) {
-            a.addAll(List.of("--ro-bind", p.toString(), p.toString()));
+        record Mount(String how, Path path) {
         }
-        for (Path p : readWrite) {
-            a.addAll(List.of("--bind", p.toString(), p.toString()));
+        List<Mount> mounts = new ArrayList<>();
+        readWrite.forEach(p -> mounts.add(new Mount("--bind", p)));
+        readOnly.forEach(p -> mounts.add(new Mount("--ro-bind", p)));
+        hidden.forEach(p -> mounts.add(new Mount("--tmpfs", p)));
+        mounts.sort(java.util.Comparator.comparingInt(m -> m.path().getNameCount())); // stable: outer first
+        for (Mount m : mounts) {
+            a.add(m.how());
+            if (!m.how().equals("--tmpfs")) {
+                a.add(m.path().toString());
+            }
+            a.add(m.path().toString());
         }
         a.addAll(List.of("--chdir", "/", "--"));
         a.addAll(argv);

@@ -296,6 +296,12 @@ public final class Vm implements AutoCloseable {
                 freshWindow(spec.workspaceWrites(), VmSpec.WORKSPACE_WRITES_BYTES);
             }
             Files.deleteIfExists(spec.consoleSocket());
+            if (spec.network() != null) {
+                // the jail shows QEMU the broker's folder, which a template's machine (no broker) has not made
+                for (Path socket : spec.network().forwards().values()) {
+                    dev.kosa8.host.HostPaths.privateDirectory(socket.getParent());
+                }
+            }
             if (freshConsole) {
                 Files.deleteIfExists(spec.consoleLog());
                 Files.deleteIfExists(ConsoleLog.older(spec.consoleLog()));
@@ -317,18 +323,42 @@ public final class Vm implements AutoCloseable {
     /**
      * {@code argv} as it runs in {@code spec}'s jail ({@link Jail#wrap}),
      * which shows QEMU the files its root disk rests on, read from the disk
-     * as it is now.
+     * as it is now: what every QEMU is started as, and what a test runs a
+     * probe in QEMU's place as.
      */
-    static List<String> jailed(VmSpec spec, List<String> argv) {
+    public static List<String> jailed(VmSpec spec, List<String> argv) {
         if (!spec.jail().confines()) {
             return spec.jail().wrap(spec, List.of(), argv); // the argv itself, or the refusal of a required jail
         }
         try {
-            return spec.jail().wrap(spec, DiskChain.backingFiles(spec.rootDisk()), argv);
+            return spec.jail().wrap(spec, DiskChain.backingFiles(spec.rootDisk()), hiddenFrom(spec), argv);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.VM, "cannot read what the sandbox's disk rests on: "
                     + e.getMessage(), "the disk " + spec.rootDisk() + " may be damaged; see " + qemuLog(spec), e);
         }
+    }
+
+    /**
+     * The folders inside this machine's runtime folder that are not its own
+     * (the other machine folder of its sandbox, where a standby or the next
+     * rewind's QEMU keeps its sockets), which its jail covers; the broker's
+     * folder is shown, read-only, when it has a network.
+     */
+    static List<Path> hiddenFrom(VmSpec spec) throws IOException {
+        Path own = spec.qmpSocket().getParent();
+        java.util.Set<Path> shown = new java.util.HashSet<>();
+        if (spec.network() != null) {
+            spec.network().forwards().values().forEach(socket -> shown.add(socket.getParent()));
+        }
+        List<Path> hidden = new java.util.ArrayList<>();
+        try (var entries = Files.list(own)) {
+            for (Path p : entries.toList()) {
+                if (Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !shown.contains(p)) {
+                    hidden.add(p);
+                }
+            }
+        }
+        return hidden;
     }
 
     /**

@@ -89,6 +89,23 @@ class JailTest {
     }
 
     @Test
+    void foldersInsideTheRuntimeFolderAreMountedAfterItTheBrokersReadOnlyTheOtherMachinesCovered() {
+        Path run = Path.of("/run/user/1000/kosa8/abc123abc123");
+        VmSpec s = spec(Accelerator.TCG, true);
+        VmSpec inRun = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
+                s.rootDisk(), s.kernelArgs(), s.consoleLog(), run.resolve("qmp.sock"), run.resolve("agent.sock"),
+                run.resolve("ws9p.sock"), s.network());
+        List<String> argv = AS_USER.wrap(inRun, List.of(), List.of(run.resolve("alt")), List.of("/usr/bin/qemu"));
+        String joined = String.join(" ", argv);
+        int outer = joined.indexOf("--bind " + run + " " + run);
+        int broker = joined.indexOf("--ro-bind " + run + "/net " + run + "/net");
+        int other = joined.indexOf("--tmpfs " + run + "/alt");
+        assertThat(outer).as(joined).isPositive();
+        assertThat(broker).as("the broker's folder read-only over the runtime folder's view of it").isGreaterThan(outer);
+        assertThat(other).as("the other machine's folder covered").isGreaterThan(outer);
+    }
+
+    @Test
     void aProgramOutsideTheSystemFoldersIsShownAloneAndReadOnly() {
         VmSpec spec = spec(Accelerator.TCG, false);
         List<String> argv = AS_USER.wrap(spec, List.of(), List.of("/opt/qemu/bin/qemu-system-x86_64", "-m", "1G"));

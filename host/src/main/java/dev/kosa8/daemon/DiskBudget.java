@@ -1,0 +1,54 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.host.KosaException;
+
+/**
+ * Keeps a sandbox within its disk {@link Budget}: a checkpoint is taken only
+ * when, after it, everything the guest can still make the host keep fits —
+ * its whole disk written anew (each block once, the checkpoint keeping the
+ * old one), its RAM in a checkpoint and again in a pause to disk, its logs
+ * at their limits. So what the sandbox keeps never passes its budget
+ * however the guest writes: between checkpoints the overlay grows at most by
+ * the disk's size, which the last checkpoint kept room for. A workspace
+ * snapshot, whose size only the capture finds out, is checked after it: a
+ * checkpoint that took the sandbox past its budget is removed again.
+ */
+final class DiskBudget {
+    private DiskBudget() {
+    }
+
+    /** The room a checkpoint keeps free for what may follow it. */
+    static long room(DiskUsage u, Budget b, int memoryMiB) {
+        return u.diskVirtual() + 2 * ((long) memoryMiB << 20) + DiskUsage.logRoom(b);
+    }
+
+    /** Refuses a checkpoint, before anything stops, when what the guest can still write would not fit after it. */
+    static void admitCheckpoint(String id, int memoryMiB, Budget b, DiskUsage u) {
+        long kept = u.disk() + u.checkpoints() + u.other();
+        long need = room(u, b, memoryMiB);
+        if (kept + need > b.diskBytes()) {
+            throw new KosaException(KosaException.Kind.LIMIT, "sandbox " + id + " would pass its disk budget of "
+                    + gib(b.diskBytes()) + ": it keeps " + gib(u.total()) + " (disk " + gib(u.disk())
+                    + ", checkpoints " + gib(u.checkpoints()) + ", logs " + gib(u.logs()) + "), and after a checkpoint"
+                    + " it needs room for " + gib(need) + " more (its " + gib(u.diskVirtual()) + " disk written anew, "
+                    + memoryMiB + " MiB of RAM twice, its logs)",
+                    "remove checkpoints with `kosa8 checkpoint rm " + id + " ID` (`kosa8 checkpoints " + id
+                            + "` lists their sizes; `kosa8 df` shows every sandbox's use), or give a new sandbox a"
+                            + " larger --disk-budget");
+        }
+    }
+
+    /**
+     * Whether a sandbox that just took a checkpoint still has room for its
+     * disk written anew, a pause to disk and its logs (the checkpoint's own
+     * RAM was kept room for): false, and the checkpoint must go again.
+     */
+    static boolean fits(DiskUsage u, Budget b, int memoryMiB) {
+        return u.disk() + u.checkpoints() + u.other() + room(u, b, memoryMiB) - ((long) memoryMiB << 20)
+                <= b.diskBytes();
+    }
+
+    static String gib(long bytes) {
+        return String.format(java.util.Locale.ROOT, "%.2f GiB", bytes / (double) (1L << 30));
+    }
+}

@@ -1,0 +1,42 @@
+package dev.kosa8.daemon;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kosa8.host.KosaException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link DiskBudget}: a checkpoint is taken only while the guest writing its
+ * whole disk anew, a pause to disk and full logs would still fit.
+ */
+class DiskBudgetTest {
+    static final long GIB = 1L << 30;
+    static final Budget BUDGET = new Budget(8 * GIB, 64, 0, 4L << 20);
+
+    @Test
+    void aCheckpointIsAdmittedOnlyWithRoomForTheDiskWrittenAnewRamTwiceAndTheLogs() {
+        // 4 GiB disk, 1 GiB of RAM: room is 4 + 2 GiB and the logs' 37 MiB
+        DiskUsage small = new DiskUsage(GIB / 2, 4 * GIB, GIB / 4, 1 << 20, 4096);
+        assertThatCode(() -> DiskBudget.admitCheckpoint("abc123abc123", 1024, BUDGET, small)).doesNotThrowAnyException();
+        DiskUsage big = new DiskUsage(GIB + GIB / 2, 4 * GIB, GIB / 2, 1 << 20, 4096);
+        assertThatThrownBy(() -> DiskBudget.admitCheckpoint("abc123abc123", 1024, BUDGET, big))
+                .isInstanceOfSatisfying(KosaException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(KosaException.Kind.LIMIT);
+                    assertThat(e.getMessage()).contains("would pass its disk budget of 8.00 GiB")
+                            .contains("disk 1.50 GiB").contains("checkpoints 0.50 GiB");
+                    assertThat(e.suggestion()).contains("kosa8 checkpoint rm abc123abc123");
+                });
+    }
+
+    @Test
+    void whatAnAdmittedCheckpointMayAddIsTheRamItKeptRoomFor() {
+        DiskUsage before = new DiskUsage(GIB, 4 * GIB, 0, 1 << 20, 4096);
+        DiskBudget.admitCheckpoint("abc123abc123", 1024, BUDGET, before);
+        DiskUsage after = new DiskUsage(GIB, 4 * GIB, GIB, 1 << 20, 4096);
+        assertThat(DiskBudget.fits(after, BUDGET, 1024)).as("its RAM, as reserved").isTrue();
+        DiskUsage hugeWorkspace = new DiskUsage(GIB, 4 * GIB, 2 * GIB, 1 << 20, 4096);
+        assertThat(DiskBudget.fits(hugeWorkspace, BUDGET, 1024)).as("more than reserved: removed again").isFalse();
+    }
+}

@@ -1,0 +1,135 @@
+package dev.kosa8.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What a guest can make the host keep is bounded, and the bound says so
+ * when it is reached: a sandbox's disk budget (root disk, checkpoints, logs),
+ * its number of checkpoints, and its commands and file transfers at once.
+ */
+@SharedSandbox.CreateArgs({"--max-checkpoints", "2", "--net", "none"})
+class BoundsIT {
+    static final Duration T = Duration.ofMinutes(10);
+
+    @RegisterExtension
+    static final SharedSandbox SANDBOX = new SharedSandbox();
+
+    /** The bytes a sandbox's folder takes on the host's disk (allocated, as {@code du} counts them). */
+    static long onDisk(String id) throws Exception {
+        Process p = new ProcessBuilder("du", "-s", "--block-size=1", Kosa.HOME.resolve("data/sandboxes").resolve(id)
+                .toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes()).strip();
+        assertThat(p.waitFor()).as(out).isZero();
+        return Long.parseLong(out.split("\\s+")[0]);
+    }
+
+    @Test
+    void aGuestFillingItsDiskAndCheckpointingInALoopHitsItsBudgetAndNeverPassesIt() throws Exception {
+        long budget = 6656L << 20; // 6.5 GiB: its 4 GiB disk written anew, 1 GiB of RAM twice, logs, and a little
+        String id = Kosa.ok(T, "create", "--net", "none", "--disk-budget", "6656M").stdout().strip();
+        try {
+            List<String> taken = new ArrayList<>();
+            Kosa.Result refused = null;
+            for (int i = 0; i < 6 && refused == null; i++) {
+                Kosa.ok(T, "exec", id, "--", "sh", "-c", "yes kosa8-fills-its-disk | head -c 300M > /root/fill" + i
+                        + " && sync");
+                assertThat(onDisk(id)).as("after writing %d", i).isLessThanOrEqualTo(budget);
+                Kosa.Result r = Kosa.run(T, "checkpoint", id, "-m", "fill " + i);
+                if (r.exitCode() == 0) {
+                    taken.add(r.stdout().strip());
+                } else {
+                    refused = r;
+                }
+                assertThat(onDisk(id)).as("after checkpoint %d", i).isLessThanOrEqualTo(budget);
+            }
+            assertThat(taken).as("checkpoints taken before the budget was reached").isNotEmpty();
+            assertThat(refused).as("a checkpoint is refused at the budget").isNotNull();
+            assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(8);
+            assertThat(refused.stderr()).contains("would pass its disk budget of 6.50 GiB")
+                    .contains("kosa8 checkpoint rm " + id);
+
+            // the guest fills the rest of its disk: it gets ENOSPC, and the host keeps no more than the budget
+            Kosa.Result fill = Kosa.run(Duration.ofMinutes(30), "exec", id, "--", "sh", "-c",
+                    "yes kosa8-fills-its-disk | head -c 6G > /root/the-rest; echo status $?; sync");
+            assertThat(fill.stderr() + fill.stdout()).as(fill.toString()).contains("No space left on device");
+            assertThat(onDisk(id)).as("the sandbox's folder with its disk full").isLessThanOrEqualTo(budget);
+            Kosa.Result again = Kosa.run(T, "checkpoint", id, "-m", "full");
+            assertThat(again.exitCode()).as(again.toString()).isEqualTo(8);
+
+            String df = Kosa.ok(Duration.ofMinutes(1), "df").stdout();
+            assertThat(df).contains(id).contains("6.5 GiB").contains("reclaimable:");
+            String inspect = Kosa.ok(Duration.ofMinutes(1), "inspect", id).stdout();
+            assertThat(inspect).contains("\"storage\"").contains("\"diskBytes\" : " + budget);
+            long total = Long.parseLong(inspect.replaceAll("(?s).*\"total\" : (\\d+).*", "$1"));
+            assertThat(total).isLessThanOrEqualTo(budget).isGreaterThan(3L << 30);
+
+            // removing a checkpoint makes room again: that is what the error tells the user to do
+            for (String c : taken) {
+                Kosa.ok(T, "checkpoint", "rm", id, c);
+            }
+            Kosa.ok(T, "exec", id, "--", "sh", "-c", "rm -f /root/fill* /root/the-rest; fstrim / || true; sync");
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "rm", "-f", id);
+        }
+    }
+
+    @Test
+    void aCheckpointPastTheMostASandboxKeepsIsRefusedNamingTheOneToRemove(SharedSandbox.Booted box) {
+        List<String> before = Kosa.ok(T, "checkpoints", box.id()).stdout().lines().skip(1)
+                .map(l -> l.split("\\s+")[0]).toList();
+        for (String c : before) {
+            Kosa.ok(T, "checkpoint", "rm", box.id(), c);
+        }
+        String first = Kosa.ok(T, "checkpoint", box.id(), "-m", "one").stdout().strip();
+        Kosa.ok(T, "checkpoint", box.id(), "-m", "two");
+        Kosa.Result third = Kosa.run(T, "checkpoint", box.id(), "-m", "three");
+        assertThat(third.exitCode()).as(third.toString()).isEqualTo(8);
+        assertThat(third.stderr()).contains("has 2 checkpoints, the most it keeps (--max-checkpoints 2)")
+                .contains("kosa8 checkpoint rm " + box.id() + " " + first);
+        assertThat(Kosa.ok(T, "checkpoints", box.id()).stdout().lines().skip(1).toList()).hasSize(2);
+        Kosa.ok(T, "checkpoint", "rm", box.id(), first);
+        Kosa.ok(T, "checkpoint", box.id(), "-m", "three");
+    }
+
+    @Test
+    void commandsPastTheMostASandboxRunsAtOnceAreRefusedAndTheOthersRunOn(SharedSandbox.Booted box) throws Exception {
+        Path settings = Kosa.HOME.resolve("config/settings.json");
+        Files.createDirectories(settings.getParent());
+        Files.writeString(settings, "{\"streams\": 2}\n");
+        List<Process> running = new ArrayList<>();
+        try {
+            Kosa.ok(Duration.ofMinutes(1), "daemon", "stop"); // the next command starts one that reads the settings
+            for (int i = 0; i < 2; i++) {
+                running.add(Kosa.builder("exec", box.id(), "--", "sh", "-c", "echo started; sleep 60").start());
+            }
+            for (Process p : running) {
+                assertThat(new String(p.getInputStream().readNBytes(8))).isEqualTo("started\n");
+            }
+            Kosa.Result third = Kosa.run(T, "exec", box.id(), "--", "true");
+            assertThat(third.exitCode()).as(third.toString()).isEqualTo(8);
+            assertThat(third.stderr()).contains("has 2 commands and file transfers under way")
+                    .contains("\"streams\"");
+            Kosa.Result cp = Kosa.run(T, "cp", box.id() + ":/etc/hostname", Kosa.CWD.resolve("hostname").toString());
+            assertThat(cp.exitCode()).as("a file transfer counts too: " + cp).isEqualTo(8);
+            running.getFirst().destroyForcibly().waitFor();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            Kosa.Result after;
+            do {
+                after = Kosa.run(T, "exec", box.id(), "--", "echo", "room again");
+            } while (after.exitCode() == 8 && System.nanoTime() < deadline);
+            assertThat(after.stdout()).as(after.toString()).isEqualTo("room again\n");
+        } finally {
+            running.forEach(Process::destroyForcibly);
+            Files.deleteIfExists(settings);
+            Kosa.run(Duration.ofMinutes(1), "daemon", "stop");
+        }
+    }
+}
