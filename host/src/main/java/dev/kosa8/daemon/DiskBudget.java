@@ -22,6 +22,27 @@ final class DiskBudget {
         return u.diskVirtual() + 2 * ((long) memoryMiB << 20) + DiskUsage.logRoom(b);
     }
 
+    /**
+     * What a sandbox's guest can make the host keep before its first
+     * checkpoint: its whole disk written, a pause to disk of its RAM, its
+     * logs at their limits. A budget smaller than that could not be kept.
+     */
+    static long least(long diskVirtual, int memoryMiB, Budget b) {
+        return diskVirtual + ((long) memoryMiB << 20) + DiskUsage.logRoom(b);
+    }
+
+    /** Refuses a new sandbox, before it is made, whose budget is smaller than {@link #least}. */
+    static void admitSandbox(int memoryMiB, Budget b, long diskVirtual) {
+        long least = least(diskVirtual, memoryMiB, b);
+        if (least > b.diskBytes()) {
+            long gib = (least + (1L << 30) - 1) >> 30;
+            throw new KosaException(KosaException.Kind.USAGE, "a disk budget of " + gib(b.diskBytes())
+                    + " cannot hold what the sandbox's guest can make the host keep: " + gib(least) + " (its "
+                    + gib(diskVirtual) + " disk written in full, a pause to disk of its " + memoryMiB
+                    + " MiB of RAM, its logs)", "give --disk-budget " + gib + "G or more (or less --memory)");
+        }
+    }
+
     /** Refuses a checkpoint, before anything stops, when what the guest can still write would not fit after it. */
     static void admitCheckpoint(String id, int memoryMiB, Budget b, DiskUsage u) {
         long kept = u.disk() + u.checkpoints() + u.other();

@@ -38,8 +38,7 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long logs
             long virtual = 0;
             Path root = layout.rootDisk(id);
             if (Files.exists(root)) {
-                JsonNode info = JSON.readTree(HostCommand.of("qemu-img", "info", "-U", "--output=json",
-                        root.toString()).run(KosaException.Kind.VM, "measuring the disk of sandbox " + id));
+                JsonNode info = info(root, "measuring the disk of sandbox " + id);
                 disk = info.path("actual-size").asLong(Files.size(root));
                 virtual = info.path("virtual-size").asLong(0);
             }
@@ -52,6 +51,21 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long logs
             throw new KosaException(KosaException.Kind.HOST, "cannot measure what sandbox " + id + " keeps on disk: "
                     + e.getMessage(), "check the permissions of " + dir, e);
         }
+    }
+
+    /** The size of the disk image at {@code disk} as a guest sees it. */
+    static long virtualSize(Path disk) {
+        try {
+            return info(disk, "reading the size of " + disk).path("virtual-size").asLong(0);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot read the size of " + disk + ": "
+                    + e.getMessage(), "check the image with `kosa8 doctor`", e);
+        }
+    }
+
+    private static JsonNode info(Path disk, String doing) throws IOException {
+        return JSON.readTree(HostCommand.of("qemu-img", "info", "-U", "--output=json", disk.toString())
+                .run(KosaException.Kind.VM, doing));
     }
 
     private static long size(Path p) throws IOException {

@@ -68,6 +68,11 @@ final class MachineLauncher {
         return specs;
     }
 
+    /** The size of a new sandbox's disk as its guest sees it: the current image's root disk's. */
+    long newDiskSize() {
+        return DiskUsage.virtualSize(images.get().rootDisk());
+    }
+
     Folders folders() {
         return folders;
     }

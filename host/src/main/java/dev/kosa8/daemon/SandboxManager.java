@@ -125,6 +125,7 @@ public final class SandboxManager {
                 networks.network(req.net(), req.allow(), granted), granted, req.workspaceTransport(),
                 req.budget().applyTo(settings.budget()));
         launcher.specs().validate(r);
+        DiskBudget.admitSandbox(r.memoryMiB(), r.budget(), launcher.newDiskSize());
         Sandbox s = new Sandbox(r);
         registry.add(s);
         store.save(r);

@@ -39,4 +39,19 @@ class DiskBudgetTest {
         DiskUsage hugeWorkspace = new DiskUsage(GIB, 4 * GIB, 2 * GIB, 1 << 20, 4096);
         assertThat(DiskBudget.fits(hugeWorkspace, BUDGET, 1024)).as("more than reserved: removed again").isFalse();
     }
+
+    @Test
+    void aNewSandboxWhoseBudgetCannotHoldItsDiskWrittenInFullIsRefusedBeforeItIsMade() {
+        // a 4 GiB disk and 1 GiB of RAM: at least 5 GiB and the logs' 37 MiB
+        assertThat(DiskBudget.least(4 * GIB, 1024, BUDGET)).isEqualTo(5 * GIB + (4L << 20) + (32L << 20) + (1L << 20));
+        assertThatCode(() -> DiskBudget.admitSandbox(1024, BUDGET, 4 * GIB)).doesNotThrowAnyException();
+        Budget five = new Budget(5 * GIB, 64, 0, 4L << 20);
+        assertThatThrownBy(() -> DiskBudget.admitSandbox(1024, five, 4 * GIB))
+                .isInstanceOfSatisfying(KosaException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(KosaException.Kind.USAGE);
+                    assertThat(e.getMessage()).contains("a disk budget of 5.00 GiB cannot hold")
+                            .contains("its 4.00 GiB disk written in full, a pause to disk of its 1024 MiB of RAM");
+                    assertThat(e.suggestion()).contains("--disk-budget 6G or more");
+                });
+    }
 }

@@ -106,6 +106,27 @@ class JailIT {
                     .containsPattern("CapEff:\\s+0000000000(000000|080000)");
             assertThat(Files.readString(Path.of("/proc", Long.toString(qemu), "environ"))).as(mode)
                     .doesNotContain("KOSA8_HOME").doesNotContain("HOME=");
+            // the file system the running QEMU sees, through its own root: its disk, and nothing of the user's
+            Path root = Path.of("/proc", Long.toString(qemu), "root");
+            HostPaths paths = paths();
+            SandboxLayout layout = new SandboxLayout(paths);
+            assertThat(seen(root, layout.rootDisk(id))).as("%s: QEMU sees its own disk", mode).isRegularFile();
+            assertThat(seen(root, Path.of(System.getProperty("user.home")).resolve(".ssh")))
+                    .as("%s: the user's home", mode).doesNotExist();
+            assertThat(inJail(root, Path.of(System.getProperty("user.home"))))
+                    .as("%s: of the user's home, at most the way to kosa8's own folders", mode)
+                    .isSubsetOf(wayTo(Path.of(System.getProperty("user.home")), Kosa.HOME));
+            for (String other : SANDBOXES.values()) {
+                if (!other.equals(id)) {
+                    assertThat(seen(root, layout.rootDisk(other))).as("%s: another sandbox's disk", mode)
+                            .doesNotExist();
+                }
+            }
+            assertThat(seen(root, layout.sandboxes().resolve(id).resolve("sandbox.json")))
+                    .as("%s: its own record", mode).doesNotExist();
+            assertThat(seen(root, paths.daemonSocket())).as("%s: the daemon's socket", mode).doesNotExist();
+            assertThat(seen(root, Kosa.HOME.resolve("config"))).as("%s: kosa8's settings and secrets", mode)
+                    .doesNotExist();
             assertThat(Kosa.ok(T, "exec", id, "--", "echo", "jailed").stdout()).isEqualTo("jailed\n");
         }
         // the broker answers through the relays the jailed QEMU starts: a refusal for a host not allowed, an
@@ -116,6 +137,29 @@ class JailIT {
         Kosa.Result open = Kosa.run(T, "exec", SANDBOXES.get("open"), "--", "curl", "-s", "-o", "/dev/null",
                 "-w", "%{http_code}", "http://nowhere.invalid/");
         assertThat(open.stdout()).as(open.toString()).matches("[45]\\d\\d");
+    }
+
+    /** Where {@code path} would be in the file system seen from {@code root} (a process's {@code /proc/PID/root}). */
+    static Path seen(Path root, Path path) {
+        return root.resolve(path.toAbsolutePath().toString().substring(1));
+    }
+
+    /** The names a jail shows in {@code dir} (seen from {@code root}); none when it shows no such folder. */
+    static List<String> inJail(Path root, Path dir) throws Exception {
+        Path d = seen(root, dir);
+        if (!Files.isDirectory(d)) {
+            return List.of();
+        }
+        try (var names = Files.list(d)) {
+            return names.map(n -> n.getFileName().toString()).toList();
+        }
+    }
+
+    /** The one name in {@code dir} on the way to {@code inside}, if {@code inside} is in it. */
+    static List<String> wayTo(Path dir, Path inside) {
+        Path d = dir.toAbsolutePath().normalize();
+        Path in = inside.toAbsolutePath().normalize();
+        return in.startsWith(d) && !in.equals(d) ? List.of(d.relativize(in).getName(0).toString()) : List.of();
     }
 
     /** The processes under a jail's first one: QEMU. */
