@@ -18,7 +18,7 @@ import java.util.Set;
  * The host-side settings of the daemon, from {@code settings.json} in
  * kosa8's config folder (docs/files.md), each with a default; the daemon
  * reads them when it starts. Every value a guest can make the host spend is
- * bounded by one of them (docs/design.md, "Bounds").
+ * bounded by one of them (docs/limits.md).
  *
  * @param jail          whether QEMU must run in its jail ({@link JailProbe.Mode}; default: where the host can)
  * @param streams       the commands and file transfers one sandbox may have under way at once

@@ -82,6 +82,18 @@ class BoundsIT {
     }
 
     @Test
+    void aBudgetTooSmallForTheDiskItselfIsRefusedAtCreate() {
+        List<String> before = Kosa.ok(Duration.ofMinutes(1), "ls", "-q").stdout().lines().toList();
+        Kosa.Result r = Kosa.run(T, "create", "--net", "none", "--disk-budget", "1G");
+        assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+        assertThat(r.stderr()).contains("a disk budget of 1.00 GiB cannot hold")
+                .contains("its 4.00 GiB disk written in full, a pause to disk of its 1024 MiB of RAM")
+                .contains("--disk-budget 6G or more");
+        assertThat(Kosa.ok(Duration.ofMinutes(1), "ls", "-q").stdout().lines().toList()).as("no sandbox was made")
+                .isEqualTo(before);
+    }
+
+    @Test
     void aCheckpointPastTheMostASandboxKeepsIsRefusedNamingTheOneToRemove(SharedSandbox.Booted box) {
         List<String> before = Kosa.ok(T, "checkpoints", box.id()).stdout().lines().skip(1)
                 .map(l -> l.split("\\s+")[0]).toList();
