@@ -65,6 +65,9 @@ class BoundsIT {
             assertThat(again.exitCode()).as(again.toString()).isEqualTo(8);
 
             String df = Kosa.ok(Duration.ofMinutes(1), "df").stdout();
+            System.out.printf("BoundsIT: %d checkpoint(s) taken before the budget; the sandbox's folder %d bytes"
+                    + " with its disk full (budget %d); refused: %s%nkosa8 df:%n%s%n", taken.size(), onDisk(id), budget,
+                    refused.stderr().strip(), df);
             assertThat(df).contains(id).contains("6.5 GiB").contains("reclaimable:");
             String inspect = Kosa.ok(Duration.ofMinutes(1), "inspect", id).stdout();
             assertThat(inspect).contains("\"storage\"").contains("\"diskBytes\" : " + budget);
