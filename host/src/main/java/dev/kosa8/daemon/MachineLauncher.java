@@ -46,6 +46,7 @@ final class MachineLauncher {
     private final SandboxNetworks networks;
     private final MachineWatch watch;
     private final Consumer<String> log;
+    private final java.util.Map<Path, Long> diskSizes = new java.util.concurrent.ConcurrentHashMap<>();
 
     MachineLauncher(SandboxLayout layout, MachineSpecs specs, SandboxStore store, Supplier<BootImage> images,
                     AcceleratorProbe probe, String qemuBinary, Templates templates, SandboxNetworks networks,
@@ -68,9 +69,14 @@ final class MachineLauncher {
         return specs;
     }
 
-    /** The size of a new sandbox's disk as its guest sees it: the current image's root disk's. */
+    /**
+     * The size of a new sandbox's disk as its guest sees it: the current
+     * image's root disk's, read once per image (an image's files never change),
+     * so {@code create} runs no {@code qemu-img} of its own.
+     */
     long newDiskSize() {
-        return DiskUsage.virtualSize(images.get().rootDisk());
+        BootImage image = images.get();
+        return diskSizes.computeIfAbsent(image.rootDisk(), DiskUsage::virtualSize);
     }
 
     Folders folders() {
