@@ -42,16 +42,12 @@ public final class SandboxManager {
     /** What a new sandbox should be. */
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
                                 NetMode net, List<String> allow, List<String> secrets,
-                                WorkspaceTransport workspaceTransport, Budget.Change budget) {
-        public CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
-                             NetMode net, List<String> allow, List<String> secrets,
-                             WorkspaceTransport workspaceTransport) {
-            this(ephemeral, cpus, memoryMiB, accelerator, workspace, net, allow, secrets, workspaceTransport,
-                    Budget.Change.NONE);
-        }
-
+                                WorkspaceTransport workspaceTransport, List<String> hold, List<String> noHold,
+                                Budget.Change budget) {
         public CreateRequest {
             budget = budget == null ? Budget.Change.NONE : budget;
+            hold = hold == null ? List.of() : List.copyOf(hold);
+            noHold = noHold == null ? List.of() : List.copyOf(noHold);
             workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
             net = net == null ? NetMode.CLOSED : net;
             allow = allow == null ? List.of() : List.copyOf(allow);
@@ -72,6 +68,7 @@ public final class SandboxManager {
     private final Recovery recovery;
     private final String qemuBinary;
     private final Consumer<String> log;
+    private final SandboxHeld held;
 
     /**
      * @param settings the host's settings ({@link Settings}: the jail, the console's limit, the budgets)
@@ -95,6 +92,12 @@ public final class SandboxManager {
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, log);
         this.qemuBinary = qemuBinary;
         this.log = log;
+        this.held = new SandboxHeld(layout, registry, log);
+    }
+
+    /** Held changes: review, accept, reject. */
+    SandboxHeld held() {
+        return held;
     }
 
     /** The commands and file transfers one sandbox may have under way at once ({@link Settings#streams}). */
@@ -126,6 +129,9 @@ public final class SandboxManager {
                 req.budget().applyTo(settings.budget()));
         launcher.specs().validate(r);
         DiskBudget.admitSandbox(r.memoryMiB(), r.budget(), launcher.newDiskSize());
+        if (!r.workspace().isEmpty()) {
+            HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
+        }
         Sandbox s = new Sandbox(r);
         registry.add(s);
         store.save(r);
@@ -228,7 +234,17 @@ public final class SandboxManager {
     }
 
     public void remove(Sandbox s, boolean force) {
-        s.locked(() -> {
+        remove(s, force, false);
+    }
+
+    /**
+     * Removes a sandbox; its held changes are kept to be reviewed by its id ({@link SandboxHeld}), or
+     * dropped with {@code discardHeld}.
+     *
+     * @return how many held changes were kept
+     */
+    public int remove(Sandbox s, boolean force, boolean discardHeld) {
+        return s.locked(() -> {
             SandboxState st = s.record().state();
             if ((st == SandboxState.RUNNING || st == SandboxState.STARTING) && !force) {
                 throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is running",
@@ -237,6 +253,7 @@ public final class SandboxManager {
             s.update(rt -> rt.stopping(true));
             save(s, s.record().withState(SandboxState.REMOVING));
             s.closeRuntime();
+            int kept = held.keepOnRemove(s.id(), discardHeld);
             try {
                 store.delete(s.id());
                 layout.cleanRuntime(s.id(), log);
@@ -245,6 +262,7 @@ public final class SandboxManager {
                 throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
                         + e.getMessage(), "delete " + layout.directory(s.id()) + " by hand", e);
             }
+            return kept;
         });
     }
 
