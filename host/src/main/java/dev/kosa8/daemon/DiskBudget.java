@@ -11,7 +11,11 @@ import dev.kosa8.host.KosaException;
  * however the guest writes: between checkpoints the overlay grows at most by
  * the disk's size, which the last checkpoint kept room for. A workspace
  * snapshot, whose size only the capture finds out, is checked after it: a
- * checkpoint that took the sandbox past its budget is removed again.
+ * checkpoint that took the sandbox past its budget is removed again. The
+ * held layer (what the guest wrote to held paths, kept beside the sandbox
+ * rather than in the folder) counts as kept and is checked at each
+ * checkpoint; what the guest writes there between checkpoints is not
+ * refused as it is written (docs/limits.md, "Not bounded here yet").
  */
 final class DiskBudget {
     private DiskBudget() {
@@ -45,17 +49,19 @@ final class DiskBudget {
 
     /** Refuses a checkpoint, before anything stops, when what the guest can still write would not fit after it. */
     static void admitCheckpoint(String id, int memoryMiB, Budget b, DiskUsage u) {
-        long kept = u.disk() + u.checkpoints() + u.other();
+        long kept = u.keptBeyondLogs();
         long need = room(u, b, memoryMiB);
         if (kept + need > b.diskBytes()) {
             throw new KosaException(KosaException.Kind.LIMIT, "sandbox " + id + " would pass its disk budget of "
                     + gib(b.diskBytes()) + ": it keeps " + gib(u.total()) + " (disk " + gib(u.disk())
-                    + ", checkpoints " + gib(u.checkpoints()) + ", logs " + gib(u.logs()) + "), and after a checkpoint"
+                    + ", checkpoints " + gib(u.checkpoints()) + ", held changes " + gib(u.held()) + ", logs "
+                    + gib(u.logs()) + "), and after a checkpoint"
                     + " it needs room for " + gib(need) + " more (its " + gib(u.diskVirtual()) + " disk written anew, "
                     + memoryMiB + " MiB of RAM twice, its logs)",
                     "remove checkpoints with `kosa8 checkpoint rm " + id + " ID` (`kosa8 checkpoints " + id
-                            + "` lists their sizes; `kosa8 df` shows every sandbox's use), or give a new sandbox a"
-                            + " larger --disk-budget");
+                            + "` lists their sizes; `kosa8 df` shows every sandbox's use)"
+                            + (u.held() > 0 ? ", accept or reject its held changes (`kosa8 review " + id + "`)" : "")
+                            + ", or give a new sandbox a larger --disk-budget");
         }
     }
 
@@ -65,7 +71,7 @@ final class DiskBudget {
      * RAM was kept room for): false, and the checkpoint must go again.
      */
     static boolean fits(DiskUsage u, Budget b, int memoryMiB) {
-        return u.disk() + u.checkpoints() + u.other() + room(u, b, memoryMiB) - ((long) memoryMiB << 20)
+        return u.keptBeyondLogs() + room(u, b, memoryMiB) - ((long) memoryMiB << 20)
                 <= b.diskBytes();
     }
 

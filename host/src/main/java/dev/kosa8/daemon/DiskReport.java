@@ -15,7 +15,8 @@ import java.util.Map;
  * disk, checkpoints, logs, total and budget), per image and per template
  * (their size and the sandboxes resting on them), and what can be had back:
  * old images and templates ({@code kosa8 image prune}, as its dry run finds
- * them) and checkpoints ({@code kosa8 checkpoint rm}).
+ * them), checkpoints ({@code kosa8 checkpoint rm}) and the held changes
+ * removed sandboxes left for review ({@code kosa8 accept}/{@code reject}).
  */
 final class DiskReport {
     private DiskReport() {
@@ -66,12 +67,23 @@ final class DiskReport {
         reclaimable.put("prune", prunable.stream().mapToLong(Pruner.Item::bytes).sum());
         reclaimable.put("pruneItems", prunable);
         reclaimable.put("checkpoints", checkpoints);
+        Map<String, Long> kept = keptHeld(layout);
+        reclaimable.put("heldKept", kept.values().stream().mapToLong(Long::longValue).sum());
+        reclaimable.put("heldKeptSandboxes", List.copyOf(kept.keySet()));
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("sandboxes", sandboxes);
         report.put("images", imageRows);
         report.put("templates", templateRows);
         report.put("reclaimable", reclaimable);
         return report;
+    }
+
+    private static Map<String, Long> keptHeld(SandboxLayout layout) {
+        try {
+            return HeldLayers.keptBytes(layout);
+        } catch (IOException e) {
+            return Map.of(); // unreadable: `kosa8 review ID` says why, naming the folder
+        }
     }
 
     private static Path real(Path p) {

@@ -19,15 +19,23 @@ import java.nio.file.Path;
  *                     checkpoints' disk snapshots inside it
  * @param diskVirtual  the root disk's size as the guest sees it: the most the guest can write without a
  *                     checkpoint keeping the old blocks
- * @param checkpoints  what its checkpoints and its pause to disk hold alone ({@link Undo#bytesHeld})
+ * @param checkpoints  what its checkpoints and its pause to disk hold alone ({@link Undo#bytesHeld}), their
+ *                     copies of the workspace and of the held layer included
+ * @param held         its held layer ({@link HeldLayers#dir}): what the guest wrote to held paths, kept here
+ *                     instead of in the folder until accepted or rejected
  * @param logs         its console, network and QEMU logs
  * @param other        its record and CA
  */
-public record DiskUsage(long disk, long diskVirtual, long checkpoints, long logs, long other) {
+public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held, long logs, long other) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public long total() {
-        return disk + checkpoints + logs + other;
+        return disk + checkpoints + held + logs + other;
+    }
+
+    /** What the sandbox keeps that its logs' limits do not bound: the part a checkpoint's room is added to. */
+    long keptBeyondLogs() {
+        return disk + checkpoints + held + other;
     }
 
     /** Measures {@code id}'s files. */
@@ -46,7 +54,8 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long logs
             long logs = size(console) + size(ConsoleLog.older(console)) + size(layout.netLog(id))
                     + size(layout.netLog(id).resolveSibling("net.log.1")) + size(layout.qemuLog(id));
             long other = size(dir.resolve("sandbox.json")) + tree(layout.ca(id));
-            return new DiskUsage(disk, virtual, undo.bytesHeld(), logs, other);
+            long held = tree(HeldLayers.dir(layout, id));
+            return new DiskUsage(disk, virtual, undo.bytesHeld(), held, logs, other);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot measure what sandbox " + id + " keeps on disk: "
                     + e.getMessage(), "check the permissions of " + dir, e);
@@ -72,7 +81,8 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long logs
         return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? Files.size(p) : 0;
     }
 
-    private static long tree(Path dir) throws IOException {
+    /** The bytes of the regular files beneath {@code dir} (none when it is not there). */
+    static long tree(Path dir) throws IOException {
         if (!Files.isDirectory(dir)) {
             return 0;
         }

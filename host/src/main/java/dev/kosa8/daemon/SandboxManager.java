@@ -302,7 +302,7 @@ public final class SandboxManager {
                         + " past its disk budget of " + DiskBudget.gib(b.diskBytes()) + " (it kept "
                         + DiskBudget.gib(after.total()) + "), and was removed again",
                         "remove older checkpoints with `kosa8 checkpoint rm " + s.id() + " ID`, or make the workspace"
-                                + " smaller, then try again");
+                                + " or its held changes (`kosa8 review " + s.id() + "`) smaller, then try again");
             }
             prepareStandby(s);
             return c;
@@ -318,6 +318,7 @@ public final class SandboxManager {
         m.put("diskVirtual", u.diskVirtual());
         m.put("checkpoints", u.checkpoints());
         m.put("checkpointCount", undo(s).count());
+        m.put("held", u.held());
         m.put("logs", u.logs());
         m.put("other", u.other());
         m.put("total", u.total());

@@ -4,8 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kosa8.checkpoint.Undo;
+import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link DiskBudget}: a checkpoint is taken only while the guest writing its
@@ -18,9 +23,9 @@ class DiskBudgetTest {
     @Test
     void aCheckpointIsAdmittedOnlyWithRoomForTheDiskWrittenAnewRamTwiceAndTheLogs() {
         // 4 GiB disk, 1 GiB of RAM: room is 4 + 2 GiB and the logs' 37 MiB
-        DiskUsage small = new DiskUsage(GIB / 2, 4 * GIB, GIB / 4, 1 << 20, 4096);
+        DiskUsage small = new DiskUsage(GIB / 2, 4 * GIB, GIB / 4, 0, 1 << 20, 4096);
         assertThatCode(() -> DiskBudget.admitCheckpoint("abc123abc123", 1024, BUDGET, small)).doesNotThrowAnyException();
-        DiskUsage big = new DiskUsage(GIB + GIB / 2, 4 * GIB, GIB / 2, 1 << 20, 4096);
+        DiskUsage big = new DiskUsage(GIB + GIB / 2, 4 * GIB, GIB / 2, 0, 1 << 20, 4096);
         assertThatThrownBy(() -> DiskBudget.admitCheckpoint("abc123abc123", 1024, BUDGET, big))
                 .isInstanceOfSatisfying(KosaException.class, e -> {
                     assertThat(e.kind()).isEqualTo(KosaException.Kind.LIMIT);
@@ -32,12 +37,49 @@ class DiskBudgetTest {
 
     @Test
     void whatAnAdmittedCheckpointMayAddIsTheRamItKeptRoomFor() {
-        DiskUsage before = new DiskUsage(GIB, 4 * GIB, 0, 1 << 20, 4096);
+        DiskUsage before = new DiskUsage(GIB, 4 * GIB, 0, 0, 1 << 20, 4096);
         DiskBudget.admitCheckpoint("abc123abc123", 1024, BUDGET, before);
-        DiskUsage after = new DiskUsage(GIB, 4 * GIB, GIB, 1 << 20, 4096);
+        DiskUsage after = new DiskUsage(GIB, 4 * GIB, GIB, 0, 1 << 20, 4096);
         assertThat(DiskBudget.fits(after, BUDGET, 1024)).as("its RAM, as reserved").isTrue();
-        DiskUsage hugeWorkspace = new DiskUsage(GIB, 4 * GIB, 2 * GIB, 1 << 20, 4096);
+        DiskUsage hugeWorkspace = new DiskUsage(GIB, 4 * GIB, 2 * GIB, 0, 1 << 20, 4096);
         assertThat(DiskBudget.fits(hugeWorkspace, BUDGET, 1024)).as("more than reserved: removed again").isFalse();
+    }
+
+    @Test
+    void theHeldLayerCountsAsKeptSoACheckpointItWouldPushPastTheBudgetIsRefusedNamingIt() {
+        DiskUsage withoutHeld = new DiskUsage(GIB / 2, 4 * GIB, GIB / 4, 0, 1 << 20, 4096);
+        assertThatCode(() -> DiskBudget.admitCheckpoint("abc123abc123", 1024, BUDGET, withoutHeld))
+                .doesNotThrowAnyException();
+        assertThat(DiskBudget.fits(withoutHeld, BUDGET, 1024)).isTrue();
+        // 3 GiB the guest wrote to held paths: 3.75 GiB kept, and the room a checkpoint needs no longer fits in 8
+        DiskUsage withHeld = new DiskUsage(GIB / 2, 4 * GIB, GIB / 4, 3 * GIB, 1 << 20, 4096);
+        assertThat(withHeld.total()).isEqualTo(withoutHeld.total() + 3 * GIB);
+        assertThatThrownBy(() -> DiskBudget.admitCheckpoint("abc123abc123", 1024, BUDGET, withHeld))
+                .isInstanceOfSatisfying(KosaException.class, e -> {
+                    assertThat(e.kind()).isEqualTo(KosaException.Kind.LIMIT);
+                    assertThat(e.getMessage()).contains("held changes 3.00 GiB");
+                    assertThat(e.suggestion()).contains("kosa8 review abc123abc123");
+                });
+        assertThat(DiskBudget.fits(withHeld, BUDGET, 1024)).as("checked again after the checkpoint").isFalse();
+    }
+
+    @Test
+    void aSandboxsHeldLayerIsMeasuredAndARemovedSandboxsKeptChangesAreReclaimable(@TempDir Path root)
+            throws Exception {
+        SandboxLayout layout = new SandboxLayout(new HostPaths(root, root, root));
+        String id = "abc123abc123";
+        Path tree = HeldLayers.dir(layout, id).resolve("tree");
+        Files.createDirectories(tree.resolve(".git/hooks"));
+        Files.write(tree.resolve(".git/hooks/pre-commit"), new byte[3000]);
+        Files.write(tree.resolve(".envrc"), new byte[500]);
+        DiskUsage u = DiskUsage.of(layout, id, new Undo(layout.directory(id), id, m -> { }));
+        assertThat(u.held()).isEqualTo(3500);
+        assertThat(u.total()).isGreaterThanOrEqualTo(3500);
+
+        Path kept = HeldLayers.kept(layout, "ba9876543210").resolve("tree");
+        Files.createDirectories(kept);
+        Files.write(kept.resolve(".mcp.json"), new byte[700]);
+        assertThat(HeldLayers.keptBytes(layout)).containsExactly(java.util.Map.entry("ba9876543210", 700L));
     }
 
     @Test
