@@ -60,6 +60,18 @@ final class SandboxOptions {
                     + "logged; none: no network device at all."})
     String net;
 
+    @Option(names = "--image", paramLabel = "NAME",
+            description = {"The image to boot: kosa8/debian (default), or one built with `kosa8 image build -t NAME` "
+                    + "or imported; its ENV, WORKDIR and USER apply to every command. `kosa8 image ls` lists them."})
+    String image = "";
+
+    @Option(names = "--trust-host-cas", negatable = true,
+            description = {"Let the guest trust the CA certificates added to this machine's trust locally (such as "
+                    + "a TLS-inspecting company proxy's, in /usr/local/share/ca-certificates): its system bundle, "
+                    + "the variables clients read, Java's and Node's stores. Default: trustHostCas in kosa8's "
+                    + "network.json, else off."})
+    Boolean trustHostCas;
+
     @Option(names = "--disk-budget", paramLabel = "SIZE",
             description = {"The most the sandbox may keep on this machine's disk: its root disk's growth, its "
                     + "checkpoints and its logs together (default: \"diskBudget\" in kosa8's settings.json, else 32G). "
@@ -97,6 +109,12 @@ final class SandboxOptions {
         }
         if (consoleLimit != null) {
             q.append("&consoleLimit=").append(Sizes.bytes("--console-limit", consoleLimit));
+        }
+        if (!image.isEmpty()) {
+            q.append("&image=").append(enc(image));
+        }
+        if (trustHostCas != null) {
+            q.append("&trustHostCas=").append(trustHostCas);
         }
         for (String name : secrets) {
             q.append("&secret=").append(enc(name));

@@ -17,6 +17,8 @@ import java.util.List;
  * @param workspace    the host folder shared with the guest, absolute; empty for none
  * @param network      network mode and allow-list; records older than networks load as none
  * @param secrets      the secrets the sandbox was given: names and placeholders, never values
+ * @param image        the image it was made from, by name, and that image's config as it was then (every command
+ *                     runs with it); records from before images had names were made from kosa8/debian
  * @param budget       what it may keep on disk ({@link Budget}); null in a record from before budgets: the
  *                     settings' default
  */
@@ -26,16 +28,9 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
                             SandboxNetwork network,
                             List<GrantedSecret> secrets,
                             WorkspaceTransport workspaceTransport,
+                            @JsonInclude(value = JsonInclude.Include.CUSTOM,
+                                    valueFilter = SandboxImage.LeftOutWhenDefault.class) SandboxImage image,
                             @JsonInclude(JsonInclude.Include.NON_NULL) Budget budget) {
-
-    /** A record without a budget of its own. */
-    public SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
-                         String imageId, SandboxState state, long qemuPid, Instant qemuStarted, String failure,
-                         String workspace, SandboxNetwork network, List<GrantedSecret> secrets,
-                         WorkspaceTransport workspaceTransport) {
-        this(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid, qemuStarted, failure,
-                workspace, network, secrets, workspaceTransport, null);
-    }
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -46,16 +41,26 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         network = network == null ? SandboxNetwork.NONE : network;
         secrets = secrets == null ? List.of() : List.copyOf(secrets);
         workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
+        image = image == null ? SandboxImage.DEFAULT : image;
+    }
+
+    /** A sandbox of kosa8's own image, without a budget of its own. */
+    public SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
+                         String imageId, SandboxState state, long qemuPid, Instant qemuStarted, String failure,
+                         String workspace, SandboxNetwork network, List<GrantedSecret> secrets,
+                         WorkspaceTransport workspaceTransport) {
+        this(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid, qemuStarted, failure,
+                workspace, network, secrets, workspaceTransport, SandboxImage.DEFAULT, null);
     }
 
     public SandboxRecord withSecrets(List<GrantedSecret> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, network, next, workspaceTransport, budget);
+                qemuStarted, failure, workspace, network, next, workspaceTransport, image, budget);
     }
 
     public SandboxRecord withNetwork(SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, n, secrets, workspaceTransport, budget);
+                qemuStarted, failure, workspace, n, secrets, workspaceTransport, image, budget);
     }
 
     /** The budget this sandbox keeps to: its own, else {@code dflt} (a record from before budgets). */
@@ -66,21 +71,21 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
                 qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport,
-                budget);
+                image, budget);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace, network, secrets, workspaceTransport, budget);
+                0, null, why, workspace, network, secrets, workspaceTransport, image, budget);
     }
 
-    public SandboxRecord withQemu(long pid, Instant started, String accel, String image) {
-        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure,
-                workspace, network, secrets, workspaceTransport, budget);
+    public SandboxRecord withQemu(long pid, Instant started, String accel, String bootImageId) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, bootImageId, state, pid, started,
+                failure, workspace, network, secrets, workspaceTransport, image, budget);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace, network, secrets, workspaceTransport, budget);
+                0, null, "", workspace, network, secrets, workspaceTransport, image, budget);
     }
 }

@@ -46,7 +46,7 @@ class BudgetTest {
         Budget own = new Budget(8L << 30, 2, 0, 256L << 10);
         SandboxRecord budgeted = new SandboxRecord("ba9876543210", plain.created(), false, 2, 1024, "tcg", "img",
                 SandboxState.RUNNING, 1234, plain.qemuStarted(), "", "", plain.network(), List.of(),
-                plain.workspaceTransport(), own);
+                plain.workspaceTransport(), plain.image(), own);
         SandboxStore store = new SandboxStore(root);
         store.save(plain);
         store.save(budgeted.withState(SandboxState.STOPPED));
