@@ -35,9 +35,9 @@ class BoundsIT {
     /**
      * A guest writing and checkpointing in a loop hits its budget: a
      * checkpoint is refused with what to do, and the host never keeps more
-     * than the budget. The budget is 7 GiB, about 1 GiB above what the
+     * than the budget. The budget is 6.5 GiB, about 475 MiB above what the
      * guest's 4 GiB disk written anew, its 1 GiB of RAM twice and its logs
-     * need, so 256 MiB writes reach it within a few rounds. The guest then
+     * need, so 128 MiB writes reach it within two rounds. The guest then
      * runs out of disk quickly: its file system's free space is reserved with
      * {@code fallocate} (no data written), and the next write gets ENOSPC.
      * The full-size case, which writes the whole disk, is
@@ -45,9 +45,9 @@ class BoundsIT {
      */
     @Test
     void aGuestFillingItsDiskAndCheckpointingInALoopHitsItsBudgetAndNeverPassesIt() throws Exception {
-        fillsAndCheckpoints(7168, 256, 8, "free=$(( $(stat -f -c %f /) * $(stat -f -c %S /) ));"
+        fillsAndCheckpoints(6656, 128, 8, "free=$(( $(stat -f -c %f /) * $(stat -f -c %S /) ));"
                 + " fallocate -l $(( free - 67108864 )) /root/the-rest-reserved && "
-                + "yes kosa8-fills-its-disk | head -c 512M > /root/the-rest; echo status $?; sync", 1L << 29);
+                + "yes kosa8-fills-its-disk | head -c 512M > /root/the-rest; echo status $?; sync", 1L << 28);
     }
 
     /**
