@@ -29,6 +29,8 @@ final class Rechannel {
                     throw new dev.kosa8.protocol.ProtocolException("only the daemon mounts the workspace");
             case Message.Freeze f -> throw new dev.kosa8.protocol.ProtocolException("only the daemon freezes the guest");
             case Message.Thaw t -> throw new dev.kosa8.protocol.ProtocolException("only the daemon thaws the guest");
+            case Message.Ask a -> throw new dev.kosa8.protocol.ProtocolException("only the guest asks");
+            case Message.Answer a -> throw new dev.kosa8.protocol.ProtocolException("only the daemon answers asks");
             case Message.Hello h -> h;
             case Message.Ping p -> p;
             case Message.Pong p -> p;

@@ -43,7 +43,10 @@ class CodecTest {
                 new Message.MountWorkspace(6, "/p", 1 << 20, true, true),
                 new Message.Freeze(7, 30_000),
                 new Message.Thaw(8, 1_796_000_000_000L, new byte[] {1, 2, 3, (byte) 0xff}),
-                new Message.Thaw(9, 0, new byte[0]));
+                new Message.Thaw(9, 0, new byte[0]),
+                new Message.Ask(1, "tool: Bash"), new Message.Ask(Long.MAX_VALUE, ""),
+                new Message.Answer(1, Message.Outcome.TAKEN, "turn 3 c20261204T201500"),
+                new Message.Answer(0, Message.Outcome.FORGOTTEN, ""));
         for (Message m : all) {
             assertThat(roundTrip(m)).isEqualTo(m);
         }
@@ -51,6 +54,21 @@ class CodecTest {
         var back = (Message.Data) roundTrip(data);
         assertThat(back.bytes()).containsExactly(0, 1, 2, 255);
         assertThat(back.stream()).isEqualTo(Message.Stream.STDERR);
+    }
+
+    @Test
+    void anAskCarriesOneShortLineAndAnAnswerNamesAnAsk() {
+        assertThatThrownBy(() -> new Message.Ask(0, "x")).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.Ask(1, "two\nlines")).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("control character");
+        assertThatThrownBy(() -> new Message.Ask(1, "x".repeat(Limits.MAX_LABEL + 1)))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("longer than");
+        assertThatThrownBy(() -> new Message.Answer(0, Message.Outcome.TAKEN, ""))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("does not name an ask");
+        // on the wire too: a label longer than the limit is refused before a string is made of it
+        ByteBuffer b = ByteBuffer.allocate(64);
+        b.put((byte) 21).putLong(1).putInt(Limits.MAX_LABEL + 1).flip();
+        assertThatThrownBy(() -> Codec.decode(b)).isInstanceOf(ProtocolException.class);
     }
 
     @Test
