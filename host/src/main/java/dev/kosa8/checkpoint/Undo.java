@@ -97,7 +97,64 @@ public final class Undo {
 
     /** Takes a checkpoint of the running machine. */
     public Checkpoint checkpoint(Machine m, String message) {
+        return checkpoint(m, message, CheckpointLimits.NONE);
+    }
+
+    /**
+     * Takes a checkpoint of the running machine if {@code limits} admit one
+     * more, first removing what they say must go to make room; refuses,
+     * before anything stops, when they do not.
+     */
+    public Checkpoint checkpoint(Machine m, String message, CheckpointLimits limits) {
+        List<Checkpoint> existing;
+        long held;
+        try {
+            existing = store().list();
+            held = bytesHeld();
+        } catch (IOException e) {
+            throw unreadable(e);
+        }
+        for (Checkpoint victim : limits.admit(sandboxId, existing, held)) {
+            remove(victim.id(), m, null);
+        }
         return checkpointer(m).checkpoint(message);
+    }
+
+    /** How many committed checkpoints there are (their records alone are read). */
+    public int count() {
+        try {
+            return store().list().size();
+        } catch (IOException e) {
+            throw unreadable(e);
+        }
+    }
+
+    /**
+     * The bytes the sandbox's checkpoints and its pause to disk hold alone:
+     * every file under {@code checkpoints/} and {@code suspended/} that is not
+     * also linked elsewhere (a template's or a parent's RAM pages, shared,
+     * count for them). Their disk snapshots are inside the root disk.
+     */
+    public long bytesHeld() throws IOException {
+        long bytes = 0;
+        for (Path dir : List.of(checkpoints(), sandboxDir.resolve("suspended"))) {
+            if (!Files.isDirectory(dir)) {
+                continue;
+            }
+            try (var walk = Files.walk(dir)) {
+                for (Path f : walk.toList()) {
+                    try {
+                        var a = Files.readAttributes(f, "unix:size,nlink,isRegularFile", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                        if (Boolean.TRUE.equals(a.get("isRegularFile")) && ((Number) a.get("nlink")).intValue() == 1) {
+                            bytes += ((Number) a.get("size")).longValue();
+                        }
+                    } catch (java.nio.file.NoSuchFileException gone) {
+                        // removed meanwhile
+                    }
+                }
+            }
+        }
+        return bytes;
     }
 
     /** Rewinds the running machine in place to a checkpoint (an id or a unique prefix; empty: the latest). */

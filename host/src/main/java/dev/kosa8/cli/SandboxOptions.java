@@ -81,6 +81,27 @@ final class SandboxOptions {
                     + "network.json, else off."})
     Boolean trustHostCas;
 
+    @Option(names = "--disk-budget", paramLabel = "SIZE",
+            description = {"The most the sandbox may keep on this machine's disk: its root disk's growth, its "
+                    + "checkpoints and its logs together (default: \"diskBudget\" in kosa8's settings.json, else 32G). "
+                    + "A checkpoint that would go past it is refused; `kosa8 df` shows what each sandbox uses."})
+    String diskBudget;
+
+    @Option(names = "--max-checkpoints", paramLabel = "N",
+            description = {"The most checkpoints the sandbox keeps; one more is refused until one is removed "
+                    + "(default: \"checkpointCount\" in settings.json, else 64)."})
+    Integer maxCheckpoints;
+
+    @Option(names = "--checkpoint-bytes", paramLabel = "SIZE",
+            description = {"The most its checkpoints may hold alone, as `kosa8 checkpoints` counts them "
+                    + "(default: \"checkpointBytes\" in settings.json, else no limit of their own)."})
+    String checkpointBytes;
+
+    @Option(names = "--console-limit", paramLabel = "SIZE",
+            description = {"The most of the guest's console output kept on this machine; older output is "
+                    + "dropped, and the log says so (default: \"consoleLimit\" in settings.json, else 4M)."})
+    String consoleLimit;
+
     /** The settings the sandbox gets, each with where it came from (`kosa8 config show`). */
     EffectiveSettings effective() {
         return EffectiveSettings.of(this, ProjectConfigFile.read(projectFolder()));
@@ -106,6 +127,18 @@ final class SandboxOptions {
                 + "&workspaceTransport=" + dev.kosa8.vm.WorkspaceTransport.parse(workspaceTransport).label());
         if (!e.value("image").isEmpty()) {
             q.append("&image=").append(enc(e.value("image")));
+        }
+        if (diskBudget != null) {
+            q.append("&diskBudget=").append(Sizes.bytes("--disk-budget", diskBudget));
+        }
+        if (maxCheckpoints != null) {
+            q.append("&maxCheckpoints=").append(maxCheckpoints);
+        }
+        if (checkpointBytes != null) {
+            q.append("&checkpointBytes=").append(Sizes.bytes("--checkpoint-bytes", checkpointBytes));
+        }
+        if (consoleLimit != null) {
+            q.append("&consoleLimit=").append(Sizes.bytes("--console-limit", consoleLimit));
         }
         if (trustHostCas != null) {
             q.append("&trustHostCas=").append(trustHostCas);

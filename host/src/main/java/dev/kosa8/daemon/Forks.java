@@ -67,7 +67,7 @@ final class Forks {
             List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
             SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
                     p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
-                    p.workspaceTransport(), p.image());
+                    p.workspaceTransport(), p.image(), p.budget());
             Sandbox s = new Sandbox(r);
             try {
                 Files.createDirectories(layout.directory(id));

@@ -47,13 +47,14 @@ final class MachineLauncher {
     private final MachineWatch watch;
     private final TurnCheckpoints turns;
     private final Consumer<String> log;
+    private final java.util.Map<Path, Long> diskSizes = new java.util.concurrent.ConcurrentHashMap<>();
 
-    MachineLauncher(SandboxLayout layout, SandboxStore store, BootImages images, AcceleratorProbe probe,
-                    String qemuBinary, Templates templates, SandboxNetworks networks, MachineWatch watch,
-                    TurnCheckpoints turns, Consumer<String> log) {
+    MachineLauncher(SandboxLayout layout, MachineSpecs specs, SandboxStore store, BootImages images,
+                    AcceleratorProbe probe, String qemuBinary, Templates templates, SandboxNetworks networks,
+                    MachineWatch watch, TurnCheckpoints turns, Consumer<String> log) {
         this.turns = turns;
         this.layout = layout;
-        this.specs = new MachineSpecs(layout);
+        this.specs = specs;
         this.store = store;
         this.images = images;
         this.probe = probe;
@@ -68,6 +69,15 @@ final class MachineLauncher {
 
     MachineSpecs specs() {
         return specs;
+    }
+
+    /**
+     * The size of a new sandbox's disk as its guest sees it: its image's root
+     * disk's, read once per image (an image's files never change), so
+     * {@code create} runs no {@code qemu-img} of its own.
+     */
+    long newDiskSize(BootImage image) {
+        return diskSizes.computeIfAbsent(image.rootDisk(), DiskUsage::virtualSize);
     }
 
     Folders folders() {

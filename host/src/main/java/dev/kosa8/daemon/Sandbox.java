@@ -20,6 +20,8 @@ public final class Sandbox {
     private final ReentrantLock lock = new ReentrantLock();
     private volatile SandboxRecord record;
     private volatile SandboxRuntime runtime = SandboxRuntime.NONE;
+    /** Its commands and file transfers under way ({@link #openStream}). */
+    private final java.util.concurrent.atomic.AtomicInteger streams = new java.util.concurrent.atomic.AtomicInteger();
     /**
      * Open (zero) unless a daemon that has just started is still re-attaching
      * to this sandbox's machine: the daemon listens first, and a request for
@@ -71,6 +73,31 @@ public final class Sandbox {
 
     void record(SandboxRecord r) {
         this.record = r;
+    }
+
+    /**
+     * Counts one more command or file transfer under way, if fewer than
+     * {@code max} are: each holds a channel of the agent's and up to a window
+     * of buffers in the daemon, so a guest's client cannot pile them up
+     * without end. Refused with what to do; {@link #closeStream} when it ends.
+     */
+    void openStream(int max) {
+        while (true) {
+            int n = streams.get();
+            if (n >= max) {
+                throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.LIMIT, "sandbox " + id()
+                        + " has " + n + " commands and file transfers under way, the most it may have at once",
+                        "wait for one to end, or raise \"streams\" in kosa8's settings.json (then `kosa8 daemon"
+                                + " stop`; sandboxes run on)");
+            }
+            if (streams.compareAndSet(n, n + 1)) {
+                return;
+            }
+        }
+    }
+
+    void closeStream() {
+        streams.decrementAndGet();
     }
 
     /** The running machine, or null. */

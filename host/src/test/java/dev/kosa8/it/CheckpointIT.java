@@ -663,9 +663,18 @@ class CheckpointIT {
         return cmdline.contains("/run/" + id + "/alt/qmp.sock,");
     }
 
+    /**
+     * The QEMU process running the sandbox's machine. In its jail the record names the jail's first
+     * process (docs/files.md; {@code JailIT} checks it), QEMU its child: that child, as {@link #qemus}
+     * finds the QEMUs; unjailed, the recorded process itself.
+     */
     long recordedQemu() throws java.io.IOException {
-        return com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
+        long recorded = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
                 .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
+        List<Long> jailed = ProcessHandle.of(recorded).stream().flatMap(ProcessHandle::descendants)
+                .filter(h -> h.info().command().orElse("").contains("qemu-system")).map(ProcessHandle::pid).toList();
+        assertThat(jailed).as("at most one QEMU under the recorded process %d", recorded).hasSizeLessThan(2);
+        return jailed.isEmpty() ? recorded : jailed.getFirst();
     }
 
     /** Waits for the sandbox's standby QEMU, started in the background after a checkpoint or a rewind. */
