@@ -11,8 +11,10 @@ import java.util.function.Consumer;
 /**
  * The parts of checkpoints that were never committed: a daemon or QEMU that
  * died half-way left them (a disk snapshot, a machine state, a workspace
- * snapshot, RAM pages no record names). Swept before each checkpoint, while
- * the sandbox's lock keeps any other from being under way.
+ * snapshot, RAM pages no record names, or only a failed record names).
+ * Swept before each checkpoint, while the sandbox's lock keeps any other
+ * from starting and no commit is under way ({@link Commits}): a record
+ * still pending then is one whose commit was cut short, and is marked failed.
  */
 final class Leftovers {
     private final QmpClient qmp;
@@ -32,7 +34,13 @@ final class Leftovers {
     /** Removes every leftover; a failure is logged, never thrown: the checkpoint that follows does not need it. */
     void sweep() {
         try {
-            Set<String> committed = store.ids();
+            for (Checkpoint c : store.list()) {
+                if (c.state() == Checkpoint.State.PENDING) {
+                    log.accept("checkpoint " + c.id() + " was never committed; marked failed");
+                    store.save(c.failed(Undo.CUT_SHORT));
+                }
+            }
+            Set<String> committed = store.keeping();
             for (String tag : DiskSnapshots.tags(qmp)) {
                 if (CheckpointIds.isValid(tag) && !committed.contains(tag)) {
                     log.accept("removing the disk snapshot of an unfinished checkpoint " + tag);

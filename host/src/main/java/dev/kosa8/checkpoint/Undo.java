@@ -29,9 +29,21 @@ import java.util.function.Consumer;
  * sandbox's directory (docs/files.md); the sandbox's root disk, which holds
  * each checkpoint's disk as an internal snapshot, stays the daemon's.
  *
- * <p>Callers hold the sandbox's lock: one operation at a time.
+ * <p>A checkpoint returns as soon as its instant is fixed, pending, and
+ * commits on a thread of its own ({@link Commits}): the daemon keeps one Undo
+ * per sandbox for as long as it holds the sandbox, and {@link #cancel}s it
+ * when the sandbox goes. What needs a checkpoint committed (a rewind or fork
+ * to it) waits for its commit; what needs the machine's stream or undo's
+ * files (the next checkpoint, a rewind, a removal, a pause to disk) waits for
+ * the commit under way.
+ *
+ * <p>Callers hold the sandbox's lock: one operation at a time, but for the
+ * commit under way, which needs no lock.
  */
 public final class Undo {
+    /** Why a checkpoint whose commit was cut short failed. */
+    static final String CUT_SHORT = "its commit was cut short (the daemon stopped before its memory was saved)";
+
     /**
      * Starts the sandbox's machine again from a saved state, its workspace
      * served with the given fid table; returns the new machine, running, its
@@ -57,7 +69,7 @@ public final class Undo {
     public record Rewound(Checkpoint checkpoint, Map<String, Long> stepMillis) {
     }
 
-    /** A committed checkpoint with the bytes on disk only it holds. */
+    /** A checkpoint (of any state) with the bytes on disk only it holds. */
     public record Listed(Checkpoint checkpoint, long bytesOnDisk) {
     }
 
@@ -72,6 +84,7 @@ public final class Undo {
     private final Path sandboxDir;
     private final String sandboxId;
     private final Consumer<String> log;
+    private final Commits commits = new Commits();
 
     /**
      * @param sandboxDir the sandbox's directory, whose {@code checkpoints/} and {@code suspended/} this owns
@@ -95,26 +108,88 @@ public final class Undo {
         return new Checkpointer(m.vm(), m.workspace(), m.folder(), checkpoints(), log);
     }
 
-    /** Takes a checkpoint of the running machine. */
+    /**
+     * Takes a checkpoint of the running machine: returns once its instant is
+     * fixed and the guest runs on, pending; its commit goes on in the
+     * background ({@link #awaitCommit}). A checkpoint taken while the one
+     * before still commits waits for that commit first.
+     */
     public Checkpoint checkpoint(Machine m, String message) {
-        return checkpointer(m).checkpoint(message);
+        commits.awaitIdle();
+        Commit c = checkpointer(m).instant(message);
+        commits.start(c);
+        return c.pending();
     }
 
-    /** Rewinds the running machine in place to a checkpoint (an id or a unique prefix; empty: the latest). */
+    /**
+     * Waits until checkpoint {@code idOrPrefix} is committed and returns it.
+     *
+     * @throws KosaException when it failed, saying why
+     */
+    public Checkpoint awaitCommit(String idOrPrefix) {
+        return committed(find(idOrPrefix));
+    }
+
+    /** Checkpoint {@code c} once committed: waited for while pending; a failed one is refused, saying why. */
+    private Checkpoint committed(Checkpoint c) {
+        switch (c.state()) {
+            case COMMITTED -> {
+                return c;
+            }
+            case PENDING -> {
+                Optional<Checkpoint> done = commits.await(c.id());
+                if (done.isPresent()) {
+                    return done.get();
+                }
+                // its commit ended before this asked, or died with an earlier daemon: the record says which
+                Checkpoint now = reread(c);
+                if (now.state() == Checkpoint.State.PENDING) {
+                    throw failed(c.failed(CUT_SHORT));
+                }
+                return committed(now);
+            }
+            default -> throw failed(c);
+        }
+    }
+
+    private Checkpoint reread(Checkpoint c) {
+        try {
+            return store().find(c.id()).orElseThrow(() -> new KosaException(KosaException.Kind.USAGE,
+                    "checkpoint " + c.id() + " of sandbox " + sandboxId + " was removed",
+                    "`kosa8 checkpoints " + sandboxId + "` lists them"));
+        } catch (IOException e) {
+            throw unreadable(e);
+        }
+    }
+
+    private KosaException failed(Checkpoint c) {
+        return new KosaException(KosaException.Kind.STATE, "checkpoint " + c.id() + " of sandbox " + sandboxId
+                + " failed: " + c.failure() + "; it cannot be used", Checkpointer.hint(c.failure())
+                .replace("then try again", "then take a new one") + "; `kosa8 checkpoint rm " + sandboxId + " "
+                + c.id() + "` removes it");
+    }
+
+    /**
+     * Rewinds the running machine in place to a checkpoint (an id or a
+     * unique prefix; empty: the latest that did not fail), once the commit
+     * under way, which needs the running machine's QEMU, has ended.
+     */
     public Rewound rewind(Machine m, String idOrPrefix, Relauncher relauncher) {
-        Checkpoint c = find(idOrPrefix);
+        commits.awaitIdle();
+        Checkpoint c = committed(find(idOrPrefix));
         return new Rewound(c, checkpointer(m).rewind(c, relauncher));
     }
 
-    /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */
+    /** Every checkpoint, oldest first, with its state and the bytes on disk only it holds. */
     public List<Listed> list(boolean withFolder) {
         try {
             List<Listed> all = new ArrayList<>();
             var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
             Map<String, Long> ram = new RamStore(checkpoints()).bytesOnlyIn();
             for (Checkpoint c : store().list()) {
-                all.add(new Listed(c, ram.getOrDefault(c.id(), c.vmStateBytes())
-                        + (withFolder ? folders.bytesOnlyIn(c.id()) : 0)));
+                long bytes = c.state() != Checkpoint.State.COMMITTED ? 0 : ram.getOrDefault(c.id(), c.vmStateBytes())
+                        + (withFolder ? folders.bytesOnlyIn(c.id()) : 0);
+                all.add(new Listed(c, bytes));
             }
             return all;
         } catch (IOException e) {
@@ -123,8 +198,8 @@ public final class Undo {
     }
 
     /**
-     * A checkpoint by its id or a unique prefix of it; empty or null: the
-     * latest. Reads the records alone: what each checkpoint alone holds on
+     * A checkpoint by its id or a unique prefix of it, in whatever state;
+     * empty or null: the latest that did not fail. Reads the records alone: what each checkpoint alone holds on
      * disk ({@link #list}) reads every RAM image and every workspace
      * manifest, 0.3-0.5 s with a 10,000-file workspace, and a rewind paid it
      * before it began.
@@ -141,6 +216,9 @@ public final class Undo {
                     + " cannot be used: " + e.problem(), e.remedy(), e);
         } catch (IOException e) {
             throw unreadable(e);
+        }
+        if (idOrPrefix == null || idOrPrefix.isEmpty()) {
+            all = all.stream().filter(c -> c.state() != Checkpoint.State.FAILED).toList();
         }
         if (all.isEmpty()) {
             throw new KosaException(KosaException.Kind.USAGE, "sandbox " + sandboxId + " has no checkpoints",
@@ -160,11 +238,13 @@ public final class Undo {
     }
 
     /**
-     * Removes a checkpoint: through the running machine's QEMU when there is
-     * one ({@code running} non-null), else from the disk {@code disk} that no
-     * QEMU holds.
+     * Removes a checkpoint, once the commit under way has ended (a pending
+     * one is removed committed or failed): through the running machine's
+     * QEMU when there is one ({@code running} non-null), else from the disk
+     * {@code disk} that no QEMU holds.
      */
     public Checkpoint remove(String idOrPrefix, Machine running, Path disk) {
+        commits.awaitIdle();
         Checkpoint c = find(idOrPrefix);
         try {
             if (running != null) {
@@ -179,9 +259,9 @@ public final class Undo {
         }
     }
 
-    /** Where a fork starts: checkpoint {@code idOrPrefix} and its saved machine. */
+    /** Where a fork starts: checkpoint {@code idOrPrefix}, once committed, and its saved machine. */
     public ForkPoint forkPoint(String idOrPrefix) {
-        Checkpoint c = find(idOrPrefix);
+        Checkpoint c = committed(find(idOrPrefix));
         try {
             return new ForkPoint(c, RamBase.savedMachine(checkpoints(), c));
         } catch (IOException e) {
@@ -235,6 +315,7 @@ public final class Undo {
      * @return how long each step took
      */
     public Map<String, Long> suspend(Machine m) {
+        commits.awaitIdle();
         return checkpointer(m).suspend(new Suspension(sandboxDir));
     }
 
@@ -268,6 +349,48 @@ public final class Undo {
         GuestCommand.thaw(vm.agent(), 0, new byte[0], Duration.ofSeconds(20));
         Files.deleteIfExists(mark);
         return true;
+    }
+
+    /**
+     * At daemon start, for every sandbox: a checkpoint still pending was
+     * being committed by a daemon that died; it is marked failed (what it
+     * named is swept by the next checkpoint, {@link Leftovers}).
+     *
+     * @return the ids marked failed
+     */
+    public List<String> recover() {
+        List<String> failed = new ArrayList<>();
+        try {
+            CheckpointStore store = store();
+            for (Checkpoint c : store.list()) {
+                if (c.state() == Checkpoint.State.PENDING) {
+                    store.save(c.failed(CUT_SHORT));
+                    failed.add(c.id());
+                }
+            }
+        } catch (IOException e) {
+            log.accept("cannot mark the checkpoints a dead daemon left pending as failed: " + e.getMessage());
+        }
+        return failed;
+    }
+
+    /**
+     * The sandbox goes away, its machine already stopped: the commit under
+     * way, if any, stops and removes its parts. Returns once it has, or after
+     * {@code timeout}; false then.
+     */
+    public boolean cancel(Duration timeout) {
+        return commits.cancel(timeout);
+    }
+
+    /** The daemon is exiting: waits up to {@code timeout} for the commit under way; false if it has not ended. */
+    public boolean awaitCommits(Duration timeout) {
+        return commits.awaitIdle(timeout);
+    }
+
+    /** The id of the checkpoint being committed in the background, if one is. */
+    public Optional<String> committing() {
+        return commits.pending();
     }
 
     private KosaException unreadable(IOException e) {

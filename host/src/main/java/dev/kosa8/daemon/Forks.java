@@ -51,7 +51,7 @@ final class Forks {
     Sandbox fork(Sandbox parent, String checkpoint, String workspace) {
         return parent.locked(() -> {
             SandboxRecord p = parent.record();
-            Undo parentUndo = layout.undo(parent.id(), log);
+            Undo parentUndo = parent.undo();
             Undo.ForkPoint at = parentUndo.forkPoint(checkpoint);
             String id = SandboxIds.newId();
             String folder = "";
@@ -65,7 +65,7 @@ final class Forks {
             SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
                     p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
                     p.workspaceTransport());
-            Sandbox s = new Sandbox(r);
+            Sandbox s = new Sandbox(r, layout.undo(id, log));
             registry.add(s);
             store.save(r);
             String forkFolder = folder;
@@ -90,7 +90,7 @@ final class Forks {
                 s.update(rt -> rt.withBroker(broker));
             }
             launcher.restoreFork(s, at.machine(), folder.isEmpty() ? null : Path.of(folder), at.checkpoint().server());
-            layout.undo(id, log).startFrom(parentUndo, at.checkpoint());
+            s.undo().startFrom(parentUndo, at.checkpoint());
             log.accept("sandbox " + id + " forked from " + parent.id() + " at " + at.checkpoint().id());
             return s;
         } catch (IOException | RuntimeException e) {

@@ -11,7 +11,8 @@ import java.util.function.Consumer;
  * At daemon start: loads every sandbox's record and re-attaches to the
  * machines a previous daemon left running (by pid <em>and</em> process start
  * time, so a reused pid is never mistaken for one): their broker and folder
- * served again, a checkpoint or rewind it died in the middle of recovered.
+ * served again, a checkpoint or rewind it died in the middle of recovered,
+ * a checkpoint it was still committing marked failed.
  * What cannot be re-attached is marked failed, saying why; ephemeral
  * sandboxes and half-done removals are finished off.
  */
@@ -37,9 +38,13 @@ final class Recovery {
 
     void recover() {
         for (SandboxRecord r : store.loadAll(log)) {
-            Sandbox s = new Sandbox(r);
+            Sandbox s = new Sandbox(r, layout.undo(r.id(), log));
             registry.add(s);
             Standbys.sweep(r.qemuPid(), layout.machineDirs(r.id()), log);
+            for (String failed : s.undo().recover()) {
+                log.accept("sandbox " + r.id() + ": checkpoint " + failed + " was being committed by a daemon that"
+                        + " stopped; marked failed");
+            }
             if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
                 if (r.state() == SandboxState.REMOVING) {
                     // the daemon died half-way through a removal: finish it, QEMU included
@@ -63,7 +68,7 @@ final class Recovery {
                     r.qemuStarted(), Duration.ofSeconds(20));
             s.update(rt -> rt.withVm(vm));
             try {
-                if (layout.undo(r.id(), log).recoverInterrupted(vm)) {
+                if (s.undo().recoverInterrupted(vm)) {
                     log.accept("sandbox " + r.id() + ": a checkpoint or rewind was cut short; its processes run on");
                 }
             } catch (RuntimeException | IOException e) {

@@ -1,5 +1,6 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.Broker;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
@@ -14,11 +15,19 @@ import java.util.function.UnaryOperator;
  */
 public final class Sandbox {
     private final ReentrantLock lock = new ReentrantLock();
+    private final Undo undo;
     private volatile SandboxRecord record;
     private volatile SandboxRuntime runtime = SandboxRuntime.NONE;
 
-    Sandbox(SandboxRecord record) {
+    /** @param undo the sandbox's one undo ({@link SandboxLayout#undo}): it keeps the commit under way */
+    Sandbox(SandboxRecord record, Undo undo) {
         this.record = record;
+        this.undo = undo;
+    }
+
+    /** The sandbox's checkpoints and pause to disk, with the checkpoint it may be committing. */
+    Undo undo() {
+        return undo;
     }
 
     public String id() {

@@ -100,7 +100,7 @@ public final class SandboxManager {
                 WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))),
                 networks.network(req.net(), req.allow(), granted), granted, req.workspaceTransport());
         launcher.specs().validate(r);
-        Sandbox s = new Sandbox(r);
+        Sandbox s = new Sandbox(r, layout.undo(id, log));
         registry.add(s);
         store.save(r);
         s.locked(() -> launcher.boot(s, true));
@@ -211,6 +211,11 @@ public final class SandboxManager {
             s.update(rt -> rt.stopping(true));
             save(s, s.record().withState(SandboxState.REMOVING));
             s.closeRuntime();
+            // a checkpoint still committing stops with its machine and takes its parts back before the files go
+            if (!s.undo().cancel(Duration.ofSeconds(30))) {
+                log.accept("sandbox " + s.id() + ": the commit of checkpoint " + s.undo().committing().orElse("?")
+                        + " did not stop within 30 s; removing the sandbox's files anyway");
+            }
             try {
                 store.delete(s.id());
                 layout.cleanRuntime(s.id(), log);
@@ -243,13 +248,23 @@ public final class SandboxManager {
         }
     }
 
-    /** Takes a checkpoint of a running sandbox (docs/checkpoints.md). */
-    public Checkpoint checkpoint(Sandbox s, String message) {
-        return s.locked(() -> {
-            Checkpoint c = undo(s).checkpoint(machine(s, running(s)), message);
+    /**
+     * Takes a checkpoint of a running sandbox (docs/checkpoints.md): returns
+     * it pending once its instant is fixed, or with {@code wait} once it is
+     * committed. The commit needs no lock: the sandbox serves meanwhile.
+     */
+    public Checkpoint checkpoint(Sandbox s, String message, boolean wait) {
+        Checkpoint c = s.locked(() -> {
+            Checkpoint taken = undo(s).checkpoint(machine(s, running(s)), message);
             prepareStandby(s);
-            return c;
+            return taken;
         });
+        return wait ? undo(s).awaitCommit(c.id()) : c;
+    }
+
+    /** A checkpoint by its id or a unique prefix; with {@code wait}, once committed (a failed one is an error). */
+    public Checkpoint findCheckpoint(Sandbox s, String idOrPrefix, boolean wait) {
+        return wait ? undo(s).awaitCommit(idOrPrefix) : undo(s).find(idOrPrefix);
     }
 
     /** Rewinds a running sandbox in place to a checkpoint (an id or a unique prefix; empty: the latest). */
@@ -303,8 +318,8 @@ public final class SandboxManager {
         });
     }
 
-    private Undo undo(Sandbox s) {
-        return layout.undo(s.id(), m -> log.accept("sandbox " + s.id() + ": " + m));
+    private static Undo undo(Sandbox s) {
+        return s.undo();
     }
 
     /** The running machine as undo sees it: with its folder's server when it shares one. */
@@ -335,8 +350,21 @@ public final class SandboxManager {
         return layout.directory(s.id());
     }
 
-    /** The daemon is exiting: machines keep running and a new daemon re-attaches to them. */
+    /**
+     * The daemon is exiting: machines keep running and a new daemon
+     * re-attaches to them. Checkpoints still committing are waited for, up to
+     * a minute in all; one that has not ended by then is marked failed by the
+     * next daemon.
+     */
     public void detachAll() {
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        for (Sandbox s : registry.all()) {
+            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            if (!s.undo().awaitCommits(left)) {
+                log.accept("sandbox " + s.id() + ": exiting before checkpoint " + s.undo().committing().orElse("?")
+                        + " was committed; the next daemon marks it failed");
+            }
+        }
         for (Sandbox s : registry.all()) {
             s.detach();
         }
