@@ -70,7 +70,7 @@ class PackageDependenciesTest {
             new Row(List.of("net"), List.of()),
             new Row(List.of("protocol"), List.of()),
             new Row(List.of("vm"), List.of("host", "protocol")),
-            new Row(List.of("workspace"), List.of("host")),
+            new Row(List.of("workspace"), List.of("host", "protocol")),
             new Row(List.of("secrets"), List.of("host", "net")),
             new Row(List.of("egress", "egress.tls"), List.of("secrets", "vm", "host", "net")),
             new Row(List.of("image"), List.of("host")),
