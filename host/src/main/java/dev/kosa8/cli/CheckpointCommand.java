@@ -35,19 +35,24 @@ final class CheckpointCommand implements Callable<Integer> {
         if (id == null) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "name the sandbox: kosa8 checkpoint ID");
         }
-        JsonNode c = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/checkpoints?message="
+        return run(main.daemon(), id, message, await);
+    }
+
+    /** Takes the checkpoint and says so; shared with {@link HotPath}. */
+    static int run(DaemonClient daemon, String id, String message, boolean await) {
+        Object c = daemon.call("POST", "/v1/sandboxes/" + Ids.check(id) + "/checkpoints?message="
                 + SandboxOptions.enc(message) + (await ? "&wait=true" : ""));
-        System.out.println(c.path("id").asText());
-        if (c.path("state").asText().equals("pending")) {
+        System.out.println(Json.text(c, "id"));
+        if (Json.text(c, "state").equals("pending")) {
             System.err.println("checkpoint of " + id + " taken; the sandbox stood still for "
-                    + c.path("pauseMillis").asLong() + " ms, and runs on while its memory is saved ("
-                    + Sizes.human(c.path("workspaceBytesCopied").asLong()) + " of changed workspace files)");
+                    + Json.number(c, "pauseMillis") + " ms, and runs on while its memory is saved ("
+                    + Sizes.human(Json.number(c, "workspaceBytesCopied")) + " of changed workspace files)");
         } else {
             System.err.println("checkpoint of " + id + " taken; the sandbox stood still for "
-                    + c.path("pauseMillis").asLong() + " ms, and ran on while its memory was saved ("
-                    + Sizes.human(c.path("vmStateBytes").asLong()) + " of new machine state, "
-                    + Sizes.human(c.path("workspaceBytesCopied").asLong()) + " of changed workspace files; stored after "
-                    + c.path("savedMillis").asLong() + " ms)");
+                    + Json.number(c, "pauseMillis") + " ms, and ran on while its memory was saved ("
+                    + Sizes.human(Json.number(c, "vmStateBytes")) + " of new machine state, "
+                    + Sizes.human(Json.number(c, "workspaceBytesCopied")) + " of changed workspace files; stored after "
+                    + Json.number(c, "savedMillis") + " ms)");
         }
         return 0;
     }

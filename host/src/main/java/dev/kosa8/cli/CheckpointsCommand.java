@@ -1,6 +1,5 @@
 package dev.kosa8.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -21,19 +20,24 @@ final class CheckpointsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        JsonNode all = main.daemon().get("/v1/sandboxes/" + Ids.check(id) + "/checkpoints");
+        return run(main.daemon(), id);
+    }
+
+    /** Lists them; shared with {@link HotPath}. */
+    static int run(DaemonClient daemon, String id) {
+        java.util.List<?> all = Json.list(daemon.call("GET", "/v1/sandboxes/" + Ids.check(id) + "/checkpoints"));
         if (all.isEmpty()) {
             System.err.println("no checkpoints yet: kosa8 checkpoint " + id + " -m 'what it is'");
             return 0;
         }
         System.out.printf("%-22s  %-20s  %9s  %-9s  %s%n", "CHECKPOINT", "CREATED", "SIZE", "STATE", "MESSAGE");
-        for (JsonNode c : all) {
-            String state = c.path("state").asText("committed");
-            String failure = c.path("failure").asText("");
-            System.out.printf("%-22s  %-20s  %9s  %-9s  %s%n", c.path("id").asText(),
-                    c.path("created").asText().replaceAll("\\.\\d+Z$", "Z"),
-                    state.equals("committed") ? Sizes.human(c.path("bytesOnDisk").asLong()) : "-", state,
-                    c.path("message").asText() + (failure.isEmpty() ? "" : " (failed: " + failure + ")"));
+        for (Object c : all) {
+            String state = Json.text(c, "state").isEmpty() ? "committed" : Json.text(c, "state");
+            String failure = Json.text(c, "failure");
+            System.out.printf("%-22s  %-20s  %9s  %-9s  %s%n", Json.text(c, "id"),
+                    Json.text(c, "created").replaceAll("\\.\\d+Z$", "Z"),
+                    state.equals("committed") ? Sizes.human(Json.number(c, "bytesOnDisk")) : "-", state,
+                    Json.text(c, "message") + (failure.isEmpty() ? "" : " (failed: " + failure + ")"));
         }
         return 0;
     }

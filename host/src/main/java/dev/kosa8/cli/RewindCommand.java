@@ -1,6 +1,5 @@
 package dev.kosa8.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -25,10 +24,15 @@ final class RewindCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        JsonNode c = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/rewind?checkpoint="
+        return run(main.daemon(), id, checkpoint);
+    }
+
+    /** Rewinds and says so; shared with {@link HotPath}. */
+    static int run(DaemonClient daemon, String id, String checkpoint) {
+        Object c = daemon.call("POST", "/v1/sandboxes/" + Ids.check(id) + "/rewind?checkpoint="
                 + SandboxOptions.enc(checkpoint == null ? "" : checkpoint));
-        System.out.println(c.path("id").asText());
-        System.err.println("rewound " + id + " to " + c.path("id").asText() + " in " + c.path("rewindMillis").asLong()
+        System.out.println(Json.text(c, "id"));
+        System.err.println("rewound " + id + " to " + Json.text(c, "id") + " in " + Json.number(c, "rewindMillis")
                 + " ms");
         return 0;
     }

@@ -35,13 +35,18 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        return run(main, sandbox, exec, command, rm);
+    }
+
+    /** Runs the command in a new sandbox; shared with {@link HotPath}. */
+    static int run(Main main, SandboxOptions sandbox, ExecOptions exec, List<String> command, boolean rm) {
         var spec = exec.spec(command);
         Images.ensure(main.paths, System.err);
         DaemonClient d = main.daemon();
         if (rm) {
             return Exec.run(d.upgrade("/v1/run?" + sandbox.query()), spec, exec.interactive);
         }
-        String id = d.post("/v1/sandboxes?" + sandbox.query()).path("id").asText();
+        String id = Json.text(d.call("POST", "/v1/sandboxes?" + sandbox.query()), "id");
         System.err.println("kosa8: sandbox " + id + " kept (remove it with `kosa8 rm -f " + id + "`)");
         return Exec.run(d.upgrade("/v1/sandboxes/" + id + "/exec"), spec, exec.interactive);
     }

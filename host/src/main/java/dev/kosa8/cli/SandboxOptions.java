@@ -4,14 +4,21 @@ import picocli.CommandLine.Option;
 
 /** The shape of a new sandbox, shared by `run` and `create`. */
 final class SandboxOptions {
-    @Option(names = "--cpus", paramLabel = "N", defaultValue = "2", description = "Virtual CPUs (default: ${DEFAULT-VALUE}).")
+    // the defaults, named once for picocli and for the options of a plain `run` ({@link HotPath})
+    static final String CPUS = "2";
+    static final String MEMORY = "1G";
+    static final String ACCEL = "auto";
+    static final String TRANSPORT = "auto";
+    static final String NET = "closed";
+
+    @Option(names = "--cpus", paramLabel = "N", defaultValue = CPUS, description = "Virtual CPUs (default: ${DEFAULT-VALUE}).")
     int cpus;
 
-    @Option(names = "--memory", paramLabel = "SIZE", defaultValue = "1G",
+    @Option(names = "--memory", paramLabel = "SIZE", defaultValue = MEMORY,
             description = "Guest memory, like 512M or 2G (default: ${DEFAULT-VALUE}).")
     String memory;
 
-    @Option(names = "--accel", paramLabel = "ACCEL", defaultValue = "auto",
+    @Option(names = "--accel", paramLabel = "ACCEL", defaultValue = ACCEL,
             description = "kvm, hvf, tcg, or auto: probe once and cache the result (default: ${DEFAULT-VALUE}).")
     String accel;
 
@@ -20,7 +27,7 @@ final class SandboxOptions {
                     + " the host; commands start in it. Default: the current directory. 'none' for no folder."})
     String workspace;
 
-    @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = "auto",
+    @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = TRANSPORT,
             description = {"How the guest kernel reaches the folder: auto (default), through kosa8's own 9p transport "
                     + "in the guest kernel where the image has it, else through the agent's relay; relay, always "
                     + "the relay (slower on small files; for diagnosis)."})
@@ -39,10 +46,21 @@ final class SandboxOptions {
                     + "real key into HTTPS requests to that host alone."})
     java.util.List<String> secrets = new java.util.ArrayList<>();
 
-    @Option(names = "--net", paramLabel = "MODE", defaultValue = "closed",
+    @Option(names = "--net", paramLabel = "MODE", defaultValue = NET,
             description = {"closed: only --allow'ed hosts (default); open: every host, still address-checked and "
                     + "logged; none: no network device at all."})
     String net;
+
+    /** The options as picocli sets them when none is given. */
+    static SandboxOptions defaults() {
+        SandboxOptions o = new SandboxOptions();
+        o.cpus = Integer.parseInt(CPUS);
+        o.memory = MEMORY;
+        o.accel = ACCEL;
+        o.workspaceTransport = TRANSPORT;
+        o.net = NET;
+        return o;
+    }
 
     String query() {
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();

@@ -7,8 +7,6 @@ import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
 import dev.kosa8.vm.AcceleratorProbe;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 
 /** Entry point of kosa8d. The CLI starts it on first need; `kosa8 daemon run` runs it in the foreground. */
@@ -53,21 +51,8 @@ public final class DaemonMain {
                 String.join(" ", image.kernelCommandLine("sandbox")));
     }
 
-    /**
-     * Identifies the build: the jar's modification time and size. The daemon
-     * runs from a copy of the jar, so the CLI hands it the original's id in
-     * {@code -Dkosa8.build}.
-     */
+    /** Identifies the build ({@link dev.kosa8.host.BuildId}). */
     public static String build() {
-        String given = System.getProperty("kosa8.build");
-        if (given != null && !given.isBlank()) {
-            return given;
-        }
-        try {
-            Path jar = Path.of(DaemonMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            return Files.getLastModifiedTime(jar).toMillis() + "-" + Files.size(jar);
-        } catch (Exception e) {
-            return "unknown";
-        }
+        return dev.kosa8.host.BuildId.current();
     }
 }
