@@ -81,6 +81,11 @@ final class AotTraining {
                 }
                 done.add(line[0]);
             }
+            // run's first step: is the image there? (none in this temporary home)
+            if (new dev.kosa8.image.ImageBuilder(paths, step -> { }).ensuredBefore()) {
+                throw new IllegalStateException("an image in the training's empty home");
+            }
+            done.add("the image check");
             // an error as the daemon answers it, printed as Main prints it
             try {
                 d.call("GET", "/v1/sandboxes/missing");
