@@ -70,8 +70,9 @@ public final class ImageBuilder {
      * Whether {@link #ensure()} would find the current image as it is, known
      * without hashing the guest files, taking the build lock or reading a
      * manifest: the last ensure ran with these very inputs (this build of
-     * kosa8 and its Java), found the image that is still current, and that
-     * image is still complete. {@code run}, {@code create} and {@code start}
+     * kosa8, its Java, and the host's compilers, which the kernel part's hash
+     * has), found the image that is still current, and that image is still
+     * complete. {@code run}, {@code create} and {@code start}
      * then pay the full ensure once per build instead of on every call: its
      * first call in a JVM costs 0.3-2 s here, most of it reading the manifest
      * (BENCHMARKS.md, "`kosa8 run -- true`").
@@ -97,8 +98,9 @@ public final class ImageBuilder {
     /** The file naming the inputs of the last ensure and the image it found ({@link #ensuredBefore}). */
     static final String ENSURED = "ensured";
 
+    /** The stamp of an ensure that found {@code imageId}: its inputs, the host's toolchain (the kernel part's hash has it), the image. */
     private String stamp(String imageId) {
-        return inputs + "\n" + imageId + "\n";
+        return inputs + "\n" + WorkspaceModule.toolchain() + "\n" + imageId + "\n";
     }
 
     /** The current image, building whatever part of it is missing or out of date. */

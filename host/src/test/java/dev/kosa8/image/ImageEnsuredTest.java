@@ -30,7 +30,11 @@ class ImageEnsuredTest {
     }
 
     void stamp(String inputs, String id) throws Exception {
-        Files.writeString(paths().images().resolve(ImageBuilder.ENSURED), inputs + "\n" + id + "\n");
+        stamp(inputs, WorkspaceModule.toolchain(), id);
+    }
+
+    void stamp(String inputs, String toolchain, String id) throws Exception {
+        Files.writeString(paths().images().resolve(ImageBuilder.ENSURED), inputs + "\n" + toolchain + "\n" + id + "\n");
     }
 
     @Test
@@ -46,6 +50,13 @@ class ImageEnsuredTest {
         stamp("build-1 java-25", ID);
         assertThat(builder("build-2 java-25").ensuredBefore()).isFalse();
         assertThat(builder("build-1 java-26").ensuredBefore()).isFalse();
+    }
+
+    @Test
+    void aCompilerInstalledOrRemovedSinceEnsuresAgain() throws Exception {
+        TestImages.make(paths(), ID, true);
+        stamp("build-1 java-25", WorkspaceModule.toolchain() + " gcc-99", ID);
+        assertThat(builder("build-1 java-25").ensuredBefore()).isFalse();
     }
 
     @Test
