@@ -123,7 +123,7 @@ final class Checkpointer {
             Rollback.Entry marked = mark(rollback);
             // a stream a daemon that died left behind ends first: QEMU saves one machine at a time
             MachineState.awaitIdle(vm.qmp(), QMP);
-            new Leftovers(vm.qmp(), store, folders, ram, log).sweep();
+            new Leftovers(vm.qmp(), store, folders, held, ram, log).sweep();
             checkRoom(store.directory());
             vm.awaitLoaded(LOADED); // a machine restored lazily is saved once all of its RAM is in
             String baseId = ramBase.base();

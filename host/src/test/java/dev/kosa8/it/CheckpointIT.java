@@ -604,6 +604,13 @@ class CheckpointIT {
                     .sorted().toList()).as("the cut-short checkpoint's parts were swept; the others are kept as pages")
                     .isEqualTo(all.stream().filter(c -> !c.equals(cut)).map(c -> c + ".ram").sorted().toList());
         }
+        // nothing half-made survives: the folder snapshot and the held layer's copy it had are swept as well
+        for (String layer : List.of("workspace", "held")) {
+            try (var files = Files.list(dir.resolve(layer).resolve("manifests"))) {
+                assertThat(files.map(f -> f.getFileName().toString()).toList()).as(layer)
+                        .doesNotContain(cut + ".json").contains(next + ".json");
+            }
+        }
         // with its folder mounted afresh, the sandbox pauses to disk as any other, and resumes with it
         Kosa.ok(Duration.ofMinutes(5), "stop", id);
         assertThat(Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("suspended")).isDirectory();

@@ -215,6 +215,9 @@ class PendingCheckpointIT {
             }
             assertThat(dir.resolve("ram").resolve(failing + ".pages")).doesNotExist();
             assertThat(dir.resolve("workspace/manifests").resolve(failing + ".json")).doesNotExist();
+            // the held layer's copy, made in the pause before the commit began, was taken back with the rest
+            assertThat(dir.resolve("held/manifests").resolve(before + ".json")).exists();
+            assertThat(dir.resolve("held/manifests").resolve(failing + ".json")).doesNotExist();
             Process snapshots = new ProcessBuilder("qemu-img", "snapshot", "-l", "-U", Kosa.HOME
                     .resolve("data/sandboxes").resolve(id).resolve("root.qcow2").toString())
                     .redirectErrorStream(true).start();
@@ -256,6 +259,10 @@ class PendingCheckpointIT {
         try (var files = Files.list(dir)) {
             assertThat(files.map(f -> f.getFileName().toString()).filter(n -> n.startsWith(cut)).toList())
                     .as("only its record is left").containsExactly(cut + ".json");
+        }
+        for (String layer : List.of("workspace", "held")) {
+            assertThat(dir.resolve(layer).resolve("manifests").resolve(cut + ".json")).as(layer).doesNotExist();
+            assertThat(dir.resolve(layer).resolve("manifests").resolve(next + ".json")).as(layer).exists();
         }
         assertThat(states(id)).containsEntry(before, "committed").containsEntry(next, "committed");
         Kosa.ok(T, "rewind", id, before);
