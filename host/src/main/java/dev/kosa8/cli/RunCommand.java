@@ -62,7 +62,8 @@ final class RunCommand implements Callable<Integer> {
             return;
         }
         try {
-            int n = d.get("/v1/held/" + id + "?countOnly=true").path("count").asInt();
+            // plain values, not Jackson's data binding: this runs at the end of every `run` ({@link HotPath})
+            long n = Json.number(d.call("GET", "/v1/held/" + id + "?countOnly=true"), "count");
             if (n > 0) {
                 System.err.println("kosa8: " + n + " change(s) held for review, not written to your folder: kosa8 review "
                         + id);
