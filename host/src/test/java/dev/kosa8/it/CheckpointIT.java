@@ -611,6 +611,10 @@ class CheckpointIT {
                         .doesNotContain(cut + ".json").contains(next + ".json");
             }
         }
+        Process snapshots = new ProcessBuilder("qemu-img", "snapshot", "-l", "-U", Kosa.HOME.resolve("data/sandboxes")
+                .resolve(id).resolve("root.qcow2").toString()).redirectErrorStream(true).start();
+        assertThat(new String(snapshots.getInputStream().readAllBytes())).as("the root disk's snapshots")
+                .contains(next).doesNotContain(cut);
         // with its folder mounted afresh, the sandbox pauses to disk as any other, and resumes with it
         Kosa.ok(Duration.ofMinutes(5), "stop", id);
         assertThat(Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("suspended")).isDirectory();
