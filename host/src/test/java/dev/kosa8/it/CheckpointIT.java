@@ -397,7 +397,8 @@ class CheckpointIT {
         // a committed checkpoint of the counter running from 1, to rewind to once QEMU is back
         use(SANDBOX.running());
         countingFromOne();
-        String first = Kosa.ok(T, "checkpoint", id, "-m", "before QEMU is killed").stdout().strip();
+        // --wait: committed before QEMU dies, and its stream ended, so the stream watched for below is the next one's
+        String first = Kosa.ok(T, "checkpoint", id, "--wait", "-m", "before QEMU is killed").stdout().strip();
         List<String> before = checkpointIds();
         long pid = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
                 .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
