@@ -118,7 +118,7 @@ final class Checkpointer {
         Rollback rollback = new Rollback(log);
         Halt halt = new Halt(vm, workspace, rollback);
         Path temp = store.vmStateTemp(id);
-        Steps steps = new Steps();
+        Steps steps = new Steps("checkpoint", () -> vm.process().pid());
         try {
             Rollback.Entry marked = mark(rollback);
             // a stream a daemon that died left behind ends first: QEMU saves one machine at a time
@@ -237,7 +237,8 @@ final class Checkpointer {
      * @return how long each step took
      */
     Map<String, Long> rewind(Checkpoint c, Undo.Relauncher relauncher) {
-        Steps steps = new Steps();
+        Vm[] current = {vm}; // the QEMU a crash point kills: the new one, once it is started
+        Steps steps = new Steps("rewind", () -> current[0].process().pid());
         Rollback rollback = new Rollback(log);
         boolean replaced = false;
         SavedMachine state = null;
@@ -279,9 +280,11 @@ final class Checkpointer {
                 steps.done("disk");
                 Vm next = relauncher.relaunch(state, c.server(), () -> steps.beside("workspace",
                         joinFolder(folderBack)));
+                current[0] = next;
                 steps.done("load");
                 steps.split("load", "wake", next.wakeMillis());
                 next.loadRest();
+                steps.point("loaded");
                 head(c.id());
                 clearMark();
                 return steps.millis();
@@ -355,7 +358,7 @@ final class Checkpointer {
      * <p>On failure the machine runs on as before and nothing is left.
      */
     Map<String, Long> suspend(Suspension target) {
-        Steps steps = new Steps();
+        Steps steps = new Steps("stop", () -> vm.process().pid());
         Rollback rollback = new Rollback(log);
         Halt halt = new Halt(vm, workspace, rollback);
         try {

@@ -98,6 +98,7 @@ final class Commit implements Commits.Job {
             Checkpoint c = parts.pending().committed(bytes, copied, steps.millis(),
                     Duration.ofNanos(System.nanoTime() - parts.frozenAt()).toMillis());
             store.save(c);
+            steps.point("committed");
             // the machine now comes from this checkpoint: the next one compares its pages with this one's
             quietly("note the latest checkpoint", () -> ramBase.head(id));
             quietly("forget the first checkpoint's base", ramBase::dropAdopted);

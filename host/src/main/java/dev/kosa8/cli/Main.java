@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
             ""},
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
             CpCommand.class, LsCommand.class, InspectCommand.class, LogsCommand.class, StopCommand.class,
-            StartCommand.class, RmCommand.class, ReviewCommand.class, AcceptCommand.class, RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
+            StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class, RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
             DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class,
             DaemonCommand.class,
@@ -57,6 +57,7 @@ public final class Main {
 
     /** The commands an agent calls all day, in their plain forms, without picocli ({@link HotPath}); the rest with it. */
     public static void main(String[] args) {
+        dev.kosa8.host.CrashPoints.install(System.getenv()); // tests only (secret set, image build); off unless set
         System.exit(HotPath.run(args, new Main()).orElseGet(() -> run(args)));
     }
 

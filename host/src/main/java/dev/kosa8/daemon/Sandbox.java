@@ -2,8 +2,12 @@ package dev.kosa8.daemon;
 
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.Broker;
+import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -18,16 +22,53 @@ public final class Sandbox {
     private final Undo undo;
     private volatile SandboxRecord record;
     private volatile SandboxRuntime runtime = SandboxRuntime.NONE;
+    /**
+     * Open (zero) unless a daemon that has just started is still re-attaching
+     * to this sandbox's machine: the daemon listens first, and a request for
+     * this sandbox waits here ({@link #awaitAttached}) rather than seeing it
+     * half re-attached.
+     */
+    private final CountDownLatch attaching;
 
     /** @param undo the sandbox's one undo ({@link SandboxLayout#undo}): it keeps the commit under way */
     Sandbox(SandboxRecord record, Undo undo) {
+        this(record, undo, false);
+    }
+
+    /** @param attaching whether the daemon, just started, is still to re-attach to its machine */
+    Sandbox(SandboxRecord record, Undo undo, boolean attaching) {
         this.record = record;
         this.undo = undo;
+        this.attaching = new CountDownLatch(attaching ? 1 : 0);
     }
 
     /** The sandbox's checkpoints and pause to disk, with the checkpoint it may be committing. */
     Undo undo() {
         return undo;
+    }
+
+    /** Whether the daemon is still re-attaching to this sandbox's machine, having just started. */
+    boolean attaching() {
+        return attaching.getCount() > 0;
+    }
+
+    /** The re-attachment at daemon start is over, whatever its outcome. */
+    void attached() {
+        attaching.countDown();
+    }
+
+    /** Waits while the daemon is still re-attaching to this sandbox's machine (at most {@code limit}). */
+    void awaitAttached(Duration limit) {
+        try {
+            if (!attaching.await(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new KosaException(KosaException.Kind.DAEMON, "kosa8d is still re-attaching to sandbox " + id()
+                        + " after its restart (over " + limit.toSeconds() + " s)",
+                        "try again in a moment; the daemon's log (kosa8d.log, docs/files.md) says what it is doing");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KosaException(KosaException.Kind.DAEMON, "interrupted waiting for sandbox " + id(), "", e);
+        }
     }
 
     public String id() {
