@@ -538,8 +538,8 @@ class CheckpointIT {
     /**
      * The daemon killed while a checkpoint's RAM is being written: the stream's writer is a process of its own
      * and finishes it, so the guest is not left stuck (QEMU 7.2 would leave it so if the stream were cut); the
-     * next daemon re-attaches, the cut-short checkpoint is marked failed, never usable, and its parts are swept by
-     * the next one.
+     * next daemon re-attaches, the cut-short checkpoint is marked failed, never usable, and its parts are swept
+     * once the machine is re-attached.
      * The next daemon also has the folder mounted afresh, so what waited on the dead one ends and the sandbox
      * goes on with its folder, checkpoints and pauses to disk without a restart.
      */
@@ -590,6 +590,12 @@ class CheckpointIT {
         Kosa.Result refused = Kosa.run(T, "rewind", id, cut);
         assertThat(refused.exitCode()).as(refused.toString()).isNotZero();
         assertThat(refused.stderr()).contains(cut).contains("cut short");
+        // swept when the new daemon re-attached, before any next checkpoint: no part of it is left meanwhile
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString()).filter(n -> n.startsWith(cut)).toList())
+                    .as("the cut-short checkpoint's files once the machine is re-attached").containsExactly(cut + ".json");
+        }
+        assertThat(dir.resolve("workspace/manifests").resolve(cut + ".json")).as("its workspace snapshot").doesNotExist();
         // the new daemon had the folder mounted afresh: the counting process, which waited on a write the dead
         // daemon never answered, got an error for it and counts on, and the folder is live both ways again
         assertCounting();
