@@ -23,7 +23,7 @@ final class DfCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         JsonNode df = main.daemon().get("/v1/df");
         if (json) {
-            System.out.println(DaemonClient.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(df));
+            System.out.println(DaemonClient.json().writerWithDefaultPrettyPrinter().writeValueAsString(df));
             return 0;
         }
         String row = "%-14s %-9s %10s %10s %6s %10s %10s %10s %10s%n";

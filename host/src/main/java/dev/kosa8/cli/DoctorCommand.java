@@ -44,7 +44,7 @@ final class DoctorCommand implements Callable<Integer> {
         }
         Path accel = main.paths.cache().resolve("accelerator.json");
         if (Files.exists(accel)) {
-            var n = DaemonClient.JSON.readTree(accel.toFile());
+            var n = DaemonClient.json().readTree(accel.toFile());
             ok("accelerator", n.path("accelerator").asText() + " (probed " + n.path("probedAt").asText() + "; "
                     + n.path("tried").toString() + ")");
         } else {

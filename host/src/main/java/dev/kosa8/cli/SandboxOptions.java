@@ -7,9 +7,13 @@ import picocli.CommandLine.Option;
  * project's {@code .kosa8/config.toml} ({@link ProjectConfigFile}), else kosa8's default.
  */
 final class SandboxOptions {
+    // kosa8's defaults, named once for picocli, for `config show` and for the options of a plain `run` ({@link
+    // HotPath}); cpus, memory and net are left null when not given, so that .kosa8/config.toml can set them
     static final int DEFAULT_CPUS = 2;
     static final String DEFAULT_MEMORY = "1G";
     static final String DEFAULT_NET = "closed";
+    static final String ACCEL = "auto";
+    static final String TRANSPORT = "auto";
 
     @Option(names = "--cpus", paramLabel = "N",
             description = "Virtual CPUs (default: cpus in .kosa8/config.toml, else " + DEFAULT_CPUS + ").")
@@ -20,7 +24,7 @@ final class SandboxOptions {
                     + ").")
     String memory;
 
-    @Option(names = "--accel", paramLabel = "ACCEL", defaultValue = "auto",
+    @Option(names = "--accel", paramLabel = "ACCEL", defaultValue = ACCEL,
             description = "kvm, hvf, tcg, or auto: probe once and cache the result (default: ${DEFAULT-VALUE}).")
     String accel;
 
@@ -29,7 +33,7 @@ final class SandboxOptions {
                     + " the host; commands start in it. Default: the current directory. 'none' for no folder."})
     String workspace;
 
-    @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = "auto",
+    @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = TRANSPORT,
             description = {"How the guest kernel reaches the folder: auto (default), through kosa8's own 9p transport "
                     + "in the guest kernel where the image has it, else through the agent's relay; relay, always "
                     + "the relay (slower on small files; for diagnosis)."})
@@ -116,6 +120,14 @@ final class SandboxOptions {
     /** The image to boot after the project's settings: empty for kosa8's own. */
     String image() {
         return effective().value("image");
+    }
+
+    /** The options as picocli sets them when none is given. */
+    static SandboxOptions defaults() {
+        SandboxOptions o = new SandboxOptions();
+        o.accel = ACCEL;
+        o.workspaceTransport = TRANSPORT;
+        return o;
     }
 
     String query() {

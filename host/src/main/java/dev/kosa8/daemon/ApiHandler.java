@@ -241,9 +241,12 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                         s.record().image().config(), s::closeStream);
             }
             case "checkpoints" -> {
+                boolean wait = Boolean.parseBoolean(param(q, "wait", "false"));
                 if (m == HttpMethod.POST && p.size() == 4) {
-                    var c = mgr.checkpoint(s, param(q, "message", ""));
+                    var c = mgr.checkpoint(s, param(q, "message", ""), wait);
                     respond(ctx, HttpResponseStatus.CREATED, checkpointView(c, null));
+                } else if (m == HttpMethod.GET && p.size() == 5) {
+                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.findCheckpoint(s, p.get(4), wait), null));
                 } else if (m == HttpMethod.GET && p.size() == 4) {
                     Map<String, Integer> turns = mgr.turnsOf(s);
                     respond(ctx, HttpResponseStatus.OK, mgr.checkpoints(s).stream()
@@ -382,6 +385,10 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         v.put("workspaceEntries", c.workspaceEntries());
         v.put("workspaceBytesCopied", c.workspaceBytesCopied());
         v.put("stepMillis", c.stepMillis());
+        v.put("state", c.state().label());
+        if (!c.failure().isEmpty()) {
+            v.put("failure", c.failure());
+        }
         if (bytes != null) {
             v.put("bytesOnDisk", bytes);
         }

@@ -74,21 +74,8 @@ public final class DaemonMain {
                 String.join(" ", image.kernelCommandLine("sandbox")));
     }
 
-    /**
-     * Identifies the build: the jar's modification time and size. The daemon
-     * runs from a copy of the jar, so the CLI hands it the original's id in
-     * {@code -Dkosa8.build}.
-     */
+    /** Identifies the build ({@link dev.kosa8.host.BuildId}). */
     public static String build() {
-        String given = System.getProperty("kosa8.build");
-        if (given != null && !given.isBlank()) {
-            return given;
-        }
-        try {
-            Path jar = Path.of(DaemonMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            return Files.getLastModifiedTime(jar).toMillis() + "-" + Files.size(jar);
-        } catch (Exception e) {
-            return "unknown";
-        }
+        return dev.kosa8.host.BuildId.current();
     }
 }

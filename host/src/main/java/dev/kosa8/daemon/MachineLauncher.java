@@ -209,7 +209,7 @@ final class MachineLauncher {
             long t3 = System.nanoTime();
             vm.loadRest();
             if (template.ramId() != null) {
-                layout.undo(s.id(), log).startFromTemplate(template.dir(), template.ramId());
+                s.undo().startFromTemplate(template.dir(), template.ramId());
             }
             log.accept("sandbox " + s.id() + ": restored from its template in " + (System.nanoTime() - t0) / 1_000_000
                     + " ms (load " + ((t2 - t0) / 1_000_000 - vm.wakeMillis()) + ", wake " + vm.wakeMillis() + ", trust "
@@ -249,7 +249,7 @@ final class MachineLauncher {
      * the caller then boots afresh from the disk.
      */
     private Vm resumeFromDisk(Sandbox s, VmSpec spec, Consumer<QemuProcess> started) {
-        Undo undo = layout.undo(s.id(), log);
+        Undo undo = s.undo();
         Path folder = s.record().workspace().isEmpty() ? null : Path.of(s.record().workspace());
         try {
             var saved = undo.suspended();

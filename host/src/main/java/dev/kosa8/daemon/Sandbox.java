@@ -1,5 +1,6 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.Broker;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Vm;
@@ -18,6 +19,7 @@ import java.util.function.UnaryOperator;
  */
 public final class Sandbox {
     private final ReentrantLock lock = new ReentrantLock();
+    private final Undo undo;
     private volatile SandboxRecord record;
     private volatile SandboxRuntime runtime = SandboxRuntime.NONE;
     /** Its commands and file transfers under way ({@link #openStream}). */
@@ -30,13 +32,21 @@ public final class Sandbox {
      */
     private final CountDownLatch attaching;
 
-    Sandbox(SandboxRecord record) {
-        this(record, false);
+    /** @param undo the sandbox's one undo ({@link SandboxLayout#undo}): it keeps the commit under way */
+    Sandbox(SandboxRecord record, Undo undo) {
+        this(record, undo, false);
     }
 
-    Sandbox(SandboxRecord record, boolean attaching) {
+    /** @param attaching whether the daemon, just started, is still to re-attach to its machine */
+    Sandbox(SandboxRecord record, Undo undo, boolean attaching) {
         this.record = record;
+        this.undo = undo;
         this.attaching = new CountDownLatch(attaching ? 1 : 0);
+    }
+
+    /** The sandbox's checkpoints and pause to disk, with the checkpoint it may be committing. */
+    Undo undo() {
+        return undo;
     }
 
     /** Whether the daemon is still re-attaching to this sandbox's machine, having just started. */

@@ -319,7 +319,7 @@ public final class SandboxManager {
         if (!r.workspace().isEmpty()) {
             HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
         }
-        Sandbox s = new Sandbox(r);
+        Sandbox s = new Sandbox(r, layout.undo(id, log));
         if (pinned != null) {
             bootImages.pin(id, pinned);
         }
@@ -327,7 +327,7 @@ public final class SandboxManager {
         store.save(r);
         if (!r.workspace().isEmpty() && !r.ephemeral()) {
             // before the guest can write to it: what `kosa8 diff` compares with by default
-            Baseline.capture(layout.undo(id, log), Path.of(r.workspace()), id, log);
+            Baseline.capture(s.undo(), Path.of(r.workspace()), id, log);
         }
         s.locked(() -> launcher.boot(s, true));
         return s;
@@ -342,7 +342,7 @@ public final class SandboxManager {
             throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder",
                     "kosa8 diff compares a sandbox's folder; this one was made with --workspace none");
         }
-        return s.locked(() -> layout.undo(s.id(), log).diff(Path.of(s.record().workspace()), checkpoint));
+        return s.locked(() -> s.undo().diff(Path.of(s.record().workspace()), checkpoint));
     }
 
     public List<Sandbox> list() {
@@ -464,6 +464,11 @@ public final class SandboxManager {
             s.update(rt -> rt.stopping(true));
             save(s, s.record().withState(SandboxState.REMOVING));
             s.closeRuntime();
+            // a checkpoint still committing stops with its machine and takes its parts back before the files go
+            if (!s.undo().cancel(Duration.ofSeconds(30))) {
+                log.accept("sandbox " + s.id() + ": the commit of checkpoint " + s.undo().committing().orElse("?")
+                        + " did not stop within 30 s; removing the sandbox's files anyway");
+            }
             int kept = held.keepOnRemove(s.id(), discardHeld);
             try {
                 store.delete(s.id());
@@ -499,27 +504,43 @@ public final class SandboxManager {
         }
     }
 
-    /** Takes a checkpoint of a running sandbox (docs/checkpoints.md). */
+    /** Takes a checkpoint of a running sandbox and returns it pending ({@link #checkpoint(Sandbox, String, boolean)}). */
     public Checkpoint checkpoint(Sandbox s, String message) {
-        return s.locked(() -> {
+        return checkpoint(s, message, false);
+    }
+
+    /**
+     * Takes a checkpoint of a running sandbox (docs/checkpoints.md) within its disk budget and checkpoint
+     * limits: returns it pending once its instant is fixed, or with {@code wait} once it is committed. The
+     * commit needs no lock: the sandbox serves meanwhile. Its RAM is kept room for by the admission; what its
+     * folder copy took is checked at the instant.
+     */
+    public Checkpoint checkpoint(Sandbox s, String message, boolean wait) {
+        Checkpoint c = s.locked(() -> {
             Vm vm = running(s);
             Budget b = launcher.specs().budget(s.record());
             Undo undo = undo(s);
             DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
-            Checkpoint c = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
+            Checkpoint taken = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
                     b.checkpointBytes(), CheckpointLimits.AtLimit.REFUSE));
             DiskUsage after = DiskUsage.of(layout, s.id(), undo);
             if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {
-                undo.remove(c.id(), machine(s, vm), null);
-                throw new KosaException(KosaException.Kind.LIMIT, "checkpoint " + c.id() + " took sandbox " + s.id()
-                        + " past its disk budget of " + DiskBudget.gib(b.diskBytes()) + " (it kept "
+                undo.remove(taken.id(), machine(s, vm), null);
+                throw new KosaException(KosaException.Kind.LIMIT, "checkpoint " + taken.id() + " took sandbox "
+                        + s.id() + " past its disk budget of " + DiskBudget.gib(b.diskBytes()) + " (it kept "
                         + DiskBudget.gib(after.total()) + "), and was removed again",
                         "remove older checkpoints with `kosa8 checkpoint rm " + s.id() + " ID`, or make the workspace"
                                 + " or its held changes (`kosa8 review " + s.id() + "`) smaller, then try again");
             }
             prepareStandby(s);
-            return c;
+            return taken;
         });
+        return wait ? undo(s).awaitCommit(c.id()) : c;
+    }
+
+    /** A checkpoint by its id or a unique prefix; with {@code wait}, once committed (a failed one is an error). */
+    public Checkpoint findCheckpoint(Sandbox s, String idOrPrefix, boolean wait) {
+        return wait ? undo(s).awaitCommit(idOrPrefix) : undo(s).find(idOrPrefix);
     }
 
     /** What {@code s} keeps on disk and what it may keep ({@code kosa8 inspect}, {@code kosa8 df}). */
@@ -618,8 +639,8 @@ public final class SandboxManager {
         });
     }
 
-    private Undo undo(Sandbox s) {
-        return layout.undo(s.id(), m -> log.accept("sandbox " + s.id() + ": " + m));
+    private static Undo undo(Sandbox s) {
+        return s.undo();
     }
 
     /** The running machine as undo sees it: with its folder's server when it shares one. */
@@ -673,8 +694,21 @@ public final class SandboxManager {
         return paths;
     }
 
-    /** The daemon is exiting: machines keep running and a new daemon re-attaches to them. */
+    /**
+     * The daemon is exiting: machines keep running and a new daemon
+     * re-attaches to them. Checkpoints still committing are waited for, up to
+     * a minute in all; one that has not ended by then is marked failed by the
+     * next daemon.
+     */
     public void detachAll() {
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        for (Sandbox s : registry.all()) {
+            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            if (!s.undo().awaitCommits(left)) {
+                log.accept("sandbox " + s.id() + ": exiting before checkpoint " + s.undo().committing().orElse("?")
+                        + " was committed; the next daemon marks it failed");
+            }
+        }
         for (Sandbox s : registry.all()) {
             s.detach();
         }
