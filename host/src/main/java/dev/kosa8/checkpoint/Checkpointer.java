@@ -160,12 +160,15 @@ final class Checkpointer {
             DiskSnapshots.take(vm.qmp(), id);
             rollback.push("delete the disk snapshot", () -> DiskSnapshots.delete(vm.qmp(), id));
             steps.done("disk");
-            // QEMU saves the devices, write-protects RAM and runs the machine on by itself
+            // QEMU saves the devices, write-protects RAM and runs the machine on by itself. From here a failure
+            // ends the stream before anything else is undone: while it runs, a guest write waits for its page to
+            // be sent, and the thaw below must not wait on a stream no one will finish
+            rollback.push("end the machine state's stream", saving::cancel);
             saving.start(QMP);
             saving.awaitRunning(QMP);
             halt.machineRuns();
             steps.done("devices");
-            halt.leave();
+            halt.leave(saving);
             steps.done("thaw");
             long pause = Duration.ofNanos(System.nanoTime() - frozenAt).toMillis();
             Checkpoint pending = new Checkpoint(id, created, message, pause, 0,

@@ -1,11 +1,15 @@
 package dev.kosa8.checkpoint;
 
 import dev.kosa8.vm.GuestCommand;
+import dev.kosa8.vm.MachineState;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The instant's three holds, taken in order — the guest's processes frozen,
@@ -50,12 +54,36 @@ final class Halt {
         stopped.drop();
     }
 
-    /** The machine runs: the server serves again and the processes thaw. */
-    void leave() throws Exception {
+    /**
+     * The machine runs on while QEMU sends its RAM ({@code saving}): the
+     * server serves again and the processes thaw. Until QEMU has sent a page,
+     * a guest write to it waits for it to be sent, so on a loaded host the
+     * thaw's answer may wait for the stream: it is waited for while the
+     * stream runs, and {@link Checkpointer#FREEZE} after.
+     */
+    void leave(MachineState.Saving saving) throws Exception {
         if (paused != null) {
             paused.runNow();
         }
-        frozen.runNow();
+        GuestCommand.Pending thaw = GuestCommand.thawLater(vm.agent(), 0, new byte[0]);
+        long deadline = System.nanoTime() + Checkpointer.FREEZE.toNanos();
+        while (true) {
+            try {
+                thaw.done().get(1, TimeUnit.SECONDS);
+                frozen.drop();
+                return;
+            } catch (TimeoutException e) {
+                if (saving.streaming(Duration.ofSeconds(10))) {
+                    deadline = System.nanoTime() + Checkpointer.FREEZE.toNanos();
+                } else if (System.nanoTime() > deadline) {
+                    vm.agent().abandon(thaw.channel());
+                    throw new IOException("the guest did not thaw within " + Checkpointer.FREEZE.toSeconds()
+                            + " s (" + saving.describe() + ")");
+                }
+            } catch (ExecutionException e) {
+                throw (RuntimeException) e.getCause();
+            }
+        }
     }
 
     private void thaw() {

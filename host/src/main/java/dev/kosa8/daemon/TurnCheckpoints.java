@@ -92,6 +92,7 @@ final class TurnCheckpoints {
         try {
             c = manager.checkpoint(s, "turn " + n + ": " + label);
         } catch (KosaException e) {
+            log.accept("sandbox " + s.id() + ": turn " + n + " refused: " + e.getMessage());
             return refused(ask, e.getMessage());
         }
         turns.add(new Turn(n, c.id(), label, ask.id(), c.created(), c.vmStateBytes() + c.workspaceBytesCopied()));

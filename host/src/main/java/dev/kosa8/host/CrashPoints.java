@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.LongSupplier;
 
 /**
@@ -26,7 +27,8 @@ import java.util.function.LongSupplier;
  *
  * <pre>KOSA8_TEST_CRASH="record=/tmp/steps"                           every point reached, one line each
  *KOSA8_TEST_CRASH="record=/tmp/steps;kill=checkpoint/disk:daemon"  SIGKILL this process at that point
- *KOSA8_TEST_CRASH="record=/tmp/steps;kill=rewind/quit:qemu"        SIGKILL the sandbox's QEMU there</pre>
+ *KOSA8_TEST_CRASH="record=/tmp/steps;kill=rewind/quit:qemu"        SIGKILL the sandbox's QEMU there
+ *KOSA8_TEST_CRASH="record=/tmp/steps;fail=checkpoint/disk,rewind/quit"  those steps throw (each once), their clean-ups run</pre>
  *
  * The record file gets a line {@code operation/step} for each point reached
  * ({@code operation/step +qemu} where the sandbox's QEMU runs there, so the
@@ -53,12 +55,26 @@ public final class CrashPoints {
         }
     }
 
-    /** What the environment asked for; {@link #OFF} when it asked for nothing. */
-    public record Settings(Optional<Path> record, Optional<Kill> kill) {
+    /**
+     * What the environment asked for; {@link #OFF} when it asked for nothing.
+     * {@code fail} names points at which the step fails (an
+     * {@link InjectedFault} thrown), each at its first reach, so that the
+     * operation's own clean-up runs: one operation after another meets the
+     * next of them.
+     */
+    public record Settings(Optional<Path> record, Optional<Kill> kill, Set<String> fail) {
         public static final Settings OFF = new Settings(Optional.empty(), Optional.empty());
 
+        public Settings {
+            fail = Set.copyOf(fail);
+        }
+
+        public Settings(Optional<Path> record, Optional<Kill> kill) {
+            this(record, kill, Set.of());
+        }
+
         public boolean on() {
-            return record.isPresent() || kill.isPresent();
+            return record.isPresent() || kill.isPresent() || !fail.isEmpty();
         }
 
         /** The settings {@code env} asks for; a malformed value is refused, never half-used. */
@@ -69,6 +85,7 @@ public final class CrashPoints {
             }
             Optional<Path> record = Optional.empty();
             Optional<Kill> kill = Optional.empty();
+            Set<String> fail = new java.util.LinkedHashSet<>();
             for (String part : value.split(";")) {
                 String p = part.strip();
                 if (p.startsWith("record=") && p.length() > "record=".length()) {
@@ -86,22 +103,38 @@ public final class CrashPoints {
                     } catch (IllegalArgumentException e) {
                         throw refused(value, e.getMessage());
                     }
+                } else if (p.startsWith("fail=")) {
+                    for (String point : p.substring("fail=".length()).split(",", -1)) {
+                        if (!point.matches("[a-z-]+/[a-z0-9-]+")) {
+                            throw refused(value, "a fault point is operation/step in lower case, not " + point);
+                        }
+                        fail.add(point);
+                    }
                 } else if (!p.isEmpty()) {
                     throw refused(value, "cannot read \"" + p + "\"");
                 }
             }
-            return new Settings(record, kill);
+            return new Settings(record, kill, fail);
         }
 
         private static KosaException refused(String value, String why) {
             return new KosaException(KosaException.Kind.USAGE, ENVIRONMENT + "=" + value + " is not a crash point "
-                    + "setting: " + why, "it is for tests only: unset it, or write record=FILE;kill=operation/step:daemon|qemu");
+                    + "setting: " + why, "it is for tests only: unset it, or write"
+                    + " record=FILE;kill=operation/step:daemon|qemu;fail=operation/step,...");
         }
     }
 
     private static volatile Settings settings = Settings.OFF;
     private static volatile boolean installed;
     private static volatile boolean killed;
+    private static final Set<String> FAILED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** The failure a {@code fail=} point throws: an unexpected error of the step, as a real one would be. */
+    public static final class InjectedFault extends RuntimeException {
+        InjectedFault(String point) {
+            super("a fault injected at " + point + " (" + ENVIRONMENT + ", for tests only)");
+        }
+    }
 
     private CrashPoints() {
     }
@@ -124,6 +157,7 @@ public final class CrashPoints {
         installed = true;
         settings = s;
         killed = false;
+        FAILED.clear();
     }
 
     /** What the hook is set to. */
@@ -150,6 +184,10 @@ public final class CrashPoints {
             long pid = qemuPid.getAsLong();
             boolean qemu = pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
             append(s.record().get(), point + (qemu ? " +qemu" : ""));
+        }
+        if (s.fail().contains(point) && FAILED.add(point)) {
+            s.record().ifPresent(f -> append(f, "failed " + point));
+            throw new InjectedFault(point);
         }
         Optional<Kill> kill = s.kill();
         if (kill.isEmpty() || !kill.get().point().equals(point) || killed) {

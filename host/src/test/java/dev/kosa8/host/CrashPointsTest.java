@@ -42,9 +42,28 @@ class CrashPointsTest {
     }
 
     @Test
+    void aFaultPointIsReadFromTheEnvironmentAndFailsItsStepOnceRecordingThat() throws Exception {
+        Path steps = dir.resolve("steps");
+        var s = CrashPoints.Settings.of(Map.of(CrashPoints.ENVIRONMENT, "record=" + steps + ";fail=checkpoint/disk,rewind/quit"));
+        assertThat(s.fail()).containsExactlyInAnyOrder("checkpoint/disk", "rewind/quit");
+        assertThat(s.kill()).isEmpty();
+        CrashPoints.setForTest(s);
+        try {
+            CrashPoints.reached("checkpoint", "stop");
+            assertThatThrownBy(() -> CrashPoints.reached("checkpoint", "disk"))
+                    .isInstanceOf(CrashPoints.InjectedFault.class).hasMessageContaining("checkpoint/disk");
+            CrashPoints.reached("checkpoint", "disk"); // once only: the next checkpoint passes
+            assertThat(Files.readAllLines(steps)).containsExactly("checkpoint/stop", "checkpoint/disk",
+                    "failed checkpoint/disk", "checkpoint/disk");
+        } finally {
+            CrashPoints.setForTest(CrashPoints.Settings.OFF);
+        }
+    }
+
+    @Test
     void aMalformedSettingIsRefusedNamingTheVariableNeverHalfUsed() {
         for (String bad : List.of("kill=checkpoint/disk", "kill=checkpoint/disk:guest", "kill=Checkpoint:daemon",
-                "record", "crash=everything")) {
+                "record", "crash=everything", "fail=checkpoint", "fail=Checkpoint/disk", "fail=checkpoint/disk,")) {
             assertThatThrownBy(() -> CrashPoints.Settings.of(Map.of(CrashPoints.ENVIRONMENT, bad)))
                     .as(bad).isInstanceOf(KosaException.class)
                     .hasMessageContaining(CrashPoints.ENVIRONMENT + "=" + bad)
