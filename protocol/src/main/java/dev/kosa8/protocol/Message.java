@@ -233,6 +233,27 @@ public sealed interface Message {
         }
     }
 
+    /**
+     * Net link only ({@link NetLink}): a guest program connected to the broker's address on {@code port}; the
+     * agent names the channel of the new stream.
+     */
+    record NetOpen(int channel, int port) implements Message {
+        public NetOpen {
+            Limits.checkChannel(channel);
+            NetLink.checkPort(port);
+        }
+    }
+
+    /**
+     * Net link only ({@link NetLink}): the stream on the channel ends at once, both ways. From the host it
+     * refuses the stream or says the broker's side broke off; from the agent, the guest's connection broke.
+     */
+    record NetReset(int channel) implements Message {
+        public NetReset {
+            Limits.checkChannel(channel);
+        }
+    }
+
     /** Size and mode of a file about to be streamed by {@link GetFile}. */
     record FileInfo(int channel, long size, int mode) implements Message {
         public FileInfo {

@@ -125,7 +125,9 @@ class CodecFuzzTest {
                         Arbitraries.of(false, true), Arbitraries.of(false, true)).as(Message.MountWorkspace::new),
                 Combinators.combine(ch, Arbitraries.integers().between(1, 600_000)).as(Message.Freeze::new),
                 Combinators.combine(ch, Arbitraries.longs().greaterOrEqual(0),
-                        Arbitraries.bytes().array(byte[].class).ofMaxSize(512)).as(Message.Thaw::new));
+                        Arbitraries.bytes().array(byte[].class).ofMaxSize(512)).as(Message.Thaw::new),
+                Combinators.combine(ch, Arbitraries.integers().between(1, 65535)).as(Message.NetOpen::new),
+                ch.map(Message.NetReset::new));
     }
 
 }
