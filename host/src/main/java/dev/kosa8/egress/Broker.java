@@ -26,10 +26,10 @@ import java.util.Map;
 
 /**
  * One sandbox's egress broker: four listeners on unix sockets in the
- * sandbox's private runtime directory (QEMU's {@code guestfwd} connects the
- * guest's 10.0.2.100 ports to them), the sandbox's policy, which can be
- * swapped while it runs, and its audit log. All brokers share the daemon's
- * event loops.
+ * sandbox's private runtime directory (the network link, {@link GuestLink},
+ * joins each guest connection to the guest's 10.0.2.100 ports to one of
+ * them), the sandbox's policy, which can be swapped while it runs, and its
+ * audit log. All brokers share the daemon's event loops.
  */
 public final class Broker implements AutoCloseable {
     static final int CONNECT_TIMEOUT_MILLIS = 10_000;
@@ -41,21 +41,24 @@ public final class Broker implements AutoCloseable {
      */
     static final int IDLE_SECONDS = 60;
     /**
-     * Open guest connections per sandbox. Each costs a relay process on the host (QEMU's guestfwd) and buffers
-     * in the daemon, and the guest chooses how many it opens.
+     * Open guest connections per sandbox. Each costs buffers in the daemon (up to one window each way on the
+     * network link, {@link GuestLink}, and the socket's), and the guest chooses how many it opens: the link
+     * refuses streams beyond it, as the broker refuses connections. (It was 256 when each also cost a relay
+     * process on the host; the number is kept.)
      */
     static final int MAX_CONNECTIONS = 256;
     /**
      * Send buffer of each guest connection's unix socket, the way downloads leave the broker. Linux's default
      * ({@code net.core.wmem_default}, 208 KiB here) holds about thirteen TLS records: the event loop filled it,
      * waited for the relay on the other end to drain it and woke again for every few records, and that hand-off
-     * between cores, not encryption, was what held intercepted downloads at 0.66–0.76x of direct. At 1 MiB (the
+     * between cores, not encryption, was what held intercepted downloads at 0.66–0.76x of direct (measured when a
+     * socat relay read the other end; the network link's stream reads it now). At 1 MiB (the
      * kernel doubles it to 2 MiB) the same download ran at 0.84–0.96x and the broker spent about 15% less CPU per
      * byte (bench/history/egress.md, run 9 and the A/B beside it; 256 KiB and 512 KiB fell between).
      * <p>
      * The kernel caps it at {@code net.core.wmem_max}, so a host with a lower cap just gets less. Memory is used
      * only while the guest stops reading: at most 2 MiB per connection, 512 MiB with all {@link #MAX_CONNECTIONS}
-     * stalled, released as they close — the same order as the relay process each connection already costs.
+     * stalled, released as they close.
      */
     static final int GUEST_SEND_BUFFER = 1 << 20;
 
@@ -73,6 +76,9 @@ public final class Broker implements AutoCloseable {
     private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile EgressPolicy policy;
     private volatile SecretBindings secrets = SecretBindings.NONE;
+    private EventLoopGroup group;
+    private GuestLink link;
+    private boolean closed;
 
     private Broker(String sandboxId, EgressPolicy policy, AuditLog audit, Upstreams upstreams,
                    dev.kosa8.egress.tls.SandboxCa ca, io.netty.handler.ssl.SslContext upstreamTls) {
@@ -94,6 +100,7 @@ public final class Broker implements AutoCloseable {
                                dev.kosa8.egress.tls.SandboxCa ca, io.netty.handler.ssl.SslContext upstreamTls,
                                EventLoopGroup group) {
         Broker b = new Broker(sandboxId, policy, audit, upstreams, ca, upstreamTls);
+        b.group = group;
         try {
             HostPaths.privateDirectory(dir);
             for (Listener l : Listener.values()) {
@@ -137,11 +144,7 @@ public final class Broker implements AutoCloseable {
             @Override
             protected void initChannel(Channel ch) {
                 if (children.size() >= MAX_CONNECTIONS) {
-                    if (capWarned.compareAndSet(false, true)) {
-                        audit.write(new AuditEvent(java.time.Instant.now(), l.label(), null, null, null, null, null,
-                                "deny", "more than " + MAX_CONNECTIONS + " open connections: closing new ones", null,
-                                null, null));
-                    }
+                    refuseOverCap(l);
                     ch.close();
                     return;
                 }
@@ -166,6 +169,28 @@ public final class Broker implements AutoCloseable {
                 }
             }
         };
+    }
+
+    /** A connection beyond {@link #MAX_CONNECTIONS} is refused: the audit log says so the first time. */
+    void refuseOverCap(Listener l) {
+        if (capWarned.compareAndSet(false, true)) {
+            audit.write(new AuditEvent(java.time.Instant.now(), l.label(), null, null, null, null, null,
+                    "deny", "more than " + MAX_CONNECTIONS + " open connections: closing new ones", null,
+                    null, null));
+        }
+    }
+
+    /**
+     * Joins the broker to the network port of the sandbox's machine, the unix socket QEMU keeps behind it
+     * ({@link GuestLink}): called whenever a machine starts or replaces the one before (a boot, a restore, a
+     * daemon's re-attach). The link to the machine before, if any, ends, and its streams with it.
+     */
+    public synchronized GuestLink attach(Path netSocket, java.util.function.Consumer<String> log) {
+        if (link != null) {
+            link.close();
+        }
+        link = closed ? null : GuestLink.connect(this, netSocket, group, log);
+        return link;
     }
 
     /** The DNS listener's query decoder; tests model the broker with the same one. */
@@ -283,6 +308,13 @@ public final class Broker implements AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (this) {
+            closed = true;
+            if (link != null) {
+                link.close();
+                link = null;
+            }
+        }
         for (Channel c : servers) {
             c.close().awaitUninterruptibly(2000);
         }
