@@ -76,6 +76,7 @@ public final class Broker implements AutoCloseable {
     private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile EgressPolicy policy;
     private volatile SecretBindings secrets = SecretBindings.NONE;
+    private volatile QueryRate dnsRate;
     private EventLoopGroup group;
     private GuestLink link;
     private boolean closed;
@@ -271,6 +272,16 @@ public final class Broker implements AutoCloseable {
                 c.guest().close();
             }
         }
+    }
+
+    /** The rate the DNS listener keeps to; null for none. */
+    QueryRate dnsRate() {
+        return dnsRate;
+    }
+
+    /** Keeps the DNS listener to {@code rate} from now on ({@link EgressService} sets every sandbox's). */
+    void limitDns(QueryRate rate) {
+        this.dnsRate = rate;
     }
 
     public AuditLog audit() {

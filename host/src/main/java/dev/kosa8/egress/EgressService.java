@@ -57,8 +57,10 @@ public final class EgressService implements AutoCloseable {
                     + EgressTestSettings.ENVIRONMENT + "): named test hosts reach loopback servers"
                     + t.trustedCa().map(ca -> " and upstream TLS also trusts " + ca).orElse(""));
         }
-        return Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t),
+        Broker b = Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t),
                 certificateAuthority(sandboxDir, sandboxId), UpstreamTls.clientContext(t.trustedCa()), group);
+        b.limitDns(new QueryRate());
+        return b;
     }
 
     /** The sandbox's CA (made on first use), whose certificate the guest trusts and whose key stays here. */

@@ -555,6 +555,10 @@ class BrokerTest {
 
     /** One DNS query over TCP, as glibc sends it with {@code options use-vc}. */
     static Dns dns(String name, int type) throws IOException {
+        return dns(broker, name, type);
+    }
+
+    static Dns dns(Broker broker, String name, int type) throws IOException {
         ByteArrayOutputStream q = new ByteArrayOutputStream();
         q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0});
         for (String label : name.split("\\.")) {
