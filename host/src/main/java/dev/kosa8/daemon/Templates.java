@@ -297,7 +297,7 @@ final class Templates {
             VmSpec spec = new VmSpec("template-" + Integer.toHexString(shape.name().hashCode()), accel, shape.cpus(),
                     shape.memoryMiB(), image.kernel(), image.initramfs(), disk, args, work.resolve("console.log"),
                     run.resolve("qmp.sock"), run.resolve("agent.sock"), shape.workspace() ? run.resolve("ws9p.sock")
-                    : null, shape.net() ? EgressService.guestNetwork(run) : null);
+                    : null, shape.net() ? run.resolve("net.sock") : null);
             vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
             rehearseRestore(vm);
             boolean trustLaidOut = ca != null && trust.layOut(vm.agent(), ca, image, Duration.ofSeconds(60));

@@ -194,6 +194,30 @@ public final class Broker implements AutoCloseable {
         return link;
     }
 
+    /**
+     * Waits until the agent of the machine last attached has answered the network link's Hello, so the guest's
+     * first connections find a session instead of a reset. False when it did not within {@code timeout} (the
+     * link says why in the daemon's log), or when nothing is attached.
+     */
+    public boolean awaitLinked(java.time.Duration timeout) {
+        GuestLink l;
+        synchronized (this) {
+            l = link;
+        }
+        if (l == null) {
+            return false;
+        }
+        try {
+            l.answered().get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     /** The DNS listener's query decoder; tests model the broker with the same one. */
     static TcpDnsQueryDecoder dnsDecoder() {
         return new TcpDnsQueryDecoder();

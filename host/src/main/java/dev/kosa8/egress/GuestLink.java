@@ -116,12 +116,13 @@ public final class GuestLink implements AutoCloseable {
         if (attempts >= ATTEMPTS) {
             log.accept("network link: giving up after " + attempts + " tries (" + why + "); the sandbox has no "
                     + "network until it is restarted");
+            answered.completeExceptionally(new IllegalStateException(why));
             return;
         }
         group.next().schedule((Runnable) this::connect, 200, TimeUnit.MILLISECONDS);
     }
 
-    /** Completes when the agent has answered the link's Hello. */
+    /** Completes when the agent has answered the link's Hello; fails when the link gives up or is closed first. */
     public CompletableFuture<Void> answered() {
         return answered;
     }
@@ -137,6 +138,7 @@ public final class GuestLink implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        answered.completeExceptionally(new IllegalStateException("the link was closed"));
         Channel c = channel;
         if (c != null) {
             c.close().awaitUninterruptibly(2000);

@@ -267,6 +267,9 @@ public final class Vm implements AutoCloseable {
         try {
             Files.deleteIfExists(spec.qmpSocket());
             Files.deleteIfExists(spec.agentSocket());
+            if (spec.netSocket() != null) {
+                Files.deleteIfExists(spec.netSocket());
+            }
             if (spec.workspaceSocket() != null) {
                 Files.deleteIfExists(spec.workspaceSocket());
                 freshWindow(spec.workspaceWindow(), VmSpec.WORKSPACE_WINDOW_BYTES);

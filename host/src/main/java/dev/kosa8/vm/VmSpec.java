@@ -21,16 +21,18 @@ import java.util.List;
  * @param agentSocket   the unix socket behind the agent's virtio-serial port
  * @param workspaceSocket the unix socket behind the workspace's virtio-serial port (9p to the
  *                      daemon's server), or null for a sandbox with no workspace
- * @param network       the restricted network to the egress broker, or null for no network device at all
+ * @param netSocket     the unix socket behind the network link's virtio-serial port, which the daemon joins to
+ *                      the sandbox's egress broker ({@code dev.kosa8.protocol.NetLink}); null for a sandbox with no
+ *                      network at all
  */
 public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                      Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
-                     Path workspaceSocket, GuestNetwork network) {
+                     Path workspaceSocket, Path netSocket) {
 
     public static final int MIN_MEMORY_MIB = 256;
     public static final int MAX_CPUS = 64;
 
-    /** A machine with no network device. */
+    /** A machine with no network. */
     public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                   Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
                   Path workspaceSocket) {
@@ -46,11 +48,7 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
         if (memoryMiB < MIN_MEMORY_MIB) {
             problems.add("memory must be at least " + MIN_MEMORY_MIB + " MiB, not " + memoryMiB);
         }
-        List<Path> sockets = new ArrayList<>(java.util.Arrays.asList(qmpSocket, agentSocket, workspaceSocket));
-        if (network != null) {
-            sockets.addAll(network.forwards().values());
-        }
-        for (Path socket : sockets) {
+        for (Path socket : java.util.Arrays.asList(qmpSocket, agentSocket, workspaceSocket, netSocket)) {
             if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
                 problems.add("socket path is longer than a unix socket allows (107 bytes): " + socket);
             }
