@@ -28,6 +28,16 @@ import java.util.function.Consumer;
  * its root's (uid and gid 0), other owners' files as nobody (65534); chown
  * from the guest is accepted and changes nothing, so everything the guest
  * creates belongs to the host user, with the modes it asked for.
+ *
+ * <p>Where each request is served, the switch in {@link #serve} and
+ * {@link #reply} says. Here: the session (Tversion, Tattach, Tstatfs,
+ * Tclunk), walks and the fid table, opening (Tlopen, Tlcreate), and the
+ * primitives that apply the rules above ({@link #pathFd}, {@link #dirFd},
+ * {@link #openChecked}, {@link #safeMode}). The other request families are
+ * package-private classes beside this one, under the same rules and holding
+ * no root descriptor of their own: {@link P9FileIo} (requests on an open
+ * fid's descriptor), {@link P9Attributes} and {@link P9Names} (making,
+ * renaming and removing names).
  */
 final class P9Operations {
     static final String VERSION = "9P2000.L";
@@ -63,16 +73,12 @@ final class P9Operations {
     /** The smallest msize the server accepts in Tversion. */
     static final int MIN_MSIZE = 4096;
 
-    /** Raw dirents of one Treaddir, per worker thread: a reply is at most msize, so is what is read for one. */
-    private static final ThreadLocal<ByteBuffer> DIRENTS =
-            ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(WorkspaceServer.MSIZE));
     private final java.util.concurrent.atomic.AtomicInteger openFiles = new java.util.concurrent.atomic.AtomicInteger();
     static final int NOBODY = 65534;
     static final long GETATTR_BASIC_AND_BTIME = 0x7ffL | 0x800L;
     static final int AT_REMOVEDIR = 0x200;
 
     private final int rootFd;
-    private final int ownerUid;
     private final int umask;
     private final Consumer<String> log;
     private final Map<Integer, Fid> fids = new ConcurrentHashMap<>();
@@ -81,13 +87,18 @@ final class P9Operations {
     private final Map<Long, Integer> devices = new ConcurrentHashMap<>();
     private final AtomicInteger nextDevice = new AtomicInteger();
     private volatile int msize;
+    private final P9FileIo io;
+    private final P9Attributes attributes;
+    private final P9Names names;
 
     P9Operations(int rootFd, int ownerUid, int umask, int maxMsize, Consumer<String> log) {
         this.rootFd = rootFd;
-        this.ownerUid = ownerUid;
         this.umask = umask;
         this.msize = maxMsize;
         this.log = log;
+        this.io = new P9FileIo(this);
+        this.attributes = new P9Attributes(this, ownerUid);
+        this.names = new P9Names(this);
     }
 
     int msize() {
@@ -103,8 +114,8 @@ final class P9Operations {
         int start = out.position();
         try {
             switch (request) {
-                case P9Request.Read r -> read(tag, r, out);
-                case P9Request.Readdir r -> readdir(tag, r, out);
+                case P9Request.Read r -> io.read(tag, r, out);
+                case P9Request.Readdir r -> io.readdir(tag, r, out);
                 default -> P9Codec.encodeReply(tag, reply(request), out);
             }
         } catch (ErrnoException e) {
@@ -124,25 +135,25 @@ final class P9Operations {
             case P9Request.Lcreate c -> lcreate(c);
             case P9Request.Read r -> throw new IllegalStateException("served directly");
             case P9Request.Readdir r -> throw new IllegalStateException("served directly");
-            case P9Request.Write w -> write(w);
+            case P9Request.Write w -> io.write(w);
             case P9Request.Clunk c -> clunk(c.fid());
-            case P9Request.Remove r -> remove(r);
+            case P9Request.Remove r -> names.remove(r);
             case P9Request.Statfs s -> statfs();
-            case P9Request.Symlink s -> symlink(s);
-            case P9Request.Mknod m -> mknod(m);
-            case P9Request.Rename r -> rename(r);
-            case P9Request.Readlink r -> new P9Reply.Readlink(readlink(fid(r.fid())));
-            case P9Request.Getattr g -> getattr(fid(g.fid()));
-            case P9Request.Setattr s -> setattr(s);
-            case P9Request.XattrWalk x -> xattrWalk(x);
+            case P9Request.Symlink s -> names.symlink(s);
+            case P9Request.Mknod m -> names.mknod(m);
+            case P9Request.Rename r -> names.rename(r);
+            case P9Request.Readlink r -> new P9Reply.Readlink(attributes.readlink(fid(r.fid())));
+            case P9Request.Getattr g -> attributes.getattr(fid(g.fid()));
+            case P9Request.Setattr s -> attributes.setattr(s);
+            case P9Request.XattrWalk x -> attributes.xattrWalk(x);
             case P9Request.XattrCreate x -> throw new ErrnoException(ErrnoException.EOPNOTSUPP, "xattrcreate");
-            case P9Request.Fsync f -> fsync(f);
-            case P9Request.Lock l -> lock(l);
-            case P9Request.GetLock g -> getLock(g);
-            case P9Request.Link l -> link(l);
-            case P9Request.Mkdir m -> mkdir(m);
-            case P9Request.RenameAt r -> renameAt(r);
-            case P9Request.UnlinkAt u -> unlinkAt(u);
+            case P9Request.Fsync f -> io.fsync(f);
+            case P9Request.Lock l -> io.lock(l);
+            case P9Request.GetLock g -> io.getLock(g);
+            case P9Request.Link l -> names.link(l);
+            case P9Request.Mkdir m -> names.mkdir(m);
+            case P9Request.RenameAt r -> names.renameAt(r);
+            case P9Request.UnlinkAt u -> names.unlinkAt(u);
         };
     }
 
@@ -165,6 +176,12 @@ final class P9Operations {
         LinuxFs.Stat st = LinuxFs.stat(rootFd);
         addFid(a.fid(), new Fid("", Fid.Kind.FILE, qid(st).type()));
         return new P9Reply.Attach(qid(st));
+    }
+
+    private P9Reply statfs() throws ErrnoException {
+        LinuxFs.StatFs s = LinuxFs.statfs(rootFd);
+        return new P9Reply.Statfs(0x01021997, (int) s.bsize(), s.blocks(), s.bfree(), s.bavail(), s.files(),
+                s.ffree(), s.fsid(), (int) s.namelen());
     }
 
     void clunkAll() {
@@ -207,7 +224,7 @@ final class P9Operations {
         unlisted.remove(f);
     }
 
-    // --- names ---
+    // --- walks and the fid table ---
 
     private P9Reply walk(P9Request.Walk w) throws ErrnoException {
         Fid from = fid(w.fid());
@@ -264,7 +281,7 @@ final class P9Operations {
         return new P9Reply.Walk(qids);
     }
 
-    private void addFid(int id, Fid f) throws ErrnoException {
+    void addFid(int id, Fid f) throws ErrnoException {
         if (id == NOFID) {
             throw new ErrnoException(ErrnoException.EBADF, "fid");
         }
@@ -300,7 +317,7 @@ final class P9Operations {
         return f;
     }
 
-    private Fid directory(int id) throws ErrnoException {
+    Fid directory(int id) throws ErrnoException {
         Fid f = fid(id);
         if (f.kind != Fid.Kind.FILE || !f.isDirectory()) {
             throw new ErrnoException(ErrnoException.ENOTDIR, "not a directory");
@@ -308,18 +325,20 @@ final class P9Operations {
         return f;
     }
 
+    // --- resolving paths beneath the root: the confinement rules above, for every request family ---
+
     /** An O_PATH descriptor of the path itself (a trailing symlink is not followed). */
-    private int pathFd(String path) throws ErrnoException {
+    int pathFd(String path) throws ErrnoException {
         return LinuxFs.openBeneath(rootFd, path.isEmpty() ? "." : path, LinuxFs.O_PATH | LinuxFs.O_NOFOLLOW, 0);
     }
 
     /** An O_PATH descriptor of a directory of the folder. */
-    private int dirFd(String path) throws ErrnoException {
+    int dirFd(String path) throws ErrnoException {
         return LinuxFs.openBeneath(rootFd, path.isEmpty() ? "." : path,
                 LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
     }
 
-    private LinuxFs.Stat statPath(String path) throws ErrnoException {
+    LinuxFs.Stat statPath(String path) throws ErrnoException {
         int fd = pathFd(path);
         try {
             return LinuxFs.stat(fd);
@@ -337,7 +356,7 @@ final class P9Operations {
         return new Qid(type, 0, path);
     }
 
-    // --- open, read, write ---
+    // --- opening ---
 
     private P9Reply lopen(P9Request.Lopen o) throws ErrnoException {
         Fid f = fid(o.fid());
@@ -462,392 +481,6 @@ final class P9Operations {
         }
     }
 
-    private void read(int tag, P9Request.Read r, ByteBuffer out) throws ErrnoException {
-        Fid f = fid(r.fid());
-        int start = out.position();
-        int room = Math.min(out.limit() - start, msize) - P9Codec.READ_DATA_OFFSET;
-        int count = (int) Math.min(Integer.toUnsignedLong(r.count()), room);
-        if (f.kind == Fid.Kind.XATTR) {
-            P9Codec.finishRead(out, start, tag, 0); // no attributes are kept
-            return;
-        }
-        ByteBuffer data = out.duplicate();
-        data.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
-        int n = f.withFd(fd -> LinuxFs.pread(fd, data, r.offset()));
-        P9Codec.finishRead(out, start, tag, n);
-    }
-
-    private P9Reply write(P9Request.Write w) throws ErrnoException {
-        Fid f = fid(w.fid());
-        if (f.kind == Fid.Kind.XATTR) {
-            throw new ErrnoException(ErrnoException.EOPNOTSUPP, "xattr write");
-        }
-        return new P9Reply.Write(f.withFd(fd -> writeInPieces(fd, w.data(), w.offset())));
-    }
-
-    /**
-     * pwrite(2)s {@code data} at {@code offset} in pieces of at most {@link #WRITE_PIECE}; a piece the
-     * file system takes only in part, or refuses after earlier ones went in, ends it as a short write.
-     */
-    static int writeInPieces(int fd, ByteBuffer data, long offset) throws ErrnoException {
-        int total = 0;
-        do {
-            ByteBuffer piece = data.slice(data.position(), Math.min(data.remaining(), WRITE_PIECE));
-            int n;
-            try {
-                n = LinuxFs.pwrite(fd, piece, offset + total);
-            } catch (ErrnoException e) {
-                if (total > 0) {
-                    return total;
-                }
-                throw e;
-            }
-            data.position(data.position() + n);
-            total += n;
-            if (n < piece.capacity()) {
-                break;
-            }
-        } while (data.hasRemaining());
-        return total;
-    }
-
-    private void readdir(int tag, P9Request.Readdir r, ByteBuffer out) throws ErrnoException {
-        Fid f = fid(r.fid());
-        if (!f.isDirectory()) {
-            throw new ErrnoException(ErrnoException.EBADF, "readdir of an unopened directory");
-        }
-        int start = out.position();
-        int room = Math.min(out.limit() - start, msize) - P9Codec.READ_DATA_OFFSET;
-        int count = (int) Math.min(Integer.toUnsignedLong(r.count()), room);
-        ByteBuffer entries = out.duplicate();
-        entries.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
-        // dirents of one directory are read under its fid: the offset is the descriptor's
-        synchronized (f) {
-            f.withFd(fd -> packEntries(fd, r.offset(), count, entries));
-        }
-        P9Codec.finishReaddir(out, start, tag, entries.position() - start - P9Codec.READ_DATA_OFFSET);
-    }
-
-    /** Packs the directory's entries from {@code offset} into {@code entries} until the next does not fit. */
-    private ByteBuffer packEntries(int fd, long offset, int count, ByteBuffer entries) throws ErrnoException {
-        LinuxFs.Stat dirStat = LinuxFs.stat(fd);
-        // entries share the directory's device (a mount point inside is rare): mix its device in the same way
-        long deviceMix = qid(dirStat).path() ^ dirStat.ino();
-        LinuxFs.lseek(fd, offset, 0);
-        ByteBuffer raw = DIRENTS.get();
-        while (true) {
-            raw.clear().limit(Math.min(Math.max(count, 512), raw.capacity()));
-            int n = LinuxFs.getdents(fd, raw);
-            if (n <= 0) {
-                return entries;
-            }
-            for (LinuxFs.DirEntry e : LinuxFs.parseDirents(raw, n)) {
-                Qid q = new Qid(direntQidType(e.type()), 0, e.ino() ^ deviceMix);
-                if (!P9Codec.putDirEntry(entries, q, e.nextOffset(), (byte) e.type(), e.name())) {
-                    return entries;
-                }
-            }
-        }
-    }
-
-    private static byte direntQidType(int dtype) {
-        return switch (dtype) {
-            case 4 -> Qid.QTDIR;
-            case 10 -> Qid.QTSYMLINK;
-            default -> Qid.QTFILE;
-        };
-    }
-
-    private P9Reply fsync(P9Request.Fsync s) throws ErrnoException {
-        Fid f = fid(s.fid());
-        f.withFdIfOpen(fd -> {
-            LinuxFs.fsync(fd, s.datasync() != 0);
-            return Boolean.TRUE;
-        });
-        return new P9Reply.Fsync();
-    }
-
-    // --- attributes ---
-
-    private P9Reply getattr(Fid f) throws ErrnoException {
-        LinuxFs.Stat st = f.withFdIfOpen(LinuxFs::stat);
-        if (st == null) {
-            st = statPath(f.path());
-        }
-        int owner = guestOwner(st);
-        return new P9Reply.Getattr(GETATTR_BASIC_AND_BTIME, qid(st), st.mode(), owner, owner, st.nlink(),
-                st.rdevEncoded(), st.size(), st.blksize(), st.blocks(),
-                st.atimeSec(), st.atimeNsec(), st.mtimeSec(), st.mtimeNsec(), st.ctimeSec(), st.ctimeNsec(),
-                st.btimeSec(), st.btimeNsec(), 0, 0);
-    }
-
-    /** The guest's uid and gid of a file: root's for the daemon user's files, whatever their group, else nobody's. */
-    private int guestOwner(LinuxFs.Stat st) {
-        return st.uid() == ownerUid ? 0 : NOBODY;
-    }
-
-    private P9Reply setattr(P9Request.Setattr s) throws ErrnoException {
-        Fid f = fid(s.fid());
-        P9Reply done = f.withFdIfOpen(fd -> setattr(f, s, fd));
-        if (done != null) {
-            return done;
-        }
-        int fd = pathFd(f.path());
-        try {
-            return setattr(f, s, fd);
-        } finally {
-            LinuxFs.close(fd);
-        }
-    }
-
-    private P9Reply setattr(Fid f, P9Request.Setattr s, int fd) throws ErrnoException {
-        int valid = s.valid();
-        LinuxFs.Stat st = LinuxFs.stat(fd);
-        boolean symlink = st.isSymlink();
-        if ((valid & 1) != 0 && !symlink) {
-            LinuxFs.chmodFd(fd, safeMode(s.mode(), st.isDir()));
-        }
-        if ((valid & 8) != 0) {
-            if (!st.isRegular()) {
-                throw new ErrnoException(st.isDir() ? ErrnoException.EISDIR : ErrnoException.EINVAL, "truncate");
-            }
-            LinuxFs.truncateFd(fd, s.size());
-        }
-        if ((valid & (16 | 32)) != 0) {
-            long aSec = 0, aNsec = LinuxFs.UTIME_OMIT, mSec = 0, mNsec = LinuxFs.UTIME_OMIT;
-            if ((valid & 16) != 0) {
-                boolean given = (valid & 128) != 0;
-                aSec = given ? s.atimeSec() : 0;
-                aNsec = given ? s.atimeNsec() : LinuxFs.UTIME_NOW;
-            }
-            if ((valid & 32) != 0) {
-                boolean given = (valid & 256) != 0;
-                mSec = given ? s.mtimeSec() : 0;
-                mNsec = given ? s.mtimeNsec() : LinuxFs.UTIME_NOW;
-            }
-            if (symlink) {
-                int dir = dirFd(Fid.parent(f.path()));
-                try {
-                    LinuxFs.utimensAt(dir, Fid.lastName(f.path()), aSec, aNsec, mSec, mNsec);
-                } finally {
-                    LinuxFs.close(dir);
-                }
-            } else {
-                LinuxFs.utimensFd(fd, aSec, aNsec, mSec, mNsec);
-            }
-        }
-        // uid and gid (2, 4): ownership is mapped, everything belongs to the host user
-        return new P9Reply.Setattr();
-    }
-
-    private P9Reply statfs() throws ErrnoException {
-        LinuxFs.StatFs s = LinuxFs.statfs(rootFd);
-        return new P9Reply.Statfs(0x01021997, (int) s.bsize(), s.blocks(), s.bfree(), s.bavail(), s.files(),
-                s.ffree(), s.fsid(), (int) s.namelen());
-    }
-
-    private P9Reply xattrWalk(P9Request.XattrWalk x) throws ErrnoException {
-        Fid f = fid(x.fid());
-        if (!x.name().isEmpty()) {
-            throw new ErrnoException(ErrnoException.ENODATA, "xattr");
-        }
-        // listing: there are none (extended attributes are not shared)
-        addFid(x.newFid(), new Fid(f.path(), Fid.Kind.XATTR, Qid.QTFILE));
-        return new P9Reply.XattrWalk(0);
-    }
-
-    private String readlink(Fid f) throws ErrnoException {
-        int fd = pathFd(f.path());
-        try {
-            if (!LinuxFs.stat(fd).isSymlink()) {
-                throw new ErrnoException(ErrnoException.EINVAL, "readlink of a file that is no symlink");
-            }
-            return LinuxFs.readlinkAt(fd, "");
-        } finally {
-            LinuxFs.close(fd);
-        }
-    }
-
-    // --- creating and removing names ---
-
-    private P9Reply mkdir(P9Request.Mkdir m) throws ErrnoException {
-        Fid dir = directory(m.dfid());
-        String name = Names.component(m.name());
-        int d = dirFd(dir.path());
-        try {
-            int mode = safeMode(m.mode(), true);
-            LinuxFs.mkdirAt(d, name, mode);
-            LinuxFs.Stat st = LinuxFs.statAt(d, name);
-            if ((st.mode() & 07777) != mode) {
-                fixMode(Fid.child(dir.path(), name), mode);
-                st = LinuxFs.statAt(d, name);
-            }
-            return new P9Reply.Mkdir(qid(st));
-        } finally {
-            LinuxFs.close(d);
-        }
-    }
-
-    private void fixMode(String path, int mode) throws ErrnoException {
-        int fd = pathFd(path);
-        try {
-            LinuxFs.chmodFd(fd, mode);
-        } finally {
-            LinuxFs.close(fd);
-        }
-    }
-
-    private P9Reply symlink(P9Request.Symlink s) throws ErrnoException {
-        Fid dir = directory(s.fid());
-        String name = Names.component(s.name());
-        if (s.target().isEmpty()) {
-            throw new ErrnoException(ErrnoException.ENOENT, "symlink");
-        }
-        int d = dirFd(dir.path());
-        try {
-            // the target is only text: the server never follows it, the guest kernel resolves it in the guest
-            LinuxFs.symlinkAt(s.target(), d, name);
-            return new P9Reply.Symlink(qid(LinuxFs.statAt(d, name)));
-        } finally {
-            LinuxFs.close(d);
-        }
-    }
-
-    private P9Reply mknod(P9Request.Mknod m) throws ErrnoException {
-        Fid dir = directory(m.dfid());
-        String name = Names.component(m.name());
-        int type = m.mode() & LinuxFs.S_IFMT;
-        if (type != LinuxFs.S_IFREG && type != LinuxFs.S_IFIFO && type != 0) {
-            // device nodes and sockets would reach past the folder into the host's kernel
-            throw new ErrnoException(ErrnoException.EPERM, "mknod: only regular files and FIFOs");
-        }
-        int d = dirFd(dir.path());
-        try {
-            int perm = safeMode(m.mode(), false);
-            int mode = (type == 0 ? LinuxFs.S_IFREG : type) | perm;
-            LinuxFs.mknodAt(d, name, mode, 0);
-            LinuxFs.Stat st = LinuxFs.statAt(d, name);
-            if ((st.mode() & 07777) != perm && type != LinuxFs.S_IFIFO) {
-                fixMode(Fid.child(dir.path(), name), perm);
-                st = LinuxFs.statAt(d, name);
-            }
-            return new P9Reply.Mknod(qid(st));
-        } finally {
-            LinuxFs.close(d);
-        }
-    }
-
-    private P9Reply link(P9Request.Link l) throws ErrnoException {
-        Fid dir = directory(l.dfid());
-        Fid target = fid(l.fid());
-        if (target.path().isEmpty() || target.isDirectory()) {
-            throw new ErrnoException(ErrnoException.EPERM, "link");
-        }
-        String name = Names.component(l.name());
-        int from = dirFd(Fid.parent(target.path()));
-        try {
-            int to = dirFd(dir.path());
-            try {
-                LinuxFs.linkAt(from, Fid.lastName(target.path()), to, name);
-            } finally {
-                LinuxFs.close(to);
-            }
-        } finally {
-            LinuxFs.close(from);
-        }
-        return new P9Reply.Link();
-    }
-
-    private P9Reply rename(P9Request.Rename r) throws ErrnoException {
-        Fid f = fid(r.fid());
-        if (f.path().isEmpty()) {
-            throw new ErrnoException(ErrnoException.EBUSY, "rename of the root");
-        }
-        Fid to = directory(r.dfid());
-        move(Fid.parent(f.path()), Fid.lastName(f.path()), to.path(), Names.component(r.name()));
-        return new P9Reply.Rename();
-    }
-
-    private P9Reply renameAt(P9Request.RenameAt r) throws ErrnoException {
-        Fid from = directory(r.oldDirFid());
-        Fid to = directory(r.newDirFid());
-        move(from.path(), Names.component(r.oldName()), to.path(), Names.component(r.newName()));
-        return new P9Reply.RenameAt();
-    }
-
-    private void move(String fromDir, String fromName, String toDir, String toName) throws ErrnoException {
-        int a = dirFd(fromDir);
-        try {
-            int b = dirFd(toDir);
-            try {
-                LinuxFs.renameAt(a, fromName, b, toName);
-            } finally {
-                LinuxFs.close(b);
-            }
-        } finally {
-            LinuxFs.close(a);
-        }
-        String from = Fid.child(fromDir, fromName);
-        String to = Fid.child(toDir, toName);
-        for (Fid f : fids.values()) {
-            f.renamed(from, to);
-        }
-    }
-
-    private P9Reply unlinkAt(P9Request.UnlinkAt u) throws ErrnoException {
-        Fid dir = directory(u.dirFid());
-        unlink(dir.path(), Names.component(u.name()), u.flags() & AT_REMOVEDIR);
-        return new P9Reply.UnlinkAt();
-    }
-
-    private P9Reply remove(P9Request.Remove r) throws ErrnoException {
-        Fid f = fid(r.fid());
-        try {
-            if (f.path().isEmpty()) {
-                throw new ErrnoException(ErrnoException.EBUSY, "remove of the root");
-            }
-            unlink(Fid.parent(f.path()), Fid.lastName(f.path()), f.isDirectory() ? AT_REMOVEDIR : 0);
-        } finally {
-            // Tremove clunks the fid whether or not the removal worked
-            fids.remove(r.fid(), f);
-            forget(f);
-        }
-        return new P9Reply.Remove();
-    }
-
-    private void unlink(String dirPath, String name, int flags) throws ErrnoException {
-        int d = dirFd(dirPath);
-        try {
-            LinuxFs.unlinkAt(d, name, flags);
-        } finally {
-            LinuxFs.close(d);
-        }
-    }
-
-    // --- locks ---
-
-    private P9Reply lock(P9Request.Lock l) throws ErrnoException {
-        Fid f = fid(l.fid());
-        if (l.type() < 0 || l.type() > 2) {
-            throw new ErrnoException(ErrnoException.EINVAL, "lock type");
-        }
-        // never blocks the server: a lock held elsewhere is answered BLOCKED and the guest retries
-        boolean got = f.withFd(fd -> LinuxFs.setLock(fd, l.type(), l.start(), l.length()));
-        return new P9Reply.Lock((byte) (got ? 0 : 1));
-    }
-
-    private P9Reply getLock(P9Request.GetLock g) throws ErrnoException {
-        Fid f = fid(g.fid());
-        if (g.type() < 0 || g.type() > 2) {
-            throw new ErrnoException(ErrnoException.EINVAL, "lock type");
-        }
-        LinuxFs.Flock held = f.withFd(fd -> LinuxFs.getLock(fd, g.type(), g.start(), g.length()));
-        if (held.type() == 2) {
-            return new P9Reply.GetLock((byte) 2, g.start(), g.length(), g.procId(), g.clientId());
-        }
-        return new P9Reply.GetLock((byte) held.type(), held.start(), held.length(), held.pid(), "host");
-    }
-
     /** Replaces every fid with those of a snapshot, reopening open ones by path (see {@link WorkspaceSnapshot}). */
     void restore(WorkspaceSnapshot snapshot) {
         clunkAll();
@@ -883,7 +516,7 @@ final class P9Operations {
     }
 
     /** Drops a fid, giving back its descriptor's place in {@link #MAX_OPEN}. */
-    private void forget(Fid f) {
+    void forget(Fid f) {
         if (f.drop()) {
             openFiles.decrementAndGet();
         }

@@ -6,12 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Undo, in a real guest: a checkpoint of the whole running machine and a
@@ -19,38 +15,63 @@ import org.junit.jupiter.api.TestMethodOrder;
  * to a file in the workspace and to one on the root disk; after a rewind the
  * process, both files and the workspace must all agree on the checkpoint's
  * instant: the numbers go on from there with no gap and no repeat.
+ *
+ * <p>The tests share one running sandbox where they can (a boot under TCG is
+ * the expensive part), and each sets up what it checks: its own counting
+ * process, its own checkpoints, its own files. None relies on what another
+ * did or on the order they run in. The test that measures a first checkpoint
+ * against the template gets a sandbox just made; the one that removes the
+ * sandbox leaves the next test a new one ({@link ReplaceableSandbox}).
  */
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CheckpointIT {
     static final Duration T = Duration.ofMinutes(3);
-    static Path folder;
-    static String id;
-    static String first;
-    static String waiting;
-    static String[] drawn = new String[2];
 
-    @BeforeAll
-    static void boot() throws Exception {
-        folder = Kosa.HOME.resolveSibling("it-workspaces").resolve("CheckpointIT");
-        if (Files.exists(folder)) {
-            Kosa.deleteTree(folder);
-        }
-        Files.createDirectories(folder);
-        folder = folder.toRealPath();
-        Files.writeString(folder.resolve("keep.txt"), "kept\n");
-        id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "512M", "--workspace", folder.toString())
-                .stdout().strip();
+    @RegisterExtension
+    static final ReplaceableSandbox SANDBOX = new ReplaceableSandbox("CheckpointIT", "--memory", "512M");
+
+    /** The sandbox this test uses and its folder on the host, set by {@link #use}. */
+    String id;
+    Path folder;
+
+    void use(SharedSandbox.Booted box) {
+        id = box.id();
+        folder = box.workspace();
     }
 
-    @AfterAll
-    static void remove() {
-        if (id != null) {
-            Kosa.run(Duration.ofMinutes(1), "rm", "-f", id);
-        }
-    }
-
-    static Kosa.Result sh(String script) {
+    Kosa.Result sh(String script) {
         return Kosa.run(T, "exec", id, "--", "sh", "-c", script);
+    }
+
+    /**
+     * Runs {@code script} once every other guest process whose command line holds {@code marker} is ended (one an
+     * earlier test left running, say). The pattern's last character in brackets keeps grep from matching itself;
+     * the script's own shell, whose text holds the marker too, is spared. One grep for all: under TCG each program
+     * the guest starts costs tens of milliseconds.
+     */
+    Kosa.Result afterEnding(String marker, String script) {
+        String pattern = marker.substring(0, marker.length() - 1) + "[" + marker.charAt(marker.length() - 1) + "]";
+        return sh("grep -ls '" + pattern + "' /proc/[0-9]*/cmdline > /tmp/ending; "
+                + "while read f; do p=${f#/proc/}; p=${p%/cmdline}; [ $p = $$ ] || kill $p; done < /tmp/ending\n"
+                + script);
+    }
+
+    /**
+     * Starts the counting process, numbering from 1 in fresh files: one an earlier test left running is ended
+     * first, as it would write on into the same files.
+     */
+    Kosa.Result startCounting() {
+        return afterEnding("/root/counter.log", """
+                rm -f /workspace/counter.log /root/counter.log
+                nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i >> /workspace/counter.log; \
+                echo $i >> /root/counter.log; sleep 0.3; done' > /dev/null 2>&1 &
+                """);
+    }
+
+    /** {@link #startCounting}, once it has counted to 3. */
+    void countingFromOne() throws InterruptedException {
+        Kosa.Result start = startCounting();
+        assertThat(start.exitCode()).as(start.toString()).isZero();
+        waitForCount(3);
     }
 
     /** The numbers in a counter file; fails with the file when a line is not one. */
@@ -64,7 +85,7 @@ class CheckpointIT {
         }
     }
 
-    static void waitForCount(int atLeast) throws InterruptedException {
+    void waitForCount(int atLeast) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
         while (System.nanoTime() < deadline) {
             String s = sh("cat /root/counter.log 2>/dev/null").stdout();
@@ -77,17 +98,18 @@ class CheckpointIT {
     }
 
     @Test
-    @Order(1)
     void aRewindPutsProcessRamDiskAndWorkspaceBackToOneInstant() throws Exception {
-        Kosa.Result start = sh("""
-                nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i >> /workspace/counter.log; \
-                echo $i >> /root/counter.log; sleep 0.3; done' > /dev/null 2>&1 &
-                """);
+        use(SANDBOX.running());
+        // at the checkpoint: a file to be deleted later, none of those made later, the counter from 1
+        Files.writeString(folder.resolve("keep.txt"), "kept\n");
+        Files.deleteIfExists(folder.resolve("later.txt"));
+        sh("rm -f /root/later.txt");
+        Kosa.Result start = startCounting();
         assertThat(start.exitCode()).as(start.toString()).isZero();
         waitForCount(3);
 
         Kosa.Result cp = Kosa.ok(T, "checkpoint", id, "-m", "counter running");
-        first = cp.stdout().strip();
+        String first = cp.stdout().strip();
         assertThat(first).matches("c\\d{8}T\\d{6}-[0-9a-f]{4}");
         assertThat(cp.stderr()).contains("stood still for");
 
@@ -117,8 +139,17 @@ class CheckpointIT {
     }
 
     @Test
-    @Order(2)
     void checkpointsAreListedWithTheirSpaceAndCanBeRemoved() throws Exception {
+        // a sandbox made from the template for this test: its first checkpoint has only the template before it,
+        // and no other checkpoint is there. The first is taken with the counter running, the second a few seconds
+        // after a rewind to the first.
+        use(SANDBOX.justMade());
+        countingFromOne();
+        String first = Kosa.ok(T, "checkpoint", id, "-m", "counter running").stdout().strip();
+        awaitStandby();
+        Kosa.ok(T, "rewind", id, first);
+        Thread.sleep(2000); // the process runs on for a few numbers
+
         Kosa.Result second = Kosa.ok(T, "checkpoint", id, "-m", "second");
         String two = second.stdout().strip();
         Kosa.Result list = Kosa.ok(T, "checkpoints", id);
@@ -183,45 +214,78 @@ class CheckpointIT {
         return record.path("vmStateBytes").asLong();
     }
 
-    @Test
-    @Order(3)
-    void twoRestoresOfOneCheckpointDrawDifferentRandomNumbers() throws Exception {
-        // a process blocked on a FIFO at the checkpoint draws random bytes once woken after each restore
-        // it also counts what the guest has sent on a network device since the checkpoint: no announcement of
-        // itself, which a QEMU makes after a load for every network device (five rounds in the first 0.8 s, each a
-        // gratuitous ARP and an unsolicited IPv6 neighbour advertisement). The guest has no such device at all (its
-        // network is a virtio-serial port to the broker): counted, the devices other than loopback, the packets
-        // they sent, and neighbour advertisements.
+    /**
+     * A checkpoint at which a process waits on a FIFO: once woken ({@link #wake}) it draws random bytes, and writes
+     * what the guest has sent on its network by then, as {@code sentBefore} is just before the checkpoint.
+     */
+    record Waiting(String checkpoint, String sentBefore) {
+    }
+
+    /** What the waiting process wrote once woken: the random bytes it drew, and what the guest had sent. */
+    record Woken(String random, String sent) {
+    }
+
+    Waiting waitingAtACheckpoint() throws Exception {
+        // the process's files from an earlier test are gone before the checkpoint
+        try (var files = Files.list(folder)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().matches("(random|sent)\\.\\d+")).toList()) {
+                Files.delete(f);
+            }
+        }
+        // it counts what the guest has sent on its network since the checkpoint: no announcement of itself,
+        // which a QEMU asks for after a load unless told not to (five rounds in the first 0.8 s, each a gratuitous
+        // ARP and an unsolicited IPv6 neighbour advertisement). Counted: packets other than ICMPv6, and
+        // advertisements; the guest's own router solicitations (no router ever answers) go on at any time. A
+        // solicitation is counted in snmp6 a moment before the device counts it sent, so the counters are read
+        // until two readings in a row agree (one reading caught that moment: "-1 0").
         Files.writeString(folder.resolve("sent.sh"), """
-                d=0; t=0
-                for f in /sys/class/net/*; do
-                    [ "${f##*/}" = lo ] && continue
-                    d=$((d + 1)); t=$((t + $(cat $f/statistics/tx_packets)))
-                done
-                n=$(awk '$1 == "Icmp6OutNeighborAdvertisements" { print $2 }' /proc/net/snmp6)
-                echo $d $t $n
+                read_once() {
+                  t=$(cat /sys/class/net/eth0/statistics/tx_packets)
+                  i=$(awk '$1 == "Icmp6OutMsgs" { print $2 }' /proc/net/snmp6)
+                  n=$(awk '$1 == "Icmp6OutNeighborAdvertisements" { print $2 }' /proc/net/snmp6)
+                  echo $((t - i)) $n
+                }
+                a=$(read_once); b=$(read_once)
+                while [ "$a" != "$b" ]; do sleep 0.05; a=$b; b=$(read_once); done
+                echo "$a"
                 """);
         sh("rm -f /root/go; mkfifo /root/go; nohup sh -c 'read x < /root/go; "
                 + "sh /workspace/sent.sh > /workspace/sent.$x; "
                 + "head -c 16 /dev/urandom | od -An -tx1 > /workspace/random.$x' > /dev/null 2>&1 &");
         Thread.sleep(1000);
         String sentBefore = sh("sh /workspace/sent.sh").stdout().strip();
-        assertThat(sentBefore).matches("\\d+ \\d+ \\d+");
-        assertThat(sentBefore).as("no network device, so nothing to announce").startsWith("0 0 ");
         String cp = Kosa.ok(T, "checkpoint", id, "-m", "waiting for go").stdout().strip();
-        waiting = cp;
+        return new Waiting(cp, sentBefore);
+    }
+
+    /** Wakes the process {@link #waitingAtACheckpoint} left waiting with {@code n}, and reads what it wrote. */
+    Woken wake(int n) throws Exception {
+        sh("echo " + n + " > /root/go");
+        Path f = folder.resolve("random." + n);
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (!(Files.exists(f) && Files.size(f) > 0) && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+        }
+        return new Woken(Files.readString(f).strip(), Files.readString(folder.resolve("sent." + n)).strip());
+    }
+
+    @Test
+    void twoRestoresOfOneCheckpointDrawDifferentRandomNumbers() throws Exception {
+        // a process blocked on a FIFO at the checkpoint draws random bytes once woken after each restore, and
+        // counts what the guest has sent on its network since the checkpoint
+        use(SANDBOX.running());
+        Waiting waiting = waitingAtACheckpoint();
+        String sentBefore = waiting.sentBefore();
+        assertThat(sentBefore).matches("\\d+ \\d+");
+        String cp = waiting.checkpoint();
+        String[] drawn = new String[2];
         for (int i = 0; i < 2; i++) {
             Kosa.ok(T, "rewind", id, cp);
             Thread.sleep(1500); // past the last round QEMU would announce in
-            sh("echo " + i + " > /root/go");
-            Path f = folder.resolve("random." + i);
-            long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
-            while (!(Files.exists(f) && Files.size(f) > 0) && System.nanoTime() < deadline) {
-                Thread.sleep(200);
-            }
-            drawn[i] = Files.readString(f).strip();
-            assertThat(Files.readString(folder.resolve("sent." + i)).strip())
-                    .as("network devices, their packets, and advertisements, by the time the guest woke after "
+            Woken woken = wake(i);
+            drawn[i] = woken.random();
+            assertThat(woken.sent())
+                    .as("packets other than ICMPv6, and advertisements, sent by the time the guest woke after "
                             + "restore %d", i).isEqualTo(sentBefore);
         }
         assertThat(drawn[0]).isNotEmpty();
@@ -229,9 +293,17 @@ class CheckpointIT {
     }
 
     @Test
-    @Order(4)
     void aForkRunsOnFromTheCheckpointWithItsOwnDiskWorkspaceAndRandomness() throws Exception {
-        assertThat(waiting).as("the checkpoint of the test before").isNotNull();
+        // at the checkpoint: the counter from 1 and the process waiting on its FIFO. The original then draws
+        // twice: woken where it stands, and again after a rewind to the checkpoint.
+        use(SANDBOX.running());
+        countingFromOne();
+        String waiting = waitingAtACheckpoint().checkpoint();
+        String[] drawn = new String[2];
+        drawn[0] = wake(0).random();
+        Kosa.ok(T, "rewind", id, waiting);
+        drawn[1] = wake(1).random();
+        assertThat(waiting).as("the checkpoint the process waits in").isNotNull();
         Path forkFolder = folder.resolveSibling("CheckpointIT-fork");
         if (Files.exists(forkFolder)) {
             Kosa.deleteTree(forkFolder);
@@ -292,11 +364,11 @@ class CheckpointIT {
 
     // --- faults: nothing committed is lost, and the sandbox runs on ---
 
-    static List<String> checkpointIds() {
+    List<String> checkpointIds() {
         return Kosa.ok(T, "checkpoints", id).stdout().lines().skip(1).map(l -> l.split("\\s+")[0]).toList();
     }
 
-    static void assertCounting() throws InterruptedException {
+    void assertCounting() throws InterruptedException {
         int before = numbers(sh("cat /root/counter.log").stdout()).size();
         Thread.sleep(2500);
         int after = numbers(sh("cat /root/counter.log").stdout()).size();
@@ -313,8 +385,11 @@ class CheckpointIT {
     }
 
     @Test
-    @Order(5)
     void qemuKilledDuringACheckpointLosesNothingCommitted() throws Exception {
+        // a committed checkpoint of the counter running from 1, to rewind to once QEMU is back
+        use(SANDBOX.running());
+        countingFromOne();
+        String first = Kosa.ok(T, "checkpoint", id, "-m", "before QEMU is killed").stdout().strip();
         List<String> before = checkpointIds();
         long pid = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
                 .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
@@ -348,10 +423,15 @@ class CheckpointIT {
     }
 
     @Test
-    @Order(6)
     void stopPausesToDiskAndStartResumesProcessesAndOpenFiles() throws Exception {
+        // two checkpoints, one to remove while the sandbox is stopped and one to keep
+        use(SANDBOX.running());
+        String first = Kosa.ok(T, "checkpoint", id, "-m", "kept while stopped").stdout().strip();
+        String waiting = Kosa.ok(T, "checkpoint", id, "-m", "removed while stopped").stdout().strip();
         // a process that holds one file open in the workspace and one on the root disk, writing a line to each
-        Kosa.Result started = sh("""
+        // (in fresh files, any earlier writer of them ended)
+        Kosa.Result started = afterEnding("/root/held.log", """
+                rm -f /workspace/held.log /root/held.log
                 nohup sh -c 'exec 3>>/workspace/held.log 4>>/root/held.log; i=0; \
                 while :; do i=$((i+1)); echo $i >&3; echo $i >&4; sleep 0.3; done' > /dev/null 2>&1 &
                 echo $!
@@ -390,8 +470,13 @@ class CheckpointIT {
      * each time the counting process, both of its files and every change agree on that checkpoint's instant.
      */
     @Test
-    @Order(7)
     void rewindsInARandomOrderEachLandOnTheirOwnInstant() throws Exception {
+        // before the first: the counter from 1, and no mark or package an earlier test made
+        use(SANDBOX.running());
+        Kosa.Result clean = sh("rm -f /workspace/mark-* /root/mark-*; rm -rf /root/pkg /root/probe.deb; "
+                + "dpkg -P kosa8-probe > /dev/null 2>&1; ! dpkg -s kosa8-probe > /dev/null 2>&1");
+        assertThat(clean.exitCode()).as("no mark or package left before the test: %s", clean).isZero();
+        countingFromOne();
         assertCounting();
         int n = 4;
         String[] ids = new String[n];
@@ -448,8 +533,11 @@ class CheckpointIT {
      * goes on with its folder, checkpoints and pauses to disk without a restart.
      */
     @Test
-    @Order(8)
     void aDaemonKilledWhileRamIsWrittenLeavesTheGuestRunningAndLosesNothingCommitted() throws Exception {
+        // a committed checkpoint of the counter running from 1, to rewind to at the end
+        use(SANDBOX.running());
+        countingFromOne();
+        String first = Kosa.ok(T, "checkpoint", id, "-m", "before the daemon is killed").stdout().strip();
         // the new daemon must find a machine that a rewind moved to the runtime directory's alt/
         if (!machineInAlt()) {
             Kosa.ok(T, "rewind", id, first);
@@ -517,8 +605,10 @@ class CheckpointIT {
      * denied request with 403 (a half-done resume once closed the broker, and the boot went on without it).
      */
     @Test
-    @Order(9)
     void aPausedMachineThatCannotBeResumedBootsAfreshWithItsFolderAndItsBroker() throws Exception {
+        // a counting process, which a fresh boot does not have
+        use(SANDBOX.running());
+        countingFromOne();
         Kosa.ok(Duration.ofMinutes(5), "stop", id);
         Path suspended = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("suspended");
         Path state = suspended.resolve("machine.vmstate");
@@ -541,19 +631,19 @@ class CheckpointIT {
     }
 
     @Test
-    @Order(10)
     void removingTheSandboxStopsItsMachineAndItsStandby() throws Exception {
+        use(SANDBOX.running());
         Kosa.ok(T, "checkpoint", id, "-m", "before the end");
         awaitStandby();
         assertThat(qemus()).hasSize(2);
         Kosa.ok(Duration.ofMinutes(1), "rm", "-f", id);
+        SANDBOX.removed();
         assertThat(qemus()).as("no QEMU of the sandbox is left").isEmpty();
         assertThat(Kosa.HOME.resolve("run").resolve(id)).as("nor its runtime files").doesNotExist();
-        id = null;
     }
 
     /** The pids of the QEMU processes of this test's sandbox: its machine and its standby, if any. */
-    static List<Long> qemus() {
+    List<Long> qemus() {
         return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
                 .filter(h -> h.info().command().orElse("").contains("qemu-system")
                         && java.util.Arrays.asList(h.info().arguments().orElse(new String[0]))
@@ -561,18 +651,18 @@ class CheckpointIT {
                 .map(ProcessHandle::pid).sorted().toList();
     }
 
-    static boolean machineInAlt() throws java.io.IOException {
+    boolean machineInAlt() throws java.io.IOException {
         String cmdline = Files.readString(Path.of("/proc", Long.toString(recordedQemu()), "cmdline"));
         return cmdline.contains("/run/" + id + "/alt/qmp.sock,");
     }
 
-    static long recordedQemu() throws java.io.IOException {
+    long recordedQemu() throws java.io.IOException {
         return com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
                 .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
     }
 
     /** Waits for the sandbox's standby QEMU, started in the background after a checkpoint or a rewind. */
-    static long awaitStandby() throws Exception {
+    long awaitStandby() throws Exception {
         long machine = recordedQemu();
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {

@@ -329,6 +329,9 @@ class WorkspaceIT {
                 "    os.close(fd)",
                 "ts = [threading.Thread(target=write, args=(fd,)) for fd in fds]",
                 "for t in ts: t.start()",
+                // the console reaches the host through QEMU alone, not the stopped daemon: the test keeps the
+                // daemon stopped until every writer has started
+                "with open('/dev/console', 'w') as c: c.write('kosa8-test: all writers started\\n')",
                 "for t in ts: t.join()",
                 "print(waits() - w0)",
                 "print(hashlib.sha256(data).hexdigest())");
@@ -345,9 +348,19 @@ class WorkspaceIT {
             assertThat(Instant.now()).as("the writers opened their files").isBefore(deadline);
             Thread.sleep(100);
         }
+        Path console = Kosa.HOME.resolve("data/sandboxes").resolve(box.id()).resolve("console.log");
+        long consoleBefore = Files.size(console);
         new ProcessBuilder("kill", "-STOP", daemon).inheritIO().start().waitFor();
         try {
+            // at least 12 s, and until the guest says every writer has started (on a loaded host 1,200 threads
+            // under TCG took longer than 12 s to start, and too few writes were outstanding to fill the queue)
             Thread.sleep(12_000);
+            Instant started = Instant.now().plus(Duration.ofMinutes(5));
+            while (!consoleSince(console, consoleBefore).contains("kosa8-test: all writers started")
+                    && Instant.now().isBefore(started)) {
+                Thread.sleep(200);
+            }
+            Thread.sleep(2_000); // the last writers from their start to their first write
         } finally {
             new ProcessBuilder("kill", "-CONT", daemon).inheritIO().start().waitFor();
         }
@@ -377,4 +390,15 @@ class WorkspaceIT {
         assertThat(box.exec("sh", "-c", "test -d made-on-host && echo dir").stdout()).isEqualTo("dir\n");
         assertThat(Files.exists(box.workspace().resolve("made-on-host"), LinkOption.NOFOLLOW_LINKS)).isTrue();
     }
+
+    /** What a console log gained after {@code from} bytes, as text. */
+    private static String consoleSince(Path console, long from) throws java.io.IOException {
+        try (var ch = java.nio.channels.FileChannel.open(console)) {
+            long size = ch.size();
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate((int) Math.max(0, Math.min(size - from, 1 << 20)));
+            ch.read(b, Math.max(from, size - b.capacity()));
+            return new String(b.array(), 0, b.position(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
 }
