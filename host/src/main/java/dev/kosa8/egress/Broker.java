@@ -2,6 +2,7 @@ package dev.kosa8.egress;
 
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.protocol.NetLink;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
@@ -48,19 +49,19 @@ public final class Broker implements AutoCloseable {
      */
     static final int MAX_CONNECTIONS = 256;
     /**
-     * Send buffer of each guest connection's unix socket, the way downloads leave the broker. Linux's default
-     * ({@code net.core.wmem_default}, 208 KiB here) holds about thirteen TLS records: the event loop filled it,
-     * waited for the relay on the other end to drain it and woke again for every few records, and that hand-off
-     * between cores, not encryption, was what held intercepted downloads at 0.66–0.76x of direct (measured when a
-     * socat relay read the other end; the network link's stream reads it now). At 1 MiB (the
-     * kernel doubles it to 2 MiB) the same download ran at 0.84–0.96x and the broker spent about 15% less CPU per
-     * byte (bench/history/egress.md, run 9 and the A/B beside it; 256 KiB and 512 KiB fell between).
+     * Send buffer of each guest connection's unix socket, the way downloads leave the broker: half a stream's window
+     * on the network link, which the kernel doubles to one window. The daemon's end of the link reads these sockets
+     * only as far as the guest's window allows, except that once the broker has ended a connection Netty reads its
+     * socket to the end, into the daemon's heap: this buffer is what bounds that, to one window per stream (64 MiB
+     * with all {@link #MAX_CONNECTIONS} of a guest that does not read; docs/network.md).
      * <p>
-     * The kernel caps it at {@code net.core.wmem_max}, so a host with a lower cap just gets less. Memory is used
-     * only while the guest stops reading: at most 2 MiB per connection, 512 MiB with all {@link #MAX_CONNECTIONS}
-     * stalled, released as they close.
+     * It was 1 MiB while a socat relay per connection read the other end (on another core, in another process):
+     * Linux's default (208 KiB here) made the event loop fill the socket and park again for every few TLS records,
+     * and 1 MiB took intercepted downloads on the host from 0.66–0.76x of direct to 0.84–0.96x
+     * (bench/history/egress.md, run 9). No relay reads it now; the guest's downloads are measured through real
+     * guests (bench/egress.sh --guest).
      */
-    static final int GUEST_SEND_BUFFER = 1 << 20;
+    static final int GUEST_SEND_BUFFER = NetLink.WINDOW / 2;
 
     private final String sandboxId;
     private final AuditLog audit;
@@ -296,6 +297,11 @@ public final class Broker implements AutoCloseable {
                 c.guest().close();
             }
         }
+    }
+
+    /** The guest connections open on the broker's listeners (tests). */
+    int openConnections() {
+        return children.size();
     }
 
     /** The rate the DNS listener keeps to; null for none. */

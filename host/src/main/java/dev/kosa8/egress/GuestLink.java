@@ -54,6 +54,11 @@ public final class GuestLink implements AutoCloseable {
     static final Duration HELLO_TIMEOUT = Duration.ofSeconds(30);
     /** Connections made in a row that ended before the agent answered, after which the link gives up. */
     static final int ATTEMPTS = 5;
+    /**
+     * Bytes queued for the port beyond which it counts as full: the link then stops reading the agent's messages
+     * and its streams stop reading the broker's sockets until the port has taken half of them.
+     */
+    static final int HIGH_WATER = 2 << 20;
 
     private final Broker broker;
     private final Path socket;
@@ -86,7 +91,7 @@ public final class GuestLink implements AutoCloseable {
         attempts++;
         Session s = new Session();
         var f = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
-                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(1 << 20, 2 << 20))
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(HIGH_WATER / 2, HIGH_WATER))
                 .handler(new io.netty.channel.ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
@@ -132,6 +137,22 @@ public final class GuestLink implements AutoCloseable {
         Session s = session;
         Channel c = channel;
         return c.eventLoop().submit(() -> s.streams.size()).get(5, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The bytes the daemon holds for this link (tests): queued for the port, and each stream's
+     * ({@link LinkStream#buffered}).
+     */
+    long buffered() throws Exception {
+        Session s = session;
+        Channel c = channel;
+        return c.eventLoop().submit(() -> {
+            long n = c.unsafe().outboundBuffer() == null ? 0 : c.unsafe().outboundBuffer().totalPendingWriteBytes();
+            for (LinkStream st : s.streams.values()) {
+                n += st.buffered();
+            }
+            return n;
+        }).get(5, TimeUnit.SECONDS);
     }
 
     /** Ends the link: every stream is reset in the guest, since its host side goes. */
@@ -245,11 +266,25 @@ public final class GuestLink implements AutoCloseable {
             s.connect(ch, broker.sockets().get(l));
         }
 
-        /** The agent's messages are read only while the port takes the link's: what the guest floods waits there. */
+        /**
+         * The agent's messages are read, and the broker's sockets, only while the port takes the link's: what the
+         * guest floods waits in the port, and what it does not read waits in the broker's sockets.
+         */
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            ctx.channel().config().setAutoRead(ctx.channel().isWritable());
+            boolean writable = ctx.channel().isWritable();
+            ctx.channel().config().setAutoRead(writable);
+            if (writable) {
+                for (LinkStream s : new ArrayList<>(streams.values())) {
+                    s.resume();
+                }
+            }
             ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public boolean writable() {
+            return ch != null && ch.isWritable();
         }
 
         @Override

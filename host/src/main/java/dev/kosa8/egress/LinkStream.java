@@ -28,8 +28,14 @@ import java.util.ArrayDeque;
  * <p>Flow control both ways, one window per direction ({@link NetLink#WINDOW}):
  * the guest's bytes are credited back once written into the broker's socket,
  * so the daemon holds at most one window of them per stream; the broker's
- * bytes are read only while the guest has window left, and at most one read
- * is held back for want of it.
+ * bytes are read only while the guest has window left and the link's port
+ * takes what is written to it ({@link Link#writable}), and at most one read is
+ * held back for want of window. So a guest that stops reading its port holds
+ * in the daemon what the port's connection buffers ({@link GuestLink#HIGH_WATER})
+ * and a read or two per stream, not a window per stream; a stream whose broker
+ * side has ended is read to its end (Netty drains a socket once its peer
+ * has shut it), at most what the broker's socket buffers
+ * ({@link Broker#GUEST_SEND_BUFFER}, doubled by the kernel: one window).
  */
 final class LinkStream {
     /** What a stream needs of its link's session. */
@@ -43,6 +49,9 @@ final class LinkStream {
         void forget(LinkStream s);
 
         void log(String message);
+
+        /** Whether the link's port takes more now; when it does again the session {@link #resume}s its streams. */
+        boolean writable();
     }
 
     private final int channel;
@@ -62,6 +71,8 @@ final class LinkStream {
     /** The broker's side ended (end of file or closed); its Eof is sent once {@link #held} is. */
     private boolean downEof;
     private boolean downSent;
+    /** The guest's bytes written towards the broker's socket and not yet taken by it. */
+    private long upPending;
     /** The broker's socket is closed: nothing more can reach it. */
     private boolean brokerClosed;
     private boolean over;
@@ -81,7 +92,8 @@ final class LinkStream {
                 .option(ChannelOption.AUTO_READ, false)
                 .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .option(ChannelOption.RCVBUF_ALLOCATOR,
-                        new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 8192, NetLink.CHUNK))
+                        new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 8192, NetLink.CHUNK)
+                                .maxMessagesPerRead(1))
                 .handler(new FromBroker())
                 .connect(new DomainSocketAddress(socket.toString()));
         broker = f.channel();
@@ -180,7 +192,9 @@ final class LinkStream {
 
     private void writeUp(ByteBuf b) {
         int n = b.readableBytes();
+        upPending += n;
         broker.write(b).addListener(w -> {
+            upPending -= n;
             if (over) {
                 return;
             }
@@ -203,8 +217,25 @@ final class LinkStream {
 
     // --- from the broker ---
 
+    /** The link's port takes more again: the broker's side is read if the guest's window has room. */
+    void resume() {
+        readIfRoom();
+    }
+
+    /**
+     * Bytes this stream holds in the daemon (tests): the guest's not yet written into the broker's socket, and the
+     * broker's not yet sent for want of window.
+     */
+    long buffered() {
+        long n = held == null ? 0 : held.readableBytes();
+        for (ByteBuf b : early) {
+            n += b.readableBytes();
+        }
+        return n + upPending;
+    }
+
     private void readIfRoom() {
-        if (connected && !over && !downEof && held == null && downWindow > 0) {
+        if (connected && !over && !downEof && held == null && downWindow > 0 && link.writable()) {
             broker.read();
         }
     }
@@ -268,7 +299,9 @@ final class LinkStream {
                 ReferenceCountUtil.release(msg);
                 return;
             }
-            held = b;
+            // one read per request, but once the broker's side has ended Netty reads its socket to the end whatever
+            // was requested: what comes then is kept behind what is held, at most the socket's buffer
+            held = held == null ? b : io.netty.buffer.Unpooled.wrappedBuffer(held, b);
             sendHeld();
         }
 

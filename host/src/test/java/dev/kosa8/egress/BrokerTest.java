@@ -427,7 +427,7 @@ class BrokerTest {
     }
 
     @Test
-    void aGuestConnectionGetsTheLargerSendBufferThatDownloadsNeed() throws Exception {
+    void aGuestConnectionGetsASendBufferOfOneLinkWindowDoubledByTheKernel() throws Exception {
         // the kernel takes at most net.core.wmem_max and doubles what it takes (socket(7), SO_SNDBUF)
         long cap;
         try (var in = Files.newBufferedReader(Path.of("/proc/sys/net/core/wmem_max"))) {

@@ -244,6 +244,123 @@ class GuestLinkTest {
         }
     }
 
+    @Test
+    void aGuestThatStopsReadingItsPortHoldsInTheDaemonThePortsBufferAndAReadPerStreamNotAWindowEach()
+            throws Exception {
+        GuestLink link = attached();
+        int streams = 128;
+        long offered = (long) streams * NetLink.WINDOW; // what the windows alone would let the daemon queue
+        long bound = GuestLink.HIGH_WATER + 2L * streams * NetLink.CHUNK;
+        assertThat(offered).isGreaterThan(3 * bound);
+        agent.paused = true;
+        for (int ch = 1; ch <= streams; ch++) {
+            agent.send(new Message.NetOpen(ch, 80));
+            agent.send(new Message.Data(ch, Message.Stream.STDOUT, ("GET /big?n=" + (2 * NetLink.WINDOW)
+                    + " HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
+        }
+        waitFor(() -> link.streams() == streams, "every stream is open");
+        // held: the daemon's bytes for the port climb to the bound and stay below it
+        long held = 0;
+        long before = -1;
+        for (int settled = 0; settled < 5; ) {
+            Thread.sleep(200);
+            held = link.buffered();
+            assertThat(held).as("bytes the daemon holds for a guest that does not read").isLessThanOrEqualTo(bound);
+            settled = held == before ? settled + 1 : 0;
+            before = held;
+        }
+        assertThat(held).as("the port's buffer is reached").isGreaterThanOrEqualTo(GuestLink.HIGH_WATER / 2);
+        // nothing was lost: once the guest reads and credits, every stream's answer arrives whole
+        agent.paused = false;
+        java.util.Map<Integer, Long> got = new java.util.HashMap<>();
+        int ended = 0;
+        while (ended < streams) {
+            Message m = agent.next();
+            assertThat(m).as("the link carries on").isNotNull();
+            if (m instanceof Message.Data d) {
+                got.merge(d.channel(), (long) d.bytes().length, Long::sum);
+                agent.send(new Message.Credit(d.channel(), Message.Stream.STDIN, d.bytes().length));
+            } else if (m instanceof Message.Eof e) {
+                ended++;
+                agent.send(new Message.Eof(e.channel(), Message.Stream.STDOUT));
+            }
+        }
+        assertThat(got).hasSize(streams);
+        assertThat(got.values()).allSatisfy(n -> assertThat(n).isGreaterThan(2L * NetLink.WINDOW));
+        waitFor(() -> link.streams() == 0, "every stream over");
+    }
+
+    @Test
+    void aGuestSendingPastItsWindowLosesItsLinkAndTheDaemonHoldsAtMostAWindowOfAStream() throws Exception {
+        // an upstream that takes the connection and never reads: the broker stops reading the guest, and what the
+        // guest sends then waits in the daemon, a window at most (a TLS stream: HTTP bodies the broker gathers)
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50,
+                java.net.InetAddress.getLoopbackAddress())) {
+            java.util.List<java.net.Socket> taken = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            Thread.ofVirtual().start(() -> {
+                try {
+                    while (true) {
+                        taken.add(silent.accept());
+                    }
+                } catch (IOException closed) {
+                    // the test is over
+                }
+            });
+            EgressTestSettings test = new EgressTestSettings(Map.of("sink.test:443", silent.getLocalPort()),
+                    Map.of(), Optional.empty());
+            try (Broker sink = Broker.start("sbx-sink", dir.resolve("run-sink"), new EgressPolicy(false,
+                    List.of(AllowRule.parse("sink.test"))), new AuditLog(dir.resolve("sink.log"), m -> { }),
+                    Upstreams.system(test), null, dev.kosa8.egress.tls.UpstreamTls.clientContext(Optional.empty()),
+                    group)) {
+                GuestLink link = sink.attach(portSocket, daemonLog::add);
+                agent = new Agent(port.accept());
+                assertThat(agent.next()).isInstanceOf(Message.Hello.class);
+                agent.send(new Message.Hello(Limits.VERSION, "test-agent", 0));
+                link.answered().get(10, TimeUnit.SECONDS);
+                // TLS passed through to sink.test: after its ClientHello the broker relays the bytes as they come
+                agent.send(new Message.NetOpen(1, 443));
+                agent.send(new Message.Data(1, Message.Stream.STDOUT, BrokerFuzzTest.hello(new java.util.Random(1),
+                        "sink.test")));
+                byte[] chunk = new byte[NetLink.CHUNK];
+                long outstanding = 0;
+                long sent = 0;
+                while (true) {
+                    Message m = outstanding + chunk.length <= NetLink.WINDOW ? agent.poll(Duration.ZERO)
+                            : agent.poll(Duration.ofSeconds(3));
+                    if (m instanceof Message.Credit c) {
+                        outstanding -= c.bytes();
+                        continue;
+                    }
+                    assertThat(m).as("only credits come back: %s", m instanceof Message.Data d
+                            ? new String(d.bytes(), StandardCharsets.ISO_8859_1) : m).isNull();
+                    if (outstanding + chunk.length > NetLink.WINDOW) {
+                        break; // no credit for 3 s: everything behind the stream is full
+                    }
+                    agent.send(new Message.Data(1, Message.Stream.STDOUT, chunk));
+                    outstanding += chunk.length;
+                    sent += chunk.length;
+                    assertThat(sent).as("the upstream never reads: the path fills").isLessThan(256L << 20);
+                }
+                assertThat(link.buffered()).as("the guest's bytes the daemon holds for one stream")
+                        .isGreaterThan(0).isLessThanOrEqualTo(NetLink.WINDOW);
+                agent.send(new Message.Data(1, Message.Stream.STDOUT,
+                        new byte[(int) (NetLink.WINDOW - outstanding) + 1]));
+                Message m;
+                while ((m = agent.next()) instanceof Message.Credit) {
+                    // a credit already on its way
+                }
+                assertThat(m).as("the link ends").isNull();
+                waitFor(() -> daemonLog.stream().anyMatch(l -> l.startsWith("network link ended: peer sent ")
+                        && l.endsWith(" bytes beyond its window of " + NetLink.WINDOW)), "the daemon's log says why");
+                waitFor(() -> sink.openConnections() == 0, "the stream's broker connection is closed");
+            } finally {
+                for (java.net.Socket t : taken) {
+                    t.close();
+                }
+            }
+        }
+    }
+
     interface Check {
         boolean ok() throws Exception;
     }
@@ -263,6 +380,8 @@ class GuestLinkTest {
         private final SocketChannel socket;
         private final FrameWriter writer;
         private final LinkedBlockingQueue<Optional<Message>> received = new LinkedBlockingQueue<>();
+        /** While set, the agent reads no more of the port (after the frame it may be waiting for). */
+        volatile boolean paused;
 
         Agent(SocketChannel socket) {
             this.socket = socket;
@@ -273,8 +392,11 @@ class GuestLinkTest {
                     Message m;
                     while ((m = reader.read()) != null) {
                         received.add(Optional.of(m));
+                        while (paused) {
+                            Thread.sleep(10);
+                        }
                     }
-                } catch (IOException ignored) {
+                } catch (IOException | InterruptedException ignored) {
                     // closed
                 }
                 received.add(Optional.empty());
