@@ -22,7 +22,12 @@ import java.time.Instant;
  */
 final class TlsRouter extends AbstractSniHandler<Route> {
     private static final int MAX_CLIENT_HELLO = 64 * 1024;
-    private static final long HELLO_TIMEOUT_MILLIS = 10_000;
+    /**
+     * The guest's ClientHello, and with interception its whole handshake, may take as long as any connection may
+     * stand idle: a guest can hold an idle connection that long anyway, so a shorter bound protects nothing, while
+     * under TCG on a loaded host a JVM's handshake in the guest was seen to take over Netty's default 10 s.
+     */
+    static final long HELLO_TIMEOUT_MILLIS = Broker.IDLE_SECONDS * 1000L;
 
     private final Broker broker;
     private final Listener listener;
@@ -136,7 +141,9 @@ final class TlsRouter extends AbstractSniHandler<Route> {
     private void intercept(ChannelHandlerContext ctx) {
         var p = ctx.pipeline();
         String name = ctx.name();
-        p.addAfter(name, "tls", broker.ca().serverContextFor(host).newHandler(ctx.alloc()));
+        io.netty.handler.ssl.SslHandler tls = broker.ca().serverContextFor(host).newHandler(ctx.alloc());
+        tls.setHandshakeTimeoutMillis(HELLO_TIMEOUT_MILLIS);
+        p.addAfter(name, "tls", tls);
         p.addAfter("tls", HttpEntry.IDLE, new io.netty.handler.timeout.IdleStateHandler(Broker.IDLE_SECONDS, 0, 0));
         p.addAfter(HttpEntry.IDLE, "decoder", new StrictRequestDecoder());
         p.addAfter("decoder", "encoder", new io.netty.handler.codec.http.HttpResponseEncoder());
