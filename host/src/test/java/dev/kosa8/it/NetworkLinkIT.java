@@ -103,6 +103,8 @@ class NetworkLinkIT {
      * guest holding 300 connections cost the host 256 relay processes and 1.1 GiB.
      */
     static final long MEMORY_BOUND = 128L << 20;
+    /** Threads QEMU or the daemon may gain meanwhile for reasons of their own; far below one per held connection. */
+    static final int THREAD_SLACK = 32;
 
     static long descendants(long pid) {
         return ProcessHandle.of(pid).orElseThrow().descendants().count();
@@ -178,8 +180,10 @@ class NetworkLinkIT {
                     .isEqualTo(daemonChildrenBefore);
             assertThat(rss(qemu) + rss(daemon) - memoryBefore).as("resident memory QEMU and the daemon gained")
                     .isLessThan(MEMORY_BOUND);
-            assertThat(threads(qemu)).as("QEMU's threads").isLessThanOrEqualTo(qemuThreadsBefore + 2);
-            assertThat(threads(daemon)).as("the daemon's threads").isLessThanOrEqualTo(daemonThreadsBefore + 2);
+            // threads come and go in both for other reasons (QEMU's pool of I/O workers went from 9 to 14 while the
+            // guest wrote its files, in the first run under TCG); a thread per held connection would be 256 more
+            assertThat(threads(qemu)).as("QEMU's threads").isLessThan(qemuThreadsBefore + THREAD_SLACK);
+            assertThat(threads(daemon)).as("the daemon's threads").isLessThan(daemonThreadsBefore + THREAD_SLACK);
 
             // one more is reset at once, not left waiting
             long t0 = System.nanoTime();
@@ -190,9 +194,10 @@ class NetworkLinkIT {
             // and another sandbox's network works meanwhile
             assertThat(sh(other, CURL).stdout()).isEqualTo("hello from api.test GET");
         } finally {
+            // the next tests start only once the guest has let go, whatever failed here
             Files.writeString(folder.resolve("release"), "now\n");
+            await(folder.resolve("released"), Duration.ofMinutes(2));
         }
-        await(folder.resolve("released"), Duration.ofMinutes(2));
         // the guest's connections closed, its network works again
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         Kosa.Result again;
