@@ -4,7 +4,6 @@ import dev.kosa8.protocol.FrameReader;
 import dev.kosa8.protocol.Limits;
 import dev.kosa8.protocol.Message;
 import dev.kosa8.protocol.NetLink;
-import dev.kosa8.protocol.ProtocolException;
 import java.io.BufferedInputStream;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
@@ -80,18 +79,23 @@ final class NetPort {
         return false;
     }
 
+    /** Frames read from the port through a buffer that never asks the port what it cannot tell ({@link PortInput}). */
+    private static FrameReader reader(InputStream port) {
+        return new FrameReader(new BufferedInputStream(new PortInput(port), 1 << 18));
+    }
+
     /**
      * Reads the host's messages from the port forever. End of file means no host: the session (if any) ends
      * and the port is read again every {@code pollMillis}. What comes outside a session is dropped.
      */
     static void serve(InputStream port, NetRelay relay, long bootMillis, long pollMillis) throws InterruptedException {
-        FrameReader reader = new FrameReader(new BufferedInputStream(port, 1 << 18));
+        FrameReader reader = reader(port);
         boolean session = false;
         while (true) {
             Message m;
             try {
                 m = reader.read();
-            } catch (ProtocolException | IOException e) {
+            } catch (IOException | RuntimeException e) {
                 if (!(e instanceof java.io.EOFException)) {
                     Log.info("network link: dropping what the host sent (" + e.getMessage() + ")");
                 }
@@ -103,7 +107,7 @@ final class NetPort {
                     session = false;
                 }
                 // a fresh buffer: nothing of a stream that ended may be read as the start of the next
-                reader = new FrameReader(new BufferedInputStream(port, 1 << 18));
+                reader = reader(port);
                 Thread.sleep(pollMillis);
                 continue;
             }

@@ -3,7 +3,6 @@ package dev.kosa8.agent;
 import dev.kosa8.protocol.Limits;
 import dev.kosa8.protocol.Message;
 import dev.kosa8.protocol.NetLink;
-import dev.kosa8.protocol.ProtocolException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -34,7 +33,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * ({@link NetOutbox}), and its memory is bounded: at most
  * {@link NetLink#MAX_STREAMS} streams (a connection beyond is reset at once),
  * {@link NetOutbox#BUDGET} bytes queued for the host, and per stream at most
- * one window of the host's bytes that the guest has not read yet.
+ * one window of the host's bytes that the guest has not read yet, all of those
+ * windows together within {@link NetLink#DOWN_BUDGET} ({@link DownWindows}).
+ * Nothing a stream does stops the others: the port is read whatever the
+ * guest's programs read, and a stream whose program does not read waits on
+ * its own window alone.
  *
  * <p>A stream exists only within a session of the link: between the host's
  * Hello and the end of its connection (the daemon stopped or restarted, or
@@ -54,7 +57,7 @@ final class NetRelay {
     private final Map<Integer, NetStream> streams = new HashMap<>();
     private final Map<ServerSocketChannel, Integer> listeners = new LinkedHashMap<>();
     private final NetOutbox outbox;
-    private final DownBudget downBudget = new DownBudget();
+    private final DownWindows downWindows = new DownWindows();
     private boolean session;
     private int nextChannel = 1;
     private boolean capLogged;
@@ -114,13 +117,10 @@ final class NetRelay {
     }
 
     /**
-     * A message of the host's on the link, in the current session. Waits while the host's bytes that no guest
-     * has read yet fill {@link DownBudget}: the port is then not read until the guests catch up.
+     * A message of the host's on the link, in the current session. Never waits: what the host may send is bounded
+     * by the windows the relay grants ({@link DownWindows}), so the port is read on whatever the guests read.
      */
-    void fromHost(Message m) throws InterruptedException {
-        if (m instanceof Message.Data d) {
-            downBudget.take(d.bytes().length);
-        }
+    void fromHost(Message m) {
         post(() -> dispatch(m));
     }
 
@@ -134,7 +134,11 @@ final class NetRelay {
     private void loop() {
         while (true) {
             try {
-                selector.select();
+                if (tasks.isEmpty()) {
+                    selector.select();
+                } else {
+                    selector.selectNow(); // tasks left by a turn that failed run now, not at the next wake-up
+                }
                 Runnable task;
                 while ((task = tasks.poll()) != null) {
                     task.run();
@@ -156,8 +160,9 @@ final class NetRelay {
                     }
                 }
                 selector.selectedKeys().clear();
-            } catch (IOException | RuntimeException e) {
-                // a bug must cost a connection or two, never the relay
+            } catch (Throwable e) {
+                // a bug, or an allocation or a thread that failed, must cost a connection or two, never the relay:
+                // the next turn starts afresh (what this one left selected is looked at again)
                 Log.info("network relay: " + e);
             }
         }
@@ -168,17 +173,14 @@ final class NetRelay {
             case Message.Data d -> {
                 NetStream s = streams.get(d.channel());
                 if (s == null || d.stream() != Message.Stream.STDIN || s.downEof) {
-                    downBudget.give(d.bytes().length); // a stream already over: late bytes go nowhere
-                    return;
+                    return; // a stream already over: late bytes go nowhere
                 }
-                try {
-                    s.downWindow.received(d.bytes().length);
-                } catch (ProtocolException e) {
-                    downBudget.give(d.bytes().length);
+                if (s.downUncredited + d.bytes().length > s.downWindow) {
                     Log.info("network link: the host overran stream " + s.channel + "'s window; resetting it");
                     reset(s, true);
                     return;
                 }
+                s.downUncredited += d.bytes().length;
                 s.down.add(ByteBuffer.wrap(d.bytes()));
                 s.downBytes += d.bytes().length;
                 writeDown(s);
@@ -227,7 +229,8 @@ final class NetRelay {
             guest.setOption(StandardSocketOptions.TCP_NODELAY, true);
             int channel = nextChannel;
             nextChannel = nextChannel == Limits.MAX_CHANNEL ? 1 : nextChannel + 1;
-            NetStream s = new NetStream(channel, guest, guest.register(selector, SelectionKey.OP_READ));
+            NetStream s = new NetStream(channel, guest, guest.register(selector, SelectionKey.OP_READ),
+                    downWindows.open());
             s.key.attach(s);
             streams.put(channel, s);
             outbox.send(new Message.NetOpen(channel, listeners.get(server)));
@@ -296,18 +299,20 @@ final class NetRelay {
         finishOrWatch(s);
     }
 
+    /** Credits what went into the guest's socket, and grows the stream's window if the budget has room. */
     private void credit(NetStream s, int written) {
         if (written > 0) {
             s.downBytes -= written;
-            s.downWindow.consumed(written);
-            downBudget.give(written);
-            outbox.send(new Message.Credit(s.channel, Message.Stream.STDIN, written));
+            s.downUncredited -= written;
+            int more = downWindows.grow(s.downWindow);
+            s.downWindow += more;
+            outbox.send(new Message.Credit(s.channel, Message.Stream.STDIN, written + more));
         }
     }
 
     private void finishOrWatch(NetStream s) {
         if (s.finished()) {
-            streams.remove(s.channel);
+            forget(s);
             s.key.cancel();
             try {
                 s.socket.close();
@@ -321,13 +326,13 @@ final class NetRelay {
 
     /** Ends a stream at once: the guest's connection is reset, and the host told unless it said so itself. */
     private void reset(NetStream s, boolean tellHost) {
-        if (streams.remove(s.channel) == null) {
+        if (streams.get(s.channel) != s) {
             return;
         }
+        forget(s);
         if (tellHost) {
             outbox.send(new Message.NetReset(s.channel));
         }
-        downBudget.give(s.downBytes);
         s.down.clear();
         s.key.cancel();
         abort(s.socket);
@@ -375,28 +380,21 @@ final class NetRelay {
         }
     }
 
-    /**
-     * The host's bytes held for guests that have not read them yet, across all streams: the port's reader waits
-     * while they exceed {@link #LIMIT}, so a guest that stops reading many streams at once cannot fill the agent's
-     * heap with up to one window each. The wait stops the whole link until its guests read again: that guest's own
-     * network slows, nothing else.
-     */
-    static final class DownBudget {
-        static final long LIMIT = 16L << 20;
-        private long held;
-
-        synchronized void take(int bytes) throws InterruptedException {
-            while (held > LIMIT) {
-                wait();
-            }
-            held += bytes;
+    /** The stream is over: the relay forgets it and its window goes back to the budget. */
+    private void forget(NetStream s) {
+        if (streams.remove(s.channel, s)) {
+            downWindows.close(s.downWindow);
         }
+    }
 
-        synchronized void give(int bytes) {
-            held -= bytes;
-            if (held <= LIMIT) {
-                notifyAll();
-            }
+    /** What the relay has granted the host over all streams (for tests): at most {@link NetLink#DOWN_BUDGET}. */
+    long granted() throws InterruptedException {
+        var f = new java.util.concurrent.CompletableFuture<Long>();
+        post(() -> f.complete(downWindows.granted()));
+        try {
+            return f.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException(e);
         }
     }
 }

@@ -1,7 +1,6 @@
 package dev.kosa8.agent;
 
 import dev.kosa8.protocol.NetLink;
-import dev.kosa8.protocol.ReceiveWindow;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -26,16 +25,20 @@ final class NetStream {
     /** The host's bytes for the guest not yet written into its socket, oldest first. */
     final ArrayDeque<ByteBuffer> down = new ArrayDeque<>();
     int downBytes;
-    final ReceiveWindow downWindow = new ReceiveWindow(NetLink.WINDOW);
+    /** The window the host has towards the guest: {@link NetLink#OPEN_WINDOW}, grown by {@link DownWindows}. */
+    int downWindow;
+    /** The host's bytes received and not yet credited back: at most {@link #downWindow}. */
+    int downUncredited;
     /** The host has sent its Eof; once {@link #down} is written the socket is shut for writing. */
     boolean downEof;
     /** The socket is shut for writing. */
     boolean downEnded;
 
-    NetStream(int channel, SocketChannel socket, SelectionKey key) {
+    NetStream(int channel, SocketChannel socket, SelectionKey key, int downWindow) {
         this.channel = channel;
         this.socket = socket;
         this.key = key;
+        this.downWindow = downWindow;
     }
 
     /** Both ways are over: the socket can close. */

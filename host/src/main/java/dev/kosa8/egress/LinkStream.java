@@ -25,7 +25,8 @@ import java.util.ArrayDeque;
  * connection that came through QEMU's relay was. Runs on its link's event
  * loop alone, so it needs no locks.
  *
- * <p>Flow control both ways, one window per direction ({@link NetLink#WINDOW}):
+ * <p>Flow control both ways, one window per direction ({@link NetLink#WINDOW}; towards the guest it starts at
+ * {@link NetLink#OPEN_WINDOW} and the agent grows it):
  * the guest's bytes are credited back once written into the broker's socket,
  * so the daemon holds at most one window of them per stream; the broker's
  * bytes are read only while the guest has window left and the link's port
@@ -64,8 +65,11 @@ final class LinkStream {
     /** The guest's side ended writing (its Eof came); once written, the broker's socket is shut for writing. */
     private boolean upEof;
     private boolean upShut;
-    /** Bytes the guest may still be sent. */
-    private int downWindow = NetLink.WINDOW;
+    /**
+     * Bytes the guest may still be sent: {@link NetLink#OPEN_WINDOW} at first, and what the agent credits, which
+     * grows the window up to {@link NetLink#WINDOW} as the agent's budget allows.
+     */
+    private int downWindow = NetLink.OPEN_WINDOW;
     /** A read from the broker not yet sent for want of window. */
     private ByteBuf held;
     /** The broker's side ended (end of file or closed); its Eof is sent once {@link #held} is. */

@@ -137,14 +137,14 @@ class GuestLinkTest {
         agent.send(new Message.Data(3, Message.Stream.STDOUT, ("GET /big?n=" + (4 * NetLink.WINDOW)
                 + " HTTP/1.1\r\nHost: api.test\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
         long got = 0;
-        while (got < NetLink.WINDOW) {
+        while (got < NetLink.OPEN_WINDOW) {
             Message m = agent.next();
             if (m instanceof Message.Data d) {
                 assertThat(d.bytes().length).isLessThanOrEqualTo(NetLink.CHUNK);
                 got += d.bytes().length;
             }
         }
-        assertThat(got).isEqualTo(NetLink.WINDOW);
+        assertThat(got).as("a stream's window towards the guest opens small").isEqualTo(NetLink.OPEN_WINDOW);
         assertThat(agent.poll(Duration.ofMillis(500))).as("nothing past the window").isNull();
         agent.send(new Message.Credit(3, Message.Stream.STDIN, 4096));
         long more = 0;
@@ -152,6 +152,15 @@ class GuestLinkTest {
             more += ((Message.Data) agent.next()).bytes().length;
         }
         assertThat(more).isEqualTo(4096);
+        assertThat(agent.poll(Duration.ofMillis(300))).isNull();
+        // the agent grows the window, crediting more than it was sent, up to the most a window may be
+        int grown = 4096 + NetLink.WINDOW - NetLink.OPEN_WINDOW;
+        agent.send(new Message.Credit(3, Message.Stream.STDIN, grown));
+        more = 0;
+        while (more < grown) {
+            more += ((Message.Data) agent.next()).bytes().length;
+        }
+        assertThat(more).isEqualTo(grown);
         assertThat(agent.poll(Duration.ofMillis(300))).isNull();
     }
 
@@ -255,6 +264,8 @@ class GuestLinkTest {
         agent.paused = true;
         for (int ch = 1; ch <= streams; ch++) {
             agent.send(new Message.NetOpen(ch, 80));
+            // the agent grows each window to its most, as it does for streams whose guests read
+            agent.send(new Message.Credit(ch, Message.Stream.STDIN, NetLink.WINDOW - NetLink.OPEN_WINDOW));
             agent.send(new Message.Data(ch, Message.Stream.STDOUT, ("GET /big?n=" + (2 * NetLink.WINDOW)
                     + " HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
         }

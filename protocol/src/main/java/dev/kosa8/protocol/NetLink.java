@@ -45,6 +45,18 @@ public final class NetLink {
      */
     public static final int WINDOW = 256 * 1024;
     /**
+     * The window a stream starts with towards the guest. The agent grows it, up to {@link #WINDOW}, as it credits
+     * what it wrote into the guest's socket, while what it has granted over all streams stays within
+     * {@link #DOWN_BUDGET}: so the host's bytes that guest programs do not read cost the agent a bounded heap, and
+     * the agent never has to stop reading the port for them (which would stall every stream behind one).
+     */
+    public static final int OPEN_WINDOW = 32 * 1024;
+    /**
+     * The most the agent grants over all streams towards the guest: every stream's {@link #OPEN_WINDOW} (one per
+     * stream up to {@link #MAX_STREAMS}, kept for streams not yet open) and as much again for the windows it grows.
+     */
+    public static final long DOWN_BUDGET = 2L * NetLink.MAX_STREAMS * OPEN_WINDOW;
+    /**
      * The most bytes of one {@link Message.Data} on the link. Under the 32 KiB that the guest's virtio-console
      * driver takes per write, so a frame's header and its bytes cross the port in one piece.
      */
