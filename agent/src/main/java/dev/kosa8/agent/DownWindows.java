@@ -20,8 +20,8 @@ final class DownWindows {
 
     /** A stream opens: its window. */
     int open() {
-        if (open == NetLink.MAX_STREAMS) {
-            throw new IllegalStateException("more than " + NetLink.MAX_STREAMS + " streams");
+        if (open == NetLink.AGENT_STREAMS) {
+            throw new IllegalStateException("more than " + NetLink.AGENT_STREAMS + " streams");
         }
         open++;
         granted += NetLink.OPEN_WINDOW;
@@ -30,7 +30,7 @@ final class DownWindows {
 
     /** What a stream whose window is {@code window} may grow by as it credits bytes it wrote: 0 when the budget is spent. */
     int grow(int window) {
-        long room = NetLink.DOWN_BUDGET - granted - (long) (NetLink.MAX_STREAMS - open) * NetLink.OPEN_WINDOW;
+        long room = NetLink.DOWN_BUDGET - granted - (long) (NetLink.AGENT_STREAMS - open) * NetLink.OPEN_WINDOW;
         int more = (int) Math.max(0, Math.min(NetLink.WINDOW - window, room));
         granted += more;
         return more;

@@ -31,7 +31,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * what went in. However many connections a guest opens, the agent has this
  * thread, the port's reader ({@link NetPort}) and its writer
  * ({@link NetOutbox}), and its memory is bounded: at most
- * {@link NetLink#MAX_STREAMS} streams (a connection beyond is reset at once),
+ * {@link NetLink#AGENT_STREAMS} streams (a connection beyond is reset at
+ * once; the daemon refuses those beyond its own caps, {@link NetLink#MAX_STREAMS}
+ * and {@link NetLink#DNS_STREAMS}, with a NetReset),
  * {@link NetOutbox#BUDGET} bytes queued for the host, and per stream at most
  * one window of the host's bytes that the guest has not read yet, all of those
  * windows together within {@link NetLink#DOWN_BUDGET} ({@link DownWindows}).
@@ -217,10 +219,13 @@ final class NetRelay {
     private void accept(ServerSocketChannel server) throws IOException {
         SocketChannel guest;
         while ((guest = server.accept()) != null) {
-            if (!session || streams.size() >= NetLink.MAX_STREAMS) {
+            // the daemon decides which streams it takes (and logs the ones it refuses); the agent passes it up to
+            // its own bound, which leaves room for those on their way to the daemon's refusal
+            if (!session || streams.size() >= NetLink.AGENT_STREAMS) {
                 if (session && !capLogged) {
                     capLogged = true;
-                    Log.info("network link: more than " + NetLink.MAX_STREAMS + " open connections; resetting new ones");
+                    Log.info("network link: more than " + NetLink.AGENT_STREAMS + " streams open; resetting new "
+                            + "connections here until some end");
                 }
                 abort(guest);
                 continue;

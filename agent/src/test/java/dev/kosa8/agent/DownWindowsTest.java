@@ -25,12 +25,12 @@ class DownWindowsTest {
         DownWindows w = new DownWindows();
         List<Integer> windows = new ArrayList<>();
         // streams open and grow as far as they may, then the rest open up to the cap
-        for (int i = 0; i < NetLink.MAX_STREAMS; i++) {
+        for (int i = 0; i < NetLink.AGENT_STREAMS; i++) {
             int window = w.open();
             window += w.grow(window);
             windows.add(window);
             assertThat(w.granted()).isLessThanOrEqualTo(NetLink.DOWN_BUDGET
-                    - (long) (NetLink.MAX_STREAMS - windows.size()) * NetLink.OPEN_WINDOW);
+                    - (long) (NetLink.AGENT_STREAMS - windows.size()) * NetLink.OPEN_WINDOW);
         }
         assertThat(w.granted()).isEqualTo(NetLink.DOWN_BUDGET);
         assertThat(windows.getFirst()).as("the first to grow grew to its most").isEqualTo(NetLink.WINDOW);

@@ -203,13 +203,14 @@ class NetRelayTest {
         hello();
         int threadsBefore = Thread.activeCount();
         List<Socket> held = new ArrayList<>();
-        for (int i = 0; i < NetLink.MAX_STREAMS; i++) {
+        for (int i = 0; i < NetLink.AGENT_STREAMS; i++) {
             held.add(guest(443));
         }
-        for (int i = 0; i < NetLink.MAX_STREAMS; i++) {
+        for (int i = 0; i < NetLink.AGENT_STREAMS; i++) {
             host.next(Message.NetOpen.class);
         }
-        waitFor(() -> relay.streamCount() == NetLink.MAX_STREAMS, "every connection up to the cap is a stream");
+        waitFor(() -> relay.streamCount() == NetLink.AGENT_STREAMS, "every connection up to the cap is a stream");
+        assertThat(relay.granted()).as("every window open, within the budget").isLessThanOrEqualTo(NetLink.DOWN_BUDGET);
         for (int i = 0; i < 20; i++) {
             assertRefused(443, "connection " + i + " beyond the cap");
         }

@@ -47,7 +47,12 @@ public final class Broker implements AutoCloseable {
      * refuses streams beyond it, as the broker refuses connections. (It was 256 when each also cost a relay
      * process on the host; the number is kept.)
      */
-    static final int MAX_CONNECTIONS = 256;
+    static final int MAX_CONNECTIONS = NetLink.MAX_STREAMS;
+    /**
+     * Open DNS connections per sandbox, counted apart from {@link #MAX_CONNECTIONS}: a sandbox that holds every
+     * connection it may still resolves names, so its programs see their connection refused, not a failed lookup.
+     */
+    static final int DNS_CONNECTIONS = NetLink.DNS_STREAMS;
     /**
      * Send buffer of each guest connection's unix socket, the way downloads leave the broker: half a stream's window
      * on the network link, which the kernel doubles to one window. The daemon's end of the link reads these sockets
@@ -73,7 +78,12 @@ public final class Broker implements AutoCloseable {
     /** Every open guest connection, closed with the broker. */
     private final io.netty.channel.group.ChannelGroup children =
             new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+    /** The open guest connections to the DNS listener, also in {@link #children}: they have a cap of their own. */
+    private final io.netty.channel.group.ChannelGroup dnsChildren =
+            new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
     private final java.util.concurrent.atomic.AtomicBoolean capWarned = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicBoolean dnsCapWarned =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile EgressPolicy policy;
     private volatile SecretBindings secrets = SecretBindings.NONE;
@@ -145,12 +155,16 @@ public final class Broker implements AutoCloseable {
         return new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
-                if (children.size() >= MAX_CONNECTIONS) {
+                int open = l == Listener.DNS ? dnsChildren.size() : children.size() - dnsChildren.size();
+                if (open >= cap(l)) {
                     refuseOverCap(l);
                     ch.close();
                     return;
                 }
                 children.add(ch);
+                if (l == Listener.DNS) {
+                    dnsChildren.add(ch);
+                }
                 var p = ch.pipeline();
                 switch (l) {
                     case DNS -> {
@@ -173,12 +187,18 @@ public final class Broker implements AutoCloseable {
         };
     }
 
-    /** A connection beyond {@link #MAX_CONNECTIONS} is refused: the audit log says so the first time. */
+    /** The open connections a listener may have: DNS's are counted apart from the others'. */
+    static int cap(Listener l) {
+        return l == Listener.DNS ? DNS_CONNECTIONS : MAX_CONNECTIONS;
+    }
+
+    /** A connection beyond its {@link #cap} is refused: the audit log says so the first time. */
     void refuseOverCap(Listener l) {
-        if (capWarned.compareAndSet(false, true)) {
+        boolean dns = l == Listener.DNS;
+        if ((dns ? dnsCapWarned : capWarned).compareAndSet(false, true)) {
             audit.write(new AuditEvent(java.time.Instant.now(), l.label(), null, null, null, null, null,
-                    "deny", "more than " + MAX_CONNECTIONS + " open connections: closing new ones", null,
-                    null, null));
+                    "deny", "more than " + cap(l) + " open " + (dns ? "DNS " : "") + "connections: closing new ones",
+                    null, null, null));
         }
     }
 

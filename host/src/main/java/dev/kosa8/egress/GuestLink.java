@@ -37,7 +37,8 @@ import java.util.function.Consumer;
  * <p>What the guest may say is narrow: open a stream to one of the four ports
  * (nothing names a sandbox, a socket or a host), send within the stream's
  * window, end or reset it. The link refuses a stream beyond
- * {@link Broker#MAX_CONNECTIONS} open ones (its connection is reset in the
+ * {@link Broker#MAX_CONNECTIONS} open ones, or {@link Broker#DNS_CONNECTIONS}
+ * to DNS, counted apart (its connection is reset in the
  * guest; the audit log says so once) and one to a port with no listener; any
  * other breach of the protocol ends the link, and with it the guest's
  * network until its machine is next replaced or the daemon restarts. What the
@@ -255,15 +256,20 @@ public final class GuestLink implements AutoCloseable {
                 flushSoon();
                 return;
             }
-            if (streams.size() >= Broker.MAX_CONNECTIONS) {
+            if (open(l == Listener.DNS) >= Broker.cap(l)) {
                 broker.refuseOverCap(l);
                 send(new Message.NetReset(o.channel()));
                 flushSoon();
                 return;
             }
-            LinkStream s = new LinkStream(o.channel(), this);
+            LinkStream s = new LinkStream(o.channel(), l, this);
             streams.put(o.channel(), s);
             s.connect(ch, broker.sockets().get(l));
+        }
+
+        /** The open streams to the DNS listener, or to the others: each kind has a cap of its own. */
+        private long open(boolean dns) {
+            return streams.values().stream().filter(s -> (s.listener() == Listener.DNS) == dns).count();
         }
 
         /**

@@ -56,6 +56,7 @@ final class LinkStream {
     }
 
     private final int channel;
+    private final Listener listener;
     private final Link link;
     private final ReceiveWindow upWindow = new ReceiveWindow(NetLink.WINDOW);
     /** The guest's bytes that arrived before the broker's socket was connected. */
@@ -81,13 +82,19 @@ final class LinkStream {
     private boolean brokerClosed;
     private boolean over;
 
-    LinkStream(int channel, Link link) {
+    LinkStream(int channel, Listener listener, Link link) {
         this.channel = channel;
+        this.listener = listener;
         this.link = link;
     }
 
     int channel() {
         return channel;
+    }
+
+    /** The broker's listener the stream leads to. */
+    Listener listener() {
+        return listener;
     }
 
     /** Connects to the broker's socket for the stream's port, on the link's event loop. */

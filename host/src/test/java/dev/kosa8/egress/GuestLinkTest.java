@@ -185,22 +185,31 @@ class GuestLinkTest {
         assertThat(agent.next()).isEqualTo(new Message.NetReset(1));
         int threads = Thread.activeCount();
         for (int ch = 100; ch < 100 + Broker.MAX_CONNECTIONS; ch++) {
-            agent.send(new Message.NetOpen(ch, 53));
+            agent.send(new Message.NetOpen(ch, 80));
         }
         waitFor(() -> link.streams() == Broker.MAX_CONNECTIONS, "every stream up to the cap is open");
         assertThat(agent.poll(Duration.ofMillis(300))).as("none of them refused").isNull();
         for (int ch = 1000; ch < 1300; ch++) {
-            agent.send(new Message.NetOpen(ch, 53));
+            agent.send(new Message.NetOpen(ch, 80 + (ch % 2) * 363)); // 80 and 443
             assertThat(agent.next()).as("stream %d beyond the cap", ch).isEqualTo(new Message.NetReset(ch));
         }
         assertThat(Thread.activeCount()).as("no thread per stream").isLessThanOrEqualTo(threads + 1);
         String log = Files.readString(dir.resolve("net.log"));
         assertThat(log.split("more than 256 open connections", -1)).as("said once").hasSize(2);
+        // DNS streams are counted apart, up to a cap of their own: names still resolve at the cap
+        for (int ch = 3000; ch < 3000 + Broker.DNS_CONNECTIONS; ch++) {
+            agent.send(new Message.NetOpen(ch, 53));
+        }
+        waitFor(() -> link.streams() == Broker.MAX_CONNECTIONS + Broker.DNS_CONNECTIONS, "the DNS streams are open");
+        assertThat(agent.poll(Duration.ofMillis(300))).as("none of them refused").isNull();
+        agent.send(new Message.NetOpen(3999, 53));
+        assertThat(agent.next()).as("a DNS stream beyond its cap").isEqualTo(new Message.NetReset(3999));
+        assertThat(Files.readString(dir.resolve("net.log"))).contains("more than 16 open DNS connections");
         // a stream ending makes room for the next
         agent.send(new Message.NetReset(100));
-        waitFor(() -> link.streams() == Broker.MAX_CONNECTIONS - 1, "the reset stream is gone");
-        agent.send(new Message.NetOpen(2000, 53));
-        waitFor(() -> link.streams() == Broker.MAX_CONNECTIONS, "the new one is open");
+        waitFor(() -> link.streams() == Broker.MAX_CONNECTIONS + Broker.DNS_CONNECTIONS - 1, "the reset stream is gone");
+        agent.send(new Message.NetOpen(2000, 80));
+        waitFor(() -> link.streams() == Broker.MAX_CONNECTIONS + Broker.DNS_CONNECTIONS, "the new one is open");
         assertThat(agent.poll(Duration.ofMillis(300))).isNull();
     }
 

@@ -53,16 +53,30 @@ public final class NetLink {
     public static final int OPEN_WINDOW = 32 * 1024;
     /**
      * The most the agent grants over all streams towards the guest: every stream's {@link #OPEN_WINDOW} (one per
-     * stream up to {@link #MAX_STREAMS}, kept for streams not yet open) and as much again for the windows it grows.
+     * stream up to {@link #AGENT_STREAMS}, kept for streams not yet open) and as much again for the windows it grows.
      */
-    public static final long DOWN_BUDGET = 2L * NetLink.MAX_STREAMS * OPEN_WINDOW;
+    public static final long DOWN_BUDGET = 2L * NetLink.AGENT_STREAMS * OPEN_WINDOW;
     /**
      * The most bytes of one {@link Message.Data} on the link. Under the 32 KiB that the guest's virtio-console
      * driver takes per write, so a frame's header and its bytes cross the port in one piece.
      */
     public static final int CHUNK = 32 * 1024 - 64;
-    /** Open streams per sandbox: the daemon refuses more (as the broker does connections), the agent makes no more. */
+    /**
+     * Open streams per sandbox to the broker's HTTP, TLS and proxy ports: the daemon refuses more (as the broker does
+     * connections), and its audit log says so.
+     */
     public static final int MAX_STREAMS = 256;
+    /**
+     * Open DNS streams per sandbox, apart from {@link #MAX_STREAMS}: a sandbox at its cap still resolves names, so
+     * its programs get the clear answer, a connection reset, not a failed lookup. The daemon refuses more.
+     */
+    public static final int DNS_STREAMS = 16;
+    /**
+     * The most streams the agent has open at once: the daemon's caps, and as many more again as may be on their way
+     * to its refusal (the daemon decides, and says so in its audit log; the agent only bounds its own memory).
+     * Beyond it the agent resets a connection itself.
+     */
+    public static final int AGENT_STREAMS = MAX_STREAMS + DNS_STREAMS + 32;
 
     private NetLink() {
     }
