@@ -20,7 +20,9 @@
  * lib/src.zip). --dir: where the two host folders live (default: the temporary directory). --msize: asked
  * of both mounts (default kosa8's 1 MiB; Linux 6.1's virtio transport clamps it to 512000, so 512000 gives
  * both sides the same message size). --workspace-transport: as `kosa8 create`'s (relay: the agent's relay
- * even where the image has the kernel module).
+ * even where the image has the kernel module). --no-hold: kosa8's server holds no paths (docs/workspace.md,
+ * "What can reach the host"); by default it holds the default classes, as a sandbox does, in a held layer
+ * of its own. The holding's cost is a run with it against a run without, each against virtio-9p.
  * --profile: adds dd rows with bs=64k and, for every workload, the CPU time and read/write system calls
  * of each thread on the way, from /proc (QEMU's threads, named with debug-threads=on, and this JVM's
  * server threads on the host; every guest thread, the agent's relay among them). Its numbers are for
@@ -41,6 +43,7 @@ import dev.kosa8.vm.Tail;
 import dev.kosa8.vm.TscFrequency;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.VmSpec;
+import dev.kosa8.workspace.HeldChanges;
 import dev.kosa8.workspace.WorkspaceServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -70,7 +73,7 @@ public class WorkspaceBench {
     static final String KOSA = "/workspace";
 
     record Options(int rounds, int sizeMib, int files, Path tree, Path dir, String accel, int cpus, int memoryMib,
-                   int msize, boolean profile, WorkspaceTransport transport) {
+                   int msize, boolean profile, WorkspaceTransport transport, boolean hold) {
         /** 9p options of both mounts: kosa8's agent mounts with exactly these (WorkspaceMount), plus nosuid,nodev. */
         String mountOptions() {
             return "version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
@@ -156,6 +159,7 @@ public class WorkspaceBench {
         boolean profile = false;
         WorkspaceTransport transport = WorkspaceTransport.AUTO;
         int msize = WorkspaceServer.MSIZE;
+        boolean hold = true;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -169,6 +173,7 @@ public class WorkspaceBench {
                 case "--memory-mib" -> mem = Integer.parseInt(args[++i]);
                 case "--msize" -> msize = Integer.parseInt(args[++i]);
                 case "--profile" -> profile = true;
+                case "--no-hold" -> hold = false;
                 case "--workspace-transport" -> transport = WorkspaceTransport.parse(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + a
                         + " (see the comment at the top of bench/WorkspaceBench.java)");
@@ -180,7 +185,7 @@ public class WorkspaceBench {
         if (msize < 8192 || msize > WorkspaceServer.MSIZE) {
             throw new IllegalArgumentException("--msize must be between 8192 and " + WorkspaceServer.MSIZE);
         }
-        return new Options(rounds, size, files, tree, dir, accel, cpus, mem, msize, profile, transport);
+        return new Options(rounds, size, files, tree, dir, accel, cpus, mem, msize, profile, transport, hold);
     }
 
     // ---------------------------------------------------------------- the run
@@ -231,7 +236,8 @@ public class WorkspaceBench {
         server = WorkspaceServer.start(kosa.hostDir(), spec.workspaceSocket(), spec.workspaceWindow(),
                 spec.workspaceWrites(),
                 Duration.ofSeconds(10),
-                m -> System.err.println("workspace server: " + m));
+                m -> System.err.println("workspace server: " + m),
+                o.hold() ? HeldChanges.open(tmp.resolve("held"), null, m -> { }) : null);
         GuestCommand.mountWorkspace(vm.agent(), "", o.msize(), false, o.transport(), Duration.ofSeconds(60));
         guest("mkdir -p " + BASE + " && mount -t 9p -o trans=virtio," + o.mountOptions() + ",nosuid,nodev bench9p " + BASE,
                 Duration.ofSeconds(60), l -> { });

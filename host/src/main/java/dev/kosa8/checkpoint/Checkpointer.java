@@ -55,6 +55,11 @@ final class Checkpointer {
     private final WorkspaceServer workspace;
     private final Path folder;
     private final FolderSnapshots folders;
+    /** The held layer's directory (docs/workspace.md, "What can reach the host"), or null: captured with the folder. */
+    private final Path heldDir;
+    private final FolderSnapshots held;
+    /** Where a checkpoint's copy of the held layer is kept, beside the workspace's. */
+    static final String HELD = "held";
     private final CheckpointStore store;
     private final RamStore ram;
     private final RamBase ramBase;
@@ -69,6 +74,8 @@ final class Checkpointer {
         this.workspace = workspace;
         this.folder = folder;
         this.folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
+        this.heldDir = workspace == null || workspace.held() == null ? null : workspace.held().dir();
+        this.held = new FolderSnapshots(checkpointDir.resolve(HELD));
         this.store = new CheckpointStore(checkpointDir, log);
         this.ram = new RamStore(checkpointDir);
         this.ramBase = new RamBase(store, ram);
@@ -143,6 +150,11 @@ final class Checkpointer {
                 FolderSnapshots.Pending p = folders.scan(folder, id); // made durable and named once the guest runs
                 scanned = p;
                 abandon = rollback.push("abandon the workspace snapshot", () -> folders.abandon(p));
+            }
+            if (heldDir != null) {
+                // small (what the guest wrote to held paths): copied whole in the pause
+                held.capture(heldDir, id);
+                rollback.push("delete the held layer's snapshot", () -> held.delete(id));
             }
             steps.done("workspace");
             DiskSnapshots.take(vm.qmp(), id);
@@ -324,6 +336,9 @@ final class Checkpointer {
             long t = System.nanoTime();
             try {
                 folders.restore(id, folder);
+                if (heldDir != null && held.ids().contains(id)) {
+                    held.restore(id, heldDir); // what was held at that instant; the server reads it back
+                }
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -406,6 +421,9 @@ final class Checkpointer {
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
         }
+        if (held.ids().contains(c.id())) {
+            held.delete(c.id());
+        }
     }
 
     /**
@@ -422,6 +440,10 @@ final class Checkpointer {
         FolderSnapshots folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
+        }
+        FolderSnapshots held = new FolderSnapshots(checkpointDir.resolve(HELD));
+        if (held.ids().contains(c.id())) {
+            held.delete(c.id());
         }
     }
 

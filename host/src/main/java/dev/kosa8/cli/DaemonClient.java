@@ -45,7 +45,8 @@ public final class DaemonClient {
     }
 
     /** An upgraded connection: raw streams speaking the agent protocol. */
-    public record Stream(SocketChannel socket, InputStream in, OutputStream out) implements AutoCloseable {
+    /** An agent-protocol stream; {@code sandbox} is the id the daemon named in its answer ("" if none). */
+    public record Stream(SocketChannel socket, InputStream in, OutputStream out, String sandbox) implements AutoCloseable {
         @Override
         public void close() throws IOException {
             socket.close();
@@ -111,7 +112,7 @@ public final class DaemonClient {
                 expectOk(new Response(h.status, body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body)));
                 throw new KosaException(KosaException.Kind.DAEMON, "the daemon did not open a stream (HTTP " + h.status + ")", "");
             }
-            return new Stream(ch, in, out);
+            return new Stream(ch, in, out, h.sandbox());
         } catch (IOException e) {
             closeQuietly(ch);
             throw unreachable(e);
@@ -128,8 +129,11 @@ public final class DaemonClient {
         return sb.append("\r\n").toString().getBytes(StandardCharsets.US_ASCII);
     }
 
-    private record Head(int status, int contentLength) {
+    private record Head(int status, int contentLength, String sandbox) {
     }
+
+    /** The header of a stream's answer that names the sandbox it runs in. */
+    public static final String SANDBOX_HEADER = "Kosa8-Sandbox";
 
     /** Reads the status line and headers byte by byte, so nothing after them is consumed. */
     private static Head readHead(InputStream in) throws IOException {
@@ -152,8 +156,12 @@ public final class DaemonClient {
             throw new IOException("not an HTTP response: " + lines.getFirst());
         }
         int length = -1;
+        String sandbox = "";
         for (String l : lines.subList(1, lines.size())) {
             int c = l.indexOf(':');
+            if (c > 0 && l.substring(0, c).trim().equalsIgnoreCase(SANDBOX_HEADER)) {
+                sandbox = l.substring(c + 1).trim();
+            }
             if (c > 0 && l.substring(0, c).trim().toLowerCase(Locale.ROOT).equals("content-length")) {
                 length = Integer.parseInt(l.substring(c + 1).trim());
                 if (length < 0 || length > MAX_BODY) {
@@ -161,7 +169,7 @@ public final class DaemonClient {
                 }
             }
         }
-        return new Head(Integer.parseInt(status[1]), length);
+        return new Head(Integer.parseInt(status[1]), length, sandbox);
     }
 
     private KosaException unreachable(IOException e) {

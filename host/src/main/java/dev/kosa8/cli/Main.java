@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
             ""},
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
             CpCommand.class, LsCommand.class, InspectCommand.class, LogsCommand.class, StopCommand.class,
-            StartCommand.class, RmCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
+            StartCommand.class, RmCommand.class, ReviewCommand.class, AcceptCommand.class, RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
             DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class,
             DaemonCommand.class,

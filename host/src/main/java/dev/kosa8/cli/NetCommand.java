@@ -13,7 +13,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 @Command(name = "net", mixinStandardHelpOptions = true, subcommands = NetCommand.Log.class,
-        description = {"Show a sandbox's network policy: its mode and allow-list.",
+        description = {"Show a sandbox's network policy: its mode and allow-list, passthrough hosts marked.",
                 "Change it with `kosa8 allow ID HOST` and `kosa8 deny ID HOST`; see what it did with "
                         + "`kosa8 net log ID`."})
 final class NetCommand implements Callable<Integer> {
@@ -41,6 +41,13 @@ final class NetCommand implements Callable<Integer> {
         } else {
             System.out.println("allow:");
             net.path("allow").forEach(r -> System.out.println("  " + r.asText()));
+            boolean anyPassthrough = false;
+            for (JsonNode r : net.path("allow")) {
+                anyPassthrough |= r.asText().startsWith(dev.kosa8.egress.AllowRule.PASSTHROUGH + " ");
+            }
+            System.out.println(anyPassthrough
+                    ? "TLS to the passthrough hosts is relayed unread; every other host's requests are read and checked"
+                    : "TLS to every host is read by the broker: each request must name the host it connected for");
         }
     }
 

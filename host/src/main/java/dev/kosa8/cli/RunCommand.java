@@ -39,10 +39,31 @@ final class RunCommand implements Callable<Integer> {
         Images.ensure(main.paths, System.err);
         DaemonClient d = main.daemon();
         if (rm) {
-            return Exec.run(d.upgrade("/v1/run?" + sandbox.query()), spec, exec.interactive);
+            DaemonClient.Stream stream = d.upgrade("/v1/run?" + sandbox.query());
+            int code = Exec.run(stream, spec, exec.interactive);
+            noticeHeld(d, stream.sandbox());
+            return code;
         }
         String id = d.post("/v1/sandboxes?" + sandbox.query()).path("id").asText();
         System.err.println("kosa8: sandbox " + id + " kept (remove it with `kosa8 rm -f " + id + "`)");
-        return Exec.run(d.upgrade("/v1/sandboxes/" + id + "/exec"), spec, exec.interactive);
+        int code = Exec.run(d.upgrade("/v1/sandboxes/" + id + "/exec"), spec, exec.interactive);
+        noticeHeld(d, id);
+        return code;
+    }
+
+    /** One line at the end when the sandbox wrote paths that are held for review. */
+    private static void noticeHeld(DaemonClient d, String id) {
+        if (id.isEmpty()) {
+            return;
+        }
+        try {
+            int n = d.get("/v1/held/" + id + "?countOnly=true").path("count").asInt();
+            if (n > 0) {
+                System.err.println("kosa8: " + n + " change(s) held for review, not written to your folder: kosa8 review "
+                        + id);
+            }
+        } catch (dev.kosa8.host.KosaException e) {
+            // the notice is a courtesy: the command's own outcome stands
+        }
     }
 }

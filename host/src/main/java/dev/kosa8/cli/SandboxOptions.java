@@ -33,11 +33,27 @@ final class SandboxOptions {
                     "Without a port a rule covers ports 80 and 443. Everything else is denied."})
     java.util.List<String> allow = new java.util.ArrayList<>();
 
+    @Option(names = "--passthrough", paramLabel = "HOST",
+            description = {"Let the sandbox reach HOST (repeatable) with its TLS passed through unread: for clients "
+                    + "that pin certificates or need the server's own certificate. Every other allowed host's TLS "
+                    + "ends at kosa8's broker, which checks that each request names the host allowed; a "
+                    + "passthrough host's requests are not seen (docs/network.md, \"What the broker sees\")."})
+    java.util.List<String> passthrough = new java.util.ArrayList<>();
+
     @Option(names = "--secret", paramLabel = "NAME",
             description = {"Give the sandbox a secret from `kosa8 secret set` (repeatable). Its host joins the "
                     + "allow-list; commands see only a placeholder in its variable, and the network broker puts the "
                     + "real key into HTTPS requests to that host alone."})
     java.util.List<String> secrets = new java.util.ArrayList<>();
+
+    @Option(names = "--hold", paramLabel = "CLASS",
+            description = "Hold this class of paths for review again after --no-hold (classes: git, hook-managers, direnv,"
+                    + " editors, agents, ci, symlinks, and your own in held-paths.txt; docs/workspace.md).")
+    java.util.List<String> hold = new java.util.ArrayList<>();
+
+    @Option(names = "--no-hold", paramLabel = "CLASS",
+            description = "Let the sandbox write this class of paths straight to the folder (see --hold).")
+    java.util.List<String> noHold = new java.util.ArrayList<>();
 
     @Option(names = "--net", paramLabel = "MODE", defaultValue = "closed",
             description = {"closed: only --allow'ed hosts (default); open: every host, still address-checked and "
@@ -54,6 +70,15 @@ final class SandboxOptions {
         }
         for (String rule : allow) {
             q.append("&allow=").append(enc(rule));
+        }
+        for (String host : passthrough) {
+            q.append("&allow=").append(enc(dev.kosa8.egress.AllowRule.PASSTHROUGH + " " + host));
+        }
+        for (String c : hold) {
+            q.append("&hold=").append(enc(c));
+        }
+        for (String c : noHold) {
+            q.append("&noHold=").append(enc(c));
         }
         return q.toString();
     }

@@ -97,13 +97,16 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
             };
             ctx.channel().closeFuture().addListener(f -> remove.run()); // at once if it closed during the boot
-            switchToStream(ctx, () -> mgr.running(s).agent(), () -> mgr.networks().secretEnvironment(s), remove);
+            switchToStream(ctx, s.id(), () -> mgr.running(s).agent(), () -> mgr.networks().secretEnvironment(s),
+                    remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
             List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,
                     "bytes", removed.stream().mapToLong(Pruner.Item::bytes).sum()));
         } else if (what.equals("sandboxes")) {
             sandboxes(ctx, m, p, q, upgrade, mgr);
+        } else if (what.equals("held") && p.size() >= 3) {
+            held(ctx, m, p, q, mgr.held());
         } else if (what.equals("secrets") && p.size() == 3 && p.get(2).equals("reload") && m == HttpMethod.POST) {
             mgr.networks().reloadSecrets();
             respond(ctx, HttpResponseStatus.OK, Map.of("reloaded", true));
@@ -133,8 +136,9 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 if (m == HttpMethod.GET) {
                     respond(ctx, HttpResponseStatus.OK, view(s));
                 } else if (m == HttpMethod.DELETE) {
-                    mgr.remove(s, "true".equals(param(q, "force", "false")));
-                    respond(ctx, HttpResponseStatus.OK, Map.of("removed", s.id()));
+                    int kept = mgr.remove(s, "true".equals(param(q, "force", "false")),
+                            "true".equals(param(q, "discardHeld", "false")));
+                    respond(ctx, HttpResponseStatus.OK, Map.of("removed", s.id(), "heldKept", kept));
                 } else {
                     throw notFound();
                 }
@@ -168,7 +172,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
                 var agent = mgr.running(s).agent();
-                switchToStream(ctx, () -> agent, () -> mgr.networks().secretEnvironment(s), () -> { });
+                switchToStream(ctx, s.id(), () -> agent, () -> mgr.networks().secretEnvironment(s), () -> { });
             }
             case "checkpoints" -> {
                 if (m == HttpMethod.POST && p.size() == 4) {
@@ -233,6 +237,32 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
     }
 
+    /** {@code /v1/held/ID}: a sandbox's held changes, or a removed one's kept ones (docs/api.md). */
+    private void held(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q, SandboxHeld held) {
+        String id = p.get(2);
+        String sub = p.size() > 3 ? p.get(3) : "";
+        List<String> paths = q.parameters().getOrDefault("path", List.of());
+        boolean all = "true".equals(param(q, "all", "false"));
+        if (sub.isEmpty() && m == HttpMethod.GET) {
+            if ("true".equals(param(q, "countOnly", "false"))) {
+                respond(ctx, HttpResponseStatus.OK, Map.of("count", held.countAnywhere(id)));
+                return;
+            }
+            SandboxHeld.Review r = held.review(id, "true".equals(param(q, "diff", "true")));
+            respond(ctx, HttpResponseStatus.OK, Map.of("id", r.id(), "folder", r.folder(), "held", r.entries().stream()
+                    .map(e -> Map.of("path", e.unit().path(), "class", e.unit().className(), "change",
+                            e.change().name().toLowerCase(java.util.Locale.ROOT), "conflict", e.conflict(),
+                            "protects", e.protects(), "size", e.size(), "since", e.unit().since().toString(),
+                            "diff", e.diff())).toList()));
+        } else if ((sub.equals("accept") || sub.equals("reject")) && m == HttpMethod.POST) {
+            SandboxHeld.Done d = sub.equals("accept") ? held.accept(id, paths, all) : held.reject(id, paths, all);
+            respond(ctx, HttpResponseStatus.OK, Map.of("id", d.id(), "done", d.outcome().done(),
+                    "conflicts", d.outcome().conflicts(), "left", d.left()));
+        } else {
+            throw notFound();
+        }
+    }
+
     private static Map<String, Object> checkpointView(Checkpoint c, Long bytes) {
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("id", c.id());
@@ -260,7 +290,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     Integer.parseInt(param(q, "memoryMiB", "1024")), param(q, "accelerator", "auto"),
                     param(q, "workspace", ""), NetMode.parse(param(q, "net", "closed")),
                     q.parameters().getOrDefault("allow", List.of()), q.parameters().getOrDefault("secret", List.of()),
-                    WorkspaceTransport.parse(param(q, "workspaceTransport", "")));
+                    WorkspaceTransport.parse(param(q, "workspaceTransport", "")),
+                    q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }
@@ -272,11 +303,12 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     /** Answers 101 and turns the connection into an agent-protocol stream. */
-    private void switchToStream(ChannelHandlerContext ctx, Supplier<AgentConnection> agent,
+    private void switchToStream(ChannelHandlerContext ctx, String sandbox, Supplier<AgentConnection> agent,
                                 Supplier<Map<String, String>> extraEnv, Runnable onEnd) {
         ctx.executor().execute(() -> {
             FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
-            res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+            res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE)
+                    .set("Kosa8-Sandbox", sandbox);
             ctx.writeAndFlush(res);
             var pipeline = ctx.pipeline();
             pipeline.remove(HttpServerCodec.class);

@@ -4,6 +4,7 @@ import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.VmSpec;
+import dev.kosa8.workspace.HeldChanges;
 import dev.kosa8.workspace.WorkspaceServer;
 import dev.kosa8.workspace.WorkspaceSnapshot;
 import java.nio.file.Path;
@@ -18,9 +19,16 @@ import java.util.function.Consumer;
  */
 final class Folders {
     private final Consumer<String> log;
+    private final SandboxLayout layout;
 
-    Folders(Consumer<String> log) {
+    Folders(SandboxLayout layout, Consumer<String> log) {
+        this.layout = layout;
         this.log = log;
+    }
+
+    /** The sandbox's held layer, opened for a server to serve held paths from (the server closes it). */
+    private HeldChanges held(Sandbox s) {
+        return HeldLayers.open(layout, s.id(), logFor(s));
     }
 
     private Consumer<String> logFor(Sandbox s) {
@@ -36,7 +44,7 @@ final class Folders {
     void serve(Sandbox s, Vm vm, Path folder) {
         try {
             WorkspaceServer server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(),
-                    vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(10), logFor(s));
+                    vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(10), logFor(s), held(s));
             s.update(r -> r.withWorkspace(server));
             GuestCommand.mountWorkspace(vm.agent(), folder.toString(), WorkspaceServer.MSIZE, false,
                     s.record().workspaceTransport(), Duration.ofSeconds(60));
@@ -61,7 +69,7 @@ final class Folders {
         s.update(r -> r.workspaceLost(true));
         try {
             WorkspaceServer server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(),
-                    vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(5), logFor(s));
+                    vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(5), logFor(s), held(s));
             s.update(r -> r.withWorkspace(server));
             GuestCommand.mountWorkspace(vm.agent(), folder.toString(), WorkspaceServer.MSIZE, true,
                     s.record().workspaceTransport(), Duration.ofSeconds(30));
@@ -87,12 +95,15 @@ final class Folders {
     CompletableFuture<Void> serveRestored(Sandbox s, VmSpec spec, Path folder, WorkspaceSnapshot saved,
                                           Runnable beforeServe) {
         WorkspaceServer w = WorkspaceServer.connect(folder, spec.workspaceSocket(), spec.workspaceWindow(),
-                spec.workspaceWrites(), Duration.ofSeconds(10), logFor(s));
+                spec.workspaceWrites(), Duration.ofSeconds(10), logFor(s), held(s));
         s.update(r -> r.withWorkspace(w));
         CompletableFuture<Void> serving = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("kosa8-serve-" + s.id()).start(() -> {
             try {
                 beforeServe.run();
+                if (w.held() != null) {
+                    w.held().reload(); // a rewind put the held layer back as it was at its checkpoint
+                }
                 if (saved != null) {
                     w.restore(saved);
                 }

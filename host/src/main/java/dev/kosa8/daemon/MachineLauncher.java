@@ -58,7 +58,7 @@ final class MachineLauncher {
         this.qemuBinary = qemuBinary;
         this.templates = templates;
         this.trust = new GuestTrust(log);
-        this.folders = new Folders(log);
+        this.folders = new Folders(layout, log);
         this.networks = networks;
         this.watch = watch;
         this.log = log;

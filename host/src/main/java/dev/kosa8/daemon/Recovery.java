@@ -95,6 +95,11 @@ final class Recovery {
         SandboxRecord r = s.record();
         QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
         try {
+            new SandboxHeld(layout, registry, log).keepOnRemove(r.id(), false);
+        } catch (RuntimeException e) {
+            log.accept("sandbox " + r.id() + ": " + e.getMessage());
+        }
+        try {
             store.delete(r.id());
             layout.cleanRuntime(r.id(), log);
             registry.remove(r.id());

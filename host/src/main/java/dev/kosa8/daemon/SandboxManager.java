@@ -40,8 +40,10 @@ public final class SandboxManager {
     /** What a new sandbox should be. */
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
                                 NetMode net, List<String> allow, List<String> secrets,
-                                WorkspaceTransport workspaceTransport) {
+                                WorkspaceTransport workspaceTransport, List<String> hold, List<String> noHold) {
         public CreateRequest {
+            hold = hold == null ? List.of() : List.copyOf(hold);
+            noHold = noHold == null ? List.of() : List.copyOf(noHold);
             workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
             net = net == null ? NetMode.CLOSED : net;
             allow = allow == null ? List.of() : List.copyOf(allow);
@@ -61,6 +63,7 @@ public final class SandboxManager {
     private final Recovery recovery;
     private final String qemuBinary;
     private final Consumer<String> log;
+    private final SandboxHeld held;
 
     public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
                           EgressService egress, Supplier<SecretStore> secretStore, Consumer<String> log) {
@@ -76,6 +79,12 @@ public final class SandboxManager {
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, log);
         this.qemuBinary = qemuBinary;
         this.log = log;
+        this.held = new SandboxHeld(layout, registry, log);
+    }
+
+    /** Held changes: review, accept, reject. */
+    SandboxHeld held() {
+        return held;
     }
 
     /** At daemon start: loads every record and re-attaches to machines that still run ({@link Recovery}). */
@@ -100,6 +109,9 @@ public final class SandboxManager {
                 WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))),
                 networks.network(req.net(), req.allow(), granted), granted, req.workspaceTransport());
         launcher.specs().validate(r);
+        if (!r.workspace().isEmpty()) {
+            HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
+        }
         Sandbox s = new Sandbox(r);
         registry.add(s);
         store.save(r);
@@ -202,7 +214,17 @@ public final class SandboxManager {
     }
 
     public void remove(Sandbox s, boolean force) {
-        s.locked(() -> {
+        remove(s, force, false);
+    }
+
+    /**
+     * Removes a sandbox; its held changes are kept to be reviewed by its id ({@link SandboxHeld}), or
+     * dropped with {@code discardHeld}.
+     *
+     * @return how many held changes were kept
+     */
+    public int remove(Sandbox s, boolean force, boolean discardHeld) {
+        return s.locked(() -> {
             SandboxState st = s.record().state();
             if ((st == SandboxState.RUNNING || st == SandboxState.STARTING) && !force) {
                 throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is running",
@@ -211,6 +233,7 @@ public final class SandboxManager {
             s.update(rt -> rt.stopping(true));
             save(s, s.record().withState(SandboxState.REMOVING));
             s.closeRuntime();
+            int kept = held.keepOnRemove(s.id(), discardHeld);
             try {
                 store.delete(s.id());
                 layout.cleanRuntime(s.id(), log);
@@ -219,6 +242,7 @@ public final class SandboxManager {
                 throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
                         + e.getMessage(), "delete " + layout.directory(s.id()) + " by hand", e);
             }
+            return kept;
         });
     }
 

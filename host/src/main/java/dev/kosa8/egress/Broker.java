@@ -287,15 +287,17 @@ public final class Broker implements AutoCloseable {
     /**
      * The policy's decision on a connection, with the sandbox's secrets: TLS
      * to a host a secret is bound to is always intercepted, since its key goes
-     * into the requests inside (under {@code --net open} too).
+     * into the requests inside (under {@code --net open} too, and over a
+     * {@code passthrough} rule for the host).
      */
     Decision connect(String host, int port) {
         Decision d = policy.connect(host, port);
-        if (d.allowed() && !d.intercept()) {
+        if (d.allowed()) {
             List<SecretBinding> bound = secrets.boundTo(host, port);
             if (!bound.isEmpty()) {
                 return new Decision(true, d.reason() + "; carries secret "
-                        + String.join(", ", bound.stream().map(SecretBinding::name).toList()), true);
+                        + String.join(", ", bound.stream().map(SecretBinding::name).toList()), false,
+                        d.requestRules());
             }
         }
         return d;

@@ -78,6 +78,12 @@ final class Denials {
      * instead of the answer that says why.
      */
     static void lingerClose(io.netty.channel.Channel ch) {
+        if (ch instanceof io.netty.handler.codec.http2.Http2StreamChannel && ch.isActive()) {
+            // an HTTP/2 stream: the answer ended it on our side; what the guest still sends on it is dropped (by
+            // HeadGate) until it ends its side, or for a moment, and the connection's other streams go on
+            ch.eventLoop().schedule(() -> ch.close(), 2, java.util.concurrent.TimeUnit.SECONDS);
+            return;
+        }
         if (!(ch instanceof io.netty.channel.socket.DuplexChannel d) || !ch.isActive()) {
             ch.close();
             return;

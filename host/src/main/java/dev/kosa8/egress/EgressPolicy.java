@@ -19,22 +19,37 @@ public record EgressPolicy(boolean open, List<AllowRule> rules) {
         rules = List.copyOf(rules);
     }
 
-    /** May the guest connect to this host and port? Names only; addresses are the resolver's check. */
+    /**
+     * May the guest connect to this host and port? Names only; addresses are the resolver's check. An allowed
+     * connection is intercepted unless a {@code passthrough} rule names the host: that rule wins over the others
+     * for the host, as an unrestricted rule wins over one with methods or a path.
+     */
     public Decision connect(String host, int port) {
-        if (open) {
-            return Decision.allow("the network is open");
-        }
+        AllowRule passthrough = null;
+        AllowRule unrestricted = null;
         AllowRule restricted = null;
         for (AllowRule r : rules) {
             if (r.host().matches(host, port)) {
-                if (!r.hasRequestRules()) {
-                    return Decision.allow("allowed by " + r);
+                if (r.passthrough()) {
+                    passthrough = passthrough == null ? r : passthrough;
+                } else if (!r.hasRequestRules()) {
+                    unrestricted = unrestricted == null ? r : unrestricted;
+                } else {
+                    restricted = restricted == null ? r : restricted;
                 }
-                restricted = restricted == null ? r : restricted;
             }
         }
+        if (passthrough != null) {
+            return new Decision(true, (open ? "the network is open; " : "allowed by ") + passthrough, true, false);
+        }
+        if (open) {
+            return Decision.allow("the network is open");
+        }
+        if (unrestricted != null) {
+            return Decision.allow("allowed by " + unrestricted);
+        }
         if (restricted != null) {
-            return new Decision(true, "allowed for some requests by " + restricted, true);
+            return new Decision(true, "allowed for some requests by " + restricted, false, true);
         }
         return Decision.deny(denial(host, port));
     }
@@ -42,12 +57,12 @@ public record EgressPolicy(boolean open, List<AllowRule> rules) {
     /** May the guest send this HTTP request? {@code path} has no query. */
     public Decision request(String host, int port, String method, String path) {
         Decision c = connect(host, port);
-        if (!c.allowed() || !c.intercept()) {
+        if (!c.allowed() || !c.requestRules()) {
             return c;
         }
         List<String> matching = new ArrayList<>();
         for (AllowRule r : rules) {
-            if (r.host().matches(host, port)) {
+            if (r.host().matches(host, port) && !r.passthrough()) {
                 if (r.allowsRequest(method, path)) {
                     return Decision.allow("allowed by " + r);
                 }
@@ -70,7 +85,7 @@ public record EgressPolicy(boolean open, List<AllowRule> rules) {
         return new EgressPolicy(open, next);
     }
 
-    /** Removes every rule whose host pattern is {@code pattern}, whatever its methods and path. */
+    /** Removes every rule whose host pattern is {@code pattern}, whatever its methods, path or passthrough. */
     public EgressPolicy denying(HostPattern pattern) {
         List<AllowRule> next = new ArrayList<>(rules);
         next.removeIf(r -> r.host().equals(pattern));

@@ -87,6 +87,6 @@ final class HeadGate extends ChannelInboundHandlerAdapter {
         String clean = AuditEvent.trimPath(path);
         EgressPolicy policy = broker.policy();
         return !policy.request(host, port, req.method().name(), clean).allowed()
-                || policy.connect(host, port).intercept() && RequestPath.problem(clean) != null;
+                || policy.connect(host, port).requestRules() && RequestPath.problem(clean) != null;
     }
 }

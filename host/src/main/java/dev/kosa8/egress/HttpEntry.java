@@ -42,18 +42,39 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
     private boolean busy;
     /** The guest sent a request before the last one's response: it is dropped and the connection ends after that response. */
     private boolean pipelined;
-    private final UpstreamSlot upstream = new UpstreamSlot();
+    /** The upstream connections this guest connection reuses; made when the handler joins a channel, or given. */
+    private UpstreamSlot upstream;
+    /** This entry serves one HTTP/2 stream, whose protocol frames the response and ends with it. */
+    private final boolean stream;
 
     HttpEntry(Broker broker, Listener listener) {
-        this(broker, listener, null, -1);
+        this(broker, listener, null, -1, null, false);
     }
 
-    /** For the requests inside an intercepted TLS connection to {@code tlsHost:tlsPort}. */
+    /** For the requests inside an intercepted HTTP/1.1 connection to {@code tlsHost:tlsPort}. */
     HttpEntry(Broker broker, Listener listener, String tlsHost, int tlsPort) {
+        this(broker, listener, tlsHost, tlsPort, null, false);
+    }
+
+    /**
+     * @param upstreams the upstream connections to reuse, shared by the streams of one HTTP/2 connection; null for
+     *                  this connection's own
+     * @param stream    the entry serves one HTTP/2 stream
+     */
+    HttpEntry(Broker broker, Listener listener, String tlsHost, int tlsPort, UpstreamSlot upstreams, boolean stream) {
         this.broker = broker;
         this.listener = listener;
         this.tlsHost = tlsHost;
         this.tlsPort = tlsPort;
+        this.upstream = upstreams;
+        this.stream = stream;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        if (upstream == null) {
+            upstream = new UpstreamSlot(ctx.channel(), 1);
+        }
     }
 
     @Override
@@ -139,20 +160,30 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
      */
     private void intercepted(ChannelHandlerContext ctx, FullHttpRequest req) {
         String method = req.method().name();
-        String hostHeader = req.headers().get(HttpHeaderNames.HOST);
-        Authority target = hostHeader == null ? null : Authority.parse(hostHeader, tlsPort);
         String path = AuditEvent.trimPath(req.uri());
         if (method.equals("CONNECT") || !req.uri().startsWith("/")) {
             refuse(ctx, HttpResponseStatus.BAD_REQUEST, tlsHost, tlsPort, method, null,
                     "inside TLS a request names a path, not '" + shown(req.uri()) + "'");
             return;
         }
-        if (target == null || !target.host().equals(tlsHost) || target.port() != tlsPort) {
-            refuse(ctx, HttpResponseStatus.MISDIRECTED_REQUEST, tlsHost, tlsPort, method, path, "the Host header '"
-                    + (hostHeader == null ? "" : shown(hostHeader)) + "' differs from the TLS server name " + tlsHost);
+        // HTTP/1.1's Host; HTTP/2's :authority, which Netty's codec hands over as Host, beside any host header the
+        // guest sent too: every one must name the server this connection was opened for
+        java.util.List<String> hosts = req.headers().getAll(HttpHeaderNames.HOST);
+        String stray = hosts.isEmpty() ? "" : null;
+        for (String h : hosts) {
+            Authority target = Authority.parse(h, tlsPort);
+            if (target == null || !target.host().equals(tlsHost) || target.port() != tlsPort) {
+                stray = h;
+                break;
+            }
+        }
+        if (stray != null) {
+            refuse(ctx, HttpResponseStatus.MISDIRECTED_REQUEST, tlsHost, tlsPort, method, path, (stream
+                    ? "the :authority '" : "the Host header '") + shown(stray) + "' differs from the TLS server name "
+                    + tlsHost);
             return;
         }
-        String bad = broker.policy().connect(tlsHost, tlsPort).intercept() ? RequestPath.problem(path) : null;
+        String bad = broker.policy().connect(tlsHost, tlsPort).requestRules() ? RequestPath.problem(path) : null;
         if (bad != null) {
             refuse(ctx, HttpResponseStatus.BAD_REQUEST, tlsHost, tlsPort, method, null, bad);
             return;
@@ -166,7 +197,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             return;
         }
         req.retain();
-        new HttpForward(broker, listener, ctx.channel(), req, tlsHost, tlsPort, path, d.reason(), true,
+        new HttpForward(broker, listener, ctx.channel(), req, tlsHost, tlsPort, path, d.reason(), true, stream,
                 upstream, () -> next(ctx)).start();
     }
 
@@ -221,7 +252,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         String cleanPath = AuditEvent.trimPath(path);
         // only where a path rule judges the path: elsewhere (npm's "@scope%2fname") encoded slashes are normal
-        String bad = broker.policy().connect(target.host(), target.port()).intercept() ? RequestPath.problem(cleanPath)
+        String bad = broker.policy().connect(target.host(), target.port()).requestRules() ? RequestPath.problem(cleanPath)
                 : null;
         if (bad != null) {
             refuse(ctx, HttpResponseStatus.BAD_REQUEST, target.host(), target.port(), method, null, bad);
@@ -238,7 +269,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         req.retain();
         new HttpForward(broker, listener, ctx.channel(), req, target.host(), target.port(), cleanPath, d.reason(), false,
-                upstream, () -> next(ctx)).start();
+                false, upstream, () -> next(ctx)).start();
     }
 
     /**

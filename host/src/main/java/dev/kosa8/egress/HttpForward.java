@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -53,6 +54,10 @@ final class HttpForward {
     private final String path;
     private final String reason;
     private final boolean tls;
+    /** The guest is one HTTP/2 stream: its protocol frames each response, and the stream ends with it. */
+    private final boolean framed;
+    /** A WebSocket handshake over HTTP/1.1: on the server's 101 both sides become a relay of bytes. */
+    private final boolean webSocket;
     private final Runnable next;
     private final UpstreamSlot slot;
     /** The guest asked to keep its connection (HTTP/1.1 without "Connection: close", or 1.0 with keep-alive). */
@@ -65,13 +70,16 @@ final class HttpForward {
     private final dev.kosa8.secrets.KeyScrubber scrubber;
 
     /**
-     * @param tls  the upstream speaks TLS, verified by the broker against the host name
-     * @param next called on the guest's event loop when the response is complete and the guest's connection
-     *             may carry another request
+     * @param tls    the upstream speaks TLS, verified by the broker against the host name
+     * @param framed the guest is an HTTP/2 stream
+     * @param next   called on the guest's event loop when the response is complete and the guest's connection
+     *               may carry another request
      */
     HttpForward(Broker broker, Listener listener, Channel guest, FullHttpRequest request, String host, int port,
-                String path, String reason, boolean tls, UpstreamSlot slot, Runnable next) {
+                String path, String reason, boolean tls, boolean framed, UpstreamSlot slot, Runnable next) {
         this.tls = tls;
+        this.framed = framed;
+        this.webSocket = tls && !framed && isWebSocketHandshake(request);
         this.slot = slot;
         this.next = next;
         this.broker = broker;
@@ -92,9 +100,9 @@ final class HttpForward {
     void start() {
         guest.config().setAutoRead(false);
         String key = host + ":" + port;
-        Channel kept = slot.take(key);
+        UpstreamSlot.Idle kept = webSocket ? null : slot.take(key); // a WebSocket keeps its connection for good
         if (kept != null) {
-            send(kept, slot.via());
+            send(kept.channel(), kept.via());
             return;
         }
         broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
@@ -120,14 +128,14 @@ final class HttpForward {
                             return;
                         }
                         Channel up = f.channel();
-                        broker.track(host, port, guest);
-                        slot.keep(key, up, target.via());
-                        // the upstream dies with the guest; the listener goes with the upstream
+                        Channel owner = slot.owner();
+                        broker.track(host, port, owner);
+                        // the upstream dies with the guest's connection; the listener goes with the upstream
                         io.netty.util.concurrent.GenericFutureListener<io.netty.util.concurrent.Future<? super Void>>
                                 closeUpstream = g -> up.close();
-                        guest.closeFuture().addListener(closeUpstream);
+                        owner.closeFuture().addListener(closeUpstream);
                         up.closeFuture().addListener(x -> {
-                            guest.closeFuture().removeListener(closeUpstream);
+                            owner.closeFuture().removeListener(closeUpstream);
                             slot.drop(up);
                         });
                         send(up, target.via());
@@ -150,7 +158,7 @@ final class HttpForward {
             // hidden inside gzip or deflate
             up.pipeline().addAfter(CODEC, INFLATE, new io.netty.handler.codec.http.HttpContentDecompressor(0));
         }
-        up.pipeline().addLast("response", new ResponseRelay(exchange, up));
+        up.pipeline().addLast("response", new ResponseRelay(exchange, up, via));
         up.writeAndFlush(request).addListener((ChannelFutureListener) w -> {
             if (w.isSuccess()) {
                 w.channel().read();
@@ -169,9 +177,24 @@ final class HttpForward {
             }
         }
         HOP_BY_HOP.forEach(h::remove);
+        for (var x : io.netty.handler.codec.http2.HttpConversionUtil.ExtensionHeaderNames.values()) {
+            h.remove(x.text()); // what Netty's HTTP/2 codec added, or the guest sent in their name
+        }
+        if (webSocket) {
+            h.set(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET);
+            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+        }
         h.set(HttpHeaderNames.HOST, port == 80 ? host : host + ":" + port);
         h.remove(HttpHeaderNames.TRANSFER_ENCODING);
         h.setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
+    }
+
+    /** An HTTP/1.1 GET asking to become a WebSocket (RFC 6455 4.1): Upgrade names it, Connection names Upgrade. */
+    static boolean isWebSocketHandshake(FullHttpRequest r) {
+        HttpHeaders h = r.headers();
+        return r.method() == io.netty.handler.codec.http.HttpMethod.GET
+                && h.containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)
+                && h.containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE, true);
     }
 
     /** A body still encoded after the decompressor: one it does not know (br, zstd), so unreadable to a scrubber. */
@@ -195,6 +218,10 @@ final class HttpForward {
     private final class ResponseRelay extends SimpleChannelInboundHandler<HttpObject> {
         private final Exchange exchange;
         private final Channel up;
+        private final String via;
+        /** Ends the upstream's request when the guest goes (an HTTP/2 stream reset, a closed connection) first. */
+        private final io.netty.util.concurrent.GenericFutureListener<io.netty.util.concurrent.Future<? super Void>>
+                guestGone;
         private boolean responded;
         private boolean keepGuest;
         private boolean keepUpstream;
@@ -204,10 +231,24 @@ final class HttpForward {
         private io.netty.channel.ChannelFuture lastWrite;
         private dev.kosa8.secrets.KeyScrubber.Session scrub;
 
-        ResponseRelay(Exchange exchange, Channel up) {
+        ResponseRelay(Exchange exchange, Channel up, String via) {
             super(false);
             this.exchange = exchange;
             this.up = up;
+            this.via = via;
+            this.guestGone = g -> {
+                // an HTTP/2 stream closes as its response's last frame is written, before that write's listener
+                // runs: the upstream has answered in full then, and is kept for the connection's next stream
+                if (!done && !lastSeen) {
+                    up.close();
+                }
+            };
+            guest.closeFuture().addListener(guestGone);
+        }
+
+        @Override
+        public void handlerRemoved(ChannelHandlerContext ctx) {
+            guest.closeFuture().removeListener(guestGone);
         }
 
         @Override
@@ -238,6 +279,11 @@ final class HttpForward {
                     scrub = scrubber.session();
                 }
             }
+            if (msg instanceof HttpResponse res && webSocket
+                    && res.status().code() == HttpResponseStatus.SWITCHING_PROTOCOLS.code()) {
+                upgrade(ctx, res);
+                return;
+            }
             if (msg instanceof HttpResponse res && res.status().codeClass()
                     == io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL) {
                 // 100 Continue, 103 Early Hints: passed on; the empty "last content" the codec adds after it is not
@@ -256,7 +302,7 @@ final class HttpForward {
                 exchange.outcome("HTTP " + res.status().code());
                 keepUpstream = io.netty.handler.codec.http.HttpUtil.isKeepAlive(res);
                 HOP_BY_HOP.forEach(res.headers()::remove);
-                keepGuest = guestKeepAlive && (io.netty.handler.codec.http.HttpUtil.isContentLengthSet(res)
+                keepGuest = framed || guestKeepAlive && (io.netty.handler.codec.http.HttpUtil.isContentLengthSet(res)
                         || io.netty.handler.codec.http.HttpUtil.isTransferEncodingChunked(res)
                         || res.status().code() == 204 || res.status().code() == 304
                         || request.method() == io.netty.handler.codec.http.HttpMethod.HEAD);
@@ -275,6 +321,33 @@ final class HttpForward {
             // until a delayed ACK (measured: 40 ms per request)
             lastSeen |= msg instanceof LastHttpContent;
             lastWrite = guest.write(msg);
+        }
+
+        /**
+         * The server accepted the WebSocket: its 101 goes to the guest, and from here both connections carry
+         * bytes both ways, unread, as a passed-through connection does (the request that opened it was judged,
+         * and it stays with this host). The guest's HTTP handlers leave, the upstream's codec passes bytes.
+         */
+        private void upgrade(ChannelHandlerContext ctx, HttpResponse res) {
+            responded = true;
+            done = true;
+            exchange.outcome("HTTP 101, WebSocket");
+            guest.writeAndFlush(res); // encoded now, before the guest's encoder leaves
+            ChannelPipeline g = guest.pipeline();
+            for (Class<? extends io.netty.channel.ChannelHandler> h : List.of(HttpEntry.class,
+                    io.netty.handler.codec.http.HttpObjectAggregator.class, HeadGate.class,
+                    io.netty.handler.codec.http.HttpResponseEncoder.class)) {
+                if (g.get(h) != null) {
+                    g.remove(h);
+                }
+            }
+            g.addLast("relay", new Relay(up, exchange, true));
+            g.remove(StrictRequestDecoder.class); // what it holds goes on to the relay
+            if (g.get(HttpEntry.IDLE) != null) {
+                g.remove(HttpEntry.IDLE);
+            }
+            ((HttpClientCodec) up.pipeline().get(CODEC)).prepareUpgradeFrom(up.pipeline().context(CODEC));
+            ctx.pipeline().replace(this, "relay", new Relay(guest, exchange, false)); // bytes after the 101 go on
         }
 
         /** The same content with every real key replaced by its placeholder, which has the same length. */
@@ -338,6 +411,8 @@ final class HttpForward {
                     ctx.pipeline().remove(this);
                     if (!keepUpstream || !keepGuest) {
                         up.close();
+                    } else {
+                        slot.keep(host + ":" + port, up, via);
                     }
                     if (keepGuest) {
                         next.run();

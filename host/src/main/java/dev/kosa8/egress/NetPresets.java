@@ -60,6 +60,14 @@ public final class NetPresets {
         List<AllowRule> out = new ArrayList<>();
         for (String item : items) {
             String s = item.strip();
+            int word = s.indexOf(' ');
+            if (word > 0 && s.substring(0, word).equalsIgnoreCase(AllowRule.PASSTHROUGH)
+                    && s.substring(word + 1).strip().startsWith("@")) {
+                for (AllowRule r : expand(List.of(s.substring(word + 1).strip()))) {
+                    out.addAll(expand(List.of(AllowRule.PASSTHROUGH + " " + r)));
+                }
+                continue;
+            }
             if (s.startsWith("@")) {
                 List<String> hosts = presets.get(s.substring(1));
                 if (hosts == null) {
@@ -72,7 +80,8 @@ public final class NetPresets {
                     out.add(AllowRule.parse(s));
                 } catch (IllegalArgumentException e) {
                     throw new KosaException(KosaException.Kind.USAGE, "bad allow rule '" + s + "': " + e.getMessage(),
-                            "write HOST, *.DOMAIN, HOST:PORT, 'GET,HEAD HOST/path/prefix' or @preset");
+                            "write HOST, *.DOMAIN, HOST:PORT, 'GET,HEAD HOST/path/prefix', 'passthrough HOST' or "
+                                    + "@preset");
                 }
             }
         }

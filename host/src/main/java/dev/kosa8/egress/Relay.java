@@ -43,6 +43,11 @@ final class Relay extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof ByteBuf)) {
+            // only bytes are relayed: the empty end of a 101 response an HTTP codec still passes on, for one
+            io.netty.util.ReferenceCountUtil.release(msg);
+            return;
+        }
         if (msg instanceof ByteBuf b) {
             if (outbound) {
                 exchange.sent(b.readableBytes());

@@ -12,12 +12,15 @@ import java.time.Instant;
 /**
  * Routes a guest's TLS connection by the name in its ClientHello (SNI): checks
  * the name against the policy (and, after a CONNECT, against the CONNECT
- * target). For most allowed names it resolves and checks the address on the
- * host, dials it, replays the ClientHello and relays the bytes untouched: the
- * upstream's certificate is verified by the guest's own client, end to end.
- * For names whose rules look inside requests it intercepts: TLS ends here
- * with the sandbox CA's leaf for that one name, and {@link HttpEntry} judges
- * each request before the broker carries it on over TLS it verifies itself.
+ * target). By default it intercepts: TLS ends here with the sandbox CA's leaf
+ * for that one name, offering HTTP/2 when the guest does, and
+ * {@link HttpEntry} judges each request (its Host or {@code :authority} must
+ * be that name) before the broker carries it on over TLS it verifies itself.
+ * For a host allowed {@code passthrough} it resolves and checks the address on
+ * the host, dials it, replays the ClientHello and relays the bytes untouched
+ * (the upstream's certificate is verified by the guest's own client, end to
+ * end), refusing a ClientHello with Encrypted Client Hello and, through
+ * {@link PassthroughGuard}, any later ClientHello that names another server.
  * A refusal is a TLS {@code access_denied} alert and a log line.
  */
 final class TlsRouter extends AbstractSniHandler<Route> {
@@ -36,6 +39,8 @@ final class TlsRouter extends AbstractSniHandler<Route> {
     private volatile String refusal;
     private volatile String host;
     private volatile Exchange exchange;
+    /** The ClientHello as {@link ClientHello} read it; null when it did not parse. */
+    private volatile ClientHello hello;
 
     /** @param connectTarget the CONNECT request's host the SNI must equal, or null on the transparent port */
     TlsRouter(Broker broker, Listener listener, String connectTarget, int port) {
@@ -47,9 +52,18 @@ final class TlsRouter extends AbstractSniHandler<Route> {
     }
 
     @Override
+    protected Future<Route> lookup(ChannelHandlerContext ctx, io.netty.buffer.ByteBuf clientHello) throws Exception {
+        hello = ClientHello.parse(clientHello);
+        return super.lookup(ctx, clientHello); // reads the server name, then lookup(ctx, sni)
+    }
+
+    @Override
     protected Future<Route> lookup(ChannelHandlerContext ctx, String sni) {
         Promise<Route> p = ctx.executor().newPromise();
         host = sni == null ? connectTarget : HostName.normalize(sni);
+        if (hello == null) {
+            return refuse(p, "a TLS ClientHello that does not parse");
+        }
         if (sni == null) {
             return refuse(p, "no TLS ClientHello with a server name (SNI); the broker routes TLS by name");
         }
@@ -65,7 +79,7 @@ final class TlsRouter extends AbstractSniHandler<Route> {
         }
         if (d.intercept()) {
             if (broker.ca() == null) {
-                return refuse(p, d.reason() + ", which needs TLS interception, and this broker has no CA");
+                return refuse(p, d.reason() + ": the broker reads TLS to this host, and has no CA to do it with");
             }
             try {
                 broker.ca().serverContextFor(host); // minted (and cached) here, so a name it refuses is refused now
@@ -74,6 +88,9 @@ final class TlsRouter extends AbstractSniHandler<Route> {
             }
             p.trySuccess(new Route.Intercept());
             return p;
+        }
+        if (hello.ech()) {
+            return refuse(p, PassthroughGuard.echRefusal(host));
         }
         broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> ctx.executor().execute(() -> {
             if (err != null) {
@@ -131,27 +148,54 @@ final class TlsRouter extends AbstractSniHandler<Route> {
         Channel upstream = ((Route.Pass) future.getNow()).upstream();
         broker.track(host, port, ctx.channel(), true);
         ctx.channel().config().setAutoRead(false);
-        // the relay is added before this handler leaves, so the buffered ClientHello flows into it
-        ctx.pipeline().addAfter(ctx.name(), "relay", new Relay(upstream, exchange, true));
+        // the guard and relay join before this handler leaves, so the buffered ClientHello flows into them
+        PassthroughGuard guard = new PassthroughGuard(broker, listener, host, port, upstream);
+        upstream.pipeline().addFirst("hello-watch", guard.serverSide());
+        ctx.pipeline().addAfter(ctx.name(), "guard", guard);
+        ctx.pipeline().addAfter("guard", "relay", new Relay(upstream, exchange, true));
         ctx.pipeline().remove(this);
         upstream.read();
     }
 
-    /** TLS ends here: the leaf for the one name asked for, then the HTTP pipeline of an intercepted host. */
+    /**
+     * TLS ends here: the leaf for the one name asked for, offering HTTP/2 when the guest's ClientHello does; once
+     * the handshake says which, the handlers of that protocol.
+     */
     private void intercept(ChannelHandlerContext ctx) {
         var p = ctx.pipeline();
-        String name = ctx.name();
-        io.netty.handler.ssl.SslHandler tls = broker.ca().serverContextFor(host).newHandler(ctx.alloc());
+        boolean h2 = hello.alpn().contains(io.netty.handler.ssl.ApplicationProtocolNames.HTTP_2);
+        io.netty.handler.ssl.SslHandler tls = (h2 ? broker.ca().http2ServerContextFor(host)
+                : broker.ca().serverContextFor(host)).newHandler(ctx.alloc());
         tls.setHandshakeTimeoutMillis(HELLO_TIMEOUT_MILLIS);
-        p.addAfter(name, "tls", tls);
-        p.addAfter("tls", HttpEntry.IDLE, new io.netty.handler.timeout.IdleStateHandler(Broker.IDLE_SECONDS, 0, 0));
-        p.addAfter(HttpEntry.IDLE, "decoder", new StrictRequestDecoder());
-        p.addAfter("decoder", "encoder", new io.netty.handler.codec.http.HttpResponseEncoder());
-        p.addAfter("encoder", "gate", new HeadGate(broker, listener, host, port));
-        p.addAfter("gate", "aggregator", new io.netty.handler.codec.http.HttpObjectAggregator(Broker.MAX_BODY));
-        p.addAfter("aggregator", "entry", new HttpEntry(broker, listener, host, port));
+        p.addAfter(ctx.name(), "tls", tls);
+        p.addAfter("tls", "alpn", new io.netty.handler.ssl.ApplicationProtocolNegotiationHandler(
+                io.netty.handler.ssl.ApplicationProtocolNames.HTTP_1_1) {
+            @Override
+            protected void configurePipeline(ChannelHandlerContext c, String protocol) {
+                if (io.netty.handler.ssl.ApplicationProtocolNames.HTTP_2.equals(protocol)) {
+                    GuestHttp2.install(c.pipeline(), broker, listener, host, port);
+                } else {
+                    http1(c.pipeline());
+                }
+            }
+
+            @Override
+            protected void handshakeFailure(ChannelHandlerContext c, Throwable cause) {
+                c.close(); // the guest's client said why, in its alert; nothing to log but noise
+            }
+        });
         broker.track(host, port, ctx.channel());
         p.remove(this); // the buffered ClientHello flows into the SslHandler
+    }
+
+    /** The handlers of an intercepted HTTP/1.1 connection, at the end of {@code p}. */
+    private void http1(io.netty.channel.ChannelPipeline p) {
+        p.addLast(HttpEntry.IDLE, new io.netty.handler.timeout.IdleStateHandler(Broker.IDLE_SECONDS, 0, 0));
+        p.addLast("decoder", new StrictRequestDecoder());
+        p.addLast("encoder", new io.netty.handler.codec.http.HttpResponseEncoder());
+        p.addLast("gate", new HeadGate(broker, listener, host, port));
+        p.addLast("aggregator", new io.netty.handler.codec.http.HttpObjectAggregator(Broker.MAX_BODY));
+        p.addLast("entry", new HttpEntry(broker, listener, host, port));
     }
 
     @Override

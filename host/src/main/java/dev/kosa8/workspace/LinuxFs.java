@@ -77,6 +77,7 @@ final class LinuxFs {
     private static final MethodHandle MKDIRAT = NativeCall.handle("mkdirat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
     private static final MethodHandle UNLINKAT = NativeCall.handle("unlinkat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT);
     private static final MethodHandle RENAMEAT = NativeCall.handle("renameat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
+    private static final MethodHandle RENAMEAT2 = NativeCall.handle("renameat2", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
     private static final MethodHandle SYMLINKAT = NativeCall.handle("symlinkat", -1, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS);
     private static final MethodHandle READLINKAT = NativeCall.handle("readlinkat", -1, JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG);
     private static final MethodHandle LINKAT = NativeCall.handle("linkat", -1, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT);
@@ -321,6 +322,15 @@ final class LinuxFs {
             MemorySegment o = component(arena, oldName, "renameat");
             MemorySegment n = component(arena, newName, "renameat");
             call(arena, "renameat", st -> (int) RENAMEAT.invokeExact(st, oldDirFd, o, newDirFd, n));
+        }
+    }
+
+    /** Swaps two names atomically ({@code renameat2(RENAME_EXCHANGE)}): each then names what the other did. */
+    static void exchangeAt(int oldDirFd, String oldName, int newDirFd, String newName) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment o = component(arena, oldName, "renameat2");
+            MemorySegment n = component(arena, newName, "renameat2");
+            call(arena, "renameat2", st -> (int) RENAMEAT2.invokeExact(st, oldDirFd, o, newDirFd, n, 2));
         }
     }
 

@@ -37,9 +37,14 @@ final class P9Attributes {
 
     P9Reply setattr(P9Request.Setattr s) throws ErrnoException {
         Fid f = ops.fid(s.fid());
-        P9Reply done = f.withFdIfOpen(fd -> setattr(f, s, fd));
-        if (done != null) {
-            return done;
+        if (ops.heldUnit(f.path(), f.isDirectory()) != null) {
+            // by its path in the held layer: a descriptor opened from the folder before would change the folder's file
+            ops.rootForChange(f.path(), f.isDirectory());
+        } else {
+            P9Reply done = f.withFdIfOpen(fd -> setattr(f, s, fd));
+            if (done != null) {
+                return done;
+            }
         }
         int fd = ops.pathFd(f.path());
         try {
@@ -75,7 +80,7 @@ final class P9Attributes {
                 mNsec = given ? s.mtimeNsec() : LinuxFs.UTIME_NOW;
             }
             if (symlink) {
-                int dir = ops.dirFd(Fid.parent(f.path()));
+                int dir = ops.parentFd(f.path(), false);
                 try {
                     LinuxFs.utimensAt(dir, Fid.lastName(f.path()), aSec, aNsec, mSec, mNsec);
                 } finally {

@@ -80,7 +80,12 @@ final class P9FileIo {
         entries.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
         // dirents of one directory are read under its fid: the offset is the descriptor's
         synchronized (f) {
-            f.withFd(fd -> packEntries(fd, r.offset(), count, entries));
+            HeldChanges held = ops.held();
+            if (held != null && !held.unitNamesIn(f.path()).isEmpty() && ops.rootFor(f.path()) != held.treeFd()) {
+                f.withFd(fd -> packMerged(fd, f.path(), held, r.offset(), entries));
+            } else {
+                f.withFd(fd -> packEntries(fd, r.offset(), count, entries));
+            }
         }
         P9Codec.finishReaddir(out, start, tag, entries.position() - start - P9Codec.READ_DATA_OFFSET);
     }
@@ -105,6 +110,47 @@ final class P9FileIo {
                 }
             }
         }
+    }
+
+    /**
+     * A folder directory with held units in it: its own entries but the units' names, then each
+     * unit the held layer has (a unit the guest deleted is simply missing). The offsets are the
+     * entries' places in that list, which is the same from call to call while nothing changes.
+     */
+    private ByteBuffer packMerged(int fd, String dirPath, HeldChanges held, long offset, ByteBuffer entries)
+            throws ErrnoException {
+        java.util.Set<String> units = held.unitNamesIn(dirPath);
+        java.util.List<Object[]> list = new java.util.ArrayList<>();
+        LinuxFs.Stat dirStat = LinuxFs.stat(fd);
+        long deviceMix = ops.qid(dirStat).path() ^ dirStat.ino();
+        LinuxFs.lseek(fd, 0, 0);
+        ByteBuffer raw = DIRENTS.get();
+        while (true) {
+            raw.clear();
+            int n = LinuxFs.getdents(fd, raw);
+            if (n <= 0) {
+                break;
+            }
+            for (LinuxFs.DirEntry e : LinuxFs.parseDirents(raw, n)) {
+                if (!units.contains(e.name())) {
+                    list.add(new Object[] {new Qid(direntQidType(e.type()), 0, e.ino() ^ deviceMix), e.type(), e.name()});
+                }
+            }
+        }
+        for (String name : new java.util.TreeSet<>(units)) {
+            LinuxFs.Stat st = TreeCopy.statOrNull(held.treeFd(), Fid.child(dirPath, name));
+            if (st != null) {
+                int type = st.isDir() ? LinuxFs.DT_DIR : st.isSymlink() ? LinuxFs.DT_LNK : LinuxFs.DT_REG;
+                list.add(new Object[] {ops.qid(st), type, name});
+            }
+        }
+        for (long i = Math.max(offset, 0); i < list.size(); i++) {
+            Object[] e = list.get((int) i);
+            if (!P9Codec.putDirEntry(entries, (Qid) e[0], i + 1, (byte) (int) (Integer) e[1], (String) e[2])) {
+                break;
+            }
+        }
+        return entries;
     }
 
     private static byte direntQidType(int dtype) {

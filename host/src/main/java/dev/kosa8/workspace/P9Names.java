@@ -17,7 +17,7 @@ final class P9Names {
     P9Reply mkdir(P9Request.Mkdir m) throws ErrnoException {
         Fid dir = ops.directory(m.dfid());
         String name = Names.component(m.name());
-        int d = ops.dirFd(dir.path());
+        int d = ops.parentFd(Fid.child(dir.path(), name), true);
         try {
             int mode = P9Operations.safeMode(m.mode(), true);
             LinuxFs.mkdirAt(d, name, mode);
@@ -47,7 +47,11 @@ final class P9Names {
         if (s.target().isEmpty()) {
             throw new ErrnoException(ErrnoException.ENOENT, "symlink");
         }
-        int d = ops.dirFd(dir.path());
+        String path = Fid.child(dir.path(), name);
+        if (ops.holdsSymlinks() && HeldPolicy.escapes(path, s.target()) && ops.heldUnit(path, false) == null) {
+            ops.holdAlone(path, HeldPolicy.SYMLINKS); // a host program following it would leave the folder
+        }
+        int d = ops.parentFd(path, false);
         try {
             // the target is only text: the server never follows it, the guest kernel resolves it in the guest
             LinuxFs.symlinkAt(s.target(), d, name);
@@ -65,7 +69,7 @@ final class P9Names {
             // device nodes and sockets would reach past the folder into the host's kernel
             throw new ErrnoException(ErrnoException.EPERM, "mknod: only regular files and FIFOs");
         }
-        int d = ops.dirFd(dir.path());
+        int d = ops.parentFd(Fid.child(dir.path(), name), false);
         try {
             int perm = P9Operations.safeMode(m.mode(), false);
             int mode = (type == 0 ? LinuxFs.S_IFREG : type) | perm;
@@ -88,9 +92,16 @@ final class P9Names {
             throw new ErrnoException(ErrnoException.EPERM, "link");
         }
         String name = Names.component(l.name());
-        int from = ops.dirFd(Fid.parent(target.path()));
+        String dest = Fid.child(dir.path(), name);
+        String fromUnit = ops.heldUnit(target.path(), false);
+        String toUnit = ops.heldUnit(dest, false);
+        if ((fromUnit != null || toUnit != null) && (fromUnit == null || !fromUnit.equals(toUnit))) {
+            // a link between a held file and the folder would let a write to one change the other
+            throw new ErrnoException(ErrnoException.EXDEV, "link across the held layer");
+        }
+        int from = ops.parentFd(target.path(), false);
         try {
-            int to = ops.dirFd(dir.path());
+            int to = ops.parentFd(dest, false);
             try {
                 LinuxFs.linkAt(from, Fid.lastName(target.path()), to, name);
             } finally {
@@ -120,9 +131,25 @@ final class P9Names {
     }
 
     private void move(String fromDir, String fromName, String toDir, String toName) throws ErrnoException {
-        int a = ops.dirFd(fromDir);
+        String from = Fid.child(fromDir, fromName);
+        String to = Fid.child(toDir, toName);
+        boolean directory = false;
+        if (ops.held() != null) {
+            HeldMoves moves = new HeldMoves(ops);
+            HeldMoves.Way way = moves.check(from, to);
+            if (way == HeldMoves.Way.ACROSS) {
+                moves.across(from, to);
+                for (Fid f : ops.fids().values()) {
+                    f.renamed(from, to);
+                }
+                ops.held().forgetIfGone(from);
+                return;
+            }
+            directory = way == HeldMoves.Way.RENAME_DIRECTORY;
+        }
+        int a = ops.parentFd(from, directory);
         try {
-            int b = ops.dirFd(toDir);
+            int b = ops.parentFd(to, directory);
             try {
                 LinuxFs.renameAt(a, fromName, b, toName);
             } finally {
@@ -131,10 +158,11 @@ final class P9Names {
         } finally {
             LinuxFs.close(a);
         }
-        String from = Fid.child(fromDir, fromName);
-        String to = Fid.child(toDir, toName);
         for (Fid f : ops.fids().values()) {
             f.renamed(from, to);
+        }
+        if (ops.held() != null) {
+            ops.held().forgetIfGone(from);
         }
     }
 
@@ -160,11 +188,21 @@ final class P9Names {
     }
 
     private void unlink(String dirPath, String name, int flags) throws ErrnoException {
-        int d = ops.dirFd(dirPath);
+        String path = Fid.child(dirPath, name);
+        boolean directory = (flags & P9Operations.AT_REMOVEDIR) != 0;
+        HeldChanges h = ops.held();
+        if (directory && h != null && ops.heldUnit(path, true) == null && h.anyPresentIn(path)) {
+            // the guest sees held files in it, which the folder's directory does not have
+            throw new ErrnoException(ErrnoException.ENOTEMPTY, "rmdir of a directory with held files");
+        }
+        int d = ops.parentFd(path, directory);
         try {
             LinuxFs.unlinkAt(d, name, flags);
         } finally {
             LinuxFs.close(d);
+        }
+        if (h != null) {
+            h.forgetIfGone(path);
         }
     }
 }

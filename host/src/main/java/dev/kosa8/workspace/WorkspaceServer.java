@@ -59,15 +59,18 @@ public final class WorkspaceServer implements AutoCloseable {
     /** Held by {@link #restore} and while {@link #close} marks the server closed: no restore runs past a close. */
     private final Object lifecycle = new Object();
     private final Thread reader;
+    /** The held layer this server serves held paths from, or null when nothing is held. */
+    private final HeldChanges held;
 
     private WorkspaceServer(SocketChannel channel, ReadWindow window, WriteWindow writes, int rootFd,
-                            Consumer<String> log, boolean awaitingVersion) {
+                            Consumer<String> log, boolean awaitingVersion, HeldChanges held) {
+        this.held = held;
         this.channel = channel;
         this.window = window;
         this.writes = writes;
         this.rootFd = rootFd;
         this.log = log;
-        this.ops = new P9Operations(rootFd, ServerSetup.ownerUid(), ServerSetup.umask(), MSIZE, log);
+        this.ops = new P9Operations(rootFd, ServerSetup.ownerUid(), ServerSetup.umask(), MSIZE, log, held);
         this.gate = new PauseGate(window);
         this.dispatcher = new Dispatcher(channel, window, writes, ops, gate, log);
         this.portReader = new PortReader(channel, window, ops, gate, dispatcher, log, awaitingVersion);
@@ -88,10 +91,11 @@ public final class WorkspaceServer implements AutoCloseable {
      * @param window  the read window QEMU gives the guest ({@code VmSpec.workspaceWindow()}), or null
      * @param writes  the write window QEMU gives the guest ({@code VmSpec.workspaceWrites()}), or null
      * @param timeout how long to keep trying to connect (QEMU may still be creating the socket)
+     * @param held    the sandbox's held layer, which the server closes when it closes; null to hold nothing
      */
     public static WorkspaceServer start(Path folder, Path socket, Path window, Path writes, Duration timeout,
-                                        Consumer<String> log) {
-        WorkspaceServer s = connect(folder, socket, window, writes, timeout, log);
+                                        Consumer<String> log, HeldChanges held) {
+        WorkspaceServer s = connect(folder, socket, window, writes, timeout, log, held);
         s.serve();
         return s;
     }
@@ -103,7 +107,7 @@ public final class WorkspaceServer implements AutoCloseable {
      * table are put back beside the guest's first steps.
      */
     public static WorkspaceServer connect(Path folder, Path socket, Path window, Path writes, Duration timeout,
-                                          Consumer<String> log) {
+                                          Consumer<String> log, HeldChanges held) {
         if (!LinuxFs.AVAILABLE) {
             throw new KosaException(KosaException.Kind.HOST, "sharing a folder needs Linux on x86-64 here",
                     "pass --workspace none");
@@ -121,7 +125,7 @@ public final class WorkspaceServer implements AutoCloseable {
             w = ServerSetup.openWindow(window);
             ww = ServerSetup.openWrites(writes, log);
             SocketChannel ch = ServerSetup.connect(socket, timeout);
-            return new WorkspaceServer(ch, w, ww, root, log, true);
+            return new WorkspaceServer(ch, w, ww, root, log, true, held);
         } catch (RuntimeException e) {
             if (w != null) {
                 w.close();
@@ -130,6 +134,9 @@ public final class WorkspaceServer implements AutoCloseable {
                 ww.close();
             }
             ServerSetup.closeQuietly(root);
+            if (held != null) {
+                held.close();
+            }
             throw e;
         }
     }
@@ -148,10 +155,21 @@ public final class WorkspaceServer implements AutoCloseable {
     /** For tests: as {@link #serve(Path, SocketChannel, Consumer, boolean)}, with read and write window files. */
     static WorkspaceServer serve(Path folder, SocketChannel ch, Path window, Path writes, Consumer<String> log,
                                  boolean newSession) throws ErrnoException {
+        return serve(folder, ch, window, writes, log, newSession, null);
+    }
+
+    /** For tests: as above, holding what {@code held}'s policy holds. */
+    static WorkspaceServer serve(Path folder, SocketChannel ch, Path window, Path writes, Consumer<String> log,
+                                 boolean newSession, HeldChanges held) throws ErrnoException {
         WorkspaceServer s = new WorkspaceServer(ch, ServerSetup.openWindow(window),
-                ServerSetup.openWrites(writes, log), LinuxFs.openRoot(folder.toString()), log, newSession);
+                ServerSetup.openWrites(writes, log), LinuxFs.openRoot(folder.toString()), log, newSession, held);
         s.reader.start();
         return s;
+    }
+
+    /** The held layer this server serves held paths from, or null. */
+    public HeldChanges held() {
+        return held;
     }
 
     /** Whether no request is being served right now. */
@@ -260,6 +278,9 @@ public final class WorkspaceServer implements AutoCloseable {
         }
         if (stopped) {
             ServerSetup.closeQuietly(rootFd);
+            if (held != null) {
+                held.close();
+            }
         } else {
             // a worker may still resolve paths from the root: leaking it is safe, closing it is not (the
             // number could be reused by another open, and the worker would resolve the guest's path from there)

@@ -62,7 +62,10 @@ class BrokerSecretsTest {
         var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-secrets");
         caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
         broker = Broker.start("sbx-secrets", dir.resolve("run"),
-                new EgressPolicy(false, List.of(AllowRule.parse("keyed.test"), AllowRule.parse("GET,POST other.test/"),
+                // keyed.test is allowed passthrough: its key makes the broker read it all the same, and once the key
+                // is revoked it is passed through again
+                new EgressPolicy(false, List.of(AllowRule.parse("passthrough keyed.test"),
+                        AllowRule.parse("GET,POST other.test/"),
                         AllowRule.parse("stranger.test"))),
                 new AuditLog(dir.resolve("net.log"), m -> { }), Upstreams.system(test), ca,
                 dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);

@@ -56,12 +56,52 @@ class EgressPolicyTest {
         Decision c = p.connect("pypi.org", 443);
         assertThat(c.allowed()).isTrue();
         assertThat(c.intercept()).isTrue();
+        assertThat(c.requestRules()).isTrue();
         assertThat(p.request("pypi.org", 443, "GET", "/simple/requests/").allowed()).isTrue();
         assertThat(p.request("pypi.org", 443, "POST", "/simple/requests/").allowed()).isFalse();
         assertThat(p.request("pypi.org", 443, "GET", "/upload").reason())
                 .isEqualTo("GET /upload on pypi.org is outside the rules GET,HEAD pypi.org/simple/");
-        // an unrestricted rule for the same host wins: nothing to read, no interception
-        assertThat(policy("GET pypi.org/simple/", "pypi.org").connect("pypi.org", 443).intercept()).isFalse();
+        // an unrestricted rule for the same host wins: no request rule judges it (it is still intercepted, as
+        // every host is, for the Host check)
+        assertThat(policy("GET pypi.org/simple/", "pypi.org").connect("pypi.org", 443).requestRules()).isFalse();
+    }
+
+    @Test
+    void everyAllowedHostIsInterceptedUnlessARuleNamesItPassthrough() {
+        Decision plain = policy("pypi.org").connect("pypi.org", 443);
+        assertThat(plain.intercept()).isTrue();
+        assertThat(plain.passthrough()).isFalse();
+        assertThat(new EgressPolicy(true, List.of()).connect("any.example", 443).intercept()).isTrue();
+
+        EgressPolicy p = policy("passthrough pins.example", "GET pins.example/x", "passthrough *.cdn.example");
+        Decision pass = p.connect("pins.example", 443);
+        assertThat(pass.allowed()).isTrue();
+        assertThat(pass.passthrough()).isTrue();
+        assertThat(pass.intercept()).isFalse();
+        assertThat(pass.reason()).isEqualTo("allowed by passthrough pins.example");
+        // the passthrough rule wins over a rule with methods for the same host, as an unrestricted rule does
+        assertThat(p.request("pins.example", 443, "POST", "/y").allowed()).isTrue();
+        assertThat(p.connect("a.cdn.example", 443).passthrough()).isTrue();
+        assertThat(p.connect("cdn.example", 443).allowed()).isFalse();
+        // under --net open a passthrough rule still marks its host
+        EgressPolicy open = new EgressPolicy(true, List.of(AllowRule.parse("passthrough pins.example")));
+        assertThat(open.connect("pins.example", 443).passthrough()).isTrue();
+        assertThat(open.connect("other.example", 443).passthrough()).isFalse();
+    }
+
+    @Test
+    void aPassthroughRuleIsWrittenWithItsWordAndHasNoMethodsOrPath() {
+        AllowRule r = AllowRule.parse("PassThrough Pins.Example:8443");
+        assertThat(r.passthrough()).isTrue();
+        assertThat(r.toString()).isEqualTo("passthrough pins.example:8443");
+        assertThat(AllowRule.parse(r.toString())).isEqualTo(r);
+        assertThatThrownBy(() -> AllowRule.parse("passthrough GET pins.example")).hasMessageContaining("never read");
+        assertThatThrownBy(() -> AllowRule.parse("passthrough pins.example/x")).hasMessageContaining("never read");
+        // denying the host takes its passthrough rule off the list too
+        assertThat(policy("passthrough pins.example", "pypi.org").denying(HostPattern.parse("pins.example")).rules())
+                .extracting(Object::toString).containsExactly("pypi.org");
+        assertThat(NetPresets.load(Path.of("/nonexistent/presets.json")).expand(List.of("passthrough @pypi")).stream()
+                .map(Object::toString)).containsExactly("passthrough pypi.org", "passthrough files.pythonhosted.org");
     }
 
     @Test

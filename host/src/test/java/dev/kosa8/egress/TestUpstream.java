@@ -30,12 +30,18 @@ public final class TestUpstream implements AutoCloseable {
     public final Path caPem;
     /** Every request either server got: "METHOD URI" and its headers, for checks that a key never arrived. */
     public final java.util.List<String> seen = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    /** The client address of each connection either server got a request on: one per upstream connection. */
+    public final java.util.Set<java.net.InetSocketAddress> peers = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** {@code /stream} sends its second event only once this is counted down (or after 30 s). */
+    public final java.util.concurrent.CountDownLatch streamGate = new java.util.concurrent.CountDownLatch(1);
+    final SandboxCa ca;
     private final com.sun.net.httpserver.Filter recorder = new com.sun.net.httpserver.Filter() {
         @Override
         public void doFilter(HttpExchange x, Chain chain) throws IOException {
             StringBuilder b = new StringBuilder(x.getRequestMethod() + " " + x.getRequestURI() + "\n");
             x.getRequestHeaders().forEach((k, v) -> b.append(k).append(": ").append(String.join(", ", v)).append('\n'));
             seen.add(b.toString());
+            peers.add(x.getRemoteAddress());
             chain.doFilter(x);
         }
 
@@ -46,7 +52,7 @@ public final class TestUpstream implements AutoCloseable {
     };
 
     public TestUpstream(Path dir, String name) throws Exception {
-        SandboxCa ca = SandboxCa.loadOrCreate(dir.resolve("test-ca"), "test-upstream");
+        ca = SandboxCa.loadOrCreate(dir.resolve("test-ca"), "test-upstream");
         caPem = dir.resolve("test-ca.pem");
         Files.writeString(caPem, ca.certificatePem());
         var leaf = ca.leafFor(name);
@@ -76,6 +82,20 @@ public final class TestUpstream implements AutoCloseable {
                     for (long left = n; left > 0; left -= chunk.length) {
                         out.write(chunk, 0, (int) Math.min(left, chunk.length));
                     }
+                }
+            });
+            context(s, "/stream", x -> { // server-sent events: the second only after the client read the first
+                x.getResponseHeaders().set("Content-Type", "text/event-stream");
+                x.sendResponseHeaders(200, 0);
+                try (OutputStream out = x.getResponseBody()) {
+                    out.write("data: one\n\n".getBytes(StandardCharsets.UTF_8));
+                    out.flush();
+                    try {
+                        streamGate.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    out.write("data: two\n\n".getBytes(StandardCharsets.UTF_8));
                 }
             });
             s.start();

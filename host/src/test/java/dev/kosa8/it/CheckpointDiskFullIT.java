@@ -94,17 +94,21 @@ class CheckpointDiskFullIT {
         try (var files = Files.list(checkpoints)) {
             left = files.map(f -> f.getFileName().toString()).sorted().toList();
         }
-        // hot-pages.pool: the sandbox's link to its template's list of pages to send first, written when it was made
+        // hot-pages.pool: the sandbox's link to its template's list of pages to send first, written when it was made;
+        // held: the checkpoints' copies of the held layer (docs/workspace.md), one per checkpoint like workspace's
         assertThat(left).as("no part of the failed checkpoint")
-                .containsExactlyInAnyOrder(firstId + ".json", firstId + ".ram", "head", "hot-pages.pool", "ram",
+                .containsExactlyInAnyOrder(firstId + ".json", firstId + ".ram", "head", "held", "hot-pages.pool", "ram",
                         "workspace");
         try (var packs = Files.list(checkpoints.resolve("ram"))) {
             // the first checkpoint's own pages, and the template's it shares (the sandbox was made from one)
             assertThat(packs.map(f -> f.getFileName().toString()).toList()).hasSize(2).contains(firstId + ".pages")
                     .anyMatch(n -> n.startsWith("template-") && n.endsWith(".pages"));
         }
-        try (var manifests = Files.list(checkpoints.resolve("workspace/manifests"))) {
-            assertThat(manifests.map(f -> f.getFileName().toString()).toList()).containsExactly(firstId + ".json");
+        for (String layer : List.of("workspace", "held")) {
+            try (var manifests = Files.list(checkpoints.resolve(layer).resolve("manifests"))) {
+                assertThat(manifests.map(f -> f.getFileName().toString()).toList()).as(layer)
+                        .containsExactly(firstId + ".json");
+            }
         }
         assertThat(Files.size(checkpoints.resolve(firstId + ".ram")) + Files.size(firstPages)).isEqualTo(firstBytes);
         assertThat(Kosa.ok(T, "checkpoints", id).stdout().lines().skip(1).toList()).hasSize(1);

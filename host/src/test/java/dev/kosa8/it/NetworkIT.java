@@ -15,12 +15,19 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * The closed network from inside a real guest: real clients (curl, git,
- * python) reach allowed names on real loopback servers through the broker,
- * and every way around it fails. The test names are mapped to the loopback
- * servers by the host-side test setting {@code KOSA8_EGRESS_TEST_CONFIG}
- * ({@link Kosa#EGRESS_TEST_CONFIG}); the guest trusts the servers' test CA
- * because the test hands it the CA's certificate, not because of anything the
- * broker does (TLS to these hosts is passed through, end to end).
+ * python, Java) reach allowed names on real loopback servers through the
+ * broker, and every way around it fails. The test names are mapped to the
+ * loopback servers by the host-side test setting {@code KOSA8_EGRESS_TEST_CONFIG}
+ * ({@link Kosa#EGRESS_TEST_CONFIG}), which also makes the broker trust the
+ * servers' test CAs when it verifies them.
+ *
+ * <p>{@code api.test} and {@code other.test} (one server with both names) are
+ * allowed {@code --passthrough}: TLS to them is relayed unread, and the guest
+ * trusts their test CA because the test hands it the CA's certificate.
+ * Every other host's TLS ends at the broker (the default), and the guest
+ * trusts it through the sandbox's CA: {@code front.test}, a server that also
+ * serves {@code hidden.test} (which is not allowed), as a CDN does, is where
+ * domain fronting and HTTP/2 connection coalescing are tried.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class NetworkIT {
@@ -29,6 +36,8 @@ class NetworkIT {
     static TestUpstream api;
     static TestUpstream late;
     static TestUpstream rules;
+    static TestUpstream front;
+    static dev.kosa8.egress.WebSocketEcho ws;
     static String id;
 
     @BeforeAll
@@ -43,20 +52,28 @@ class NetworkIT {
         api = new TestUpstream(servers.resolve("api"), "api.test");
         late = new TestUpstream(servers.resolve("late"), "late.test");
         rules = new TestUpstream(servers.resolve("rules"), "rules.test");
+        front = new TestUpstream(servers.resolve("front"), "front.test");
+        var wsCa = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(servers.resolve("ws-ca"), "test-upstream");
+        ws = new dev.kosa8.egress.WebSocketEcho(wsCa, "ws.test");
         Files.copy(api.caPem, folder.resolve("api-ca.pem"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.copy(late.caPem, folder.resolve("late-ca.pem"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Path repo = gitRepository(servers.resolve("repo.git"));
         api.serveFiles("repo.git", repo);
+        front.serveFiles("repo.git", repo);
+        // what the broker trusts upstream: the test CAs of the servers whose TLS it ends (one PEM, several CAs)
+        Path trusted = servers.resolve("trusted-cas.pem");
+        Files.writeString(trusted, Files.readString(rules.caPem) + Files.readString(late.caPem)
+                + Files.readString(front.caPem) + wsCa.certificatePem());
         Files.writeString(Kosa.EGRESS_TEST_CONFIG, """
                 {"loopback": {"api.test:443": %d, "api.test:80": %d, "other.test:443": %d, "late.test:443": %d,
-                              "rules.test:443": %d},
+                              "rules.test:443": %d, "front.test:443": %d, "hidden.test:443": %d, "ws.test:443": %d},
                  "resolve": {"rebind.test": "127.0.0.1"},
                  "trustedCa": "%s"}
                 """.formatted(api.httpsPort(), api.httpPort(), api.httpsPort(), late.httpsPort(), rules.httpsPort(),
-                rules.caPem));
+                front.httpsPort(), front.httpsPort(), ws.port(), trusted));
         Kosa.Result r = Kosa.ok(Duration.ofMinutes(15), "create", "--workspace", folder.toString(),
-                "--allow", "api.test", "--allow", "other.test", "--allow", "rebind.test",
-                "--allow", "GET,HEAD rules.test/hello");
+                "--passthrough", "api.test", "--passthrough", "other.test", "--allow", "rebind.test",
+                "--allow", "GET,HEAD rules.test/hello", "--allow", "front.test", "--allow", "ws.test");
         id = r.stdout().strip();
     }
 
@@ -74,6 +91,12 @@ class NetworkIT {
         }
         if (rules != null) {
             rules.close();
+        }
+        if (front != null) {
+            front.close();
+        }
+        if (ws != null) {
+            ws.close();
         }
     }
 
@@ -170,7 +193,8 @@ class NetworkIT {
     @Test
     @Order(5)
     void allowAndDenyTakeEffectOnTheRunningSandbox() {
-        String curl = "curl -sS --max-time 60 --cacert /workspace/late-ca.pem https://late.test/hello";
+        // intercepted, as every host allowed without --passthrough: the guest trusts it through the sandbox CA
+        String curl = "curl -sS --max-time 60 https://late.test/hello";
         assertThat(sh(curl).exitCode()).isNotZero();
         Kosa.Result allow = Kosa.ok(T, "allow", id, "late.test");
         assertThat(allow.stdout()).contains("late.test");
@@ -249,7 +273,9 @@ class NetworkIT {
     @Test
     @Order(7)
     void insideInterceptedTlsAHostDifferentFromTheServerNameIsRefused() {
-        Kosa.Result r = exec("curl", "-sS", "--max-time", "60", "-i", "-H", "Host: api.test", "https://rules.test/hello");
+        // HTTP/1.1 asked for: curl offers h2, which the broker now takes (the h2 stream's refusal is tested below)
+        Kosa.Result r = exec("curl", "-sS", "--http1.1", "--max-time", "60", "-i", "-H", "Host: api.test",
+                "https://rules.test/hello");
         // (after the proxy's own "200 Connection established")
         assertThat(r.stdout()).as(r.toString()).contains("HTTP/1.1 421 Misdirected Request").doesNotContain("hello from");
         assertThat(netLog()).contains("differs from the TLS server name rules.test");
@@ -417,7 +443,8 @@ class NetworkIT {
     @Test
     @Order(14)
     void anAllowedNameRebindingToLoopbackAndARedirectToADeniedHostGoNowhere() {
-        Kosa.Result rebind = exec("curl", "-sS", "--max-time", "60", "-k", "https://rebind.test/");
+        // intercepted: the refusal is a 403 inside TLS, which --fail turns into curl's failure
+        Kosa.Result rebind = exec("curl", "-sS", "--fail", "--max-time", "60", "-k", "https://rebind.test/");
         assertThat(rebind.exitCode()).isNotZero();
         Kosa.Result redirect = exec("curl", "-sS", "--max-time", "60", "-L", "http://api.test/redirect");
         assertThat(redirect.stdout()).as(redirect.toString()).contains("kosa8 allow " + id + " denied.test")
@@ -467,6 +494,176 @@ class NetworkIT {
                 + "'https://denied.test/hello', timeout=60)");
         assertThat(py.exitCode()).as(py.toString()).isNotZero();
         assertThat(py.stderr()).as(py.toString()).contains("403");
+    }
+
+    // --- inside TLS: every allowed host's requests are read (the default), a passthrough host's are not ---
+
+    @Test
+    @Order(17)
+    void everyClientCompletesRequestsToAnInterceptedHostTrustingTheSandboxCaWithNoOption() {
+        Kosa.Result viaProxy = exec("curl", "-sS", "--max-time", "60", "https://front.test/hello");
+        assertThat(viaProxy.stdout()).as(viaProxy.toString()).isEqualTo("hello from front.test GET");
+        // one connection carries both requests (keep-alive): the second makes no new connection
+        Kosa.Result keepAlive = exec("curl", "-sS", "--max-time", "60", "--noproxy", "*", "-w", " %{num_connects}\\n",
+                "https://front.test/hello", "https://front.test/hello");
+        assertThat(keepAlive.stdout()).as(keepAlive.toString())
+                .isEqualTo("hello from front.test GET 1\nhello from front.test GET 0\n");
+        for (String proxy : new String[] {"", "*"}) {
+            Kosa.Result h2 = exec("curl", "-sS", "--max-time", "60", "--http2", "--noproxy", proxy, "-w",
+                    " %{http_version}", "https://front.test/hello");
+            assertThat(h2.stdout()).as(h2.toString()).isEqualTo("hello from front.test GET 2");
+        }
+        Kosa.Result py = exec("python3", "-c", "import urllib.request; print(urllib.request.urlopen("
+                + "'https://front.test/hello', timeout=60).read().decode())");
+        assertThat(py.stdout()).as(py.toString()).isEqualTo("hello from front.test GET\n");
+        Kosa.Result git = sh("rm -rf /tmp/front-repo && git clone -q https://front.test/repo.git /tmp/front-repo "
+                + "&& cat /tmp/front-repo/README");
+        assertThat(git.stdout()).as(git.toString()).isEqualTo("cloned through the broker\n");
+        // a chunked upload, carried on whole
+        Kosa.Result upload = sh("head -c 300000 /dev/zero | curl -sS --max-time 60 --http1.1 "
+                + "-H 'Transfer-Encoding: chunked' -T - -X POST https://front.test/hello");
+        assertThat(upload.stdout()).as(upload.toString()).isEqualTo("hello from front.test POST");
+        // the guest sees the sandbox CA's leaf for front.test, and the server's own certificate for a passthrough host
+        Kosa.Result issuers = exec("python3", "-c", """
+                import socket, ssl
+                def issuer(host, cafile=None):
+                    ctx = ssl.create_default_context(cafile=cafile)  # with a cafile, that file alone is trusted
+                    with ctx.wrap_socket(socket.create_connection((host, 443), timeout=60), server_hostname=host) as s:
+                        return dict(x[0] for x in s.getpeercert()["issuer"])["commonName"]
+                print("front.test:", issuer("front.test"))
+                print("api.test:", issuer("api.test", "/workspace/api-ca.pem"))
+                """);
+        assertThat(issuers.stdout()).as(issuers.toString()).contains("front.test: kosa8 sandbox ",
+                "api.test: kosa8 sandbox test-upstream CA").doesNotContain("front.test: kosa8 sandbox test-upstream");
+        // the audit log names each request's method, authority and path, never a header's value
+        String log = netLog();
+        assertThat(log).contains("\"host\":\"front.test\"", "\"method\":\"POST\",\"path\":\"/hello\"",
+                "\"method\":\"GET\",\"path\":\"/repo.git/info/refs\"").doesNotContain("curl/", "Python-urllib");
+    }
+
+    @Test
+    @Order(18)
+    void domainFrontingAndHttp2CoalescingOntoAnotherNameOfTheSameServerGetA421AndNeverReachIt() {
+        int before = front.seen.size();
+        for (String proxy : new String[] {"", "*"}) {
+            Kosa.Result fronted = exec("curl", "-sS", "--max-time", "60", "--noproxy", proxy, "-w", " %{http_code}",
+                    "-H", "Host: hidden.test", "https://front.test/hello");
+            assertThat(fronted.stdout()).as(fronted.toString())
+                    .contains("differs from the TLS server name front.test").endsWith(" 421")
+                    .doesNotContain("hello from");
+        }
+        Kosa.Result h2 = exec("curl", "-sS", "--max-time", "60", "--http2", "-w", " %{http_code} %{http_version}",
+                "-H", "Host: hidden.test", "https://front.test/hello");
+        assertThat(h2.stdout()).as(h2.toString()).endsWith(" 421 2").doesNotContain("hello from");
+        // a raw client: the right name first, then another on the same kept-alive connection
+        Kosa.Result second = exec("python3", "-c", """
+                import socket, ssl
+                s = ssl.create_default_context().wrap_socket(socket.create_connection(("front.test", 443), timeout=60),
+                                                             server_hostname="front.test")
+                buf = b""
+                def response():
+                    global buf
+                    while b"\\r\\n\\r\\n" not in buf:
+                        buf += s.recv(65536)
+                    head, buf = buf.split(b"\\r\\n\\r\\n", 1)
+                    n = [int(l.split(b":")[1]) for l in head.split(b"\\r\\n") if l.lower().startswith(b"content-length:")][0]
+                    while len(buf) < n:
+                        buf += s.recv(65536)
+                    body, buf = buf[:n], buf[n:]
+                    print(head.split(b"\\r\\n")[0].decode(), "|", body.decode())
+                for host in ["front.test", "hidden.test"]:
+                    s.sendall(b"GET /hello HTTP/1.1\\r\\nHost: " + host.encode() + b"\\r\\n\\r\\n")
+                    response()
+                """);
+        assertThat(second.stdout()).as(second.toString()).contains("HTTP/1.1 200 OK | hello from front.test GET",
+                "HTTP/1.1 421 Misdirected Request | ").doesNotContain("hello from hidden.test");
+        // HTTP/2 connection coalescing: one connection, a stream for front.test and one for hidden.test, which the
+        // same server also serves (frames and HPACK by hand; literal fields, no Huffman)
+        Kosa.Result coalesced = exec("python3", "-c", """
+                import socket, ssl, struct
+                ctx = ssl.create_default_context(); ctx.set_alpn_protocols(["h2"])
+                s = ctx.wrap_socket(socket.create_connection(("front.test", 443), timeout=60), server_hostname="front.test")
+                print("alpn", s.selected_alpn_protocol())
+                def lit(n, v): return b"\\x00" + bytes([len(n)]) + n.encode() + bytes([len(v)]) + v.encode()
+                def frame(t, f, sid, p): return struct.pack(">I", len(p))[1:] + bytes([t, f]) + struct.pack(">I", sid) + p
+                def get(sid, authority):
+                    return frame(1, 5, sid, lit(":method", "GET") + lit(":scheme", "https") + lit(":path", "/hello")
+                                 + lit(":authority", authority))
+                s.sendall(b"PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" + frame(4, 0, 0, b"") + get(1, "front.test")
+                          + get(3, "hidden.test"))
+                buf, bodies, status, done = b"", {1: b"", 3: b""}, {}, set()
+                while len(done) < 2:
+                    while len(buf) < 9 or len(buf) < 9 + int.from_bytes(buf[:3], "big"):
+                        d = s.recv(65536)
+                        if not d: raise SystemExit("closed early: %r" % bodies)
+                        buf += d
+                    n, t, f = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
+                    sid, p, buf = int.from_bytes(buf[5:9], "big") & 0x7fffffff, buf[9:9 + n], buf[9 + n:]
+                    if t == 4 and not f & 1: s.sendall(frame(4, 1, 0, b""))
+                    if t == 1: status[sid] = "200" if p[:1] == b"\\x88" else "not 200"  # :status 200 is static entry 8
+                    if t == 0: bodies[sid] += p
+                    if t in (0, 1) and f & 1: done.add(sid)
+                    if t == 3: done.add(sid); status[sid] = "reset"
+                    if t == 7: raise SystemExit("goaway: %r" % bodies)
+                for sid in (1, 3): print("stream", sid, status.get(sid), "|", bodies[sid].decode(errors="replace"))
+                """);
+        assertThat(coalesced.stdout()).as(coalesced.toString()).contains("alpn h2",
+                "stream 1 200 | hello from front.test GET", "stream 3 not 200 | ",
+                "the :authority 'hidden.test' differs from the TLS server name front.test")
+                .doesNotContain("hello from hidden.test");
+        // the server behind both names got the right name's requests and never one for the other
+        assertThat(front.seen.subList(before, front.seen.size())).as("what the upstream got")
+                .anyMatch(r -> r.startsWith("GET /hello"))
+                .noneMatch(r -> r.toLowerCase(java.util.Locale.ROOT).contains("hidden.test"));
+        assertThat(netLog()).contains("\"host\":\"front.test\"", "\"decision\":\"deny\"",
+                "differs from the TLS server name front.test");
+    }
+
+    @Test
+    @Order(19)
+    void aPassthroughHostRefusesEncryptedClientHelloAndASecondClientHello() {
+        // real ClientHellos from the guest's own TLS library, one given the ECH extension, one followed by another
+        Kosa.Result r = exec("python3", "-c", """
+                import socket, ssl
+                def hello(name):
+                    i, o = ssl.MemoryBIO(), ssl.MemoryBIO()
+                    tls = ssl.create_default_context().wrap_bio(i, o, server_hostname=name)
+                    try:
+                        tls.do_handshake()
+                    except ssl.SSLWantReadError:
+                        pass
+                    return o.read()
+                def with_ech(record):
+                    body = bytearray(record[9:])
+                    pos = 2 + 32; pos += 1 + body[pos]; pos += 2 + int.from_bytes(body[pos:pos + 2], "big")
+                    pos += 1 + body[pos]
+                    ech = bytes.fromhex("fe0d") + (5).to_bytes(2, "big") + bytes.fromhex("0000010001")
+                    body[pos:pos + 2] = (int.from_bytes(body[pos:pos + 2], "big") + len(ech)).to_bytes(2, "big")
+                    body += ech
+                    hs = b"\\x01" + len(body).to_bytes(3, "big") + bytes(body)
+                    return record[:3] + len(hs).to_bytes(2, "big") + hs
+                def send(data, whole=True):
+                    s = socket.create_connection(("10.0.2.100", 443), timeout=30); s.sendall(data); got = b""
+                    try:
+                        while True:
+                            c = s.recv(4096)
+                            if not c: break
+                            got += c
+                            if not whole: break
+                    except OSError:
+                        pass
+                    return got[:7].hex()
+                print("plain", send(hello("api.test"), whole=False)[:2])
+                print("ech", send(with_ech(hello("api.test"))))
+                print("second", send(hello("api.test") + hello("other.test")))
+                print("again", send(hello("api.test") + hello("api.test")))
+                """);
+        // 16: the server's handshake; 15 03 03 00 02 02 31: a fatal access_denied alert, and nothing before it
+        assertThat(r.stdout()).as(r.toString()).contains("plain 16", "ech 15030300020231",
+                "second 15030300020231", "again 15030300020231");
+        assertThat(netLog()).contains("carries Encrypted Client Hello",
+                "on a connection passed through for api.test",
+                "a second ClientHello that the server did not ask for");
     }
 
     @Test
@@ -540,5 +737,59 @@ class NetworkIT {
         Kosa.Result after = exec("curl", "-sS", "--max-time", "60", "--cacert", "/workspace/api-ca.pem",
                 "https://api.test/hello");
         assertThat(after.stdout()).as(after.toString()).isEqualTo("hello from api.test GET");
+    }
+
+    @Test
+    @Order(22)
+    void aWebSocketServerSentEventsAndA100MegabyteDownloadGoThroughInterception() throws Exception {
+        Kosa.Result socket = exec("python3", "-c", """
+                import socket, ssl, os, base64
+                s = ssl.create_default_context().wrap_socket(socket.create_connection(("ws.test", 443), timeout=60),
+                                                             server_hostname="ws.test")
+                key = base64.b64encode(os.urandom(16)).decode()
+                s.sendall(("GET /chat HTTP/1.1\\r\\nHost: ws.test\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
+                           "Sec-WebSocket-Key: " + key + "\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n").encode())
+                head = b""
+                while b"\\r\\n\\r\\n" not in head:
+                    head += s.recv(1)
+                print(head.split(b"\\r\\n")[0].decode())
+                msg, mask = b"echo through the broker", os.urandom(4)
+                s.sendall(bytes([0x81, 0x80 | len(msg)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(msg)))
+                back = b""
+                while len(back) < 6 + len(msg):
+                    back += s.recv(4096)
+                print(bytes(b ^ mask[i % 4] for i, b in enumerate(back[6:])).decode())
+                """);
+        assertThat(socket.stdout()).as(socket.toString()).isEqualTo(
+                "HTTP/1.1 101 Switching Protocols\necho through the broker\n");
+        assertThat(ws.heads).anyMatch(h -> h.startsWith("GET /chat HTTP/1.1"));
+        // server-sent events: the first event reaches the guest while the response is still open
+        exec("sh", "-c", "nohup setsid curl -sSN --max-time 170 https://front.test/stream > /tmp/sse 2>&1 < /dev/null &");
+        String events = waitFor("cat /tmp/sse", "data: one");
+        assertThat(events).as("before the server sends its second event").doesNotContain("data: two");
+        front.streamGate.countDown();
+        assertThat(waitFor("cat /tmp/sse", "data: two")).isEqualTo("data: one\n\ndata: two\n\n");
+        // a long download, over HTTP/1.1 and (past many flow-control windows) over HTTP/2
+        Kosa.Result big = Kosa.run(Duration.ofMinutes(10), "exec", id, "--", "curl", "-sS", "--http1.1", "--max-time",
+                "570", "-o", "/dev/null", "-w", "%{size_download} %{http_code} %{http_version}",
+                "https://front.test/big?n=100000000");
+        assertThat(big.stdout()).as(big.toString()).isEqualTo("100000000 200 1.1");
+        Kosa.Result big2 = Kosa.run(Duration.ofMinutes(5), "exec", id, "--", "curl", "-sS", "--http2", "--max-time",
+                "270", "-o", "/dev/null", "-w", "%{size_download} %{http_code} %{http_version}",
+                "https://front.test/big?n=20000000");
+        assertThat(big2.stdout()).as(big2.toString()).isEqualTo("20000000 200 2");
+    }
+
+    /** Runs {@code script} in the guest every half second until its output contains {@code expected}, for a minute. */
+    String waitFor(String script, String expected) throws InterruptedException {
+        String out = "";
+        for (long end = System.nanoTime() + Duration.ofMinutes(1).toNanos(); System.nanoTime() < end; ) {
+            out = sh(script).stdout();
+            if (out.contains(expected)) {
+                return out;
+            }
+            Thread.sleep(500);
+        }
+        throw new AssertionError("'" + expected + "' never appeared in the output of " + script + ": " + out);
     }
 }

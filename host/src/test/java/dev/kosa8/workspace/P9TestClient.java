@@ -97,6 +97,19 @@ final class P9TestClient implements AutoCloseable {
      */
     static P9TestClient connect(Path folder, Path scratch, boolean newSession, Path window, Path writes)
             throws Exception {
+        return connect(folder, scratch, newSession, window, writes, null);
+    }
+
+    /** Connects, negotiates and attaches a server that holds what {@code held}'s policy holds. */
+    static P9TestClient attachedHeld(Path folder, Path scratch, HeldChanges held) throws Exception {
+        P9TestClient c = connect(folder, scratch, false, null, null, held);
+        assertThat(c.version()).isEqualTo(new P9Reply.Version(WorkspaceServer.MSIZE, P9Operations.VERSION));
+        assertThat(c.attach(ROOT)).isInstanceOf(P9Reply.Attach.class);
+        return c;
+    }
+
+    static P9TestClient connect(Path folder, Path scratch, boolean newSession, Path window, Path writes,
+                                HeldChanges held) throws Exception {
         Path dir = Files.createTempDirectory(scratch, "sock");
         Path socket = dir.resolve("s");
         Queue<String> log = new ConcurrentLinkedQueue<>();
@@ -104,7 +117,8 @@ final class P9TestClient implements AutoCloseable {
             listener.bind(UnixDomainSocketAddress.of(socket));
             SocketChannel client = SocketChannel.open(UnixDomainSocketAddress.of(socket));
             SocketChannel accepted = listener.accept();
-            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, window, writes, log::add, newSession);
+            WorkspaceServer server = WorkspaceServer.serve(folder, accepted, window, writes, log::add, newSession,
+                    held);
             P9TestClient c = new P9TestClient(client, server, window, log);
             c.writes = writes;
             return c;
@@ -124,7 +138,7 @@ final class P9TestClient implements AutoCloseable {
         Queue<String> log = new ConcurrentLinkedQueue<>();
         try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             listener.bind(UnixDomainSocketAddress.of(socket));
-            WorkspaceServer server = WorkspaceServer.connect(folder, socket, null, null, TIMEOUT, log::add);
+            WorkspaceServer server = WorkspaceServer.connect(folder, socket, null, null, TIMEOUT, log::add, null);
             return new P9TestClient(listener.accept(), server, null, log);
         } finally {
             Files.deleteIfExists(socket);

@@ -28,11 +28,23 @@ public record LeafCertificate(PrivateKey key, X509Certificate leaf, X509Certific
      * name.
      */
     public SslContext serverContext() {
+        return serverContext(TlsSettings.ALPN_HTTP_1_1);
+    }
+
+    /**
+     * As {@link #serverContext()}, offering ALPN {@code h2} first and {@code http/1.1}: for a guest that offers
+     * HTTP/2, which the broker then reads frame by frame ({@code egress.GuestHttp2}).
+     */
+    public SslContext http2ServerContext() {
+        return serverContext(TlsSettings.ALPN_H2_HTTP_1_1);
+    }
+
+    private SslContext serverContext(io.netty.handler.ssl.ApplicationProtocolConfig alpn) {
         try {
             return SslContextBuilder.forServer(new LeafKeyManager(key, leaf, ca))
                     .sslProvider(TlsSettings.PROVIDER)
                     .protocols(TlsSettings.PROTOCOLS)
-                    .applicationProtocolConfig(TlsSettings.ALPN_HTTP_1_1)
+                    .applicationProtocolConfig(alpn)
                     .build();
         } catch (SSLException e) {
             throw new IllegalStateException("cannot build a TLS server context for "

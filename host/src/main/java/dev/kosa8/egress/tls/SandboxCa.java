@@ -55,8 +55,8 @@ public final class SandboxCa {
     private final SecureRandom random;
     private final Map<DnsName, Cached> leaves;
 
-    /** A cached leaf and, once asked for, its server context. */
-    private record Cached(LeafCertificate leaf, SslContext context) {
+    /** A cached leaf and, once asked for, its server contexts (HTTP/1.1 only; HTTP/2 and HTTP/1.1). */
+    private record Cached(LeafCertificate leaf, SslContext context, SslContext http2Context) {
     }
 
     private SandboxCa(CaFiles.Stored ca, Clock clock, SecureRandom random, int capacity) {
@@ -143,10 +143,23 @@ public final class SandboxCa {
         synchronized (leaves) {
             Cached e = current(name);
             if (e.context() == null) {
-                e = new Cached(e.leaf(), e.leaf().serverContext());
+                e = new Cached(e.leaf(), e.leaf().serverContext(), e.http2Context());
                 leaves.put(name, e);
             }
             return e.context();
+        }
+    }
+
+    /** As {@link #serverContextFor}, offering ALPN h2 before http/1.1 ({@link LeafCertificate#http2ServerContext}). */
+    public SslContext http2ServerContextFor(String hostName) {
+        DnsName name = new DnsName(hostName);
+        synchronized (leaves) {
+            Cached e = current(name);
+            if (e.http2Context() == null) {
+                e = new Cached(e.leaf(), e.context(), e.leaf().http2ServerContext());
+                leaves.put(name, e);
+            }
+            return e.http2Context();
         }
     }
 
@@ -155,7 +168,7 @@ public final class SandboxCa {
         Instant now = clock.instant();
         Cached e = leaves.get(name);
         if (e == null || e.leaf().leaf().getNotAfter().toInstant().isBefore(now.plus(RENEW_BEFORE))) {
-            e = new Cached(mint(name, now), null);
+            e = new Cached(mint(name, now), null, null);
             leaves.put(name, e);
         }
         return e;

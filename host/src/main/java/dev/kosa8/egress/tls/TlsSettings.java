@@ -15,13 +15,23 @@ final class TlsSettings {
     static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
 
     /**
-     * ALPN offering {@code http/1.1} only: the broker parses HTTP/1.1 on both legs,
-     * so a peer must not be talked into HTTP/2. A peer that offers nothing we
+     * ALPN offering {@code http/1.1} only: the broker's upstream leg speaks HTTP/1.1,
+     * and so does its guest leg for a client that offers nothing else. A peer that offers nothing we
      * speak gets no ALPN answer (NO_ADVERTISE) and falls back to HTTP/1.1.
      */
     static final ApplicationProtocolConfig ALPN_HTTP_1_1 = new ApplicationProtocolConfig(Protocol.ALPN,
             SelectorFailureBehavior.NO_ADVERTISE, SelectedListenerFailureBehavior.ACCEPT,
             ApplicationProtocolNames.HTTP_1_1);
+
+    /**
+     * ALPN offering {@code h2}, then {@code http/1.1}: the guest-facing side of an
+     * intercepted connection whose client offers HTTP/2. The broker reads HTTP/2
+     * with Netty's codec under explicit limits and carries each stream on as an
+     * HTTP/1.1 request, so the upstream side keeps {@link #ALPN_HTTP_1_1}.
+     */
+    static final ApplicationProtocolConfig ALPN_H2_HTTP_1_1 = new ApplicationProtocolConfig(Protocol.ALPN,
+            SelectorFailureBehavior.NO_ADVERTISE, SelectedListenerFailureBehavior.ACCEPT,
+            ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1);
 
     /**
      * Whose TLS the broker runs: BoringSSL (netty-tcnative, bundled for Linux

@@ -1,0 +1,32 @@
+package dev.kosa8.cli;
+
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+@Command(name = "accept", mixinStandardHelpOptions = true,
+        description = {"Put a sandbox's held changes into your folder (see `kosa8 review`). Each is put in place whole"
+                + " (a rename: your folder's file is the old one or the new one, never part of either). One whose"
+                + " version in your folder changed since it was held is a conflict: shown, left held, not overwritten.",
+                "Example: kosa8 accept 3f2a .git/hooks; kosa8 accept 3f2a --all"})
+final class AcceptCommand implements Callable<Integer> {
+    @ParentCommand
+    Main main;
+
+    @Parameters(index = "0", paramLabel = "ID", description = "The sandbox.")
+    String id;
+
+    @Parameters(index = "1..*", paramLabel = "PATH", description = "Held paths, relative to the folder, as review lists them.")
+    List<String> paths = List.of();
+
+    @Option(names = "--all", description = "Every held change.")
+    boolean all;
+
+    @Override
+    public Integer call() {
+        return HeldAction.run(main, "accept", id, paths, all);
+    }
+}

@@ -1,0 +1,35 @@
+package dev.kosa8.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.kosa8.host.KosaException;
+import java.util.List;
+
+/** What accept and reject share: the request, and what it did, printed. */
+final class HeldAction {
+    private HeldAction() {
+    }
+
+    static int run(Main main, String action, String id, List<String> paths, boolean all) {
+        if (all == !paths.isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, all ? "--all and paths together" : "nothing to " + action,
+                    "name held paths (`kosa8 review " + id + "` lists them), or pass --all");
+        }
+        StringBuilder q = new StringBuilder("all=" + all);
+        for (String p : paths) {
+            q.append("&path=").append(SandboxOptions.enc(p));
+        }
+        JsonNode r = main.daemon().post("/v1/held/" + Ids.check(id) + "/" + action + "?" + q);
+        for (JsonNode p : r.path("done")) {
+            System.out.println(action + "ed " + p.asText());
+        }
+        for (JsonNode p : r.path("conflicts")) {
+            System.err.println("kosa8: conflict: " + p.asText() + " changed in your folder since it was held; left held"
+                    + " (see `kosa8 review " + r.path("id").asText() + "`, then reject it or change your version back)");
+        }
+        int left = r.path("left").asInt();
+        if (left > 0) {
+            System.err.println(left + " still held: kosa8 review " + r.path("id").asText());
+        }
+        return r.path("conflicts").isEmpty() ? 0 : 1;
+    }
+}

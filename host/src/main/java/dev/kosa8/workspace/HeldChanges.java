@@ -1,0 +1,515 @@
+package dev.kosa8.workspace;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import dev.kosa8.host.KosaException;
+import dev.kosa8.host.RecordFile;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * The held layer of one sandbox: what the guest wrote to held paths ({@link HeldPolicy}), kept
+ * beside the sandbox instead of in the folder, until the user accepts or rejects it.
+ *
+ * <p>A held unit (a file, or a directory with all under it) is copied from the folder into the
+ * layer's tree ({@code tree/}, under the same path) the first time the guest changes anything in
+ * it; from then on the server serves that unit to the guest from the tree alone: its reads, stats
+ * and listings show the guest's version, and the folder keeps what it had. Nothing at a unit's
+ * path in the tree means the guest deleted it. The units, the class that held each and a
+ * fingerprint of what the folder had when it was held are kept in {@code held.json}
+ * ({@link RecordFile}: checksummed, written atomically), so they outlive the daemon.
+ *
+ * <p>Accepting a unit checks that the folder still has what it had when the unit was held (else
+ * it is a conflict, shown and not overwritten), then puts the tree's version in place with a
+ * rename, so the folder's file is old or new and never part of either; rejecting drops it from
+ * the tree, and the guest sees the folder's version again. Both run with the sandbox's server
+ * paused (the daemon's business), or with no server.
+ *
+ * <p>The layer's directory is the owner's: see docs/files.md.
+ */
+public final class HeldChanges implements AutoCloseable {
+    /** One held unit: where, which class held it, and a fingerprint of the folder's version then. */
+    public record Unit(String path, String className, String base, Instant since) {
+    }
+
+    /**
+     * What {@code held.json} holds: the units, the classes the sandbox's user chose to hold or not,
+     * and the folder they belong in (so the layer can be reviewed after its sandbox is gone).
+     */
+    public record Record(List<Unit> units, List<String> hold, List<String> noHold, String folder) {
+        public Record {
+            folder = folder == null ? "" : folder;
+            units = units == null ? List.of() : List.copyOf(units);
+            hold = hold == null ? List.of() : List.copyOf(hold);
+            noHold = noHold == null ? List.of() : List.copyOf(noHold);
+        }
+    }
+
+    static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS).enable(SerializationFeature.INDENT_OUTPUT);
+    static final RecordFile<Record> RECORD = new RecordFile<>("kosa8-held", 1, "held", Record.class, JSON,
+            RecordFile.Unchecked.REFUSE, "the held changes cannot be trusted: look at the tree/ beside it by hand,"
+            + " then remove the held/ directory");
+
+    private final Path dir;
+    private final List<String> hold;
+    private final List<String> noHold;
+    private final String folder;
+    private final int treeFd;
+    private final HeldPolicy policy;
+    private final Consumer<String> log;
+    private final Map<String, Unit> units = new ConcurrentHashMap<>();
+    /** The names of units, by the directory they are in: the listings that need merging. */
+    private final Map<String, Set<String>> byParent = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private HeldChanges(Path dir, int treeFd, HeldPolicy policy, List<String> hold, List<String> noHold,
+                        String folder, Consumer<String> log) {
+        this.dir = dir;
+        this.folder = folder;
+        this.hold = hold;
+        this.noHold = noHold;
+        this.treeFd = treeFd;
+        this.policy = policy;
+        this.log = log;
+    }
+
+    /**
+     * Records, for a new sandbox, which classes it holds: the defaults and {@code userFile}'s, but
+     * {@code noHold}, and {@code hold} again (each name checked; a wrong one is a usage error).
+     */
+    public static void choose(Path dir, Path userFile, List<String> hold, List<String> noHold, String folder) {
+        HeldPolicy.of(userFile, hold, noHold); // refuses a class that does not exist
+        try {
+            Files.createDirectories(dir);
+            RECORD.write(dir.resolve("held.json"), new Record(List.of(), hold, noHold, folder));
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot write " + dir.resolve("held.json") + ": "
+                    + e.getMessage(), "check the disk has room");
+        }
+    }
+
+    /**
+     * Opens (or makes) the held layer in {@code dir}, holding what the sandbox chose
+     * ({@link #choose}) of the defaults and {@code userFile}'s classes.
+     */
+    public static HeldChanges open(Path dir, Path userFile, Consumer<String> log) {
+        try {
+            Files.createDirectories(dir.resolve("tree"));
+            Path file = dir.resolve("held.json");
+            Record r = Files.exists(file) ? RECORD.read(file) : new Record(List.of(), List.of(), List.of(), "");
+            HeldPolicy policy = HeldPolicy.of(userFile, r.hold(), r.noHold());
+            int fd = LinuxFs.openRoot(dir.resolve("tree").toAbsolutePath().toString());
+            HeldChanges h = new HeldChanges(dir, fd, policy, r.hold(), r.noHold(), r.folder(), log);
+            for (Unit u : r.units()) {
+                h.index(u);
+            }
+            return h;
+        } catch (RecordFile.Damaged e) {
+            throw new KosaException(KosaException.Kind.STATE, e.problem(), e.remedy(), e);
+        } catch (IOException | ErrnoException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot open the held changes in " + dir + ": "
+                    + e.getMessage(), "check the sandbox's directory is yours and the disk has room", e);
+        }
+    }
+
+    /** Whether {@code dir} holds anything held, without opening it. */
+    public static boolean anyHeld(Path dir) {
+        Path file = dir.resolve("held.json");
+        try {
+            return Files.exists(file) && !RECORD.read(file).units().isEmpty();
+        } catch (IOException e) {
+            return true; // a damaged record may still hold changes: say so rather than drop them
+        }
+    }
+
+    /** The layer's directory: {@code held.json} and {@code tree/} (what a checkpoint captures of it). */
+    public Path dir() {
+        return dir;
+    }
+
+    /**
+     * Reads {@code held.json} again, after a rewind put the directory back as it was at a checkpoint
+     * (the tree's contents are put back in place, so its descriptor stays good).
+     */
+    public synchronized void reload() {
+        units.clear();
+        byParent.clear();
+        Path file = dir.resolve("held.json");
+        try {
+            if (Files.exists(file)) {
+                for (Unit u : RECORD.read(file).units()) {
+                    index(u);
+                }
+            }
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.STATE, "cannot read " + file + " back: " + e.getMessage(),
+                    "the held changes are as the checkpoint's; look at " + dir + " by hand", e);
+        }
+    }
+
+    /** The folder the held changes belong in, as recorded when the sandbox was made ("" if not). */
+    public String folder() {
+        return folder;
+    }
+
+    public HeldPolicy policy() {
+        return policy;
+    }
+
+    int treeFd() {
+        return treeFd;
+    }
+
+    boolean isEmpty() {
+        return units.isEmpty();
+    }
+
+    /** The units held, by path. */
+    public List<Unit> units() {
+        List<Unit> out = new ArrayList<>(units.values());
+        out.sort(Comparator.comparing(Unit::path));
+        return out;
+    }
+
+    /** The held unit {@code path} is in (itself or an ancestor), or null. */
+    Unit unitOf(String path) {
+        if (units.isEmpty()) {
+            return null;
+        }
+        String p = path;
+        while (true) {
+            Unit u = units.get(p);
+            if (u != null) {
+                return u;
+            }
+            if (p.isEmpty()) {
+                return null;
+            }
+            p = Fid.parent(p);
+        }
+    }
+
+    /** The names of units directly in directory {@code dirPath}: those its listing takes from the tree. */
+    Set<String> unitNamesIn(String dirPath) {
+        Set<String> s = byParent.get(dirPath);
+        return s == null ? Set.of() : s;
+    }
+
+    /** Whether a unit directly in {@code dirPath} has something in the tree: the guest sees it there. */
+    boolean anyPresentIn(String dirPath) throws ErrnoException {
+        for (String name : unitNamesIn(dirPath)) {
+            if (TreeCopy.statOrNull(treeFd, Fid.child(dirPath, name)) != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * After {@code path} was removed or moved away: a unit there that the folder never had and the
+     * tree no longer has is nothing to review, and is forgotten.
+     */
+    synchronized void forgetIfGone(String path) throws ErrnoException {
+        Unit u = units.get(path);
+        if (u == null || !u.base().equals(TreeCopy.ABSENT) || TreeCopy.statOrNull(treeFd, path) != null) {
+            return;
+        }
+        unindex(u);
+        try {
+            save();
+        } catch (IOException e) {
+            log.accept("cannot record held units: " + e.getMessage());
+        }
+    }
+
+    /** Whether any unit lies strictly under {@code dirPath}. */
+    boolean anyUnder(String dirPath) {
+        if (units.isEmpty()) {
+            return false;
+        }
+        String prefix = dirPath.isEmpty() ? "" : dirPath + "/";
+        for (String p : units.keySet()) {
+            if (p.startsWith(prefix) && !p.equals(dirPath)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Holds unit {@code unitPath}: copies what the folder (below {@code hostRoot}) has there into
+     * the tree and records it. Idempotent.
+     */
+    synchronized Unit hold(int hostRoot, String unitPath, String className) throws ErrnoException {
+        Unit u = units.get(unitPath);
+        if (u != null) {
+            return u;
+        }
+        if (closed) {
+            throw new ErrnoException(ErrnoException.EIO, "held layer closed");
+        }
+        TreeCopy.makeParents(treeFd, unitPath);
+        TreeCopy.remove(treeFd, unitPath); // left over from a crash between copy and record
+        String base = TreeCopy.fingerprint(hostRoot, unitPath);
+        TreeCopy.copy(hostRoot, unitPath, treeFd, unitPath);
+        u = new Unit(unitPath, className, base, Instant.now());
+        index(u);
+        try {
+            save();
+        } catch (IOException e) {
+            unindex(u);
+            TreeCopy.remove(treeFd, unitPath);
+            log.accept("cannot record held unit " + unitPath + ": " + e.getMessage());
+            throw new ErrnoException(ErrnoException.EIO, "cannot record a held unit");
+        }
+        log.accept("held " + className + " unit " + unitPath);
+        return u;
+    }
+
+    private void index(Unit u) {
+        units.put(u.path(), u);
+        byParent.computeIfAbsent(Fid.parent(u.path()), k -> ConcurrentHashMap.newKeySet()).add(Fid.lastName(u.path()));
+    }
+
+    private void unindex(Unit u) {
+        units.remove(u.path());
+        Set<String> s = byParent.get(Fid.parent(u.path()));
+        if (s != null) {
+            s.remove(Fid.lastName(u.path()));
+            if (s.isEmpty()) {
+                byParent.remove(Fid.parent(u.path()));
+            }
+        }
+    }
+
+    private void save() throws IOException {
+        RECORD.write(dir.resolve("held.json"), new Record(units(), hold, noHold, folder));
+    }
+
+    // --- review ---
+
+    /** What one held unit would do to the folder if accepted. */
+    public enum Change { ADD, MODIFY, DELETE, NONE }
+
+    /** A unit as a review shows it. */
+    public record Entry(Unit unit, Change change, boolean conflict, String protects, long size, String diff) {
+    }
+
+    /**
+     * Every held unit against the folder {@code folder} now: what accepting it changes, whether the
+     * folder changed since it was held (a conflict), and a diff of text.
+     */
+    public synchronized List<Entry> review(Path folder, boolean withDiff) {
+        int root = openFolder(folder);
+        try {
+            List<Entry> out = new ArrayList<>();
+            for (Unit u : units()) {
+                out.add(entry(root, u, withDiff));
+            }
+            return out;
+        } catch (ErrnoException e) {
+            throw failed("read the held changes", e);
+        } finally {
+            closeQuietly(root);
+        }
+    }
+
+    private Entry entry(int root, Unit u, boolean withDiff) throws ErrnoException {
+        LinuxFs.Stat held = TreeCopy.statOrNull(treeFd, u.path());
+        String now = TreeCopy.fingerprint(root, u.path());
+        boolean conflict = !now.equals(u.base());
+        Change change;
+        if (held == null) {
+            change = now.equals(TreeCopy.ABSENT) ? Change.NONE : Change.DELETE;
+        } else if (now.equals(TreeCopy.ABSENT)) {
+            change = Change.ADD;
+        } else {
+            change = TreeCopy.fingerprint(treeFd, u.path()).equals(now) ? Change.NONE : Change.MODIFY;
+        }
+        long size = held == null ? 0 : held.isDir() ? TreeDiff.size(treeFd, u.path()) : held.size();
+        String diff = withDiff ? TreeDiff.diff(root, treeFd, u.path()) : "";
+        return new Entry(u, change, conflict, policy.protects(u.className()), size, diff);
+    }
+
+    /** The result of accepting or rejecting: the units done, and the conflicts left held. */
+    public record Outcome(List<String> done, List<String> conflicts) {
+    }
+
+    /**
+     * Puts the held version of each unit named (or all) into the folder. A unit whose folder
+     * version changed since it was held is a conflict: left held, reported, not overwritten.
+     */
+    public synchronized Outcome accept(Path folder, List<String> paths, boolean all) {
+        List<Unit> chosen = choose(paths, all);
+        int root = openFolder(folder);
+        List<String> done = new ArrayList<>();
+        List<String> conflicts = new ArrayList<>();
+        try {
+            for (Unit u : chosen) {
+                if (!TreeCopy.fingerprint(root, u.path()).equals(u.base())) {
+                    conflicts.add(u.path());
+                    continue;
+                }
+                apply(root, u);
+                unindex(u);
+                save();
+                TreeCopy.remove(treeFd, u.path());
+                done.add(u.path());
+            }
+            return new Outcome(done, conflicts);
+        } catch (ErrnoException | IOException e) {
+            throw failed("accept the held changes", e);
+        } finally {
+            closeQuietly(root);
+        }
+    }
+
+    /**
+     * The tree's version of {@code u} into the folder: copied next to its place under a temporary
+     * name, synced, then renamed over it (where a directory is involved, swapped with it by
+     * {@code RENAME_EXCHANGE} and the old version removed after), so the place holds the old
+     * version or the new one, never a part, whenever the daemon dies.
+     */
+    private void apply(int root, Unit u) throws ErrnoException {
+        String parent = Fid.parent(u.path());
+        String name = Fid.lastName(u.path());
+        LinuxFs.Stat held = TreeCopy.statOrNull(treeFd, u.path());
+        LinuxFs.Stat there = TreeCopy.statOrNull(root, u.path());
+        if (held == null) {
+            TreeCopy.remove(root, u.path());
+            return;
+        }
+        TreeCopy.makeParents(root, u.path());
+        String temp = Fid.child(parent, ".kosa8-accept-" + name + "-" + Long.toHexString(System.nanoTime()));
+        TreeCopy.copy(treeFd, u.path(), root, temp);
+        int d = LinuxFs.openBeneath(root, parent, LinuxFs.O_RDONLY | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
+        try {
+            if (there != null && (there.isDir() || held.isDir())) {
+                // a directory cannot be renamed over a file or a non-empty directory: swap them, in one step
+                LinuxFs.exchangeAt(d, Fid.lastName(temp), d, name);
+                LinuxFs.fsync(d, false);
+                TreeCopy.remove(root, temp); // now the old version
+            } else {
+                LinuxFs.renameAt(d, Fid.lastName(temp), d, name);
+                LinuxFs.fsync(d, false);
+            }
+        } finally {
+            LinuxFs.close(d);
+        }
+    }
+
+    /** Drops the held version of each unit named (or all): the guest sees the folder's again. */
+    public synchronized Outcome reject(List<String> paths, boolean all) {
+        List<Unit> chosen = choose(paths, all);
+        List<String> done = new ArrayList<>();
+        try {
+            for (Unit u : chosen) {
+                unindex(u);
+                save();
+                TreeCopy.remove(treeFd, u.path());
+                done.add(u.path());
+            }
+            return new Outcome(done, List.of());
+        } catch (ErrnoException | IOException e) {
+            throw failed("reject the held changes", e);
+        }
+    }
+
+    /** The units {@code paths} name; every path must be a unit (or in one), else nothing is done. */
+    private List<Unit> choose(List<String> paths, boolean all) {
+        if (all) {
+            return units();
+        }
+        if (paths.isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "no path given", "name held paths, or pass --all");
+        }
+        List<Unit> out = new ArrayList<>();
+        List<String> wrong = new ArrayList<>();
+        for (String p : paths) {
+            String norm = normalise(p);
+            Unit u = norm == null ? null : units.get(norm);
+            if (u == null) {
+                wrong.add(p);
+            } else if (!out.contains(u)) {
+                out.add(u);
+            }
+        }
+        if (!wrong.isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "not held: " + String.join(", ", wrong),
+                    units.isEmpty() ? "nothing is held" : "held are: " + String.join(", ",
+                            units().stream().map(Unit::path).toList()));
+        }
+        return out;
+    }
+
+    /** A path as the user typed it, relative to the folder, or null if it is absolute or climbs. */
+    static String normalise(String p) {
+        if (p.startsWith("/")) {
+            return null;
+        }
+        List<String> parts = new ArrayList<>();
+        for (String s : p.split("/")) {
+            if (s.isEmpty() || s.equals(".")) {
+                continue;
+            }
+            if (s.equals("..")) {
+                return null;
+            }
+            parts.add(s);
+        }
+        return parts.isEmpty() ? null : String.join("/", parts);
+    }
+
+    private static int openFolder(Path folder) {
+        try {
+            return LinuxFs.openRoot(folder.toAbsolutePath().toString());
+        } catch (ErrnoException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "cannot open the workspace " + folder + ": "
+                    + e.getMessage(), "check the folder still exists");
+        }
+    }
+
+    private static KosaException failed(String what, Exception e) {
+        return new KosaException(KosaException.Kind.HOST, "cannot " + what + ": " + e.getMessage(),
+                "see the daemon's log; what was not done stays held");
+    }
+
+    private static void closeQuietly(int fd) {
+        try {
+            LinuxFs.close(fd);
+        } catch (ErrnoException ignored) {
+            // nothing to do
+        }
+    }
+
+    /** Drops every held change and the layer's files (the sandbox is being removed). */
+    public synchronized void discard() {
+        close();
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            log.accept("cannot remove " + dir + ": " + e.getMessage());
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            closeQuietly(treeFd);
+        }
+    }
+}

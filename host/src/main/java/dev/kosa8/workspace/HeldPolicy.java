@@ -1,0 +1,433 @@
+package dev.kosa8.workspace;
+
+import dev.kosa8.host.KosaException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Which paths of the folder are held: a pure function from a path (and whether it is a directory)
+ * to the held unit it falls in and that unit's class, or none. The classes and their patterns are
+ * data ({@code held-paths.txt} beside this class, described at its top), never code paths, and
+ * nothing the guest sends changes them: the policy is made when the sandbox's server starts, from
+ * the defaults, the user's own file and the sandbox's {@code --hold}/{@code --no-hold}.
+ *
+ * <p>A unit is what a pattern names: a file ({@code .git/config}) or a directory with everything
+ * under it ({@code .git/hooks}). Of the units a path is in, the one nearest the root is its unit.
+ * Beside the patterns one class is code, for it is about a symlink's target and not its name:
+ * {@value #SYMLINKS}, a symlink whose target is absolute or may climb out of the folder
+ * ({@link #escapes}).
+ *
+ * <p>Paths are the server's byte strings (one char per byte), {@code ""} the root. Names compare
+ * without regard to ASCII case.
+ */
+public final class HeldPolicy {
+    /** The class of symlinks whose target may leave the folder. */
+    public static final String SYMLINKS = "symlinks";
+    static final String SYMLINKS_PROTECTS = "any host program that follows a symlink in the folder: a target"
+            + " that is absolute or climbs out of the folder reads or writes the user's files outside it";
+
+    /** A class of held paths: its name, the host tool it protects against, its patterns. */
+    public record HeldClass(String name, String protects, List<Pattern> patterns) {
+        public HeldClass {
+            patterns = List.copyOf(patterns);
+        }
+    }
+
+    /** One pattern: its components ("**" for any number of directories), and its qualifiers. */
+    public record Pattern(String text, List<String> parts, String unlessUnder, boolean notDirectory) {
+        public Pattern {
+            parts = List.copyOf(parts);
+        }
+    }
+
+    /**
+     * A path's held unit and the class that holds it.
+     *
+     * @param onlyNonDirectory the unit is held only if it is not a directory (a {@code .git} file):
+     *                         a directory already there is no unit
+     */
+    public record Match(String unit, String className, boolean onlyNonDirectory) {
+        public Match(String unit, String className) {
+            this(unit, className, false);
+        }
+    }
+
+    private record Candidate(Pattern pattern, String className) {
+    }
+
+    private final Map<String, HeldClass> classes;
+    private final boolean symlinks;
+    /** Patterns by their last name (ASCII lower case) when it has no '*'. */
+    private final Map<String, List<Candidate>> byLastName = new HashMap<>();
+    /** Patterns whose last name is a glob. */
+    private final List<Candidate> globLast = new ArrayList<>();
+    /** The names patterns look at above a unit: the first of each pattern's names but its last, and unless-under names. */
+    private final List<String> guardParts = new ArrayList<>();
+
+    private HeldPolicy(Collection<HeldClass> enabled, boolean symlinks) {
+        this.classes = new LinkedHashMap<>();
+        for (HeldClass c : enabled) {
+            classes.put(c.name(), c);
+            for (Pattern p : c.patterns()) {
+                String last = p.parts().getLast();
+                Candidate cand = new Candidate(p, c.name());
+                // a match that reaches above a moved directory starts at or above it: its first name is enough
+                for (String part : p.parts().subList(0, p.parts().size() - 1)) {
+                    if (!part.equals("**")) {
+                        if (!guardParts.contains(part)) {
+                            guardParts.add(part);
+                        }
+                        break;
+                    }
+                }
+                if (p.unlessUnder() != null && !guardParts.contains(p.unlessUnder())) {
+                    guardParts.add(p.unlessUnder());
+                }
+                if (last.indexOf('*') >= 0) {
+                    globLast.add(cand);
+                } else {
+                    byLastName.computeIfAbsent(lower(last), k -> new ArrayList<>()).add(cand);
+                }
+            }
+        }
+        this.symlinks = symlinks;
+    }
+
+    /** The default classes, every one of them held. */
+    public static HeldPolicy defaults() {
+        return new HeldPolicy(defaultClasses(), true);
+    }
+
+    /** A policy that holds nothing (a sandbox whose user turned every class off). */
+    static HeldPolicy none() {
+        return new HeldPolicy(List.of(), false);
+    }
+
+    /**
+     * The classes from the defaults and the user's file {@code userFile} (if it exists; a class
+     * there replaces a default of its name), all held but those in {@code noHold}; {@code hold}
+     * names classes to hold again after a {@code --no-hold} (or names a class to check exists).
+     */
+    public static HeldPolicy of(Path userFile, Collection<String> hold, Collection<String> noHold) {
+        Map<String, HeldClass> all = new LinkedHashMap<>();
+        for (HeldClass c : defaultClasses()) {
+            all.put(c.name(), c);
+        }
+        if (userFile != null && Files.isRegularFile(userFile)) {
+            try {
+                for (HeldClass c : parse(Files.readString(userFile, StandardCharsets.UTF_8), userFile.toString())) {
+                    all.put(c.name(), c);
+                }
+            } catch (IOException e) {
+                throw new KosaException(KosaException.Kind.USAGE, "cannot read " + userFile + ": " + e.getMessage(),
+                        "fix or remove the file");
+            }
+        }
+        Set<String> known = new TreeSet<>(all.keySet());
+        known.add(SYMLINKS);
+        List<String> unknown = new ArrayList<>();
+        for (String n : hold) {
+            if (!known.contains(n)) {
+                unknown.add(n);
+            }
+        }
+        for (String n : noHold) {
+            if (!known.contains(n)) {
+                unknown.add(n);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "no class of held paths is named "
+                    + String.join(", ", unknown), "the classes are: " + String.join(", ", known));
+        }
+        List<HeldClass> enabled = new ArrayList<>();
+        for (HeldClass c : all.values()) {
+            if (!noHold.contains(c.name()) || hold.contains(c.name())) {
+                enabled.add(c);
+            }
+        }
+        return new HeldPolicy(enabled, !noHold.contains(SYMLINKS) || hold.contains(SYMLINKS));
+    }
+
+    static List<HeldClass> defaultClasses() {
+        try (InputStream in = HeldPolicy.class.getResourceAsStream("held-paths.txt")) {
+            if (in == null) {
+                throw new IllegalStateException("held-paths.txt is missing from the build");
+            }
+            return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), "held-paths.txt");
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read held-paths.txt", e);
+        }
+    }
+
+    /** Parses the format described at the top of held-paths.txt; a mistake names the line. */
+    static List<HeldClass> parse(String text, String source) {
+        List<HeldClass> out = new ArrayList<>();
+        String name = null;
+        String protects = null;
+        List<Pattern> patterns = new ArrayList<>();
+        String[] lines = text.split("\n", -1);
+        for (int i = 0; i < lines.length; i++) {
+            String line = lines[i].strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            String where = source + ", line " + (i + 1);
+            if (line.startsWith("class ")) {
+                if (name != null) {
+                    out.add(finish(name, protects, patterns, where));
+                }
+                name = line.substring(6).strip();
+                if (!name.matches("[a-z0-9][a-z0-9-]*")) {
+                    throw bad(where, "a class name is lower-case letters, digits and '-'");
+                }
+                protects = null;
+                patterns = new ArrayList<>();
+            } else if (line.startsWith("protects ")) {
+                if (name == null) {
+                    throw bad(where, "\"protects\" before any \"class\"");
+                }
+                protects = line.substring(9).strip();
+            } else if (line.startsWith("hold ")) {
+                if (name == null) {
+                    throw bad(where, "\"hold\" before any \"class\"");
+                }
+                patterns.add(pattern(line.substring(5).strip(), where));
+            } else {
+                throw bad(where, "expected \"class\", \"protects\" or \"hold\"");
+            }
+        }
+        if (name != null) {
+            out.add(finish(name, protects, patterns, source));
+        }
+        return out;
+    }
+
+    private static HeldClass finish(String name, String protects, List<Pattern> patterns, String where) {
+        if (protects == null || patterns.isEmpty()) {
+            throw bad(where, "class " + name + " needs a \"protects\" line and at least one \"hold\"");
+        }
+        return new HeldClass(name, protects, patterns);
+    }
+
+    static Pattern pattern(String spec, String where) {
+        String[] words = spec.split("\\s+");
+        String text = words[0];
+        String unlessUnder = null;
+        boolean notDirectory = false;
+        for (int i = 1; i < words.length; i++) {
+            if (words[i].equals("not-directory")) {
+                notDirectory = true;
+            } else if (words[i].equals("unless-under") && i + 1 < words.length) {
+                unlessUnder = lower(words[++i]);
+            } else {
+                throw bad(where, "unknown qualifier " + words[i]);
+            }
+        }
+        List<String> parts = List.of(text.split("/"));
+        for (String p : parts) {
+            if (p.isEmpty() || p.equals(".") || p.equals("..")) {
+                throw bad(where, "a pattern's names are not empty, '.' or '..': " + text);
+            }
+        }
+        if (parts.getLast().equals("**")) {
+            throw bad(where, "a pattern ends in a name, not \"**\": " + text);
+        }
+        return new Pattern(text, parts, unlessUnder, notDirectory);
+    }
+
+    private static KosaException bad(String where, String what) {
+        return new KosaException(KosaException.Kind.USAGE, "held paths, " + where + ": " + what,
+                "see the format at the top of held-paths.txt (docs/workspace.md, \"What can reach the host\")");
+    }
+
+    /** The classes held, in order, and whether escaping symlinks are. */
+    public List<HeldClass> classes() {
+        return List.copyOf(classes.values());
+    }
+
+    public boolean holdsSymlinks() {
+        return symlinks;
+    }
+
+    /** What class {@code name} protects against, for a review. */
+    public String protects(String name) {
+        if (name.equals(SYMLINKS)) {
+            return SYMLINKS_PROTECTS;
+        }
+        HeldClass c = classes.get(name);
+        return c == null ? "" : c.protects();
+    }
+
+    /**
+     * The held unit {@code path} is in, or null if it is in none.
+     *
+     * @param directory whether {@code path} is (or is to be made) a directory: a "not-directory"
+     *                  pattern holds only a non-directory of its exact name
+     */
+    public Match classify(String path, boolean directory) {
+        if (path.isEmpty() || classes.isEmpty()) {
+            return null;
+        }
+        String[] names = path.split("/", -1);
+        for (int i = 0; i < names.length; i++) {
+            List<Candidate> literal = byLastName.get(lower(names[i]));
+            if (literal != null) {
+                for (Candidate c : literal) {
+                    if (holds(c.pattern(), names, i, directory)) {
+                        return new Match(join(names, i), c.className(), c.pattern().notDirectory());
+                    }
+                }
+            }
+            for (Candidate c : globLast) {
+                if (holds(c.pattern(), names, i, directory)) {
+                    return new Match(join(names, i), c.className(), c.pattern().notDirectory());
+                }
+            }
+        }
+        return null;
+    }
+
+    private static boolean holds(Pattern p, String[] names, int last, boolean directory) {
+        if (p.notDirectory() && (last != names.length - 1 || directory)) {
+            return false; // a name under it makes it a directory
+        }
+        if (p.unlessUnder() != null) {
+            for (int j = 0; j < last; j++) {
+                if (lower(names[j]).equals(p.unlessUnder())) {
+                    return false;
+                }
+            }
+        }
+        return matches(p.parts(), 0, names, 0, last + 1);
+    }
+
+    /** Whether parts[pi..] match names[ni..end) exactly, "**" taking any number of names. */
+    private static boolean matches(List<String> parts, int pi, String[] names, int ni, int end) {
+        if (pi == parts.size()) {
+            return ni == end;
+        }
+        String part = parts.get(pi);
+        if (part.equals("**")) {
+            for (int k = ni; k <= end; k++) {
+                if (matches(parts, pi + 1, names, k, end)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        return ni < end && glob(part, names[ni]) && matches(parts, pi + 1, names, ni + 1, end);
+    }
+
+    /** A name against one pattern name with '*' for any run of characters, ASCII case ignored. */
+    static boolean glob(String pattern, String name) {
+        return glob(pattern, 0, name, 0);
+    }
+
+    private static boolean glob(String p, int pi, String n, int ni) {
+        while (pi < p.length()) {
+            char c = p.charAt(pi);
+            if (c == '*') {
+                for (int k = ni; k <= n.length(); k++) {
+                    if (glob(p, pi + 1, n, k)) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+            if (ni >= n.length() || lower(c) != lower(n.charAt(ni))) {
+                return false;
+            }
+            pi++;
+            ni++;
+        }
+        return ni == n.length();
+    }
+
+    private static String join(String[] names, int last) {
+        return String.join("/", java.util.Arrays.asList(names).subList(0, last + 1));
+    }
+
+    /**
+     * Whether a directory at {@code path} is one whose move would change what the patterns hold
+     * beneath it: some name of the path is one a pattern looks at above a unit ({@code .git},
+     * {@code .github}, {@code *.git}...). Moving such a directory is refused ({@link HeldMoves}).
+     */
+    public boolean guards(String path) {
+        if (path.isEmpty()) {
+            return false;
+        }
+        for (String name : path.split("/", -1)) {
+            for (String part : guardParts) {
+                if (glob(part, name)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether a symlink at {@code linkPath} with {@code target} may lead out of the folder: an
+     * absolute target; more leading ".." than the link has directories above it; or a ".." after
+     * a name, which the kernel resolves from wherever that name (perhaps itself a symlink) leads,
+     * not lexically. A target of leading ".."s and then names only stays inside if every symlink
+     * it passes through does, which this same rule ensures of each.
+     */
+    public static boolean escapes(String linkPath, String target) {
+        if (target.isEmpty() || target.charAt(0) == '/') {
+            return true;
+        }
+        int depth = 0;
+        for (int i = 0; i < linkPath.length(); i++) {
+            if (linkPath.charAt(i) == '/') {
+                depth++;
+            }
+        }
+        int up = 0;
+        boolean named = false;
+        for (String part : target.split("/")) {
+            if (part.isEmpty() || part.equals(".")) {
+                continue;
+            }
+            if (part.equals("..")) {
+                if (named) {
+                    return true;
+                }
+                up++;
+            } else {
+                named = true;
+            }
+        }
+        return up > depth;
+    }
+
+    private static String lower(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c >= 'A' && c <= 'Z') {
+                char[] a = s.toCharArray();
+                for (int j = i; j < a.length; j++) {
+                    a[j] = lower(a[j]);
+                }
+                return new String(a);
+            }
+        }
+        return s;
+    }
+
+    private static char lower(char c) {
+        return c >= 'A' && c <= 'Z' ? (char) (c + 32) : c;
+    }
+}

@@ -1,0 +1,209 @@
+package dev.kosa8.workspace;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kosa8.host.KosaException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+
+/** The classifier of held paths: properties over generated paths, and the data file's format. */
+class HeldPolicyTest {
+    private static final HeldPolicy POLICY = HeldPolicy.defaults();
+    /** Names the patterns use, some in other cases, and plain ones. */
+    private static final List<String> VOCABULARY = List.of(".git", ".GIT", "hooks", "Hooks", "config", "config.lock",
+            "HEAD", "head", "modules", "info", "attributes", "worktrees", "wt", "x.git", ".github", "workflows",
+            ".vscode", "tasks.json", ".envrc", ".claude", "settings.json", ".mcp.json", ".config", "mise", "src",
+            "a", "b", "objects", "refs", "index", "main.c", "node_modules", "lib", ".husky", "pre-commit");
+
+    @Provide
+    Arbitrary<List<String>> paths() {
+        return Arbitraries.of(VOCABULARY).list().ofMinSize(1).ofMaxSize(7);
+    }
+
+    @Provide
+    Arbitrary<List<String>> plainPaths() {
+        return Arbitraries.strings().withCharRange('a', 'z').ofMinLength(1).ofMaxLength(6)
+                .map(s -> s + "_1").list().ofMinSize(1).ofMaxSize(8);
+    }
+
+    private static String join(List<String> names) {
+        return String.join("/", names);
+    }
+
+    @Property
+    void hooksOfEveryRepositoryAtAnyDepthAreHeldWhateverTheCase(@ForAll("plainPaths") List<String> above,
+                                                                 @ForAll("plainPaths") List<String> below,
+                                                                 @ForAll boolean upper) {
+        String git = upper ? ".GiT" : ".git";
+        String hooks = upper ? "HOOKS" : "hooks";
+        String unit = join(above) + "/" + git + "/" + hooks;
+        HeldPolicy.Match m = POLICY.classify(unit + "/" + join(below), false);
+        assertThat(m).isEqualTo(new HeldPolicy.Match(unit, "git"));
+    }
+
+    @Property
+    void pathsOfPlainNamesAreNeverHeld(@ForAll("plainPaths") List<String> names, @ForAll boolean directory) {
+        assertThat(POLICY.classify(join(names), directory)).isNull();
+    }
+
+    @Property
+    void aUnitIsAPrefixOfItsPathAndEverythingUnderAUnitIsInThatUnit(@ForAll("paths") List<String> names,
+                                                                     @ForAll("plainPaths") List<String> below) {
+        String path = join(names);
+        HeldPolicy.Match m = POLICY.classify(path, false);
+        if (m == null) {
+            return;
+        }
+        assertThat(path.equals(m.unit()) || path.startsWith(m.unit() + "/")).isTrue();
+        assertThat(POLICY.classify(m.unit() + "/" + join(below), true)).isIn(m, null);
+        if (!m.unit().equals(path)) {
+            // a unit that has names beneath it is a directory, and still the unit
+            assertThat(POLICY.classify(m.unit() + "/" + join(below), false)).isEqualTo(m);
+        }
+    }
+
+    @Property
+    void caseNeverChangesWhatIsHeld(@ForAll("paths") List<String> names, @ForAll boolean directory) {
+        String path = join(names);
+        HeldPolicy.Match lower = POLICY.classify(path.toLowerCase(java.util.Locale.ROOT), directory);
+        HeldPolicy.Match upper = POLICY.classify(path.toUpperCase(java.util.Locale.ROOT), directory);
+        HeldPolicy.Match asIs = POLICY.classify(path, directory);
+        assertThat(lower == null).isEqualTo(asIs == null);
+        assertThat(upper == null).isEqualTo(asIs == null);
+        if (asIs != null) {
+            assertThat(lower.unit()).isEqualToIgnoringCase(asIs.unit());
+            assertThat(upper.className()).isEqualTo(asIs.className());
+        }
+    }
+
+    /**
+     * What a directory rename may change: renaming the directory at {@code names[0..cut)} to a new
+     * name changes whether (or where) a path beneath it is held only if the policy guards the old
+     * or the new path, so that {@link HeldMoves} refuses that rename.
+     */
+    @Property
+    void aDirectoryRenameThatChangesWhatIsHeldBeneathIsAlwaysGuarded(@ForAll("paths") List<String> names,
+                                                                     @ForAll @IntRange(min = 1, max = 6) int cut,
+                                                                     @ForAll("name") String newName) {
+        if (cut >= names.size()) {
+            return;
+        }
+        List<String> renamed = new ArrayList<>(names);
+        renamed.set(cut - 1, newName);
+        String dir = join(names.subList(0, cut));
+        String newDir = join(renamed.subList(0, cut));
+        if (POLICY.classify(dir, true) != null || POLICY.classify(newDir, true) != null) {
+            return; // the directory itself is a unit: a move across the layer's edge, refused on its own
+        }
+        HeldPolicy.Match before = POLICY.classify(join(names), false);
+        HeldPolicy.Match after = POLICY.classify(join(renamed), false);
+        boolean same = before == null ? after == null
+                : after != null && before.unit().split("/").length == after.unit().split("/").length;
+        if (!same) {
+            assertThat(POLICY.guards(dir) || POLICY.guards(newDir))
+                    .as("renaming %s to %s changes %s -> %s", dir, newDir, before, after).isTrue();
+        }
+    }
+
+    @Provide
+    Arbitrary<String> name() {
+        return Arbitraries.of(VOCABULARY);
+    }
+
+    @Property
+    void aTargetOfLeadingDotDotsThenNamesEscapesExactlyWhenItClimbsAboveTheRoot(
+            @ForAll @IntRange(max = 6) int depth, @ForAll @IntRange(max = 8) int up,
+            @ForAll("plainPaths") List<String> names) {
+        String link = "d/".repeat(depth) + "l";
+        String target = "../".repeat(up) + join(names);
+        assertThat(HeldPolicy.escapes(link, target)).isEqualTo(up > depth);
+    }
+
+    @Property
+    void aTargetThatDoesNotEscapeStaysInsideWhenResolvedAsWritten(@ForAll("targets") String target,
+                                                                  @ForAll @IntRange(max = 5) int depth) {
+        String link = "d/".repeat(depth) + "l";
+        if (HeldPolicy.escapes(link, target)) {
+            return;
+        }
+        int level = depth;
+        for (String part : target.split("/")) {
+            if (part.equals("..")) {
+                level--;
+            } else if (!part.isEmpty() && !part.equals(".")) {
+                level++;
+            }
+            assertThat(level).as("%s from depth %d", target, depth).isGreaterThanOrEqualTo(0);
+        }
+    }
+
+    @Provide
+    Arbitrary<String> targets() {
+        Arbitrary<String> part = Arbitraries.of("..", ".", "a", "b", "", "/");
+        return part.list().ofMinSize(1).ofMaxSize(8).map(l -> String.join("/", l).replace("///", "/"));
+    }
+
+    @Property
+    void absoluteTargetsAndDotDotAfterANameAlwaysEscape(@ForAll("plainPaths") List<String> names) {
+        assertThat(HeldPolicy.escapes(join(names), "/" + join(names))).isTrue();
+        assertThat(HeldPolicy.escapes("a/b/c/l", names.getFirst() + "/..")).isTrue();
+    }
+
+    @Test
+    void theDefaultClassesEachSayWhatTheyProtectAgainst() {
+        assertThat(POLICY.classes()).extracting(HeldPolicy.HeldClass::name)
+                .containsExactly("git", "hook-managers", "direnv", "editors", "agents", "ci");
+        assertThat(POLICY.classes()).allSatisfy(c -> assertThat(c.protects()).isNotBlank());
+        assertThat(POLICY.protects(HeldPolicy.SYMLINKS)).contains("symlink");
+    }
+
+    @Test
+    void theIssuesPathsAreHeldAndOrdinaryWorkIsNot() {
+        for (String held : List.of(".git/config", ".git/hooks/pre-commit", "sub/.git/config",
+                ".git/modules/lib/hooks/post-checkout", ".git/modules/a/b/config", "srv/repo.git/hooks/update",
+                ".envrc", "a/.envrc", ".vscode/tasks.json", ".idea/workspace.xml", ".devcontainer/devcontainer.json",
+                ".claude/settings.json", ".mcp.json", ".github/workflows/ci.yml", ".gitlab-ci.yml", ".husky/pre-commit",
+                "stash/HEAD", ".git/info/attributes", "mise.toml", ".nvim.lua")) {
+            assertThat(POLICY.classify(held, false)).as(held).isNotNull();
+        }
+        for (String free : List.of(".git/index", ".git/HEAD", ".git/objects/ab/cdef", ".git/refs/heads/main",
+                ".git/logs/HEAD", ".git/packed-refs", ".gitattributes", ".gitignore", "src/main.c",
+                "node_modules/.bin/x", "target/classes/A.class", ".github/CODEOWNERS", "README.md", "Makefile",
+                ".git/modules/lib/HEAD", ".git/modules/lib/objects/x")) {
+            assertThat(POLICY.classify(free, false)).as(free).isNull();
+        }
+        assertThat(POLICY.classify("wt/.git", false)).isEqualTo(new HeldPolicy.Match("wt/.git", "git", true));
+        assertThat(POLICY.classify("wt/.git", true)).isNull();
+    }
+
+    @Test
+    void classesTurnedOffAreNotHeldAndUnknownClassesAreNamed() {
+        HeldPolicy p = HeldPolicy.of(null, List.of(), List.of("direnv", "symlinks"));
+        assertThat(p.classify(".envrc", false)).isNull();
+        assertThat(p.classify(".git/config", false)).isNotNull();
+        assertThat(p.holdsSymlinks()).isFalse();
+        assertThatThrownBy(() -> HeldPolicy.of(null, List.of("gti"), List.of()))
+                .isInstanceOf(KosaException.class).hasMessageContaining("no class of held paths is named gti")
+                .satisfies(e -> assertThat(((KosaException) e).suggestion()).contains("git", "symlinks"));
+    }
+
+    @Test
+    void aMistakeInTheFormatNamesItsLine() {
+        assertThatThrownBy(() -> HeldPolicy.parse("class x\nprotects y\nhold a/**\n", "mine"))
+                .hasMessageContaining("mine, line 3");
+        assertThatThrownBy(() -> HeldPolicy.parse("hold a\n", "mine")).hasMessageContaining("line 1");
+        assertThatThrownBy(() -> HeldPolicy.parse("class x\nhold a\n", "mine")).hasMessageContaining("protects");
+        assertThat(HeldPolicy.parse("class mine\nprotects my tool\nhold **/.mytool\n", "f"))
+                .singleElement().satisfies(c -> assertThat(Set.of(c.name())).containsExactly("mine"));
+    }
+}
