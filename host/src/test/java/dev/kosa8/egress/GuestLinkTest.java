@@ -313,7 +313,8 @@ class GuestLinkTest {
     @Test
     void aGuestSendingPastItsWindowLosesItsLinkAndTheDaemonHoldsAtMostAWindowOfAStream() throws Exception {
         // an upstream that takes the connection and never reads: the broker stops reading the guest, and what the
-        // guest sends then waits in the daemon, a window at most (a TLS stream: HTTP bodies the broker gathers)
+        // guest sends then waits in the daemon, a window at most (a TLS stream passed through, since main intercepts
+        // by default: HTTP bodies the broker gathers)
         try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50,
                 java.net.InetAddress.getLoopbackAddress())) {
             java.util.List<java.net.Socket> taken = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
@@ -329,7 +330,7 @@ class GuestLinkTest {
             EgressTestSettings test = new EgressTestSettings(Map.of("sink.test:443", silent.getLocalPort()),
                     Map.of(), Optional.empty());
             try (Broker sink = Broker.start("sbx-sink", dir.resolve("run-sink"), new EgressPolicy(false,
-                    List.of(AllowRule.parse("sink.test"))), new AuditLog(dir.resolve("sink.log"), m -> { }),
+                    List.of(AllowRule.parse("passthrough sink.test"))), new AuditLog(dir.resolve("sink.log"), m -> { }),
                     Upstreams.system(test), null, dev.kosa8.egress.tls.UpstreamTls.clientContext(Optional.empty()),
                     group)) {
                 GuestLink link = sink.attach(portSocket, daemonLog::add);
