@@ -230,8 +230,13 @@ final class NetRelay {
                 abort(guest);
                 continue;
             }
-            guest.configureBlocking(false);
-            guest.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            try {
+                guest.configureBlocking(false);
+                guest.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            } catch (IOException e) {
+                abort(guest); // it broke before it was a stream: nothing to tell the host
+                continue;
+            }
             int channel = nextChannel;
             nextChannel = nextChannel == Limits.MAX_CHANNEL ? 1 : nextChannel + 1;
             NetStream s = new NetStream(channel, guest, guest.register(selector, SelectionKey.OP_READ),
