@@ -126,7 +126,7 @@ final class Checkpointer {
         Rollback rollback = new Rollback(log);
         Halt halt = new Halt(vm, workspace, rollback);
         Path temp = store.vmStateTemp(id);
-        Steps steps = new Steps();
+        Steps steps = new Steps("checkpoint", () -> vm.process().pid());
         try {
             mark(rollback);
             checkRoom(store.directory());
@@ -188,6 +188,7 @@ final class Checkpointer {
                     server,
                     steps.millis(), Duration.ofNanos(System.nanoTime() - start).toMillis());
             store.commit(c);
+            steps.point("committed");
             head(id);
             clearMark();
             return c;
@@ -250,7 +251,8 @@ final class Checkpointer {
      * @return how long each step took
      */
     Map<String, Long> rewind(Checkpoint c, Undo.Relauncher relauncher) {
-        Steps steps = new Steps();
+        Vm[] current = {vm}; // the QEMU a crash point kills: the new one, once it is started
+        Steps steps = new Steps("rewind", () -> current[0].process().pid());
         Rollback rollback = new Rollback(log);
         boolean replaced = false;
         SavedMachine state = null;
@@ -292,9 +294,11 @@ final class Checkpointer {
                 steps.done("disk");
                 Vm next = relauncher.relaunch(state, c.server(), () -> steps.beside("workspace",
                         joinFolder(folderBack)));
+                current[0] = next;
                 steps.done("load");
                 steps.split("load", "wake", next.wakeMillis());
                 next.loadRest();
+                steps.point("loaded");
                 head(c.id());
                 clearMark();
                 return steps.millis();
@@ -368,7 +372,7 @@ final class Checkpointer {
      * <p>On failure the machine runs on as before and nothing is left.
      */
     Map<String, Long> suspend(Suspension target) {
-        Steps steps = new Steps();
+        Steps steps = new Steps("stop", () -> vm.process().pid());
         Rollback rollback = new Rollback(log);
         Halt halt = new Halt(vm, workspace, rollback);
         try {

@@ -4,6 +4,7 @@ import static dev.kosa8.checkpoint.Posix.O_DIRECTORY;
 import static dev.kosa8.checkpoint.Posix.O_RDONLY;
 
 import dev.kosa8.host.AtomicFile;
+import dev.kosa8.host.UnifiedDiff;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -155,6 +156,69 @@ public final class FolderSnapshots {
         Capturer c = p.capturer;
         return new Capture(p.id, c.entryCount(), c.filesRead, c.bytesRead, c.bytesTotal,
                 Duration.ofNanos(System.nanoTime() - p.started));
+    }
+
+    /**
+     * The reserved id of the folder as its sandbox started: {@code kosa8 diff}'s default instant. Never a
+     * checkpoint's id (those start with {@code c} and a date), so no sweep of unfinished checkpoints removes it.
+     */
+    public static final String START = "start";
+
+    /**
+     * How {@code folder} differs now from snapshot {@code id}, path by path ({@link FolderDiff}), with unified
+     * diffs of text files. The folder may be in use: a file that changes while it is read makes the walk start
+     * again, three times at most. Leaves nothing behind: the copies the walk made to read changed files are
+     * taken back. The caller keeps checkpoints of this store from running meanwhile (the sandbox's lock).
+     */
+    public synchronized List<FolderChange> diff(String id, Path folder) throws IOException {
+        Manifest before = load(id);
+        for (int attempt = 1; ; attempt++) {
+            Pending now;
+            try {
+                now = scan(folder, "diff-" + Long.toHexString(System.nanoTime()));
+            } catch (IOException e) {
+                if (attempt < 3) {
+                    continue; // a file changed or went while it was read
+                }
+                throw new IOException("the folder kept changing while it was read (" + e.getMessage() + ")", e);
+            }
+            try {
+                List<FolderChange> out = new ArrayList<>();
+                for (FolderDiff.Pair p : FolderDiff.compare(before, now.manifest)) {
+                    out.add(change(p));
+                }
+                return out;
+            } finally {
+                abandon(now);
+            }
+        }
+    }
+
+    private FolderChange change(FolderDiff.Pair p) throws IOException {
+        String path = ByteNames.display(p.path());
+        FolderChange.Side b = FolderChange.Side.of(p.before());
+        FolderChange.Side a = FolderChange.Side.of(p.after());
+        boolean contents = p.change() == FolderChange.Change.MODIFIED
+                || (p.change() == FolderChange.Change.ADDED && p.after().kind() == Kind.FILE)
+                || (p.change() == FolderChange.Change.DELETED && p.before().kind() == Kind.FILE);
+        if (contents && small(p.before()) && small(p.after())) {
+            UnifiedDiff.Hunks h = UnifiedDiff.of(content(p.before()), content(p.after()));
+            if (h != null) {
+                String header = "--- " + (b == null ? "/dev/null" : "a/" + path) + "\n+++ "
+                        + (a == null ? "/dev/null" : "b/" + path) + "\n";
+                return new FolderChange(path, p.change(), b, a, header + h.text(), h.added(), h.removed());
+            }
+        }
+        return new FolderChange(path, p.change(), b, a, null, -1, -1);
+    }
+
+    private static boolean small(Entry e) {
+        return e == null || e.kind() != Kind.FILE || e.size() <= UnifiedDiff.MAX_BYTES;
+    }
+
+    /** A file's bytes from the store; null for an absent one or anything but a file. */
+    private byte[] content(Entry e) throws IOException {
+        return e == null || e.kind() != Kind.FILE ? null : Files.readAllBytes(objects.path(e.sha256()));
     }
 
     /** Takes back what an uncommitted scan wrote. */

@@ -53,7 +53,7 @@ final class Leftovers {
                 }
             }
             for (String id : folders.ids()) {
-                if (!committed.contains(id)) {
+                if (!committed.contains(id) && !id.equals(FolderSnapshots.START)) {
                     log.accept("removing the workspace snapshot of an unfinished checkpoint " + id);
                     folders.delete(id);
                 }

@@ -199,6 +199,38 @@ public final class Undo {
         DiskSnapshots.copyOut(disk, c.id(), target, log);
     }
 
+    /** The folder as the sandbox starts with it: {@code kosa8 diff}'s default instant. Kept until the sandbox goes. */
+    public void captureStart(Path folder) throws IOException {
+        var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
+        if (!folders.ids().contains(FolderSnapshots.START)) {
+            folders.capture(folder, FolderSnapshots.START);
+        }
+    }
+
+    /**
+     * How {@code folder} differs now from checkpoint {@code idOrPrefix}, or, when that is empty, from the folder
+     * as the sandbox started ({@link #captureStart}). The caller holds the sandbox's lock: no checkpoint runs
+     * meanwhile.
+     */
+    public List<FolderChange> diff(Path folder, String idOrPrefix) {
+        var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
+        String from = idOrPrefix == null || idOrPrefix.isEmpty() ? FolderSnapshots.START : find(idOrPrefix).id();
+        try {
+            if (!folders.ids().contains(from)) {
+                throw from.equals(FolderSnapshots.START)
+                        ? new KosaException(KosaException.Kind.USAGE, "sandbox " + sandboxId + " kept no copy of its"
+                                + " folder as it started (an older kosa8 made it, or it shares no folder)",
+                                "name a checkpoint to compare with: `kosa8 checkpoints " + sandboxId + "` lists them")
+                        : new KosaException(KosaException.Kind.USAGE, "checkpoint " + from + " holds no folder",
+                                "name another checkpoint: `kosa8 checkpoints " + sandboxId + "` lists them");
+            }
+            return folders.diff(from, folder);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot compare the folder of sandbox " + sandboxId
+                    + ": " + e.getMessage(), "try again; if it persists, see the daemon's log", e);
+        }
+    }
+
     /** Writes the workspace as checkpoint {@code c} held it into {@code folder}, a new, empty one. */
     public void copyFolder(Checkpoint c, Path folder) throws IOException {
         new FolderSnapshots(checkpoints().resolve("workspace")).copyTo(c.id(), folder);
@@ -256,18 +288,45 @@ public final class Undo {
     /**
      * After a daemon restart, with the sandbox's machine re-attached: a
      * daemon that died in the middle of a checkpoint or rewind left the
-     * guest's processes frozen; they are thawed and the mark cleared.
+     * guest's processes frozen (so did one that died in a stop after the
+     * machine was saved, before QEMU quit: that saved state is discarded,
+     * never resumed over the machine that ran on); they are thawed, the mark cleared, and the
+     * parts of the checkpoint it never committed swept away at once (not
+     * only before the next checkpoint), so no temporary file outlives the
+     * recovery (docs/checkpoints.md, "Crash walk").
      *
      * @return whether there was one to recover from
      */
     public boolean recoverInterrupted(Vm vm) throws IOException {
         Path mark = Checkpointer.marker(checkpoints());
-        if (!Files.exists(mark)) {
+        Suspension stop = new Suspension(sandboxDir);
+        // a machine that still runs with a pause to disk beside it: a stop cut short after the save, before QEMU
+        // quit; its processes are frozen, and the saved state is older than the machine it would bring back
+        boolean stopCut = Files.isDirectory(stop.state().getParent());
+        if (!Files.exists(mark) && !stopCut) {
             return false;
         }
         GuestCommand.thaw(vm.agent(), 0, new byte[0], Duration.ofSeconds(20));
-        Files.deleteIfExists(mark);
+        if (stopCut) {
+            log.accept("sandbox " + sandboxId + ": a stop was cut short; its machine runs on, and the state it saved "
+                    + "is discarded");
+            stop.discard();
+        }
+        if (Files.deleteIfExists(mark)) {
+            new Leftovers(vm.qmp(), store(), new FolderSnapshots(checkpoints().resolve("workspace")),
+                    new RamStore(checkpoints()), log).sweep();
+        }
         return true;
+    }
+
+    /**
+     * For a sandbox whose machine ended while no daemon ran: the mark of a
+     * checkpoint or rewind it was in the middle of goes, since the processes
+     * it kept frozen went with the machine. Returns whether there was one.
+     * (The parts of a checkpoint never committed are swept before the next.)
+     */
+    public boolean forgetInterrupted() throws IOException {
+        return Files.deleteIfExists(Checkpointer.marker(checkpoints()));
     }
 
     private KosaException unreadable(IOException e) {

@@ -13,8 +13,11 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 @Command(name = "net", mixinStandardHelpOptions = true, subcommands = NetCommand.Log.class,
-        description = {"Show a sandbox's network policy: its mode and allow-list, passthrough hosts marked.",
-                "Change it with `kosa8 allow ID HOST` and `kosa8 deny ID HOST`; see what it did with "
+        description = {"Show a sandbox's network policy: its mode and allow-list (passthrough hosts marked), whether "
+                + "it trusts the host's CAs, and the address exceptions it is dialed under.",
+                "Without ID: your own network settings (network.json in kosa8's config directory): address "
+                        + "exceptions and the host's CAs.",
+                "Change a sandbox's list with `kosa8 allow ID HOST` and `kosa8 deny ID HOST`; see what it did with "
                         + "`kosa8 net log ID`."})
 final class NetCommand implements Callable<Integer> {
     @ParentCommand
@@ -26,11 +29,31 @@ final class NetCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (id == null) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
-                    "Missing required parameter: 'ID' (kosa8 net ID, or kosa8 net log ID)");
+            printSettings(main.daemon().get("/v1/net"));
+            return 0;
         }
         print(main.daemon().get("/v1/sandboxes/" + Ids.check(id) + "/net"));
         return 0;
+    }
+
+    /** Your own settings: where they live, the address exceptions, the host's CAs. */
+    static void printSettings(JsonNode net) {
+        System.out.println("settings: " + net.path("settings").asText());
+        printExceptions(net);
+        System.out.println("trust host CAs by default: " + (net.path("trustHostCasByDefault").asBoolean()
+                ? "yes" : "no (give --trust-host-cas)"));
+        System.out.println("host CAs: " + net.path("hostCas").asText());
+        net.path("hostCaProblems").forEach(p -> System.out.println("  left out: " + p.asText()));
+    }
+
+    private static void printExceptions(JsonNode net) {
+        if (net.path("addressExceptions").isEmpty()) {
+            System.out.println("address exceptions: none (every name is refused at private, loopback, link-local "
+                    + "and reserved addresses)");
+        } else {
+            System.out.println("address exceptions (names dialed at addresses refused by default):");
+            net.path("addressExceptions").forEach(e -> System.out.println("  " + e.asText()));
+        }
     }
 
     static void print(JsonNode net) {
@@ -49,6 +72,12 @@ final class NetCommand implements Callable<Integer> {
                     ? "TLS to the passthrough hosts is relayed unread; every other host's requests are read and checked"
                     : "TLS to every host is read by the broker: each request must name the host it connected for");
         }
+        if (net.path("trustHostCas").asBoolean()) {
+            System.out.println("trusts the host's CAs: " + net.path("hostCas").asText());
+        } else {
+            System.out.println("trusts the host's CAs: no");
+        }
+        printExceptions(net);
     }
 
     @Command(name = "log", mixinStandardHelpOptions = true,

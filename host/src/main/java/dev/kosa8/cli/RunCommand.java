@@ -30,14 +30,19 @@ final class RunCommand implements Callable<Integer> {
             description = "Remove the sandbox when the command ends (default). --no-rm keeps it; its id is printed.")
     boolean rm;
 
-    @Parameters(paramLabel = "COMMAND", description = "The command and its arguments, after --.")
+    @Parameters(paramLabel = "COMMAND", arity = "0..*", description = {"The command and its arguments, after --.",
+            "With --image, the image's ENTRYPOINT comes first, and without a command its CMD runs."})
     List<String> command;
 
     @Override
     public Integer call() {
-        var spec = exec.spec(command);
         Images.ensure(main.paths, System.err);
         DaemonClient d = main.daemon();
+        List<String> argv = command == null ? List.of() : command;
+        if (!sandbox.image.isEmpty()) {
+            argv = imageCommand(d.get("/v1/images/inspect?name=" + SandboxOptions.enc(sandbox.image)), argv);
+        }
+        var spec = exec.spec(argv);
         if (rm) {
             DaemonClient.Stream stream = d.upgrade("/v1/run?" + sandbox.query());
             int code = Exec.run(stream, spec, exec.interactive);
@@ -65,5 +70,22 @@ final class RunCommand implements Callable<Integer> {
         } catch (dev.kosa8.host.KosaException e) {
             // the notice is a courtesy: the command's own outcome stands
         }
+    }
+
+    /** What runs in a sandbox of the image, as Docker runs a container: its ENTRYPOINT, then the command or its CMD. */
+    static List<String> imageCommand(com.fasterxml.jackson.databind.JsonNode image, List<String> command) {
+        List<String> out = new java.util.ArrayList<>();
+        image.path("config").path("entrypoint").forEach(e -> out.add(e.asText()));
+        if (command.isEmpty()) {
+            image.path("config").path("cmd").forEach(e -> out.add(e.asText()));
+            if (out.isEmpty()) {
+                throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.USAGE, "no command given, and "
+                        + "image " + image.path("name").asText() + " has no CMD or ENTRYPOINT",
+                        "put the command after --, like: kosa8 run --image NAME -- echo hello");
+            }
+        } else {
+            out.addAll(command);
+        }
+        return out;
     }
 }

@@ -60,11 +60,29 @@ final class SandboxOptions {
                     + "logged; none: no network device at all."})
     String net;
 
+    @Option(names = "--image", paramLabel = "NAME",
+            description = {"The image to boot: kosa8/debian (default), or one built with `kosa8 image build -t NAME` "
+                    + "or imported; its ENV, WORKDIR and USER apply to every command. `kosa8 image ls` lists them."})
+    String image = "";
+
+    @Option(names = "--trust-host-cas", negatable = true,
+            description = {"Let the guest trust the CA certificates added to this machine's trust locally (such as "
+                    + "a TLS-inspecting company proxy's, in /usr/local/share/ca-certificates): its system bundle, "
+                    + "the variables clients read, Java's and Node's stores. Default: trustHostCas in kosa8's "
+                    + "network.json, else off."})
+    Boolean trustHostCas;
+
     String query() {
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();
         StringBuilder q = new StringBuilder("cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a
                 + "&workspace=" + enc(workspaceFolder()) + "&net=" + enc(dev.kosa8.egress.NetMode.parse(net).label())
                 + "&workspaceTransport=" + dev.kosa8.vm.WorkspaceTransport.parse(workspaceTransport).label());
+        if (!image.isEmpty()) {
+            q.append("&image=").append(enc(image));
+        }
+        if (trustHostCas != null) {
+            q.append("&trustHostCas=").append(trustHostCas);
+        }
         for (String name : secrets) {
             q.append("&secret=").append(enc(name));
         }

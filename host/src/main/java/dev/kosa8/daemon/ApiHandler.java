@@ -98,13 +98,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             };
             ctx.channel().closeFuture().addListener(f -> remove.run()); // at once if it closed during the boot
             switchToStream(ctx, s.id(), () -> mgr.running(s).agent(), () -> mgr.networks().secretEnvironment(s),
-                    remove);
+                    s.record().image().config(), remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
             List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,
                     "bytes", removed.stream().mapToLong(Pruner.Item::bytes).sum()));
+        } else if (what.equals("images")) {
+            images(ctx, m, p, q, upgrade, mgr);
         } else if (what.equals("sandboxes")) {
             sandboxes(ctx, m, p, q, upgrade, mgr);
+        } else if (what.equals("net") && p.size() == 2 && m == HttpMethod.GET) {
+            Map<String, Object> view = new LinkedHashMap<>(netSettingsView(mgr.networks(), true));
+            view.put("trustHostCasByDefault", mgr.networks().settings().trustHostCas());
+            respond(ctx, HttpResponseStatus.OK, view);
         } else if (what.equals("held") && p.size() >= 3) {
             held(ctx, m, p, q, mgr.held());
         } else if (what.equals("secrets") && p.size() == 3 && p.get(2).equals("reload") && m == HttpMethod.POST) {
@@ -112,6 +118,55 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             respond(ctx, HttpResponseStatus.OK, Map.of("reloaded", true));
         } else {
             throw notFound();
+        }
+    }
+
+    /** The images: list, inspect, remove, and build from a Dockerfile (a stream of progress lines). */
+    private void images(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q, boolean upgrade,
+                        SandboxManager mgr) {
+        String sub = p.size() > 2 ? p.get(2) : "";
+        if (sub.isEmpty() && m == HttpMethod.GET) {
+            respond(ctx, HttpResponseStatus.OK, mgr.images());
+        } else if (sub.equals("inspect") && m == HttpMethod.GET) {
+            respond(ctx, HttpResponseStatus.OK, mgr.image(param(q, "name", "")));
+        } else if (sub.isEmpty() && m == HttpMethod.DELETE) {
+            respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.removeImage(param(q, "name", ""))));
+        } else if (sub.equals("pull") && m == HttpMethod.POST) {
+            respond(ctx, HttpResponseStatus.OK, mgr.pullImage(param(q, "ref", ""), param(q, "tag", "")));
+        } else if (sub.equals("import") && m == HttpMethod.POST) {
+            respond(ctx, HttpResponseStatus.OK, mgr.importImage(param(q, "archive", ""), param(q, "tag", "")));
+        } else if (sub.equals("build") && m == HttpMethod.POST && upgrade) {
+            ImageBuilds.Request req = buildRequest(q);
+            BuildStream.start(ctx, mgr.builds(), req, Boolean.parseBoolean(param(q, "verbose", "false")),
+                    daemon::log);
+        } else {
+            throw notFound();
+        }
+    }
+
+    private static ImageBuilds.Request buildRequest(QueryStringDecoder q) {
+        Map<String, String> args = new LinkedHashMap<>();
+        for (String a : q.parameters().getOrDefault("buildArg", List.of())) {
+            int eq = a.indexOf('=');
+            if (eq <= 0) {
+                throw new KosaException(KosaException.Kind.USAGE, "bad --build-arg '" + a + "'", "write NAME=VALUE");
+            }
+            args.put(a.substring(0, eq), a.substring(eq + 1));
+        }
+        String context = param(q, "context", "");
+        if (context.isEmpty() || !Path.of(context).isAbsolute()) {
+            throw new KosaException(KosaException.Kind.USAGE, "the build context must be an absolute path", "");
+        }
+        String dockerfile = param(q, "dockerfile", "");
+        Path file = dockerfile.isEmpty() ? Path.of(context).resolve("Dockerfile") : Path.of(dockerfile);
+        try {
+            return new ImageBuilds.Request(Path.of(context), file, param(q, "tag", ""),
+                    q.parameters().getOrDefault("allow", List.of()), Boolean.parseBoolean(param(q, "noCache",
+                    "false")), args, q.parameters().containsKey("trustHostCas")
+                    ? Boolean.valueOf(param(q, "trustHostCas", "false")) : null,
+                    Integer.parseInt(param(q, "cpus", "2")), Integer.parseInt(param(q, "memoryMiB", "1024")));
+        } catch (NumberFormatException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }
     }
 
@@ -164,15 +219,20 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     case "deny" -> mgr.networks().deny(s, param(q, "host", ""));
                     default -> throw notFound();
                 };
-                respond(ctx, HttpResponseStatus.OK, Map.of("mode", net.mode().label(), "allow", net.allow(),
-                        "log", mgr.networks().auditLog(s).toString()));
+                Map<String, Object> view = new LinkedHashMap<>(netSettingsView(mgr.networks(), net.trustHostCas()));
+                view.put("mode", net.mode().label());
+                view.put("allow", net.allow());
+                view.put("trustHostCas", net.trustHostCas());
+                view.put("log", mgr.networks().auditLog(s).toString());
+                respond(ctx, HttpResponseStatus.OK, view);
             }
             case "exec" -> {
                 if (!upgrade) {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
                 var agent = mgr.running(s).agent();
-                switchToStream(ctx, s.id(), () -> agent, () -> mgr.networks().secretEnvironment(s), () -> { });
+                switchToStream(ctx, s.id(), () -> agent, () -> mgr.networks().secretEnvironment(s),
+                        s.record().image().config(), () -> { });
             }
             case "checkpoints" -> {
                 if (m == HttpMethod.POST && p.size() == 4) {
@@ -210,6 +270,16 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 Sandbox forked = mgr.fork(s, checkpoint, param(q, "workspace", ""));
                 respond(ctx, HttpResponseStatus.CREATED, view(forked));
             }
+            case "diff" -> {
+                if (m != HttpMethod.GET) {
+                    throw notFound();
+                }
+                String since = param(q, "checkpoint", "");
+                List<Map<String, Object>> changes = mgr.diff(s, since).stream().map(ApiHandler::changeView).toList();
+                respond(ctx, HttpResponseStatus.OK, Map.of("id", s.id(), "folder", s.record().workspace(),
+                        "since", since.isEmpty() ? "start" : since, "changes", changes,
+                        "held", mgr.held().countAnywhere(s.id())));
+            }
             case "memory-dump" -> {
                 if (m != HttpMethod.POST) {
                     throw notFound();
@@ -237,6 +307,23 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
     }
 
+    /**
+     * The user's network settings as `kosa8 net` shows them: the address exceptions and, when {@code withCas}, what
+     * the host's CAs are.
+     */
+    private static Map<String, Object> netSettingsView(SandboxNetworks networks, boolean withCas) {
+        var settings = networks.settings();
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("settings", dev.kosa8.host.HostPaths.config().resolve(dev.kosa8.egress.NetworkSettings.FILE).toString());
+        v.put("addressExceptions", settings.exceptions().all().stream().map(Object::toString).toList());
+        if (withCas) {
+            var cas = settings.hostCas();
+            v.put("hostCas", cas.describe());
+            v.put("hostCaProblems", cas.problems());
+        }
+        return v;
+    }
+
     /** {@code /v1/held/ID}: a sandbox's held changes, or a removed one's kept ones (docs/api.md). */
     private void held(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q, SandboxHeld held) {
         String id = p.get(2);
@@ -261,6 +348,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else {
             throw notFound();
         }
+    }
+
+    /** One {@code kosa8 diff} change as the API gives it (docs/api.md). */
+    private static Map<String, Object> changeView(dev.kosa8.checkpoint.FolderChange c) {
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("path", c.path());
+        v.put("change", c.change().name().toLowerCase(java.util.Locale.ROOT));
+        v.put("before", c.before());
+        v.put("after", c.after());
+        v.put("text", c.text());
+        v.put("added", c.added());
+        v.put("removed", c.removed());
+        return v;
     }
 
     private static Map<String, Object> checkpointView(Checkpoint c, Long bytes) {
@@ -291,6 +391,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     param(q, "workspace", ""), NetMode.parse(param(q, "net", "closed")),
                     q.parameters().getOrDefault("allow", List.of()), q.parameters().getOrDefault("secret", List.of()),
                     WorkspaceTransport.parse(param(q, "workspaceTransport", "")),
+                    q.parameters().containsKey("trustHostCas") ? Boolean.valueOf(param(q, "trustHostCas", "false"))
+                            : null, param(q, "image", ""),
                     q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
@@ -304,7 +406,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     /** Answers 101 and turns the connection into an agent-protocol stream. */
     private void switchToStream(ChannelHandlerContext ctx, String sandbox, Supplier<AgentConnection> agent,
-                                Supplier<Map<String, String>> extraEnv, Runnable onEnd) {
+                                Supplier<Map<String, String>> extraEnv, dev.kosa8.image.ImageConfig image,
+                                Runnable onEnd) {
         ctx.executor().execute(() -> {
             FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
             res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE)
@@ -315,7 +418,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             pipeline.remove(HttpObjectAggregator.class);
             pipeline.addLast(new LengthFieldBasedFrameDecoder(Limits.MAX_FRAME + Codec.HEADER, 0, Codec.HEADER, 0,
                     Codec.HEADER));
-            pipeline.addLast(new ExecRelay(agent, extraEnv, onEnd));
+            pipeline.addLast(new ExecRelay(agent, extraEnv, image, onEnd));
             pipeline.remove(this);
             ctx.channel().config().setAutoRead(true);
         });

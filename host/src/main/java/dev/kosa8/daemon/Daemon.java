@@ -59,7 +59,7 @@ public final class Daemon {
     public void start() throws InterruptedException {
         HostPaths.privateDirectory(paths.runtime());
         lock();
-        sandboxes.recover();
+        sandboxes.loadRecords();
         Path socket = paths.daemonSocket();
         try {
             Files.deleteIfExists(socket);
@@ -87,6 +87,8 @@ public final class Daemon {
             throw new KosaException(KosaException.Kind.DAEMON, "cannot restrict the socket's mode", "", e);
         }
         log("kosa8d " + VERSION + " (" + build + ") listening on " + socket + ", pid " + ProcessHandle.current().pid());
+        // after listening: a CLI waiting for this daemon finds it up at once; requests for a sandbox wait for its own
+        sandboxes.reattachMachines();
     }
 
     private void lock() {

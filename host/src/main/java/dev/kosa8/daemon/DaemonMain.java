@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.EgressTestSettings;
 import dev.kosa8.egress.NetPresets;
+import dev.kosa8.egress.NetworkSettings;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
@@ -17,6 +18,7 @@ public final class DaemonMain {
     }
 
     public static void main(String[] args) throws Exception {
+        dev.kosa8.host.CrashPoints.install(System.getenv()); // tests only; off unless the environment sets it
         HostPaths paths = HostPaths.fromEnvironment();
         Daemon[] self = new Daemon[1];
         String qemu = QemuBinary.find();
@@ -24,6 +26,7 @@ public final class DaemonMain {
                 Duration.ofSeconds(10), w -> self[0].log("warning: " + w));
         EgressService egress = new EgressService(() -> EgressTestSettings.fromEnvironment(System.getenv()),
                 NetPresets.load(HostPaths.config().resolve("presets.json")),
+                () -> NetworkSettings.load(HostPaths.config()),
                 line -> {
                     if (self[0] != null) {
                         self[0].log(line);

@@ -33,6 +33,7 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
     private boolean starting;
     private boolean finished;
     private final Supplier<Map<String, String>> extraEnv;
+    private final dev.kosa8.image.ImageConfig image;
     /** Messages that arrive while the agent is being reached; bounded by the stdin window. */
     private final ArrayDeque<Message> early = new ArrayDeque<>();
 
@@ -40,11 +41,15 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
      * @param agentSource gives the agent once the sandbox runs (it may boot first, off the event loop)
      * @param extraEnv    read when the command starts: variables every command in the sandbox gets (its secrets'
      *                    placeholders), under what the client set itself
+     * @param image       the config of the sandbox's image: its variables (under the client's), its working
+     *                    directory and user (where the client names none)
      * @param onEnd       runs once when the stream ends, however it ends
      */
-    ExecRelay(Supplier<AgentConnection> agentSource, Supplier<Map<String, String>> extraEnv, Runnable onEnd) {
+    ExecRelay(Supplier<AgentConnection> agentSource, Supplier<Map<String, String>> extraEnv,
+              dev.kosa8.image.ImageConfig image, Runnable onEnd) {
         this.agentSource = agentSource;
         this.extraEnv = extraEnv;
+        this.image = image;
         this.onEnd = onEnd;
     }
 
@@ -52,15 +57,24 @@ final class ExecRelay extends ChannelInboundHandlerAdapter {
         if (!(first instanceof Message.Exec e)) {
             return first;
         }
-        Map<String, String> extra = extraEnv.get();
-        if (extra.isEmpty()) {
-            return first;
-        }
         Message.ExecSpec spec = e.spec();
-        Map<String, String> env = new LinkedHashMap<>(extra);
+        return new Message.Exec(e.channel(), withImage(spec, image, extraEnv.get()));
+    }
+
+    /**
+     * A command as it runs in a sandbox: the image's variables, then the sandbox's own ({@code extra}: its
+     * secrets' placeholders), then the command's; the image's working directory and user where the command names
+     * none.
+     */
+    static Message.ExecSpec withImage(Message.ExecSpec spec, dev.kosa8.image.ImageConfig image,
+                                      Map<String, String> extra) {
+        Map<String, String> env = new LinkedHashMap<>(image.envMap());
+        env.putAll(extra);
         env.putAll(spec.env());
-        return new Message.Exec(e.channel(), new Message.ExecSpec(spec.argv(), env, spec.cwd(), spec.user(), spec.tty(),
-                spec.rows(), spec.columns()));
+        String cwd = spec.cwd().isEmpty() ? image.workingDir() : spec.cwd();
+        // the agent runs a user by name (runuser -u); an image's group is left to the user's own
+        String user = spec.user().isEmpty() ? image.user().split(":", 2)[0] : spec.user();
+        return new Message.ExecSpec(spec.argv(), env, cwd, user, spec.tty(), spec.rows(), spec.columns());
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.kosa8.daemon;
 
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.NetMode;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.secrets.GrantedSecret;
@@ -64,10 +65,18 @@ final class Forks {
             List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
             SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
                     p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
-                    p.workspaceTransport());
+                    p.workspaceTransport(), p.image());
             Sandbox s = new Sandbox(r);
+            try {
+                Files.createDirectories(layout.directory(id));
+                Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n");
+            } catch (IOException e) {
+                throw new KosaException(KosaException.Kind.HOST, "cannot make the fork's directory "
+                        + layout.directory(id) + ": " + e.getMessage(), "check that the disk has room", e);
+            }
             registry.add(s);
             store.save(r);
+            CrashPoints.reached("fork", "recorded");
             String forkFolder = folder;
             return s.locked(() -> start(parent, parentUndo, at, s, forkFolder));
         });
@@ -78,8 +87,11 @@ final class Forks {
         try {
             Files.createDirectories(layout.directory(id));
             parentUndo.copyDisk(at.checkpoint(), layout.rootDisk(parent.id()), layout.rootDisk(id), layout.qemuLog(id));
+            CrashPoints.reached("fork", "disk");
             if (!folder.isEmpty()) {
                 parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
+                CrashPoints.reached("fork", "folder");
+                Baseline.capture(layout.undo(id, log), Path.of(folder), id, log); // its diff: against the instant
             }
             if (Files.isDirectory(layout.ca(parent.id()))) {
                 copyTree(layout.ca(parent.id()), layout.ca(id));
@@ -90,11 +102,19 @@ final class Forks {
                 s.update(rt -> rt.withBroker(broker));
             }
             launcher.restoreFork(s, at.machine(), folder.isEmpty() ? null : Path.of(folder), at.checkpoint().server());
+            CrashPoints.reached("fork", "restored", () -> s.vm() == null ? 0 : s.vm().process().pid());
             layout.undo(id, log).startFrom(parentUndo, at.checkpoint());
+            CrashPoints.reached("fork", "based", () -> s.vm() == null ? 0 : s.vm().process().pid());
+            Files.deleteIfExists(layout.forking(id)); // made: from here it is a sandbox like any other
             log.accept("sandbox " + id + " forked from " + parent.id() + " at " + at.checkpoint().id());
             return s;
         } catch (IOException | RuntimeException e) {
             s.closeRuntime();
+            try {
+                Files.deleteIfExists(layout.forking(id)); // failed, and said so: the user sees it and removes it
+            } catch (IOException ignored) {
+                // then the next daemon removes it
+            }
             s.record(s.record().failed(MachineLauncher.firstLine(String.valueOf(e.getMessage()))));
             store.save(s.record());
             if (e instanceof KosaException k) {

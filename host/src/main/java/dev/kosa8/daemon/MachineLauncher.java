@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -23,7 +24,6 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 /**
  * Starts a sandbox's machine, every way there is: a cold boot, a restore of
@@ -37,7 +37,7 @@ final class MachineLauncher {
     private final SandboxLayout layout;
     private final MachineSpecs specs;
     private final SandboxStore store;
-    private final Supplier<BootImage> images;
+    private final BootImages images;
     private final AcceleratorProbe probe;
     private final String qemuBinary;
     private final Templates templates;
@@ -47,7 +47,7 @@ final class MachineLauncher {
     private final MachineWatch watch;
     private final Consumer<String> log;
 
-    MachineLauncher(SandboxLayout layout, SandboxStore store, Supplier<BootImage> images, AcceleratorProbe probe,
+    MachineLauncher(SandboxLayout layout, SandboxStore store, BootImages images, AcceleratorProbe probe,
                     String qemuBinary, Templates templates, SandboxNetworks networks, MachineWatch watch,
                     Consumer<String> log) {
         this.layout = layout;
@@ -81,7 +81,7 @@ final class MachineLauncher {
     void boot(Sandbox s, boolean fresh) {
         SandboxRecord r = s.record();
         try {
-            BootImage image = images.get();
+            BootImage image = images.of(r);
             Path disk = layout.rootDisk(r.id());
             Accelerator accel = r.accelerator().equals("auto")
                     ? probe.choose(image.kernel(), image.initramfs()).accelerator()
@@ -90,7 +90,8 @@ final class MachineLauncher {
             Files.createDirectories(layout.directory(r.id()));
             Templates.Shape shape = new Templates.Shape(image.id(), accel.qemuName(), r.cpus(), r.memoryMiB(),
                     r.network().mode() != NetMode.NONE, !r.workspace().isEmpty());
-            Templates.Template template = fresh ? template(shape, image, timeout) : null;
+            // a build sandbox boots a step's disk, which no other sandbox will: no template for it
+            Templates.Template template = fresh && !images.isPinned(r.id()) ? template(shape, image, timeout) : null;
             if (fresh || !Files.exists(disk)) {
                 createDisk(disk, template != null ? template.disk() : image.rootDisk());
             }
@@ -127,6 +128,8 @@ final class MachineLauncher {
             }
             s.update(rt -> rt.workspaceLost(false));
             running(s, vm);
+            Vm up = vm;
+            CrashPoints.reached(fresh ? "create" : "start", "running", () -> up.process().pid());
         } catch (KosaException e) {
             fail(s, firstLine(e.getMessage()));
             throw e;
@@ -211,8 +214,19 @@ final class MachineLauncher {
 
     /** Puts the sandbox's CA in the guest's trust stores ({@link GuestTrust}). */
     private void trustSandboxCa(Sandbox s, Vm vm, BootImage image, boolean laidOut) {
-        trust.install(vm.agent(), EgressService.certificateAuthority(layout.directory(s.id()), s.id()), image, laidOut,
-                Duration.ofSeconds(60));
+        try {
+            trust.install(vm.agent(), EgressService.certificateAuthority(layout.directory(s.id()), s.id()),
+                    networks.hostCas(s.record()), image, laidOut, Duration.ofSeconds(60));
+        } catch (RuntimeException e) {
+            if (Files.isRegularFile(image.systemCertificates())) {
+                throw e;
+            }
+            // an imported image kept no CA bundle and may lack the shell and tools the script needs: the init
+            // wrote the CA to /etc/kosa8/ca.pem (NODE_EXTRA_CA_CERTS names it); intercepted TLS needs a client
+            // told to trust it
+            log.accept("sandbox " + s.id() + ": the image's trust stores do not take the sandbox CA ("
+                    + firstLine(String.valueOf(e.getMessage())) + "); only /etc/kosa8/ca.pem holds it");
+        }
     }
 
     /**
@@ -233,7 +247,9 @@ final class MachineLauncher {
             }
             Vm vm = restore(s, null, spec, saved.get().machine(), folder, saved.get().server(), started, () -> { });
             s.update(rt -> rt.withVm(vm).stopping(false));
+            CrashPoints.reached("start", "restored", () -> vm.process().pid());
             undo.discardSuspended();
+            CrashPoints.reached("start", "discarded", () -> vm.process().pid());
             log.accept("sandbox " + s.id() + " resumed where it was stopped (" + saved.get().when() + ")");
             return vm;
         } catch (IOException | RuntimeException e) {
@@ -276,7 +292,7 @@ final class MachineLauncher {
 
     /** The spec of the machine that would replace {@code s}'s running one: in the machine directory it does not use. */
     VmSpec nextSpec(Sandbox s) {
-        return specs.of(s.record(), images.get(), layout.nextMachineDir(s.id(), s.vm()));
+        return specs.of(s.record(), images.of(s.record()), layout.nextMachineDir(s.id(), s.vm()));
     }
 
     /**
@@ -285,7 +301,7 @@ final class MachineLauncher {
      */
     Vm restoreFork(Sandbox s, SavedMachine state, Path folder, WorkspaceSnapshot server) {
         SandboxRecord r = s.record();
-        Vm vm = restore(s, null, specs.of(r, images.get()), state, folder, server, recordPid(s, r), () -> { });
+        Vm vm = restore(s, null, specs.of(r, images.of(r)), state, folder, server, recordPid(s, r), () -> { });
         s.update(rt -> rt.withVm(vm));
         vm.loadRest();
         running(s, vm);

@@ -6,6 +6,8 @@ import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.Image;
 import dev.kosa8.image.ImageStore;
+import dev.kosa8.image.NamedImage;
+import dev.kosa8.image.StepStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,6 +48,17 @@ final class Pruner {
     }
 
     static List<Item> prune(ImageStore images, Templates templates, List<Path> sandboxDisks, boolean dryRun) {
+        return prune(images, templates, sandboxDisks, List.of(), null, null, dryRun);
+    }
+
+    /**
+     * As above, with the images users built or imported: each one's disk chain is kept (its layers, the system
+     * image it rests on), and its current templates; the build cache's layers ({@code layers}, named by
+     * {@code steps}) that neither a named image, a sandbox nor a kept template rests on are removed, with the
+     * steps that name them.
+     */
+    static List<Item> prune(ImageStore images, Templates templates, List<Path> sandboxDisks, List<NamedImage> named,
+                            StepStore steps, Path layers, boolean dryRun) {
         String current = images.currentId().orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE,
                 "there is no current image, so nothing can be told apart as old",
                 "build one with `kosa8 image build`, then prune"));
@@ -54,16 +67,27 @@ final class Pruner {
             for (Path disk : sandboxDisks) {
                 inUse.addAll(chain(disk));
             }
+            Set<String> keptImages = new HashSet<>(List.of(current));
+            Set<String> keptSystem = new HashSet<>(List.of(current));
+            for (NamedImage n : named) {
+                inUse.addAll(chain(Path.of(n.disk())));
+                keptImages.add(n.id());
+                keptSystem.add(n.systemImage());
+            }
             List<Item> removed = new ArrayList<>();
             List<Path> keptTemplates = new ArrayList<>();
-            for (Templates.Pruned t : templates.prune(current, inUse, dryRun, keptTemplates)) {
+            for (Templates.Pruned t : templates.prune(keptImages, inUse, dryRun, keptTemplates)) {
                 removed.add(new Item("template", t.name(), t.bytes()));
             }
             for (Path disk : keptTemplates) {
                 inUse.addAll(chain(disk));
             }
+            if (steps != null && layers != null && Files.isDirectory(layers)) {
+                removed.addAll(pruneLayers(steps, layers, inUse, dryRun));
+            }
             for (Image i : images.list()) {
-                if (i.id().equals(current) || (Files.exists(i.rootfs()) && inUse.contains(i.rootfs().toRealPath()))) {
+                if (keptSystem.contains(i.id())
+                        || (Files.exists(i.rootfs()) && inUse.contains(i.rootfs().toRealPath()))) {
                     continue;
                 }
                 removed.add(new Item("image", i.id(), images.bytesOnlyIn(i.id())));
@@ -76,6 +100,45 @@ final class Pruner {
             throw new KosaException(KosaException.Kind.HOST, "cannot prune images and templates: " + e.getMessage(),
                     "check the permissions of kosa8's data folder; nothing a sandbox uses was removed", e);
         }
+    }
+
+    /** The build layers nothing rests on, and the cached steps that name them. */
+    private static List<Item> pruneLayers(StepStore steps, Path layers, Set<Path> inUse, boolean dryRun)
+            throws IOException {
+        List<Item> removed = new ArrayList<>();
+        Set<Path> keptDirs = new HashSet<>();
+        for (Path p : inUse) {
+            keptDirs.add(p.getParent());
+        }
+        List<Path> dirs;
+        try (var list = Files.list(layers)) {
+            dirs = list.filter(Files::isDirectory).sorted().toList();
+        }
+        Set<Path> gone = new HashSet<>();
+        for (Path d : dirs) {
+            if (keptDirs.contains(d.toRealPath())) {
+                continue;
+            }
+            long bytes = 0;
+            try (var files = Files.list(d)) {
+                for (Path f : files.toList()) {
+                    bytes += Files.size(f);
+                }
+            }
+            removed.add(new Item("layer", d.getFileName().toString(), bytes));
+            gone.add(d.toRealPath());
+            if (!dryRun) {
+                steps.remove(d);
+            }
+        }
+        for (var r : steps.list()) {
+            Path dir = Path.of(r.disk()).getParent();
+            boolean stepGone = gone.contains(dir) || !Files.exists(dir);
+            if (stepGone && !dryRun) {
+                steps.remove(steps.directory(r.key()));
+            }
+        }
+        return removed;
     }
 
     /**

@@ -5,6 +5,8 @@ import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -14,6 +16,14 @@ import java.util.function.Consumer;
  * served again, a checkpoint or rewind it died in the middle of recovered.
  * What cannot be re-attached is marked failed, saying why; ephemeral
  * sandboxes and half-done removals are finished off.
+ *
+ * <p>Two phases, so that the daemon can listen in between: {@link #load}
+ * reads the records and finishes what needs no machine (quick), and
+ * {@link #reattach} then joins each running machine, one thread each. A
+ * request for a sandbox still being joined waits on it
+ * ({@link Sandbox#awaitAttached}); the others are served at once. A CLI that
+ * started the daemon thus finds its socket within its 20 s wait however long
+ * the re-attachments take (a folder to remount under load took longer).
  */
 final class Recovery {
     private final SandboxLayout layout;
@@ -23,6 +33,8 @@ final class Recovery {
     private final SandboxNetworks networks;
     private final MachineWatch watch;
     private final Consumer<String> log;
+    /** The machines {@link #load} found running, to re-attach. */
+    private final List<Sandbox> toAttach = new ArrayList<>();
 
     Recovery(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, MachineLauncher launcher,
              SandboxNetworks networks, MachineWatch watch, Consumer<String> log) {
@@ -35,11 +47,20 @@ final class Recovery {
         this.log = log;
     }
 
-    void recover() {
+    /** Loads every record; those whose machine may still run are registered waiting for {@link #reattach}. */
+    void load() {
         for (SandboxRecord r : store.loadAll(log)) {
-            Sandbox s = new Sandbox(r);
+            boolean running = (r.state() == SandboxState.RUNNING || r.state() == SandboxState.STARTING)
+                    && !r.ephemeral();
+            Sandbox s = new Sandbox(r, running);
             registry.add(s);
             Standbys.sweep(r.qemuPid(), layout.machineDirs(r.id()), log);
+            if (java.nio.file.Files.exists(layout.forking(r.id()))) {
+                // a fork the previous daemon died making: nobody was given its id; it goes, QEMU included
+                log.accept("removing sandbox " + r.id() + ", a fork left half-made by a previous daemon");
+                discardLeftover(s);
+                continue;
+            }
             if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
                 if (r.state() == SandboxState.REMOVING) {
                     // the daemon died half-way through a removal: finish it, QEMU included
@@ -53,7 +74,41 @@ final class Recovery {
                 discardLeftover(s);
                 continue;
             }
-            reattach(s, r);
+            toAttach.add(s);
+        }
+        for (Sandbox s : registry.all()) {
+            if (!toAttach.contains(s)) {
+                s.attached(); // finished off above, or left as it was: nothing to wait for
+            }
+        }
+    }
+
+    /**
+     * Re-attaches to every machine {@link #load} found, each on its own
+     * thread so that a slow one keeps no other waiting; returns when all are
+     * done. Each sandbox's requests are let through as soon as its own is.
+     */
+    void reattach() {
+        List<Thread> threads = new ArrayList<>();
+        for (Sandbox s : toAttach) {
+            threads.add(Thread.ofPlatform().name("reattach-" + s.id()).start(() -> {
+                try {
+                    s.locked(() -> reattach(s, s.record()));
+                } catch (RuntimeException e) { // a bug, not a lost machine: said, and the other sandboxes go on
+                    log.accept("sandbox " + s.id() + ": re-attaching failed: " + e);
+                } finally {
+                    s.attached();
+                }
+            }));
+        }
+        toAttach.clear();
+        for (Thread t : threads) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
     }
 
@@ -84,6 +139,13 @@ final class Recovery {
             log.accept("re-attached to sandbox " + r.id() + " (QEMU pid " + r.qemuPid() + ")");
         } catch (KosaException e) {
             QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
+            try {
+                if (layout.undo(r.id(), log).forgetInterrupted()) {
+                    log.accept("sandbox " + r.id() + ": a checkpoint or rewind was cut short with its machine");
+                }
+            } catch (IOException io) {
+                log.accept("sandbox " + r.id() + ": cannot clear its in-progress mark: " + io.getMessage());
+            }
             s.record(r.failed("lost while the daemon was down: " + e.getMessage()));
             store.save(s.record());
             log.accept("sandbox " + r.id() + ": " + e.getMessage());

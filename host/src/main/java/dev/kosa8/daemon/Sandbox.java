@@ -1,8 +1,12 @@
 package dev.kosa8.daemon;
 
 import dev.kosa8.egress.Broker;
+import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -16,9 +20,45 @@ public final class Sandbox {
     private final ReentrantLock lock = new ReentrantLock();
     private volatile SandboxRecord record;
     private volatile SandboxRuntime runtime = SandboxRuntime.NONE;
+    /**
+     * Open (zero) unless a daemon that has just started is still re-attaching
+     * to this sandbox's machine: the daemon listens first, and a request for
+     * this sandbox waits here ({@link #awaitAttached}) rather than seeing it
+     * half re-attached.
+     */
+    private final CountDownLatch attaching;
 
     Sandbox(SandboxRecord record) {
+        this(record, false);
+    }
+
+    Sandbox(SandboxRecord record, boolean attaching) {
         this.record = record;
+        this.attaching = new CountDownLatch(attaching ? 1 : 0);
+    }
+
+    /** Whether the daemon is still re-attaching to this sandbox's machine, having just started. */
+    boolean attaching() {
+        return attaching.getCount() > 0;
+    }
+
+    /** The re-attachment at daemon start is over, whatever its outcome. */
+    void attached() {
+        attaching.countDown();
+    }
+
+    /** Waits while the daemon is still re-attaching to this sandbox's machine (at most {@code limit}). */
+    void awaitAttached(Duration limit) {
+        try {
+            if (!attaching.await(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new KosaException(KosaException.Kind.DAEMON, "kosa8d is still re-attaching to sandbox " + id()
+                        + " after its restart (over " + limit.toSeconds() + " s)",
+                        "try again in a moment; the daemon's log (kosa8d.log, docs/files.md) says what it is doing");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KosaException(KosaException.Kind.DAEMON, "interrupted waiting for sandbox " + id(), "", e);
+        }
     }
 
     public String id() {

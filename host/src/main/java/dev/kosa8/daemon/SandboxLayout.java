@@ -38,6 +38,15 @@ final class SandboxLayout {
         return paths.sandboxes();
     }
 
+    /**
+     * Present while a fork is being made: a daemon that died in the middle
+     * left it, and the next one removes the half-made fork (never used: its
+     * id was never handed out).
+     */
+    Path forking(String id) {
+        return directory(id).resolve("forking");
+    }
+
     Path directory(String id) {
         if (!SandboxIds.isValid(id)) {
             throw new IllegalArgumentException("bad sandbox id: " + id);

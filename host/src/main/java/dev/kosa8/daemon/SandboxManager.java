@@ -1,13 +1,16 @@
 package dev.kosa8.daemon;
 
 import dev.kosa8.checkpoint.Checkpoint;
+import dev.kosa8.checkpoint.FolderChange;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.egress.SandboxNetwork;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
+import dev.kosa8.image.NamedImage;
 import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.secrets.SecretStore;
 import dev.kosa8.vm.AcceleratorProbe;
@@ -37,11 +40,19 @@ import java.util.function.Supplier;
  * sandbox's state does not allow, naming the state.
  */
 public final class SandboxManager {
-    /** What a new sandbox should be. */
+    /**
+     * What a new sandbox should be.
+     *
+     * @param trustHostCas whether its guest trusts the host's locally added CAs; null: as the user's network
+     *                     settings say
+     * @param image        the image's name or id ({@code kosa8/debian} by default)
+     */
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
                                 NetMode net, List<String> allow, List<String> secrets,
-                                WorkspaceTransport workspaceTransport, List<String> hold, List<String> noHold) {
+                                WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
+                                List<String> hold, List<String> noHold) {
         public CreateRequest {
+            image = image == null || image.isEmpty() ? dev.kosa8.image.NamedImage.DEFAULT : image;
             hold = hold == null ? List.of() : List.copyOf(hold);
             noHold = noHold == null ? List.of() : List.copyOf(noHold);
             workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
@@ -60,10 +71,15 @@ public final class SandboxManager {
     private final SandboxNetworks networks;
     private final MachineLauncher launcher;
     private final Forks forks;
+    private final BootImages bootImages;
+    private final ImageBuilds builds;
     private final Recovery recovery;
     private final String qemuBinary;
     private final Consumer<String> log;
     private final SandboxHeld held;
+
+    /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
+    private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
 
     public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
                           EgressService egress, Supplier<SecretStore> secretStore, Consumer<String> log) {
@@ -72,9 +88,13 @@ public final class SandboxManager {
         this.store = new SandboxStore(layout.sandboxes());
         this.templates = new Templates(paths, qemuBinary, log);
         this.standbys = new Standbys(log);
-        this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout);
+        this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,
+                log);
         MachineWatch watch = new MachineWatch(store, layout, log);
-        this.launcher = new MachineLauncher(layout, store, images, probe, qemuBinary, templates, networks, watch, log);
+        this.bootImages = new BootImages(images, new ImageStore(paths), new dev.kosa8.image.NamedImages(paths.images()));
+        this.launcher = new MachineLauncher(layout, store, bootImages, probe, qemuBinary, templates, networks, watch,
+                log);
+        this.builds = new ImageBuilds(this, log);
         this.forks = new Forks(layout, store, registry, networks, launcher, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, log);
         this.qemuBinary = qemuBinary;
@@ -87,9 +107,17 @@ public final class SandboxManager {
         return held;
     }
 
-    /** At daemon start: loads every record and re-attaches to machines that still run ({@link Recovery}). */
-    public void recover() {
-        recovery.recover();
+    /** At daemon start, before it listens: loads every record ({@link Recovery#load}). */
+    public void loadRecords() {
+        recovery.load();
+    }
+
+    /**
+     * At daemon start, once it listens: re-attaches to the machines that still
+     * run ({@link Recovery#reattach}); their requests wait until then.
+     */
+    public void reattachMachines() {
+        recovery.reattach();
     }
 
     /** The allow-lists and secrets of the sandboxes. */
@@ -98,7 +126,164 @@ public final class SandboxManager {
     }
 
     public Sandbox create(CreateRequest req) {
+        return create(req, null);
+    }
+
+    /** The images sandboxes boot, by name. */
+    BootImages bootImages() {
+        return bootImages;
+    }
+
+    /**
+     * The images sandboxes can be made from: kosa8's own (the current system image) first, then those built or
+     * imported, newest first. Each: name, id, size, base, created, config.
+     */
+    List<Map<String, Object>> images() {
+        List<Map<String, Object>> out = new java.util.ArrayList<>();
+        new ImageStore(paths).current().ifPresent(i -> out.add(imageView(NamedImage.DEFAULT, i.id(), i.sizeBytes(),
+                "debian bookworm (mmdebstrap)", created(i), dev.kosa8.image.ImageConfig.NONE, i.rootfs().toString())));
+        for (NamedImage i : new dev.kosa8.image.NamedImages(paths.images()).list()) {
+            out.add(imageView(i.name(), i.id(), i.sizeBytes(), i.base(), i.created(), i.config(), i.disk()));
+        }
+        return out;
+    }
+
+    /** One image's view, by name or id. */
+    Map<String, Object> image(String name) {
+        if (BootImages.isDefault(name)) {
+            return images().stream().filter(v -> v.get("name").equals(NamedImage.DEFAULT)).findFirst()
+                    .orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE, "kosa8's own image is not built",
+                            "build it with `kosa8 image build`"));
+        }
+        NamedImage i = bootImages.named(name).orElseThrow();
+        Map<String, Object> v = imageView(i.name(), i.id(), i.sizeBytes(), i.base(), i.created(), i.config(),
+                i.disk());
+        v.put("systemImage", i.systemImage());
+        v.put("step", i.step());
+        return v;
+    }
+
+    /**
+     * Forgets an image's name; its layers stay until a prune finds nothing resting on them (sandboxes made from
+     * it keep working). kosa8's own image cannot be removed this way.
+     */
+    String removeImage(String name) {
+        if (BootImages.isDefault(name)) {
+            throw new KosaException(KosaException.Kind.USAGE, NamedImage.DEFAULT + " is kosa8's own image",
+                    "`kosa8 image prune` removes old builds of it");
+        }
+        NamedImage i = bootImages.named(name).orElseThrow();
+        try {
+            new dev.kosa8.image.NamedImages(paths.images()).remove(i.name());
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot remove image " + name + ": " + e.getMessage(),
+                    "check the permissions of kosa8's data folder", e);
+        }
+        return i.name();
+    }
+
+    private static String created(dev.kosa8.image.Image i) {
+        try {
+            return Files.getLastModifiedTime(i.directory()).toInstant().toString();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static Map<String, Object> imageView(String name, String id, long size, String base, String created,
+                                                 dev.kosa8.image.ImageConfig config, String disk) {
+        Map<String, Object> v = new java.util.LinkedHashMap<>();
+        v.put("name", name);
+        v.put("id", id);
+        v.put("sizeBytes", size);
+        v.put("base", base);
+        v.put("created", created);
+        v.put("config", config);
+        v.put("disk", disk);
+        return v;
+    }
+
+    /**
+     * Imports an OCI or {@code docker save} archive as a named image ({@link dev.kosa8.image.oci.ImageImport}),
+     * booted by the current system image's kernel and initramfs. One at a time with builds and prunes.
+     *
+     * @param archive an absolute path: a tar file or an OCI layout folder
+     * @param tag     the name to list it under; empty: the archive's own
+     */
+    Map<String, Object> importImage(String archive, String tag) {
+        if (archive.isEmpty() || !Path.of(archive).isAbsolute()) {
+            throw new KosaException(KosaException.Kind.USAGE, "the archive must be an absolute path", "");
+        }
+        return importArchive(Path.of(archive), tag, null);
+    }
+
+    /**
+     * Pulls an image from a registry ({@link dev.kosa8.image.oci.RegistryPull}) and imports it as {@link
+     * #importImage} does; the archive it is pulled into is deleted whatever happens.
+     *
+     * @param tag the name to list it under; empty: its repository and tag
+     */
+    Map<String, Object> pullImage(String reference, String tag) {
+        return importArchive(null, tag.isEmpty() ? dev.kosa8.image.oci.RegistryPull.defaultName(reference) : tag,
+                reference);
+    }
+
+    private Map<String, Object> importArchive(Path given, String tag, String pull) {
+        String system = new ImageStore(paths).currentId().orElseThrow(() -> new KosaException(
+                KosaException.Kind.IMAGE, "kosa8's own image is not built, and it boots imported ones",
+                "build it with `kosa8 image build`"));
+        if (!builds.lock().tryLock()) {
+            throw new KosaException(KosaException.Kind.STATE, "an image build or prune is running",
+                    "import once it is done");
+        }
+        try {
+            Path logs = Files.createDirectories(paths.images().resolve("logs"));
+            Path logFile = logs.resolve("import-" + Instant.now().toString().replace(":", "") + ".log");
+            Path archive = given;
+            if (pull != null) {
+                Path work = Files.createDirectories(paths.images().resolve("import"));
+                archive = work.resolve(".pull-" + SandboxIds.newId() + ".tar");
+                dev.kosa8.image.oci.RegistryPull.toArchive(pull, archive, paths.cache().resolve("registry"), null,
+                        log);
+            }
+            dev.kosa8.image.oci.ImageImport.Result r;
+            try {
+                r = dev.kosa8.image.oci.ImageImport.run(archive, tag, paths.images(), system,
+                        dev.kosa8.image.oci.ImportLimits.DEFAULT, logFile);
+            } finally {
+                if (pull != null) {
+                    Files.deleteIfExists(archive);
+                }
+            }
+            log.accept((pull != null ? "pulled " + pull : "imported " + archive) + " as " + r.image().name() + " (" + r.image().id() + "): "
+                    + r.layers() + " layers, " + r.unpackedBytes() + " bytes unpacked in " + r.took().toMillis()
+                    + " ms");
+            Map<String, Object> v = image(r.image().name());
+            v.put("layers", r.layers());
+            v.put("unpackedBytes", r.unpackedBytes());
+            v.put("millis", r.took().toMillis());
+            return v;
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.IMAGE, "cannot import " + (pull != null ? pull : given)
+                    + ": " + e.getMessage(),
+                    "check that the file is readable and that kosa8's data folder has room", e);
+        } finally {
+            builds.lock().unlock();
+        }
+    }
+
+    /** Image builds from Dockerfiles. */
+    ImageBuilds builds() {
+        return builds;
+    }
+
+    /**
+     * Makes a sandbox; with {@code pinned}, one that boots that image's root disk (a build sandbox, on a step's
+     * disk) with no template, whatever its record's image says.
+     */
+    Sandbox create(CreateRequest req, BootImage pinned) {
         String id = SandboxIds.newId();
+        SandboxImage image = new SandboxImage(req.image(), bootImages.config(req.image()));
         List<GrantedSecret> granted = networks.grantNew(req.secrets());
         if (!granted.isEmpty() && req.net() == NetMode.NONE) {
             throw new KosaException(KosaException.Kind.USAGE, "--secret needs a network: the key is put into requests"
@@ -107,16 +292,36 @@ public final class SandboxManager {
         SandboxRecord r = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
                 req.accelerator(), "", SandboxState.STARTING, 0, null, "",
                 WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))),
-                networks.network(req.net(), req.allow(), granted), granted, req.workspaceTransport());
+                networks.network(req.net(), req.allow(), granted, req.trustHostCas()), granted, req.workspaceTransport(),
+                image);
         launcher.specs().validate(r);
         if (!r.workspace().isEmpty()) {
             HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
         }
         Sandbox s = new Sandbox(r);
+        if (pinned != null) {
+            bootImages.pin(id, pinned);
+        }
         registry.add(s);
         store.save(r);
+        if (!r.workspace().isEmpty() && !r.ephemeral()) {
+            // before the guest can write to it: what `kosa8 diff` compares with by default
+            Baseline.capture(layout.undo(id, log), Path.of(r.workspace()), id, log);
+        }
         s.locked(() -> launcher.boot(s, true));
         return s;
+    }
+
+    /**
+     * How the sandbox's folder differs now from checkpoint {@code checkpoint}, or from the folder as the sandbox
+     * started when that is empty (docs/workspace.md, "What changed").
+     */
+    public List<FolderChange> diff(Sandbox s, String checkpoint) {
+        if (s.record().workspace().isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder",
+                    "kosa8 diff compares a sandbox's folder; this one was made with --workspace none");
+        }
+        return s.locked(() -> layout.undo(s.id(), log).diff(Path.of(s.record().workspace()), checkpoint));
     }
 
     public List<Sandbox> list() {
@@ -125,7 +330,9 @@ public final class SandboxManager {
 
     /** Finds a sandbox by its id or a unique prefix of it. */
     public Sandbox get(String idOrPrefix) {
-        return registry.get(idOrPrefix);
+        Sandbox s = registry.get(idOrPrefix);
+        s.awaitAttached(REATTACH_WAIT);
+        return s;
     }
 
     /** The running machine of a sandbox, or a STATE error naming the sandbox's state. */
@@ -175,7 +382,9 @@ public final class SandboxManager {
                 boolean saved = !shutdown && !lost && !s.record().ephemeral() && st == SandboxState.RUNNING
                         && vm.agent().isOpen() && suspend(s, vm);
                 if (saved) {
+                    CrashPoints.reached("stop", "saved", () -> vm.process().pid());
                     vm.quit(Duration.ofSeconds(15));
+                    CrashPoints.reached("stop", "quit");
                 } else {
                     vm.shutdown(Duration.ofSeconds(15));
                 }
@@ -183,6 +392,7 @@ public final class SandboxManager {
             }
             s.closeServers();
             save(s, s.record().stopped());
+            CrashPoints.reached("stop", "recorded");
             layout.cleanRuntime(s.id(), log);
         });
     }
@@ -238,6 +448,7 @@ public final class SandboxManager {
                 store.delete(s.id());
                 layout.cleanRuntime(s.id(), log);
                 registry.remove(s.id());
+                bootImages.unpin(s.id());
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
                         + e.getMessage(), "delete " + layout.directory(s.id()) + " by hand", e);
@@ -348,7 +559,16 @@ public final class SandboxManager {
      * folder on disk counts, whatever its record says.
      */
     public List<Pruner.Item> prune(boolean dryRun) {
-        return Pruner.prune(new ImageStore(paths), templates, layout.allRootDisks(), dryRun);
+        if (!builds.lock().tryLock()) {
+            throw new KosaException(KosaException.Kind.STATE, "an image build is running", "prune once it is done");
+        }
+        try {
+            return Pruner.prune(new ImageStore(paths), templates, layout.allRootDisks(),
+                    new dev.kosa8.image.NamedImages(paths.images()).list(),
+                    new dev.kosa8.image.StepStore(paths.images()), builds.layers(), dryRun);
+        } finally {
+            builds.lock().unlock();
+        }
     }
 
     public String logs(Sandbox s, int lines) {
@@ -357,6 +577,15 @@ public final class SandboxManager {
 
     public Path directory(Sandbox s) {
         return layout.directory(s.id());
+    }
+
+    /** A sandbox's root disk (its own overlay). */
+    Path rootDisk(Sandbox s) {
+        return layout.rootDisk(s.id());
+    }
+
+    HostPaths paths() {
+        return paths;
     }
 
     /** The daemon is exiting: machines keep running and a new daemon re-attaches to them. */

@@ -5,6 +5,7 @@ import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.HostPattern;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.egress.SandboxNetwork;
+import dev.kosa8.egress.tls.HostCas;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.secrets.GrantedSecret;
 import java.nio.file.Path;
@@ -26,9 +27,11 @@ public final class SandboxNetworks {
     private final SandboxStore store;
     private final SandboxRegistry registry;
     private final SandboxLayout layout;
+    private final java.util.function.Consumer<String> log;
 
     SandboxNetworks(EgressService egress, SandboxSecrets secrets, SandboxStore store, SandboxRegistry registry,
-                    SandboxLayout layout) {
+                    SandboxLayout layout, java.util.function.Consumer<String> log) {
+        this.log = log;
         this.egress = egress;
         this.secrets = secrets;
         this.store = store;
@@ -41,10 +44,35 @@ public final class SandboxNetworks {
         return secrets.grant(List.of(), names);
     }
 
-    /** A new sandbox's network: {@code mode}, the rules given (presets expanded), and each secret's host. */
-    SandboxNetwork network(NetMode mode, List<String> allow, List<GrantedSecret> granted) {
-        return new SandboxNetwork(mode, List.of()).allowing(egress.presets().expand(allow))
-                .allowing(secrets.allowRules(granted));
+    /**
+     * A new sandbox's network: {@code mode}, the rules given (presets expanded), each secret's host, and whether it
+     * trusts the host's CAs ({@code trustHostCas}, or when not given the user's setting).
+     */
+    SandboxNetwork network(NetMode mode, List<String> allow, List<GrantedSecret> granted, Boolean trustHostCas) {
+        boolean trust = trustHostCas != null ? trustHostCas : egress.settings().trustHostCas();
+        return new SandboxNetwork(mode, List.of(), trust && mode != NetMode.NONE)
+                .allowing(egress.presets().expand(allow)).allowing(secrets.allowRules(granted));
+    }
+
+    /** The user's network settings as they are now ({@code kosa8 net}). */
+    public dev.kosa8.egress.NetworkSettings settings() {
+        return egress.settings();
+    }
+
+    /**
+     * The host's CAs a sandbox's guest trusts besides its own CA: the host's locally added ones when its network
+     * trusts them, else none. A file that cannot be read is said in the daemon's log and left out.
+     */
+    HostCas hostCas(SandboxRecord r) {
+        if (!r.network().trustHostCas() || r.network().mode() == NetMode.NONE) {
+            return HostCas.NONE;
+        }
+        HostCas cas = egress.settings().hostCas();
+        cas.problems().forEach(p -> log.accept("sandbox " + r.id() + ": a host CA file is left out: " + p));
+        if (cas.isEmpty()) {
+            log.accept("sandbox " + r.id() + ": --trust-host-cas, but " + cas.describe());
+        }
+        return cas;
     }
 
     /** Starts the broker of a sandbox about to run, with its policy and its secrets' values. */
@@ -61,8 +89,7 @@ public final class SandboxNetworks {
         if (r.workspace() != null && !r.workspace().isEmpty()) {
             workspaces.put(r.id(), Path.of(r.workspace()));
         }
-        Broker b = egress.start(r.id(), layout.runtime(r.id()), layout.directory(r.id()), r.network().policy(),
-                workspaces);
+        Broker b = egress.start(r.id(), layout.runtime(r.id()), layout.directory(r.id()), r.network(), workspaces);
         b.secrets(secrets.bindings(r));
         return b;
     }
@@ -102,7 +129,7 @@ public final class SandboxNetworks {
             store.save(s.record());
             Broker b = s.broker();
             if (b != null) {
-                b.policy(next.policy());
+                b.policy(egress.policy(next));
             }
             return next;
         });
@@ -155,7 +182,7 @@ public final class SandboxNetworks {
         store.save(r);
         Broker b = s.broker();
         if (b != null) {
-            b.policy(r.network().policy());
+            b.policy(egress.policy(r.network()));
             b.secrets(secrets.bindings(r));
         }
     }

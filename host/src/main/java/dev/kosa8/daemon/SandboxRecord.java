@@ -16,13 +16,18 @@ import java.util.List;
  * @param workspace    the host folder shared with the guest, absolute; empty for none
  * @param network      network mode and allow-list; records older than networks load as none
  * @param secrets      the secrets the sandbox was given: names and placeholders, never values
+ * @param image        the image it was made from, by name, and that image's config as it was then (every command
+ *                     runs with it); records from before images had names were made from kosa8/debian
  */
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
                             Instant qemuStarted, String failure, String workspace,
                             SandboxNetwork network,
                             List<GrantedSecret> secrets,
-                            WorkspaceTransport workspaceTransport) {
+                            WorkspaceTransport workspaceTransport,
+                            @com.fasterxml.jackson.annotation.JsonInclude(value =
+                                    com.fasterxml.jackson.annotation.JsonInclude.Include.CUSTOM,
+                                    valueFilter = SandboxImage.LeftOutWhenDefault.class) SandboxImage image) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -33,35 +38,46 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         network = network == null ? SandboxNetwork.NONE : network;
         secrets = secrets == null ? List.of() : List.copyOf(secrets);
         workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
+        image = image == null ? SandboxImage.DEFAULT : image;
+    }
+
+    /** A sandbox of kosa8's own image. */
+    public SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
+                         String imageId, SandboxState state, long qemuPid, Instant qemuStarted, String failure,
+                         String workspace, SandboxNetwork network, List<GrantedSecret> secrets,
+                         WorkspaceTransport workspaceTransport) {
+        this(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid, qemuStarted, failure,
+                workspace, network, secrets, workspaceTransport, SandboxImage.DEFAULT);
     }
 
     public SandboxRecord withSecrets(List<GrantedSecret> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, network, next, workspaceTransport);
+                qemuStarted, failure, workspace, network, next, workspaceTransport, image);
     }
 
     public SandboxRecord withNetwork(SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, n, secrets, workspaceTransport);
+                qemuStarted, failure, workspace, n, secrets, workspaceTransport, image);
     }
 
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
-                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport);
+                qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport,
+                image);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace, network, secrets, workspaceTransport);
+                0, null, why, workspace, network, secrets, workspaceTransport, image);
     }
 
-    public SandboxRecord withQemu(long pid, Instant started, String accel, String image) {
-        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, image, state, pid, started, failure,
-                workspace, network, secrets, workspaceTransport);
+    public SandboxRecord withQemu(long pid, Instant started, String accel, String bootImageId) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, bootImageId, state, pid, started,
+                failure, workspace, network, secrets, workspaceTransport, image);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace, network, secrets, workspaceTransport);
+                0, null, "", workspace, network, secrets, workspaceTransport, image);
     }
 }

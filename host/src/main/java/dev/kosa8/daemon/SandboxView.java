@@ -6,7 +6,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A sandbox as the API shows it (`kosa8 inspect`).
+ * A sandbox as the API shows it (`kosa8 inspect`). Its state is its record's, or {@code attaching} while a
+ * daemon that has just started is still re-attaching to its machine (which ends running, or failed saying why).
  *
  * @param secrets the names of the secrets it holds placeholders of, and the variables they are in
  * @param workspace the host folder it shares, empty for none
@@ -20,7 +21,8 @@ public record SandboxView(String id, String state, boolean ephemeral, int cpus, 
         SandboxRecord r = s.record();
         var vm = s.vm();
         String agent = vm != null && vm.agent().agentHello() != null ? vm.agent().agentHello().software() : "";
-        return new SandboxView(r.id(), r.state().name().toLowerCase(Locale.ROOT), r.ephemeral(), r.cpus(),
+        String state = s.attaching() ? "attaching" : r.state().name().toLowerCase(Locale.ROOT);
+        return new SandboxView(r.id(), state, r.ephemeral(), r.cpus(),
                 r.memoryMiB(), r.accelerator(), r.imageId(), r.created(), r.qemuPid(), r.failure(), directory, agent,
                 r.secrets().stream().map(g -> Map.of("name", g.name(), "env", g.env())).toList(),
                 r.workspace());

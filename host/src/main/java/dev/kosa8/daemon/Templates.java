@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.host.AtomicFile;
+import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -154,9 +155,27 @@ final class Templates {
     }
 
     /**
+     * Lays the template's CA out in the guest ({@link GuestTrust#layOut}); an image whose trust stores cannot take
+     * it (an imported one without a shell or a CA bundle) gets a template without, said in the log, and each
+     * sandbox then installs its own CA as after a cold boot.
+     */
+    private boolean layOut(Vm vm, dev.kosa8.egress.tls.SandboxCa ca, BootImage image) {
+        try {
+            return trust.layOut(vm.agent(), ca, image, Duration.ofSeconds(60));
+        } catch (RuntimeException e) {
+            if (java.nio.file.Files.isRegularFile(image.systemCertificates())) {
+                throw e;
+            }
+            log.accept("template of image " + image.id() + ": its trust stores do not take the CA (" + e.getMessage()
+                    + ")");
+            return false;
+        }
+    }
+
+    /**
      * Removes the templates no new sandbox will be made from and no sandbox
-     * is made from: every one but its shape's current template for the
-     * current image, unless a disk in {@code inUse} (real paths: every layer
+     * is made from: every one but its shape's current template for a kept
+     * image (the current system image, every named image), unless a disk in {@code inUse} (real paths: every layer
      * of every sandbox's disk) is its {@code disk.qcow2}; also what a make
      * that died left. Each shape's under its lock, so a template being made
      * or handed out is never touched.
@@ -165,7 +184,7 @@ final class Templates {
      * @return the templates removed, with the bytes that frees (files that are
      *         also linked elsewhere, like pages a sandbox's checkpoints share, free nothing)
      */
-    List<Pruned> prune(String currentImageId, java.util.Set<Path> inUse, boolean dryRun, List<Path> kept)
+    List<Pruned> prune(java.util.Set<String> keptImageIds, java.util.Set<Path> inUse, boolean dryRun, List<Path> kept)
             throws IOException {
         List<Pruned> removed = new java.util.ArrayList<>();
         if (!Files.isDirectory(root)) {
@@ -186,7 +205,7 @@ final class Templates {
                 }
                 Path disk = dir.resolve("disk.qcow2");
                 boolean current = !making && dir.equals(current(shape))
-                        && currentImageId.equals(said(dir).path("bootImage").asText(""));
+                        && keptImageIds.contains(said(dir).path("bootImage").asText(""));
                 boolean used = Files.exists(disk) && inUse.contains(disk.toRealPath());
                 if (current || used) {
                     if (Files.exists(disk)) {
@@ -285,6 +304,7 @@ final class Templates {
                             image.rootDisk().toAbsolutePath().toString(), disk.toString())
                     .logTo(work.resolve("qemu.log"))
                     .run(KosaException.Kind.VM, "creating a template's disk");
+            CrashPoints.reached("template", "disk");
             Accelerator accel = Accelerator.parse(shape.accelerator());
             String args = image.kernelArgs() + TscFrequency.kernelArg(accel);
             dev.kosa8.egress.tls.SandboxCa ca = null;
@@ -299,22 +319,40 @@ final class Templates {
                     run.resolve("qmp.sock"), run.resolve("agent.sock"), shape.workspace() ? run.resolve("ws9p.sock")
                     : null, shape.net() ? run.resolve("net.sock") : null);
             vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
+            Vm booted = vm;
+            CrashPoints.reached("template", "booted", () -> booted.process().pid());
             rehearseRestore(vm);
-            boolean trustLaidOut = ca != null && trust.layOut(vm.agent(), ca, image, Duration.ofSeconds(60));
-            GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
+            CrashPoints.reached("template", "rehearsed", () -> booted.process().pid());
+            boolean trustLaidOut = ca != null && layOut(vm, ca, image);
+            try {
+                GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
+            } catch (dev.kosa8.vm.AgentConnection.AgentException e) {
+                // an imported image may have no sync: kosa8's own busybox beside it has (the machine is saved
+                // stopped anyway, its page cache with its RAM)
+                try {
+                    GuestCommand.run(vm.agent(), List.of("/run/kosa8/busybox", "sync"), Duration.ofSeconds(60));
+                } catch (dev.kosa8.vm.AgentConnection.AgentException e2) {
+                    log.accept("template " + shape.name() + ": no sync in the image (" + e.getMessage() + ")");
+                }
+            }
             vm.qmp().execute("stop", Map.of(), Duration.ofSeconds(30));
             MachineState.saveStopped(vm.qmp(), run.resolve("vmstate.sock"), work.resolve("machine.vmstate"),
                     Duration.ofMinutes(10));
+            CrashPoints.reached("template", "saved", () -> booted.process().pid());
             vm.quit(Duration.ofSeconds(15));
             vm = null;
             keepAsPages(work, ramId(dir));
+            CrashPoints.reached("template", "pages");
             deleteTree(work.resolve("ca")); // the template's CA key is of no further use
             disk.toFile().setReadOnly();
             AtomicFile.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
                     "shape", shape, "created", Instant.now().toString(), "bootImage", image.id(),
                     "trustLaidOut", trustLaidOut, "rehearsals", REHEARSALS)));
+            CrashPoints.reached("template", "described");
             Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
+            CrashPoints.reached("template", "moved");
             AtomicFile.write(pointer(shape.name()), (dir.getFileName() + "\n").getBytes(StandardCharsets.US_ASCII));
+            CrashPoints.reached("template", "current");
             log.accept("made template " + dir.getFileName() + " in " + Duration.ofNanos(System.nanoTime() - t0)
                     .toMillis() + " ms");
             return dir;

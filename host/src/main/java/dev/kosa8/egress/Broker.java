@@ -340,8 +340,9 @@ public final class Broker implements AutoCloseable {
         return audit;
     }
 
-    Upstreams upstreams() {
-        return upstreams;
+    /** Resolves a name to dial for the guest, under the policy in force now (its address exceptions). */
+    java.util.concurrent.CompletableFuture<Upstreams.Target> resolveAsync(String host, int port) {
+        return upstreams.resolveAsync(host, port, policy);
     }
 
     dev.kosa8.egress.tls.SandboxCa ca() {

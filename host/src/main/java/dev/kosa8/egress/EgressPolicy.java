@@ -1,7 +1,9 @@
 package dev.kosa8.egress;
 
+import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A sandbox's network policy: deny by default, allow what a rule names. A
@@ -9,14 +11,54 @@ import java.util.List;
  * only applies it. A value: changing the policy of a running sandbox swaps in
  * a new one.
  *
- * @param open  every host allowed ({@code --net open}, asked for explicitly);
- *              the broker still checks addresses and logs every connection
+ * @param open       every host allowed ({@code --net open}, asked for explicitly);
+ *                   the broker still checks addresses and logs every connection
+ * @param exceptions the user's address exceptions: which names may be dialed at
+ *                   addresses the address check refuses by default (host-side
+ *                   settings, never the guest's; see {@link NetworkSettings})
  */
-public record EgressPolicy(boolean open, List<AllowRule> rules) {
+public record EgressPolicy(boolean open, List<AllowRule> rules, AddressExceptions exceptions) {
     public static final EgressPolicy DENY_ALL = new EgressPolicy(false, List.of());
 
     public EgressPolicy {
         rules = List.copyOf(rules);
+        exceptions = exceptions == null ? AddressExceptions.NONE : exceptions;
+    }
+
+    public EgressPolicy(boolean open, List<AllowRule> rules) {
+        this(open, rules, AddressExceptions.NONE);
+    }
+
+    /** The same rules with these address exceptions. */
+    public EgressPolicy withExceptions(AddressExceptions next) {
+        return new EgressPolicy(open, rules, next);
+    }
+
+    /**
+     * May the broker dial {@code a}, the address it resolved the allowed name
+     * {@code host} to? Public unicast addresses yes; those {@link AddressFilter}
+     * refuses only when an address exception names the host and a block
+     * holding the address, and the reason then says which. One of this
+     * machine's own addresses never, exception or not: a name pointed at the
+     * host reaches whatever listens on it.
+     *
+     * @param ofThisHost whether {@code a} is one of this machine's own addresses (loopback aside, which the
+     *                   address filter judges), as the caller found out
+     */
+    public Decision address(String host, InetAddress a, boolean ofThisHost) {
+        if (ofThisHost) {
+            return Decision.deny("an address of this host");
+        }
+        String refused = AddressFilter.refusal(a);
+        if (refused == null) {
+            return Decision.allow("a public address");
+        }
+        Optional<AddressExceptions.Match> m = exceptions.covering(host, a);
+        if (m.isPresent()) {
+            return Decision.allow(a.getHostAddress() + " is " + refused + ", dialed by the address exception "
+                    + m.get().exception());
+        }
+        return Decision.deny(refused);
     }
 
     /**
@@ -82,14 +124,14 @@ public record EgressPolicy(boolean open, List<AllowRule> rules) {
         List<AllowRule> next = new ArrayList<>(rules);
         next.removeIf(r -> r.equals(rule));
         next.add(rule);
-        return new EgressPolicy(open, next);
+        return new EgressPolicy(open, next, exceptions);
     }
 
     /** Removes every rule whose host pattern is {@code pattern}, whatever its methods, path or passthrough. */
     public EgressPolicy denying(HostPattern pattern) {
         List<AllowRule> next = new ArrayList<>(rules);
         next.removeIf(r -> r.host().equals(pattern));
-        return new EgressPolicy(open, next);
+        return new EgressPolicy(open, next, exceptions);
     }
 
     private static String denial(String host, int port) {

@@ -24,13 +24,19 @@ public final class EgressService implements AutoCloseable {
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(THREADS, EpollIoHandler.newFactory());
     private final java.util.function.Supplier<EgressTestSettings> test;
     private final NetPresets presets;
+    private final java.util.function.Supplier<NetworkSettings> settings;
     private final Consumer<String> log;
 
-    /** @param test read again for each broker started, so a test can name the ports of servers it just started */
+    /**
+     * @param test     read again for each broker started, so a test can name the ports of servers it just started
+     * @param settings the user's network settings, read again whenever they are needed, so an edit reaches the next
+     *                 broker and policy change
+     */
     public EgressService(java.util.function.Supplier<EgressTestSettings> test, NetPresets presets,
-                         Consumer<String> log) {
+                         java.util.function.Supplier<NetworkSettings> settings, Consumer<String> log) {
         this.test = test;
         this.presets = presets;
+        this.settings = settings;
         this.log = log;
     }
 
@@ -38,16 +44,34 @@ public final class EgressService implements AutoCloseable {
         return presets;
     }
 
+    /** The user's network settings as they are now. */
+    public NetworkSettings settings() {
+        return settings.get();
+    }
+
+    /** The policy a sandbox's broker applies: its mode and allow-list, with the user's address exceptions. */
+    public EgressPolicy policy(SandboxNetwork network) {
+        return network.policy().withExceptions(settings().exceptions());
+    }
+
     /**
      * Starts a sandbox's broker: sockets in {@code runtimeDir}, audit log
-     * {@code net.log} and CA files ({@code ca/}) in {@code sandboxDir}. Refused while test settings are read from
-     * inside any of {@code workspaces} (sandbox id to its workspace folder: every sandbox's, running or not, since
-     * any guest may write its own).
+     * {@code net.log} and CA files ({@code ca/}) in {@code sandboxDir}. Refused while test settings, or the user's
+     * network settings, are read from inside any of {@code workspaces} (sandbox id to its workspace folder: every
+     * sandbox's, running or not, since any guest may write its own). A sandbox that trusts the host's CAs has a
+     * broker that trusts them too when it verifies an upstream.
      */
-    public Broker start(String sandboxId, Path runtimeDir, Path sandboxDir, EgressPolicy policy,
+    public Broker start(String sandboxId, Path runtimeDir, Path sandboxDir, SandboxNetwork network,
                         Map<String, Path> workspaces) {
         EgressTestSettings t = test.get();
-        workspaces.forEach((id, folder) -> t.refuseInside(folder, id));
+        NetworkSettings user = settings();
+        workspaces.forEach((id, folder) -> {
+            t.refuseInside(folder, id);
+            user.refuseInside(folder, id);
+        });
+        EgressPolicy policy = network.policy().withExceptions(user.exceptions());
+        dev.kosa8.egress.tls.HostCas hostCas = network.trustHostCas() ? user.hostCas()
+                : dev.kosa8.egress.tls.HostCas.NONE;
         AuditLog audit = new AuditLog(sandboxDir.resolve("net.log"), m -> log.accept("sandbox " + sandboxId + ": " + m));
         if (t.enabled()) {
             log.accept("warning: sandbox " + sandboxId + ": egress TEST settings are on ("
@@ -55,7 +79,7 @@ public final class EgressService implements AutoCloseable {
                     + t.trustedCa().map(ca -> " and upstream TLS also trusts " + ca).orElse(""));
         }
         Broker b = Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t),
-                certificateAuthority(sandboxDir, sandboxId), UpstreamTls.clientContext(t.trustedCa()), group);
+                certificateAuthority(sandboxDir, sandboxId), UpstreamTls.clientContext(t.trustedCa(), hostCas), group);
         b.limitDns(new QueryRate());
         return b;
     }

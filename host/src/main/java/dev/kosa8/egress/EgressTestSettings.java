@@ -53,31 +53,14 @@ public record EgressTestSettings(Map<String, Integer> loopback, Map<String, Stri
         if (!enabled() || workspace == null || workspace.toString().isEmpty()) {
             return;
         }
-        Path folder = real(workspace);
+        Path folder = RealPaths.of(workspace);
         for (Path f : files) {
-            if (real(f).startsWith(folder)) {
+            if (RealPaths.of(f).startsWith(folder)) {
                 throw new KosaException(KosaException.Kind.USAGE, "the egress test settings (" + ENVIRONMENT
                         + ") read " + f + ", which is inside the workspace of sandbox " + sandboxId + " (" + workspace
                         + "): its guest could write them and open its own network",
                         "keep test settings and their CA outside every workspace, or unset " + ENVIRONMENT);
             }
-        }
-    }
-
-    /** The path with symbolic links resolved as far as it exists, the rest appended as given. */
-    private static Path real(Path p) {
-        Path abs = p.toAbsolutePath().normalize();
-        Path existing = abs;
-        while (existing != null && !Files.exists(existing)) {
-            existing = existing.getParent();
-        }
-        if (existing == null) {
-            return abs;
-        }
-        try {
-            return existing.toRealPath().resolve(existing.relativize(abs));
-        } catch (IOException e) {
-            return abs;
         }
     }
 

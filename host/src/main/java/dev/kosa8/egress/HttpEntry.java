@@ -130,7 +130,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         // resolved before the answer, so a name the broker will not dial gets a 403 that says why
         ctx.channel().config().setAutoRead(false);
-        broker.upstreams().resolveAsync(a.host(), a.port()).whenComplete((target, err) -> ctx.executor().execute(() -> {
+        broker.resolveAsync(a.host(), a.port()).whenComplete((target, err) -> ctx.executor().execute(() -> {
             if (err != null) {
                 Upstreams.Refused r = Upstreams.refusal(err);
                 answer(ctx, Denials.unreachable(broker.sandboxId(), r), a.host(), a.port(), "CONNECT", null,

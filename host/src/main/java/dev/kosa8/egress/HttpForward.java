@@ -102,10 +102,10 @@ final class HttpForward {
         String key = host + ":" + port;
         UpstreamSlot.Idle kept = webSocket ? null : slot.take(key); // a WebSocket keeps its connection for good
         if (kept != null) {
-            send(kept.channel(), kept.via());
+            send(kept.channel(), kept.target());
             return;
         }
-        broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
+        broker.resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
             if (err != null) {
                 Upstreams.Refused r = Upstreams.refusal(err);
                 fail(Denials.unreachable(broker.sandboxId(), r), r.getMessage(), null);
@@ -138,15 +138,15 @@ final class HttpForward {
                             owner.closeFuture().removeListener(closeUpstream);
                             slot.drop(up);
                         });
-                        send(up, target.via());
+                        send(up, target);
                     });
         }));
     }
 
     /** Sends the request on an open upstream connection, with this request's relay for the response. */
-    private void send(Channel up, String via) {
-        Exchange exchange = new Exchange(broker.audit(), listener, host, port, request.method().name(), path, via,
-                reason);
+    private void send(Channel up, Upstreams.Target target) {
+        Exchange exchange = new Exchange(broker.audit(), listener, host, port, request.method().name(), path,
+                target.via(), target.reason(reason));
         exchange.sent(request.content().readableBytes());
         prepare(request);
         if (!inject.isEmpty()) {
@@ -158,7 +158,7 @@ final class HttpForward {
             // hidden inside gzip or deflate
             up.pipeline().addAfter(CODEC, INFLATE, new io.netty.handler.codec.http.HttpContentDecompressor(0));
         }
-        up.pipeline().addLast("response", new ResponseRelay(exchange, up, via));
+        up.pipeline().addLast("response", new ResponseRelay(exchange, up, target));
         up.writeAndFlush(request).addListener((ChannelFutureListener) w -> {
             if (w.isSuccess()) {
                 w.channel().read();
@@ -218,7 +218,7 @@ final class HttpForward {
     private final class ResponseRelay extends SimpleChannelInboundHandler<HttpObject> {
         private final Exchange exchange;
         private final Channel up;
-        private final String via;
+        private final Upstreams.Target target;
         /** Ends the upstream's request when the guest goes (an HTTP/2 stream reset, a closed connection) first. */
         private final io.netty.util.concurrent.GenericFutureListener<io.netty.util.concurrent.Future<? super Void>>
                 guestGone;
@@ -231,11 +231,11 @@ final class HttpForward {
         private io.netty.channel.ChannelFuture lastWrite;
         private dev.kosa8.secrets.KeyScrubber.Session scrub;
 
-        ResponseRelay(Exchange exchange, Channel up, String via) {
+        ResponseRelay(Exchange exchange, Channel up, Upstreams.Target target) {
             super(false);
             this.exchange = exchange;
             this.up = up;
-            this.via = via;
+            this.target = target;
             this.guestGone = g -> {
                 // an HTTP/2 stream closes as its response's last frame is written, before that write's listener
                 // runs: the upstream has answered in full then, and is kept for the connection's next stream
@@ -412,7 +412,7 @@ final class HttpForward {
                     if (!keepUpstream || !keepGuest) {
                         up.close();
                     } else {
-                        slot.keep(host + ":" + port, up, via);
+                        slot.keep(host + ":" + port, up, target);
                     }
                     if (keepGuest) {
                         next.run();

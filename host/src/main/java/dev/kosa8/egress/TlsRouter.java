@@ -92,12 +92,12 @@ final class TlsRouter extends AbstractSniHandler<Route> {
         if (hello.ech()) {
             return refuse(p, PassthroughGuard.echRefusal(host));
         }
-        broker.upstreams().resolveAsync(host, port).whenComplete((target, err) -> ctx.executor().execute(() -> {
+        broker.resolveAsync(host, port).whenComplete((target, err) -> ctx.executor().execute(() -> {
             if (err != null) {
                 refuse(p, Upstreams.refusal(err).getMessage());
                 return;
             }
-            exchange = new Exchange(broker.audit(), listener, host, port, null, null, target.via(), d.reason());
+            exchange = new Exchange(broker.audit(), listener, host, port, null, null, target.via(), target.reason(d.reason()));
             broker.dial(ctx.channel().eventLoop(), new Relay(ctx.channel(), exchange, false), target.address())
                     .addListener((ChannelFutureListener) f -> {
                         if (f.isSuccess() && !ctx.channel().isActive()) {

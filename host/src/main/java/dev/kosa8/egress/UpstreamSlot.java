@@ -16,8 +16,8 @@ import java.util.Iterator;
  * event loop, which its upstreams and streams share.
  */
 final class UpstreamSlot {
-    /** An idle connection to {@code key} ("host:port"), and what the audit log says about where it goes. */
-    record Idle(String key, Channel channel, String via) {
+    /** An idle connection to {@code key} ("host:port"), and where it goes, as the audit log says it. */
+    record Idle(String key, Channel channel, Upstreams.Target target) {
     }
 
     private final Channel owner;
@@ -54,7 +54,7 @@ final class UpstreamSlot {
      * closes when there would be more than the capacity, and connections to another host close at once on a
      * guest connection that keeps one.
      */
-    void keep(String key, Channel ch, String via) {
+    void keep(String key, Channel ch, Upstreams.Target target) {
         if (!ch.isActive() || !owner.isActive()) {
             ch.close();
             return;
@@ -63,7 +63,7 @@ final class UpstreamSlot {
             idle.forEach(i -> i.channel().close());
             idle.clear();
         }
-        idle.addFirst(new Idle(key, ch, via));
+        idle.addFirst(new Idle(key, ch, target));
         while (idle.size() > capacity) {
             idle.removeLast().channel().close();
         }

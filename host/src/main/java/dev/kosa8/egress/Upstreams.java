@@ -22,8 +22,21 @@ public final class Upstreams {
         InetAddress[] lookup(String host) throws UnknownHostException;
     }
 
-    /** Where to dial, and what the audit log says about it. */
-    public record Target(InetSocketAddress address, String via) {
+    /**
+     * Where to dial, and what the audit log says about it.
+     *
+     * @param exception null, or why an address the check refuses by default was dialed (the address exception that
+     *                  applied), which the connection's audit line carries in its reason
+     */
+    public record Target(InetSocketAddress address, String via, String exception) {
+        public Target(InetSocketAddress address, String via) {
+            this(address, via, null);
+        }
+
+        /** The policy's reason for the connection, with the address exception that applied, if one did. */
+        public String reason(String policyReason) {
+            return exception == null ? policyReason : policyReason + "; " + exception;
+        }
     }
 
     /**
@@ -74,10 +87,10 @@ public final class Upstreams {
     }
 
     /** Resolves off the caller's thread (lookups block); a failure is read with {@link #refusal}. */
-    public CompletableFuture<Target> resolveAsync(String host, int port) {
+    public CompletableFuture<Target> resolveAsync(String host, int port, EgressPolicy policy) {
         return CompletableFuture.supplyAsync(() -> {
             try {
-                return resolve(host, port);
+                return resolve(host, port, policy);
             } catch (Refused e) {
                 throw new java.util.concurrent.CompletionException(e);
             }
@@ -92,7 +105,16 @@ public final class Upstreams {
         }
     }
 
+    /** As {@link #resolve(String, int, EgressPolicy)} with no address exceptions. */
     public Target resolve(String host, int port) throws Refused {
+        return resolve(host, port, EgressPolicy.DENY_ALL);
+    }
+
+    /**
+     * The address to dial for {@code host}: the first one the lookup gave that {@code policy} lets the broker dial
+     * ({@link EgressPolicy#address}: public, or covered by one of its address exceptions).
+     */
+    public Target resolve(String host, int port, EgressPolicy policy) throws Refused {
         Integer mapped = test.loopback().get(host + ":" + port);
         if (mapped != null) {
             return new Target(new InetSocketAddress(InetAddress.getLoopbackAddress(), mapped), "test loopback");
@@ -111,11 +133,12 @@ public final class Upstreams {
         List<String> refused = new ArrayList<>();
         for (InetAddress a : all) {
             // the host's own addresses (loopback aside) come first: even a public one reaches what listens on it
-            String why = !a.isLoopbackAddress() && isThisHost(a) ? "an address of this host" : AddressFilter.refusal(a);
-            if (why == null) {
-                return new Target(new InetSocketAddress(a, port), a.getHostAddress());
+            Decision d = policy.address(host, a, !a.isLoopbackAddress() && isThisHost(a));
+            if (d.allowed()) {
+                boolean excepted = AddressFilter.refusal(a) != null;
+                return new Target(new InetSocketAddress(a, port), a.getHostAddress(), excepted ? d.reason() : null);
             }
-            refused.add(a.getHostAddress() + " (" + why + ")");
+            refused.add(a.getHostAddress() + " (" + d.reason() + ")");
         }
         throw new Refused(host + " resolves only to addresses the broker refuses: " + String.join(", ", refused));
     }

@@ -175,12 +175,15 @@ public final class ImageBuilder {
                 }
             }
             appendLog(log, "-- " + kind.displayName() + " built in " + seconds(start) + " s");
+            dev.kosa8.host.CrashPoints.reached("image", kind.directoryName());
         }
         String kernelVersion = Manifests.readPart(parts.directory(PartKind.KERNEL, hashes.kernel()))
                 .facts().get("kernelVersion");
         Image image = store.writeImage(new ImageManifest(ImageManifest.FORMAT, hashes.imageId(),
                 Instant.now().toString(), kernelVersion, kernelPackage, busyboxPackage, hashes));
+        dev.kosa8.host.CrashPoints.reached("image", "manifest");
         store.setCurrent(image.id());
+        dev.kosa8.host.CrashPoints.reached("image", "current");
         appendLog(log, "image " + image.id() + " ready: " + image.sizeBytes() + " bytes");
         return image;
     }

@@ -34,6 +34,8 @@ public final class JavaTrustStore {
     public static final String GUEST_PATH = "/etc/ssl/certs/java/cacerts";
     /** The alias of the sandbox's CA; the bundle's certificates are {@code system-N}. */
     public static final String SANDBOX_ALIAS = "kosa8-sandbox";
+    /** The host's CAs, when the sandbox trusts them, are {@code kosa8-host-N}. */
+    public static final String HOST_ALIAS_PREFIX = "kosa8-host-";
 
     private JavaTrustStore() {
     }
@@ -56,6 +58,14 @@ public final class JavaTrustStore {
 
     /** The store holding {@code system} (as {@code system-N}) and, when not null, {@code sandboxCa}. */
     public static byte[] pkcs12(List<X509Certificate> system, X509Certificate sandboxCa) {
+        return pkcs12(system, sandboxCa, List.of());
+    }
+
+    /**
+     * As {@link #pkcs12(List, X509Certificate)}, with the host's locally added CAs as {@code kosa8-host-N} (a
+     * sandbox that trusts them).
+     */
+    public static byte[] pkcs12(List<X509Certificate> system, X509Certificate sandboxCa, List<X509Certificate> host) {
         try {
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);
@@ -64,6 +74,9 @@ public final class JavaTrustStore {
             }
             if (sandboxCa != null) {
                 store.setCertificateEntry(SANDBOX_ALIAS, sandboxCa);
+            }
+            for (int i = 0; i < host.size(); i++) {
+                store.setCertificateEntry(HOST_ALIAS_PREFIX + i, host.get(i));
             }
             ByteArrayOutputStream out = new ByteArrayOutputStream(system.size() * 1600 + 4096);
             store.store(out, null);

@@ -83,8 +83,10 @@ public final class SecretStore {
             Map<String, SecretSpec> specs = catalog.read();
             SecretSpec old = specs.get(spec.name());
             backends.forReading(spec.store()).put(spec.name(), value);
+            dev.kosa8.host.CrashPoints.reached("secret-set", "value");
             specs.put(spec.name(), spec);
             catalog.write(specs.values());
+            dev.kosa8.host.CrashPoints.reached("secret-set", "catalog");
             if (old != null && !old.store().equals(spec.store())) {
                 try {
                     backends.forReading(old.store()).remove(old.name());

@@ -342,7 +342,9 @@ public final class Vm implements AutoCloseable {
                         + " its RAM never arrived");
             }
             String status = qmp.execute("query-status", java.util.Map.of(), timeout).path("status").asText();
-            if (status.equals("paused")) {
+            // paused: stopped for a checkpoint's devices or a stop's save; postmigrate: a stop's save written out
+            // whole before the daemon died (cont takes the disk back from the migration, as after a cancelled one)
+            if (status.equals("paused") || status.equals("postmigrate")) {
                 qmp.execute("cont", java.util.Map.of(), timeout);
             }
             AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);

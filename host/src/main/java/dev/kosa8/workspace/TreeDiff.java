@@ -1,8 +1,6 @@
 package dev.kosa8.workspace;
 
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
+import dev.kosa8.host.UnifiedDiff;
 import java.util.TreeSet;
 
 /**
@@ -13,8 +11,6 @@ import java.util.TreeSet;
  */
 final class TreeDiff {
     static final int MAX_TEXT = 256 * 1024;
-    /** Beyond this many lines a side, the diff is not worked out (its cost grows with the product). */
-    static final int MAX_LINES = 4000;
 
     private TreeDiff() {
     }
@@ -116,12 +112,13 @@ final class TreeDiff {
             return;
         }
         out.append("--- ").append(left).append("\n+++ ").append(right).append('\n').append(modeNote);
-        if (!text(x) || !text(y)) {
+        UnifiedDiff.Hunks h = text(x) && text(y) ? UnifiedDiff.of(x, y) : null;
+        if (h == null) {
             out.append("binary or large: ").append(a == null ? 0 : a.size()).append(" -> ")
                     .append(b == null ? 0 : b.size()).append(" bytes\n");
             return;
         }
-        out.append(unified(lines(x), lines(y)));
+        out.append(h.text());
     }
 
     private static boolean text(byte[] b) {
@@ -134,48 +131,5 @@ final class TreeDiff {
             }
         }
         return true;
-    }
-
-    static List<String> lines(byte[] b) {
-        String s = new String(b, StandardCharsets.UTF_8);
-        List<String> out = new ArrayList<>(List.of(s.split("\n", -1)));
-        if (!out.isEmpty() && out.getLast().isEmpty()) {
-            out.removeLast();
-        }
-        return out;
-    }
-
-    /** The lines of {@code a} and {@code b} as one hunk of unified diff, by their longest common subsequence. */
-    static String unified(List<String> a, List<String> b) {
-        int n = a.size();
-        int m = b.size();
-        StringBuilder out = new StringBuilder();
-        if (n > MAX_LINES || m > MAX_LINES) {
-            return out.append("(").append(n).append(" -> ").append(m).append(" lines: too long to diff)\n").toString();
-        }
-        int[][] lcs = new int[n + 1][m + 1];
-        for (int i = n - 1; i >= 0; i--) {
-            for (int j = m - 1; j >= 0; j--) {
-                lcs[i][j] = a.get(i).equals(b.get(j)) ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-            }
-        }
-        out.append("@@ -").append(n == 0 ? 0 : 1).append(',').append(n).append(" +").append(m == 0 ? 0 : 1)
-                .append(',').append(m).append(" @@\n");
-        int i = 0;
-        int j = 0;
-        while (i < n || j < m) {
-            if (i < n && j < m && a.get(i).equals(b.get(j))) {
-                out.append(' ').append(a.get(i)).append('\n');
-                i++;
-                j++;
-            } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-                out.append('+').append(b.get(j)).append('\n');
-                j++;
-            } else {
-                out.append('-').append(a.get(i)).append('\n');
-                i++;
-            }
-        }
-        return out.toString();
     }
 }

@@ -77,11 +77,30 @@ while [ ! -b /dev/vda ]; do
 done
 
 mount -t ext4 -o rw /dev/vda /newroot || fail "mount /dev/vda (ext4) on /newroot"
+# An imported image's disk holds the image's root in /rootfs and kosa8's own files (the agent's Java runtime
+# and its C library) in /kosa8: the root becomes /, and kosa8's files are mounted apart, read-only, at
+# /run/kosa8/sys, so nothing of the image (its libc, its shell, its tools) is needed and the image cannot
+# replace them. kosa8's own Debian image is the disk's root itself.
+split=0
+if [ -f /newroot/kosa8/layout ] && [ -d /newroot/rootfs ]; then
+    split=1
+    mkdir -p /disk || fail "mkdir /disk"
+    mount --move /newroot /disk || fail "move the disk to /disk"
+    mount --bind /disk/rootfs /newroot || fail "mount the image's root (/rootfs of /dev/vda) on /newroot"
+    mkdir -p /newroot/run /newroot/tmp /newroot/dev /newroot/proc /newroot/sys /newroot/etc \
+        || fail "make the image's /run, /tmp, /dev, /proc, /sys, /etc"
+fi
 mount -t tmpfs -o nosuid,nodev,mode=0755 tmpfs /newroot/run || fail "mount tmpfs on /run"
 mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /newroot/tmp || fail "mount tmpfs on /tmp"
 mkdir -p /newroot/run/kosa8 || fail "mkdir /run/kosa8"
 cp /kosa8/agent.jar /kosa8/kosa8-agent /newroot/run/kosa8/ || fail "copy the agent to /run/kosa8"
 chmod 0755 /newroot/run/kosa8/kosa8-agent || fail "chmod /run/kosa8/kosa8-agent"
+if [ "$split" = 1 ]; then
+    mkdir -p /newroot/run/kosa8/sys || fail "mkdir /run/kosa8/sys"
+    mount --bind /disk/kosa8 /newroot/run/kosa8/sys || fail "mount kosa8's files on /run/kosa8/sys"
+    mount -o remount,bind,ro /newroot/run/kosa8/sys || fail "make /run/kosa8/sys read-only"
+    cp /bin/busybox /newroot/run/kosa8/busybox || fail "copy busybox to /run/kosa8"
+fi
 
 hostname "$hostname" || fail "set the host name $hostname"
 echo "$hostname" > /newroot/etc/hostname || fail "write /etc/hostname"
@@ -110,10 +129,15 @@ if [ "$net" = 1 ]; then
         mkdir -p /newroot/usr/local/share/ca-certificates || fail "mkdir /usr/local/share/ca-certificates"
         cp /newroot/etc/kosa8/ca.pem /newroot/usr/local/share/ca-certificates/kosa8-sandbox.crt \
             || fail "copy the CA to /usr/local/share/ca-certificates"
-        [ -f /newroot/etc/kosa8/system-ca.crt ] || cp "$bundle" /newroot/etc/kosa8/system-ca.crt \
-            || fail "keep the image's CA bundle"
-        cat /newroot/etc/kosa8/system-ca.crt /newroot/etc/kosa8/ca.pem > "$bundle.kosa8" && mv "$bundle.kosa8" "$bundle" \
-            || fail "add the sandbox CA to $bundle"
+        if [ "$split" = 1 ] && [ ! -f "$bundle" ] && [ ! -f /newroot/etc/kosa8/system-ca.crt ]; then
+            # an imported image without a CA bundle: only the variables' PEM holds the sandbox CA
+            echo "kosa8: the image has no $bundle; the sandbox CA is only in /etc/kosa8/ca.pem" > /dev/console
+        else
+            [ -f /newroot/etc/kosa8/system-ca.crt ] || cp "$bundle" /newroot/etc/kosa8/system-ca.crt \
+                || fail "keep the image's CA bundle"
+            cat /newroot/etc/kosa8/system-ca.crt /newroot/etc/kosa8/ca.pem > "$bundle.kosa8" && mv "$bundle.kosa8" "$bundle" \
+                || fail "add the sandbox CA to $bundle"
+        fi
     fi
     proxy=http://10.0.2.100:3128
     {
@@ -139,6 +163,12 @@ mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /newroot/dev/shm || fail "mount t
 mount --move /sys /newroot/sys || fail "move /sys to the root disk"
 mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /newroot/sys/fs/cgroup || fail "mount cgroup2"
 mount --move /proc /newroot/proc || fail "move /proc to the root disk"
+if [ "$split" = 1 ]; then
+    # PID 1 is kosa8's busybox shell: it starts the agent and, while it runs, reaps every process that ends
+    # orphaned (ash's wait collects any child); when the agent ends, so does the guest, as under tini.
+    exec switch_root /newroot /run/kosa8/busybox sh -c \
+        '/run/kosa8/busybox sh /run/kosa8/kosa8-agent & agent=$!; trap "kill -TERM $agent" TERM INT; while /run/kosa8/busybox kill -0 $agent 2>/dev/null; do wait; done'
+fi
 [ -x /newroot/usr/bin/tini ] || fail "the root disk has no /usr/bin/tini"
 
 exec switch_root /newroot /usr/bin/tini -s -- /run/kosa8/kosa8-agent

@@ -196,6 +196,71 @@ class FolderSnapshotsPropertyTest {
         }
     }
 
+    /**
+     * {@code kosa8 diff}: after a first round the folder is kept as the start; after the other rounds the diff
+     * names exactly the paths that differ on disk (as {@link TreeState} reads them, independently of the code
+     * under test), each with how it differs, and nothing else; it changes neither the folder nor the store.
+     */
+    @Property(tries = 40)
+    void theDiffNamesExactlyWhatDiffersOnDisk(@ForAll("rounds") List<List<Op>> rounds) throws Exception {
+        Assume.that(Posix.AVAILABLE);
+        Path tmp = Files.createTempDirectory("kosa8-diff");
+        try {
+            Path folder = Files.createDirectory(tmp.resolve("ws"));
+            FolderSnapshots snapshots = new FolderSnapshots(tmp.resolve("store"));
+            apply(rounds.getFirst(), folder);
+            SortedMap<String, TreeState.Node> before = TreeState.describe(folder);
+            snapshots.capture(folder, FolderSnapshots.START);
+            for (List<Op> round : rounds.subList(1, rounds.size())) {
+                apply(round, folder);
+            }
+            SortedMap<String, TreeState.Node> after = TreeState.describe(folder);
+            long stored = snapshots.bytesOnDisk();
+
+            List<FolderChange> diff = snapshots.diff(FolderSnapshots.START, folder);
+
+            assertThat(diff.stream().map(c -> c.path() + " " + c.change()).toList())
+                    .containsExactlyInAnyOrderElementsOf(expected(before, after));
+            for (FolderChange c : diff) {
+                assertThat(c.before() == null).as(c.path()).isEqualTo(c.change() == FolderChange.Change.ADDED);
+                assertThat(c.after() == null).as(c.path()).isEqualTo(c.change() == FolderChange.Change.DELETED);
+            }
+            assertThat(TreeState.describe(folder)).as("a diff changes nothing in the folder").isEqualTo(after);
+            assertThat(snapshots.ids()).as("nor in the store").containsExactly(FolderSnapshots.START);
+            assertThat(snapshots.bytesOnDisk()).isEqualTo(stored);
+        } finally {
+            FolderSnapshotsTest.deleteTree(tmp);
+        }
+    }
+
+    /** What differs between two descriptions of the folder, as "path CHANGE". */
+    private static List<String> expected(SortedMap<String, TreeState.Node> before,
+                                         SortedMap<String, TreeState.Node> after) {
+        List<String> out = new ArrayList<>();
+        java.util.SortedSet<String> paths = new java.util.TreeSet<>(before.keySet());
+        paths.addAll(after.keySet());
+        for (String p : paths) {
+            TreeState.Node b = before.get(p);
+            TreeState.Node a = after.get(p);
+            String change;
+            if (b == null) {
+                change = "ADDED";
+            } else if (a == null) {
+                change = "DELETED";
+            } else if (!b.kind().equals(a.kind())) {
+                change = "TYPE";
+            } else if (!java.util.Objects.equals(b.content(), a.content())) {
+                change = b.kind().equals("symlink") ? "SYMLINK" : "MODIFIED";
+            } else if (b.mode() != a.mode()) {
+                change = "MODE";
+            } else {
+                continue;
+            }
+            out.add(p + " " + change);
+        }
+        return out;
+    }
+
     /** A manifest damaged anywhere is refused with an IOException: never half read, never another exception. */
     @Property(tries = 1000)
     void aDamagedManifestIsRefusedCleanly(@ForAll @IntRange(max = 100_000) int where,

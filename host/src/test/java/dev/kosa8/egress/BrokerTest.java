@@ -152,6 +152,27 @@ class BrokerTest {
         assertThat(audit()).contains("rebind.test resolves only to addresses the broker refuses: 127.0.0.1 (loopback)");
     }
 
+    @Test
+    void anAddressExceptionLetsAnAllowedNameBeDialedAtARefusedAddressAndItsAuditLineSaysSo() throws Exception {
+        int port = upstream.httpsPort();
+        // passthrough, as rebind.test is in POLICY: the upstream's certificate names api.test, and this test is about
+        // where the name is dialed, not about whose certificate it shows
+        EgressPolicy excepted = new EgressPolicy(false, List.of(AllowRule.parse("passthrough rebind.test:" + port)),
+                new AddressExceptions(List.of(AddressException.parse("rebind.test", List.of("127.0.0.1/32")))));
+        Run refused = curl("-k", "-x", "http://127.0.0.1:" + proxy.port(), "https://rebind.test:" + port + "/hello");
+        assertThat(refused.exit).as("without the exception: %s", refused).isNotZero();
+
+        broker.policy(excepted);
+        java.time.Instant since = java.time.Instant.now();
+        Run r = curl("-k", "-x", "http://127.0.0.1:" + proxy.port(), "https://rebind.test:" + port + "/hello");
+        assertThat(r.out).as(r.toString()).isEqualTo("hello from api.test GET");
+        var line = awaitAuditLine(since, l -> "rebind.test".equals(l.path("host").asText())
+                && "allow".equals(l.path("decision").asText()));
+        assertThat(line.path("address").asText()).isEqualTo("127.0.0.1");
+        assertThat(line.path("reason").asText()).contains("127.0.0.1 is loopback, dialed by the address exception "
+                + "rebind.test -> 127.0.0.1/32");
+    }
+
     // --- interception, for hosts whose rules look inside requests ---
 
     @Test

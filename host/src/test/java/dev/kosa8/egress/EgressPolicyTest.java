@@ -172,6 +172,48 @@ class EgressPolicyTest {
     }
 
     @Test
+    void anAddressExceptionLetsItsNamesBeDialedInItsBlocksAndSaysSoButNothingElse() throws Exception {
+        EgressPolicy plain = policy("deb.debian.org", "example.org");
+        EgressPolicy excepted = plain.withExceptions(new AddressExceptions(List.of(
+                AddressException.parse("deb.debian.org", List.of("203.0.113.0/24")))));
+        InetAddress mirror = InetAddress.getByName("203.0.113.80");
+
+        assertThat(plain.address("deb.debian.org", mirror, false)).isEqualTo(Decision.deny("documentation range"));
+        Decision d = excepted.address("deb.debian.org", mirror, false);
+        assertThat(d.allowed()).isTrue();
+        assertThat(d.reason()).isEqualTo("203.0.113.80 is documentation range, dialed by the address exception "
+                + "deb.debian.org -> 203.0.113.0/24");
+        // another name, another block, this host's own address: refused as without the exception
+        assertThat(excepted.address("example.org", mirror, false).allowed()).isFalse();
+        assertThat(excepted.address("deb.debian.org", InetAddress.getByName("127.0.0.1"), false).allowed()).isFalse();
+        assertThat(excepted.address("deb.debian.org", mirror, true)).isEqualTo(Decision.deny("an address of this host"));
+        assertThat(excepted.address("deb.debian.org", InetAddress.getByName("1.1.1.1"), false))
+                .isEqualTo(Decision.allow("a public address"));
+        // it allows no host: the allow-list still decides, and changes to it keep the exceptions
+        assertThat(excepted.withExceptions(excepted.exceptions()).connect("other.example", 443).allowed()).isFalse();
+        assertThat(excepted.allowing(AllowRule.parse("x.example")).exceptions()).isEqualTo(excepted.exceptions());
+        assertThat(excepted.denying(HostPattern.parse("example.org")).exceptions()).isEqualTo(excepted.exceptions());
+    }
+
+    @Test
+    void theResolverDialsAnExceptedAddressAndNamesTheExceptionForTheAuditLine() throws Exception {
+        InetAddress mirror = InetAddress.getByName("203.0.113.80");
+        Upstreams u = new Upstreams(h -> new InetAddress[] {mirror}, EgressTestSettings.NONE);
+        EgressPolicy p = policy("deb.debian.org").withExceptions(new AddressExceptions(List.of(
+                AddressException.parse("deb.debian.org", List.of("203.0.113.0/24")))));
+        assertThatThrownBy(() -> u.resolve("deb.debian.org", 80)).isInstanceOf(Upstreams.Refused.class)
+                .hasMessage("deb.debian.org resolves only to addresses the broker refuses: 203.0.113.80 "
+                        + "(documentation range)");
+        Upstreams.Target t = u.resolve("deb.debian.org", 80, p);
+        assertThat(t.address().getAddress()).isEqualTo(mirror);
+        assertThat(t.reason("allowed by deb.debian.org")).isEqualTo("allowed by deb.debian.org; 203.0.113.80 is "
+                + "documentation range, dialed by the address exception deb.debian.org -> 203.0.113.0/24");
+        Upstreams pub = new Upstreams(h -> new InetAddress[] {InetAddress.getByName("1.1.1.1")}, EgressTestSettings.NONE);
+        assertThat(pub.resolve("deb.debian.org", 80, p).reason("allowed by deb.debian.org"))
+                .as("a public address needs no exception and the line says none").isEqualTo("allowed by deb.debian.org");
+    }
+
+    @Test
     void hostNamesAreNormalizedAndLiteralsAreNotNames() {
         assertThat(HostName.normalize("PyPI.org.")).isEqualTo("pypi.org");
         assertThat(HostName.normalize("1.2.3.4")).isNull();

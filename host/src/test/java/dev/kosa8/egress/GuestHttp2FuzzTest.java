@@ -179,6 +179,12 @@ class GuestHttp2FuzzTest {
         answers.keySet().removeIf(id -> id <= 0);
         assertThat(answers.values()).as(in.toString()).allMatch(REFUSALS::contains);
         if (in.mutations() == 0) {
+            // a stream further on that the codec takes as a protocol error ends the connection (GOAWAY) in the same
+            // read, and the answers of streams before it that were still being made are then never written: Netty's
+            // multiplexer starts each stream's handler in a task after the read. Those may go unanswered, nothing
+            // else: the connection ended, and any answer written is checked above to be a refusal.
+            boolean endedByALaterError = statuses.getOrDefault(0, 0) != 0 // GOAWAY with an error code
+                    && in.streams().stream().anyMatch(s -> s.malformed() || s.extra() == 2);
             for (Stream2 s : in.streams()) {
                 if (s.malformed()) {
                     break; // the codec may end the whole connection for it (a protocol error), answering nothing more
@@ -190,6 +196,9 @@ class GuestHttp2FuzzTest {
                     continue;
                 }
                 Integer status = statuses.get(s.id());
+                if (status == null && endedByALaterError) {
+                    continue;
+                }
                 assertThat(status).as(s + " in " + in + "; answers, resets (negative) and GOAWAY (0): " + statuses)
                         .isNotNull();
                 if (s.otherHost()) {

@@ -49,9 +49,9 @@ class QueryRateTest {
     @Test
     void aSandboxsBrokerAnswersAFloodOfQueriesRefusedPastItsRateAndLogsThatOnce(@TempDir Path dir) throws Exception {
         EgressService egress = new EgressService(() -> new EgressTestSettings(Map.of(), Map.of(), Optional.empty()),
-                NetPresets.load(dir.resolve("no-presets.json")), m -> { });
-        Broker b = egress.start("sbx-dns", dir.resolve("run"), dir, new EgressPolicy(false,
-                List.of(AllowRule.parse("api.test"))), Map.of());
+                NetPresets.load(dir.resolve("no-presets.json")), () -> NetworkSettings.NONE, m -> { });
+        Broker b = egress.start("sbx-dns", dir.resolve("run"), dir, new SandboxNetwork(NetMode.CLOSED,
+                List.of("api.test")), Map.of());
         try {
             int answered = 0;
             int refused = 0;

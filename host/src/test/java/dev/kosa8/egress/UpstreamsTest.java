@@ -42,7 +42,7 @@ class UpstreamsTest {
             throw new UnknownHostException(h);
         }, EgressTestSettings.NONE);
         Throwable failure = catchThrowableOfType(CompletionException.class,
-                () -> up.resolveAsync("gone.test", 80).join());
+                () -> up.resolveAsync("gone.test", 80, EgressPolicy.DENY_ALL).join());
         Upstreams.Refused r = Upstreams.refusal(failure);
         assertThat(r.unresolved()).isTrue();
         assertThat(r).hasMessage("gone.test does not resolve");
@@ -54,7 +54,7 @@ class UpstreamsTest {
             throw new IllegalStateException("resolver crashed");
         }, EgressTestSettings.NONE);
         Throwable failure = catchThrowableOfType(CompletionException.class,
-                () -> up.resolveAsync("odd.test", 80).join());
+                () -> up.resolveAsync("odd.test", 80, EgressPolicy.DENY_ALL).join());
         Upstreams.Refused r = Upstreams.refusal(failure);
         assertThat(r.unresolved()).isTrue();
         assertThat(r.getMessage()).isEqualTo(

@@ -99,6 +99,22 @@ class JavaTrustStoreTest {
     }
 
     @Test
+    void theHostsCasJoinTheStoreUnderTheirOwnAliasesAndAreTrusted() throws Exception {
+        SandboxCa proxy = ca("ffffffffffff");
+        List<X509Certificate> system = JavaTrustStore.readPem(bundle("aaaaaaaaaaaa"));
+        byte[] p12 = JavaTrustStore.pkcs12(system, ca("dddddddddddd").certificate(),
+                List.of(proxy.certificate(), ca("999999999999").certificate()));
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        store.load(new ByteArrayInputStream(p12), null);
+        assertThat(Collections.list(store.aliases())).containsExactlyInAnyOrder("system-0",
+                JavaTrustStore.SANDBOX_ALIAS, "kosa8-host-0", "kosa8-host-1");
+        assertThat(store.getCertificate("kosa8-host-0")).isEqualTo(proxy.certificate());
+        // a server behind the proxy shows the proxy's leaf: trusted through the host's CA
+        trustManager(store).checkServerTrusted(new X509Certificate[] {proxy.leafFor("registry.npmjs.org").leaf()},
+                "ECDHE_ECDSA");
+    }
+
+    @Test
     void theHostsOwnSystemBundleMakesAStoreWhenThereIsOne() throws Exception {
         Path debian = Path.of("/etc/ssl/certs/ca-certificates.crt");
         // a host without Debian's bundle skips this; the generated bundles above cover the format

@@ -104,11 +104,14 @@ class CheckpointDiskFullIT {
             assertThat(packs.map(f -> f.getFileName().toString()).toList()).hasSize(2).contains(firstId + ".pages")
                     .anyMatch(n -> n.startsWith("template-") && n.endsWith(".pages"));
         }
-        for (String layer : List.of("workspace", "held")) {
-            try (var manifests = Files.list(checkpoints.resolve(layer).resolve("manifests"))) {
-                assertThat(manifests.map(f -> f.getFileName().toString()).toList()).as(layer)
-                        .containsExactly(firstId + ".json");
-            }
+        // the workspace's: the first checkpoint's, and the folder as the sandbox started (kosa8 diff's start.json)
+        try (var manifests = Files.list(checkpoints.resolve("workspace").resolve("manifests"))) {
+            assertThat(manifests.map(f -> f.getFileName().toString()).toList()).as("workspace")
+                    .containsExactlyInAnyOrder(firstId + ".json", "start.json");
+        }
+        try (var manifests = Files.list(checkpoints.resolve("held").resolve("manifests"))) {
+            assertThat(manifests.map(f -> f.getFileName().toString()).toList()).as("held")
+                    .containsExactly(firstId + ".json");
         }
         assertThat(Files.size(checkpoints.resolve(firstId + ".ram")) + Files.size(firstPages)).isEqualTo(firstBytes);
         assertThat(Kosa.ok(T, "checkpoints", id).stdout().lines().skip(1).toList()).hasSize(1);

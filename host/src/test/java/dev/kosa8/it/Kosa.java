@@ -102,9 +102,19 @@ public final class Kosa {
 
     /** Runs the CLI with {@code stdin} (or nothing) as its standard input. */
     public static Result run(Duration timeout, byte[] stdin, String... args) {
+        return runWith(java.util.Map.of(), timeout, stdin, args);
+    }
+
+    /**
+     * Runs the CLI with {@code env} added to its environment (and so to a daemon it starts): the crash walk's
+     * {@code KOSA8_TEST_CRASH}.
+     */
+    public static Result runWith(java.util.Map<String, String> env, Duration timeout, byte[] stdin, String... args) {
         try {
             Files.createDirectories(HOME);
-            Process p = builder(args).start();
+            ProcessBuilder pb = builder(args);
+            pb.environment().putAll(env);
+            Process p = pb.start();
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteArrayOutputStream err = new ByteArrayOutputStream();
             Thread o = Thread.ofVirtual().start(() -> copy(p.getInputStream(), out));

@@ -10,6 +10,7 @@ import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -115,6 +116,7 @@ class WorkspaceIT {
     }
 
     @Test
+    @Tag("long") // 2-6 minutes under TCG: ./run-tests long
     void twentyThousandSmallFilesAreCreatedListedAndDeleted(SharedSandbox.Booted box) throws Exception {
         // eight writers at once, as a build would: 9p carries their requests side by side
         Kosa.Result made = sh(box, "many", "seq 0 7 | xargs -P8 -I{} python3 -c '"
@@ -136,6 +138,8 @@ class WorkspaceIT {
     }
 
     @Test
+    @Tag("long") // 2-4 minutes under TCG: ./run-tests long; largeReadsComeThroughTheReadWindowIntact and
+    // zeroCopyReadsAndWritesOfEveryShapeLandIntact carry the same paths in the default suite
     void aGibFileKeepsItsChecksumBothWays(SharedSandbox.Booted box) throws Exception {
         Path dir = box.workspace().resolve("big");
         // whole-MiB writes and reads: each is one 9p message (small ones would each be a round trip)

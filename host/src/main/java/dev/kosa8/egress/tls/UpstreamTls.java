@@ -48,15 +48,36 @@ public final class UpstreamTls {
      * ALPN {@code http/1.1}. Use it through {@link #handlerFor}.
      */
     public static SslContext clientContext(Optional<Path> extraTrustedCaPem) {
-        return clientContext(extraTrustedCaPem, TlsSettings.PROVIDER);
+        return clientContext(extraTrustedCaPem, HostCas.NONE, TlsSettings.PROVIDER);
+    }
+
+    /**
+     * As {@link #clientContext(Optional)}, also trusting the host's locally added CAs (a sandbox that trusts
+     * them, {@code --trust-host-cas}: behind a TLS-inspecting proxy the broker must verify what the guest does).
+     */
+    public static SslContext clientContext(Optional<Path> extraTrustedCaPem, HostCas hostCas) {
+        return clientContext(extraTrustedCaPem, hostCas, TlsSettings.PROVIDER);
     }
 
     /** As {@link #clientContext(Optional)} on the given TLS implementation; tests run both. */
     static SslContext clientContext(Optional<Path> extraTrustedCaPem, SslProvider provider) {
+        return clientContext(extraTrustedCaPem, HostCas.NONE, provider);
+    }
+
+    static SslContext clientContext(Optional<Path> extraTrustedCaPem, HostCas hostCas, SslProvider provider) {
         X509ExtendedTrustManager jdk = trustManager(null);
-        X509ExtendedTrustManager trust = extraTrustedCaPem
-                .<X509ExtendedTrustManager>map(p -> new EitherTrustManager(jdk, trustManager(readCas(p)), p.toString()))
-                .orElse(jdk);
+        List<Certificate> extra = new java.util.ArrayList<>();
+        List<String> names = new java.util.ArrayList<>();
+        extraTrustedCaPem.ifPresent(p -> {
+            extra.addAll(readCas(p));
+            names.add(p.toString());
+        });
+        if (!hostCas.isEmpty()) {
+            extra.addAll(hostCas.certificates());
+            names.add("the host's local CAs (" + hostCas.describe() + ")");
+        }
+        X509ExtendedTrustManager trust = extra.isEmpty() ? jdk
+                : new EitherTrustManager(jdk, trustManager(keyStore(extra)), String.join(" and ", names));
         try {
             return SslContextBuilder.forClient()
                     .sslProvider(provider)
@@ -106,7 +127,7 @@ public final class UpstreamTls {
         }
     }
 
-    private static KeyStore readCas(Path pem) {
+    private static Collection<? extends Certificate> readCas(Path pem) {
         Collection<? extends Certificate> certs;
         try (InputStream in = Files.newInputStream(pem)) {
             certs = CertificateFactory.getInstance("X.509").generateCertificates(in);
@@ -116,6 +137,10 @@ public final class UpstreamTls {
         if (certs.isEmpty()) {
             throw extraCaProblem(pem, "it holds no certificate", null);
         }
+        return certs;
+    }
+
+    private static KeyStore keyStore(Collection<? extends Certificate> certs) {
         try {
             KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
             ks.load(null, null);

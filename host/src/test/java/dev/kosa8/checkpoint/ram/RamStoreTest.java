@@ -302,4 +302,36 @@ class RamStoreTest {
         });
         return setup[0].prefix().length + 5;
     }
+
+    /**
+     * A page file gone (deleted by hand, a disk that lost it): the checkpoint that needs it fails with an error
+     * naming the file, and the checkpoint that does not need it reads back whole. The same for an image file.
+     */
+    @Test
+    void aMissingPageOrImageFileIsNamedAndTheOtherCheckpointsStayUsable() throws Exception {
+        List<Streams.Page> first = Streams.machine(RAM_PAGES, 5);
+        RamStore store = new RamStore(dir);
+        store.store("c1", write("c1", Streams.stream(first, RAM_PAGES, Streams.tail(1))), null);
+        List<Streams.Page> second = new ArrayList<>();
+        Random r = new Random(6);
+        for (Streams.Page p : first) {
+            second.add(p.bytes() != null && p.index() % 10 == 3 ? new Streams.Page(p.block(), p.index(),
+                    Streams.random(r)) : p);
+        }
+        store.store("c2", write("c2", Streams.stream(second, RAM_PAGES, Streams.tail(2))), "c1");
+        var c1 = Streams.content(assembled(store, "c1"));
+
+        Path pack = dir.resolve("ram/c2.pages");
+        Files.delete(pack);
+        assertThatThrownBy(() -> assembled(store, "c2")).isInstanceOf(IOException.class)
+                .hasMessageContaining(pack.toString());
+        assertThatThrownBy(() -> store.open("c2").openPages()).isInstanceOf(IOException.class)
+                .hasMessageContaining(pack.toString());
+        assertThat(Streams.content(assembled(store, "c1"))).as("c1 needs none of c2's pages").isEqualTo(c1);
+
+        Path image = dir.resolve("c1.ram");
+        Files.delete(image);
+        assertThatThrownBy(() -> assembled(store, "c1")).isInstanceOf(IOException.class)
+                .hasMessageContaining(image.toString());
+    }
 }

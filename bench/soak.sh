@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# The soak (issue 34): SANDBOXES sandboxes of MEMORY MiB each, for MINUTES minutes, each running a continuous mix
+# of operations, while one more, hostile, sandbox floods the broker with connections and DNS queries and its console
+# with output. Not part of the test suite; CI runs it with a flag, and the closing note quotes a run.
+#
+#   bench/soak.sh [SANDBOXES [MINUTES [MEMORY_MIB]]]     defaults: 8 10 256 (the issue's run)
+#   bench/soak.sh 2 2 256                                 the short run that proves the script works
+#
+# Each worker loops over: exec `true` (timed end to end, the CLI's start included), `kosa8 cp` in and out (a 1 MiB
+# file, compared), a folder write by the guest read back on the host, an allowed HTTP request (to SOAK_ALLOWED_URL,
+# default http://deb.debian.org/debian/; skipped, and said, when the host itself cannot reach it) and a denied one
+# (must get the broker's answer naming `kosa8 allow`), a checkpoint and a rewind to it; every fifth round a stop
+# and a start. Any operation that fails, or answers wrongly, is a failure (goal: 0), logged with its output.
+#
+# Reported (printed, and written under bench/results/): operations done and failures per kind; exec latency p50 and
+# p99 per minute (goal: flat); the daemon's heap in use and thread count, its RSS and open descriptors, and the
+# summed RSS of every QEMU, at the start and at the end; disk used by the kosa8 home's data. Uses the kosa8 home of
+# the environment (KOSA8_HOME, else the XDG default); its daemon is restarted first, so the figures are its own.
+set -euo pipefail
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+bench_init soak "$@"
+boxes=${1:-8}
+minutes=${2:-10}
+memory=${3:-256}
+allowed_url=${SOAK_ALLOWED_URL:-http://deb.debian.org/debian/}
+allowed_host=$(sed -E 's#^[a-z]+://([^/:]+).*#\1#' <<<"$allowed_url")
+if [[ -n ${KOSA8_HOME:-} ]]; then data=$KOSA8_HOME/data; else data=${XDG_DATA_HOME:-$HOME/.local/share}/kosa8; fi
+work=$(mktemp -d /tmp/kosa8-soak.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+"$k" daemon stop >/dev/null 2>&1 || true
+"$k" ls >/dev/null # a fresh daemon
+
+if curl -s -o /dev/null --max-time 10 "$allowed_url"; then can_allow=1; else can_allow=0; fi
+(( can_allow )) || echo "the host cannot reach $allowed_url: allowed requests are left out of the mix"
+
+daemon_pid() { "$k" daemon status | sed -n 's/.* pid \([0-9]*\) .*/\1/p'; }
+
+# "HEAP_MIB THREADS RSS_MIB FDS QEMU_RSS_MIB QEMUS" of the daemon and every QEMU of this home
+measure() {
+  local pid heap threads rss fds qrss=0 qn=0 q
+  pid=$(daemon_pid)
+  # the Java heap's generations (or G1's heap) in use, not metaspace
+  heap=$("$JAVA_HOME/bin/jcmd" "$pid" GC.heap_info 2>/dev/null \
+    | awk '/generation|garbage-first heap|ZHeap|Shenandoah/ && match($0, /used [0-9]+K/) {
+             s += substr($0, RSTART + 5, RLENGTH - 6)} END {print s + 0}')
+  threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status")
+  rss=$(awk '/^VmRSS:/ {print int($2 / 1024)}' "/proc/$pid/status")
+  fds=$(ls "/proc/$pid/fd" | wc -l)
+  for q in $(pgrep -f "qemu-system.*$data" || true); do
+    qrss=$(( qrss + $(awk '/^VmRSS:/ {print int($2 / 1024)}' "/proc/$q/status" 2>/dev/null || echo 0) ))
+    qn=$(( qn + 1 ))
+  done
+  echo "$(( ${heap:-0} / 1024 )) $threads $rss $fds $qrss $qn"
+}
+
+# op KIND ID COMMAND...: runs one operation, logs "EPOCH_MS KIND ok|fail MS" to the worker's log
+op() {
+  local kind=$1 id=$2 t0 t1 out rc=0
+  shift 2
+  t0=$(date +%s%3N)
+  out=$("$@" 2>&1) || rc=$?
+  t1=$(date +%s%3N)
+  if (( rc == 0 )); then
+    echo "$t0 $kind ok $(( t1 - t0 ))" >> "$work/$id.ops"
+  else
+    echo "$t0 $kind fail $(( t1 - t0 ))" >> "$work/$id.ops"
+    printf '%s %s %s failed (%d):\n%s\n' "$(date -u +%T)" "$id" "$kind" "$rc" "$out" >> "$work/failures.log"
+  fi
+}
+
+# the checks an operation's answer must pass, as commands op can run
+cp_round_trip() { # ID
+  "$k" cp "$work/payload" "$1:/root/payload" && "$k" cp "$1:/root/payload" "$work/$1.back" \
+    && cmp -s "$work/payload" "$work/$1.back"
+}
+folder_write() { # ID FOLDER
+  local stamp=$RANDOM$RANDOM
+  "$k" exec "$1" -- sh -c "echo $stamp > /workspace/soak-note" && [[ $(cat "$2/soak-note") == "$stamp" ]]
+}
+allowed() { "$k" exec "$1" -- curl -fsS -o /dev/null --max-time 60 "$allowed_url"; }
+denied() { "$k" exec "$1" -- curl -sS --max-time 60 http://denied.test/ | grep -q "kosa8 allow"; }
+checkpoint_and_rewind() {
+  local c
+  c=$("$k" checkpoint "$1" -m soak) && "$k" rewind "$1" "$c" && "$k" checkpoint rm "$1" "$c" >/dev/null
+}
+stop_and_start() { "$k" stop "$1" && "$k" start "$1"; }
+
+worker() { # ID FOLDER END_EPOCH
+  local id=$1 folder=$2 end=$3 round=0
+  while (( $(date +%s) < end )); do
+    round=$(( round + 1 ))
+    op exec "$id" "$k" exec "$id" -- true
+    op cp "$id" cp_round_trip "$id"
+    op folder "$id" folder_write "$id" "$folder"
+    if (( can_allow )); then op net-allowed "$id" allowed "$id"; fi
+    op net-denied "$id" denied "$id"
+    op exec "$id" "$k" exec "$id" -- true
+    op checkpoint-rewind "$id" checkpoint_and_rewind "$id"
+    if (( round % 5 == 0 )); then op stop-start "$id" stop_and_start "$id"; fi
+  done
+}
+
+hostile() { # ID END_EPOCH: connections held open, DNS queries, console output, all the time
+  local id=$1 end=$2
+  "$k" exec "$id" -- sh -c "nohup python3 -c '
+import socket, time
+held = []
+while True:
+    try:
+        s = socket.create_connection((\"10.0.2.100\", 3128), timeout=5); held.append(s)
+    except OSError:
+        time.sleep(0.05)
+    if len(held) > 400:
+        for s in held[:200]: s.close()
+        del held[:200]
+' > /dev/null 2>&1 &
+nohup sh -c 'while :; do getent hosts flood-\$(date +%N).test > /dev/null; done' > /dev/null 2>&1 &
+nohup sh -c 'while :; do head -c 65536 /dev/urandom | base64 > /dev/console; done' > /dev/null 2>&1 &" >/dev/null
+  while (( $(date +%s) < end )); do sleep 5; done
+}
+
+head -c 1048576 /dev/urandom > "$work/payload"
+echo "making $boxes sandboxes of $memory MiB and one hostile one"
+ids=() folders=()
+for ((i = 1; i <= boxes; i++)); do
+  f="$work/ws-$i"; mkdir -p "$f"
+  args=(create --memory "${memory}M" --workspace "$f")
+  (( can_allow )) && args+=(--allow "$allowed_host")
+  ids+=("$("$k" "${args[@]}")"); folders+=("$f")
+done
+bad=$("$k" create --memory "${memory}M" --workspace none)
+cleanup() { "$k" rm -f "${ids[@]}" "$bad" >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+start_figures=$(measure)
+disk_start=$(du -sm "$data" | cut -f1)
+t_start=$(date +%s)
+end=$(( t_start + minutes * 60 ))
+echo "soak: $boxes sandboxes × $minutes min at $memory MiB, from $(date -u +%T)"
+hostile "$bad" "$end" &
+pids=($!)
+for ((i = 0; i < boxes; i++)); do worker "${ids[i]}" "${folders[i]}" "$end" & pids+=($!); done
+wait "${pids[@]}" || true # a worker's status is its last round's; failures are counted in the logs
+end_figures=$(measure)
+disk_end=$(du -sm "$data" | cut -f1)
+
+cat "$work"/*.ops > "$work/all.ops"
+total=$(wc -l < "$work/all.ops")
+failed=$(grep -c ' fail ' "$work/all.ops" || true)
+echo
+echo "operations: $total, failures: $failed (goal 0)"
+awk '{n[$2]++; if ($3 == "fail") f[$2]++} END {for (k in n) printf "  %-18s %6d done, %d failed\n", k, n[k], f[k]}' \
+  "$work/all.ops" | sort
+echo "exec latency per minute (ms, the CLI's start included):"
+per_minute=""
+for ((m = 0; m < minutes; m++)); do
+  lo=$(( (t_start + m * 60) * 1000 )) hi=$(( (t_start + (m + 1) * 60) * 1000 ))
+  xs=$(awk -v lo="$lo" -v hi="$hi" '$2 == "exec" && $3 == "ok" && $1 >= lo && $1 < hi {print $4}' "$work/all.ops" | sort -n)
+  n=$(grep -c . <<<"$xs" || true)
+  if (( n > 0 )); then
+    p50=$(awk -v n="$n" 'NR == int((n + 1) / 2) {print}' <<<"$xs")
+    p99=$(awk -v n="$n" 'NR == (int(n * 0.99) > 0 ? int(n * 0.99) : 1) {print}' <<<"$xs")
+  else p50=-; p99=-; fi
+  echo "  minute $(( m + 1 )): p50 $p50, p99 $p99 ($n execs)"
+  per_minute+="$p50/$p99 "
+done
+read -r h0 th0 r0 fd0 q0 qn0 <<<"$start_figures"
+read -r h1 th1 r1 fd1 q1 qn1 <<<"$end_figures"
+echo "daemon: heap in use $h0 -> $h1 MiB, threads $th0 -> $th1, RSS $r0 -> $r1 MiB, open descriptors $fd0 -> $fd1"
+within() { (( $2 <= $1 + $1 / 10 + 16 )) && echo "within the bound" || echo "GREW beyond the bound"; }
+echo "bound (start + 10% + 16): threads $(within "$th0" "$th1"), descriptors $(within "$fd0" "$fd1")"
+echo "QEMUs: $qn0 -> $qn1 processes, RSS $q0 -> $q1 MiB; disk used by $data: $disk_start -> $disk_end MiB"
+if [[ -s $work/failures.log ]]; then
+  echo "failures (first 40 lines of $data/../soak-failures.log):"
+  cp "$work/failures.log" "$data/../soak-failures.log"
+  head -40 "$work/failures.log"
+fi
+
+shape="$boxes sandboxes × $minutes min, $memory MiB, one hostile"
+p50s=$(tr ' ' '\n' <<<"$per_minute" | cut -d/ -f1 | grep -v -- - | tr '\n' ' ')
+p99s=$(tr ' ' '\n' <<<"$per_minute" | cut -d/ -f2 | grep -v -- - | tr '\n' ' ')
+first() { awk '{print $1}' <<<"$1"; }
+last() { awk '{print $NF}' <<<"$1"; }
+at_start="at the start of the soak"
+bench_row name="operations done ($shape)" unit=ops better=higher figure="$total" baseline_name="none: a count"
+bench_row name="failures ($shape)" unit=ops figure="$failed" baseline_name="none: the goal is 0" goal=0
+bench_row name="exec p50, last minute (samples: each minute's)" unit=ms figure="$(last "$p50s")" samples="$p50s" \
+  baseline_name="the first minute's" baseline="$(first "$p50s")" goal="flat"
+bench_row name="exec p99, last minute (samples: each minute's)" unit=ms figure="$(last "$p99s")" samples="$p99s" \
+  baseline_name="the first minute's" baseline="$(first "$p99s")" goal="flat"
+bench_row name="daemon heap in use at the end" unit=MiB figure="$h1" baseline_name="$at_start" baseline="$h0"
+bench_row name="daemon threads at the end" unit=threads figure="$th1" baseline_name="$at_start" baseline="$th0"
+bench_row name="daemon RSS at the end" unit=MiB figure="$r1" baseline_name="$at_start" baseline="$r0"
+bench_row name="daemon open descriptors at the end" unit=fds figure="$fd1" baseline_name="$at_start" baseline="$fd0"
+bench_row name="QEMU RSS summed at the end" unit=MiB figure="$q1" baseline_name="$at_start" baseline="$q0"
+bench_row name="disk used by the home's data at the end" unit=MiB figure="$disk_end" baseline_name="$at_start" \
+  baseline="$disk_start"
+bench_write

@@ -1,0 +1,39 @@
+package dev.kosa8.daemon;
+
+import dev.kosa8.image.ImageConfig;
+import dev.kosa8.image.NamedImage;
+
+/**
+ * The image a sandbox was made from: its name as asked for, and its config
+ * as it was when the sandbox was made (an image rebuilt under the same name
+ * later changes neither the sandbox's disk nor how its commands run).
+ */
+public record SandboxImage(String name, ImageConfig config) {
+    public static final SandboxImage DEFAULT = new SandboxImage(NamedImage.DEFAULT, ImageConfig.NONE);
+
+    public SandboxImage {
+        name = name == null || name.isEmpty() ? NamedImage.DEFAULT : name;
+        config = config == null ? ImageConfig.NONE : config;
+    }
+
+    @com.fasterxml.jackson.annotation.JsonIgnore
+    public boolean isDefault() {
+        return name.equals(NamedImage.DEFAULT);
+    }
+
+    /**
+     * For the sandbox record: kosa8's own image is left out, so a record of such a sandbox is written exactly as
+     * before images had names. Jackson calls {@code equals} with the value and leaves it out when true.
+     */
+    static final class LeftOutWhenDefault {
+        @Override
+        public boolean equals(Object value) {
+            return value == null || DEFAULT.equals(value);
+        }
+
+        @Override
+        public int hashCode() {
+            return 0;
+        }
+    }
+}

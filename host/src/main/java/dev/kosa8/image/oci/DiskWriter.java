@@ -1,0 +1,98 @@
+package dev.kosa8.image.oci;
+
+import dev.kosa8.host.HostCommand;
+import dev.kosa8.host.KosaException;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * Writes an imported image's disk: an ext4 file system (label {@code kosa8-root}) whose {@code /rootfs} is the
+ * image's root as {@link RootTree} built it and whose {@code /kosa8} holds kosa8's own files ({@link
+ * GuestRuntime}), which the guest's init mounts apart, read-only, at {@code /run/kosa8/sys}. {@code mke2fs -d}
+ * copies the folders in; {@code debugfs} then sets every path's owner, group and full mode and makes the device
+ * nodes, as the layers said, inside the file system: nothing on the host is ever owned by another user.
+ */
+final class DiskWriter {
+    /** The folder of the disk that is the guest's {@code /}. */
+    static final String ROOTFS = "rootfs";
+    /** The folder of kosa8's own files. */
+    static final String KOSA8 = "kosa8";
+    /** A file in {@link #KOSA8} that tells the init this disk is laid out so. */
+    static final String LAYOUT = "layout";
+    private static final long GIB = 1L << 30;
+
+    private DiskWriter() {
+    }
+
+    /**
+     * @param stage a folder holding {@value #ROOTFS} (the tree's root) and {@value #KOSA8}
+     * @param qcow2 the disk to write
+     * @return the disk's virtual size
+     */
+    static long write(Path stage, RootTree tree, long kosaBytes, Path qcow2, Path log) throws IOException {
+        Files.writeString(stage.resolve(KOSA8).resolve(LAYOUT), "1\n");
+        long size = Math.max(4 * GIB, ((tree.unpackedBytes() + kosaBytes) * 3 / 2 + GIB) / GIB * GIB);
+        long inodes = Math.max(65_536, tree.meta().size() * 2L + 16_384);
+        Path raw = qcow2.resolveSibling(qcow2.getFileName() + ".raw");
+        Path script = qcow2.resolveSibling(qcow2.getFileName() + ".debugfs");
+        try {
+            HostCommand.of("mke2fs", "-q", "-t", "ext4", "-F", "-L", "kosa8-root", "-N", Long.toString(inodes),
+                            "-E", "root_owner=0:0", "-d", stage.toString(), raw.toString(), (size / (1 << 20)) + "M")
+                    .logTo(log).run(KosaException.Kind.IMAGE, "import: mke2fs");
+            writeScript(tree.meta(), script);
+            HostCommand.of("debugfs", "-w", "-f", script.toString(), raw.toString())
+                    .logTo(log).run(KosaException.Kind.IMAGE, "import: debugfs (owners, modes, devices)");
+            HostCommand.of("qemu-img", "convert", "-O", "qcow2", raw.toString(), qcow2.toString())
+                    .logTo(log).run(KosaException.Kind.IMAGE, "import: qemu-img convert");
+        } finally {
+            Files.deleteIfExists(raw);
+            Files.deleteIfExists(script);
+        }
+        return size;
+    }
+
+    /** The debugfs commands that give each path the owner, group and mode its layer said, and make devices. */
+    static void writeScript(Map<String, RootTree.Meta> meta, Path script) throws IOException {
+        try (BufferedWriter w = Files.newBufferedWriter(script, StandardCharsets.UTF_8)) {
+            for (var e : meta.entrySet()) {
+                String path = quote("/" + ROOTFS + (e.getKey().isEmpty() ? "" : "/" + e.getKey()));
+                RootTree.Meta m = e.getValue();
+                int type = switch (m.type()) {
+                    case DIRECTORY -> 0040000;
+                    case FILE, HARDLINK -> 0100000;
+                    case SYMLINK -> 0120000;
+                    case CHAR_DEVICE -> 0020000;
+                    case BLOCK_DEVICE -> 0060000;
+                    case FIFO -> 0010000;
+                };
+                String node = switch (m.type()) {
+                    case CHAR_DEVICE -> " c " + m.devMajor() + " " + m.devMinor();
+                    case BLOCK_DEVICE -> " b " + m.devMajor() + " " + m.devMinor();
+                    case FIFO -> " p";
+                    default -> null;
+                };
+                if (node != null) {
+                    // debugfs's mknod makes its name in the current folder only
+                    int slash = e.getKey().lastIndexOf('/');
+                    String dir = "/" + ROOTFS + (slash < 0 ? "" : "/" + e.getKey().substring(0, slash));
+                    w.write("cd " + quote(dir) + "\n");
+                    w.write("mknod " + quote(e.getKey().substring(slash + 1)) + node + "\n");
+                    w.write("cd /\n");
+                }
+                int mode = m.type() == TarEntry.Type.SYMLINK ? 0777 : m.mode();
+                w.write("sif " + path + " mode 0" + Integer.toOctalString(type | mode) + "\n");
+                w.write("sif " + path + " uid " + m.uid() + "\n");
+                w.write("sif " + path + " gid " + m.gid() + "\n");
+            }
+        }
+    }
+
+    /** A path as debugfs reads one argument: in double quotes, a quote doubled. */
+    static String quote(String path) {
+        return "\"" + path.replace("\"", "\"\"") + "\"";
+    }
+}
