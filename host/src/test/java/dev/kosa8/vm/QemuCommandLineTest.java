@@ -106,4 +106,10 @@ class QemuCommandLineTest {
         assertThat(TscFrequency.fromCpuinfo(cpuinfo)).isEmpty();
         assertThat(TscFrequency.kernelArg(Accelerator.KVM)).isEmpty();
     }
+
+    @Test
+    void aTcgGuestKeepsTheTscAsItsClock() {
+        // TCG's vCPUs all read the host's counter; without the word the guest's kernel falls back to jiffies
+        assertThat(TscFrequency.kernelArg(Accelerator.TCG)).endsWith(" tsc=reliable");
+    }
 }
