@@ -326,7 +326,9 @@ class NetworkIT {
         // runs it); that is the emulator's, not the trust store's, and it is no trust option
         Kosa.Result r = exec("/opt/kosa8/jre/bin/java", "-XX:TieredStopAtLevel=1", "-cp", "/workspace", "JavaGet",
                 "https://rules.test/hello");
-        assertThat(r.stdout()).as(r.toString()).isEqualTo("200 hello from rules.test GET\n");
+        assertThat(r.stdout()).as(() -> r + "\n--- the sandbox's net log, last lines ---\n" + String.join("\n",
+                netLog().lines().toList().reversed().stream().limit(12).toList().reversed()))
+                .isEqualTo("200 hello from rules.test GET\n");
         // the store the runtime read is the guest's system one (as on Debian's JDKs), holding the sandbox's CA
         Kosa.Result link = exec("readlink", "/opt/kosa8/jre/lib/security/cacerts");
         assertThat(link.stdout()).isEqualTo("/etc/ssl/certs/java/cacerts\n");
