@@ -35,6 +35,8 @@ public final class AgentMain {
         long bootMillis = uptimeMillis();
         Log.info("ready on " + device + " after " + (System.currentTimeMillis() - started) + " ms in the JVM, "
                 + bootMillis + " ms since boot");
+        GuestAsks asks = new GuestAsks();
+        new AskListener(asks).start();
         try (RandomAccessFile port = VirtioPort.open(device)) {
             InputStream in = new FileInputStream(port.getFD());
             FrameWriter writer = new FrameWriter(new BufferedOutputStream(new FileOutputStream(port.getFD()), 1 << 18));
@@ -54,10 +56,10 @@ public final class AgentMain {
                     continue;
                 }
                 try {
-                    Message.Hello next = new Session(reader, writer, bootMillis).serve(first);
+                    Message.Hello next = new Session(reader, writer, bootMillis, asks).serve(first);
                     while (next != null) {
                         Log.info("a new host took over");
-                        next = new Session(reader, writer, bootMillis).serve(next);
+                        next = new Session(reader, writer, bootMillis, asks).serve(next);
                     }
                     Log.info("host disconnected");
                 } catch (IOException | ProtocolException e) {

@@ -18,15 +18,17 @@ final class Session implements Outbox {
     private final FrameReader reader;
     private final FrameWriter writer;
     private final long bootMillis;
+    private final GuestAsks asks;
     private final Map<Integer, Channel> channels = new ConcurrentHashMap<>();
     /** Channels whose work ended before {@link #startChannel} registered them. */
     private final java.util.Set<Integer> finishedEarly = ConcurrentHashMap.newKeySet();
     private volatile boolean open = true;
 
-    Session(FrameReader reader, FrameWriter writer, long bootMillis) {
+    Session(FrameReader reader, FrameWriter writer, long bootMillis, GuestAsks asks) {
         this.reader = reader;
         this.writer = writer;
         this.bootMillis = bootMillis;
+        this.asks = asks;
     }
 
     /**
@@ -69,11 +71,13 @@ final class Session implements Outbox {
                 Log.info("host speaks protocol " + hello.version() + ", this agent " + Limits.VERSION + "; closing");
                 return;
             }
+            asks.connected(this);
             Message m;
             while ((m = reader.read()) != null) {
                 dispatch(m);
             }
         } finally {
+            asks.disconnected(this);
             open = false;
             channels.values().forEach(Channel::hangUp);
             channels.clear();
@@ -101,6 +105,8 @@ final class Session implements Outbox {
             case Message.Signal s -> withChannel(s.channel(), c -> c.onSignal(s.signal()));
             case Message.Resize r -> withChannel(r.channel(), c -> c.onResize(r.rows(), r.columns()));
             case Message.Pong p -> { }
+            case Message.Answer a -> asks.answered(a);
+            case Message.Ask a -> throw new ProtocolException("Ask comes from the agent");
             case Message.Started s -> throw new ProtocolException("Started comes from the agent");
             case Message.Exited x -> throw new ProtocolException("Exited comes from the agent");
             case Message.Failed f -> throw new ProtocolException("Failed comes from the agent");

@@ -28,7 +28,7 @@ import picocli.CommandLine.Option;
             CpCommand.class, LsCommand.class, InspectCommand.class, LogsCommand.class, StopCommand.class,
             StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class, RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
-            DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class,
+            DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class, ConfigCommand.class,
             DaemonCommand.class,
             CommandLine.HelpCommand.class, picocli.AutoComplete.GenerateCompletion.class},
         footer = {"", "Files: images and sandboxes under $XDG_DATA_HOME/kosa8; the daemon's socket under "

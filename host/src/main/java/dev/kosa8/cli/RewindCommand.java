@@ -3,6 +3,7 @@ package dev.kosa8.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
@@ -12,7 +13,9 @@ import picocli.CommandLine.ParentCommand;
                 + "held then. Commands running now are ended.",
                 "Examples:",
                 "  kosa8 rewind 3f2a                    # the latest checkpoint",
-                "  kosa8 rewind 3f2a c20261130T0815     # a given one (a unique prefix is enough)"})
+                "  kosa8 rewind 3f2a c20261130T0815     # a given one (a unique prefix is enough)",
+                "  kosa8 rewind 3f2a --turn 4           # to just before an agent's turn 4 (docs/agents.md): its tool "
+                        + "call is stopped, not run again"})
 final class RewindCommand implements Callable<Integer> {
     @ParentCommand
     Main main;
@@ -23,10 +26,18 @@ final class RewindCommand implements Callable<Integer> {
     @Parameters(index = "1", paramLabel = "CHECKPOINT", arity = "0..1", description = "Default: the latest.")
     String checkpoint;
 
+    @Option(names = "--turn", paramLabel = "N", description = "Rewind to the checkpoint taken just before the agent's "
+            + "turn N (`kosa8 checkpoints ID` lists the turns kept).")
+    Integer turn;
+
     @Override
     public Integer call() {
-        JsonNode c = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/rewind?checkpoint="
-                + SandboxOptions.enc(checkpoint == null ? "" : checkpoint));
+        if (turn != null && checkpoint != null) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "give a CHECKPOINT or --turn N, not both");
+        }
+        String query = turn != null ? "turn=" + turn : "checkpoint=" + SandboxOptions.enc(checkpoint == null ? "" : checkpoint);
+        JsonNode c = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/rewind?" + query);
         System.out.println(c.path("id").asText());
         System.err.println("rewound " + id + " to " + c.path("id").asText() + " in " + c.path("rewindMillis").asLong()
                 + " ms");

@@ -39,8 +39,9 @@ final class RunCommand implements Callable<Integer> {
         Images.ensure(main.paths, System.err);
         DaemonClient d = main.daemon();
         List<String> argv = command == null ? List.of() : command;
-        if (!sandbox.image.isEmpty()) {
-            argv = imageCommand(d.get("/v1/images/inspect?name=" + SandboxOptions.enc(sandbox.image)), argv);
+        String image = sandbox.image();
+        if (!image.isEmpty()) {
+            argv = imageCommand(d.get("/v1/images/inspect?name=" + SandboxOptions.enc(image)), argv);
         }
         var spec = exec.spec(argv);
         if (rm) {

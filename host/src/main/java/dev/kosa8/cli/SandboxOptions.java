@@ -2,13 +2,22 @@ package dev.kosa8.cli;
 
 import picocli.CommandLine.Option;
 
-/** The shape of a new sandbox, shared by `run` and `create`. */
+/**
+ * The shape of a new sandbox, shared by `run` and `create`: each setting from the command line, else from the
+ * project's {@code .kosa8/config.toml} ({@link ProjectConfigFile}), else kosa8's default.
+ */
 final class SandboxOptions {
-    @Option(names = "--cpus", paramLabel = "N", defaultValue = "2", description = "Virtual CPUs (default: ${DEFAULT-VALUE}).")
-    int cpus;
+    static final int DEFAULT_CPUS = 2;
+    static final String DEFAULT_MEMORY = "1G";
+    static final String DEFAULT_NET = "closed";
 
-    @Option(names = "--memory", paramLabel = "SIZE", defaultValue = "1G",
-            description = "Guest memory, like 512M or 2G (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--cpus", paramLabel = "N",
+            description = "Virtual CPUs (default: cpus in .kosa8/config.toml, else " + DEFAULT_CPUS + ").")
+    Integer cpus;
+
+    @Option(names = "--memory", paramLabel = "SIZE",
+            description = "Guest memory, like 512M or 2G (default: memory in .kosa8/config.toml, else " + DEFAULT_MEMORY
+                    + ").")
     String memory;
 
     @Option(names = "--accel", paramLabel = "ACCEL", defaultValue = "auto",
@@ -55,7 +64,7 @@ final class SandboxOptions {
             description = "Let the sandbox write this class of paths straight to the folder (see --hold).")
     java.util.List<String> noHold = new java.util.ArrayList<>();
 
-    @Option(names = "--net", paramLabel = "MODE", defaultValue = "closed",
+    @Option(names = "--net", paramLabel = "MODE",
             description = {"closed: only --allow'ed hosts (default); open: every host, still address-checked and "
                     + "logged; none: no network device at all."})
     String net;
@@ -63,7 +72,7 @@ final class SandboxOptions {
     @Option(names = "--image", paramLabel = "NAME",
             description = {"The image to boot: kosa8/debian (default), or one built with `kosa8 image build -t NAME` "
                     + "or imported; its ENV, WORKDIR and USER apply to every command. `kosa8 image ls` lists them."})
-    String image = "";
+    String image;
 
     @Option(names = "--trust-host-cas", negatable = true,
             description = {"Let the guest trust the CA certificates added to this machine's trust locally (such as "
@@ -72,24 +81,42 @@ final class SandboxOptions {
                     + "network.json, else off."})
     Boolean trustHostCas;
 
+    /** The settings the sandbox gets, each with where it came from (`kosa8 config show`). */
+    EffectiveSettings effective() {
+        return EffectiveSettings.of(this, ProjectConfigFile.read(projectFolder()));
+    }
+
+    /** Where .kosa8/config.toml is looked for: the folder to share, else the current directory. */
+    java.nio.file.Path projectFolder() {
+        String w = workspaceFolder();
+        return java.nio.file.Path.of(w.isEmpty() ? "" : w).toAbsolutePath();
+    }
+
+    /** The image to boot after the project's settings: empty for kosa8's own. */
+    String image() {
+        return effective().value("image");
+    }
+
     String query() {
+        EffectiveSettings e = effective();
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();
-        StringBuilder q = new StringBuilder("cpus=" + cpus + "&memoryMiB=" + Sizes.mebibytes(memory) + "&accelerator=" + a
-                + "&workspace=" + enc(workspaceFolder()) + "&net=" + enc(dev.kosa8.egress.NetMode.parse(net).label())
+        StringBuilder q = new StringBuilder("cpus=" + e.value("cpus") + "&memoryMiB=" + Sizes.mebibytes(e.value("memory"))
+                + "&accelerator=" + a + "&workspace=" + enc(workspaceFolder()) + "&net="
+                + enc(dev.kosa8.egress.NetMode.parse(e.value("net")).label())
                 + "&workspaceTransport=" + dev.kosa8.vm.WorkspaceTransport.parse(workspaceTransport).label());
-        if (!image.isEmpty()) {
-            q.append("&image=").append(enc(image));
+        if (!e.value("image").isEmpty()) {
+            q.append("&image=").append(enc(e.value("image")));
         }
         if (trustHostCas != null) {
             q.append("&trustHostCas=").append(trustHostCas);
         }
-        for (String name : secrets) {
+        for (String name : e.list("secrets")) {
             q.append("&secret=").append(enc(name));
         }
-        for (String rule : allow) {
+        for (String rule : e.list("allow")) {
             q.append("&allow=").append(enc(rule));
         }
-        for (String host : passthrough) {
+        for (String host : e.list("passthrough")) {
             q.append("&allow=").append(enc(dev.kosa8.egress.AllowRule.PASSTHROUGH + " " + host));
         }
         for (String c : hold) {

@@ -239,8 +239,9 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     var c = mgr.checkpoint(s, param(q, "message", ""));
                     respond(ctx, HttpResponseStatus.CREATED, checkpointView(c, null));
                 } else if (m == HttpMethod.GET && p.size() == 4) {
+                    Map<String, Integer> turns = mgr.turnsOf(s);
                     respond(ctx, HttpResponseStatus.OK, mgr.checkpoints(s).stream()
-                            .map(e -> checkpointView(e.checkpoint(), e.bytesOnDisk())).toList());
+                            .map(e -> turnView(checkpointView(e.checkpoint(), e.bytesOnDisk()), turns)).toList());
                 } else if (m == HttpMethod.DELETE && p.size() == 5) {
                     respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.removeCheckpoint(s, p.get(4)), null));
                 } else {
@@ -252,7 +253,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw notFound();
                 }
                 long start = System.nanoTime();
-                var r = mgr.rewind(s, param(q, "checkpoint", ""));
+                String turn = param(q, "turn", "");
+                var r = turn.isEmpty() ? mgr.rewind(s, param(q, "checkpoint", "")) : mgr.rewindToTurn(s, turnNumber(turn));
                 Map<String, Object> view = new LinkedHashMap<>(checkpointView(r.checkpoint(), null));
                 view.put("rewindMillis", (System.nanoTime() - start) / 1_000_000);
                 view.put("rewindStepMillis", r.stepMillis());
@@ -378,6 +380,28 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             v.put("bytesOnDisk", bytes);
         }
         return v;
+    }
+
+    /** The view with the checkpoint's turn number, when it is a turn checkpoint (docs/agents.md). */
+    private static Map<String, Object> turnView(Map<String, Object> v, Map<String, Integer> turns) {
+        Integer t = turns.get((String) v.get("id"));
+        if (t != null) {
+            v.put("turn", t);
+        }
+        return v;
+    }
+
+    private static int turnNumber(String s) {
+        try {
+            int n = Integer.parseInt(s);
+            if (n >= 1) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // said below
+        }
+        throw new KosaException(KosaException.Kind.USAGE, "turn must be a positive number, not '" + s + "'",
+                "`kosa8 checkpoints ID` lists the turns");
     }
 
     private SandboxView view(Sandbox s) {

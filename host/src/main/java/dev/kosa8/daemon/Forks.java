@@ -36,10 +36,12 @@ final class Forks {
     private final SandboxRegistry registry;
     private final SandboxNetworks networks;
     private final MachineLauncher launcher;
+    private final TurnCheckpoints turns;
     private final Consumer<String> log;
 
     Forks(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, SandboxNetworks networks,
-          MachineLauncher launcher, Consumer<String> log) {
+          MachineLauncher launcher, TurnCheckpoints turns, Consumer<String> log) {
+        this.turns = turns;
         this.layout = layout;
         this.store = store;
         this.registry = registry;
@@ -102,6 +104,7 @@ final class Forks {
                 s.update(rt -> rt.withBroker(broker));
             }
             launcher.restoreFork(s, at.machine(), folder.isEmpty() ? null : Path.of(folder), at.checkpoint().server());
+            turns.woke(s, s.vm(), at.checkpoint(), turns.log(parent.id()));
             CrashPoints.reached("fork", "restored", () -> s.vm() == null ? 0 : s.vm().process().pid());
             layout.undo(id, log).startFrom(parentUndo, at.checkpoint());
             CrashPoints.reached("fork", "based", () -> s.vm() == null ? 0 : s.vm().process().pid());

@@ -45,11 +45,13 @@ final class MachineLauncher {
     private final Folders folders;
     private final SandboxNetworks networks;
     private final MachineWatch watch;
+    private final TurnCheckpoints turns;
     private final Consumer<String> log;
 
     MachineLauncher(SandboxLayout layout, SandboxStore store, BootImages images, AcceleratorProbe probe,
                     String qemuBinary, Templates templates, SandboxNetworks networks, MachineWatch watch,
-                    Consumer<String> log) {
+                    TurnCheckpoints turns, Consumer<String> log) {
+        this.turns = turns;
         this.layout = layout;
         this.specs = new MachineSpecs(layout);
         this.store = store;
@@ -251,6 +253,7 @@ final class MachineLauncher {
             undo.discardSuspended();
             CrashPoints.reached("start", "discarded", () -> vm.process().pid());
             log.accept("sandbox " + s.id() + " resumed where it was stopped (" + saved.get().when() + ")");
+            turns.woke(s, vm, null, null);
             return vm;
         } catch (IOException | RuntimeException e) {
             log.accept("sandbox " + s.id() + ": cannot resume where it was stopped (" + firstLine(String.valueOf(
@@ -314,6 +317,7 @@ final class MachineLauncher {
         save(s, s.record().withQemu(vm.process().pid(), vm.process().startInstant(), s.record().accelerator(),
                 s.record().imageId()).withState(SandboxState.RUNNING));
         watch.watch(s, vm);
+        turns.attach(s, vm);
     }
 
     /**

@@ -32,12 +32,15 @@ final class Recovery {
     private final MachineLauncher launcher;
     private final SandboxNetworks networks;
     private final MachineWatch watch;
+    private final TurnCheckpoints turns;
     private final Consumer<String> log;
     /** The machines {@link #load} found running, to re-attach. */
     private final List<Sandbox> toAttach = new ArrayList<>();
 
     Recovery(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, MachineLauncher launcher,
-             SandboxNetworks networks, MachineWatch watch, Consumer<String> log) {
+             SandboxNetworks networks, MachineWatch watch, TurnCheckpoints turns,
+             Consumer<String> log) {
+        this.turns = turns;
         this.layout = layout;
         this.store = store;
         this.registry = registry;
@@ -136,6 +139,8 @@ final class Recovery {
                 launcher.folders().reconnect(s, vm, Path.of(r.workspace()));
             }
             watch.watch(s, vm);
+            turns.attach(s, vm);
+            turns.woke(s, vm, null, null); // asks sent to the daemon that died are answered by no one else
             log.accept("re-attached to sandbox " + r.id() + " (QEMU pid " + r.qemuPid() + ")");
         } catch (KosaException e) {
             QemuKill.ifSame(r.qemuPid(), r.qemuStarted());

@@ -77,6 +77,7 @@ public final class SandboxManager {
     private final String qemuBinary;
     private final Consumer<String> log;
     private final SandboxHeld held;
+    private final TurnCheckpoints turns;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
@@ -91,12 +92,14 @@ public final class SandboxManager {
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,
                 log);
         MachineWatch watch = new MachineWatch(store, layout, log);
+        this.turns = new TurnCheckpoints(this, layout, TurnBounds.fromTestSetting(System.getenv("KOSA8_TEST_TURN_BOUNDS")),
+                log);
         this.bootImages = new BootImages(images, new ImageStore(paths), new dev.kosa8.image.NamedImages(paths.images()));
         this.launcher = new MachineLauncher(layout, store, bootImages, probe, qemuBinary, templates, networks, watch,
-                log);
+                turns, log);
         this.builds = new ImageBuilds(this, log);
-        this.forks = new Forks(layout, store, registry, networks, launcher, log);
-        this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, log);
+        this.forks = new Forks(layout, store, registry, networks, launcher, turns, log);
+        this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
         this.qemuBinary = qemuBinary;
         this.log = log;
         this.held = new SandboxHeld(layout, registry, log);
@@ -448,6 +451,7 @@ public final class SandboxManager {
                 store.delete(s.id());
                 layout.cleanRuntime(s.id(), log);
                 registry.remove(s.id());
+                turns.forget(s.id());
                 bootImages.unpin(s.id());
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
@@ -506,9 +510,36 @@ public final class SandboxManager {
                 throw e;
             }
             log.accept("sandbox " + s.id() + " rewound to " + done.checkpoint().id() + " " + done.stepMillis());
+            turns.woke(s, s.vm(), done.checkpoint(), turns.log(s.id()));
             prepareStandby(s);
             return done;
         });
+    }
+
+    /**
+     * Rewinds a running sandbox in place to just before turn {@code turn} (docs/agents.md): to the checkpoint the
+     * guest asked for then. The tool call that turn was about does not run: its hook is told the sandbox was put back.
+     */
+    public Undo.Rewound rewindToTurn(Sandbox s, int turn) {
+        return rewind(s, turns.checkpointOf(s, turn, checkpointIds(s)));
+    }
+
+    /** Which of {@code s}'s checkpoints are turns, and which turn each is. */
+    public Map<String, Integer> turnsOf(Sandbox s) {
+        Map<String, Integer> out = new java.util.HashMap<>();
+        turns.byCheckpoint(s, checkpointIds(s)).forEach((id, t) -> out.put(id, t.turn()));
+        return out;
+    }
+
+    /** Each checkpoint's bytes as its record gives them: machine state and folder files it stored. */
+    Map<String, Long> checkpointBytes(Sandbox s) {
+        Map<String, Long> out = new java.util.HashMap<>();
+        undo(s).records().forEach(c -> out.put(c.id(), c.vmStateBytes() + c.workspaceBytesCopied()));
+        return out;
+    }
+
+    private java.util.Set<String> checkpointIds(Sandbox s) {
+        return undo(s).records().stream().map(Checkpoint::id).collect(java.util.stream.Collectors.toSet());
     }
 
     /** A new persistent sandbox from a checkpoint of {@code parent} ({@link Forks}). */

@@ -7,13 +7,14 @@ import java.io.InputStream;
 
 /**
  * The files kosa8 itself puts into the initramfs: the {@code /init} script,
- * the agent's launcher script and the agent's jar, all resources of this build.
+ * the agent's launcher script, the agent's jar and {@code kosa8-guest} (what a guest program may ask the host,
+ * docs/agents.md), all resources of this build.
  */
-record GuestFiles(byte[] init, byte[] launcher, byte[] agentJar) {
+record GuestFiles(byte[] init, byte[] launcher, byte[] agentJar, byte[] guestCommand) {
     static final String AGENT_JAR = "kosa8-agent.jar";
 
     static GuestFiles fromResources() {
-        return new GuestFiles(resource("init.sh"), resource("kosa8-agent.sh"), resource(AGENT_JAR));
+        return new GuestFiles(resource("init.sh"), resource("kosa8-agent.sh"), resource(AGENT_JAR), resource("kosa8-guest.sh"));
     }
 
     private static byte[] resource(String name) {

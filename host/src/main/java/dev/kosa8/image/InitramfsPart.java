@@ -57,6 +57,7 @@ final class InitramfsPart {
         e.add(new RegularFile("init", 0755, guest.init()));
         e.add(new RegularFile("kosa8/agent.jar", 0644, guest.agentJar()));
         e.add(new RegularFile("kosa8/kosa8-agent", 0755, guest.launcher()));
+        e.add(new RegularFile("kosa8/kosa8-guest", 0755, guest.guestCommand()));
         modules.forEach((name, bytes) -> e.add(new RegularFile("lib/modules/" + name + ".ko", 0644, bytes)));
         e.add(new RegularFile("lib/modules/order", 0644,
                 (String.join("\n", modules.keySet()) + "\n").getBytes(StandardCharsets.UTF_8)));

@@ -31,6 +31,7 @@ record PartHashes(String kernel, String initramfs, String rootfs) {
                 .add("init", guest.init())
                 .add("launcher", guest.launcher())
                 .add("agent", guest.agentJar())
+                .add("guest-command", guest.guestCommand())
                 .hex();
         String rootfs = ContentHash.of("rootfs")
                 .add("recipe", recipe.version())

@@ -81,9 +81,13 @@ public final class AgentConnection implements AutoCloseable {
         }
     }
 
-    /** Pongs queued for a guest that may not be reading: bounded, or Ping floods would fill the heap. */
+    /**
+     * Pongs and answers to asks queued for a guest that may not be reading: bounded, or floods of pings or
+     * asks would fill the heap.
+     */
     private final AtomicInteger pendingPongs = new AtomicInteger();
     private static final int MAX_PENDING_PONGS = 64;
+    private final GuestAskGate asks = new GuestAskGate();
 
     private AgentConnection(SocketChannel socket) {
         this.socket = socket;
@@ -263,6 +267,26 @@ public final class AgentConnection implements AutoCloseable {
         outbound.add(m);
     }
 
+    /**
+     * Who serves the guest's asks for turn checkpoints (docs/agents.md); null: none, every ask is refused. Called
+     * on a thread of its own, one ask at a time.
+     */
+    public void onAsk(java.util.function.Function<Message.Ask, Message.Answer> handler) {
+        asks.handler(handler);
+    }
+
+    /** Sends an answer the guest did not just ask for: to the asks a restored machine woke up waiting on. */
+    public void answer(Message.Answer a) {
+        reply(a);
+    }
+
+    private void reply(Message.Answer a) {
+        if (pendingPongs.incrementAndGet() > MAX_PENDING_PONGS) {
+            throw new ProtocolException("the guest sends asks without reading the answers");
+        }
+        outbound.add(a);
+    }
+
     /** Forgets a channel whose consumer went away; its process is hung up. */
     public void abandon(int channel) {
         if (channels.remove(channel) != null) {
@@ -353,6 +377,8 @@ public final class AgentConnection implements AutoCloseable {
                 }
                 outbound.add(new Message.Pong(p.nonce()));
             }
+            case Message.Ask a -> asks.received(a, this::reply);
+            case Message.Answer a -> throw new ProtocolException("the guest may not answer asks");
             case Message.Exec e -> throw new ProtocolException("the guest may not start processes on the host");
             case Message.PutFile p -> throw new ProtocolException("the guest may not write host files");
             case Message.GetFile g -> throw new ProtocolException("the guest may not read host files");
@@ -414,7 +440,7 @@ public final class AgentConnection implements AutoCloseable {
                     return;
                 }
                 writer.write(m);
-                if (m instanceof Message.Pong) {
+                if (m instanceof Message.Pong || m instanceof Message.Answer) {
                     pendingPongs.decrementAndGet();
                 }
             }

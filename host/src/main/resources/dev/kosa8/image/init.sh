@@ -93,8 +93,8 @@ fi
 mount -t tmpfs -o nosuid,nodev,mode=0755 tmpfs /newroot/run || fail "mount tmpfs on /run"
 mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /newroot/tmp || fail "mount tmpfs on /tmp"
 mkdir -p /newroot/run/kosa8 || fail "mkdir /run/kosa8"
-cp /kosa8/agent.jar /kosa8/kosa8-agent /newroot/run/kosa8/ || fail "copy the agent to /run/kosa8"
-chmod 0755 /newroot/run/kosa8/kosa8-agent || fail "chmod /run/kosa8/kosa8-agent"
+cp /kosa8/agent.jar /kosa8/kosa8-agent /kosa8/kosa8-guest /newroot/run/kosa8/ || fail "copy the agent to /run/kosa8"
+chmod 0755 /newroot/run/kosa8/kosa8-agent /newroot/run/kosa8/kosa8-guest || fail "chmod /run/kosa8/kosa8-agent"
 if [ "$split" = 1 ]; then
     mkdir -p /newroot/run/kosa8/sys || fail "mkdir /run/kosa8/sys"
     mount --bind /disk/kosa8 /newroot/run/kosa8/sys || fail "mount kosa8's files on /run/kosa8/sys"

@@ -75,7 +75,7 @@ class KernelModulesTest {
         for (String m : List.of("virtio_ring", "virtio", "crc32c_generic", "ext4")) {
             modules.put(m, new byte[] {1});
         }
-        GuestFiles guest = new GuestFiles(new byte[] {'i'}, new byte[] {'l'}, new byte[] {'j'});
+        GuestFiles guest = new GuestFiles(new byte[] {'i'}, new byte[] {'l'}, new byte[] {'j'}, new byte[] {'g'});
 
         List<CpioArchive.Entry> entries = InitramfsPart.entries(new byte[] {'b'}, modules, guest);
 

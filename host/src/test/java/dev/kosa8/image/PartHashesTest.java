@@ -14,7 +14,7 @@ class PartHashesTest {
 
     private static GuestFiles guest(String agent) {
         return new GuestFiles("init".getBytes(StandardCharsets.UTF_8), "launcher".getBytes(StandardCharsets.UTF_8),
-                agent.getBytes(StandardCharsets.UTF_8));
+                agent.getBytes(StandardCharsets.UTF_8), "guest".getBytes(StandardCharsets.UTF_8));
     }
 
     private static PartHashes hashes(DebPackage kernel, GuestFiles guest, String java) {

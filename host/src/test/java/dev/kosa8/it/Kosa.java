@@ -62,6 +62,9 @@ public final class Kosa {
         pb.environment().put("KOSA8_HOME", HOME.toString());
         // the daemon these calls start reads it when a broker starts; only NetworkIT writes the file
         pb.environment().put("KOSA8_EGRESS_TEST_CONFIG", EGRESS_TEST_CONFIG.toString());
+        // the daemon's bounds on turn checkpoints, small enough that TurnCheckpointIT reaches each within a few
+        // checkpoints: three at once, then one per ten minutes (never, within a test run), two kept
+        pb.environment().put("KOSA8_TEST_TURN_BOUNDS", "burst=3,refill=600,kept=2");
         // secrets in a file under KOSA8_HOME, never in the keyring of whoever runs the tests
         pb.environment().put("KOSA8_SECRET_STORE", "file");
         try {

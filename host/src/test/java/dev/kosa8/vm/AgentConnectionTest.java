@@ -176,6 +176,55 @@ class AgentConnectionTest {
     }
 
     @Test
+    void aGuestsAsksGoToTheHandlerOneAtATimeAndItMayNotAnswerThemItself() throws Exception {
+        // two asks back to back: the first is served (slowly), the second refused at once, each answered by its id
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch handlerSet = new java.util.concurrent.CountDownLatch(1);
+        List<Message> answers = new CopyOnWriteArrayList<>();
+        AgentConnection c = connectTo(dir.resolve("k.sock"), (out, in) -> {
+            handlerSet.await(10, TimeUnit.SECONDS);
+            out.write(Codec.encode(new Message.Ask(1, "Bash")));
+            out.write(Codec.encode(new Message.Ask(2, "Edit")));
+            answers.add(in.read());
+            release.countDown();
+            answers.add(in.read());
+            Thread.sleep(2_000);
+        });
+        c.onAsk(a -> {
+            try {
+                release.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new Message.Answer(a.id(), Message.Outcome.TAKEN, "turn 1 c1");
+        });
+        handlerSet.countDown();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (answers.size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(answers).containsExactly(
+                new Message.Answer(2, Message.Outcome.REFUSED, "another turn checkpoint is being taken; ask one at a time"),
+                new Message.Answer(1, Message.Outcome.TAKEN, "turn 1 c1"));
+        c.close();
+
+        AgentConnection forger = connectTo(dir.resolve("l.sock"), (out, in) ->
+                out.write(Codec.encode(new Message.Answer(0, Message.Outcome.FORGOTTEN, ""))));
+        assertThat(forger.closedFuture().get(10, TimeUnit.SECONDS)).contains("may not answer asks");
+    }
+
+    @Test
+    void aGuestFloodingAsksWithoutReadingLosesTheConnection() throws Exception {
+        // with no handler every ask is refused at once: the refusals queue for a guest that never reads them
+        AgentConnection c = connectTo(dir.resolve("m.sock"), (out, in) -> {
+            for (int i = 1; i <= 100_000; i++) {
+                out.write(Codec.encode(new Message.Ask(i, "x")));
+            }
+        });
+        assertThat(c.closedFuture().get(30, TimeUnit.SECONDS)).contains("without reading the answers");
+    }
+
+    @Test
     void aGuestCannotCreditStdinItWasNeverSentAndADeadConnectionFailsNewChannelsAtOnce() throws Exception {
         AgentConnection c = connectTo(dir.resolve("e.sock"), (out, in) -> {
             Message.Exec exec = (Message.Exec) in.read();

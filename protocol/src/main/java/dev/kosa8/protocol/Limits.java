@@ -19,6 +19,8 @@ public final class Limits {
     public static final int MAX_LIST = 4096;
     /** A path, a user name, a message. */
     public static final int MAX_SHORT_TEXT = 4096;
+    /** A turn checkpoint's label, in bytes. */
+    public static final int MAX_LABEL = 200;
     /** Highest channel number. */
     public static final int MAX_CHANNEL = Integer.MAX_VALUE;
 
@@ -45,6 +47,15 @@ public final class Limits {
             throw new ProtocolException(what + " is longer than " + maxBytes + " bytes");
         }
         return s;
+    }
+
+    /** A label: one line of printable text, at most {@link #MAX_LABEL} bytes. */
+    static String checkLabel(String s) {
+        checkText("label", s, MAX_LABEL);
+        if (s != null && s.codePoints().anyMatch(Character::isISOControl)) {
+            throw new ProtocolException("label contains a control character");
+        }
+        return s == null ? "" : s;
     }
 
     static void checkNoNul(String what, String s) {

@@ -254,6 +254,59 @@ public sealed interface Message {
         }
     }
 
+    /**
+     * The guest asks for a turn checkpoint (docs/agents.md): the agent sends it on behalf of a guest program
+     * ({@code kosa8-guest checkpoint}). It carries a label and nothing else: which checkpoint, where it is kept,
+     * how many are kept and how often one may be taken are the host's to decide. Answered by {@link Answer}
+     * with the same id; one ask at a time.
+     *
+     * @param id    the agent's number for this ask, positive
+     * @param label what the turn is about, for the user to read ({@code Bash}, {@code Edit src/a.c}); one line
+     */
+    record Ask(long id, String label) implements Message {
+        public Ask {
+            if (id <= 0) {
+                throw new ProtocolException("ask id " + id + " is not positive");
+            }
+            label = Limits.checkLabel(label);
+        }
+
+        @Override
+        public int channel() {
+            return 0;
+        }
+    }
+
+    /**
+     * The host's answer to an {@link Ask}. {@link Outcome#FORGOTTEN} with id 0 answers every ask still waiting:
+     * the host that received them is gone (a restored or re-attached machine).
+     */
+    record Answer(long id, Outcome outcome, String text) implements Message {
+        public Answer {
+            if (id < 0 || (id == 0 && outcome != Outcome.FORGOTTEN)) {
+                throw new ProtocolException("answer id " + id + " does not name an ask");
+            }
+            text = Limits.checkText("answer", text, Limits.MAX_SHORT_TEXT);
+        }
+
+        @Override
+        public int channel() {
+            return 0;
+        }
+    }
+
+    /** What became of an {@link Ask}. */
+    enum Outcome {
+        /** The checkpoint was taken; the text names it. */
+        TAKEN,
+        /** No checkpoint: a bound was hit, or the machine could not be checkpointed; the text says which. */
+        REFUSED,
+        /** The machine was rewound (or forked) to the checkpoint this ask made: what was to follow it has not run. */
+        REWOUND,
+        /** The host that received the ask is gone; whether a checkpoint was taken is unknown here. */
+        FORGOTTEN
+    }
+
     /** Size and mode of a file about to be streamed by {@link GetFile}. */
     record FileInfo(int channel, long size, int mode) implements Message {
         public FileInfo {

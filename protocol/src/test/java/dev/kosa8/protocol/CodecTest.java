@@ -46,7 +46,10 @@ class CodecTest {
                 new Message.Thaw(9, 0, new byte[0]),
                 new Message.NetOpen(10, 443),
                 new Message.NetOpen(Integer.MAX_VALUE, 65535),
-                new Message.NetReset(10));
+                new Message.NetReset(10),
+                new Message.Ask(1, "tool: Bash"), new Message.Ask(Long.MAX_VALUE, ""),
+                new Message.Answer(1, Message.Outcome.TAKEN, "turn 3 c20261204T201500"),
+                new Message.Answer(0, Message.Outcome.FORGOTTEN, ""));
         for (Message m : all) {
             assertThat(roundTrip(m)).isEqualTo(m);
         }
@@ -54,6 +57,21 @@ class CodecTest {
         var back = (Message.Data) roundTrip(data);
         assertThat(back.bytes()).containsExactly(0, 1, 2, 255);
         assertThat(back.stream()).isEqualTo(Message.Stream.STDERR);
+    }
+
+    @Test
+    void anAskCarriesOneShortLineAndAnAnswerNamesAnAsk() {
+        assertThatThrownBy(() -> new Message.Ask(0, "x")).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.Ask(1, "two\nlines")).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("control character");
+        assertThatThrownBy(() -> new Message.Ask(1, "x".repeat(Limits.MAX_LABEL + 1)))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("longer than");
+        assertThatThrownBy(() -> new Message.Answer(0, Message.Outcome.TAKEN, ""))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("does not name an ask");
+        // on the wire too: a label longer than the limit is refused before a string is made of it
+        ByteBuffer b = ByteBuffer.allocate(64);
+        b.put((byte) 21).putLong(1).putInt(Limits.MAX_LABEL + 1).flip();
+        assertThatThrownBy(() -> Codec.decode(b)).isInstanceOf(ProtocolException.class);
     }
 
     @Test
