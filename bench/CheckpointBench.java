@@ -84,7 +84,9 @@ public class CheckpointBench {
                     Files.write(ws.resolve("d" + (n / 100)).resolve("f" + n), small);
                 }
                 Thread.sleep(3000);
-                JsonNode c = d.post("/v1/sandboxes/" + id + "/checkpoints?message=bench");
+                // --wait: committed when it answers, so its stored time and size are known (the CLI's own wall time, which
+                // returns at the instant, is bench/wall.sh's)
+                JsonNode c = d.post("/v1/sandboxes/" + id + "/checkpoints?message=bench&wait=true");
                 ids.add(c.path("id").asText());
                 pause.add(c.path("pauseMillis").asLong());
                 saved.add(c.path("savedMillis").asLong());

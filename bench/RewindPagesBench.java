@@ -34,7 +34,7 @@ public class RewindPagesBench {
                         + "    for p in range(0, len(b), 4096): b[p] = i & 255\n"
                         + "    i += 1\n' > /dev/null 2>&1 &");
                 Thread.sleep(15_000);
-                String c = d.post("/v1/sandboxes/" + id + "/checkpoints?message=ab").path("id").asText();
+                String c = d.post("/v1/sandboxes/" + id + "/checkpoints?message=ab&wait=true").path("id").asText(); // its files are read below
                 Path dir = paths.data().resolve("sandboxes").resolve(id).resolve("checkpoints");
                 Path whole = dir.resolve(c + ".vmstate.whole");
                 try (FileChannel out = FileChannel.open(whole, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {

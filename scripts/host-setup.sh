@@ -41,7 +41,7 @@ select_java25() {
 
 ensure_host_packages() {
   ensure_programs qemu-system-x86_64=qemu-system-x86 qemu-img=qemu-utils mke2fs=e2fsprogs mmdebstrap=mmdebstrap \
-    dpkg-deb=dpkg setsid=util-linux socat=socat mvn=maven make=make gcc-12=gcc-12 strip=binutils
+    dpkg-deb=dpkg setsid=util-linux socat=socat bwrap=bubblewrap mvn=maven make=make gcc-12=gcc-12 strip=binutils
 }
 
 # What only the tests need: a headless Secret Service (D-Bus, GNOME Keyring, secret-tool) for the secret store's

@@ -16,15 +16,19 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
- * The committed checkpoints of one sandbox: {@code <sandbox>/checkpoints/<id>.json}.
- * A checkpoint exists once its file does. The file is written last, after the
- * QEMU snapshot and the workspace snapshot it names, to a temporary name and
- * renamed: a daemon or QEMU killed half-way leaves no file, so no checkpoint
- * that cannot be rewound to (only leftovers, which {@link Checkpointer}
- * removes).
+ * The checkpoints of one sandbox: {@code <sandbox>/checkpoints/<id>.json}.
+ * A checkpoint's file is written when its instant is fixed, saying it is
+ * pending, and written again, committed, once everything it names (the QEMU
+ * snapshot, the RAM, the workspace snapshot) is on disk; each time to a
+ * temporary name and renamed. A daemon or QEMU killed half-way leaves a
+ * pending record, which the next daemon marks failed ({@link Undo#recover}),
+ * never a checkpoint that looks usable and is not; what it named is swept
+ * ({@link Leftovers}).
  *
  * <p>Each file is a {@link RecordFile}: format {@code kosa8-checkpoint},
- * version 1, the record under {@code checkpoint}, and its SHA-256. A damaged
+ * version 2 (version 1, which had no state, is read as committed: there were
+ * no pending checkpoints then), the record under {@code checkpoint}, and its
+ * SHA-256. A damaged
  * file spoils only its own checkpoint: {@link #list} leaves it out and says
  * so in the log, {@link #find} refuses it naming the file, and {@link #ids}
  * still counts it, so that nothing it names (its disk snapshot, RAM,
@@ -41,7 +45,7 @@ import java.util.function.Consumer;
 public final class CheckpointStore {
     static final ObjectMapper JSON = new ObjectMapper().registerModule(new JavaTimeModule())
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);
-    static final RecordFile<Checkpoint> RECORD = new RecordFile<>("kosa8-checkpoint", 1, "checkpoint",
+    static final RecordFile<Checkpoint> RECORD = new RecordFile<>("kosa8-checkpoint", 1, 2, "checkpoint",
             Checkpoint.class, JSON, RecordFile.Unchecked.READ,
             "that checkpoint cannot be used (the others can); remove the file to forget it");
     /** The unchecked files already warned about, so the log says it once, not at every listing. */
@@ -79,14 +83,16 @@ public final class CheckpointStore {
         return dir.resolve(id + SUFFIX);
     }
 
-    public void commit(Checkpoint c) throws IOException {
+    /** Writes checkpoint {@code c}'s record, in whatever state it is, replacing the one before. */
+    public void save(Checkpoint c) throws IOException {
         Files.createDirectories(dir);
         RECORD.write(record(c.id()), c);
     }
 
     /**
-     * Every committed checkpoint that can be read, oldest first. A damaged
-     * record is left out, and the log says which file and why.
+     * Every checkpoint whose record can be read (pending, committed and
+     * failed), oldest first. A damaged record is left out, and the log says
+     * which file and why.
      */
     public List<Checkpoint> list() throws IOException {
         List<Checkpoint> all = new ArrayList<>();
@@ -104,11 +110,25 @@ public final class CheckpointStore {
     }
 
     /**
-     * The ids of every committed checkpoint, damaged records included: what
-     * they name is kept until the record is removed.
+     * The ids of every checkpoint record, damaged ones included: what they
+     * name is kept until the record is removed.
      */
     public Set<String> ids() throws IOException {
         return new java.util.HashSet<>(recordIds());
+    }
+
+    /**
+     * The checkpoints whose parts are to be kept: every record but a failed
+     * one (which names nothing), damaged ones included, as in {@link #ids}.
+     */
+    public Set<String> keeping() throws IOException {
+        Set<String> keep = ids();
+        for (Checkpoint c : list()) {
+            if (c.state() == Checkpoint.State.FAILED) {
+                keep.remove(c.id());
+            }
+        }
+        return keep;
     }
 
     /**

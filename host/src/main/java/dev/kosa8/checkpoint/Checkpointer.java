@@ -88,55 +88,55 @@ final class Checkpointer {
         quietly("forget the first checkpoint's base", ramBase::dropAdopted);
     }
 
-    /**
-     * Keeps checkpoint {@code id}'s RAM as pages, only the changed ones
-     * written ({@link RamStore}); a stream that cannot be taken apart is kept
-     * whole, and says why in the log. Returns the bytes it takes on disk.
-     */
-    private long storePages(String id, long streamBytes) {
-        try {
-            return ram.store(id, store.vmState(id), ramBase.base());
-        } catch (IOException e) {
-            log.accept("checkpoint " + id + ": its RAM is kept as one stream (" + e.getMessage() + ")");
-            return streamBytes;
-        }
-    }
-
     /** The mark of a checkpoint or rewind under way: left behind when the daemon dies in the middle of one. */
     static Path marker(Path checkpointDir) {
         return checkpointDir.resolve("in-progress");
     }
 
     /** Marks a checkpoint or rewind under way, and pushes the mark's removal. */
-    private void mark(Rollback rollback) throws IOException {
+    private Rollback.Entry mark(Rollback rollback) throws IOException {
         Files.createDirectories(store.directory());
         Files.writeString(marker(store.directory()), Long.toString(ProcessHandle.current().pid()));
-        rollback.push("clear the in-progress mark", this::clearMark);
+        return rollback.push("clear the in-progress mark", this::clearMark);
     }
 
     private void clearMark() throws IOException {
         Files.deleteIfExists(marker(store.directory()));
     }
 
-    Checkpoint checkpoint(String message) {
-        new Leftovers(vm.qmp(), store, folders, ram, log).sweep();
+    /**
+     * Fixes a checkpoint's instant: the guest's processes frozen, the
+     * workspace captured, the disk snapshot taken, the devices saved, and
+     * the guest running again while QEMU writes its RAM as it was at the
+     * instant. The checkpoint is recorded pending; the {@link Commit}
+     * returned finishes it. The caller holds the sandbox's lock, and no
+     * other commit of the sandbox is under way ({@link Commits}).
+     */
+    Commit instant(String message) {
         String id = CheckpointIds.next(Instant.now());
         Instant created = Instant.now();
-        long start = System.nanoTime();
         Rollback rollback = new Rollback(log);
         Halt halt = new Halt(vm, workspace, rollback);
         Path temp = store.vmStateTemp(id);
         Steps steps = new Steps("checkpoint", () -> vm.process().pid());
         try {
-            mark(rollback);
+            Rollback.Entry marked = mark(rollback);
+            // a stream a daemon that died left behind ends first: QEMU saves one machine at a time
+            MachineState.awaitIdle(vm.qmp(), QMP);
+            new Leftovers(vm.qmp(), store, folders, held, ram, log).sweep();
             checkRoom(store.directory());
             vm.awaitLoaded(LOADED); // a machine restored lazily is saved once all of its RAM is in
+            String baseId = ramBase.base();
             long precopied = precopy(id, rollback);
             // the writer process and QEMU's parameters before the pause: in it, only the stream's start
             MachineState.Saving saving = MachineState.prepareBackground(vm.qmp(),
                     vm.spec().qmpSocket().resolveSibling("vmstate.sock"), temp, QMP);
             // pushed in the reverse of the order they are undone in: the stream is cut before its files go
-            rollback.push("delete the unfinished machine state", () -> ram.retainOnly(RamBase.kept(store)));
+            rollback.push("delete the unfinished machine state", () -> {
+                var keep = RamBase.kept(store);
+                keep.remove(id);
+                ram.retainOnly(keep);
+            });
             rollback.push("delete the unfinished machine state", () -> Files.deleteIfExists(store.vmState(id)));
             rollback.push("delete the unfinished machine state", () -> Files.deleteIfExists(temp));
             rollback.push("cancel the machine state's stream", saving::cancel);
@@ -168,37 +168,23 @@ final class Checkpointer {
             halt.leave();
             steps.done("thaw");
             long pause = Duration.ofNanos(System.nanoTime() - frozenAt).toMillis();
-            Capture capture = null;
-            if (scanned != null) {
-                capture = folders.commit(scanned);
-                abandon.drop();
-                rollback.push("delete the workspace snapshot", () -> folders.delete(id));
-            }
-            steps.done("workspace-commit");
-            if (workspace != null) {
-                quietly("delete the workspace's pre-copy", () -> folders.delete(precopyId(id)));
-            }
-            long bytes = saving.awaitSaved(QMP);
-            Files.move(temp, store.vmState(id), StandardCopyOption.ATOMIC_MOVE);
-            steps.done("ram");
-            bytes = storePages(id, bytes);
-            steps.done("pages");
-            Checkpoint c = new Checkpoint(id, created, message, pause, bytes,
-                    capture == null ? 0 : capture.entries(), precopied + (capture == null ? 0 : capture.bytesCopied()),
-                    server,
-                    steps.millis(), Duration.ofNanos(System.nanoTime() - start).toMillis());
-            store.commit(c);
-            steps.point("committed");
-            head(id);
-            clearMark();
-            return c;
+            Checkpoint pending = new Checkpoint(id, created, message, pause, 0,
+                    scanned == null ? 0 : scanned.entries(), precopied + (scanned == null ? 0 : scanned.bytesCopied()),
+                    server, steps.millis(), 0, Checkpoint.State.PENDING, "");
+            store.save(pending);
+            marked.runNow(); // the processes run: a daemon dying from here on leaves a pending record, not a freeze
+            steps.done("record");
+            return new Commit(new Commit.Parts(pending, saving, temp, scanned, abandon, precopied, baseId, steps,
+                    frozenAt), rollback, store, folders, ram, log);
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
             rollback.unwind();
+            quietly("forget the unfinished checkpoint", () -> store.forget(id));
             throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.VM, "the checkpoint failed: "
-                    + e.getMessage() + "; the sandbox runs on and earlier checkpoints are intact", hint(e), e);
+                    + e.getMessage() + "; the sandbox runs on and earlier checkpoints are intact",
+                    hint(String.valueOf(e.getMessage())), e);
         }
     }
 
@@ -230,7 +216,7 @@ final class Checkpointer {
         }
     }
 
-    private static String precopyId(String id) {
+    static String precopyId(String id) {
         return id + ".pre";
     }
 
@@ -394,7 +380,7 @@ final class Checkpointer {
             }
             rollback.unwind();
             throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.VM,
-                    "cannot save the running machine to disk: " + e.getMessage(), hint(e), e);
+                    "cannot save the running machine to disk: " + e.getMessage(), hint(String.valueOf(e.getMessage())), e);
         }
     }
 
@@ -459,8 +445,7 @@ final class Checkpointer {
         }
     }
 
-    private static String hint(Exception e) {
-        String m = String.valueOf(e.getMessage());
+    static String hint(String m) {
         if (m.contains("No space") || m.contains("ENOSPC")) {
             return "free space on the disk that holds the sandbox, then try again";
         }

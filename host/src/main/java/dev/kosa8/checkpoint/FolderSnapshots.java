@@ -96,6 +96,16 @@ public final class FolderSnapshots {
         public String id() {
             return id;
         }
+
+        /** Everything in the snapshot, the folder itself not counted. */
+        public int entries() {
+            return capturer.entryCount();
+        }
+
+        /** The size of the files the walk read and stored. */
+        public long bytesCopied() {
+            return capturer.bytesRead;
+        }
     }
 
     /** The first half of {@link #capture}: same precondition; nothing is named or durable yet. */

@@ -59,7 +59,7 @@ final class RamBase {
         }
         String newest = null;
         for (Checkpoint c : store.list()) {
-            if (ram.has(c.id())) {
+            if (c.state() == Checkpoint.State.COMMITTED && ram.has(c.id())) {
                 newest = c.id();
             }
         }
@@ -67,12 +67,12 @@ final class RamBase {
     }
 
     /**
-     * The RAM images to keep: every committed checkpoint's, and the adopted
-     * base until a checkpoint is taken or rewound to. A head naming a removed
-     * checkpoint keeps nothing: removing a checkpoint frees its pages.
+     * The RAM images to keep: every checkpoint's but a failed one's, and the
+     * adopted base until a checkpoint is taken or rewound to. A head naming a
+     * removed checkpoint keeps nothing: removing a checkpoint frees its pages.
      */
     static Set<String> kept(CheckpointStore store) throws IOException {
-        Set<String> keep = new HashSet<>(store.ids());
+        Set<String> keep = new HashSet<>(store.keeping());
         Path base = adopted(store.directory());
         if (Files.isRegularFile(base)) {
             keep.add(Files.readString(base).strip());

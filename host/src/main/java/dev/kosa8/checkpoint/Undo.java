@@ -4,6 +4,7 @@ import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.host.RecordFile;
 import dev.kosa8.vm.GuestCommand;
+import dev.kosa8.vm.MachineState;
 import dev.kosa8.vm.SavedMachine;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
@@ -29,9 +30,21 @@ import java.util.function.Consumer;
  * sandbox's directory (docs/files.md); the sandbox's root disk, which holds
  * each checkpoint's disk as an internal snapshot, stays the daemon's.
  *
- * <p>Callers hold the sandbox's lock: one operation at a time.
+ * <p>A checkpoint returns as soon as its instant is fixed, pending, and
+ * commits on a thread of its own ({@link Commits}): the daemon keeps one Undo
+ * per sandbox for as long as it holds the sandbox, and {@link #cancel}s it
+ * when the sandbox goes. What needs a checkpoint committed (a rewind or fork
+ * to it) waits for its commit; what needs the machine's stream or undo's
+ * files (the next checkpoint, a rewind, a removal, a pause to disk) waits for
+ * the commit under way.
+ *
+ * <p>Callers hold the sandbox's lock: one operation at a time, but for the
+ * commit under way, which needs no lock.
  */
 public final class Undo {
+    /** Why a checkpoint whose commit was cut short failed. */
+    static final String CUT_SHORT = "its commit was cut short (the daemon stopped before its memory was saved)";
+
     /**
      * Starts the sandbox's machine again from a saved state, its workspace
      * served with the given fid table; returns the new machine, running, its
@@ -57,7 +70,7 @@ public final class Undo {
     public record Rewound(Checkpoint checkpoint, Map<String, Long> stepMillis) {
     }
 
-    /** A committed checkpoint with the bytes on disk only it holds. */
+    /** A checkpoint (of any state) with the bytes on disk only it holds. */
     public record Listed(Checkpoint checkpoint, long bytesOnDisk) {
     }
 
@@ -72,6 +85,9 @@ public final class Undo {
     private final Path sandboxDir;
     private final String sandboxId;
     private final Consumer<String> log;
+    private final Commits commits = new Commits();
+    /** Set by {@link #recover} when it marked a checkpoint failed: its parts are swept once the machine is back. */
+    private volatile boolean cutShort;
 
     /**
      * @param sandboxDir the sandbox's directory, whose {@code checkpoints/} and {@code suspended/} this owns
@@ -95,14 +111,132 @@ public final class Undo {
         return new Checkpointer(m.vm(), m.workspace(), m.folder(), checkpoints(), log);
     }
 
-    /** Takes a checkpoint of the running machine. */
+    /**
+     * Takes a checkpoint of the running machine: returns once its instant is
+     * fixed and the guest runs on, pending; its commit goes on in the
+     * background ({@link #awaitCommit}). A checkpoint taken while the one
+     * before still commits waits for that commit first.
+     */
     public Checkpoint checkpoint(Machine m, String message) {
-        return checkpointer(m).checkpoint(message);
+        return checkpoint(m, message, CheckpointLimits.NONE);
     }
 
-    /** Rewinds the running machine in place to a checkpoint (an id or a unique prefix; empty: the latest). */
+    /**
+     * Takes a checkpoint of the running machine if {@code limits} admit one
+     * more, first removing what they say must go to make room; refuses,
+     * before anything stops, when they do not.
+     */
+    public Checkpoint checkpoint(Machine m, String message, CheckpointLimits limits) {
+        commits.awaitIdle(); // the limits count what the commit under way will have stored
+        List<Checkpoint> existing;
+        long held;
+        try {
+            existing = store().list();
+            held = bytesHeld();
+        } catch (IOException e) {
+            throw unreadable(e);
+        }
+        for (Checkpoint victim : limits.admit(sandboxId, existing, held)) {
+            remove(victim.id(), m, null);
+        }
+        Commit c = checkpointer(m).instant(message);
+        commits.start(c);
+        return c.pending();
+    }
+
+    /** How many committed checkpoints there are (their records alone are read). */
+    public int count() {
+        try {
+            return store().list().size();
+        } catch (IOException e) {
+            throw unreadable(e);
+        }
+    }
+
+    /**
+     * Waits until checkpoint {@code idOrPrefix} is committed and returns it.
+     *
+     * @throws KosaException when it failed, saying why
+     */
+    public Checkpoint awaitCommit(String idOrPrefix) {
+        return committed(find(idOrPrefix));
+    }
+
+    /** Checkpoint {@code c} once committed: waited for while pending; a failed one is refused, saying why. */
+    private Checkpoint committed(Checkpoint c) {
+        switch (c.state()) {
+            case COMMITTED -> {
+                return c;
+            }
+            case PENDING -> {
+                Optional<Checkpoint> done = commits.await(c.id());
+                if (done.isPresent()) {
+                    return done.get();
+                }
+                // its commit ended before this asked, or died with an earlier daemon: the record says which
+                Checkpoint now = reread(c);
+                if (now.state() == Checkpoint.State.PENDING) {
+                    throw failed(c.failed(CUT_SHORT));
+                }
+                return committed(now);
+            }
+            default -> throw failed(c);
+        }
+    }
+
+    private Checkpoint reread(Checkpoint c) {
+        try {
+            return store().find(c.id()).orElseThrow(() -> new KosaException(KosaException.Kind.USAGE,
+                    "checkpoint " + c.id() + " of sandbox " + sandboxId + " was removed",
+                    "`kosa8 checkpoints " + sandboxId + "` lists them"));
+        } catch (IOException e) {
+            throw unreadable(e);
+        }
+    }
+
+    /**
+     * The bytes the sandbox's checkpoints and its pause to disk hold alone:
+     * every file under {@code checkpoints/} and {@code suspended/} that is not
+     * also linked elsewhere (a template's or a parent's RAM pages, shared,
+     * count for them). Their disk snapshots are inside the root disk.
+     */
+    public long bytesHeld() throws IOException {
+        long bytes = 0;
+        for (Path dir : List.of(checkpoints(), sandboxDir.resolve("suspended"))) {
+            if (!Files.isDirectory(dir)) {
+                continue;
+            }
+            try (var walk = Files.walk(dir)) {
+                for (Path f : walk.toList()) {
+                    try {
+                        var a = Files.readAttributes(f, "unix:size,nlink,isRegularFile", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                        if (Boolean.TRUE.equals(a.get("isRegularFile")) && ((Number) a.get("nlink")).intValue() == 1) {
+                            bytes += ((Number) a.get("size")).longValue();
+                        }
+                    } catch (java.nio.file.NoSuchFileException gone) {
+                        // removed meanwhile
+                    }
+                }
+            }
+        }
+        return bytes;
+    }
+
+    private KosaException failed(Checkpoint c) {
+        return new KosaException(KosaException.Kind.STATE, "checkpoint " + c.id() + " of sandbox " + sandboxId
+                + " failed: " + c.failure() + "; it cannot be used", Checkpointer.hint(c.failure())
+                .replace("then try again", "then take a new one") + "; `kosa8 checkpoint rm " + sandboxId + " "
+                + c.id() + "` removes it");
+    }
+
+    /**
+     * Rewinds the running machine in place to a checkpoint (an id or a
+     * unique prefix; empty: the latest that did not fail), once the commit
+     * under way, which needs the running machine's QEMU, has ended.
+     */
     public Rewound rewind(Machine m, String idOrPrefix, Relauncher relauncher) {
-        Checkpoint c = find(idOrPrefix);
+        commits.awaitIdle();
+        Checkpoint c = committed(find(idOrPrefix));
         return new Rewound(c, checkpointer(m).rewind(c, relauncher));
     }
 
@@ -115,15 +249,16 @@ public final class Undo {
         }
     }
 
-    /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */
+    /** Every checkpoint, oldest first, with its state and the bytes on disk only it holds. */
     public List<Listed> list(boolean withFolder) {
         try {
             List<Listed> all = new ArrayList<>();
             var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
             Map<String, Long> ram = new RamStore(checkpoints()).bytesOnlyIn();
             for (Checkpoint c : store().list()) {
-                all.add(new Listed(c, ram.getOrDefault(c.id(), c.vmStateBytes())
-                        + (withFolder ? folders.bytesOnlyIn(c.id()) : 0)));
+                long bytes = c.state() != Checkpoint.State.COMMITTED ? 0 : ram.getOrDefault(c.id(), c.vmStateBytes())
+                        + (withFolder ? folders.bytesOnlyIn(c.id()) : 0);
+                all.add(new Listed(c, bytes));
             }
             return all;
         } catch (IOException e) {
@@ -132,8 +267,8 @@ public final class Undo {
     }
 
     /**
-     * A checkpoint by its id or a unique prefix of it; empty or null: the
-     * latest. Reads the records alone: what each checkpoint alone holds on
+     * A checkpoint by its id or a unique prefix of it, in whatever state;
+     * empty or null: the latest that did not fail. Reads the records alone: what each checkpoint alone holds on
      * disk ({@link #list}) reads every RAM image and every workspace
      * manifest, 0.3-0.5 s with a 10,000-file workspace, and a rewind paid it
      * before it began.
@@ -150,6 +285,9 @@ public final class Undo {
                     + " cannot be used: " + e.problem(), e.remedy(), e);
         } catch (IOException e) {
             throw unreadable(e);
+        }
+        if (idOrPrefix == null || idOrPrefix.isEmpty()) {
+            all = all.stream().filter(c -> c.state() != Checkpoint.State.FAILED).toList();
         }
         if (all.isEmpty()) {
             throw new KosaException(KosaException.Kind.USAGE, "sandbox " + sandboxId + " has no checkpoints",
@@ -169,11 +307,13 @@ public final class Undo {
     }
 
     /**
-     * Removes a checkpoint: through the running machine's QEMU when there is
-     * one ({@code running} non-null), else from the disk {@code disk} that no
-     * QEMU holds.
+     * Removes a checkpoint, once the commit under way has ended (a pending
+     * one is removed committed or failed): through the running machine's
+     * QEMU when there is one ({@code running} non-null), else from the disk
+     * {@code disk} that no QEMU holds.
      */
     public Checkpoint remove(String idOrPrefix, Machine running, Path disk) {
+        commits.awaitIdle();
         Checkpoint c = find(idOrPrefix);
         try {
             if (running != null) {
@@ -188,9 +328,9 @@ public final class Undo {
         }
     }
 
-    /** Where a fork starts: checkpoint {@code idOrPrefix} and its saved machine. */
+    /** Where a fork starts: checkpoint {@code idOrPrefix}, once committed, and its saved machine. */
     public ForkPoint forkPoint(String idOrPrefix) {
-        Checkpoint c = find(idOrPrefix);
+        Checkpoint c = committed(find(idOrPrefix));
         try {
             return new ForkPoint(c, RamBase.savedMachine(checkpoints(), c));
         } catch (IOException e) {
@@ -218,12 +358,16 @@ public final class Undo {
 
     /**
      * How {@code folder} differs now from checkpoint {@code idOrPrefix}, or, when that is empty, from the folder
-     * as the sandbox started ({@link #captureStart}). The caller holds the sandbox's lock: no checkpoint runs
+     * as the sandbox started ({@link #captureStart}). The caller holds the sandbox's lock: no checkpoint starts
      * meanwhile.
      */
     public List<FolderChange> diff(Path folder, String idOrPrefix) {
+        // the store's objects are read: once the commit under way (which deletes its pre-copy's) has ended, and a
+        // checkpoint named while pending once its snapshot is committed (a failed one refused, saying why)
+        commits.awaitIdle();
         var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
-        String from = idOrPrefix == null || idOrPrefix.isEmpty() ? FolderSnapshots.START : find(idOrPrefix).id();
+        String from = idOrPrefix == null || idOrPrefix.isEmpty() ? FolderSnapshots.START
+                : committed(find(idOrPrefix)).id();
         try {
             if (!folders.ids().contains(from)) {
                 throw from.equals(FolderSnapshots.START)
@@ -276,6 +420,7 @@ public final class Undo {
      * @return how long each step took
      */
     public Map<String, Long> suspend(Machine m) {
+        commits.awaitIdle();
         return checkpointer(m).suspend(new Suspension(sandboxDir));
     }
 
@@ -312,20 +457,43 @@ public final class Undo {
         // a machine that still runs with a pause to disk beside it: a stop cut short after the save, before QEMU
         // quit; its processes are frozen, and the saved state is older than the machine it would bring back
         boolean stopCut = Files.isDirectory(stop.state().getParent());
-        if (!Files.exists(mark) && !stopCut) {
+        boolean frozen = Files.exists(mark) || stopCut;
+        boolean commitCut = cutShort;
+        cutShort = false;
+        if (!frozen && !commitCut) {
             return false;
         }
-        GuestCommand.thaw(vm.agent(), 0, new byte[0], Duration.ofSeconds(20));
+        if (frozen) {
+            GuestCommand.thaw(vm.agent(), 0, new byte[0], Duration.ofSeconds(20));
+        }
         if (stopCut) {
             log.accept("sandbox " + sandboxId + ": a stop was cut short; its machine runs on, and the state it saved "
                     + "is discarded");
             stop.discard();
         }
-        if (Files.deleteIfExists(mark)) {
-            new Leftovers(vm.qmp(), store(), new FolderSnapshots(checkpoints().resolve("workspace")),
-                    new RamStore(checkpoints()), log).sweep();
+        if (Files.deleteIfExists(mark) | commitCut) {
+            sweepLeftovers(vm);
         }
         return true;
+    }
+
+    /**
+     * The parts of checkpoints never committed, swept once QEMU's stream has
+     * ended (the dead daemon's writer finishes it: a background snapshot is
+     * never cut). A stream that does not end in time leaves them to the
+     * sweep before the next checkpoint, which waits for it again.
+     */
+    private void sweepLeftovers(Vm vm) {
+        try {
+            MachineState.awaitIdle(vm.qmp(), Duration.ofMinutes(1));
+        } catch (RuntimeException e) {
+            log.accept("sandbox " + sandboxId + ": the machine state a dead daemon's checkpoint began is still being"
+                    + " written (" + e.getMessage() + "); its parts are swept before the next checkpoint");
+            return;
+        }
+        new Leftovers(vm.qmp(), store(), new FolderSnapshots(checkpoints().resolve("workspace")),
+                new FolderSnapshots(checkpoints().resolve(Checkpointer.HELD)), new RamStore(checkpoints()), log)
+                .sweep();
     }
 
     /**
@@ -336,6 +504,51 @@ public final class Undo {
      */
     public boolean forgetInterrupted() throws IOException {
         return Files.deleteIfExists(Checkpointer.marker(checkpoints()));
+    }
+
+    /**
+     * At daemon start, for every sandbox: a checkpoint still pending was
+     * being committed by a daemon that died; it is marked failed. What it
+     * named is swept once the machine is re-attached ({@link
+     * #recoverInterrupted}), else before the next checkpoint ({@link
+     * Leftovers}).
+     *
+     * @return the ids marked failed
+     */
+    public List<String> recover() {
+        List<String> failed = new ArrayList<>();
+        try {
+            CheckpointStore store = store();
+            for (Checkpoint c : store.list()) {
+                if (c.state() == Checkpoint.State.PENDING) {
+                    store.save(c.failed(CUT_SHORT));
+                    failed.add(c.id());
+                    cutShort = true;
+                }
+            }
+        } catch (IOException e) {
+            log.accept("cannot mark the checkpoints a dead daemon left pending as failed: " + e.getMessage());
+        }
+        return failed;
+    }
+
+    /**
+     * The sandbox goes away, its machine already stopped: the commit under
+     * way, if any, stops and removes its parts. Returns once it has, or after
+     * {@code timeout}; false then.
+     */
+    public boolean cancel(Duration timeout) {
+        return commits.cancel(timeout);
+    }
+
+    /** The daemon is exiting: waits up to {@code timeout} for the commit under way; false if it has not ended. */
+    public boolean awaitCommits(Duration timeout) {
+        return commits.awaitIdle(timeout);
+    }
+
+    /** The id of the checkpoint being committed in the background, if one is. */
+    public Optional<String> committing() {
+        return commits.pending();
     }
 
     private KosaException unreadable(IOException e) {

@@ -9,7 +9,9 @@ import picocli.CommandLine.ParentCommand;
 
 @Command(name = "checkpoint", mixinStandardHelpOptions = true,
         description = {"Save the whole running sandbox at one instant: its processes, RAM, disk and workspace folder.",
-                "`kosa8 rewind ID` puts all of it back later, in place. Prints the checkpoint's id.",
+                "`kosa8 rewind ID` puts all of it back later, in place. Prints the checkpoint's id as soon as the "
+                        + "instant is fixed; its memory is then saved while the sandbox runs on (`kosa8 checkpoints` "
+                        + "shows it pending until then; a rewind to it waits for it).",
                 "Examples:",
                 "  kosa8 checkpoint 3f2a -m 'before the refactor'",
                 "  kosa8 checkpoints 3f2a; kosa8 rewind 3f2a; kosa8 checkpoint rm 3f2a c20261130T0815"},
@@ -24,18 +26,34 @@ final class CheckpointCommand implements Callable<Integer> {
     @Option(names = {"-m", "--message"}, paramLabel = "MSG", description = "What this checkpoint is, for `kosa8 checkpoints`.")
     String message = "";
 
+    @Option(names = "--wait", description = "Return only once the checkpoint is committed (its memory saved); "
+            + "exits non-zero if that fails.")
+    boolean await;
+
     @Override
     public Integer call() {
         if (id == null) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "name the sandbox: kosa8 checkpoint ID");
         }
-        JsonNode c = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/checkpoints?message="
-                + SandboxOptions.enc(message));
-        System.out.println(c.path("id").asText());
-        System.err.println("checkpoint of " + id + " taken; the sandbox stood still for " + c.path("pauseMillis").asLong()
-                + " ms, and ran on while its memory was saved (" + Sizes.human(c.path("vmStateBytes").asLong())
-                + " of new machine state, " + Sizes.human(c.path("workspaceBytesCopied").asLong())
-                + " of changed workspace files; stored after " + c.path("savedMillis").asLong() + " ms)");
+        return run(main.daemon(), id, message, await);
+    }
+
+    /** Takes the checkpoint and says so; shared with {@link HotPath}. */
+    static int run(DaemonClient daemon, String id, String message, boolean await) {
+        Object c = daemon.call("POST", "/v1/sandboxes/" + Ids.check(id) + "/checkpoints?message="
+                + SandboxOptions.enc(message) + (await ? "&wait=true" : ""));
+        System.out.println(Json.text(c, "id"));
+        if (Json.text(c, "state").equals("pending")) {
+            System.err.println("checkpoint of " + id + " taken; the sandbox stood still for "
+                    + Json.number(c, "pauseMillis") + " ms, and runs on while its memory is saved ("
+                    + Sizes.human(Json.number(c, "workspaceBytesCopied")) + " of changed workspace files)");
+        } else {
+            System.err.println("checkpoint of " + id + " taken; the sandbox stood still for "
+                    + Json.number(c, "pauseMillis") + " ms, and ran on while its memory was saved ("
+                    + Sizes.human(Json.number(c, "vmStateBytes")) + " of new machine state, "
+                    + Sizes.human(Json.number(c, "workspaceBytesCopied")) + " of changed workspace files; stored after "
+                    + Json.number(c, "savedMillis") + " ms)");
+        }
         return 0;
     }
 

@@ -30,7 +30,6 @@ import java.util.Locale;
  * under 150 ms. The daemon side is Netty's full HTTP codec.
  */
 public final class DaemonClient {
-    static final ObjectMapper JSON = new ObjectMapper().findAndRegisterModules();
     private static final int MAX_HEADER = 64 * 1024;
     private static final int MAX_BODY = 64 * 1024 * 1024;
 
@@ -42,6 +41,23 @@ public final class DaemonClient {
 
     /** A response: status and JSON body. */
     public record Response(int status, JsonNode body) {
+    }
+
+    /** A response as it came: status and body. */
+    record Raw(int status, byte[] body) {
+    }
+
+    /**
+     * Jackson's data binding, for the commands that show or take JSON as it
+     * is (inspect, doctor) and for {@link #get} and the like. Made on first
+     * use: the commands of {@link HotPath} never need it.
+     */
+    static ObjectMapper json() {
+        return Databind.JSON;
+    }
+
+    private static final class Databind {
+        static final ObjectMapper JSON = new ObjectMapper().findAndRegisterModules();
     }
 
     /** An upgraded connection: raw streams speaking the agent protocol. */
@@ -71,17 +87,51 @@ public final class DaemonClient {
             return r.body();
         }
         JsonNode b = r.body();
-        KosaException.Kind kind;
-        try {
-            kind = KosaException.Kind.valueOf(b.path("kind").asText("INTERNAL"));
-        } catch (IllegalArgumentException e) {
-            kind = KosaException.Kind.INTERNAL;
-        }
-        throw new KosaException(kind, b.path("error").asText("the daemon answered HTTP " + r.status()),
+        throw error(r.status(), b.path("kind").asText("INTERNAL"), b.path("error").asText(""),
                 b.path("suggestion").asText(""));
     }
 
+    /** The daemon's error answer as its own KosaException. */
+    private static KosaException error(int status, String kindName, String message, String suggestion) {
+        KosaException.Kind kind;
+        try {
+            kind = KosaException.Kind.valueOf(kindName.isEmpty() ? "INTERNAL" : kindName);
+        } catch (IllegalArgumentException e) {
+            kind = KosaException.Kind.INTERNAL;
+        }
+        return new KosaException(kind, message.isEmpty() ? "the daemon answered HTTP " + status : message,
+                suggestion);
+    }
+
     public Response request(String method, String path) {
+        Raw r = raw(method, path);
+        try {
+            return new Response(r.status(), r.body().length == 0 ? json().createObjectNode() : json().readTree(r.body()));
+        } catch (IOException e) {
+            throw unreachable(e);
+        }
+    }
+
+    /**
+     * A request whose answer is read as plain values ({@link Json}): the
+     * answer on success, the daemon's own error as a KosaException otherwise.
+     */
+    Object call(String method, String path) {
+        Raw r = raw(method, path);
+        Object body;
+        try {
+            body = r.body().length == 0 ? java.util.Map.of() : Json.parse(r.body());
+        } catch (IOException e) {
+            throw unreachable(e);
+        }
+        if (r.status() >= 200 && r.status() < 300) {
+            return body;
+        }
+        throw error(r.status(), Json.text(body, "kind"), Json.text(body, "error"), Json.text(body, "suggestion"));
+    }
+
+    /** One request on a connection of its own: its status and body. */
+    Raw raw(String method, String path) {
         try (SocketChannel ch = connect()) {
             OutputStream out = Channels.newOutputStream(ch);
             out.write(head(method, path, List.of("Connection: close", "Content-Length: 0")));
@@ -89,8 +139,7 @@ public final class DaemonClient {
             InputStream in = Channels.newInputStream(ch);
             Head h = readHead(in);
             byte[] body = h.contentLength >= 0 ? in.readNBytes(h.contentLength) : in.readNBytes(MAX_BODY);
-            JsonNode json = body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body);
-            return new Response(h.status, json);
+            return new Raw(h.status, body);
         } catch (IOException e) {
             throw unreachable(e);
         }
@@ -109,7 +158,10 @@ public final class DaemonClient {
             if (h.status != 101) {
                 byte[] body = h.contentLength >= 0 ? in.readNBytes(h.contentLength) : in.readNBytes(MAX_BODY);
                 ch.close();
-                expectOk(new Response(h.status, body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body)));
+                Object b = body.length == 0 ? java.util.Map.of() : Json.parse(body);
+                if (h.status < 200 || h.status >= 300) {
+                    throw error(h.status, Json.text(b, "kind"), Json.text(b, "error"), Json.text(b, "suggestion"));
+                }
                 throw new KosaException(KosaException.Kind.DAEMON, "the daemon did not open a stream (HTTP " + h.status + ")", "");
             }
             return new Stream(ch, in, out, h.sandbox());
@@ -189,25 +241,32 @@ public final class DaemonClient {
 
     /** True if a daemon answers on the socket. */
     public boolean isUp() {
+        return version() != null;
+    }
+
+    /** The daemon's answer to {@code GET /v1/version}, or null when none answers. */
+    private Object version() {
         if (!Files.exists(paths.daemonSocket())) {
-            return false;
+            return null;
         }
         try {
-            return request("GET", "/v1/version").status() == 200;
-        } catch (KosaException e) {
-            return false;
+            Raw r = raw("GET", "/v1/version");
+            return r.status() == 200 ? Json.parse(r.body()) : null;
+        } catch (KosaException | IOException e) {
+            return null;
         }
     }
 
     /**
-     * Makes sure a daemon of this very build answers, starting one if needed.
-     * A daemon of another build (the jar was rebuilt) is asked to stop and
-     * replaced; sandboxes keep running and the new daemon re-attaches to them.
+     * Makes sure a daemon of this very build answers, starting one if needed:
+     * one request when it does. A daemon of another build (the jar was
+     * rebuilt) is asked to stop and replaced; sandboxes keep running and the
+     * new daemon re-attaches to them.
      */
     public void ensureRunning(String build, Duration timeout) {
-        if (isUp()) {
-            String theirs = get("/v1/version").path("build").asText();
-            if (theirs.equals(build)) {
+        Object version = version();
+        if (version != null) {
+            if (Json.text(version, "build").equals(build)) {
                 return;
             }
             stopDaemon();
@@ -232,10 +291,11 @@ public final class DaemonClient {
      * @return false if no daemon was running
      */
     public boolean stopDaemon() {
-        if (!isUp()) {
+        Object version = version();
+        if (version == null) {
             return false;
         }
-        long pid = get("/v1/version").path("pid").asLong();
+        long pid = Json.number(version, "pid");
         try {
             request("POST", "/v1/shutdown");
         } catch (KosaException e) {

@@ -50,7 +50,7 @@ final class DiffCommand implements Callable<Integer> {
         JsonNode r = main.daemon().get("/v1/sandboxes/" + Ids.check(id) + "/diff?checkpoint="
                 + URLEncoder.encode(checkpoint, StandardCharsets.UTF_8));
         if (format.json) {
-            System.out.println(DaemonClient.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(r));
+            System.out.println(DaemonClient.json().writerWithDefaultPrettyPrinter().writeValueAsString(r));
             return 0;
         }
         JsonNode changes = r.path("changes");

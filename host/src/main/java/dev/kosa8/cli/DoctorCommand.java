@@ -1,9 +1,13 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.daemon.Settings;
+import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.HostTools;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
 import dev.kosa8.secrets.SecretStore;
+import dev.kosa8.vm.Jail;
+import dev.kosa8.vm.JailProbe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,6 +31,7 @@ final class DoctorCommand implements Callable<Integer> {
             String at = HostTools.which(e.getKey());
             check(e.getKey(), at != null, at == null ? "missing" : at, HostTools.installCommand(List.of(e.getValue())));
         }
+        jail();
         Path kvm = Path.of("/dev/kvm");
         if (!Files.exists(kvm)) {
             warn("kvm", "/dev/kvm is missing: sandboxes run under TCG (software emulation, much slower)",
@@ -39,7 +44,7 @@ final class DoctorCommand implements Callable<Integer> {
         }
         Path accel = main.paths.cache().resolve("accelerator.json");
         if (Files.exists(accel)) {
-            var n = DaemonClient.JSON.readTree(accel.toFile());
+            var n = DaemonClient.json().readTree(accel.toFile());
             ok("accelerator", n.path("accelerator").asText() + " (probed " + n.path("probedAt").asText() + "; "
                     + n.path("tried").toString() + ")");
         } else {
@@ -71,6 +76,31 @@ final class DoctorCommand implements Callable<Integer> {
         }
         System.out.println(problems == 0 ? "\nAll good." : "\n" + problems + " problem(s) to fix.");
         return problems == 0 ? 0 : 1;
+    }
+
+    /**
+     * Whether QEMU runs in its jail here, as the daemon will find it
+     * ({@link JailProbe}, under the settings' {@code "jail"}): a warning with
+     * the line that fixes it when it cannot, a failure when the settings
+     * require the jail.
+     */
+    private void jail() {
+        Settings settings;
+        try {
+            settings = Settings.load(HostPaths.config());
+        } catch (KosaException e) {
+            check("settings", false, e.getMessage(), e.suggestion());
+            settings = Settings.DEFAULTS;
+        }
+        Jail jail = JailProbe.detect(settings.jail());
+        if (jail.confines()) {
+            ok("jail", jail.describe());
+        } else if (jail.required()) {
+            check("jail", false, jail.describe() + ", and the settings require it", jail.fix());
+        } else {
+            warn("jail", jail.describe() + "; its seccomp filter is then all that stands between a QEMU exploit"
+                    + " and your files", jail.fix().isEmpty() ? "none on this system" : jail.fix());
+        }
     }
 
     /** Old images and templates nothing rests on, as a dry-run prune finds them: a warning, since they only take space. */

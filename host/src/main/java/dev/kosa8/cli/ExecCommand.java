@@ -32,12 +32,17 @@ final class ExecCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        return run(main.daemon(), id, exec, command, checkpoint);
+    }
+
+    /** Runs the command (after a checkpoint, if asked); shared with {@link HotPath}. */
+    static int run(DaemonClient daemon, String id, ExecOptions exec, List<String> command, boolean checkpoint) {
         var spec = exec.spec(command);
         if (checkpoint) {
-            var c = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/checkpoints?message="
+            Object c = daemon.call("POST", "/v1/sandboxes/" + Ids.check(id) + "/checkpoints?message="
                     + SandboxOptions.enc("before: " + String.join(" ", command)));
-            System.err.println("kosa8: checkpoint " + c.path("id").asText() + " (kosa8 rewind " + id + " undoes this)");
+            System.err.println("kosa8: checkpoint " + Json.text(c, "id") + " (kosa8 rewind " + id + " undoes this)");
         }
-        return Exec.run(main.daemon().upgrade("/v1/sandboxes/" + Ids.check(id) + "/exec"), spec, exec.interactive);
+        return Exec.run(daemon.upgrade("/v1/sandboxes/" + Ids.check(id) + "/exec"), spec, exec.interactive);
     }
 }

@@ -3,7 +3,6 @@ package dev.kosa8.cli;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.image.BuildProgress;
 import dev.kosa8.image.BuildStep;
-import dev.kosa8.image.Image;
 import dev.kosa8.image.ImageBuilder;
 import java.io.PrintStream;
 
@@ -16,8 +15,12 @@ final class Images {
     private Images() {
     }
 
-    static Image ensure(HostPaths paths, PrintStream err) {
-        return new ImageBuilder(paths, printer(err)).ensure();
+    /** Builds what the image lacks, if anything; at once when this build found it complete before. */
+    static void ensure(HostPaths paths, PrintStream err) {
+        ImageBuilder images = new ImageBuilder(paths, printer(err));
+        if (!images.ensuredBefore()) {
+            images.ensure();
+        }
     }
 
     static BuildProgress printer(PrintStream err) {

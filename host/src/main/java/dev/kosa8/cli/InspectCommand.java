@@ -16,7 +16,7 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         var s = main.daemon().get("/v1/sandboxes/" + Ids.check(id));
-        System.out.println(DaemonClient.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(s));
+        System.out.println(DaemonClient.json().writerWithDefaultPrettyPrinter().writeValueAsString(s));
         return 0;
     }
 }

@@ -1,8 +1,9 @@
 package dev.kosa8.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -18,18 +19,22 @@ final class LsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        JsonNode list = main.daemon().get("/v1/sandboxes");
+        return run(main.daemon(), quiet, System.out);
+    }
+
+    /** Lists the sandboxes; shared with {@link HotPath}. */
+    static int run(DaemonClient daemon, boolean quiet, PrintStream out) {
+        List<?> list = Json.list(daemon.call("GET", "/v1/sandboxes"));
         if (quiet) {
-            list.forEach(s -> System.out.println(s.path("id").asText()));
+            list.forEach(s -> out.println(Json.text(s, "id")));
             return 0;
         }
         String fmt = "%-12s  %-8s  %-9s  %4s  %7s  %-5s  %s%n";
-        System.out.printf(fmt, "ID", "STATE", "KIND", "CPUS", "MEMORY", "ACCEL", "CREATED");
-        for (JsonNode s : list) {
-            System.out.printf(fmt, s.path("id").asText(), s.path("state").asText(),
-                    s.path("ephemeral").asBoolean() ? "ephemeral" : "kept", s.path("cpus").asInt(),
-                    s.path("memoryMiB").asInt() + "M", s.path("accelerator").asText(),
-                    ago(s.path("created").asText()));
+        out.printf(fmt, "ID", "STATE", "KIND", "CPUS", "MEMORY", "ACCEL", "CREATED");
+        for (Object s : list) {
+            out.printf(fmt, Json.text(s, "id"), Json.text(s, "state"),
+                    Json.flag(s, "ephemeral") ? "ephemeral" : "kept", Json.number(s, "cpus"),
+                    Json.number(s, "memoryMiB") + "M", Json.text(s, "accelerator"), ago(Json.text(s, "created")));
         }
         return 0;
     }

@@ -25,8 +25,9 @@ import picocli.CommandLine.Option;
             "  kosa8 rm -f $id                       remove it",
             ""},
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
-            CpCommand.class, LsCommand.class, InspectCommand.class, LogsCommand.class, StopCommand.class,
-            StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class, RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
+            CpCommand.class, LsCommand.class, InspectCommand.class, DfCommand.class, LogsCommand.class, StopCommand.class,
+            StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class,
+            RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
             DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class, ConfigCommand.class,
             DaemonCommand.class,
@@ -45,14 +46,20 @@ public final class Main {
         return c;
     }
 
-    /** Identifies this build, so the CLI replaces a daemon started from another jar. */
-    static String build() {
-        return dev.kosa8.daemon.DaemonMain.build();
+    /** What {@code kosa8 --version} prints. */
+    static String versionLine() {
+        return "kosa8 " + dev.kosa8.daemon.Daemon.VERSION + " (build " + build() + ")";
     }
 
+    /** Identifies this build, so the CLI replaces a daemon started from another jar. */
+    static String build() {
+        return dev.kosa8.host.BuildId.current();
+    }
+
+    /** The commands an agent calls all day, in their plain forms, without picocli ({@link HotPath}); the rest with it. */
     public static void main(String[] args) {
         dev.kosa8.host.CrashPoints.install(System.getenv()); // tests only (secret set, image build); off unless set
-        System.exit(run(args));
+        System.exit(HotPath.run(args, new Main()).orElseGet(() -> run(args)));
     }
 
     static int run(String... args) {
@@ -71,7 +78,11 @@ public final class Main {
     private static int handle(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
         boolean debug = parsed.matchedOption("--debug") != null
                 || parsed.subcommands().stream().anyMatch(p -> p.matchedOption("--debug") != null);
-        PrintWriter err = cl.getErr();
+        return report(e, cl.getErr(), debug);
+    }
+
+    /** Prints a command's failure as one line and a suggestion (the stack trace with {@code debug}); its exit code. */
+    static int report(Exception e, PrintWriter err, boolean debug) {
         if (e instanceof KosaException k) {
             err.println("kosa8: " + k.getMessage());
             if (!k.suggestion().isEmpty()) {
@@ -95,7 +106,7 @@ public final class Main {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"kosa8 " + dev.kosa8.daemon.Daemon.VERSION + " (build " + build() + ")"};
+            return new String[] {versionLine()};
         }
     }
 }

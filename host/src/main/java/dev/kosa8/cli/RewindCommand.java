@@ -1,6 +1,5 @@
 package dev.kosa8.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -36,10 +35,19 @@ final class RewindCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "give a CHECKPOINT or --turn N, not both");
         }
-        String query = turn != null ? "turn=" + turn : "checkpoint=" + SandboxOptions.enc(checkpoint == null ? "" : checkpoint);
-        JsonNode c = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/rewind?" + query);
-        System.out.println(c.path("id").asText());
-        System.err.println("rewound " + id + " to " + c.path("id").asText() + " in " + c.path("rewindMillis").asLong()
+        return rewind(main.daemon(), id, turn != null ? "turn=" + turn
+                : "checkpoint=" + SandboxOptions.enc(checkpoint == null ? "" : checkpoint));
+    }
+
+    /** Rewinds and says so; shared with {@link HotPath}. */
+    static int run(DaemonClient daemon, String id, String checkpoint) {
+        return rewind(daemon, id, "checkpoint=" + SandboxOptions.enc(checkpoint == null ? "" : checkpoint));
+    }
+
+    private static int rewind(DaemonClient daemon, String id, String query) {
+        Object c = daemon.call("POST", "/v1/sandboxes/" + Ids.check(id) + "/rewind?" + query);
+        System.out.println(Json.text(c, "id"));
+        System.err.println("rewound " + id + " to " + Json.text(c, "id") + " in " + Json.number(c, "rewindMillis")
                 + " ms");
         return 0;
     }

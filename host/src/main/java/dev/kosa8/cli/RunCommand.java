@@ -36,6 +36,11 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        return run(main, sandbox, exec, command, rm);
+    }
+
+    /** Runs the command in a new sandbox; shared with {@link HotPath}. */
+    static int run(Main main, SandboxOptions sandbox, ExecOptions exec, List<String> command, boolean rm) {
         Images.ensure(main.paths, System.err);
         DaemonClient d = main.daemon();
         List<String> argv = command == null ? List.of() : command;
@@ -50,7 +55,7 @@ final class RunCommand implements Callable<Integer> {
             noticeHeld(d, stream.sandbox());
             return code;
         }
-        String id = d.post("/v1/sandboxes?" + sandbox.query()).path("id").asText();
+        String id = Json.text(d.call("POST", "/v1/sandboxes?" + sandbox.query()), "id");
         System.err.println("kosa8: sandbox " + id + " kept (remove it with `kosa8 rm -f " + id + "`)");
         int code = Exec.run(d.upgrade("/v1/sandboxes/" + id + "/exec"), spec, exec.interactive);
         noticeHeld(d, id);
@@ -63,7 +68,8 @@ final class RunCommand implements Callable<Integer> {
             return;
         }
         try {
-            int n = d.get("/v1/held/" + id + "?countOnly=true").path("count").asInt();
+            // plain values, not Jackson's data binding: this runs at the end of every `run` ({@link HotPath})
+            long n = Json.number(d.call("GET", "/v1/held/" + id + "?countOnly=true"), "count");
             if (n > 0) {
                 System.err.println("kosa8: " + n + " change(s) held for review, not written to your folder: kosa8 review "
                         + id);

@@ -7,9 +7,13 @@ import picocli.CommandLine.Option;
  * project's {@code .kosa8/config.toml} ({@link ProjectConfigFile}), else kosa8's default.
  */
 final class SandboxOptions {
+    // kosa8's defaults, named once for picocli, for `config show` and for the options of a plain `run` ({@link
+    // HotPath}); cpus, memory and net are left null when not given, so that .kosa8/config.toml can set them
     static final int DEFAULT_CPUS = 2;
     static final String DEFAULT_MEMORY = "1G";
     static final String DEFAULT_NET = "closed";
+    static final String ACCEL = "auto";
+    static final String TRANSPORT = "auto";
 
     @Option(names = "--cpus", paramLabel = "N",
             description = "Virtual CPUs (default: cpus in .kosa8/config.toml, else " + DEFAULT_CPUS + ").")
@@ -20,7 +24,7 @@ final class SandboxOptions {
                     + ").")
     String memory;
 
-    @Option(names = "--accel", paramLabel = "ACCEL", defaultValue = "auto",
+    @Option(names = "--accel", paramLabel = "ACCEL", defaultValue = ACCEL,
             description = "kvm, hvf, tcg, or auto: probe once and cache the result (default: ${DEFAULT-VALUE}).")
     String accel;
 
@@ -29,7 +33,7 @@ final class SandboxOptions {
                     + " the host; commands start in it. Default: the current directory. 'none' for no folder."})
     String workspace;
 
-    @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = "auto",
+    @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = TRANSPORT,
             description = {"How the guest kernel reaches the folder: auto (default), through kosa8's own 9p transport "
                     + "in the guest kernel where the image has it, else through the agent's relay; relay, always "
                     + "the relay (slower on small files; for diagnosis)."})
@@ -81,6 +85,27 @@ final class SandboxOptions {
                     + "network.json, else off."})
     Boolean trustHostCas;
 
+    @Option(names = "--disk-budget", paramLabel = "SIZE",
+            description = {"The most the sandbox may keep on this machine's disk: its root disk's growth, its "
+                    + "checkpoints and its logs together (default: \"diskBudget\" in kosa8's settings.json, else 32G). "
+                    + "A checkpoint that would go past it is refused; `kosa8 df` shows what each sandbox uses."})
+    String diskBudget;
+
+    @Option(names = "--max-checkpoints", paramLabel = "N",
+            description = {"The most checkpoints the sandbox keeps; one more is refused until one is removed "
+                    + "(default: \"checkpointCount\" in settings.json, else 64)."})
+    Integer maxCheckpoints;
+
+    @Option(names = "--checkpoint-bytes", paramLabel = "SIZE",
+            description = {"The most its checkpoints may hold alone, as `kosa8 checkpoints` counts them "
+                    + "(default: \"checkpointBytes\" in settings.json, else no limit of their own)."})
+    String checkpointBytes;
+
+    @Option(names = "--console-limit", paramLabel = "SIZE",
+            description = {"The most of the guest's console output kept on this machine; older output is "
+                    + "dropped, and the log says so (default: \"consoleLimit\" in settings.json, else 4M)."})
+    String consoleLimit;
+
     /** The settings the sandbox gets, each with where it came from (`kosa8 config show`). */
     EffectiveSettings effective() {
         return EffectiveSettings.of(this, ProjectConfigFile.read(projectFolder()));
@@ -97,6 +122,14 @@ final class SandboxOptions {
         return effective().value("image");
     }
 
+    /** The options as picocli sets them when none is given. */
+    static SandboxOptions defaults() {
+        SandboxOptions o = new SandboxOptions();
+        o.accel = ACCEL;
+        o.workspaceTransport = TRANSPORT;
+        return o;
+    }
+
     String query() {
         EffectiveSettings e = effective();
         String a = accel.equalsIgnoreCase("auto") ? "auto" : dev.kosa8.vm.Accelerator.parse(accel).qemuName();
@@ -106,6 +139,18 @@ final class SandboxOptions {
                 + "&workspaceTransport=" + dev.kosa8.vm.WorkspaceTransport.parse(workspaceTransport).label());
         if (!e.value("image").isEmpty()) {
             q.append("&image=").append(enc(e.value("image")));
+        }
+        if (diskBudget != null) {
+            q.append("&diskBudget=").append(Sizes.bytes("--disk-budget", diskBudget));
+        }
+        if (maxCheckpoints != null) {
+            q.append("&maxCheckpoints=").append(maxCheckpoints);
+        }
+        if (checkpointBytes != null) {
+            q.append("&checkpointBytes=").append(Sizes.bytes("--checkpoint-bytes", checkpointBytes));
+        }
+        if (consoleLimit != null) {
+            q.append("&consoleLimit=").append(Sizes.bytes("--console-limit", consoleLimit));
         }
         if (trustHostCas != null) {
             q.append("&trustHostCas=").append(trustHostCas);

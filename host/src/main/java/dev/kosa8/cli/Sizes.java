@@ -24,6 +24,16 @@ final class Sizes {
         }
     }
 
+    /** A size in bytes as people write it: 4096, 64K, 4M, 20G. */
+    static long bytes(String option, String s) {
+        try {
+            return dev.kosa8.daemon.Settings.parseBytes(s);
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "cannot read " + option + " '" + s + "'",
+                    "write it like 64K, 4M, 20G or a number of bytes");
+        }
+    }
+
     /** 0 B, 512 B, 3.4 KiB, 250.0 MiB, 1.2 GiB. */
     static String human(long bytes) {
         if (bytes < 1024) {

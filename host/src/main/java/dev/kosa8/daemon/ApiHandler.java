@@ -103,6 +103,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,
                     "bytes", removed.stream().mapToLong(Pruner.Item::bytes).sum()));
+        } else if (what.equals("df") && m == HttpMethod.GET) {
+            respond(ctx, HttpResponseStatus.OK, mgr.df());
         } else if (what.equals("images")) {
             images(ctx, m, p, q, upgrade, mgr);
         } else if (what.equals("sandboxes")) {
@@ -189,7 +191,10 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         switch (action) {
             case "" -> {
                 if (m == HttpMethod.GET) {
-                    respond(ctx, HttpResponseStatus.OK, view(s));
+                    Map<String, Object> inspect = new LinkedHashMap<>(SandboxStore.JSON.convertValue(view(s),
+                            new com.fasterxml.jackson.core.type.TypeReference<Map<String, Object>>() { }));
+                    inspect.put("storage", mgr.diskUse(s));
+                    respond(ctx, HttpResponseStatus.OK, inspect);
                 } else if (m == HttpMethod.DELETE) {
                     int kept = mgr.remove(s, "true".equals(param(q, "force", "false")),
                             "true".equals(param(q, "discardHeld", "false")));
@@ -231,13 +236,17 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
                 var agent = mgr.running(s).agent();
+                s.openStream(mgr.streamsPerSandbox());
                 switchToStream(ctx, s.id(), () -> agent, () -> mgr.networks().secretEnvironment(s),
-                        s.record().image().config(), () -> { });
+                        s.record().image().config(), s::closeStream);
             }
             case "checkpoints" -> {
+                boolean wait = Boolean.parseBoolean(param(q, "wait", "false"));
                 if (m == HttpMethod.POST && p.size() == 4) {
-                    var c = mgr.checkpoint(s, param(q, "message", ""));
+                    var c = mgr.checkpoint(s, param(q, "message", ""), wait);
                     respond(ctx, HttpResponseStatus.CREATED, checkpointView(c, null));
+                } else if (m == HttpMethod.GET && p.size() == 5) {
+                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.findCheckpoint(s, p.get(4), wait), null));
                 } else if (m == HttpMethod.GET && p.size() == 4) {
                     Map<String, Integer> turns = mgr.turnsOf(s);
                     respond(ctx, HttpResponseStatus.OK, mgr.checkpoints(s).stream()
@@ -376,6 +385,10 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         v.put("workspaceEntries", c.workspaceEntries());
         v.put("workspaceBytesCopied", c.workspaceBytesCopied());
         v.put("stepMillis", c.stepMillis());
+        v.put("state", c.state().label());
+        if (!c.failure().isEmpty()) {
+            v.put("failure", c.failure());
+        }
         if (bytes != null) {
             v.put("bytesOnDisk", bytes);
         }
@@ -417,10 +430,23 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     WorkspaceTransport.parse(param(q, "workspaceTransport", "")),
                     q.parameters().containsKey("trustHostCas") ? Boolean.valueOf(param(q, "trustHostCas", "false"))
                             : null, param(q, "image", ""),
-                    q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()));
+                    q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()),
+                    new Budget.Change(longParam(q, "diskBudget"), intParam(q, "maxCheckpoints"),
+                            longParam(q, "checkpointBytes"), longParam(q, "consoleLimit")));
         } catch (NumberFormatException e) {
-            throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
+            throw new KosaException(KosaException.Kind.USAGE, "cpus, memory and the budget's values must be numbers",
+                    "");
         }
+    }
+
+    private static Long longParam(QueryStringDecoder q, String name) {
+        String v = param(q, name, "");
+        return v.isEmpty() ? null : Long.parseLong(v);
+    }
+
+    private static Integer intParam(QueryStringDecoder q, String name) {
+        String v = param(q, name, "");
+        return v.isEmpty() ? null : Integer.parseInt(v);
     }
 
     private static String param(QueryStringDecoder q, String name, String dflt) {
@@ -432,6 +458,12 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private void switchToStream(ChannelHandlerContext ctx, String sandbox, Supplier<AgentConnection> agent,
                                 Supplier<Map<String, String>> extraEnv, dev.kosa8.image.ImageConfig image,
                                 Runnable onEnd) {
+        AtomicBoolean ended = new AtomicBoolean();
+        Runnable once = () -> {
+            if (ended.compareAndSet(false, true)) {
+                onEnd.run();
+            }
+        };
         ctx.executor().execute(() -> {
             FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.SWITCHING_PROTOCOLS);
             res.headers().set(HttpHeaderNames.UPGRADE, UPGRADE).set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE)
@@ -442,9 +474,12 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             pipeline.remove(HttpObjectAggregator.class);
             pipeline.addLast(new LengthFieldBasedFrameDecoder(Limits.MAX_FRAME + Codec.HEADER, 0, Codec.HEADER, 0,
                     Codec.HEADER));
-            pipeline.addLast(new ExecRelay(agent, extraEnv, image, onEnd));
+            pipeline.addLast(new ExecRelay(agent, extraEnv, image, once));
             pipeline.remove(this);
             ctx.channel().config().setAutoRead(true);
+            if (!ctx.channel().isActive()) {
+                once.run(); // the client left before the relay was there to see it
+            }
         });
     }
 
@@ -456,6 +491,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         return switch (k) {
             case USAGE -> HttpResponseStatus.BAD_REQUEST;
             case STATE -> HttpResponseStatus.CONFLICT;
+            case LIMIT -> HttpResponseStatus.TOO_MANY_REQUESTS;
             default -> HttpResponseStatus.INTERNAL_SERVER_ERROR;
         };
     }

@@ -63,7 +63,8 @@ final class BuildSandbox implements AutoCloseable {
     static BuildSandbox start(SandboxManager manager, BootImage base, List<String> allow, Boolean trustHostCas,
                               int cpus, int memoryMiB, Path layers) {
         Sandbox s = manager.create(new SandboxManager.CreateRequest(true, cpus, memoryMiB, "auto", "",
-                NetMode.CLOSED, allow, List.of(), WorkspaceTransport.AUTO, trustHostCas, "", List.of(), List.of()), base);
+                NetMode.CLOSED, allow, List.of(), WorkspaceTransport.AUTO, trustHostCas, "", List.of(), List.of(),
+                Budget.Change.NONE), base);
         return new BuildSandbox(manager, s, layers, base.systemCertificates());
     }
 

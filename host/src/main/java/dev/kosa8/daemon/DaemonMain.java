@@ -8,6 +8,8 @@ import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
 import dev.kosa8.vm.AcceleratorProbe;
+import dev.kosa8.vm.Jail;
+import dev.kosa8.vm.JailProbe;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,10 +36,26 @@ public final class DaemonMain {
                         System.out.println(line);
                     }
                 });
-        SandboxManager mgr = new SandboxManager(paths, () -> bootImage(paths), probe, qemu, egress,
+        Settings settings;
+        try {
+            settings = Settings.load(HostPaths.config());
+        } catch (KosaException e) {
+            System.out.println("kosa8d: " + e.getMessage() + " — " + e.suggestion());
+            System.exit(e.exitCode());
+            return;
+        }
+        Jail jail = JailProbe.detect(settings.jail());
+        SandboxManager mgr = new SandboxManager(paths, settings, jail, () -> bootImage(paths), probe, qemu, egress,
                 dev.kosa8.secrets.SecretStore::open, line -> self[0].log(line));
         Daemon d = new Daemon(paths, mgr, build(), System.out);
         self[0] = d;
+        if (jail.confines()) {
+            d.log(jail.describe());
+        } else {
+            d.log((jail.required() ? "error: " : "warning: ") + jail.describe()
+                    + (jail.required() ? "; sandboxes cannot start (\"jail\": \"required\")" : "")
+                    + (jail.fix().isEmpty() ? "" : "; fix: " + jail.fix()));
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(d::stop));
         try {
             d.start();
@@ -56,21 +74,8 @@ public final class DaemonMain {
                 String.join(" ", image.kernelCommandLine("sandbox")));
     }
 
-    /**
-     * Identifies the build: the jar's modification time and size. The daemon
-     * runs from a copy of the jar, so the CLI hands it the original's id in
-     * {@code -Dkosa8.build}.
-     */
+    /** Identifies the build ({@link dev.kosa8.host.BuildId}). */
     public static String build() {
-        String given = System.getProperty("kosa8.build");
-        if (given != null && !given.isBlank()) {
-            return given;
-        }
-        try {
-            Path jar = Path.of(DaemonMain.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-            return Files.getLastModifiedTime(jar).toMillis() + "-" + Files.size(jar);
-        } catch (Exception e) {
-            return "unknown";
-        }
+        return dev.kosa8.host.BuildId.current();
     }
 }

@@ -54,7 +54,7 @@ final class Forks {
     Sandbox fork(Sandbox parent, String checkpoint, String workspace) {
         return parent.locked(() -> {
             SandboxRecord p = parent.record();
-            Undo parentUndo = layout.undo(parent.id(), log);
+            Undo parentUndo = parent.undo();
             Undo.ForkPoint at = parentUndo.forkPoint(checkpoint);
             String id = SandboxIds.newId();
             String folder = "";
@@ -67,8 +67,8 @@ final class Forks {
             List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
             SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
                     p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
-                    p.workspaceTransport(), p.image());
-            Sandbox s = new Sandbox(r);
+                    p.workspaceTransport(), p.image(), p.budget());
+            Sandbox s = new Sandbox(r, layout.undo(id, log));
             try {
                 Files.createDirectories(layout.directory(id));
                 Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n");
@@ -93,7 +93,7 @@ final class Forks {
             if (!folder.isEmpty()) {
                 parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
                 CrashPoints.reached("fork", "folder");
-                Baseline.capture(layout.undo(id, log), Path.of(folder), id, log); // its diff: against the instant
+                Baseline.capture(s.undo(), Path.of(folder), id, log); // its diff: against the instant
             }
             if (Files.isDirectory(layout.ca(parent.id()))) {
                 copyTree(layout.ca(parent.id()), layout.ca(id));
@@ -106,7 +106,7 @@ final class Forks {
             launcher.restoreFork(s, at.machine(), folder.isEmpty() ? null : Path.of(folder), at.checkpoint().server());
             turns.woke(s, s.vm(), at.checkpoint(), turns.log(parent.id()));
             CrashPoints.reached("fork", "restored", () -> s.vm() == null ? 0 : s.vm().process().pid());
-            layout.undo(id, log).startFrom(parentUndo, at.checkpoint());
+            s.undo().startFrom(parentUndo, at.checkpoint());
             CrashPoints.reached("fork", "based", () -> s.vm() == null ? 0 : s.vm().process().pid());
             Files.deleteIfExists(layout.forking(id)); // made: from here it is a sandbox like any other
             log.accept("sandbox " + id + " forked from " + parent.id() + " at " + at.checkpoint().id());

@@ -2,9 +2,14 @@ package dev.kosa8.daemon;
 
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.workspace.HeldChanges;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * Where a sandbox's held layer lives ({@code held/} in its directory) and which classes it holds:
@@ -38,5 +43,23 @@ final class HeldLayers {
 
     static Path keptRoot(SandboxLayout layout) {
         return layout.sandboxes().resolveSibling("held");
+    }
+
+    /**
+     * The bytes each removed sandbox's kept held changes take ({@code kosa8 df}): no sandbox's budget
+     * counts them once the sandbox is gone; accept or reject gives them back.
+     */
+    static Map<String, Long> keptBytes(SandboxLayout layout) throws IOException {
+        Map<String, Long> bytes = new TreeMap<>();
+        Path root = keptRoot(layout);
+        if (!Files.isDirectory(root)) {
+            return bytes;
+        }
+        try (Stream<Path> kept = Files.list(root)) {
+            for (Path dir : kept.filter(Files::isDirectory).toList()) {
+                bytes.put(dir.getFileName().toString(), DiskUsage.tree(dir));
+            }
+        }
+        return bytes;
     }
 }

@@ -47,13 +47,14 @@ final class MachineLauncher {
     private final MachineWatch watch;
     private final TurnCheckpoints turns;
     private final Consumer<String> log;
+    private final java.util.Map<Path, Long> diskSizes = new java.util.concurrent.ConcurrentHashMap<>();
 
-    MachineLauncher(SandboxLayout layout, SandboxStore store, BootImages images, AcceleratorProbe probe,
-                    String qemuBinary, Templates templates, SandboxNetworks networks, MachineWatch watch,
-                    TurnCheckpoints turns, Consumer<String> log) {
+    MachineLauncher(SandboxLayout layout, MachineSpecs specs, SandboxStore store, BootImages images,
+                    AcceleratorProbe probe, String qemuBinary, Templates templates, SandboxNetworks networks,
+                    MachineWatch watch, TurnCheckpoints turns, Consumer<String> log) {
         this.turns = turns;
         this.layout = layout;
-        this.specs = new MachineSpecs(layout);
+        this.specs = specs;
         this.store = store;
         this.images = images;
         this.probe = probe;
@@ -68,6 +69,15 @@ final class MachineLauncher {
 
     MachineSpecs specs() {
         return specs;
+    }
+
+    /**
+     * The size of a new sandbox's disk as its guest sees it: its image's root
+     * disk's, read once per image (an image's files never change), so
+     * {@code create} runs no {@code qemu-img} of its own.
+     */
+    long newDiskSize(BootImage image) {
+        return diskSizes.computeIfAbsent(image.rootDisk(), DiskUsage::virtualSize);
     }
 
     Folders folders() {
@@ -200,7 +210,7 @@ final class MachineLauncher {
             long t3 = System.nanoTime();
             vm.loadRest();
             if (template.ramId() != null) {
-                layout.undo(s.id(), log).startFromTemplate(template.dir(), template.ramId());
+                s.undo().startFromTemplate(template.dir(), template.ramId());
             }
             log.accept("sandbox " + s.id() + ": restored from its template in " + (System.nanoTime() - t0) / 1_000_000
                     + " ms (load " + ((t2 - t0) / 1_000_000 - vm.wakeMillis()) + ", wake " + vm.wakeMillis() + ", trust "
@@ -240,7 +250,7 @@ final class MachineLauncher {
      * the caller then boots afresh from the disk.
      */
     private Vm resumeFromDisk(Sandbox s, VmSpec spec, Consumer<QemuProcess> started) {
-        Undo undo = layout.undo(s.id(), log);
+        Undo undo = s.undo();
         Path folder = s.record().workspace().isEmpty() ? null : Path.of(s.record().workspace());
         try {
             var saved = undo.suspended();

@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.vm.Accelerator;
+import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.TscFrequency;
 import dev.kosa8.vm.VmSpec;
 import java.nio.file.Path;
@@ -10,9 +11,26 @@ import java.nio.file.Path;
 /** The {@link VmSpec} of a sandbox's machine, from its record, its image and the {@link SandboxLayout}. */
 final class MachineSpecs {
     private final SandboxLayout layout;
+    private final Jail jail;
+    private final Budget defaults;
 
-    MachineSpecs(SandboxLayout layout) {
+    /**
+     * @param jail     the jail every machine runs in ({@link dev.kosa8.vm.JailProbe})
+     * @param defaults the budget of a sandbox whose record has none, and of templates ({@link Settings#budget})
+     */
+    MachineSpecs(SandboxLayout layout, Jail jail, Budget defaults) {
         this.layout = layout;
+        this.jail = jail;
+        this.defaults = defaults;
+    }
+
+    /** What {@code r} may keep on disk: its own budget, else the settings' default. */
+    Budget budget(SandboxRecord r) {
+        return r.budgetOr(defaults);
+    }
+
+    Jail jail() {
+        return jail;
     }
 
     /** The spec of the machine of {@code r} in its runtime directory. */
@@ -41,7 +59,13 @@ final class MachineSpecs {
                                 r.id())) : ""), layout.consoleLog(r.id()),
                 machineDir.resolve("qmp.sock"), machineDir.resolve("agent.sock"),
                 r.workspace().isEmpty() ? null : machineDir.resolve("ws9p.sock"),
-                net ? machineDir.resolve("net.sock") : null);
+                net ? machineDir.resolve("net.sock") : null)
+                .confined(jail, budget(r).consoleBytes());
+    }
+
+    /** A template's machine, in the same jail and with the same console limit as the sandboxes'. */
+    VmSpec confine(VmSpec spec) {
+        return spec.confined(jail, defaults.consoleBytes());
     }
 
     /** Checks a new sandbox's settings: VmSpec's constructor names every bad field. */

@@ -13,7 +13,8 @@ import java.util.function.Consumer;
  * At daemon start: loads every sandbox's record and re-attaches to the
  * machines a previous daemon left running (by pid <em>and</em> process start
  * time, so a reused pid is never mistaken for one): their broker and folder
- * served again, a checkpoint or rewind it died in the middle of recovered.
+ * served again, a checkpoint or rewind it died in the middle of recovered,
+ * a checkpoint it was still committing marked failed.
  * What cannot be re-attached is marked failed, saying why; ephemeral
  * sandboxes and half-done removals are finished off.
  *
@@ -55,7 +56,7 @@ final class Recovery {
         for (SandboxRecord r : store.loadAll(log)) {
             boolean running = (r.state() == SandboxState.RUNNING || r.state() == SandboxState.STARTING)
                     && !r.ephemeral();
-            Sandbox s = new Sandbox(r, running);
+            Sandbox s = new Sandbox(r, layout.undo(r.id(), log), running);
             registry.add(s);
             Standbys.sweep(r.qemuPid(), layout.machineDirs(r.id()), log);
             if (java.nio.file.Files.exists(layout.forking(r.id()))) {
@@ -63,6 +64,10 @@ final class Recovery {
                 log.accept("removing sandbox " + r.id() + ", a fork left half-made by a previous daemon");
                 discardLeftover(s);
                 continue;
+            }
+            for (String failed : s.undo().recover()) {
+                log.accept("sandbox " + r.id() + ": checkpoint " + failed + " was being committed by a daemon that"
+                        + " stopped; marked failed");
             }
             if (r.state() != SandboxState.RUNNING && r.state() != SandboxState.STARTING) {
                 if (r.state() == SandboxState.REMOVING) {
@@ -121,7 +126,7 @@ final class Recovery {
                     r.qemuStarted(), Duration.ofSeconds(20));
             s.update(rt -> rt.withVm(vm));
             try {
-                if (layout.undo(r.id(), log).recoverInterrupted(vm)) {
+                if (s.undo().recoverInterrupted(vm)) {
                     log.accept("sandbox " + r.id() + ": a checkpoint or rewind was cut short; its processes run on");
                 }
             } catch (RuntimeException | IOException e) {
@@ -145,7 +150,7 @@ final class Recovery {
         } catch (KosaException e) {
             QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
             try {
-                if (layout.undo(r.id(), log).forgetInterrupted()) {
+                if (s.undo().forgetInterrupted()) {
                     log.accept("sandbox " + r.id() + ": a checkpoint or rewind was cut short with its machine");
                 }
             } catch (IOException io) {

@@ -1,5 +1,6 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.Broker;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Vm;
@@ -18,8 +19,11 @@ import java.util.function.UnaryOperator;
  */
 public final class Sandbox {
     private final ReentrantLock lock = new ReentrantLock();
+    private final Undo undo;
     private volatile SandboxRecord record;
     private volatile SandboxRuntime runtime = SandboxRuntime.NONE;
+    /** Its commands and file transfers under way ({@link #openStream}). */
+    private final java.util.concurrent.atomic.AtomicInteger streams = new java.util.concurrent.atomic.AtomicInteger();
     /**
      * Open (zero) unless a daemon that has just started is still re-attaching
      * to this sandbox's machine: the daemon listens first, and a request for
@@ -28,13 +32,21 @@ public final class Sandbox {
      */
     private final CountDownLatch attaching;
 
-    Sandbox(SandboxRecord record) {
-        this(record, false);
+    /** @param undo the sandbox's one undo ({@link SandboxLayout#undo}): it keeps the commit under way */
+    Sandbox(SandboxRecord record, Undo undo) {
+        this(record, undo, false);
     }
 
-    Sandbox(SandboxRecord record, boolean attaching) {
+    /** @param attaching whether the daemon, just started, is still to re-attach to its machine */
+    Sandbox(SandboxRecord record, Undo undo, boolean attaching) {
         this.record = record;
+        this.undo = undo;
         this.attaching = new CountDownLatch(attaching ? 1 : 0);
+    }
+
+    /** The sandbox's checkpoints and pause to disk, with the checkpoint it may be committing. */
+    Undo undo() {
+        return undo;
     }
 
     /** Whether the daemon is still re-attaching to this sandbox's machine, having just started. */
@@ -71,6 +83,31 @@ public final class Sandbox {
 
     void record(SandboxRecord r) {
         this.record = r;
+    }
+
+    /**
+     * Counts one more command or file transfer under way, if fewer than
+     * {@code max} are: each holds a channel of the agent's and up to a window
+     * of buffers in the daemon, so a guest's client cannot pile them up
+     * without end. Refused with what to do; {@link #closeStream} when it ends.
+     */
+    void openStream(int max) {
+        while (true) {
+            int n = streams.get();
+            if (n >= max) {
+                throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.LIMIT, "sandbox " + id()
+                        + " has " + n + " commands and file transfers under way, the most it may have at once",
+                        "wait for one to end, or raise \"streams\" in kosa8's settings.json (then `kosa8 daemon"
+                                + " stop`; sandboxes run on)");
+            }
+            if (streams.compareAndSet(n, n + 1)) {
+                return;
+            }
+        }
+    }
+
+    void closeStream() {
+        streams.decrementAndGet();
     }
 
     /** The running machine, or null. */

@@ -25,7 +25,8 @@ final class SandboxLayout {
     /** The subdirectory of a sandbox's runtime directory for a QEMU started while another runs. */
     static final String ALT = "alt";
     private static final List<String> MACHINE_FILES = List.of("qmp.sock", "agent.sock", "ws9p.sock", "net.sock",
-            "ws9p.window", "ws9p.writes", "vmstate.sock", "vmstate.sock.err", "incoming.sock", Standbys.PID_FILE);
+            "ws9p.window", "ws9p.writes", "vmstate.sock", "vmstate.sock.err", "incoming.sock", "console.sock",
+            MemoryDump.FIFO, Standbys.PID_FILE);
 
     private final HostPaths paths;
 
@@ -78,9 +79,13 @@ final class SandboxLayout {
         return directory(id).resolve("ca");
     }
 
-    /** The sandbox's undo: its checkpoints and its pause to disk. */
+    /**
+     * A new undo for the sandbox: its checkpoints and its pause to disk. The
+     * daemon makes one per sandbox it holds ({@link Sandbox#undo}), which
+     * keeps the sandbox's commit under way; its log lines name the sandbox.
+     */
     Undo undo(String id, Consumer<String> log) {
-        return new Undo(directory(id), id, log);
+        return new Undo(directory(id), id, m -> log.accept("sandbox " + id + ": " + m));
     }
 
     /** The sandbox's runtime directory: its sockets, the broker's in {@code net/}. */

@@ -1,6 +1,7 @@
 package dev.kosa8.daemon;
 
 import dev.kosa8.checkpoint.Checkpoint;
+import dev.kosa8.checkpoint.CheckpointLimits;
 import dev.kosa8.checkpoint.FolderChange;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
@@ -14,8 +15,9 @@ import dev.kosa8.image.NamedImage;
 import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.secrets.SecretStore;
 import dev.kosa8.vm.AcceleratorProbe;
+import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.QemuCommandLine;
-import dev.kosa8.vm.Tail;
+import dev.kosa8.vm.ConsoleLog;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.WorkspaceTransport;
 import dev.kosa8.workspace.WorkspaceFolder;
@@ -50,9 +52,10 @@ public final class SandboxManager {
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
                                 NetMode net, List<String> allow, List<String> secrets,
                                 WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
-                                List<String> hold, List<String> noHold) {
+                                List<String> hold, List<String> noHold, Budget.Change budget) {
         public CreateRequest {
             image = image == null || image.isEmpty() ? dev.kosa8.image.NamedImage.DEFAULT : image;
+            budget = budget == null ? Budget.Change.NONE : budget;
             hold = hold == null ? List.of() : List.copyOf(hold);
             noHold = noHold == null ? List.of() : List.copyOf(noHold);
             workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
@@ -63,6 +66,7 @@ public final class SandboxManager {
     }
 
     private final HostPaths paths;
+    private final Settings settings;
     private final SandboxLayout layout;
     private final SandboxStore store;
     private final SandboxRegistry registry = new SandboxRegistry();
@@ -82,12 +86,19 @@ public final class SandboxManager {
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
 
-    public SandboxManager(HostPaths paths, Supplier<BootImage> images, AcceleratorProbe probe, String qemuBinary,
-                          EgressService egress, Supplier<SecretStore> secretStore, Consumer<String> log) {
+    /**
+     * @param settings the host's settings ({@link Settings}: the jail, the console's limit, the budgets)
+     * @param jail     the jail every QEMU runs in, as {@link dev.kosa8.vm.JailProbe} found it under the settings
+     */
+    public SandboxManager(HostPaths paths, Settings settings, Jail jail, Supplier<BootImage> images,
+                          AcceleratorProbe probe, String qemuBinary, EgressService egress,
+                          Supplier<SecretStore> secretStore, Consumer<String> log) {
         this.paths = paths;
+        this.settings = settings;
         this.layout = new SandboxLayout(paths);
         this.store = new SandboxStore(layout.sandboxes());
-        this.templates = new Templates(paths, qemuBinary, log);
+        MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget());
+        this.templates = new Templates(paths, qemuBinary, specs::confine, log);
         this.standbys = new Standbys(log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,
                 log);
@@ -95,8 +106,8 @@ public final class SandboxManager {
         this.turns = new TurnCheckpoints(this, layout, TurnBounds.fromTestSetting(System.getenv("KOSA8_TEST_TURN_BOUNDS")),
                 log);
         this.bootImages = new BootImages(images, new ImageStore(paths), new dev.kosa8.image.NamedImages(paths.images()));
-        this.launcher = new MachineLauncher(layout, store, bootImages, probe, qemuBinary, templates, networks, watch,
-                turns, log);
+        this.launcher = new MachineLauncher(layout, specs, store, bootImages, probe, qemuBinary, templates,
+                networks, watch, turns, log);
         this.builds = new ImageBuilds(this, log);
         this.forks = new Forks(layout, store, registry, networks, launcher, turns, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
@@ -108,6 +119,11 @@ public final class SandboxManager {
     /** Held changes: review, accept, reject. */
     SandboxHeld held() {
         return held;
+    }
+
+    /** The commands and file transfers one sandbox may have under way at once ({@link Settings#streams}). */
+    int streamsPerSandbox() {
+        return settings.streams();
     }
 
     /** At daemon start, before it listens: loads every record ({@link Recovery#load}). */
@@ -296,12 +312,14 @@ public final class SandboxManager {
                 req.accelerator(), "", SandboxState.STARTING, 0, null, "",
                 WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))),
                 networks.network(req.net(), req.allow(), granted, req.trustHostCas()), granted, req.workspaceTransport(),
-                image);
+                image, req.budget().applyTo(settings.budget()));
         launcher.specs().validate(r);
+        DiskBudget.admitSandbox(r.memoryMiB(), r.budget(),
+                launcher.newDiskSize(pinned != null ? pinned : bootImages.of(r)));
         if (!r.workspace().isEmpty()) {
             HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
         }
-        Sandbox s = new Sandbox(r);
+        Sandbox s = new Sandbox(r, layout.undo(id, log));
         if (pinned != null) {
             bootImages.pin(id, pinned);
         }
@@ -309,7 +327,7 @@ public final class SandboxManager {
         store.save(r);
         if (!r.workspace().isEmpty() && !r.ephemeral()) {
             // before the guest can write to it: what `kosa8 diff` compares with by default
-            Baseline.capture(layout.undo(id, log), Path.of(r.workspace()), id, log);
+            Baseline.capture(s.undo(), Path.of(r.workspace()), id, log);
         }
         s.locked(() -> launcher.boot(s, true));
         return s;
@@ -324,7 +342,7 @@ public final class SandboxManager {
             throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder",
                     "kosa8 diff compares a sandbox's folder; this one was made with --workspace none");
         }
-        return s.locked(() -> layout.undo(s.id(), log).diff(Path.of(s.record().workspace()), checkpoint));
+        return s.locked(() -> s.undo().diff(Path.of(s.record().workspace()), checkpoint));
     }
 
     public List<Sandbox> list() {
@@ -446,6 +464,11 @@ public final class SandboxManager {
             s.update(rt -> rt.stopping(true));
             save(s, s.record().withState(SandboxState.REMOVING));
             s.closeRuntime();
+            // a checkpoint still committing stops with its machine and takes its parts back before the files go
+            if (!s.undo().cancel(Duration.ofSeconds(30))) {
+                log.accept("sandbox " + s.id() + ": the commit of checkpoint " + s.undo().committing().orElse("?")
+                        + " did not stop within 30 s; removing the sandbox's files anyway");
+            }
             int kept = held.keepOnRemove(s.id(), discardHeld);
             try {
                 store.delete(s.id());
@@ -473,23 +496,70 @@ public final class SandboxManager {
         }
         Vm vm = running(s);
         try {
-            vm.qmp().execute("dump-guest-memory", Map.of("paging", false, "protocol", "file:" + file),
-                    Duration.ofMinutes(10));
-        } catch (RuntimeException e) {
+            MemoryDump.dump(vm, file, Duration.ofMinutes(10));
+        } catch (IOException | RuntimeException e) {
             throw new KosaException(KosaException.Kind.VM, "cannot dump the memory of sandbox " + s.id() + ": "
                     + e.getMessage(), "check that " + file.getParent() + " is writable and has room for "
                     + s.record().memoryMiB() + " MiB", e);
         }
     }
 
-    /** Takes a checkpoint of a running sandbox (docs/checkpoints.md). */
+    /** Takes a checkpoint of a running sandbox and returns it pending ({@link #checkpoint(Sandbox, String, boolean)}). */
     public Checkpoint checkpoint(Sandbox s, String message) {
-        return s.locked(() -> {
-            Checkpoint c = undo(s).checkpoint(machine(s, running(s)), message);
-            prepareStandby(s);
-            return c;
-        });
+        return checkpoint(s, message, false);
     }
+
+    /**
+     * Takes a checkpoint of a running sandbox (docs/checkpoints.md) within its disk budget and checkpoint
+     * limits: returns it pending once its instant is fixed, or with {@code wait} once it is committed. The
+     * commit needs no lock: the sandbox serves meanwhile. Its RAM is kept room for by the admission; what its
+     * folder copy took is checked at the instant.
+     */
+    public Checkpoint checkpoint(Sandbox s, String message, boolean wait) {
+        Checkpoint c = s.locked(() -> {
+            Vm vm = running(s);
+            Budget b = launcher.specs().budget(s.record());
+            Undo undo = undo(s);
+            DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
+            Checkpoint taken = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
+                    b.checkpointBytes(), CheckpointLimits.AtLimit.REFUSE));
+            DiskUsage after = DiskUsage.of(layout, s.id(), undo);
+            if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {
+                undo.remove(taken.id(), machine(s, vm), null);
+                throw new KosaException(KosaException.Kind.LIMIT, "checkpoint " + taken.id() + " took sandbox "
+                        + s.id() + " past its disk budget of " + DiskBudget.gib(b.diskBytes()) + " (it kept "
+                        + DiskBudget.gib(after.total()) + "), and was removed again",
+                        "remove older checkpoints with `kosa8 checkpoint rm " + s.id() + " ID`, or make the workspace"
+                                + " or its held changes (`kosa8 review " + s.id() + "`) smaller, then try again");
+            }
+            prepareStandby(s);
+            return taken;
+        });
+        return wait ? undo(s).awaitCommit(c.id()) : c;
+    }
+
+    /** A checkpoint by its id or a unique prefix; with {@code wait}, once committed (a failed one is an error). */
+    public Checkpoint findCheckpoint(Sandbox s, String idOrPrefix, boolean wait) {
+        return wait ? undo(s).awaitCommit(idOrPrefix) : undo(s).find(idOrPrefix);
+    }
+
+    /** What {@code s} keeps on disk and what it may keep ({@code kosa8 inspect}, {@code kosa8 df}). */
+    public Map<String, Object> diskUse(Sandbox s) {
+        DiskUsage u = DiskUsage.of(layout, s.id(), undo(s));
+        Budget b = launcher.specs().budget(s.record());
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("disk", u.disk());
+        m.put("diskVirtual", u.diskVirtual());
+        m.put("checkpoints", u.checkpoints());
+        m.put("checkpointCount", undo(s).count());
+        m.put("held", u.held());
+        m.put("logs", u.logs());
+        m.put("other", u.other());
+        m.put("total", u.total());
+        m.put("budget", b);
+        return m;
+    }
+
 
     /** Rewinds a running sandbox in place to a checkpoint (an id or a unique prefix; empty: the latest). */
     public Undo.Rewound rewind(Sandbox s, String checkpoint) {
@@ -569,8 +639,8 @@ public final class SandboxManager {
         });
     }
 
-    private Undo undo(Sandbox s) {
-        return layout.undo(s.id(), m -> log.accept("sandbox " + s.id() + ": " + m));
+    private static Undo undo(Sandbox s) {
+        return s.undo();
     }
 
     /** The running machine as undo sees it: with its folder's server when it shares one. */
@@ -602,8 +672,13 @@ public final class SandboxManager {
         }
     }
 
+    /** {@code kosa8 df}: what kosa8 keeps on disk and what can be had back ({@link DiskReport}). */
+    public Map<String, Object> df() {
+        return DiskReport.of(this, layout, new ImageStore(paths), templates);
+    }
+
     public String logs(Sandbox s, int lines) {
-        return Tail.of(layout.consoleLog(s.id()), lines);
+        return ConsoleLog.tail(layout.consoleLog(s.id()), lines);
     }
 
     public Path directory(Sandbox s) {
@@ -619,8 +694,21 @@ public final class SandboxManager {
         return paths;
     }
 
-    /** The daemon is exiting: machines keep running and a new daemon re-attaches to them. */
+    /**
+     * The daemon is exiting: machines keep running and a new daemon
+     * re-attaches to them. Checkpoints still committing are waited for, up to
+     * a minute in all; one that has not ended by then is marked failed by the
+     * next daemon.
+     */
     public void detachAll() {
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        for (Sandbox s : registry.all()) {
+            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            if (!s.undo().awaitCommits(left)) {
+                log.accept("sandbox " + s.id() + ": exiting before checkpoint " + s.undo().committing().orElse("?")
+                        + " was committed; the next daemon marks it failed");
+            }
+        }
         for (Sandbox s : registry.all()) {
             s.detach();
         }

@@ -1,5 +1,6 @@
 package dev.kosa8.daemon;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.kosa8.egress.SandboxNetwork;
 import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.vm.WorkspaceTransport;
@@ -18,6 +19,8 @@ import java.util.List;
  * @param secrets      the secrets the sandbox was given: names and placeholders, never values
  * @param image        the image it was made from, by name, and that image's config as it was then (every command
  *                     runs with it); records from before images had names were made from kosa8/debian
+ * @param budget       what it may keep on disk ({@link Budget}); null in a record from before budgets: the
+ *                     settings' default
  */
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
@@ -25,9 +28,9 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
                             SandboxNetwork network,
                             List<GrantedSecret> secrets,
                             WorkspaceTransport workspaceTransport,
-                            @com.fasterxml.jackson.annotation.JsonInclude(value =
-                                    com.fasterxml.jackson.annotation.JsonInclude.Include.CUSTOM,
-                                    valueFilter = SandboxImage.LeftOutWhenDefault.class) SandboxImage image) {
+                            @JsonInclude(value = JsonInclude.Include.CUSTOM,
+                                    valueFilter = SandboxImage.LeftOutWhenDefault.class) SandboxImage image,
+                            @JsonInclude(JsonInclude.Include.NON_NULL) Budget budget) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -41,43 +44,48 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         image = image == null ? SandboxImage.DEFAULT : image;
     }
 
-    /** A sandbox of kosa8's own image. */
+    /** A sandbox of kosa8's own image, without a budget of its own. */
     public SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
                          String imageId, SandboxState state, long qemuPid, Instant qemuStarted, String failure,
                          String workspace, SandboxNetwork network, List<GrantedSecret> secrets,
                          WorkspaceTransport workspaceTransport) {
         this(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid, qemuStarted, failure,
-                workspace, network, secrets, workspaceTransport, SandboxImage.DEFAULT);
+                workspace, network, secrets, workspaceTransport, SandboxImage.DEFAULT, null);
     }
 
     public SandboxRecord withSecrets(List<GrantedSecret> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, network, next, workspaceTransport, image);
+                qemuStarted, failure, workspace, network, next, workspaceTransport, image, budget);
     }
 
     public SandboxRecord withNetwork(SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, n, secrets, workspaceTransport, image);
+                qemuStarted, failure, workspace, n, secrets, workspaceTransport, image, budget);
+    }
+
+    /** The budget this sandbox keeps to: its own, else {@code dflt} (a record from before budgets). */
+    public Budget budgetOr(Budget dflt) {
+        return budget != null ? budget : dflt;
     }
 
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
                 qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport,
-                image);
+                image, budget);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace, network, secrets, workspaceTransport, image);
+                0, null, why, workspace, network, secrets, workspaceTransport, image, budget);
     }
 
     public SandboxRecord withQemu(long pid, Instant started, String accel, String bootImageId) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, bootImageId, state, pid, started,
-                failure, workspace, network, secrets, workspaceTransport, image);
+                failure, workspace, network, secrets, workspaceTransport, image, budget);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace, network, secrets, workspaceTransport, image);
+                0, null, "", workspace, network, secrets, workspaceTransport, image, budget);
     }
 }

@@ -78,7 +78,16 @@ final class Templates {
     private final GuestTrust trust;
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
 
+    private final java.util.function.UnaryOperator<VmSpec> confine;
+
     Templates(HostPaths paths, String qemuBinary, Consumer<String> log) {
+        this(paths, qemuBinary, java.util.function.UnaryOperator.identity(), log);
+    }
+
+    /** @param confine puts a template's machine in the jail, with the console limit, the sandboxes' machines have */
+    Templates(HostPaths paths, String qemuBinary, java.util.function.UnaryOperator<VmSpec> confine,
+              Consumer<String> log) {
+        this.confine = confine;
         this.root = paths.data().resolve("templates");
         this.runtime = paths.runtime().resolve("templates");
         this.qemuBinary = qemuBinary;
@@ -225,6 +234,40 @@ final class Templates {
         return removed;
     }
 
+    /** A template as {@code kosa8 df} lists it: its size on disk, its image, whether its shape uses it. */
+    record Sized(String name, String imageId, boolean current, long bytes, Path disk) {
+    }
+
+    /** Every template on disk, with the bytes its folder holds (pages shared with checkpoints included). */
+    List<Sized> sizes() {
+        List<Sized> out = new java.util.ArrayList<>();
+        if (!Files.isDirectory(root)) {
+            return out;
+        }
+        try (var list = Files.list(root)) {
+            for (Path dir : list.filter(Files::isDirectory).sorted().toList()) {
+                String name = dir.getFileName().toString();
+                if (name.startsWith(".making-")) {
+                    continue;
+                }
+                String shape = name.lastIndexOf('-') > 0 ? name.substring(0, name.lastIndexOf('-')) : name;
+                long bytes = 0;
+                try (var walk = Files.walk(dir)) {
+                    for (Path f : walk.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                            .toList()) {
+                        bytes += Files.size(f);
+                    }
+                }
+                out.add(new Sized(name, said(dir).path("bootImage").asText(""), dir.equals(current(shape)), bytes,
+                        dir.resolve("disk.qcow2")));
+            }
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot list the templates in " + root + ": "
+                    + e.getMessage(), "check the permissions of kosa8's data folder", e);
+        }
+        return out;
+    }
+
     /** The bytes deleting a tree frees: its files not also linked elsewhere. */
     private static long bytesFreed(Path dir) throws IOException {
         long bytes = 0;
@@ -318,6 +361,7 @@ final class Templates {
                     shape.memoryMiB(), image.kernel(), image.initramfs(), disk, args, work.resolve("console.log"),
                     run.resolve("qmp.sock"), run.resolve("agent.sock"), shape.workspace() ? run.resolve("ws9p.sock")
                     : null, shape.net() ? run.resolve("net.sock") : null);
+            spec = confine.apply(spec);
             vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
             Vm booted = vm;
             CrashPoints.reached("template", "booted", () -> booted.process().pid());

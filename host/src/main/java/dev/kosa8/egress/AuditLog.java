@@ -14,7 +14,10 @@ import java.util.function.Consumer;
 /**
  * A sandbox's network audit log: JSON lines, appended. The guest decides how
  * much it is asked to log, so the file is bounded: past {@link #MAX_BYTES} it
- * becomes {@code net.log.1} (replacing the older one) and a fresh file starts.
+ * becomes {@code net.log.1} (replacing the older one) and a fresh file starts,
+ * so the two hold at most twice that. A log that cannot be written says so
+ * once in the daemon's log until it can be again: the guest's requests do
+ * not grow that log either.
  */
 public final class AuditLog implements AutoCloseable {
     public static final long MAX_BYTES = 16L << 20;
@@ -26,6 +29,8 @@ public final class AuditLog implements AutoCloseable {
     private OutputStream out;
     private long size;
     private boolean closed;
+    /** A write failed and was said; the next failure is not, until a write succeeds. */
+    private boolean failing;
 
     public AuditLog(Path file, Consumer<String> problems) {
         this.file = file;
@@ -55,8 +60,14 @@ public final class AuditLog implements AutoCloseable {
             out.write('\n');
             out.flush();
             size += line.length + 1;
+            failing = false;
         } catch (IOException x) {
-            problems.accept("cannot write the network audit log " + file + ": " + x.getMessage());
+            if (!failing) {
+                problems.accept("cannot write the network audit log " + file + ": " + x.getMessage()
+                        + "; events are dropped until it can be written again");
+            }
+            failing = true;
+            closeQuietly();
         }
     }
 
@@ -64,6 +75,17 @@ public final class AuditLog implements AutoCloseable {
         Files.createDirectories(file.getParent());
         out = Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
         size = Files.size(file);
+    }
+
+    private void closeQuietly() {
+        if (out != null) {
+            try {
+                out.close();
+            } catch (IOException ignored) {
+                // opened afresh by the next write
+            }
+            out = null;
+        }
     }
 
     @Override

@@ -20,6 +20,8 @@ public final class KosaException extends RuntimeException {
         VM(6),
         /** The daemon could not be reached or failed. */
         DAEMON(7),
+        /** A limit of the sandbox's was reached: its disk budget, its checkpoints, its commands at once. */
+        LIMIT(8),
         /** Anything else. */
         INTERNAL(70);
 

@@ -80,6 +80,7 @@ public final class RecordFile<T> {
 
     private final String format;
     private final int version;
+    private final int oldest;
     private final String field;
     private final Class<T> type;
     private final ObjectMapper json;
@@ -97,11 +98,26 @@ public final class RecordFile<T> {
      */
     public RecordFile(String format, int version, String field, Class<T> type, ObjectMapper json, Unchecked unchecked,
                       String remedy) {
+        this(format, version, version, field, type, json, unchecked, remedy);
+    }
+
+    /**
+     * As above, for a kind of record whose later versions only added to it:
+     * files of versions {@code oldest} to {@code version} are read (into the
+     * one type, whose compact constructor fills in what an older version
+     * lacks); only {@code version} is written.
+     */
+    public RecordFile(String format, int oldest, int version, String field, Class<T> type, ObjectMapper json,
+                      Unchecked unchecked, String remedy) {
         if (field.equals("format") || field.equals("version") || field.equals("sha256")) {
             throw new IllegalArgumentException("the record cannot be in the envelope's own field " + field);
         }
+        if (oldest < 1 || oldest > version) {
+            throw new IllegalArgumentException("versions " + oldest + " to " + version + " of " + format);
+        }
         this.format = format;
         this.version = version;
+        this.oldest = oldest;
         this.field = field;
         this.type = type;
         this.json = json;
@@ -167,9 +183,10 @@ public final class RecordFile<T> {
             throw damaged(file, "it is not a " + format + " file (its format is \"" + named + "\")", null);
         }
         JsonNode v = root.path("version");
-        if (!v.isInt() || v.intValue() != version) {
-            throw new Damaged(file, file + " is version " + v + " of " + format + ", and this kosa8 reads version "
-                    + version, "it was written by another kosa8: use that one; or " + remedy, null);
+        if (!v.isInt() || v.intValue() < oldest || v.intValue() > version) {
+            throw new Damaged(file, file + " is version " + v + " of " + format + ", and this kosa8 reads "
+                    + (oldest == version ? "version " + version : "versions " + oldest + " to " + version),
+                    "it was written by another kosa8: use that one; or " + remedy, null);
         }
         JsonNode body = root.get(field);
         if (body == null || !body.isObject()) {

@@ -1,5 +1,7 @@
 package dev.kosa8.image;
 
+import dev.kosa8.host.AtomicFile;
+import dev.kosa8.host.BuildId;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -39,19 +41,66 @@ public final class ImageBuilder {
     private final Supplier<GuestFiles> guestFiles;
     private final JavaRuntime java;
     private final boolean root;
+    // what an ensure found depends on, besides the current image's pinned packages: this build of kosa8 (its
+    // guest files and recipe) and the Java it bundles; null where that is not known, and then no stamp
+    private final String inputs;
 
     public ImageBuilder(HostPaths paths, BuildProgress progress) {
-        this(paths, progress, Recipe.STANDARD, GuestFiles::fromResources, JavaRuntime.current(), isRoot());
+        this(paths, progress, Recipe.STANDARD, GuestFiles::fromResources, JavaRuntime.current(), isRoot(),
+                BuildId.current().equals("unknown") ? null : BuildId.current() + " " + JavaRuntime.current().version());
     }
 
     ImageBuilder(HostPaths paths, BuildProgress progress, Recipe recipe, Supplier<GuestFiles> guestFiles,
                  JavaRuntime java, boolean root) {
+        this(paths, progress, recipe, guestFiles, java, root, null);
+    }
+
+    ImageBuilder(HostPaths paths, BuildProgress progress, Recipe recipe, Supplier<GuestFiles> guestFiles,
+                 JavaRuntime java, boolean root, String inputs) {
         this.paths = paths;
         this.progress = progress;
         this.recipe = recipe;
         this.guestFiles = guestFiles;
         this.java = java;
         this.root = root;
+        this.inputs = inputs != null && inputs.contains("\n") ? null : inputs;
+    }
+
+    /**
+     * Whether {@link #ensure()} would find the current image as it is, known
+     * without hashing the guest files, taking the build lock or reading a
+     * manifest: the last ensure ran with these very inputs (this build of
+     * kosa8, its Java, and the host's compilers, which the kernel part's hash
+     * has), found the image that is still current, and that image is still
+     * complete. {@code run}, {@code create} and {@code start}
+     * then pay the full ensure once per build instead of on every call: its
+     * first call in a JVM costs 0.3-2 s here, most of it reading the manifest
+     * (BENCHMARKS.md, "`kosa8 run -- true`").
+     */
+    public boolean ensuredBefore() {
+        if (inputs == null) {
+            return false;
+        }
+        ImageStore store = new ImageStore(paths);
+        try {
+            Path stamp = paths.images().resolve(ENSURED);
+            if (!Files.isRegularFile(stamp)) {
+                return false;
+            }
+            Optional<String> current = store.currentId();
+            return current.isPresent() && Files.readString(stamp).equals(stamp(current.get()))
+                    && store.complete(current.get());
+        } catch (IOException | KosaException e) {
+            return false; // the full ensure says what is wrong
+        }
+    }
+
+    /** The file naming the inputs of the last ensure and the image it found ({@link #ensuredBefore}). */
+    static final String ENSURED = "ensured";
+
+    /** The stamp of an ensure that found {@code imageId}: its inputs, the host's toolchain (the kernel part's hash has it), the image. */
+    private String stamp(String imageId) {
+        return inputs + "\n" + WorkspaceModule.toolchain() + "\n" + imageId + "\n";
     }
 
     /** The current image, building whatever part of it is missing or out of date. */
@@ -99,7 +148,10 @@ public final class ImageBuilder {
 
         Optional<Image> existing = store.find(hashes.imageId());
         if (existing.isPresent()) {
-            store.setCurrent(existing.get().id());
+            if (!store.currentId().equals(Optional.of(existing.get().id()))) {
+                store.setCurrent(existing.get().id());
+            }
+            noteEnsured(images, existing.get().id());
             return existing.get();
         }
 
@@ -185,7 +237,21 @@ public final class ImageBuilder {
         store.setCurrent(image.id());
         dev.kosa8.host.CrashPoints.reached("image", "current");
         appendLog(log, "image " + image.id() + " ready: " + image.sizeBytes() + " bytes");
+        if (!newestPackages) {
+            noteEnsured(images, image.id());
+        }
         return image;
+    }
+
+    /** Notes that an ensure with these inputs found image {@code id} ({@link #ensuredBefore}). */
+    private void noteEnsured(Path images, String id) throws IOException {
+        if (inputs == null) {
+            return;
+        }
+        Path f = images.resolve(ENSURED);
+        if (!Files.isRegularFile(f) || !Files.readString(f).equals(stamp(id))) {
+            AtomicFile.write(f, stamp(id).getBytes(StandardCharsets.UTF_8));
+        }
     }
 
     /** Numbers the steps of this build and logs each. */

@@ -155,6 +155,19 @@ public final class ImageStore {
         }
     }
 
+    /**
+     * Whether image {@code id} is complete without reading its manifest: its
+     * directory has the manifest, and its links ({@link #writeImage}) reach
+     * the kernel, the initramfs and the root filesystem.
+     */
+    boolean complete(String id) {
+        Path dir = images.resolve(IMAGE_DIR).resolve(id);
+        return id.matches("[0-9a-f]{16}") && Files.isRegularFile(dir.resolve(Manifests.FILE))
+                && Files.isRegularFile(dir.resolve(KernelPart.VMLINUX))
+                && Files.isRegularFile(dir.resolve(InitramfsPart.FILE))
+                && Files.isRegularFile(dir.resolve(RootfsPart.FILE));
+    }
+
     /** Writes the image directory (manifest and links to its parts) atomically. */
     Image writeImage(ImageManifest m) throws IOException {
         PartStore parts = new PartStore(images);

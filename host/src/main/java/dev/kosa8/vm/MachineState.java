@@ -54,6 +54,28 @@ public final class MachineState {
     }
 
     /**
+     * Waits until QEMU sends no machine state: a stream a daemon that died
+     * left to its writer ({@link StreamWriter}) ends first, since QEMU saves
+     * one machine at a time and refuses a new one meanwhile. Returns at once
+     * when none is under way.
+     */
+    public static void awaitIdle(QmpClient qmp, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            String status = qmp.execute("query-migrate", Map.of(), timeout).path("status").asText("none");
+            if (!List.of("setup", "active", "device", "pre-switchover", "cancelling", "wait-unplug")
+                    .contains(status)) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("QEMU is still saving an earlier machine state (" + status
+                        + ") after " + timeout.toSeconds() + " s");
+            }
+            sleep(Duration.ofMillis(20));
+        }
+    }
+
+    /**
      * Saves a machine QEMU has stopped into {@code file} and leaves it
      * stopped: a plain migration of a stopped machine, for a machine that is
      * about to end ({@code kosa8 stop}). Returns the file's size.

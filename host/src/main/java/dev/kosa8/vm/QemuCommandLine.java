@@ -40,6 +40,10 @@ import java.util.List;
  *   <li>The agent's, the workspace's and the network's ports and QMP are unix sockets that QEMU listens on
  *       ({@code server=on,wait=off}), so the daemon can reconnect after its own
  *       restart.</li>
+ *   <li>The serial console is a unix socket QEMU listens on too, which the daemon reads into a log it keeps
+ *       within its limit ({@link ConsolePump}, {@link ConsoleLog}); while no daemon reads it, QEMU drops
+ *       what the guest writes rather than holding the guest up, and nothing grows on the host. QEMU itself
+ *       writes no file but its disk.</li>
  * </ul>
  */
 public final class QemuCommandLine {
@@ -64,7 +68,8 @@ public final class QemuCommandLine {
         a.addAll(List.of("-m", spec.memoryMiB() + "M"));
         a.addAll(List.of("-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"));
         a.addAll(List.of("-sandbox", SECCOMP));
-        a.addAll(List.of("-chardev", "file,id=console,append=on,path=" + escape(spec.consoleLog().toString())));
+        a.addAll(List.of("-chardev", "socket,id=console,path=" + escape(spec.consoleSocket().toString())
+                + ",server=on,wait=off"));
         a.addAll(List.of("-serial", "chardev:console"));
         a.addAll(List.of("-kernel", spec.kernel().toString()));
         a.addAll(List.of("-initrd", spec.initramfs().toString()));

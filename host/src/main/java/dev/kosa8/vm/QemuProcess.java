@@ -28,13 +28,82 @@ public final class QemuProcess {
     }
 
     public static QemuProcess start(List<String> argv, Path log) throws IOException {
+        return start(argv, log, false);
+    }
+
+    /**
+     * Starts {@code argv}; with {@code jailed}, a {@link Jail}'s command
+     * line, whose program (bubblewrap) makes the jail's PID namespace and
+     * waits in the host's for it to end. The process to record, watch and
+     * kill is then its first child, PID 1 of the namespace and QEMU's
+     * parent: killing it ends everything in the namespace, QEMU first, and
+     * it exits when QEMU does. The jail gets an empty environment but a
+     * {@code PATH}: the daemon's variables (a key a user exported, say) are
+     * none of QEMU's business.
+     */
+    public static QemuProcess start(List<String> argv, Path log, boolean jailed) throws IOException {
         Files.createDirectories(log.getParent());
-        Process p = new ProcessBuilder(argv)
+        ProcessBuilder pb = new ProcessBuilder(argv)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-                .start();
-        return new QemuProcess(p.toHandle(), p, log);
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        if (jailed) {
+            pb.environment().clear();
+            pb.environment().put("PATH", "/usr/bin:/bin");
+        }
+        Process p = pb.start();
+        if (!jailed) {
+            return new QemuProcess(p.toHandle(), p, log);
+        }
+        try {
+            return new QemuProcess(firstChild(p, JAIL_START), p, log);
+        } catch (IOException e) {
+            p.destroyForcibly();
+            throw e;
+        }
+    }
+
+    /** How long bubblewrap may take to make its namespace's first process. */
+    private static final Duration JAIL_START = Duration.ofSeconds(10);
+
+    /**
+     * The first child of {@code parent}, as soon as it exists: read from
+     * {@code /proc/PID/task/PID/children} (every 0.2 ms: it appears within
+     * a millisecond or two of the start), else from the JDK's scan of all
+     * processes. Fails when the parent ends first (bubblewrap said why in
+     * the log) or takes longer than {@code timeout}.
+     */
+    static ProcessHandle firstChild(Process parent, Duration timeout) throws IOException {
+        Path children = Path.of("/proc", Long.toString(parent.pid()), "task", Long.toString(parent.pid()), "children");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            Optional<ProcessHandle> child;
+            if (Files.exists(children)) {
+                String pids = readQuietly(children).strip();
+                child = pids.isEmpty() ? Optional.empty()
+                        : ProcessHandle.of(Long.parseLong(pids.split("\\s+")[0]));
+            } else {
+                child = parent.children().findFirst();
+            }
+            if (child.isPresent()) {
+                return child.get();
+            }
+            if (!parent.isAlive()) {
+                throw new IOException("the jail ended before it started QEMU (exit status " + parent.exitValue() + ")");
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the jail did not start QEMU within " + timeout.toSeconds() + " s");
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+        }
+    }
+
+    private static String readQuietly(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            return ""; // the process ended meanwhile
+        }
     }
 
     /** Finds a QEMU started earlier, if it still runs and is the same process. */
@@ -89,26 +158,60 @@ public final class QemuProcess {
      * that are gone already, nothing. Returns how many threads it lowered.
      */
     public int lowerPriority() {
-        Path tasks = Path.of("/proc", Long.toString(pid()), "task");
-        if (SETPRIORITY == null || !Files.isDirectory(tasks)) {
+        if (SETPRIORITY == null) {
             return 0;
         }
         int lowered = 0;
-        try (var threads = Files.list(tasks); var arena = java.lang.foreign.Arena.ofConfined()) {
-            for (Path t : threads.toList()) {
-                int tid = Integer.parseInt(t.getFileName().toString());
-                try {
-                    dev.kosa8.host.NativeCall.call(arena, "setpriority", state -> (int) SETPRIORITY.invokeExact(
-                            state, PRIO_PROCESS, tid, LOWEST), true, errno -> new IOException("errno " + errno));
-                    lowered++;
-                } catch (IOException e) {
-                    // the thread ended meanwhile
+        try (var arena = java.lang.foreign.Arena.ofConfined()) {
+            for (long p : withJailed(pid())) {
+                Path tasks = Path.of("/proc", Long.toString(p), "task");
+                if (!Files.isDirectory(tasks)) {
+                    continue;
+                }
+                try (var threads = Files.list(tasks)) {
+                    for (Path t : threads.toList()) {
+                        int tid = Integer.parseInt(t.getFileName().toString());
+                        try {
+                            dev.kosa8.host.NativeCall.call(arena, "setpriority", state -> (int) SETPRIORITY.invokeExact(
+                                    state, PRIO_PROCESS, tid, LOWEST), true, errno -> new IOException("errno " + errno));
+                            lowered++;
+                        } catch (IOException e) {
+                            // the thread ended meanwhile
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the process ended meanwhile
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            // the process ended meanwhile
         }
         return lowered;
+    }
+
+    /**
+     * {@code pid}, and when it is a jail's first process (bubblewrap, {@link
+     * #start(List, Path, boolean)}) the processes under it, QEMU among them:
+     * read from {@code /proc/PID/task/TID/children}, no scan of every process.
+     */
+    static List<Long> withJailed(long pid) {
+        List<Long> pids = new java.util.ArrayList<>(List.of(pid));
+        if (!readQuietly(Path.of("/proc", Long.toString(pid), "comm")).strip().equals("bwrap")) {
+            return pids;
+        }
+        for (int i = 0; i < pids.size() && pids.size() < 64; i++) {
+            Path tasks = Path.of("/proc", Long.toString(pids.get(i)), "task");
+            try (var threads = Files.list(tasks)) {
+                for (Path t : threads.toList()) {
+                    for (String c : readQuietly(t.resolve("children")).strip().split("\\s+")) {
+                        if (!c.isEmpty()) {
+                            pids.add(Long.parseLong(c));
+                        }
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // the process ended meanwhile
+            }
+        }
+        return pids;
     }
 
     public long pid() {
@@ -136,11 +239,16 @@ public final class QemuProcess {
     }
 
     public boolean waitFor(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         try {
-            if (child != null) {
-                return child.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (child != null && !child.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                return false;
             }
-            handle.onExit().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (!handle.isAlive()) {
+                return true;
+            }
+            // re-attached, or a jail whose first process outlived bubblewrap (killed on its own)
+            handle.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             return true;
         } catch (java.util.concurrent.TimeoutException e) {
             return false;
@@ -158,8 +266,17 @@ public final class QemuProcess {
         waitFor(Duration.ofSeconds(10));
     }
 
+    /**
+     * Completes when the process has ended. For a process started here, at
+     * once: the JDK learns of a child's end from the kernel, of any other
+     * process's by looking every 0.3-5 s, so a jail's first process is
+     * waited for through bubblewrap, which ends right after it.
+     */
     public java.util.concurrent.CompletableFuture<ProcessHandle> onExit() {
-        return handle.onExit();
+        if (child == null || child.toHandle().equals(handle)) {
+            return handle.onExit();
+        }
+        return child.onExit().thenCompose(p -> handle.onExit());
     }
 
     /** The last lines QEMU itself printed (not the guest's console). */

@@ -23,6 +23,8 @@ public final class Vm implements AutoCloseable {
     private final QemuProcess qemu;
     private final QmpClient qmp;
     private final AgentConnection agent;
+    /** The guest's console going into its log; null for a QEMU from before the console was a socket. */
+    private final ConsolePump console;
     /** A lazy load still sending RAM ({@link Postcopy}), or null. */
     private final Postcopy.Loading loading;
     /** For a restored machine: from the guest running to its processes thawed; else 0. */
@@ -31,16 +33,17 @@ public final class Vm implements AutoCloseable {
     static final Duration WAKE = Duration.ofSeconds(30);
     private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
-    private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent) {
-        this(spec, qemu, qmp, agent, null, 0);
+    private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent, ConsolePump console) {
+        this(spec, qemu, qmp, agent, console, null, 0);
     }
 
-    private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent, Postcopy.Loading loading,
-               long wakeMillis) {
+    private Vm(VmSpec spec, QemuProcess qemu, QmpClient qmp, AgentConnection agent, ConsolePump console,
+               Postcopy.Loading loading, long wakeMillis) {
         this.spec = spec;
         this.qemu = qemu;
         this.qmp = qmp;
         this.agent = agent;
+        this.console = console;
         this.loading = loading;
         this.wakeMillis = wakeMillis;
     }
@@ -72,19 +75,29 @@ public final class Vm implements AutoCloseable {
      */
     public static Vm boot(VmSpec spec, List<String> argv, Duration bootTimeout,
                           java.util.function.Consumer<QemuProcess> started) {
-        QemuProcess qemu = startQemu(spec, argv, true, started);
+        // stopped until the console is read, so the log has the boot from its first line
+        List<String> stopped = new java.util.ArrayList<>(argv);
+        stopped.add("-S");
+        QemuProcess qemu = startQemu(spec, stopped, true, started);
         QmpClient qmp = null;
+        ConsolePump console = null;
         try {
             qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
+            console = ConsolePump.start(spec, Duration.ofSeconds(30), null);
+            qmp.execute("cont", Map.of(), Duration.ofSeconds(30));
             BootWatch watch = new BootWatch(spec.consoleLog());
             AgentConnection agent = AgentConnection.connect(spec.agentSocket(), bootTimeout,
                     () -> qemu.isAlive() && !watch.guestFailed());
-            return new Vm(spec, qemu, qmp, agent);
+            return new Vm(spec, qemu, qmp, agent, console);
         } catch (IOException | RuntimeException e) {
+            String how = stop(qemu, qmp);
+            if (console != null) {
+                console.close();
+            }
             throw new KosaException(KosaException.Kind.VM,
-                    "the sandbox did not start: " + e.getMessage() + "; QEMU " + stop(qemu, qmp)
+                    "the sandbox did not start: " + e.getMessage() + "; QEMU " + how
                             + section("QEMU said", qemu.outputTail(10))
-                            + section("guest console (last lines)", Tail.of(spec.consoleLog(), 20)),
+                            + section("guest console (last lines)", ConsoleLog.tail(spec.consoleLog(), 20)),
                     "the whole console log is at " + spec.consoleLog()
                             + "; if the image is damaged, rebuild it with `kosa8 image build --force`", e);
         }
@@ -146,12 +159,14 @@ public final class Vm implements AutoCloseable {
             qemu = startQemu(spec, incoming, false, started);
         }
         Postcopy.Loading loading = null;
+        ConsolePump console = null;
         try {
             if (fromStandby) {
                 started.accept(qemu); // inside: a failure to record it stops it, as for a QEMU started here
             } else {
                 qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), e -> { });
             }
+            console = ConsolePump.start(spec, Duration.ofSeconds(30), null);
             Path socket = spec.qmpSocket().resolveSibling("incoming.sock");
             PagedMachine.Pages pages = null;
             if (state instanceof PagedMachine paged && Postcopy.supported()) {
@@ -171,9 +186,12 @@ public final class Vm implements AutoCloseable {
                     log.accept("lazy load of " + state.name() + " refused (" + e.getMessage()
                             + "); loading it whole in a fresh QEMU");
                     stop(qemu, qmp);
+                    console.close();
+                    console = null;
                     qmp = null;
                     qemu = startQemu(spec, incoming, false, started);
                     qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), x -> { });
+                    console = ConsolePump.start(spec, Duration.ofSeconds(30), null);
                     MachineState.load(qmp, socket, state, timeout);
                 }
             } else {
@@ -208,13 +226,17 @@ public final class Vm implements AutoCloseable {
             WakeTrace.stop(qmp, traced, timeout);
             log.accept("guest of " + state.name() + " woke: its agent's Hello " + (answered - running) / 1_000_000
                     + " ms after the machine ran, the thaw's answer " + (end - answered) / 1_000_000 + " ms after that");
-            return new Vm(spec, qemu, qmp, agent, loading, (end - running) / 1_000_000);
+            return new Vm(spec, qemu, qmp, agent, console, loading, (end - running) / 1_000_000);
         } catch (IOException | RuntimeException e) {
             if (loading != null) {
                 loading.abort();
             }
+            String how = stop(qemu, qmp);
+            if (console != null) {
+                console.close();
+            }
             throw new KosaException(KosaException.Kind.VM, "the sandbox could not be restored from "
-                    + state.name() + ": " + e.getMessage() + "; QEMU " + stop(qemu, qmp)
+                    + state.name() + ": " + e.getMessage() + "; QEMU " + how
                     + section("QEMU said", qemu.outputTail(10)),
                     "the saved state is kept; see " + qemuLog(spec), e);
         }
@@ -264,6 +286,7 @@ public final class Vm implements AutoCloseable {
      */
     static QemuProcess startQemu(VmSpec spec, List<String> argv, boolean freshConsole,
                                          java.util.function.Consumer<QemuProcess> started) {
+        List<String> command = jailed(spec, argv);
         try {
             Files.deleteIfExists(spec.qmpSocket());
             Files.deleteIfExists(spec.agentSocket());
@@ -275,10 +298,12 @@ public final class Vm implements AutoCloseable {
                 freshWindow(spec.workspaceWindow(), VmSpec.WORKSPACE_WINDOW_BYTES);
                 freshWindow(spec.workspaceWrites(), VmSpec.WORKSPACE_WRITES_BYTES);
             }
+            Files.deleteIfExists(spec.consoleSocket());
             if (freshConsole) {
                 Files.deleteIfExists(spec.consoleLog());
+                Files.deleteIfExists(ConsoleLog.older(spec.consoleLog()));
             }
-            QemuProcess qemu = QemuProcess.start(argv, qemuLog(spec));
+            QemuProcess qemu = QemuProcess.start(command, qemuLog(spec), spec.jail().confines());
             try {
                 started.accept(qemu);
             } catch (RuntimeException e) {
@@ -290,6 +315,43 @@ public final class Vm implements AutoCloseable {
             throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + argv.getFirst() + "): "
                     + e.getMessage(), "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);
         }
+    }
+
+    /**
+     * {@code argv} as it runs in {@code spec}'s jail ({@link Jail#wrap}),
+     * which shows QEMU the files its root disk rests on, read from the disk
+     * as it is now: what every QEMU is started as, and what a test runs a
+     * probe in QEMU's place as.
+     */
+    public static List<String> jailed(VmSpec spec, List<String> argv) {
+        if (!spec.jail().confines()) {
+            return spec.jail().wrap(spec, List.of(), argv); // the argv itself, or the refusal of a required jail
+        }
+        try {
+            return spec.jail().wrap(spec, DiskChain.backingFiles(spec.rootDisk()), hiddenFrom(spec), argv);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.VM, "cannot read what the sandbox's disk rests on: "
+                    + e.getMessage(), "the disk " + spec.rootDisk() + " may be damaged; see " + qemuLog(spec), e);
+        }
+    }
+
+    /**
+     * The folders inside this machine's runtime folder that are not its own
+     * (the other machine folder of its sandbox, where a standby or the next
+     * rewind's QEMU keeps its sockets, the broker's, whose sockets the daemon
+     * alone connects to), which its jail covers.
+     */
+    static List<Path> hiddenFrom(VmSpec spec) throws IOException {
+        Path own = spec.qmpSocket().getParent();
+        List<Path> hidden = new java.util.ArrayList<>();
+        try (var entries = Files.list(own)) {
+            for (Path p : entries.toList()) {
+                if (Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    hidden.add(p);
+                }
+            }
+        }
+        return hidden;
     }
 
     /**
@@ -348,7 +410,11 @@ public final class Vm implements AutoCloseable {
                 qmp.execute("cont", java.util.Map.of(), timeout);
             }
             AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
-            return new Vm(spec, qemu, qmp, agent);
+            // a QEMU from before the console was a socket writes its file itself
+            ConsolePump console = Files.exists(spec.consoleSocket()) ? ConsolePump.start(spec, timeout,
+                    "a daemon re-attached; what the guest wrote on its console while no daemon read it was not kept")
+                    : null;
+            return new Vm(spec, qemu, qmp, agent, console);
         } catch (IOException | RuntimeException e) {
             throw new KosaException(KosaException.Kind.VM,
                     "cannot re-attach to the sandbox's QEMU (pid " + pid + "): " + e.getMessage(),
@@ -458,6 +524,9 @@ public final class Vm implements AutoCloseable {
     private void closeConnections() {
         agent.close();
         qmp.close();
+        if (console != null) {
+            console.close();
+        }
     }
 
     /** Kills QEMU at once. */
@@ -477,6 +546,10 @@ public final class Vm implements AutoCloseable {
             awaitLoaded(Duration.ofMinutes(2));
         } catch (IOException e) {
             // the machine is left as it is; the next daemon finds out whether it runs
+        }
+        if (console != null) {
+            console.close("the daemon stopped; the guest runs on, and what it writes on its console is not kept"
+                    + " until a daemon re-attaches");
         }
         closeConnections();
     }

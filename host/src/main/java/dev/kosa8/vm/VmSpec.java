@@ -24,13 +24,27 @@ import java.util.List;
  * @param netSocket     the unix socket behind the network link's virtio-serial port, which the daemon joins to
  *                      the sandbox's egress broker ({@code dev.kosa8.protocol.NetLink}); null for a sandbox with no
  *                      network at all
+ * @param jail          the jail QEMU runs in ({@link Jail#NONE}: none)
+ * @param consoleLimit  the most bytes of console output kept on the host ({@link ConsoleLog})
  */
 public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                      Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
-                     Path workspaceSocket, Path netSocket) {
+                     Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit) {
 
     public static final int MIN_MEMORY_MIB = 256;
     public static final int MAX_CPUS = 64;
+    /** The console output kept on the host unless the host's settings say otherwise: 4 MiB. */
+    public static final long DEFAULT_CONSOLE_LIMIT = 4L << 20;
+    /** The least a console limit may be: room for a boot's messages. */
+    public static final long MIN_CONSOLE_LIMIT = 64L << 10;
+
+    /** A machine with the default console limit and no jail (tests, benchmarks; the daemon sets both). */
+    public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
+                  Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
+                  Path workspaceSocket, Path netSocket) {
+        this(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog, qmpSocket,
+                agentSocket, workspaceSocket, netSocket, Jail.NONE, DEFAULT_CONSOLE_LIMIT);
+    }
 
     /** A machine with no network. */
     public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
@@ -41,14 +55,20 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     }
 
     public VmSpec {
+        jail = jail == null ? Jail.NONE : jail;
         List<String> problems = new ArrayList<>();
+        if (consoleLimit < MIN_CONSOLE_LIMIT) {
+            problems.add("the console limit must be at least " + (MIN_CONSOLE_LIMIT >> 10) + " KiB, not "
+                    + consoleLimit + " bytes");
+        }
         if (cpus < 1 || cpus > MAX_CPUS) {
             problems.add("cpus must be between 1 and " + MAX_CPUS + ", not " + cpus);
         }
         if (memoryMiB < MIN_MEMORY_MIB) {
             problems.add("memory must be at least " + MIN_MEMORY_MIB + " MiB, not " + memoryMiB);
         }
-        for (Path socket : java.util.Arrays.asList(qmpSocket, agentSocket, workspaceSocket, netSocket)) {
+        for (Path socket : java.util.Arrays.asList(qmpSocket, agentSocket, workspaceSocket, netSocket,
+                qmpSocket == null ? null : qmpSocket.resolveSibling("console.sock"))) {
             if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
                 problems.add("socket path is longer than a unix socket allows (107 bytes): " + socket);
             }
@@ -57,6 +77,20 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
             throw new dev.kosa8.host.KosaException(dev.kosa8.host.KosaException.Kind.USAGE,
                     "invalid sandbox settings: " + String.join("; ", problems), "fix the values and try again");
         }
+    }
+
+    /** This machine with {@code jail} and {@code consoleLimit}: the host's settings, which the daemon applies. */
+    public VmSpec confined(Jail jail, long consoleLimit) {
+        return new VmSpec(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog,
+                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit);
+    }
+
+    /**
+     * The unix socket QEMU puts the guest's serial console on, beside its
+     * monitor's; the daemon reads it into {@link #consoleLog} ({@link ConsolePump}).
+     */
+    public Path consoleSocket() {
+        return qmpSocket.resolveSibling("console.sock");
     }
 
     /** The size of the workspace's read window: 16 slots of one 1 MiB reply each. */

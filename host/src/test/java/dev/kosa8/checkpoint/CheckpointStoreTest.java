@@ -42,9 +42,9 @@ class CheckpointStoreTest {
 
     private CheckpointStore withThree() throws Exception {
         CheckpointStore store = store();
-        store.commit(checkpoint(FIRST, "2026-11-30T08:15:12Z"));
-        store.commit(checkpoint(SECOND, "2026-11-30T08:16:00Z"));
-        store.commit(checkpoint(THIRD, "2026-11-30T08:17:00Z"));
+        store.save(checkpoint(FIRST, "2026-11-30T08:15:12Z"));
+        store.save(checkpoint(SECOND, "2026-11-30T08:16:00Z"));
+        store.save(checkpoint(THIRD, "2026-11-30T08:17:00Z"));
         return store;
     }
 
@@ -56,7 +56,8 @@ class CheckpointStoreTest {
         assertThat(store.find(SECOND)).contains(checkpoint(SECOND, "2026-11-30T08:16:00Z"));
         var json = CheckpointStore.JSON.readTree(file(FIRST).toFile());
         assertThat(json.path("format").asText()).isEqualTo("kosa8-checkpoint");
-        assertThat(json.path("version").asInt()).isEqualTo(1);
+        assertThat(json.path("version").asInt()).isEqualTo(2);
+        assertThat(json.path("checkpoint").path("state").asText()).isEqualTo("committed");
         assertThat(json.path("sha256").asText()).hasSize(64);
         assertThat(json.path("checkpoint").path("id").asText()).isEqualTo(FIRST);
         try (var files = Files.list(dir)) {
@@ -98,18 +99,18 @@ class CheckpointStoreTest {
         other.put("format", "kosa8-sandbox");
         Files.write(file(FIRST), CheckpointStore.JSON.writeValueAsBytes(other));
         ObjectNode newer = (ObjectNode) CheckpointStore.JSON.readTree(file(THIRD).toFile());
-        newer.put("version", 2);
+        newer.put("version", 3);
         Files.write(file(THIRD), CheckpointStore.JSON.writeValueAsBytes(newer));
 
         assertThat(store.list()).extracting(Checkpoint::id).containsExactly(SECOND);
         assertThat(log).hasSize(2).anySatisfy(l -> assertThat(l).contains(file(FIRST).toString())
                 .contains("not a kosa8-checkpoint file")).anySatisfy(l -> assertThat(l).contains(file(THIRD)
-                .toString()).contains("version 2").contains("written by another kosa8"));
+                .toString()).contains("version 3").contains("written by another kosa8"));
         assertThatThrownBy(() -> store.find(FIRST)).isInstanceOf(RecordFile.Damaged.class)
                 .hasMessageContaining(file(FIRST).toString()).hasMessageContaining("its format is \"kosa8-sandbox\"");
         assertThatThrownBy(() -> store.find(THIRD)).isInstanceOf(RecordFile.Damaged.class)
-                .hasMessageContaining(file(THIRD) + " is version 2 of kosa8-checkpoint, and this kosa8 reads"
-                        + " version 1");
+                .hasMessageContaining(file(THIRD) + " is version 3 of kosa8-checkpoint, and this kosa8 reads"
+                        + " versions 1 to 2");
     }
 
     @Test
@@ -130,6 +131,43 @@ class CheckpointStoreTest {
         assertThat(store.list()).extracting(Checkpoint::id).containsExactly(FIRST, THIRD);
         assertThatThrownBy(() -> store.find(SECOND)).isInstanceOf(RecordFile.Damaged.class)
                 .hasMessageContaining(file(SECOND) + " is damaged: it holds checkpoint " + FIRST + ", not " + SECOND);
+    }
+
+    @Test
+    void aVersionOneRecordIsACommittedCheckpoint() throws Exception {
+        CheckpointStore store = withThree();
+        // as kosa8 wrote checkpoint records until pending ones came: version 1, no state
+        ObjectNode record = (ObjectNode) CheckpointStore.JSON.valueToTree(checkpoint(SECOND, "2026-11-30T08:16:00Z"));
+        record.remove("state");
+        record.remove("failure");
+        new RecordFile<>("kosa8-checkpoint", 1, "checkpoint", ObjectNode.class, CheckpointStore.JSON,
+                RecordFile.Unchecked.READ, "").write(file(SECOND), record);
+        assertThat(CheckpointStore.JSON.readTree(file(SECOND).toFile()).path("version").asInt()).isEqualTo(1);
+        assertThat(store.find(SECOND)).contains(checkpoint(SECOND, "2026-11-30T08:16:00Z"));
+        assertThat(store.find(SECOND).orElseThrow().state()).isEqualTo(Checkpoint.State.COMMITTED);
+        assertThat(log).isEmpty();
+    }
+
+    @Test
+    void pendingAndFailedCheckpointsAreListedWithTheirStateAndAFailedOneKeepsNothing() throws Exception {
+        CheckpointStore store = withThree();
+        Checkpoint pending = new Checkpoint(SECOND, Instant.parse("2026-11-30T08:16:00Z"), "m", 12, 0, 3, 100, null,
+                Map.of("freeze", 3L), 0, Checkpoint.State.PENDING, null);
+        store.save(pending);
+        assertThat(store.find(SECOND)).contains(pending);
+        Checkpoint failed = pending.failed("No space left on device");
+        store.save(failed);
+        assertThat(store.find(SECOND).orElseThrow()).satisfies(c -> {
+            assertThat(c.state()).isEqualTo(Checkpoint.State.FAILED);
+            assertThat(c.failure()).isEqualTo("No space left on device");
+        });
+        assertThat(CheckpointStore.JSON.readTree(file(SECOND).toFile()).path("checkpoint").path("state").asText())
+                .isEqualTo("failed");
+        assertThat(store.list()).extracting(Checkpoint::id).containsExactly(FIRST, SECOND, THIRD);
+        assertThat(store.ids()).containsExactlyInAnyOrder(FIRST, SECOND, THIRD);
+        assertThat(store.keeping()).as("what a failed one named is not kept").containsExactlyInAnyOrder(FIRST, THIRD);
+        Files.writeString(file(THIRD), "{\"format\": \"kosa8-checkpoint\", \"vers");
+        assertThat(store.keeping()).as("a damaged one's parts are").containsExactlyInAnyOrder(FIRST, THIRD);
     }
 
     @Test

@@ -22,8 +22,8 @@ class UndoTest {
 
     private Undo withTwo() throws Exception {
         CheckpointStore store = new CheckpointStore(sandbox.resolve("checkpoints"), log::add);
-        store.commit(CheckpointStoreTest.checkpoint(FIRST, "2026-11-30T08:15:12Z"));
-        store.commit(CheckpointStoreTest.checkpoint(SECOND, "2026-11-30T08:16:00Z"));
+        store.save(CheckpointStoreTest.checkpoint(FIRST, "2026-11-30T08:15:12Z"));
+        store.save(CheckpointStoreTest.checkpoint(SECOND, "2026-11-30T08:16:00Z"));
         return new Undo(sandbox, "s1234567890a", log::add);
     }
 
@@ -52,6 +52,46 @@ class UndoTest {
                 .extracting(e -> ((KosaException) e).suggestion())
                 .isEqualTo("take one with `kosa8 checkpoint s1234567890a`");
         assertThat(undo.list(true)).isEmpty();
+    }
+
+    private static Checkpoint pending(String id, String at) {
+        Checkpoint c = CheckpointStoreTest.checkpoint(id, at);
+        return new Checkpoint(c.id(), c.created(), c.message(), c.pauseMillis(), 0, c.workspaceEntries(),
+                c.workspaceBytesCopied(), c.server(), c.stepMillis(), 0, Checkpoint.State.PENDING, null);
+    }
+
+    @Test
+    void theLatestIsTheLatestThatDidNotFailAndAFailedOneIsRefusedSayingWhy() throws Exception {
+        Undo undo = withTwo();
+        CheckpointStore store = new CheckpointStore(sandbox.resolve("checkpoints"), log::add);
+        store.save(pending(SECOND, "2026-11-30T08:16:00Z").failed("No space left on device"));
+        assertThat(undo.find("").id()).isEqualTo(FIRST);
+        assertThat(undo.find(SECOND).state()).isEqualTo(Checkpoint.State.FAILED);
+        assertThat(undo.awaitCommit(FIRST).id()).isEqualTo(FIRST);
+        assertThatThrownBy(() -> undo.awaitCommit(SECOND)).isInstanceOf(KosaException.class)
+                .hasMessage("checkpoint " + SECOND + " of sandbox s1234567890a failed: No space left on device; it"
+                        + " cannot be used")
+                .extracting(e -> ((KosaException) e).suggestion()).asString()
+                .contains("free space").contains("`kosa8 checkpoint rm s1234567890a " + SECOND + "` removes it");
+        assertThatThrownBy(() -> undo.forkPoint(SECOND)).hasMessageContaining("No space left on device");
+        assertThat(undo.list(false)).extracting(l -> l.checkpoint().state())
+                .containsExactly(Checkpoint.State.COMMITTED, Checkpoint.State.FAILED);
+    }
+
+    @Test
+    void aCheckpointLeftPendingByADeadDaemonIsMarkedFailedAtStartAndNeverUsed() throws Exception {
+        Undo undo = withTwo();
+        CheckpointStore store = new CheckpointStore(sandbox.resolve("checkpoints"), log::add);
+        store.save(pending(SECOND, "2026-11-30T08:16:00Z"));
+        // before the daemon's recovery ran: pending, with no commit under way in this daemon
+        assertThat(undo.find("").id()).isEqualTo(SECOND);
+        assertThatThrownBy(() -> undo.awaitCommit(SECOND)).hasMessageContaining("its commit was cut short");
+        assertThat(undo.recover()).containsExactly(SECOND);
+        Checkpoint failed = store.find(SECOND).orElseThrow();
+        assertThat(failed.state()).isEqualTo(Checkpoint.State.FAILED);
+        assertThat(failed.failure()).contains("the daemon stopped");
+        assertThat(undo.recover()).as("once").isEmpty();
+        assertThat(undo.find("").id()).isEqualTo(FIRST);
     }
 
     @Test

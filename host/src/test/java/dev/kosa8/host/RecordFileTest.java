@@ -108,6 +108,27 @@ class RecordFileTest {
     }
 
     @Test
+    void aKindThatReadsOlderVersionsWritesOnlyItsOwnAndRefusesNewerOnesNamingTheRange() throws Exception {
+        Path f = dir.resolve("note.json");
+        RecordFile<Note> twoOrOne = new RecordFile<>("kosa8-note", 1, 2, "note", Note.class, JSON,
+                RecordFile.Unchecked.READ, REMEDY);
+        NOTES.write(f, new Note("old", 1));
+        assertThat(twoOrOne.read(f)).isEqualTo(new Note("old", 1));
+        twoOrOne.write(f, new Note("new", 2));
+        assertThat(JSON.readTree(f.toFile()).path("version").asInt()).isEqualTo(2);
+        assertThat(twoOrOne.read(f)).isEqualTo(new Note("new", 2));
+        assertThatThrownBy(() -> NOTES.read(f)).hasMessageContaining("is version 2 of kosa8-note, and this kosa8"
+                + " reads version 1");
+        new RecordFile<>("kosa8-note", 3, "note", Note.class, JSON, RecordFile.Unchecked.READ, REMEDY)
+                .write(f, new Note("a", 1));
+        assertThatThrownBy(() -> twoOrOne.read(f)).isInstanceOfSatisfying(RecordFile.Damaged.class, e ->
+                assertThat(e.problem()).isEqualTo(f + " is version 3 of kosa8-note, and this kosa8 reads versions 1"
+                        + " to 2"));
+        assertThatThrownBy(() -> new RecordFile<>("kosa8-note", 3, 2, "note", Note.class, JSON,
+                RecordFile.Unchecked.READ, REMEDY)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aRecordThatDoesNotMakeAValidValueIsDamaged() throws Exception {
         Path f = dir.resolve("note.json");
         ObjectNode body = JSON.createObjectNode().put("name", "").put("size", 1);

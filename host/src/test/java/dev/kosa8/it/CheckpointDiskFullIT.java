@@ -66,7 +66,7 @@ class CheckpointDiskFullIT {
     @Test
     void aCheckpointThatDoesNotFitFailsClearlyAndLosesNothing() throws Exception {
         Kosa.ok(T, "exec", id, "--", "sh", "-c", "echo first > /workspace/state; echo first > /root/state; sync");
-        String firstId = Kosa.ok(T, "checkpoint", id, "-m", "fits").stdout().strip();
+        String firstId = Kosa.ok(T, "checkpoint", id, "--wait", "-m", "fits").stdout().strip();
         Path firstPages = checkpoints.resolve("ram").resolve(firstId + ".pages");
         long firstBytes = Files.size(checkpoints.resolve(firstId + ".ram")) + Files.size(firstPages);
 

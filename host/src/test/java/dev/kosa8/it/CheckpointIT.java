@@ -157,7 +157,8 @@ class CheckpointIT {
         Kosa.ok(T, "rewind", id, first);
         Thread.sleep(2000); // the process runs on for a few numbers
 
-        Kosa.Result second = Kosa.ok(T, "checkpoint", id, "-m", "second");
+        // --wait: its files are looked at below, so it must be committed when the command returns
+        Kosa.Result second = Kosa.ok(T, "checkpoint", id, "--wait", "-m", "second");
         String two = second.stdout().strip();
         Kosa.Result list = Kosa.ok(T, "checkpoints", id);
         assertThat(list.stdout()).contains(first, "counter running", two, "second");
@@ -347,7 +348,7 @@ class CheckpointIT {
             assertConsecutiveFromOne(counted, "the fork's counter");
             // its first checkpoint shares the pages of the checkpoint it was forked from: the packs that one uses
             // are linked into the fork's store, and it stores only what changed since
-            String forkCheckpoint = Kosa.ok(T, "checkpoint", fork).stdout().strip();
+            String forkCheckpoint = Kosa.ok(T, "checkpoint", fork, "--wait").stdout().strip();
             Path forkDir = Kosa.HOME.resolve("data/sandboxes").resolve(fork).resolve("checkpoints");
             Path parentDir = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("checkpoints");
             long linked = 0;
@@ -398,14 +399,16 @@ class CheckpointIT {
         // a committed checkpoint of the counter running from 1, to rewind to once QEMU is back
         use(SANDBOX.running());
         countingFromOne();
-        String first = Kosa.ok(T, "checkpoint", id, "-m", "before QEMU is killed").stdout().strip();
+        // --wait: committed before QEMU dies, and its stream ended, so the stream watched for below is the next one's
+        String first = Kosa.ok(T, "checkpoint", id, "--wait", "-m", "before QEMU is killed").stdout().strip();
         List<String> before = checkpointIds();
         long pid = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
                 .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
         assertThat(pid).isPositive();
         // kill QEMU while it writes the machine's RAM: once the stream's file has its first bytes
         Path dir = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("checkpoints");
-        var checkpoint = java.util.concurrent.CompletableFuture.supplyAsync(() -> Kosa.run(T, "checkpoint", id));
+        var checkpoint = java.util.concurrent.CompletableFuture.supplyAsync(() -> Kosa.run(T, "checkpoint", id,
+                "--wait"));
         long until = System.nanoTime() + Duration.ofMinutes(2).toNanos();
         while (!streamStarted(dir)) {
             assertThat(System.nanoTime()).as("the checkpoint's machine state began to be written").isLessThan(until);
@@ -537,7 +540,8 @@ class CheckpointIT {
     /**
      * The daemon killed while a checkpoint's RAM is being written: the stream's writer is a process of its own
      * and finishes it, so the guest is not left stuck (QEMU 7.2 would leave it so if the stream were cut); the
-     * next daemon re-attaches, the cut-short checkpoint never appears and its parts are swept by the next one.
+     * next daemon re-attaches, the cut-short checkpoint is marked failed, never usable, and its parts are swept
+     * once the machine is re-attached.
      * The next daemon also has the folder mounted afresh, so what waited on the dead one ends and the sandbox
      * goes on with its folder, checkpoints and pauses to disk without a restart.
      */
@@ -559,7 +563,8 @@ class CheckpointIT {
         assertThat(m.find()).isTrue();
         long daemon = Long.parseLong(m.group(1));
         Path dir = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("checkpoints");
-        var checkpoint = java.util.concurrent.CompletableFuture.supplyAsync(() -> Kosa.run(T, "checkpoint", id));
+        var checkpoint = java.util.concurrent.CompletableFuture.supplyAsync(() -> Kosa.run(T, "checkpoint", id,
+                "--wait"));
         long until = System.nanoTime() + Duration.ofMinutes(2).toNanos();
         while (!streamHas(dir, 64 << 20)) { // well into the stream: the guest already runs on
             assertThat(System.nanoTime()).as("the checkpoint's machine state began to be written").isLessThan(until);
@@ -577,7 +582,22 @@ class CheckpointIT {
         assertThat(alive.stdout()).contains("ran 5");
         assertThat(qemus()).as("the new daemon stopped the standby QEMU the killed one left").containsExactly(
                 recordedQemu());
-        assertThat(checkpointIds()).as("the cut-short checkpoint never existed").isEqualTo(before);
+        // the cut-short checkpoint was recorded pending at its instant: the next daemon marked it failed, and it
+        // can never be used
+        List<String> after = checkpointIds();
+        assertThat(after).as("every committed checkpoint is still there, the cut-short one beside them")
+                .containsAll(before).hasSize(before.size() + 1);
+        String cut = after.stream().filter(c -> !before.contains(c)).findFirst().orElseThrow();
+        assertThat(Kosa.ok(T, "checkpoints", id).stdout()).containsPattern(cut + ".*failed: .*cut short");
+        Kosa.Result refused = Kosa.run(T, "rewind", id, cut);
+        assertThat(refused.exitCode()).as(refused.toString()).isNotZero();
+        assertThat(refused.stderr()).contains(cut).contains("cut short");
+        // swept when the new daemon re-attached, before any next checkpoint: no part of it is left meanwhile
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString()).filter(n -> n.startsWith(cut)).toList())
+                    .as("the cut-short checkpoint's files once the machine is re-attached").containsExactly(cut + ".json");
+        }
+        assertThat(dir.resolve("workspace/manifests").resolve(cut + ".json")).as("its workspace snapshot").doesNotExist();
         // the new daemon had the folder mounted afresh: the counting process, which waited on a write the dead
         // daemon never answered, got an error for it and counts on, and the folder is live both ways again
         assertCounting();
@@ -585,14 +605,25 @@ class CheckpointIT {
         assertThat(inWorkspace.exitCode()).as(inWorkspace.toString()).isZero();
         assertThat(inWorkspace.stdout()).isEqualTo("written on the host while the daemon was away");
         assertThat(folder.resolve("after-restart")).hasContent("fresh");
-        String next = Kosa.ok(T, "checkpoint", id, "-m", "after the daemon's death").stdout().strip();
+        String next = Kosa.ok(T, "checkpoint", id, "--wait", "-m", "after the daemon's death").stdout().strip();
         List<String> all = checkpointIds();
-        assertThat(all).containsAll(before).contains(next).hasSize(before.size() + 1);
+        assertThat(all).containsAll(before).contains(next, cut).hasSize(before.size() + 2);
         try (var files = Files.list(dir)) {
             assertThat(files.map(f -> f.getFileName().toString()).filter(n -> n.contains(".vmstate") || n.contains(".ram"))
                     .sorted().toList()).as("the cut-short checkpoint's parts were swept; the others are kept as pages")
-                    .isEqualTo(all.stream().map(c -> c + ".ram").sorted().toList());
+                    .isEqualTo(all.stream().filter(c -> !c.equals(cut)).map(c -> c + ".ram").sorted().toList());
         }
+        // nothing half-made survives: the folder snapshot and the held layer's copy it had are swept as well
+        for (String layer : List.of("workspace", "held")) {
+            try (var files = Files.list(dir.resolve(layer).resolve("manifests"))) {
+                assertThat(files.map(f -> f.getFileName().toString()).toList()).as(layer)
+                        .doesNotContain(cut + ".json").contains(next + ".json");
+            }
+        }
+        Process snapshots = new ProcessBuilder("qemu-img", "snapshot", "-l", "-U", Kosa.HOME.resolve("data/sandboxes")
+                .resolve(id).resolve("root.qcow2").toString()).redirectErrorStream(true).start();
+        assertThat(new String(snapshots.getInputStream().readAllBytes())).as("the root disk's snapshots")
+                .contains(next).doesNotContain(cut);
         // with its folder mounted afresh, the sandbox pauses to disk as any other, and resumes with it
         Kosa.ok(Duration.ofMinutes(5), "stop", id);
         assertThat(Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("suspended")).isDirectory();
@@ -665,9 +696,18 @@ class CheckpointIT {
         return cmdline.contains("/run/" + id + "/alt/qmp.sock,");
     }
 
+    /**
+     * The QEMU process running the sandbox's machine. In its jail the record names the jail's first
+     * process (docs/files.md; {@code JailIT} checks it), QEMU its child: that child, as {@link #qemus}
+     * finds the QEMUs; unjailed, the recorded process itself.
+     */
     long recordedQemu() throws java.io.IOException {
-        return com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
+        long recorded = com.fasterxml.jackson.databind.json.JsonMapper.builder().build()
                 .readTree(Kosa.ok(T, "inspect", id).stdout()).path("qemuPid").asLong();
+        List<Long> jailed = ProcessHandle.of(recorded).stream().flatMap(ProcessHandle::descendants)
+                .filter(h -> h.info().command().orElse("").contains("qemu-system")).map(ProcessHandle::pid).toList();
+        assertThat(jailed).as("at most one QEMU under the recorded process %d", recorded).hasSizeLessThan(2);
+        return jailed.isEmpty() ? recorded : jailed.getFirst();
     }
 
     /** Waits for the sandbox's standby QEMU, started in the background after a checkpoint or a rewind. */

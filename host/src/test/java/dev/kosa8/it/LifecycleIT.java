@@ -98,9 +98,12 @@ class LifecycleIT {
             assertThat(r.stdout()).as(r.toString()).isEqualTo("still here\n");
 
             String inspect = Kosa.ok(Duration.ofMinutes(1), "inspect", id).stdout();
-            long qemuPid = Long.parseLong(inspect.replaceAll("(?s).*\"qemuPid\" : (\\d+).*", "$1"));
-            ProcessHandle.of(qemuPid).orElseThrow().destroyForcibly();
-            ProcessHandle.of(qemuPid).ifPresent(h -> h.onExit().join());
+            long recorded = Long.parseLong(inspect.replaceAll("(?s).*\"qemuPid\" : (\\d+).*", "$1"));
+            // QEMU itself dies, as a crash in a device model would; the record names its jail's first process
+            // when it runs in one, and that jail must end with it
+            List<ProcessHandle> machine = machine(recorded);
+            qemuOf(machine).destroyForcibly();
+            await(() -> machine.stream().noneMatch(ProcessHandle::isAlive), "QEMU and its jail are gone");
 
             await(() -> Kosa.ok(Duration.ofMinutes(1), "inspect", id).stdout().contains("\"state\" : \"failed\""),
                     "the sandbox is marked failed");
@@ -125,6 +128,12 @@ class LifecycleIT {
                 qemuPid[0] = booting().orElse(0L);
                 return qemuPid[0] > 0;
             }, "the booting sandbox records its QEMU's pid", Duration.ofMinutes(15)); // the first run may build the image
+            List<ProcessHandle> machine = new java.util.ArrayList<>();
+            await(() -> {
+                machine.clear();
+                machine.addAll(machine(qemuPid[0]));
+                return machine.stream().anyMatch(LifecycleIT::isQemu);
+            }, "QEMU runs (in its jail, when the record names the jail)");
             long daemonPid = Long.parseLong(Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout()
                     .replaceAll("(?s).* pid (\\d+) .*", "$1").strip());
             ProcessHandle.of(daemonPid).ifPresent(h -> {
@@ -134,9 +143,34 @@ class LifecycleIT {
             cli.destroyForcibly().waitFor();
             Kosa.ok(Duration.ofMinutes(1), "ls"); // a new daemon recovers: an ephemeral sandbox without its client goes
             await(() -> ProcessHandle.of(qemuPid[0]).map(h -> !h.isAlive()).orElse(true), "the orphaned QEMU is stopped");
+            await(() -> machine.stream().noneMatch(ProcessHandle::isAlive), "QEMU itself is gone with its jail");
         } finally {
             cli.destroyForcibly();
         }
+    }
+
+    /**
+     * The process a record names ({@code qemuPid}: QEMU, or the first process of the jail QEMU runs in) and
+     * every process under it; empty when it is gone.
+     */
+    static List<ProcessHandle> machine(long recorded) {
+        return ProcessHandle.of(recorded).map(h -> java.util.stream.Stream.concat(java.util.stream.Stream.of(h),
+                h.descendants()).toList()).orElse(List.of());
+    }
+
+    static boolean isQemu(ProcessHandle h) {
+        try {
+            return h.info().command().orElse("").contains("qemu-system")
+                    || Files.readString(Path.of("/proc", Long.toString(h.pid()), "comm")).startsWith("qemu-system");
+        } catch (java.io.IOException e) {
+            return false; // it ended meanwhile
+        }
+    }
+
+    static ProcessHandle qemuOf(List<ProcessHandle> machine) {
+        return machine.stream().filter(LifecycleIT::isQemu).findFirst()
+                .orElseThrow(() -> new AssertionError("no QEMU among " + machine.stream()
+                        .map(h -> h.pid() + " " + h.info().command().orElse("?")).toList()));
     }
 
     /** The pid of a QEMU a sandbox record names while it is still starting. */

@@ -1,0 +1,102 @@
+package dev.kosa8.daemon;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kosa8.checkpoint.Undo;
+import dev.kosa8.host.HostCommand;
+import dev.kosa8.host.KosaException;
+import dev.kosa8.vm.ConsoleLog;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+
+/**
+ * What one sandbox keeps on the host's disk, as {@code kosa8 df} and {@code
+ * kosa8 inspect} show it and its {@link Budget} counts it.
+ *
+ * @param disk         the root disk's overlay as allocated on the host ({@code qemu-img}'s actual size), the
+ *                     checkpoints' disk snapshots inside it
+ * @param diskVirtual  the root disk's size as the guest sees it: the most the guest can write without a
+ *                     checkpoint keeping the old blocks
+ * @param checkpoints  what its checkpoints and its pause to disk hold alone ({@link Undo#bytesHeld}), their
+ *                     copies of the workspace and of the held layer included
+ * @param held         its held layer ({@link HeldLayers#dir}): what the guest wrote to held paths, kept here
+ *                     instead of in the folder until accepted or rejected
+ * @param logs         its console, network and QEMU logs
+ * @param other        its record and CA
+ */
+public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held, long logs, long other) {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public long total() {
+        return disk + checkpoints + held + logs + other;
+    }
+
+    /** What the sandbox keeps that its logs' limits do not bound: the part a checkpoint's room is added to. */
+    long keptBeyondLogs() {
+        return disk + checkpoints + held + other;
+    }
+
+    /** Measures {@code id}'s files. */
+    static DiskUsage of(SandboxLayout layout, String id, Undo undo) {
+        Path dir = layout.directory(id);
+        try {
+            long disk = 0;
+            long virtual = 0;
+            Path root = layout.rootDisk(id);
+            if (Files.exists(root)) {
+                JsonNode info = info(root, "measuring the disk of sandbox " + id);
+                disk = info.path("actual-size").asLong(Files.size(root));
+                virtual = info.path("virtual-size").asLong(0);
+            }
+            Path console = layout.consoleLog(id);
+            long logs = size(console) + size(ConsoleLog.older(console)) + size(layout.netLog(id))
+                    + size(layout.netLog(id).resolveSibling("net.log.1")) + size(layout.qemuLog(id));
+            long other = size(dir.resolve("sandbox.json")) + tree(layout.ca(id));
+            long held = tree(HeldLayers.dir(layout, id));
+            return new DiskUsage(disk, virtual, undo.bytesHeld(), held, logs, other);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot measure what sandbox " + id + " keeps on disk: "
+                    + e.getMessage(), "check the permissions of " + dir, e);
+        }
+    }
+
+    /** The size of the disk image at {@code disk} as a guest sees it. */
+    static long virtualSize(Path disk) {
+        try {
+            return info(disk, "reading the size of " + disk).path("virtual-size").asLong(0);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot read the size of " + disk + ": "
+                    + e.getMessage(), "check the image with `kosa8 doctor`", e);
+        }
+    }
+
+    private static JsonNode info(Path disk, String doing) throws IOException {
+        return JSON.readTree(HostCommand.of("qemu-img", "info", "-U", "--output=json", disk.toString())
+                .run(KosaException.Kind.VM, doing));
+    }
+
+    private static long size(Path p) throws IOException {
+        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? Files.size(p) : 0;
+    }
+
+    /** The bytes of the regular files beneath {@code dir} (none when it is not there). */
+    static long tree(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        long n = 0;
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.toList()) {
+                n += size(p);
+            }
+        }
+        return n;
+    }
+
+    /** The largest files a log can grow to: what {@link DiskBudget} keeps room for. */
+    static long logRoom(Budget b) {
+        return b.consoleBytes() + 2 * dev.kosa8.egress.AuditLog.MAX_BYTES + (1L << 20);
+    }
+}
