@@ -122,7 +122,10 @@ class NetworkLinkIT {
     @Order(1)
     void aThousandConnectionsCostTheHostNoProcessOrThreadAndThoseBeyondTheCapAreResetAtOnce() throws Exception {
         assertThat(sh(id, CURL).stdout()).isEqualTo("hello from api.test GET");
-        long qemu = qemuPid(id);
+        long recorded = qemuPid(id);
+        // the record names the jail's first process where QEMU runs in one (docs/design.md), QEMU itself otherwise
+        long qemu = LifecycleIT.qemuOf(LifecycleIT.machine(recorded)).pid();
+        long jailProcessesBefore = descendants(recorded);
         // the QEMU that carries this network runs under the strict filter: it could not start a process if it tried
         assertThat(Files.readString(Path.of("/proc", String.valueOf(qemu), "cmdline")).replace('\0', ' '))
                 .contains("-sandbox on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny")
@@ -176,6 +179,7 @@ class NetworkLinkIT {
 
             // while the guest holds them: no process on the host, no thread in QEMU or the daemon per connection
             assertThat(descendants(qemu)).as("QEMU's child processes").isEqualTo(qemuChildrenBefore).isZero();
+            assertThat(descendants(recorded)).as("the processes in QEMU's jail").isEqualTo(jailProcessesBefore);
             assertThat(descendants(daemon)).as("the daemon's child processes (QEMUs among them)")
                     .isEqualTo(daemonChildrenBefore);
             assertThat(rss(qemu) + rss(daemon) - memoryBefore).as("resident memory QEMU and the daemon gained")
