@@ -106,9 +106,18 @@ final class SandboxOptions {
                     + "dropped, and the log says so (default: \"consoleLimit\" in settings.json, else 4M)."})
     String consoleLimit;
 
-    /** The settings the sandbox gets, each with where it came from (`kosa8 config show`). */
+    /** What {@link #effective} found: the project's file is read once per command, not once per use. */
+    private EffectiveSettings effective;
+
+    /**
+     * The settings the sandbox gets, each with where it came from (`kosa8 config show`); read on first use, once
+     * picocli has set the options.
+     */
     EffectiveSettings effective() {
-        return EffectiveSettings.of(this, ProjectConfigFile.read(projectFolder()));
+        if (effective == null) {
+            effective = EffectiveSettings.of(this, ProjectConfigFile.read(projectFolder()));
+        }
+        return effective;
     }
 
     /** Where .kosa8/config.toml is looked for: the folder to share, else the current directory. */

@@ -591,13 +591,13 @@ public final class SandboxManager {
      * guest asked for then. The tool call that turn was about does not run: its hook is told the sandbox was put back.
      */
     public Undo.Rewound rewindToTurn(Sandbox s, int turn) {
-        return rewind(s, turns.checkpointOf(s, turn, checkpointIds(s)));
+        return rewind(s, turns.checkpointOf(s, turn, checkpointBytes(s).keySet()));
     }
 
     /** Which of {@code s}'s checkpoints are turns, and which turn each is. */
     public Map<String, Integer> turnsOf(Sandbox s) {
         Map<String, Integer> out = new java.util.HashMap<>();
-        turns.byCheckpoint(s, checkpointIds(s)).forEach((id, t) -> out.put(id, t.turn()));
+        turns.byCheckpoint(s, checkpointBytes(s).keySet()).forEach((id, t) -> out.put(id, t.turn()));
         return out;
     }
 
@@ -606,10 +606,6 @@ public final class SandboxManager {
         Map<String, Long> out = new java.util.HashMap<>();
         undo(s).records().forEach(c -> out.put(c.id(), c.vmStateBytes() + c.workspaceBytesCopied()));
         return out;
-    }
-
-    private java.util.Set<String> checkpointIds(Sandbox s) {
-        return undo(s).records().stream().map(Checkpoint::id).collect(java.util.stream.Collectors.toSet());
     }
 
     /** A new persistent sandbox from a checkpoint of {@code parent} ({@link Forks}). */

@@ -95,12 +95,20 @@ final class TurnCheckpoints {
             return refused(ask, e.getMessage());
         }
         turns.add(new Turn(n, c.id(), label, ask.id(), c.created(), c.vmStateBytes() + c.workspaceBytesCopied()));
-        thin(s, turns);
         log.accept("sandbox " + s.id() + ": turn " + n + " checkpoint " + c.id() + " (" + label + ")");
+        // after the answer: removing a checkpoint waits for the commit under way, which the tool call need not
+        Thread.ofVirtual().name("turn-thinning").start(() -> {
+            try {
+                thin(s, turns);
+            } catch (RuntimeException e) {
+                log.accept("sandbox " + s.id() + ": cannot thin its turns: " + e.getMessage());
+            }
+        });
         return new Message.Answer(ask.id(), Message.Outcome.TAKEN, "turn " + n + " " + c.id());
     }
 
-    private void thin(Sandbox s, TurnLog turns) {
+    /** One thinning at a time per daemon, so that two never pick the same turn. */
+    private synchronized void thin(Sandbox s, TurnLog turns) {
         // what each holds as its record says now: a checkpoint still committing counts what it has stored so far
         Map<String, Long> bytes = manager.checkpointBytes(s);
         List<Turn> kept = turns.turns(bytes.keySet()).stream().map(t -> new Turn(t.turn(), t.checkpoint(), t.label(),

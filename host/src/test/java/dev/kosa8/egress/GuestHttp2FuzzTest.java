@@ -127,9 +127,13 @@ class GuestHttp2FuzzTest {
      * @param headerList the decoded size of its header block (RFC 7541 4.1: name, value and 32 per field)
      * @param extra      what followed the stream's frames: 0 nothing, 1 a frame for the stream (PRIORITY, RST_STREAM,
      *                   WINDOW_UPDATE: the guest may have cancelled it), 2 a frame for the connection
+     * @param body       a DATA frame followed the header block
+     * @param headerBlockEnds whether a frame of the header block carries END_HEADERS: the generator's split into
+     *                   HEADERS and CONTINUATION may put the whole block in the HEADERS frame, without the flag,
+     *                   and write no CONTINUATION after it
      */
     record Stream2(int id, String authority, String hostHeader, String method, String path, boolean ends,
-                   int headerList, int extra) {
+                   int headerList, int extra, boolean body, boolean headerBlockEnds) {
         boolean otherHost() {
             Authority a = Authority.parse(authority, 443);
             Authority h = hostHeader == null ? null : Authority.parse(hostHeader, 443);
@@ -142,10 +146,12 @@ class GuestHttp2FuzzTest {
          * GOAWAY for the connection.
          */
         boolean malformed() {
+            // a header block that never ends (RFC 9113 4.3, 6.2, 6.10): the stream never opens, and any frame after it
+            // but a CONTINUATION of the same stream is a connection error of type PROTOCOL_ERROR
             // a host header that is not the :authority: the codec resets the stream ("Conflicting ':authority' and
             // 'host' headers", RFC 9113 8.3.1), so it never reaches the broker either
-            return headerList > GuestHttp2.MAX_HEADER_LIST || !path.startsWith("/") || method.isEmpty()
-                    || authority.isEmpty()
+            return !headerBlockEnds || headerList > GuestHttp2.MAX_HEADER_LIST || !path.startsWith("/")
+                    || method.isEmpty() || authority.isEmpty()
                     || hostHeader != null && !hostHeader.equals(authority) || method.contains(" ") || path.isEmpty()
                     || authority.contains(" ") || method.equals("CONNECT");
         }
@@ -186,6 +192,20 @@ class GuestHttp2FuzzTest {
             boolean endedByALaterError = statuses.getOrDefault(0, 0) != 0 // GOAWAY with an error code
                     && in.streams().stream().anyMatch(s -> s.malformed() || s.extra() == 2);
             for (Stream2 s : in.streams()) {
+                if (!s.headerBlockEnds()) {
+                    // RFC 9113 6.2 and 6.10: a header block is HEADERS and CONTINUATION frames of its stream in a row,
+                    // the last with END_HEADERS. This one has none, so its request never began (RFC 9113 4.3), and
+                    // whatever frame came next (its body's DATA, another stream's HEADERS, a control frame) must end
+                    // the connection with PROTOCOL_ERROR; if none came the block is simply still incomplete.
+                    boolean followed = s.body() || s.extra() != 0 || s != in.streams().getLast();
+                    assertThat(statuses).as(s + " in " + in + ": a stream whose header block never ended")
+                            .doesNotContainKey(s.id());
+                    if (followed) {
+                        assertThat(statuses.get(0)).as(s + " in " + in + ": GOAWAY's error code, after a frame in "
+                                + "an unfinished header block; " + statuses).isEqualTo(1);
+                    }
+                    break;
+                }
                 if (s.malformed()) {
                     break; // the codec may end the whole connection for it (a protocol error), answering nothing more
                 }
@@ -303,11 +323,7 @@ class GuestHttp2FuzzTest {
                 size += e.getKey().length() + e.getValue().length() + 32;
             }
             int extra = r.nextInt(5) == 0 ? 1 + r.nextInt(7) : 0;
-            Stream2 s = new Stream2(id, authority, hostHeader, method, path, r.nextInt(8) != 0, size,
-                    extra == 0 ? 0 : extra <= 3 ? 1 : 2);
-            streams.add(s);
-            what.append(s.method()).append(' ').append(s.authority()).append(s.path().length() > 20 ? "/…" : s.path())
-                    .append("; ");
+            boolean ends = r.nextInt(8) != 0;
             ByteBuf block = Unpooled.buffer();
             try {
                 hpack.encodeHeaders(id, h, block);
@@ -318,9 +334,13 @@ class GuestHttp2FuzzTest {
             block.readBytes(bytes);
             block.release();
             boolean body = r.nextInt(3) == 0;
-            int flags = (s.ends() && !body ? 0x1 : 0);
+            int flags = (ends && !body ? 0x1 : 0);
+            boolean headerBlockEnds = true;
             if (bytes.length > 16_384 || r.nextInt(6) == 0) { // split into HEADERS and CONTINUATION frames
+                // a cut at the block's end leaves a HEADERS frame without END_HEADERS and no CONTINUATION: kept, as a
+                // header block that never ends
                 int cut = Math.min(bytes.length, 1 + r.nextInt(Math.min(bytes.length, 16_384)));
+                headerBlockEnds = cut < bytes.length;
                 out.writeBytes(frame(1, flags, id, java.util.Arrays.copyOf(bytes, cut)));
                 for (int pos = cut; pos < bytes.length; ) {
                     int len = Math.min(16_384, bytes.length - pos);
@@ -331,6 +351,11 @@ class GuestHttp2FuzzTest {
             } else {
                 out.writeBytes(frame(1, flags | 0x4, id, bytes));
             }
+            Stream2 s = new Stream2(id, authority, hostHeader, method, path, ends, size,
+                    extra == 0 ? 0 : extra <= 3 ? 1 : 2, body, headerBlockEnds);
+            streams.add(s);
+            what.append(s.method()).append(' ').append(s.authority()).append(s.path().length() > 20 ? "/…" : s.path())
+                    .append(headerBlockEnds ? "" : " (header block never ends)").append("; ");
             if (body) {
                 byte[] data = new byte[r.nextInt(3000)];
                 r.nextBytes(data);

@@ -78,9 +78,14 @@ class TurnCheckpointIT {
                 .containsExactly("exit 0", "exit 1", "exit 1", "exit 1");
         assertThat(loop.stdout()).contains("turn 3 c");
         assertThat(loop.stderr()).contains("turn checkpoints are limited to 3 at once");
-        JsonNode after = JsonMapper.builder().build().readTree(Kosa.ok(T, "checkpoints", id, "--json").stdout());
+        // thinning runs once the turn is answered, after the commit under way: waited for, within T
         List<String> left = new ArrayList<>();
-        after.forEach(c -> left.add(c.path("id").asText() + " " + c.path("turn").asInt()));
+        long deadline = System.nanoTime() + T.toNanos();
+        do {
+            left.clear();
+            JsonMapper.builder().build().readTree(Kosa.ok(T, "checkpoints", id, "--json").stdout())
+                    .forEach(c -> left.add(c.path("id").asText() + " " + c.path("turn").asInt()));
+        } while (left.size() > 3 && System.nanoTime() < deadline && sleep(500));
         assertThat(left).hasSize(3).first().isEqualTo(mine + " 0");
         assertThat(left.subList(1, 3)).extracting(s -> s.substring(s.indexOf(' ') + 1)).containsExactly("2", "3");
 
@@ -101,6 +106,11 @@ class TurnCheckpointIT {
                 ask 'taken turn 9 c1'
                 """);
         assertThat(raw.stdout().lines().toList()).hasSize(4).allMatch(l -> l.startsWith("refused "));
+    }
+
+    private static boolean sleep(long millis) throws InterruptedException {
+        Thread.sleep(millis);
+        return true;
     }
 
     private static void await(SharedSandbox.Booted box, String command, String expected) throws InterruptedException {

@@ -242,15 +242,21 @@ class WorkspaceServerFuzzTest {
             @ForAll @Size(max = 8) List<@From("requests") P9Request> between) throws Exception {
         try (P9TestClient c = withState()) {
             int next = 0;
+            int msize = WorkspaceServer.MSIZE;
             for (byte[] m : messages) {
                 c.sendRaw(m);
                 if (m.length == Ws9p.TQUIET_SIZE && (m[4] & 0xff) == Ws9p.TQUIET) {
                     ByteBuffer answer = c.awaitFrame(P9Codec.NOTAG, REPLY);
                     assertThat(answer.get(4) & 0xff).as("the answer to a Tquiet").isEqualTo(Ws9p.RQUIET);
                 }
-                if (next < between.size()) {
-                    P9Request r = between.get(next++);
-                    check(r, c.call(r));
+                // A request over the msize a Tversion below negotiated closes the connection, as it must;
+                // randomRequestsOneAtATimeAreEachAnswered tries that. Here it is not sent.
+                P9Request r = next < between.size() ? between.get(next++) : null;
+                if (r != null && encodedLength(r) <= msize) {
+                    P9Reply reply = check(r, c.call(r));
+                    if (reply instanceof P9Reply.Version v && v.version().equals(P9Operations.VERSION)) {
+                        msize = v.msize();
+                    }
                 }
             }
             assertServerHealthy(c);
