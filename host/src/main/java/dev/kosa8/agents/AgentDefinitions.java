@@ -132,6 +132,9 @@ public final class AgentDefinitions {
                         "the settings are: " + String.join(", ", KEYS));
             }
         }
+        if (!root.has("command")) {
+            throw error(source, 0, "has no command", "every agent needs command (docs/agents.md)");
+        }
         Fields f = new Fields(source, text);
         String dockerfile = f.text(root, "dockerfile", true);
         List<String> command = f.list(root, "command");
@@ -213,8 +216,12 @@ public final class AgentDefinitions {
                 try {
                     SecretSpec.of(name, host, header, null, Instant.EPOCH, "file"); // the rules `secret set` applies
                 } catch (IllegalArgumentException e) {
-                    throw error(source, lineOf(text, "name = \"" + name + "\"", "host = \"" + host + "\""),
-                            "secret " + name + ": " + e.getMessage(), "fix it as for `kosa8 secret set` (docs/secrets.md)");
+                    // the line of the field the rule refused
+                    String m = e.getMessage();
+                    String field = m.contains("header") ? "header = \"" + header + "\""
+                            : m.contains("secret name") ? "name = \"" + name + "\"" : "host = \"" + host + "\"";
+                    throw error(source, lineOf(text, field), "secret " + name + ": " + m,
+                            "fix it as for `kosa8 secret set` (docs/secrets.md)");
                 }
                 out.add(new AgentDefinition.AgentSecret(name, host, header));
             }
