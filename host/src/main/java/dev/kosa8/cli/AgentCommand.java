@@ -35,7 +35,7 @@ import picocli.CommandLine.ParentCommand;
                     + "terminal UI opens here, in the folder, which the sandbox sees live; the exit code is the "
                     + "agent's.",
             "The sandbox reaches only the agent's API hosts (and what --allow or .kosa8/config.toml add). Keys stay "
-                    + "on this machine: set them once with `kosa8 secret set` (the agent's help says which), and "
+                    + "on this machine: set them once with `kosa8 secret set` (kosa8 agent prints the line when none is set), and "
                     + "the sandbox holds placeholders. Before each tool call that can change anything, the agent's "
                     + "hook takes a turn checkpoint: `kosa8 checkpoints ID`, `kosa8 rewind ID --turn N`.",
             "Options as for `kosa8 run` set the sandbox when it is made (the project's .kosa8/config.toml too); "
