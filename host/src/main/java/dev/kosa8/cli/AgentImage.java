@@ -58,10 +58,13 @@ final class AgentImage {
             System.err.println("kosa8: image " + name + " built");
             return name;
         } catch (KosaException e) {
+            // a step that failed (the message names its line and the build's log) may have been refused its hosts
+            String hint = e.kind() != KosaException.Kind.USAGE || agent.buildAllow().isEmpty() ? ""
+                    : "; a step reaches only " + String.join(", ", agent.buildAllow()) + ", and a host of them that "
+                            + "resolves to a private or reserved address here needs an address exception in "
+                            + "network.json (`kosa8 net`; docs/network.md, \"Your own settings\")";
             throw new KosaException(e.kind(), "the " + agent.name() + " agent's image did not build: " + e.getMessage(),
-                    (e.suggestion().isEmpty() ? "" : e.suggestion() + "; ") + "its hosts are in `kosa8 net`'s "
-                            + "address exceptions if this machine's mirrors resolve to private or reserved addresses "
-                            + "(docs/network.md, \"Your own settings\")", e);
+                    e.suggestion() + hint, e);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.IMAGE, "the " + agent.name() + " agent's image did not build: "
                     + e.getMessage(), "see the daemon's log at " + paths.daemonLog(), e);
