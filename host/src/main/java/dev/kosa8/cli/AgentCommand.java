@@ -116,7 +116,7 @@ final class AgentCommand implements Callable<Integer> {
         if (s != null) {
             String state = states(daemon).get(s.sandbox());
             if (state != null) {
-                return resume(daemon, s, state);
+                return resume(daemon, s, state, agent);
             }
             System.err.println("kosa8: the " + agent.name() + " sandbox " + s.sandbox() + " of this folder is gone; "
                     + "making a new one");
@@ -141,7 +141,7 @@ final class AgentCommand implements Callable<Integer> {
         return id;
     }
 
-    private String resume(DaemonClient daemon, AgentSessions.Session s, String state) {
+    private String resume(DaemonClient daemon, AgentSessions.Session s, String state, AgentDefinition agent) {
         if (!s.image().equals(sandbox.image)) {
             System.err.println("kosa8: this folder's " + s.agent() + " sandbox was made from " + s.image() + ", not "
                     + sandbox.image + "; `kosa8 agent rm " + s.agent() + "` starts afresh from the new one");
@@ -154,6 +154,15 @@ final class AgentCommand implements Callable<Integer> {
             default -> throw new KosaException(KosaException.Kind.STATE, "this folder's " + s.agent() + " sandbox "
                     + s.sandbox() + " is " + state, "`kosa8 logs " + s.sandbox() + "` says why; `kosa8 agent rm "
                     + s.agent() + "` removes it (its home directory too) and the next run makes a new one");
+        }
+        // the agent's keys set since the sandbox was made
+        java.util.Set<String> held = new java.util.HashSet<>();
+        daemon.get("/v1/sandboxes/" + s.sandbox()).path("secrets").forEach(g -> held.add(g.path("name").asText()));
+        List<String> missing = secrets(agent, List.copyOf(held)).stream().filter(n -> !held.contains(n)).toList();
+        if (!missing.isEmpty()) {
+            daemon.post("/v1/sandboxes/" + s.sandbox() + "/secrets/grant" + SecretGrantCommand.query(missing));
+            System.err.println("kosa8: sandbox " + s.sandbox() + " now has " + String.join(", ", missing)
+                    + " (as a placeholder)");
         }
         return s.sandbox();
     }
@@ -181,7 +190,7 @@ final class AgentCommand implements Callable<Integer> {
             System.err.println("kosa8: no key for " + agent.name() + " is set; the sandbox gets it as a placeholder "
                     + "once you set one with: " + String.join(" or ",
                     agent.secrets().stream().map(AgentDefinition.AgentSecret::setCommand).toList())
-                    + " (then kosa8 secret grant ID NAME, or kosa8 agent rm " + agent.name() + ")");
+                    + "; the next `kosa8 agent " + agent.name() + "` gives it to the sandbox");
         }
         return out;
     }
