@@ -61,7 +61,9 @@ final class AgentCommand implements Callable<Integer> {
     @Mixin
     SandboxOptions sandbox = new SandboxOptions();
 
-    @Parameters(index = "0", paramLabel = "AGENT", description = "claude, codex, gemini, or your own (docs/agents.md).")
+    // optional for picocli, so that `kosa8 agent ls` and `kosa8 agent rm` need none; call() asks for it
+    @Parameters(index = "0", arity = "0..1", paramLabel = "AGENT",
+            description = "claude, codex, gemini, or your own (docs/agents.md).")
     String name;
 
     @Parameters(index = "1..*", paramLabel = "ARGS", description = "Arguments for the agent, after --.")
@@ -73,6 +75,11 @@ final class AgentCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (name == null) {
+            throw new KosaException(KosaException.Kind.USAGE, "name the agent to run",
+                    "kosa8 agent " + String.join("|", definitions().names()) + " [-- ARGS]; kosa8 agent ls lists "
+                            + "their sandboxes");
+        }
         AgentDefinition agent = definitions().load(name);
         Path folder = folder(sandbox);
         sandbox.workspace = folder.toString(); // the guest sees it at its real path, which the session is keyed by

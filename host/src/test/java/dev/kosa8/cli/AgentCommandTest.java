@@ -90,6 +90,22 @@ class AgentCommandTest {
     }
 
     @Test
+    void agentWithoutANameAsksForOneAndItsSubcommandsNeedNone() {
+        var err = new java.io.StringWriter();
+        var cl = Main.commandLine();
+        cl.setErr(new java.io.PrintWriter(err));
+        assertThat(cl.execute("agent")).isEqualTo(2);
+        assertThat(err.toString()).contains("kosa8: name the agent to run", "kosa8 agent claude|codex|gemini");
+        var parsed = Main.commandLine().parseArgs("agent", "rm", "--workspace", dir.toString(), "claude");
+        assertThat(parsed.subcommand().subcommand().commandSpec().name()).isEqualTo("rm");
+        assertThat(Main.commandLine().parseArgs("agent", "ls").subcommand().subcommand().commandSpec().name())
+                .isEqualTo("ls");
+        var run = Main.commandLine().parseArgs("agent", "--memory", "2G", "claude", "--", "--version");
+        assertThat(run.subcommand().matchedPositionals()).extracting(p -> p.getValue().toString())
+                .containsExactly("claude", "[--version]");
+    }
+
+    @Test
     void anUnknownAgentIsAUsageErrorListingTheKnownOnes() {
         var err = new java.io.StringWriter();
         var cl = Main.commandLine();

@@ -52,6 +52,7 @@ class AgentCommandIT {
             Kosa.deleteTree(project);
         }
         Files.createDirectories(project);
+        Kosa.run(T, "agent", "rm", "--workspace", project.toString(), "claude"); // what a failed run left
         Files.writeString(project.resolve("README"), "an agent's project\n");
     }
 
