@@ -75,9 +75,10 @@ class PackageDependenciesTest {
             new Row(List.of("secrets"), List.of("host", "net")),
             new Row(List.of("egress", "egress.tls"), List.of("secrets", "vm", "host", "net")),
             new Row(List.of("image", "image.oci"), List.of("host")),
+            new Row(List.of("agents"), List.of("secrets", "host")),
             new Row(List.of("checkpoint", "checkpoint.ram"), List.of("workspace", "vm", "host")),
             new Row(List.of("daemon"), concat(FEATURES, "vm", "host", "net", "protocol")),
-            new Row(List.of("cli"), concat(FEATURES, "daemon", "vm", "host", "net", "protocol")));
+            new Row(List.of("cli"), concat(FEATURES, "agents", "daemon", "vm", "host", "net", "protocol")));
 
     /** Rows of packages in other modules: they are named as targets only, and have no classes here. */
     private static final Set<String> OTHER_MODULES = Set.of("protocol");

@@ -101,8 +101,21 @@ final class ImageCommand {
             if (trustHostCas != null) {
                 q.append("&trustHostCas=").append(trustHostCas);
             }
+            JsonNode i = follow(parent.main.daemon(), q.toString());
+            System.err.println("kosa8: image " + i.path("name").asText() + " built");
+            System.out.println(i.path("id").asText());
+            return 0;
+        }
+
+        /**
+         * Runs a build (the query of {@code /v1/images/build}) and shows its steps on stderr as they come; shared
+         * with {@code kosa8 agent}, whose image is a build too.
+         *
+         * @return the image built, as the daemon describes it
+         */
+        static JsonNode follow(DaemonClient daemon, String query) throws IOException {
             ObjectMapper json = new ObjectMapper();
-            try (DaemonClient.Stream s = parent.main.daemon().upgrade("/v1/images/build?" + q)) {
+            try (DaemonClient.Stream s = daemon.upgrade("/v1/images/build?" + query)) {
                 BufferedReader in = new BufferedReader(new InputStreamReader(s.in(), StandardCharsets.UTF_8));
                 String line;
                 while ((line = in.readLine()) != null) {
@@ -115,10 +128,7 @@ final class ImageCommand {
                     } else if (m.has("note")) {
                         System.err.println("kosa8: " + m.path("note").asText());
                     } else if (m.has("image")) {
-                        JsonNode i = m.path("image");
-                        System.err.println("kosa8: image " + i.path("name").asText() + " built");
-                        System.out.println(i.path("id").asText());
-                        return 0;
+                        return m.path("image");
                     } else if (m.has("error")) {
                         KosaException.Kind kind;
                         try {

@@ -29,7 +29,7 @@ import picocli.CommandLine.Option;
             StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class,
             RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
-            DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class, ConfigCommand.class,
+            DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class, ConfigCommand.class, AgentCommand.class,
             DaemonCommand.class,
             CommandLine.HelpCommand.class, picocli.AutoComplete.GenerateCompletion.class},
         footer = {"", "Files: images and sandboxes under $XDG_DATA_HOME/kosa8; the daemon's socket under "

@@ -42,7 +42,8 @@ final class SandboxOptions {
     @Option(names = "--allow", paramLabel = "HOST",
             description = {"Let the sandbox reach HOST (repeatable). HOST is a name (pypi.org), *.domain, name:port,",
                     "'METHODS name/path-prefix' ('GET,HEAD api.example.com/v1/'), or a preset: @pypi, @npm,",
-                    "@github, @debian (and your own in presets.json in kosa8's config directory).",
+                    "@github, @debian, @anthropic, @openai, @google-ai (and your own in presets.json in kosa8's",
+                    "config directory).",
                     "Without a port a rule covers ports 80 and 443. Everything else is denied."})
     java.util.List<String> allow = new java.util.ArrayList<>();
 

@@ -34,6 +34,10 @@ public final class NetPresets {
         m.put("github", List.of("github.com", "api.github.com", "codeload.github.com", "objects.githubusercontent.com",
                 "raw.githubusercontent.com", "release-assets.githubusercontent.com"));
         m.put("debian", List.of("deb.debian.org", "security.debian.org"));
+        // each coding agent's API hosts (docs/agents.md): what `kosa8 agent NAME` allows
+        m.put("anthropic", List.of("api.anthropic.com"));
+        m.put("openai", List.of("api.openai.com"));
+        m.put("google-ai", List.of("generativelanguage.googleapis.com"));
         return Map.copyOf(m);
     }
 
