@@ -15,7 +15,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,7 +26,6 @@ import org.junit.jupiter.api.Test;
  * in the folder; the agent's PreToolUse hook took a turn checkpoint before it; {@code rewind --turn 1} takes the
  * file away again.
  */
-@Tag("long") // builds Claude Code's image (about 14 minutes cold under TCG, shared with AgentCommandIT)
 class ClaudeCodeIT {
     static final Duration BUILD = Duration.ofMinutes(40);
     static final Duration T = Duration.ofMinutes(5);
