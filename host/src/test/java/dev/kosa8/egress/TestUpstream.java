@@ -102,6 +102,11 @@ public final class TestUpstream implements AutoCloseable {
         }
     }
 
+    /** Serves {@code path} (and below) with {@code h} over HTTPS, its requests recorded like the rest. */
+    public void handle(String path, com.sun.net.httpserver.HttpHandler h) {
+        context(https, path, h);
+    }
+
     private void context(HttpServer s, String path, com.sun.net.httpserver.HttpHandler h) {
         s.createContext(path, h).getFilters().add(recorder);
     }
