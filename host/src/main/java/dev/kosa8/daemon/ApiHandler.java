@@ -128,18 +128,18 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                         SandboxManager mgr) {
         String sub = p.size() > 2 ? p.get(2) : "";
         if (sub.isEmpty() && m == HttpMethod.GET) {
-            respond(ctx, HttpResponseStatus.OK, mgr.images());
+            respond(ctx, HttpResponseStatus.OK, mgr.images().list());
         } else if (sub.equals("inspect") && m == HttpMethod.GET) {
-            respond(ctx, HttpResponseStatus.OK, mgr.image(param(q, "name", "")));
+            respond(ctx, HttpResponseStatus.OK, mgr.images().image(param(q, "name", "")));
         } else if (sub.isEmpty() && m == HttpMethod.DELETE) {
-            respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.removeImage(param(q, "name", ""))));
+            respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.images().remove(param(q, "name", ""))));
         } else if (sub.equals("pull") && m == HttpMethod.POST) {
-            respond(ctx, HttpResponseStatus.OK, mgr.pullImage(param(q, "ref", ""), param(q, "tag", "")));
+            respond(ctx, HttpResponseStatus.OK, mgr.images().pull(param(q, "ref", ""), param(q, "tag", "")));
         } else if (sub.equals("import") && m == HttpMethod.POST) {
-            respond(ctx, HttpResponseStatus.OK, mgr.importImage(param(q, "archive", ""), param(q, "tag", "")));
+            respond(ctx, HttpResponseStatus.OK, mgr.images().importImage(param(q, "archive", ""), param(q, "tag", "")));
         } else if (sub.equals("build") && m == HttpMethod.POST && upgrade) {
             ImageBuilds.Request req = buildRequest(q);
-            BuildStream.start(ctx, mgr.builds(), req, Boolean.parseBoolean(param(q, "verbose", "false")),
+            BuildStream.start(ctx, mgr.images().builds(), req, Boolean.parseBoolean(param(q, "verbose", "false")),
                     daemon::log);
         } else {
             throw notFound();

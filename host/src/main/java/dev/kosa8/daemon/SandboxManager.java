@@ -6,7 +6,6 @@ import dev.kosa8.checkpoint.FolderChange;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
-import dev.kosa8.egress.SandboxNetwork;
 import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -77,6 +76,7 @@ public final class SandboxManager {
     private final Forks forks;
     private final BootImages bootImages;
     private final ImageBuilds builds;
+    private final SandboxImages images;
     private final Recovery recovery;
     private final String qemuBinary;
     private final Consumer<String> log;
@@ -109,6 +109,7 @@ public final class SandboxManager {
         this.launcher = new MachineLauncher(layout, specs, store, bootImages, probe, qemuBinary, templates,
                 networks, watch, turns, log);
         this.builds = new ImageBuilds(this, log);
+        this.images = new SandboxImages(paths, bootImages, builds, log);
         this.forks = new Forks(layout, store, registry, networks, launcher, turns, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
         this.qemuBinary = qemuBinary;
@@ -153,147 +154,9 @@ public final class SandboxManager {
         return bootImages;
     }
 
-    /**
-     * The images sandboxes can be made from: kosa8's own (the current system image) first, then those built or
-     * imported, newest first. Each: name, id, size, base, created, config.
-     */
-    List<Map<String, Object>> images() {
-        List<Map<String, Object>> out = new java.util.ArrayList<>();
-        new ImageStore(paths).current().ifPresent(i -> out.add(imageView(NamedImage.DEFAULT, i.id(), i.sizeBytes(),
-                "debian bookworm (mmdebstrap)", created(i), dev.kosa8.image.ImageConfig.NONE, i.rootfs().toString())));
-        for (NamedImage i : new dev.kosa8.image.NamedImages(paths.images()).list()) {
-            out.add(imageView(i.name(), i.id(), i.sizeBytes(), i.base(), i.created(), i.config(), i.disk()));
-        }
-        return out;
-    }
-
-    /** One image's view, by name or id. */
-    Map<String, Object> image(String name) {
-        if (BootImages.isDefault(name)) {
-            return images().stream().filter(v -> v.get("name").equals(NamedImage.DEFAULT)).findFirst()
-                    .orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE, "kosa8's own image is not built",
-                            "build it with `kosa8 image build`"));
-        }
-        NamedImage i = bootImages.named(name).orElseThrow();
-        Map<String, Object> v = imageView(i.name(), i.id(), i.sizeBytes(), i.base(), i.created(), i.config(),
-                i.disk());
-        v.put("systemImage", i.systemImage());
-        v.put("step", i.step());
-        return v;
-    }
-
-    /**
-     * Forgets an image's name; its layers stay until a prune finds nothing resting on them (sandboxes made from
-     * it keep working). kosa8's own image cannot be removed this way.
-     */
-    String removeImage(String name) {
-        if (BootImages.isDefault(name)) {
-            throw new KosaException(KosaException.Kind.USAGE, NamedImage.DEFAULT + " is kosa8's own image",
-                    "`kosa8 image prune` removes old builds of it");
-        }
-        NamedImage i = bootImages.named(name).orElseThrow();
-        try {
-            new dev.kosa8.image.NamedImages(paths.images()).remove(i.name());
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.HOST, "cannot remove image " + name + ": " + e.getMessage(),
-                    "check the permissions of kosa8's data folder", e);
-        }
-        return i.name();
-    }
-
-    private static String created(dev.kosa8.image.Image i) {
-        try {
-            return Files.getLastModifiedTime(i.directory()).toInstant().toString();
-        } catch (IOException e) {
-            return "";
-        }
-    }
-
-    private static Map<String, Object> imageView(String name, String id, long size, String base, String created,
-                                                 dev.kosa8.image.ImageConfig config, String disk) {
-        Map<String, Object> v = new java.util.LinkedHashMap<>();
-        v.put("name", name);
-        v.put("id", id);
-        v.put("sizeBytes", size);
-        v.put("base", base);
-        v.put("created", created);
-        v.put("config", config);
-        v.put("disk", disk);
-        return v;
-    }
-
-    /**
-     * Imports an OCI or {@code docker save} archive as a named image ({@link dev.kosa8.image.oci.ImageImport}),
-     * booted by the current system image's kernel and initramfs. One at a time with builds and prunes.
-     *
-     * @param archive an absolute path: a tar file or an OCI layout folder
-     * @param tag     the name to list it under; empty: the archive's own
-     */
-    Map<String, Object> importImage(String archive, String tag) {
-        if (archive.isEmpty() || !Path.of(archive).isAbsolute()) {
-            throw new KosaException(KosaException.Kind.USAGE, "the archive must be an absolute path", "");
-        }
-        return importArchive(Path.of(archive), tag, null);
-    }
-
-    /**
-     * Pulls an image from a registry ({@link dev.kosa8.image.oci.RegistryPull}) and imports it as {@link
-     * #importImage} does; the archive it is pulled into is deleted whatever happens.
-     *
-     * @param tag the name to list it under; empty: its repository and tag
-     */
-    Map<String, Object> pullImage(String reference, String tag) {
-        return importArchive(null, tag.isEmpty() ? dev.kosa8.image.oci.RegistryPull.defaultName(reference) : tag,
-                reference);
-    }
-
-    private Map<String, Object> importArchive(Path given, String tag, String pull) {
-        String system = new ImageStore(paths).currentId().orElseThrow(() -> new KosaException(
-                KosaException.Kind.IMAGE, "kosa8's own image is not built, and it boots imported ones",
-                "build it with `kosa8 image build`"));
-        if (!builds.lock().tryLock()) {
-            throw new KosaException(KosaException.Kind.STATE, "an image build or prune is running",
-                    "import once it is done");
-        }
-        try {
-            Path logs = Files.createDirectories(paths.images().resolve("logs"));
-            Path logFile = logs.resolve("import-" + Instant.now().toString().replace(":", "") + ".log");
-            Path archive = given;
-            if (pull != null) {
-                Path work = Files.createDirectories(paths.images().resolve("import"));
-                archive = work.resolve(".pull-" + SandboxIds.newId() + ".tar");
-                dev.kosa8.image.oci.RegistryPull.toArchive(pull, archive, paths.cache().resolve("registry"), null,
-                        log);
-            }
-            dev.kosa8.image.oci.ImageImport.Result r;
-            try {
-                r = dev.kosa8.image.oci.ImageImport.run(archive, tag, paths.images(), system,
-                        dev.kosa8.image.oci.ImportLimits.DEFAULT, logFile);
-            } finally {
-                if (pull != null) {
-                    Files.deleteIfExists(archive);
-                }
-            }
-            log.accept((pull != null ? "pulled " + pull : "imported " + archive) + " as " + r.image().name() + " (" + r.image().id() + "): "
-                    + r.layers() + " layers, " + r.unpackedBytes() + " bytes unpacked in " + r.took().toMillis()
-                    + " ms");
-            Map<String, Object> v = image(r.image().name());
-            v.put("layers", r.layers());
-            v.put("unpackedBytes", r.unpackedBytes());
-            v.put("millis", r.took().toMillis());
-            return v;
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.IMAGE, "cannot import " + (pull != null ? pull : given)
-                    + ": " + e.getMessage(),
-                    "check that the file is readable and that kosa8's data folder has room", e);
-        } finally {
-            builds.lock().unlock();
-        }
-    }
-
-    /** Image builds from Dockerfiles. */
-    ImageBuilds builds() {
-        return builds;
+    /** The images sandboxes are made from: list, show, remove, import, pull, build ({@link SandboxImages}). */
+    SandboxImages images() {
+        return images;
     }
 
     /**
