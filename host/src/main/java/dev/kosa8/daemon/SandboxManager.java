@@ -26,7 +26,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -219,29 +218,6 @@ public final class SandboxManager {
         return s;
     }
 
-    /** The running machine of a sandbox, or a STATE error naming the sandbox's state. */
-    public Vm running(Sandbox s) {
-        Vm vm = s.vm();
-        if (vm == null || s.record().state() != SandboxState.RUNNING) {
-            SandboxRecord r = s.record();
-            String why = r.state() == SandboxState.FAILED && !r.failure().isEmpty() ? " (" + r.failure() + ")" : "";
-            throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is not running: it is "
-                    + state(r) + why, r.state() == SandboxState.STOPPED ? "start it with `kosa8 start " + s.id() + "`"
-                    : "see `kosa8 logs " + s.id() + "`, then `kosa8 rm " + s.id() + "`");
-        }
-        if (!vm.agent().isOpen()) {
-            throw new KosaException(KosaException.Kind.VM, "the agent in sandbox " + s.id() + " is gone: "
-                    + vm.agent().closedFuture().getNow("its connection closed"),
-                    "see `kosa8 logs " + s.id() + "`; `kosa8 stop " + s.id() + "` and `kosa8 start " + s.id()
-                            + "` boot it again");
-        }
-        return vm;
-    }
-
-    private static String state(SandboxRecord r) {
-        return r.state().name().toLowerCase(Locale.ROOT);
-    }
-
     /**
      * Stops a sandbox. A running persistent one is paused to disk: its
      * machine saved as it runs ({@link Undo#suspend}), for {@link #start} to
@@ -300,7 +276,7 @@ public final class SandboxManager {
                 return;
             }
             if (st != SandboxState.STOPPED && st != SandboxState.FAILED) {
-                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is " + state(s.record()),
+                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is " + s.record().state().label(),
                         "wait for it, or remove it with `kosa8 rm -f`");
             }
             launcher.boot(s, false);
@@ -357,7 +333,7 @@ public final class SandboxManager {
             throw new KosaException(KosaException.Kind.USAGE, "the dump goes to a new file named by an absolute path, "
                     + "not " + file, "name a file that does not exist yet");
         }
-        Vm vm = running(s);
+        Vm vm = s.running();
         try {
             MemoryDump.dump(vm, file, Duration.ofMinutes(10));
         } catch (IOException | RuntimeException e) {
@@ -380,7 +356,7 @@ public final class SandboxManager {
      */
     public Checkpoint checkpoint(Sandbox s, String message, boolean wait) {
         Checkpoint c = s.locked(() -> {
-            Vm vm = running(s);
+            Vm vm = s.running();
             Budget b = launcher.specs().budget(s.record());
             Undo undo = undo(s);
             DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
@@ -427,7 +403,7 @@ public final class SandboxManager {
     /** Rewinds a running sandbox in place to a checkpoint (an id or a unique prefix; empty: the latest). */
     public Undo.Rewound rewind(Sandbox s, String checkpoint) {
         return s.locked(() -> {
-            Vm vm = running(s);
+            Vm vm = s.running();
             Undo.Rewound done;
             try {
                 done = undo(s).rewind(machine(s, vm), checkpoint,
@@ -493,7 +469,7 @@ public final class SandboxManager {
                 return undo(s).remove(checkpoint, null, layout.rootDisk(s.id()));
             }
             undo(s).find(checkpoint); // a checkpoint that is not there is said first, as before
-            throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is " + state(s.record()),
+            throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is " + s.record().state().label(),
                     "wait for it, then try again");
         });
     }
