@@ -243,16 +243,18 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             case "checkpoints" -> {
                 boolean wait = Boolean.parseBoolean(param(q, "wait", "false"));
                 if (m == HttpMethod.POST && p.size() == 4) {
-                    var c = mgr.checkpoint(s, param(q, "message", ""), wait);
+                    var c = mgr.undo().checkpoint(s, param(q, "message", ""), wait);
                     respond(ctx, HttpResponseStatus.CREATED, checkpointView(c, null));
                 } else if (m == HttpMethod.GET && p.size() == 5) {
-                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.findCheckpoint(s, p.get(4), wait), null));
+                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.undo().findCheckpoint(s, p.get(4), wait),
+                            null));
                 } else if (m == HttpMethod.GET && p.size() == 4) {
-                    Map<String, Integer> turns = mgr.turnsOf(s);
-                    respond(ctx, HttpResponseStatus.OK, mgr.checkpoints(s).stream()
+                    Map<String, Integer> turns = mgr.undo().turnsOf(s);
+                    respond(ctx, HttpResponseStatus.OK, mgr.undo().checkpoints(s).stream()
                             .map(e -> turnView(checkpointView(e.checkpoint(), e.bytesOnDisk()), turns)).toList());
                 } else if (m == HttpMethod.DELETE && p.size() == 5) {
-                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.removeCheckpoint(s, p.get(4)), null));
+                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.undo().removeCheckpoint(s, p.get(4)),
+                            null));
                 } else {
                     throw notFound();
                 }
@@ -263,7 +265,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
                 long start = System.nanoTime();
                 String turn = param(q, "turn", "");
-                var r = turn.isEmpty() ? mgr.rewind(s, param(q, "checkpoint", "")) : mgr.rewindToTurn(s, turnNumber(turn));
+                var r = turn.isEmpty() ? mgr.undo().rewind(s, param(q, "checkpoint", ""))
+                        : mgr.undo().rewindToTurn(s, turnNumber(turn));
                 Map<String, Object> view = new LinkedHashMap<>(checkpointView(r.checkpoint(), null));
                 view.put("rewindMillis", (System.nanoTime() - start) / 1_000_000);
                 view.put("rewindStepMillis", r.stepMillis());
@@ -278,7 +281,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw new KosaException(KosaException.Kind.USAGE, "a fork needs a checkpoint to start from",
                             "`kosa8 checkpoints " + s.id() + "` lists them");
                 }
-                Sandbox forked = mgr.fork(s, checkpoint, param(q, "workspace", ""));
+                Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""));
                 respond(ctx, HttpResponseStatus.CREATED, view(forked));
             }
             case "diff" -> {

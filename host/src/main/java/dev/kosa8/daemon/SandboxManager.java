@@ -1,7 +1,5 @@
 package dev.kosa8.daemon;
 
-import dev.kosa8.checkpoint.Checkpoint;
-import dev.kosa8.checkpoint.CheckpointLimits;
 import dev.kosa8.checkpoint.FolderChange;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
@@ -15,7 +13,6 @@ import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.secrets.SecretStore;
 import dev.kosa8.vm.AcceleratorProbe;
 import dev.kosa8.vm.Jail;
-import dev.kosa8.vm.QemuCommandLine;
 import dev.kosa8.vm.ConsoleLog;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.WorkspaceTransport;
@@ -69,18 +66,16 @@ public final class SandboxManager {
     private final SandboxStore store;
     private final SandboxRegistry registry = new SandboxRegistry();
     private final Templates templates;
-    private final Standbys standbys;
     private final SandboxNetworks networks;
     private final MachineLauncher launcher;
-    private final Forks forks;
     private final BootImages bootImages;
     private final ImageBuilds builds;
     private final SandboxImages images;
     private final Recovery recovery;
-    private final String qemuBinary;
     private final Consumer<String> log;
     private final SandboxHeld held;
     private final TurnCheckpoints turns;
+    private final SandboxUndo undo;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
@@ -98,7 +93,6 @@ public final class SandboxManager {
         this.store = new SandboxStore(layout.sandboxes());
         MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget());
         this.templates = new Templates(paths, qemuBinary, specs::confine, log);
-        this.standbys = new Standbys(log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,
                 log);
         MachineWatch watch = new MachineWatch(store, layout, log);
@@ -109,9 +103,9 @@ public final class SandboxManager {
                 networks, watch, turns, log);
         this.builds = new ImageBuilds(this, log);
         this.images = new SandboxImages(paths, bootImages, builds, log);
-        this.forks = new Forks(layout, store, registry, networks, launcher, turns, log);
+        this.undo = new SandboxUndo(layout, store, launcher, new Standbys(log),
+                new Forks(layout, store, registry, networks, launcher, turns, log), turns, qemuBinary, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
-        this.qemuBinary = qemuBinary;
         this.log = log;
         this.held = new SandboxHeld(layout, registry, log);
     }
@@ -260,7 +254,7 @@ public final class SandboxManager {
     /** Pauses the machine to disk; false, said in the log, when it cannot be saved. */
     private boolean suspend(Sandbox s, Vm vm) {
         try {
-            Map<String, Long> steps = undo(s).suspend(machine(s, vm));
+            Map<String, Long> steps = s.undo().suspend(SandboxUndo.machine(s, vm));
             log.accept("sandbox " + s.id() + " paused to disk " + steps);
             return true;
         } catch (KosaException e) {
@@ -343,54 +337,20 @@ public final class SandboxManager {
         }
     }
 
-    /** Takes a checkpoint of a running sandbox and returns it pending ({@link #checkpoint(Sandbox, String, boolean)}). */
-    public Checkpoint checkpoint(Sandbox s, String message) {
-        return checkpoint(s, message, false);
-    }
-
-    /**
-     * Takes a checkpoint of a running sandbox (docs/checkpoints.md) within its disk budget and checkpoint
-     * limits: returns it pending once its instant is fixed, or with {@code wait} once it is committed. The
-     * commit needs no lock: the sandbox serves meanwhile. Its RAM is kept room for by the admission; what its
-     * folder copy took is checked at the instant.
-     */
-    public Checkpoint checkpoint(Sandbox s, String message, boolean wait) {
-        Checkpoint c = s.locked(() -> {
-            Vm vm = s.running();
-            Budget b = launcher.specs().budget(s.record());
-            Undo undo = undo(s);
-            DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
-            Checkpoint taken = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
-                    b.checkpointBytes(), CheckpointLimits.AtLimit.REFUSE));
-            DiskUsage after = DiskUsage.of(layout, s.id(), undo);
-            if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {
-                undo.remove(taken.id(), machine(s, vm), null);
-                throw new KosaException(KosaException.Kind.LIMIT, "checkpoint " + taken.id() + " took sandbox "
-                        + s.id() + " past its disk budget of " + DiskBudget.gib(b.diskBytes()) + " (it kept "
-                        + DiskBudget.gib(after.total()) + "), and was removed again",
-                        "remove older checkpoints with `kosa8 checkpoint rm " + s.id() + " ID`, or make the workspace"
-                                + " or its held changes (`kosa8 review " + s.id() + "`) smaller, then try again");
-            }
-            prepareStandby(s);
-            return taken;
-        });
-        return wait ? undo(s).awaitCommit(c.id()) : c;
-    }
-
-    /** A checkpoint by its id or a unique prefix; with {@code wait}, once committed (a failed one is an error). */
-    public Checkpoint findCheckpoint(Sandbox s, String idOrPrefix, boolean wait) {
-        return wait ? undo(s).awaitCommit(idOrPrefix) : undo(s).find(idOrPrefix);
+    /** Checkpoints, rewinds and forks ({@link SandboxUndo}). */
+    SandboxUndo undo() {
+        return undo;
     }
 
     /** What {@code s} keeps on disk and what it may keep ({@code kosa8 inspect}, {@code kosa8 df}). */
     public Map<String, Object> diskUse(Sandbox s) {
-        DiskUsage u = DiskUsage.of(layout, s.id(), undo(s));
+        DiskUsage u = DiskUsage.of(layout, s.id(), s.undo());
         Budget b = launcher.specs().budget(s.record());
         Map<String, Object> m = new java.util.LinkedHashMap<>();
         m.put("disk", u.disk());
         m.put("diskVirtual", u.diskVirtual());
         m.put("checkpoints", u.checkpoints());
-        m.put("checkpointCount", undo(s).count());
+        m.put("checkpointCount", s.undo().count());
         m.put("held", u.held());
         m.put("logs", u.logs());
         m.put("other", u.other());
@@ -399,95 +359,6 @@ public final class SandboxManager {
         return m;
     }
 
-
-    /** Rewinds a running sandbox in place to a checkpoint (an id or a unique prefix; empty: the latest). */
-    public Undo.Rewound rewind(Sandbox s, String checkpoint) {
-        return s.locked(() -> {
-            Vm vm = s.running();
-            Undo.Rewound done;
-            try {
-                done = undo(s).rewind(machine(s, vm), checkpoint,
-                        (state, server, beforeServe) -> launcher.relaunch(s, state, server, beforeServe));
-            } catch (KosaException e) {
-                if (s.vm() == vm && !vm.isAlive()) {
-                    // the old machine is gone and no new one runs: the sandbox is stopped, its disk at the checkpoint
-                    s.update(rt -> rt.withVm(null));
-                    s.closeServers();
-                    save(s, s.record().failed(MachineLauncher.firstLine(e.getMessage())));
-                    layout.cleanRuntime(s.id(), log);
-                }
-                throw e;
-            }
-            log.accept("sandbox " + s.id() + " rewound to " + done.checkpoint().id() + " " + done.stepMillis());
-            turns.woke(s, s.vm(), done.checkpoint(), turns.log(s.id()));
-            prepareStandby(s);
-            return done;
-        });
-    }
-
-    /**
-     * Rewinds a running sandbox in place to just before turn {@code turn} (docs/agents.md): to the checkpoint the
-     * guest asked for then. The tool call that turn was about does not run: its hook is told the sandbox was put back.
-     */
-    public Undo.Rewound rewindToTurn(Sandbox s, int turn) {
-        return rewind(s, turns.checkpointOf(s, turn, checkpointBytes(s).keySet()));
-    }
-
-    /** Which of {@code s}'s checkpoints are turns, and which turn each is. */
-    public Map<String, Integer> turnsOf(Sandbox s) {
-        Map<String, Integer> out = new java.util.HashMap<>();
-        turns.byCheckpoint(s, checkpointBytes(s).keySet()).forEach((id, t) -> out.put(id, t.turn()));
-        return out;
-    }
-
-    /** Each checkpoint's bytes as its record gives them: machine state and folder files it stored. */
-    Map<String, Long> checkpointBytes(Sandbox s) {
-        Map<String, Long> out = new java.util.HashMap<>();
-        undo(s).records().forEach(c -> out.put(c.id(), c.vmStateBytes() + c.workspaceBytesCopied()));
-        return out;
-    }
-
-    /** A new persistent sandbox from a checkpoint of {@code parent} ({@link Forks}). */
-    public Sandbox fork(Sandbox parent, String checkpoint, String workspace) {
-        return forks.fork(parent, checkpoint, workspace);
-    }
-
-    /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */
-    public List<Undo.Listed> checkpoints(Sandbox s) {
-        return undo(s).list(!s.record().workspace().isEmpty());
-    }
-
-    public Checkpoint removeCheckpoint(Sandbox s, String checkpoint) {
-        return s.locked(() -> {
-            SandboxState st = s.record().state();
-            Vm vm = s.vm();
-            if (vm != null && st == SandboxState.RUNNING) {
-                return undo(s).remove(checkpoint, machine(s, vm), null);
-            }
-            if (st == SandboxState.STOPPED || st == SandboxState.FAILED) {
-                // no QEMU holds the disk: qemu-img removes the disk snapshot
-                return undo(s).remove(checkpoint, null, layout.rootDisk(s.id()));
-            }
-            undo(s).find(checkpoint); // a checkpoint that is not there is said first, as before
-            throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is " + s.record().state().label(),
-                    "wait for it, then try again");
-        });
-    }
-
-    private static Undo undo(Sandbox s) {
-        return s.undo();
-    }
-
-    /** The running machine as undo sees it: with its folder's server when it shares one. */
-    private static Undo.Machine machine(Sandbox s, Vm vm) {
-        String ws = s.record().workspace();
-        return new Undo.Machine(vm, ws.isEmpty() ? null : s.workspace(), ws.isEmpty() ? null : Path.of(ws));
-    }
-
-    /** After a checkpoint or a rewind: a standby QEMU for the next rewind, in the background. */
-    private void prepareStandby(Sandbox s) {
-        standbys.prepare(s, launcher::nextSpec, spec -> QemuCommandLine.of(spec, qemuBinary));
-    }
 
     /**
      * Removes the images and templates nothing needs any more ({@link
