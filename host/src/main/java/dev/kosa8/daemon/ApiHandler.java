@@ -100,11 +100,11 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             switchToStream(ctx, s.id(), () -> s.running().agent(), () -> mgr.networks().secretEnvironment(s),
                     s.record().image().config(), remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
-            List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
+            List<Pruner.Item> removed = mgr.disk().prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,
                     "bytes", removed.stream().mapToLong(Pruner.Item::bytes).sum()));
         } else if (what.equals("df") && m == HttpMethod.GET) {
-            respond(ctx, HttpResponseStatus.OK, mgr.df());
+            respond(ctx, HttpResponseStatus.OK, mgr.disk().df());
         } else if (what.equals("images")) {
             images(ctx, m, p, q, upgrade, mgr);
         } else if (what.equals("sandboxes")) {
@@ -193,7 +193,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 if (m == HttpMethod.GET) {
                     Map<String, Object> inspect = new LinkedHashMap<>(SandboxStore.JSON.convertValue(view(s),
                             new com.fasterxml.jackson.core.type.TypeReference<Map<String, Object>>() { }));
-                    inspect.put("storage", mgr.diskUse(s));
+                    inspect.put("storage", mgr.disk().diskUse(s));
                     respond(ctx, HttpResponseStatus.OK, inspect);
                 } else if (m == HttpMethod.DELETE) {
                     int kept = mgr.remove(s, "true".equals(param(q, "force", "false")),

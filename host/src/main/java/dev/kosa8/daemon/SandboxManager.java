@@ -29,12 +29,14 @@ import java.util.function.Supplier;
 
 /**
  * The user's sandboxes and their state transitions: create, start, stop,
- * remove, and the undo operations that replace a running machine
- * (checkpoint, rewind, fork). It composes the parts that do the work — the
- * {@link MachineLauncher} starts machines, {@link Undo} keeps checkpoints,
- * {@link SandboxNetworks} applies allow-lists and secrets, {@link
- * SandboxLayout} says where every file is — and refuses an operation the
- * sandbox's state does not allow, naming the state.
+ * remove. It composes the parts that do the work, and hands the API the
+ * ones it asks directly — {@link #undo} (checkpoint, rewind, fork, which
+ * replace a running machine), {@link #networks} (allow-lists and secrets),
+ * {@link #images} (list, import, pull, build) and {@link #disk} (disk use,
+ * {@code kosa8 df}, prune) — while {@link MachineLauncher} starts machines,
+ * each sandbox's {@link Undo} keeps its checkpoints and {@link SandboxLayout}
+ * says where every file is. It refuses an operation the sandbox's state does
+ * not allow, naming the state.
  */
 public final class SandboxManager {
     /**
@@ -49,7 +51,7 @@ public final class SandboxManager {
                                 WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
                                 List<String> hold, List<String> noHold, Budget.Change budget) {
         public CreateRequest {
-            image = image == null || image.isEmpty() ? dev.kosa8.image.NamedImage.DEFAULT : image;
+            image = image == null || image.isEmpty() ? NamedImage.DEFAULT : image;
             budget = budget == null ? Budget.Change.NONE : budget;
             hold = hold == null ? List.of() : List.copyOf(hold);
             noHold = noHold == null ? List.of() : List.copyOf(noHold);
@@ -65,17 +67,16 @@ public final class SandboxManager {
     private final SandboxLayout layout;
     private final SandboxStore store;
     private final SandboxRegistry registry = new SandboxRegistry();
-    private final Templates templates;
     private final SandboxNetworks networks;
     private final MachineLauncher launcher;
     private final BootImages bootImages;
-    private final ImageBuilds builds;
     private final SandboxImages images;
     private final Recovery recovery;
     private final Consumer<String> log;
     private final SandboxHeld held;
     private final TurnCheckpoints turns;
     private final SandboxUndo undo;
+    private final SandboxDisk disk;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
@@ -84,7 +85,7 @@ public final class SandboxManager {
      * @param settings the host's settings ({@link Settings}: the jail, the console's limit, the budgets)
      * @param jail     the jail every QEMU runs in, as {@link dev.kosa8.vm.JailProbe} found it under the settings
      */
-    public SandboxManager(HostPaths paths, Settings settings, Jail jail, Supplier<BootImage> images,
+    public SandboxManager(HostPaths paths, Settings settings, Jail jail, Supplier<BootImage> systemImages,
                           AcceleratorProbe probe, String qemuBinary, EgressService egress,
                           Supplier<SecretStore> secretStore, Consumer<String> log) {
         this.paths = paths;
@@ -92,17 +93,18 @@ public final class SandboxManager {
         this.layout = new SandboxLayout(paths);
         this.store = new SandboxStore(layout.sandboxes());
         MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget());
-        this.templates = new Templates(paths, qemuBinary, specs::confine, log);
+        Templates templates = new Templates(paths, qemuBinary, specs::confine, log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,
                 log);
         MachineWatch watch = new MachineWatch(store, layout, log);
         this.turns = new TurnCheckpoints(this, layout, TurnBounds.fromTestSetting(System.getenv("KOSA8_TEST_TURN_BOUNDS")),
                 log);
-        this.bootImages = new BootImages(images, new ImageStore(paths), new dev.kosa8.image.NamedImages(paths.images()));
+        this.bootImages = new BootImages(systemImages, new ImageStore(paths), new dev.kosa8.image.NamedImages(paths.images()));
         this.launcher = new MachineLauncher(layout, specs, store, bootImages, probe, qemuBinary, templates,
                 networks, watch, turns, log);
-        this.builds = new ImageBuilds(this, log);
+        ImageBuilds builds = new ImageBuilds(this, log);
         this.images = new SandboxImages(paths, bootImages, builds, log);
+        this.disk = new SandboxDisk(paths, layout, registry, specs, templates, builds);
         this.undo = new SandboxUndo(layout, store, launcher, new Standbys(log),
                 new Forks(layout, store, registry, networks, launcher, turns, log), turns, qemuBinary, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
@@ -342,45 +344,9 @@ public final class SandboxManager {
         return undo;
     }
 
-    /** What {@code s} keeps on disk and what it may keep ({@code kosa8 inspect}, {@code kosa8 df}). */
-    public Map<String, Object> diskUse(Sandbox s) {
-        DiskUsage u = DiskUsage.of(layout, s.id(), s.undo());
-        Budget b = launcher.specs().budget(s.record());
-        Map<String, Object> m = new java.util.LinkedHashMap<>();
-        m.put("disk", u.disk());
-        m.put("diskVirtual", u.diskVirtual());
-        m.put("checkpoints", u.checkpoints());
-        m.put("checkpointCount", s.undo().count());
-        m.put("held", u.held());
-        m.put("logs", u.logs());
-        m.put("other", u.other());
-        m.put("total", u.total());
-        m.put("budget", b);
-        return m;
-    }
-
-
-    /**
-     * Removes the images and templates nothing needs any more ({@link
-     * Pruner}); with {@code dryRun}, only says what they are. Every sandbox
-     * folder on disk counts, whatever its record says.
-     */
-    public List<Pruner.Item> prune(boolean dryRun) {
-        if (!builds.lock().tryLock()) {
-            throw new KosaException(KosaException.Kind.STATE, "an image build is running", "prune once it is done");
-        }
-        try {
-            return Pruner.prune(new ImageStore(paths), templates, layout.allRootDisks(),
-                    new dev.kosa8.image.NamedImages(paths.images()).list(),
-                    new dev.kosa8.image.StepStore(paths.images()), builds.layers(), dryRun);
-        } finally {
-            builds.lock().unlock();
-        }
-    }
-
-    /** {@code kosa8 df}: what kosa8 keeps on disk and what can be had back ({@link DiskReport}). */
-    public Map<String, Object> df() {
-        return DiskReport.of(this, layout, new ImageStore(paths), templates);
+    /** Disk use, {@code kosa8 df} and prune ({@link SandboxDisk}). */
+    SandboxDisk disk() {
+        return disk;
     }
 
     public String logs(Sandbox s, int lines) {
