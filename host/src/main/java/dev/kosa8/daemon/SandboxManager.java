@@ -99,7 +99,8 @@ public final class SandboxManager {
         MachineWatch watch = new MachineWatch(store, layout, log);
         this.turns = new TurnCheckpoints(this, layout, TurnBounds.fromTestSetting(System.getenv("KOSA8_TEST_TURN_BOUNDS")),
                 log);
-        this.bootImages = new BootImages(systemImages, new ImageStore(paths), new dev.kosa8.image.NamedImages(paths.images()));
+        this.bootImages = new BootImages(systemImages, new ImageStore(paths),
+                new dev.kosa8.image.NamedImages(paths.images()));
         this.launcher = new MachineLauncher(layout, specs, store, bootImages, probe, qemuBinary, templates,
                 networks, watch, turns, log);
         ImageBuilds builds = new ImageBuilds(this, log);
@@ -272,8 +273,8 @@ public final class SandboxManager {
                 return;
             }
             if (st != SandboxState.STOPPED && st != SandboxState.FAILED) {
-                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is " + s.record().state().label(),
-                        "wait for it, or remove it with `kosa8 rm -f`");
+                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is "
+                        + s.record().state().label(), "wait for it, or remove it with `kosa8 rm -f`");
             }
             launcher.boot(s, false);
         });
