@@ -26,7 +26,9 @@
  *             of a machine with a core free for the daemon, where the direct path gets the same one core.
  *
  *   java -Dbench.source=bench/EgressBench.java -cp host/target/kosa8.jar bench/EgressBench.java \
- *        [--rounds 5] [--requests 2000] [--bulk-mb 100] [--curl-only] [--warm-mb 2000]
+ *        [--rounds 5] [--requests 2000] [--bulk-mb 100] [--curl-only] [--warm-mb 2000] [--guest]
+ * --guest measures through a real guest instead, and nothing else (EgressGuestRows, beside this file): REQUESTS
+ * connections per round, each timed from its connect to the end of a small answer, and a BULK_MB download.
  * --curl-only skips the JDK client's rows (through the socat relay) and runs the curl rows alone. --warm-mb: what
  * every path moves before anything is counted (smaller only to try the bench out: the JIT needs the 2,000 MB).
  * Writes its result under bench/results/ (bench/BenchResult.java): per path and CPU layout, p50 and download
@@ -62,7 +64,7 @@ public class EgressBench {
         }
         int rounds = 5, requests = 2000, bulkMb = 100, warmMb = WARM_MB;
         boolean curlOnly = false;
-        BenchResult result = new BenchResult("egress").fact("accelerator", "none: no VM (host side only)");
+        boolean guest = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
@@ -70,9 +72,17 @@ public class EgressBench {
                 case "--bulk-mb" -> bulkMb = Integer.parseInt(args[++i]);
                 case "--curl-only" -> curlOnly = true;
                 case "--warm-mb" -> warmMb = Integer.parseInt(args[++i]);
+                case "--guest" -> guest = true;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
+        if (guest) { // the rows through a real guest alone (EgressGuestRows): REQUESTS connections, a BULK_MB download
+            BenchResult result = new BenchResult("egress");
+            EgressGuestRows.run(result, rounds, requests, bulkMb);
+            result.write();
+            return;
+        }
+        BenchResult result = new BenchResult("egress").fact("accelerator", "none: no VM (host side only)");
         Path dir = Files.createTempDirectory("kosa8-egress-bench");
         SandboxCa ca = SandboxCa.loadOrCreate(dir.resolve("ca"), "bench");
         Server server = Server.start(dir);

@@ -73,7 +73,7 @@ class PackageDependenciesTest {
             new Row(List.of("vm"), List.of("host", "protocol")),
             new Row(List.of("workspace"), List.of("host", "protocol")),
             new Row(List.of("secrets"), List.of("host", "net")),
-            new Row(List.of("egress", "egress.tls"), List.of("secrets", "vm", "host", "net")),
+            new Row(List.of("egress", "egress.tls"), List.of("secrets", "vm", "host", "net", "protocol")),
             new Row(List.of("image", "image.oci"), List.of("host")),
             new Row(List.of("checkpoint", "checkpoint.ram"), List.of("workspace", "vm", "host")),
             new Row(List.of("daemon"), concat(FEATURES, "vm", "host", "net", "protocol")),

@@ -17,7 +17,9 @@ import java.nio.file.Path;
  * Started by the guest's init under tini (PID 1). It opens the agent's
  * virtio-serial port and serves one host session at a time; when the host
  * disconnects (the daemon restarted), reads on the port see end of file, and
- * the agent waits for the next session on the same port.
+ * the agent waits for the next session on the same port. A sandbox with a
+ * network has a second port for it, which {@link NetPort} serves on threads of
+ * its own.
  */
 public final class AgentMain {
     static final String SOFTWARE = "kosa8-agent 0.1";
@@ -28,6 +30,7 @@ public final class AgentMain {
     public static void main(String[] args) throws Exception {
         long started = System.currentTimeMillis();
         SandboxCgroup.setUp();
+        NetPort.startIfNetworked(uptimeMillis());
         Path device = VirtioPort.find(VirtioPort.NAME, 30_000);
         long bootMillis = uptimeMillis();
         Log.info("ready on " + device + " after " + (System.currentTimeMillis() - started) + " ms in the JVM, "

@@ -111,6 +111,8 @@ final class Session implements Outbox {
             case Message.Exited x -> throw new ProtocolException("Exited comes from the agent");
             case Message.Failed f -> throw new ProtocolException("Failed comes from the agent");
             case Message.FileInfo f -> throw new ProtocolException("FileInfo comes from the agent");
+            case Message.NetOpen o -> throw new ProtocolException("network streams have a port of their own");
+            case Message.NetReset r -> throw new ProtocolException("network streams have a port of their own");
         }
     }
 

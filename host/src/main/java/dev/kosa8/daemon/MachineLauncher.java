@@ -130,6 +130,7 @@ final class MachineLauncher {
                 vm = Vm.boot(specs.of(r, image), qemuBinary, timeout, started);
                 Vm booted = vm;
                 s.update(rt -> rt.withVm(booted).stopping(false));
+                attachNetwork(s, vm.spec());
                 if (s.broker() != null) {
                     trustSandboxCa(s, vm, image, false);
                 }
@@ -203,7 +204,7 @@ final class MachineLauncher {
             Vm vm = restore(s, null, spec, template.machine(), null, null, started, () -> { });
             s.update(rt -> rt.withVm(vm).stopping(false));
             long t2 = System.nanoTime();
-            if (spec.network() != null) {
+            if (spec.netSocket() != null) {
                 trustSandboxCa(s, vm, image, template.trustLaidOut());
             }
             long t3 = System.nanoTime();
@@ -322,6 +323,7 @@ final class MachineLauncher {
 
     /** Records {@code vm} as the sandbox's running machine, and watches it. */
     private void running(Sandbox s, Vm vm) {
+        awaitNetwork(s, timeout(vm.spec().accelerator()));
         save(s, s.record().withQemu(vm.process().pid(), vm.process().startInstant(), s.record().accelerator(),
                 s.record().imageId()).withState(SandboxState.RUNNING));
         watch.watch(s, vm);
@@ -343,6 +345,8 @@ final class MachineLauncher {
         CompletableFuture<Void> serving = new CompletableFuture<>();
         Vm vm = Vm.restore(standby, spec, QemuCommandLine.of(spec, qemuBinary), state, timeout(spec.accelerator()),
                 started, qmp -> {
+                    // before the guest runs, so its agent finds the new host's Hello as it wakes
+                    attachNetwork(s, spec);
                     if (folder == null) {
                         beforeServe.run();
                         serving.complete(null);
@@ -369,6 +373,30 @@ final class MachineLauncher {
             vm.kill();
             throw new KosaException(KosaException.Kind.VM, "interrupted while the sandbox's folder was put back",
                     "try again", e);
+        }
+    }
+
+    /**
+     * Joins the sandbox's broker to the network port of the machine {@code spec} describes ({@code Broker.attach}),
+     * ending the link to the machine before: at every boot and restore, since each machine has a port of its own.
+     * Nothing for a sandbox without a network.
+     */
+    void attachNetwork(Sandbox s, VmSpec spec) {
+        var broker = s.broker();
+        if (broker != null && spec.netSocket() != null) {
+            broker.attach(spec.netSocket(), m -> log.accept("sandbox " + s.id() + ": " + m));
+        }
+    }
+
+    /**
+     * Waits until the guest's agent answers on the network link, so the sandbox's first command finds its network
+     * there: a connection made before the answer would be reset. Logs, and goes on, when it does not answer.
+     */
+    void awaitNetwork(Sandbox s, Duration timeout) {
+        var broker = s.broker();
+        if (broker != null && !broker.awaitLinked(timeout)) {
+            log.accept("sandbox " + s.id() + ": its agent did not answer on the network link; its network does not "
+                    + "work (see its console: `kosa8 logs " + s.id() + "`)");
         }
     }
 

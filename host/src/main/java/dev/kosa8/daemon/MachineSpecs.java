@@ -43,7 +43,8 @@ final class MachineSpecs {
      * read window in {@code machineDir}: the runtime directory, or its
      * {@value SandboxLayout#ALT} subdirectory for a QEMU started while another
      * runs (a standby, {@link Standbys}); the broker's sockets stay in the
-     * runtime directory, shared. A null {@code image} gives a spec good for
+     * runtime directory, shared, and the daemon joins each machine's network
+     * port to them ({@code Broker.attach}). A null {@code image} gives a spec good for
      * re-attaching to a running QEMU, which needs no image file.
      */
     VmSpec of(SandboxRecord r, BootImage image, Path machineDir) {
@@ -58,7 +59,7 @@ final class MachineSpecs {
                                 r.id())) : ""), layout.consoleLog(r.id()),
                 machineDir.resolve("qmp.sock"), machineDir.resolve("agent.sock"),
                 r.workspace().isEmpty() ? null : machineDir.resolve("ws9p.sock"),
-                net ? EgressService.guestNetwork(layout.runtime(r.id())) : null)
+                net ? machineDir.resolve("net.sock") : null)
                 .confined(jail, budget(r).consoleBytes());
     }
 
@@ -72,6 +73,6 @@ final class MachineSpecs {
         Path run = layout.runtime(r.id());
         new VmSpec(r.id(), Accelerator.TCG, r.cpus(), r.memoryMiB(), Path.of("/"), Path.of("/"), Path.of("/"), "",
                 Path.of("/"), run.resolve("qmp.sock"), run.resolve("agent.sock"), run.resolve("ws9p.sock"),
-                r.network().mode() == NetMode.NONE ? null : EgressService.guestNetwork(run));
+                r.network().mode() == NetMode.NONE ? null : run.resolve("net.sock"));
     }
 }

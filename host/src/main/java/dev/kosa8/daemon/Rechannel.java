@@ -29,6 +29,10 @@ final class Rechannel {
                     throw new dev.kosa8.protocol.ProtocolException("only the daemon mounts the workspace");
             case Message.Freeze f -> throw new dev.kosa8.protocol.ProtocolException("only the daemon freezes the guest");
             case Message.Thaw t -> throw new dev.kosa8.protocol.ProtocolException("only the daemon thaws the guest");
+            case Message.NetOpen o -> throw new dev.kosa8.protocol.ProtocolException("network streams have a link of "
+                    + "their own");
+            case Message.NetReset r -> throw new dev.kosa8.protocol.ProtocolException("network streams have a link of "
+                    + "their own");
             case Message.Ask a -> throw new dev.kosa8.protocol.ProtocolException("only the guest asks");
             case Message.Answer a -> throw new dev.kosa8.protocol.ProtocolException("only the daemon answers asks");
             case Message.Hello h -> h;

@@ -135,6 +135,9 @@ final class Recovery {
             if (r.network().mode() != NetMode.NONE) {
                 var broker = networks.startBroker(r);
                 s.update(rt -> rt.withBroker(broker));
+                // the guest's connections of the daemon before are reset; new ones reach this daemon's broker
+                launcher.attachNetwork(s, vm.spec());
+                launcher.awaitNetwork(s, Duration.ofSeconds(20)); // a live guest answers at once
             }
             s.record(r.withState(SandboxState.RUNNING));
             if (!r.workspace().isEmpty()) {

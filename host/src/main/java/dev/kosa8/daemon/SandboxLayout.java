@@ -24,7 +24,7 @@ import java.util.function.Consumer;
 final class SandboxLayout {
     /** The subdirectory of a sandbox's runtime directory for a QEMU started while another runs. */
     static final String ALT = "alt";
-    private static final List<String> MACHINE_FILES = List.of("qmp.sock", "agent.sock", "ws9p.sock",
+    private static final List<String> MACHINE_FILES = List.of("qmp.sock", "agent.sock", "ws9p.sock", "net.sock",
             "ws9p.window", "ws9p.writes", "vmstate.sock", "vmstate.sock.err", "incoming.sock", "console.sock",
             MemoryDump.FIFO, Standbys.PID_FILE);
 

@@ -360,7 +360,7 @@ final class Templates {
             VmSpec spec = new VmSpec("template-" + Integer.toHexString(shape.name().hashCode()), accel, shape.cpus(),
                     shape.memoryMiB(), image.kernel(), image.initramfs(), disk, args, work.resolve("console.log"),
                     run.resolve("qmp.sock"), run.resolve("agent.sock"), shape.workspace() ? run.resolve("ws9p.sock")
-                    : null, shape.net() ? EgressService.guestNetwork(run) : null);
+                    : null, shape.net() ? run.resolve("net.sock") : null);
             spec = confine.apply(spec);
             vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
             Vm booted = vm;

@@ -2,6 +2,7 @@ package dev.kosa8.egress;
 
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.protocol.NetLink;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
@@ -26,10 +27,10 @@ import java.util.Map;
 
 /**
  * One sandbox's egress broker: four listeners on unix sockets in the
- * sandbox's private runtime directory (QEMU's {@code guestfwd} connects the
- * guest's 10.0.2.100 ports to them), the sandbox's policy, which can be
- * swapped while it runs, and its audit log. All brokers share the daemon's
- * event loops.
+ * sandbox's private runtime directory (the network link, {@link GuestLink},
+ * joins each guest connection to the guest's 10.0.2.100 ports to one of
+ * them), the sandbox's policy, which can be swapped while it runs, and its
+ * audit log. All brokers share the daemon's event loops.
  */
 public final class Broker implements AutoCloseable {
     static final int CONNECT_TIMEOUT_MILLIS = 10_000;
@@ -41,23 +42,31 @@ public final class Broker implements AutoCloseable {
      */
     static final int IDLE_SECONDS = 60;
     /**
-     * Open guest connections per sandbox. Each costs a relay process on the host (QEMU's guestfwd) and buffers
-     * in the daemon, and the guest chooses how many it opens.
+     * Open guest connections per sandbox. Each costs buffers in the daemon (up to one window each way on the
+     * network link, {@link GuestLink}, and the socket's), and the guest chooses how many it opens: the link
+     * refuses streams beyond it, as the broker refuses connections. (It was 256 when each also cost a relay
+     * process on the host; the number is kept.)
      */
-    static final int MAX_CONNECTIONS = 256;
+    static final int MAX_CONNECTIONS = NetLink.MAX_STREAMS;
     /**
-     * Send buffer of each guest connection's unix socket, the way downloads leave the broker. Linux's default
-     * ({@code net.core.wmem_default}, 208 KiB here) holds about thirteen TLS records: the event loop filled it,
-     * waited for the relay on the other end to drain it and woke again for every few records, and that hand-off
-     * between cores, not encryption, was what held intercepted downloads at 0.66–0.76x of direct. At 1 MiB (the
-     * kernel doubles it to 2 MiB) the same download ran at 0.84–0.96x and the broker spent about 15% less CPU per
-     * byte (bench/history/egress.md, run 9 and the A/B beside it; 256 KiB and 512 KiB fell between).
-     * <p>
-     * The kernel caps it at {@code net.core.wmem_max}, so a host with a lower cap just gets less. Memory is used
-     * only while the guest stops reading: at most 2 MiB per connection, 512 MiB with all {@link #MAX_CONNECTIONS}
-     * stalled, released as they close — the same order as the relay process each connection already costs.
+     * Open DNS connections per sandbox, counted apart from {@link #MAX_CONNECTIONS}: a sandbox that holds every
+     * connection it may still resolves names, so its programs see their connection refused, not a failed lookup.
      */
-    static final int GUEST_SEND_BUFFER = 1 << 20;
+    static final int DNS_CONNECTIONS = NetLink.DNS_STREAMS;
+    /**
+     * Send buffer of each guest connection's unix socket, the way downloads leave the broker: half a stream's window
+     * on the network link, which the kernel doubles to one window. The daemon's end of the link reads these sockets
+     * only as far as the guest's window allows, except that once the broker has ended a connection Netty reads its
+     * socket to the end, into the daemon's heap: this buffer is what bounds that, to one window per stream (64 MiB
+     * with all {@link #MAX_CONNECTIONS} of a guest that does not read; docs/network.md).
+     * <p>
+     * It was 1 MiB while a socat relay per connection read the other end (on another core, in another process):
+     * Linux's default (208 KiB here) made the event loop fill the socket and park again for every few TLS records,
+     * and 1 MiB took intercepted downloads on the host from 0.66–0.76x of direct to 0.84–0.96x
+     * (bench/history/egress.md, run 9). No relay reads it now; the guest's downloads are measured through real
+     * guests (bench/egress.sh --guest).
+     */
+    static final int GUEST_SEND_BUFFER = NetLink.WINDOW / 2;
 
     private final String sandboxId;
     private final AuditLog audit;
@@ -69,10 +78,19 @@ public final class Broker implements AutoCloseable {
     /** Every open guest connection, closed with the broker. */
     private final io.netty.channel.group.ChannelGroup children =
             new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+    /** The open guest connections to the DNS listener, also in {@link #children}: they have a cap of their own. */
+    private final io.netty.channel.group.ChannelGroup dnsChildren =
+            new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
     private final java.util.concurrent.atomic.AtomicBoolean capWarned = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicBoolean dnsCapWarned =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile EgressPolicy policy;
     private volatile SecretBindings secrets = SecretBindings.NONE;
+    private volatile QueryRate dnsRate;
+    private EventLoopGroup group;
+    private GuestLink link;
+    private boolean closed;
 
     private Broker(String sandboxId, EgressPolicy policy, AuditLog audit, Upstreams upstreams,
                    dev.kosa8.egress.tls.SandboxCa ca, io.netty.handler.ssl.SslContext upstreamTls) {
@@ -94,6 +112,7 @@ public final class Broker implements AutoCloseable {
                                dev.kosa8.egress.tls.SandboxCa ca, io.netty.handler.ssl.SslContext upstreamTls,
                                EventLoopGroup group) {
         Broker b = new Broker(sandboxId, policy, audit, upstreams, ca, upstreamTls);
+        b.group = group;
         try {
             HostPaths.privateDirectory(dir);
             for (Listener l : Listener.values()) {
@@ -136,16 +155,16 @@ public final class Broker implements AutoCloseable {
         return new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
-                if (children.size() >= MAX_CONNECTIONS) {
-                    if (capWarned.compareAndSet(false, true)) {
-                        audit.write(new AuditEvent(java.time.Instant.now(), l.label(), null, null, null, null, null,
-                                "deny", "more than " + MAX_CONNECTIONS + " open connections: closing new ones", null,
-                                null, null));
-                    }
+                int open = l == Listener.DNS ? dnsChildren.size() : children.size() - dnsChildren.size();
+                if (open >= cap(l)) {
+                    refuseOverCap(l);
                     ch.close();
                     return;
                 }
                 children.add(ch);
+                if (l == Listener.DNS) {
+                    dnsChildren.add(ch);
+                }
                 var p = ch.pipeline();
                 switch (l) {
                     case DNS -> {
@@ -166,6 +185,58 @@ public final class Broker implements AutoCloseable {
                 }
             }
         };
+    }
+
+    /** The open connections a listener may have: DNS's are counted apart from the others'. */
+    static int cap(Listener l) {
+        return l == Listener.DNS ? DNS_CONNECTIONS : MAX_CONNECTIONS;
+    }
+
+    /** A connection beyond its {@link #cap} is refused: the audit log says so the first time. */
+    void refuseOverCap(Listener l) {
+        boolean dns = l == Listener.DNS;
+        if ((dns ? dnsCapWarned : capWarned).compareAndSet(false, true)) {
+            audit.write(new AuditEvent(java.time.Instant.now(), l.label(), null, null, null, null, null,
+                    "deny", "more than " + cap(l) + " open " + (dns ? "DNS " : "") + "connections: closing new ones",
+                    null, null, null));
+        }
+    }
+
+    /**
+     * Joins the broker to the network port of the sandbox's machine, the unix socket QEMU keeps behind it
+     * ({@link GuestLink}): called whenever a machine starts or replaces the one before (a boot, a restore, a
+     * daemon's re-attach). The link to the machine before, if any, ends, and its streams with it.
+     */
+    public synchronized GuestLink attach(Path netSocket, java.util.function.Consumer<String> log) {
+        if (link != null) {
+            link.close();
+        }
+        link = closed ? null : GuestLink.connect(this, netSocket, group, log);
+        return link;
+    }
+
+    /**
+     * Waits until the agent of the machine last attached has answered the network link's Hello, so the guest's
+     * first connections find a session instead of a reset. False when it did not within {@code timeout} (the
+     * link says why in the daemon's log), or when nothing is attached.
+     */
+    public boolean awaitLinked(java.time.Duration timeout) {
+        GuestLink l;
+        synchronized (this) {
+            l = link;
+        }
+        if (l == null) {
+            return false;
+        }
+        try {
+            l.answered().get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** The DNS listener's query decoder; tests model the broker with the same one. */
@@ -250,6 +321,21 @@ public final class Broker implements AutoCloseable {
         }
     }
 
+    /** The guest connections open on the broker's listeners (tests). */
+    int openConnections() {
+        return children.size();
+    }
+
+    /** The rate the DNS listener keeps to; null for none. */
+    QueryRate dnsRate() {
+        return dnsRate;
+    }
+
+    /** Keeps the DNS listener to {@code rate} from now on ({@link EgressService} sets every sandbox's). */
+    void limitDns(QueryRate rate) {
+        this.dnsRate = rate;
+    }
+
     public AuditLog audit() {
         return audit;
     }
@@ -286,6 +372,13 @@ public final class Broker implements AutoCloseable {
 
     @Override
     public void close() {
+        synchronized (this) {
+            closed = true;
+            if (link != null) {
+                link.close();
+                link = null;
+            }
+        }
         for (Channel c : servers) {
             c.close().awaitUninterruptibly(2000);
         }

@@ -23,7 +23,8 @@ import java.time.Instant;
  * A record is the broker's own guest-side address (so even a program that
  * ignores proxy settings lands on the broker); other record types of an
  * allowed name are empty; every other name is NXDOMAIN and a log line. It
- * never recurses, so no query the guest makes ever leaves the host.
+ * never recurses, so no query the guest makes ever leaves the host. Past the
+ * sandbox's rate ({@link QueryRate}) every query is REFUSED.
  */
 final class DnsAnswerer extends SimpleChannelInboundHandler<DnsQuery> {
     static final int TTL_SECONDS = 30;
@@ -55,6 +56,18 @@ final class DnsAnswerer extends SimpleChannelInboundHandler<DnsQuery> {
         }
         res.addRecord(DnsSection.QUESTION, question);
         String name = HostName.normalize(question.name());
+        QueryRate rate = broker.dnsRate();
+        if (rate != null && !rate.take()) {
+            res.setCode(DnsResponseCode.REFUSED);
+            if (rate.sayRefusal()) {
+                broker.audit().write(new AuditEvent(Instant.now(), Listener.DNS.label(),
+                        name != null ? name : shown(question.name()), null, null, null, null, "deny",
+                        "more than " + QueryRate.PER_SECOND + " DNS queries a second: REFUSED (said at most once a "
+                                + "second)", null, null, null));
+            }
+            answer(ctx, res);
+            return;
+        }
         EgressPolicy policy = broker.policy();
         if (name == null || !policy.answers(name)) {
             res.setCode(DnsResponseCode.NXDOMAIN);

@@ -2,22 +2,19 @@ package dev.kosa8.egress;
 
 import dev.kosa8.egress.tls.SandboxCa;
 import dev.kosa8.egress.tls.UpstreamTls;
-import dev.kosa8.host.HostTools;
 import dev.kosa8.host.KosaException;
-import dev.kosa8.vm.GuestNetwork;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
  * The daemon's side of the closed network: starts each sandbox's
- * {@link Broker} on event loops all brokers share, and says what the
- * sandbox's QEMU needs to reach it. The test settings, if any, come from the
+ * {@link Broker} on event loops all brokers share, where its network link
+ * ({@link GuestLink}) runs too. The test settings, if any, come from the
  * daemon's environment ({@link EgressTestSettings}) and nowhere else.
  */
 public final class EgressService implements AutoCloseable {
@@ -81,8 +78,10 @@ public final class EgressService implements AutoCloseable {
                     + EgressTestSettings.ENVIRONMENT + "): named test hosts reach loopback servers"
                     + t.trustedCa().map(ca -> " and upstream TLS also trusts " + ca).orElse(""));
         }
-        return Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t),
+        Broker b = Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t),
                 certificateAuthority(sandboxDir, sandboxId), UpstreamTls.clientContext(t.trustedCa(), hostCas), group);
+        b.limitDns(new QueryRate());
+        return b;
     }
 
     /** The sandbox's CA (made on first use), whose certificate the guest trusts and whose key stays here. */
@@ -101,20 +100,6 @@ public final class EgressService implements AutoCloseable {
         } catch (java.security.cert.CertificateEncodingException e) {
             throw new IllegalStateException("cannot encode the sandbox CA's certificate", e);
         }
-    }
-
-    /** The guest network that leads to a broker whose sockets are in {@code runtimeDir}. */
-    public static GuestNetwork guestNetwork(Path runtimeDir) {
-        String socat = HostTools.which("socat");
-        if (socat == null) {
-            throw new KosaException(KosaException.Kind.HOST, "socat is not installed; QEMU needs it to carry the "
-                    + "sandbox's connections to the network broker", "install it: sudo apt-get install -y socat");
-        }
-        Map<Integer, Path> forwards = new TreeMap<>();
-        for (Listener l : Listener.values()) {
-            forwards.put(l.guestPort(), runtimeDir.resolve("net").resolve(l.socketName()));
-        }
-        return new GuestNetwork(Path.of(socat), forwards);
     }
 
     @Override

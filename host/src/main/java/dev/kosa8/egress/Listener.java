@@ -2,9 +2,11 @@ package dev.kosa8.egress;
 
 /**
  * The broker's four entry points. Inside the guest each is a TCP port on
- * {@link #GUEST_ADDRESS}, forwarded by QEMU's {@code guestfwd} to a unix
- * socket of this sandbox's broker; which socket a connection arrives on is
- * the only thing the broker believes about where it came from.
+ * {@link #GUEST_ADDRESS}, where the agent takes the connection and carries it
+ * over the sandbox's network link ({@link GuestLink}) to a unix socket of this
+ * sandbox's broker; which socket a connection arrives on is the only thing the
+ * broker believes about where it came from. The ports are those the agent
+ * listens on ({@code dev.kosa8.protocol.NetLink#PORTS}).
  */
 public enum Listener {
     DNS(53, "dns.sock"),
@@ -13,7 +15,7 @@ public enum Listener {
     PROXY(3128, "proxy.sock");
 
     /** The guest-side address of every listener; never a real host. */
-    public static final String GUEST_ADDRESS = "10.0.2.100";
+    public static final String GUEST_ADDRESS = dev.kosa8.protocol.NetLink.GUEST_ADDRESS;
 
     private final int guestPort;
     private final String socketName;
@@ -29,6 +31,16 @@ public enum Listener {
 
     public String socketName() {
         return socketName;
+    }
+
+    /** The listener a guest reaches on {@code port} of {@link #GUEST_ADDRESS}; null for any other port. */
+    public static Listener ofGuestPort(int port) {
+        for (Listener l : values()) {
+            if (l.guestPort == port) {
+                return l;
+            }
+        }
+        return null;
     }
 
     /** The name the audit log uses. */

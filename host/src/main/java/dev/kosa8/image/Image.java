@@ -35,9 +35,10 @@ public record Image(String id, Path directory, Path vmlinux, Path initramfs, Pat
     /**
      * The kernel command line for a guest of this image, without the
      * {@code virtio_mmio.device=} words QEMU's microvm machine adds itself.
-     * Under TCG the vm package should add {@code tsc_early_khz=<host TSC kHz>}:
-     * without it about one boot in four hangs in the kernel's timer set-up
-     * (see docs/image.md).
+     * Under TCG the vm package adds {@code tsc_early_khz=<host TSC kHz>}
+     * (without it about one boot in four hangs in the kernel's timer set-up)
+     * and {@code tsc=reliable} (without it the guest's clock runs slow on a
+     * loaded host): see docs/image.md.
      *
      * @param hostname the guest's host name, a single DNS label
      */

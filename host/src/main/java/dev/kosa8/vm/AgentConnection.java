@@ -385,6 +385,8 @@ public final class AgentConnection implements AutoCloseable {
             case Message.MountWorkspace mw -> throw new ProtocolException("the guest may not mount on the host");
             case Message.Freeze f -> throw new ProtocolException("the guest may not freeze the host");
             case Message.Thaw t -> throw new ProtocolException("the guest may not thaw the host");
+            case Message.NetOpen o -> throw new ProtocolException("network streams have a port of their own");
+            case Message.NetReset r -> throw new ProtocolException("network streams have a port of their own");
             case Message.Signal s -> throw new ProtocolException("the guest may not signal the host");
             case Message.Resize r -> throw new ProtocolException("the guest may not resize the host's terminal");
             case Message.Data d -> {

@@ -17,19 +17,19 @@ import java.util.Set;
  * <ul>
  *   <li>read-only: the host's programs and libraries ({@link #system}: {@code /usr}, the {@code /lib*} and
  *       {@code /bin} links or folders, the loader's cache), the kernel, the initramfs and every file the root
- *       disk rests on ({@link DiskChain}: a template's disk, the image's root file system), the folder of
- *       the broker's sockets (its relays connect to them);</li>
+ *       disk rests on ({@link DiskChain}: a template's disk, the image's root file system);</li>
  *   <li>read-write: the sandbox's root disk, and the machine's own runtime folder (its monitor, agent,
- *       workspace and console sockets, the workspace's window files, the sockets a checkpoint's state goes
- *       out and a restore's comes in by);</li>
+ *       workspace, network link and console sockets, the workspace's window files, the sockets a checkpoint's
+ *       state goes out and a restore's comes in by);</li>
  *   <li>a {@code /dev} of its own ({@code null}, {@code zero}, {@code urandom}, ...; {@code /dev/kvm} under
  *       KVM) and a {@code /proc} of its own PID namespace.</li>
  * </ul>
  * Not the user's home, other sandboxes, the sandbox's own record and CA
- * key, the daemon's socket, kosa8's secrets, nor the host's network: it has
- * a network namespace of its own with only a loopback device (user-mode
- * networking and the broker's relays need none; they reach the broker by
- * unix socket paths). Its IPC, UTS and cgroup namespaces are its own too;
+ * key, the daemon's socket, the egress broker's sockets, kosa8's secrets, nor the host's network: it has
+ * a network namespace of its own with only a loopback device (the guest's
+ * network is the network link's virtio-serial port, a unix socket in the
+ * machine's folder that the daemon joins to the broker; QEMU itself opens no
+ * connection and starts no program). Its IPC, UTS and cgroup namespaces are its own too;
  * it leads a session of its own; every capability is dropped.
  *
  * <p>Its PID namespace: bubblewrap's own first child is PID 1 there and
@@ -112,9 +112,9 @@ public record Jail(Path bwrap, boolean userNamespace, boolean keepPtrace, List<S
     /**
      * As {@link #wrap(VmSpec, List, List)}, with {@code hidden}: folders
      * inside the ones shown that QEMU must not see (another QEMU's of the same
-     * sandbox), each covered by an empty tmpfs. Folders are mounted outer
-     * first, so one inside another (the broker's, read-only, inside the
-     * runtime folder) covers the outer one's view of it.
+     * sandbox, the broker's), each covered by an empty tmpfs. Folders are
+     * mounted outer first, so a hidden one inside a shown one covers the outer
+     * one's view of it.
      */
     public List<String> wrap(VmSpec spec, List<Path> backing, List<Path> hidden, List<String> argv) {
         if (bwrap == null) {
@@ -139,15 +139,15 @@ public record Jail(Path bwrap, boolean userNamespace, boolean keepPtrace, List<S
         readOnly.add(spec.kernel());
         readOnly.add(spec.initramfs());
         readOnly.addAll(backing);
-        if (spec.network() != null) {
-            spec.network().forwards().values().forEach(socket -> readOnly.add(socket.getParent()));
-        }
         Set<Path> readWrite = new LinkedHashSet<>();
         readWrite.add(spec.rootDisk());
         readWrite.add(spec.qmpSocket().getParent());
         readWrite.add(spec.agentSocket().getParent());
         if (spec.workspaceSocket() != null) {
             readWrite.add(spec.workspaceSocket().getParent());
+        }
+        if (spec.netSocket() != null) {
+            readWrite.add(spec.netSocket().getParent());
         }
         readOnly.removeAll(readWrite);
         record Mount(String how, Path path) {
@@ -196,14 +196,9 @@ public record Jail(Path bwrap, boolean userNamespace, boolean keepPtrace, List<S
         return a;
     }
 
-    /** The programs the jail runs: QEMU's binary, and the relay slirp starts per connection. */
+    /** The programs the jail runs: QEMU's binary alone (its seccomp filter lets it start none). */
     private static List<String> programs(VmSpec spec, List<String> argv) {
-        List<String> programs = new ArrayList<>();
-        programs.add(argv.getFirst());
-        if (spec.network() != null) {
-            programs.add(spec.network().relay().toString());
-        }
-        return programs;
+        return List.of(argv.getFirst());
     }
 
     /** Whether a host path is inside what {@link #system} shows already. */

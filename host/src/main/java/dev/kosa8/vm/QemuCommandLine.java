@@ -1,5 +1,6 @@
 package dev.kosa8.vm;
 
+import dev.kosa8.protocol.NetLink;
 import dev.kosa8.protocol.Ws9p;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,14 +18,12 @@ import java.util.List;
  *       has no {@code device=} parameter), and how {@code poweroff} ends QEMU.</li>
  *   <li>{@code -nodefaults -no-user-config}: nothing the user's QEMU config adds;
  *       every device is listed here.</li>
- *   <li>The network, when there is one, is user networking with
- *       {@code restrict=on,ipv6=off}: no route out but the {@code guestfwd}
- *       ports of the egress broker ({@link GuestNetwork}). slirp starts one
- *       relay process per forwarded connection (calling {@code setsid()}
- *       first), so such machines run with the seccomp filter's {@code spawn}
- *       and {@code elevateprivileges} groups allowed; the relay's argv is
- *       fixed by the host and nothing the guest sends reaches it. Without a
- *       network there is no device at all and both stay denied.</li>
+ *   <li>No network device, ever. A sandbox's network is a virtio-serial port
+ *       ({@link NetLink#PORT_NAME}) on a device of its own, whose socket the
+ *       daemon joins to the egress broker: the guest's agent carries each
+ *       connection to the broker's address over it as a stream. QEMU starts
+ *       nothing per connection and holds no network stack, so the seccomp
+ *       filter denies every group in every configuration.</li>
  *   <li>{@code virtio-rng}: the guest's entropy comes from the host, so early
  *       {@code getrandom()} never blocks under TCG.</li>
  *   <li>{@code -sandbox on,...=deny}: QEMU's seccomp filter; the process
@@ -38,7 +37,7 @@ import java.util.List;
  *       virtio-serial device has one interrupt for all its ports, and sharing
  *       one cost the guest 20–50% of its CPU in small-file work (measured,
  *       bench/history/workspace.md, "What was attacked").</li>
- *   <li>The agent's and the workspace's ports and QMP are unix sockets that QEMU listens on
+ *   <li>The agent's, the workspace's and the network's ports and QMP are unix sockets that QEMU listens on
  *       ({@code server=on,wait=off}), so the daemon can reconnect after its own
  *       restart.</li>
  *   <li>The serial console is a unix socket QEMU listens on too, which the daemon reads into a log it keeps
@@ -49,15 +48,11 @@ import java.util.List;
  */
 public final class QemuCommandLine {
     public static final String AGENT_PORT_NAME = "dev.kosa8.agent";
-    /** QEMU's seccomp filter: no obsolete system calls, no privilege changes, no new programs, no resource control. */
-    static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
     /**
-     * The filter for a machine with a network: slirp's guestfwd must start
-     * its relays, and libslirp's child calls {@code setsid()} before it
-     * executes the relay, which the {@code elevateprivileges} group denies
-     * (measured: the child died of SIGSYS, syscall 112).
+     * QEMU's seccomp filter, for every machine, with a network or without: no obsolete system calls, no privilege
+     * changes, no new programs, no resource control.
      */
-    static final String SECCOMP_WITH_RELAYS = "on,obsolete=deny,elevateprivileges=allow,spawn=allow,resourcecontrol=deny";
+    static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
 
     private QemuCommandLine() {
     }
@@ -72,7 +67,7 @@ public final class QemuCommandLine {
         a.addAll(List.of("-smp", String.valueOf(spec.cpus())));
         a.addAll(List.of("-m", spec.memoryMiB() + "M"));
         a.addAll(List.of("-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"));
-        a.addAll(List.of("-sandbox", spec.network() == null ? SECCOMP : SECCOMP_WITH_RELAYS));
+        a.addAll(List.of("-sandbox", SECCOMP));
         a.addAll(List.of("-chardev", "socket,id=console,path=" + escape(spec.consoleSocket().toString())
                 + ",server=on,wait=off"));
         a.addAll(List.of("-serial", "chardev:console"));
@@ -97,9 +92,12 @@ public final class QemuCommandLine {
                     + ",format=raw,if=none,readonly=on,file.locking=off"));
             a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwin,serial=" + Ws9p.READ_WINDOW_SERIAL));
         }
-        if (spec.network() != null) {
-            a.addAll(List.of("-netdev", netdev(spec.network())));
-            a.addAll(List.of("-device", "virtio-net-device,netdev=net0"));
+        if (spec.netSocket() != null) {
+            // a device of its own, like the workspace's: a download's interrupts never wake the agent's reader
+            a.addAll(List.of("-chardev", "socket,id=net,path=" + escape(spec.netSocket().toString())
+                    + ",server=on,wait=off"));
+            a.addAll(List.of("-device", "virtio-serial-device,id=netbus,max_ports=2"));
+            a.addAll(List.of("-device", "virtserialport,bus=netbus.0,chardev=net,name=" + NetLink.PORT_NAME));
         }
         if (spec.workspaceSocket() != null) {
             // large writes' data, past the port's 32 KiB pieces: written by the guest, read only by the daemon; the
@@ -139,15 +137,6 @@ public final class QemuCommandLine {
             }
         }
         return java.util.Optional.empty();
-    }
-
-    /** User networking that reaches nothing but the broker's forwarded ports. */
-    static String netdev(GuestNetwork n) {
-        StringBuilder b = new StringBuilder("user,id=net0,restrict=on,ipv6=off,net=10.0.2.0/24,host=10.0.2.2");
-        n.forwards().forEach((port, socket) -> b.append(",guestfwd=tcp:").append(GuestNetwork.GUEST_ADDRESS)
-                .append(':').append(port).append("-cmd:").append(escape(n.relay().toString())).append(" - UNIX-CONNECT:")
-                .append(escape(socket.toString())));
-        return b.toString();
     }
 
     /** QEMU option values separate fields with commas; a literal comma is written twice. */

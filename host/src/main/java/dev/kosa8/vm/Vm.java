@@ -290,18 +290,15 @@ public final class Vm implements AutoCloseable {
         try {
             Files.deleteIfExists(spec.qmpSocket());
             Files.deleteIfExists(spec.agentSocket());
+            if (spec.netSocket() != null) {
+                Files.deleteIfExists(spec.netSocket());
+            }
             if (spec.workspaceSocket() != null) {
                 Files.deleteIfExists(spec.workspaceSocket());
                 freshWindow(spec.workspaceWindow(), VmSpec.WORKSPACE_WINDOW_BYTES);
                 freshWindow(spec.workspaceWrites(), VmSpec.WORKSPACE_WRITES_BYTES);
             }
             Files.deleteIfExists(spec.consoleSocket());
-            if (spec.network() != null) {
-                // the jail shows QEMU the broker's folder, which a template's machine (no broker) has not made
-                for (Path socket : spec.network().forwards().values()) {
-                    dev.kosa8.host.HostPaths.privateDirectory(socket.getParent());
-                }
-            }
             if (freshConsole) {
                 Files.deleteIfExists(spec.consoleLog());
                 Files.deleteIfExists(ConsoleLog.older(spec.consoleLog()));
@@ -341,19 +338,15 @@ public final class Vm implements AutoCloseable {
     /**
      * The folders inside this machine's runtime folder that are not its own
      * (the other machine folder of its sandbox, where a standby or the next
-     * rewind's QEMU keeps its sockets), which its jail covers; the broker's
-     * folder is shown, read-only, when it has a network.
+     * rewind's QEMU keeps its sockets, the broker's, whose sockets the daemon
+     * alone connects to), which its jail covers.
      */
     static List<Path> hiddenFrom(VmSpec spec) throws IOException {
         Path own = spec.qmpSocket().getParent();
-        java.util.Set<Path> shown = new java.util.HashSet<>();
-        if (spec.network() != null) {
-            spec.network().forwards().values().forEach(socket -> shown.add(socket.getParent()));
-        }
         List<Path> hidden = new java.util.ArrayList<>();
         try (var entries = Files.list(own)) {
             for (Path p : entries.toList()) {
-                if (Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !shown.contains(p)) {
+                if (Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                     hidden.add(p);
                 }
             }

@@ -21,13 +21,15 @@ import java.util.List;
  * @param agentSocket   the unix socket behind the agent's virtio-serial port
  * @param workspaceSocket the unix socket behind the workspace's virtio-serial port (9p to the
  *                      daemon's server), or null for a sandbox with no workspace
- * @param network       the restricted network to the egress broker, or null for no network device at all
+ * @param netSocket     the unix socket behind the network link's virtio-serial port, which the daemon joins to
+ *                      the sandbox's egress broker ({@code dev.kosa8.protocol.NetLink}); null for a sandbox with no
+ *                      network at all
  * @param jail          the jail QEMU runs in ({@link Jail#NONE}: none)
  * @param consoleLimit  the most bytes of console output kept on the host ({@link ConsoleLog})
  */
 public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                      Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
-                     Path workspaceSocket, GuestNetwork network, Jail jail, long consoleLimit) {
+                     Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit) {
 
     public static final int MIN_MEMORY_MIB = 256;
     public static final int MAX_CPUS = 64;
@@ -39,12 +41,12 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     /** A machine with the default console limit and no jail (tests, benchmarks; the daemon sets both). */
     public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                   Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
-                  Path workspaceSocket, GuestNetwork network) {
+                  Path workspaceSocket, Path netSocket) {
         this(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog, qmpSocket,
-                agentSocket, workspaceSocket, network, Jail.NONE, DEFAULT_CONSOLE_LIMIT);
+                agentSocket, workspaceSocket, netSocket, Jail.NONE, DEFAULT_CONSOLE_LIMIT);
     }
 
-    /** A machine with no network device. */
+    /** A machine with no network. */
     public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                   Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
                   Path workspaceSocket) {
@@ -65,12 +67,8 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
         if (memoryMiB < MIN_MEMORY_MIB) {
             problems.add("memory must be at least " + MIN_MEMORY_MIB + " MiB, not " + memoryMiB);
         }
-        List<Path> sockets = new ArrayList<>(java.util.Arrays.asList(qmpSocket, agentSocket, workspaceSocket,
-                qmpSocket == null ? null : qmpSocket.resolveSibling("console.sock")));
-        if (network != null) {
-            sockets.addAll(network.forwards().values());
-        }
-        for (Path socket : sockets) {
+        for (Path socket : java.util.Arrays.asList(qmpSocket, agentSocket, workspaceSocket, netSocket,
+                qmpSocket == null ? null : qmpSocket.resolveSibling("console.sock"))) {
             if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
                 problems.add("socket path is longer than a unix socket allows (107 bytes): " + socket);
             }
@@ -84,7 +82,7 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     /** This machine with {@code jail} and {@code consoleLimit}: the host's settings, which the daemon applies. */
     public VmSpec confined(Jail jail, long consoleLimit) {
         return new VmSpec(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog,
-                qmpSocket, agentSocket, workspaceSocket, network, jail, consoleLimit);
+                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit);
     }
 
     /**

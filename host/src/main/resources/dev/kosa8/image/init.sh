@@ -108,23 +108,15 @@ printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost ip6-lo
     > /newroot/etc/hosts || fail "write /etc/hosts"
 ip link set lo up || fail "bring up the loopback interface"
 
-# The network: one virtio-net device on QEMU's restricted user networking,
-# whose only reachable address is the egress broker's 10.0.2.100 (DNS over
-# TCP on 53, HTTP on 80, TLS on 443, the proxy on 3128). Everything the guest
-# writes here is convenience for its programs, not enforcement: deleting it
-# opens nothing, because the restriction lives in QEMU and the broker.
+# The network: no network device at all. The broker's address 10.0.2.100 is on the loopback interface, where the
+# agent listens (DNS over TCP on 53, HTTP on 80, TLS on 443, the proxy on 3128) and carries each connection over a
+# virtio-serial port of its own to the broker in the daemon; there is no route anywhere else. Everything the guest
+# writes here is convenience for its programs, not enforcement: deleting it opens nothing, because the guest has
+# no way out but that port, and the broker decides.
 mkdir -p /newroot/etc/kosa8 /newroot/etc/profile.d || fail "mkdir /etc/kosa8"
 rm -f /newroot/etc/resolv.conf
 if [ "$net" = 1 ]; then
-    tries=0
-    while [ ! -e /sys/class/net/eth0 ]; do
-        tries=$((tries + 1))
-        [ "$tries" -le 50 ] || fail "no network interface eth0 after 5 s (is a virtio-net device attached?)"
-        sleep 0.1
-    done
-    ip link set eth0 up || fail "bring up eth0"
-    ip addr add 10.0.2.15/24 dev eth0 || fail "set the address of eth0"
-    ip route add default via 10.0.2.2 dev eth0 || fail "set the default route"
+    ip addr add 10.0.2.100/32 dev lo || fail "add the broker's address 10.0.2.100 to the loopback interface"
     printf 'nameserver 10.0.2.100\noptions use-vc timeout:5 attempts:2\n' > /newroot/etc/resolv.conf \
         || fail "write /etc/resolv.conf"
     # The sandbox's CA certificate (its key never leaves the host): the broker presents leaves it signed for

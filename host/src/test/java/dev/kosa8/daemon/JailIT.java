@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
  * daemon's own spec of the sandbox, wrapped by the same {@link Vm#jailed},
  * started by the same {@link QemuProcess#start}) reaches none of what the
  * jail keeps from QEMU: the user's SSH keys, another sandbox's disk, kosa8's
- * secrets, the daemon's socket, the network. The probe also does what QEMU
+ * secrets, the daemon's socket, the egress broker's sockets, the network. The probe also does what QEMU
  * must be able to (read its kernel, write its disk and runtime folder), so
  * a probe that could do nothing at all fails the test.
  *
@@ -129,8 +129,8 @@ class JailIT {
                     .doesNotExist();
             assertThat(Kosa.ok(T, "exec", id, "--", "echo", "jailed").stdout()).isEqualTo("jailed\n");
         }
-        // the broker answers through the relays the jailed QEMU starts: a refusal for a host not allowed, an
-        // upstream error for a name no one can resolve
+        // the broker answers through the network link the daemon joins to it (the jailed QEMU starts nothing and
+        // sees no broker socket): a refusal for a host not allowed, an upstream error for a name no one can resolve
         Kosa.Result closed = Kosa.run(T, "exec", SANDBOXES.get("closed"), "--", "curl", "-s", "-o", "/dev/null",
                 "-w", "%{http_code}", "http://not-allowed.example/");
         assertThat(closed.stdout()).as(closed.toString()).isEqualTo("403");
@@ -233,6 +233,7 @@ class JailIT {
                     try own-record cat "$(dirname "$4")/sandbox.json"
                     try own-ca-key cat "$(dirname "$4")/ca/ca.key"
                     try daemon-socket socat -u OPEN:/dev/null UNIX-CONNECT:"$5"
+                    try broker-folder ls "$(dirname "$9")/net"
                     try daemon-log cat "$(dirname "$(dirname "$4")")/../kosa8d.log"
                     try tcp-loopback bash -c "exec 3<>/dev/tcp/127.0.0.1/$6"
                     try tcp-host bash -c "exec 3<>/dev/tcp/$7/$6"
@@ -256,7 +257,7 @@ class JailIT {
                 assertThat(said).as("what the probe reached")
                         .contains("refused ssh-key", "refused ssh-folder", "refused other-disk", "refused secret-store",
                                 "refused secret-specs", "refused own-record", "refused own-ca-key",
-                                "refused daemon-socket", "refused daemon-log", "refused tcp-loopback",
+                                "refused daemon-socket", "refused broker-folder", "refused daemon-log", "refused tcp-loopback",
                                 "refused tcp-host", "refused host-processes")
                         .doesNotContain("REACHED");
                 assertThat(spec.qmpSocket().resolveSibling("probe-wrote")).hasContent("ok");

@@ -614,40 +614,27 @@ class BrokerTest {
     }
 
     @Test
-    void aGuestOpeningTooManyConnectionsHasTheNewOnesClosedAndALogLineUntilSomeEnd() throws Exception {
-        List<SocketChannel> held = new ArrayList<>();
+    void aGuestOpeningTooManyConnectionsHasTheNewOnesClosedAndALogLineUntilSomeEndAndStillResolvesNames()
+            throws Exception {
+        List<SocketChannel> held = hold(Listener.HTTP, Broker.MAX_CONNECTIONS);
         try {
-            for (int i = 0; i < Broker.MAX_CONNECTIONS; i++) {
-                SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-                ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(Listener.DNS)));
-                held.add(ch);
-            }
-            // the broker takes them in order on its one loop: once it has, the next is closed unread
+            // the broker takes them in order on its loops: once it has, the next is closed unread
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            boolean refused = false;
-            while (!refused && System.nanoTime() < deadline) {
-                try {
-                    dns("api.test", 1);
-                } catch (IOException closed) {
-                    refused = true;
-                }
+            while (answers(Listener.HTTP) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
             }
-            assertThat(refused).as("connection " + (Broker.MAX_CONNECTIONS + 1) + " refused").isTrue();
+            assertThat(answers(Listener.HTTP)).as("connection " + (Broker.MAX_CONNECTIONS + 1) + " refused").isFalse();
             assertThat(audit()).contains("more than " + Broker.MAX_CONNECTIONS + " open connections");
+            // DNS is counted apart: a program at the cap learns its connection is refused, not that names fail
+            assertThat(dns("api.test", 1).answers).containsExactly("10.0.2.100");
             for (int i = 0; i < 8; i++) {
                 held.remove(held.size() - 1).close();
             }
             // slots free again once the broker has seen those ends
-            Dns answer = null;
-            while (answer == null && System.nanoTime() < deadline) {
-                try {
-                    answer = dns("api.test", 1);
-                } catch (IOException stillFull) {
-                    Thread.sleep(20);
-                }
+            while (!answers(Listener.HTTP) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
             }
-            assertThat(answer).as("a query once connections ended").isNotNull();
-            assertThat(answer.answers).containsExactly("10.0.2.100");
+            assertThat(answers(Listener.HTTP)).as("a request once connections ended").isTrue();
         } finally {
             for (SocketChannel ch : held) {
                 ch.close();
@@ -656,7 +643,60 @@ class BrokerTest {
     }
 
     @Test
-    void aGuestConnectionGetsTheLargerSendBufferThatDownloadsNeed() throws Exception {
+    void aGuestHoldingTooManyDnsConnectionsHasTheNewOnesClosedAndALogLineUntilSomeEnd() throws Exception {
+        List<SocketChannel> held = hold(Listener.DNS, Broker.DNS_CONNECTIONS);
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (answers(Listener.DNS) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(answers(Listener.DNS)).as("DNS connection " + (Broker.DNS_CONNECTIONS + 1) + " refused")
+                    .isFalse();
+            assertThat(audit()).contains("more than " + Broker.DNS_CONNECTIONS + " open DNS connections");
+            assertThat(answers(Listener.HTTP)).as("the other listeners have their own cap").isTrue();
+            held.remove(held.size() - 1).close();
+            while (!answers(Listener.DNS) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(dns("api.test", 1).answers).as("a query once one ended").containsExactly("10.0.2.100");
+        } finally {
+            for (SocketChannel ch : held) {
+                ch.close();
+            }
+        }
+    }
+
+    /** Connections held open to a listener, saying nothing. */
+    static List<SocketChannel> hold(Listener l, int n) throws IOException {
+        List<SocketChannel> held = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+            ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(l)));
+            held.add(ch);
+        }
+        return held;
+    }
+
+    /** Whether a new connection to a listener is served (a query or a request answered), not closed unread. */
+    static boolean answers(Listener l) {
+        try {
+            if (l == Listener.DNS) {
+                return dns("api.test", 1).answers().equals(List.of("10.0.2.100"));
+            }
+            try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+                ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(l)));
+                Channels.newOutputStream(ch).write("GET /hello HTTP/1.1\r\nHost: api.test\r\n\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                byte[] status = Channels.newInputStream(ch).readNBytes(12);
+                return new String(status, StandardCharsets.US_ASCII).startsWith("HTTP/1.1 ");
+            }
+        } catch (IOException closed) {
+            return false;
+        }
+    }
+
+    @Test
+    void aGuestConnectionGetsASendBufferOfOneLinkWindowDoubledByTheKernel() throws Exception {
         // the kernel takes at most net.core.wmem_max and doubles what it takes (socket(7), SO_SNDBUF)
         long cap;
         try (var in = Files.newBufferedReader(Path.of("/proc/sys/net/core/wmem_max"))) {
@@ -784,6 +824,10 @@ class BrokerTest {
 
     /** One DNS query over TCP, as glibc sends it with {@code options use-vc}. */
     static Dns dns(String name, int type) throws IOException {
+        return dns(broker, name, type);
+    }
+
+    static Dns dns(Broker broker, String name, int type) throws IOException {
         ByteArrayOutputStream q = new ByteArrayOutputStream();
         q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0});
         for (String label : name.split("\\.")) {

@@ -7,7 +7,6 @@ import dev.kosa8.host.KosaException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** {@link Jail#wrap}: the bubblewrap command line around QEMU's, for a user and for root. */
@@ -22,13 +21,12 @@ class JailTest {
 
     static VmSpec spec(Accelerator accel, boolean network) {
         Path run = Path.of("/run/user/1000/kosa8/abc123abc123");
-        GuestNetwork net = new GuestNetwork(Path.of("/usr/bin/socat"), Map.of(53, run.resolve("net/dns.sock"),
-                443, run.resolve("net/tls.sock")));
         return new VmSpec("abc123abc123", accel, 2, 1024, Path.of("/home/u/.local/share/kosa8/images/kernel/vmlinux"),
                 Path.of("/home/u/.local/share/kosa8/images/initramfs/initramfs.cpio"),
                 Path.of("/home/u/.local/share/kosa8/sandboxes/abc123abc123/root.qcow2"), "console=ttyS0",
                 Path.of("/home/u/.local/share/kosa8/sandboxes/abc123abc123/console.log"), run.resolve("alt/qmp.sock"),
-                run.resolve("alt/agent.sock"), run.resolve("alt/ws9p.sock"), network ? net : null);
+                run.resolve("alt/agent.sock"), run.resolve("alt/ws9p.sock"),
+                network ? run.resolve("alt/net.sock") : null);
     }
 
     /** Every {@code --flag SRC DEST} of the jail's command line, as "flag SRC DEST". */
@@ -67,12 +65,14 @@ class JailTest {
                 "--ro-bind " + home + "/images/initramfs/initramfs.cpio " + home + "/images/initramfs/initramfs.cpio",
                 "--ro-bind " + BACKING.get(0) + " " + BACKING.get(0),
                 "--ro-bind " + BACKING.get(1) + " " + BACKING.get(1),
-                "--ro-bind /run/user/1000/kosa8/abc123abc123/net /run/user/1000/kosa8/abc123abc123/net",
                 "--bind " + home + "/sandboxes/abc123abc123/root.qcow2 " + home + "/sandboxes/abc123abc123/root.qcow2",
                 "--bind /run/user/1000/kosa8/abc123abc123/alt /run/user/1000/kosa8/abc123abc123/alt");
         assertThat(String.join(" ", binds(argv))).as("nothing else of the sandbox's folder: not its record, CA"
                 + " key, console log or checkpoints").doesNotContain("sandbox.json").doesNotContain("/ca")
                 .doesNotContain("console.log").doesNotContain("checkpoints").doesNotContain("/dev/kvm");
+        assertThat(binds(argv)).as("the network link's socket is in the machine's own folder; the broker's"
+                + " folder is not shown, the daemon alone connects to it").noneMatch(b -> b.contains("/net"));
+        assertThat(argv).as("no relay program to show: QEMU starts none").noneMatch(a -> a.contains("socat"));
     }
 
     @Test
@@ -89,19 +89,22 @@ class JailTest {
     }
 
     @Test
-    void foldersInsideTheRuntimeFolderAreMountedAfterItTheBrokersReadOnlyTheOtherMachinesCovered() {
+    void foldersInsideTheRuntimeFolderAreMountedAfterItTheBrokersAndTheOtherMachinesCovered() {
         Path run = Path.of("/run/user/1000/kosa8/abc123abc123");
         VmSpec s = spec(Accelerator.TCG, true);
         VmSpec inRun = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
                 s.rootDisk(), s.kernelArgs(), s.consoleLog(), run.resolve("qmp.sock"), run.resolve("agent.sock"),
-                run.resolve("ws9p.sock"), s.network());
-        List<String> argv = AS_USER.wrap(inRun, List.of(), List.of(run.resolve("alt")), List.of("/usr/bin/qemu"));
+                run.resolve("ws9p.sock"), run.resolve("net.sock"));
+        List<String> argv = AS_USER.wrap(inRun, List.of(), List.of(run.resolve("alt"), run.resolve("net")),
+                List.of("/usr/bin/qemu"));
         String joined = String.join(" ", argv);
         int outer = joined.indexOf("--bind " + run + " " + run);
-        int broker = joined.indexOf("--ro-bind " + run + "/net " + run + "/net");
+        int broker = joined.indexOf("--tmpfs " + run + "/net");
         int other = joined.indexOf("--tmpfs " + run + "/alt");
         assertThat(outer).as(joined).isPositive();
-        assertThat(broker).as("the broker's folder read-only over the runtime folder's view of it").isGreaterThan(outer);
+        assertThat(joined).as("the network link's socket beside the others, read-write; the broker's folder not"
+                + " shown").doesNotContain("-bind " + run + "/net");
+        assertThat(broker).as("the broker's folder covered over the runtime folder's view of it").isGreaterThan(outer);
         assertThat(other).as("the other machine's folder covered").isGreaterThan(outer);
     }
 

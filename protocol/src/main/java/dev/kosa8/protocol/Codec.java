@@ -29,7 +29,8 @@ public final class Codec {
 
     private static final int HELLO = 1, PING = 2, PONG = 3, EXEC = 4, STARTED = 5, DATA = 6, EOF = 7,
             CREDIT = 8, SIGNAL = 9, RESIZE = 10, EXITED = 11, FAILED = 12, PUT_FILE = 13, GET_FILE = 14,
-            FILE_INFO = 15, MOUNT_WORKSPACE = 16, FREEZE = 17, THAW = 18, ASK = 21, ANSWER = 22;
+            FILE_INFO = 15, MOUNT_WORKSPACE = 16, FREEZE = 17, THAW = 18, NET_OPEN = 19, NET_RESET = 20, ASK = 21,
+            ANSWER = 22;
 
     private Codec() {
     }
@@ -65,6 +66,8 @@ public final class Codec {
                     .u8((mw.afresh() ? 1 : 0) | (mw.relay() ? 2 : 0));
             case Message.Freeze f -> w.u8(FREEZE).i32(f.channel()).i32(f.timeoutMillis());
             case Message.Thaw t -> w.u8(THAW).i32(t.channel()).i64(t.epochMillis()).bytes(t.seed());
+            case Message.NetOpen o -> w.u8(NET_OPEN).i32(o.channel()).i32(o.port());
+            case Message.NetReset r -> w.u8(NET_RESET).i32(r.channel());
             case Message.Ask a -> w.u8(ASK).i64(a.id()).text(a.label());
             case Message.Answer a -> w.u8(ANSWER).i64(a.id()).u8(a.outcome().ordinal()).text(a.text());
         }
@@ -107,6 +110,8 @@ public final class Codec {
                 case MOUNT_WORKSPACE -> mountWorkspace(r);
                 case FREEZE -> new Message.Freeze(r.i32(), r.i32());
                 case THAW -> new Message.Thaw(r.i32(), r.i64(), r.bytes(512));
+                case NET_OPEN -> new Message.NetOpen(r.i32(), r.i32());
+                case NET_RESET -> new Message.NetReset(r.i32());
                 case ASK -> new Message.Ask(r.i64(), r.text(Limits.MAX_LABEL));
                 case ANSWER -> new Message.Answer(r.i64(), r.outcome(), r.text(Limits.MAX_SHORT_TEXT));
                 default -> throw new ProtocolException("unknown message type");

@@ -234,6 +234,27 @@ public sealed interface Message {
     }
 
     /**
+     * Net link only ({@link NetLink}): a guest program connected to the broker's address on {@code port}; the
+     * agent names the channel of the new stream.
+     */
+    record NetOpen(int channel, int port) implements Message {
+        public NetOpen {
+            Limits.checkChannel(channel);
+            NetLink.checkPort(port);
+        }
+    }
+
+    /**
+     * Net link only ({@link NetLink}): the stream on the channel ends at once, both ways. From the host it
+     * refuses the stream or says the broker's side broke off; from the agent, the guest's connection broke.
+     */
+    record NetReset(int channel) implements Message {
+        public NetReset {
+            Limits.checkChannel(channel);
+        }
+    }
+
+    /**
      * The guest asks for a turn checkpoint (docs/agents.md): the agent sends it on behalf of a guest program
      * ({@code kosa8-guest checkpoint}). It carries a label and nothing else: which checkpoint, where it is kept,
      * how many are kept and how often one may be taken are the host's to decide. Answered by {@link Answer}

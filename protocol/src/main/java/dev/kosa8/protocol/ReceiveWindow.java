@@ -7,7 +7,21 @@ package dev.kosa8.protocol;
  * bound.
  */
 public final class ReceiveWindow {
+    private final int window;
     private long outstanding;
+
+    /** An exec stream's window, {@link Limits#INITIAL_WINDOW}. */
+    public ReceiveWindow() {
+        this(Limits.INITIAL_WINDOW);
+    }
+
+    /** A window of {@code window} bytes (a network stream's is {@link NetLink#WINDOW}). */
+    public ReceiveWindow(int window) {
+        if (window <= 0 || window > Limits.INITIAL_WINDOW) {
+            throw new IllegalArgumentException("window of " + window + " bytes");
+        }
+        this.window = window;
+    }
 
     /**
      * Accounts for {@code bytes} just received.
@@ -16,8 +30,8 @@ public final class ReceiveWindow {
      */
     public synchronized void received(int bytes) {
         outstanding += bytes;
-        if (outstanding > Limits.INITIAL_WINDOW) {
-            throw new ProtocolException("peer sent " + outstanding + " bytes beyond its window of " + Limits.INITIAL_WINDOW);
+        if (outstanding > window) {
+            throw new ProtocolException("peer sent " + outstanding + " bytes beyond its window of " + window);
         }
     }
 

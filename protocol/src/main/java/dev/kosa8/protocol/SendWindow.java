@@ -6,8 +6,23 @@ package dev.kosa8.protocol;
  * sends a {@link Message.Data} and blocks while there is none.
  */
 public final class SendWindow {
-    private long available = Limits.INITIAL_WINDOW;
+    private final int window;
+    private long available;
     private boolean closed;
+
+    /** An exec stream's window, {@link Limits#INITIAL_WINDOW}. */
+    public SendWindow() {
+        this(Limits.INITIAL_WINDOW);
+    }
+
+    /** A window of {@code window} bytes (a network stream's is {@link NetLink#WINDOW}). */
+    public SendWindow(int window) {
+        if (window <= 0 || window > Limits.INITIAL_WINDOW) {
+            throw new IllegalArgumentException("window of " + window + " bytes");
+        }
+        this.window = window;
+        this.available = window;
+    }
 
     /**
      * Takes up to {@code wanted} bytes of window, waiting while none is left.
@@ -32,7 +47,7 @@ public final class SendWindow {
      * @throws ProtocolException if the receiver credits more than was ever sent
      */
     public synchronized void credit(int bytes) {
-        if (bytes <= 0 || available + bytes > Limits.INITIAL_WINDOW) {
+        if (bytes <= 0 || available + bytes > window) {
             throw new ProtocolException("credit of " + bytes + " bytes exceeds what was sent");
         }
         available += bytes;

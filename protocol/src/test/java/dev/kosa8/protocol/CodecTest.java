@@ -44,6 +44,9 @@ class CodecTest {
                 new Message.Freeze(7, 30_000),
                 new Message.Thaw(8, 1_796_000_000_000L, new byte[] {1, 2, 3, (byte) 0xff}),
                 new Message.Thaw(9, 0, new byte[0]),
+                new Message.NetOpen(10, 443),
+                new Message.NetOpen(Integer.MAX_VALUE, 65535),
+                new Message.NetReset(10),
                 new Message.Ask(1, "tool: Bash"), new Message.Ask(Long.MAX_VALUE, ""),
                 new Message.Answer(1, Message.Outcome.TAKEN, "turn 3 c20261204T201500"),
                 new Message.Answer(0, Message.Outcome.FORGOTTEN, ""));
@@ -146,6 +149,37 @@ class CodecTest {
         assertThatThrownBy(() -> w.credit(1)).isInstanceOf(ProtocolException.class);
         w.close();
         assertThat(w.acquire(1)).isEqualTo(-1);
+    }
+
+    @Test
+    void aNetworkStreamNamesOnlyAPortAndItsChannelIsADataChannel() {
+        for (int port : new int[] {0, -1, 65536}) {
+            assertThatThrownBy(() -> new Message.NetOpen(1, port)).isInstanceOf(ProtocolException.class)
+                    .hasMessageContaining("port " + port);
+        }
+        assertThatThrownBy(() -> new Message.NetOpen(0, 80)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.NetReset(-3)).isInstanceOf(ProtocolException.class);
+        // a port beyond 16 bits on the wire is refused by the decoder as by the constructor
+        ByteBuffer b = ByteBuffer.allocate(9);
+        b.put((byte) 19).putInt(1).putInt(70_000).flip();
+        assertThatThrownBy(() -> Codec.decode(b)).isInstanceOf(ProtocolException.class).hasMessageContaining("port");
+        // a data chunk of the link fits the guest driver's 32 KiB write with its frame's header
+        assertThat(Codec.encode(new Message.Data(Integer.MAX_VALUE, Message.Stream.STDOUT, new byte[NetLink.CHUNK])))
+                .hasSizeLessThanOrEqualTo(32 * 1024);
+    }
+
+    @Test
+    void aNetworkStreamsWindowsAreItsOwnSize() throws Exception {
+        SendWindow w = new SendWindow(NetLink.WINDOW);
+        assertThat(w.acquire(Limits.INITIAL_WINDOW)).isEqualTo(NetLink.WINDOW);
+        w.credit(NetLink.WINDOW);
+        assertThatThrownBy(() -> w.credit(1)).isInstanceOf(ProtocolException.class);
+        ReceiveWindow r = new ReceiveWindow(NetLink.WINDOW);
+        r.received(NetLink.WINDOW);
+        assertThatThrownBy(() -> r.received(1)).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("window of " + NetLink.WINDOW);
+        assertThatThrownBy(() -> new SendWindow(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ReceiveWindow(Limits.INITIAL_WINDOW + 1)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

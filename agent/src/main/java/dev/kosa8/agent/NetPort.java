@@ -1,0 +1,131 @@
+package dev.kosa8.agent;
+
+import dev.kosa8.protocol.FrameReader;
+import dev.kosa8.protocol.Limits;
+import dev.kosa8.protocol.Message;
+import dev.kosa8.protocol.NetLink;
+import java.io.BufferedInputStream;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.RandomAccessFile;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The network link's port in the guest ({@link NetLink#PORT_NAME}), for a
+ * sandbox with a network ({@code kosa8.net=1} on the kernel command line):
+ * opens it, starts the {@link NetRelay} on the broker's address, and reads
+ * the host's messages for the agent's whole life, one session after another.
+ *
+ * <p>A session begins with the host's Hello and ends when the host goes: the
+ * port then reads as end of file (QEMU tells the guest its host has gone) and
+ * is polled until one connects, or a new Hello comes in the middle of a
+ * session (a machine restored from a saved state, whose host is new, or a
+ * host that went while the machine was stopped). Either way the relay resets
+ * every stream of the session before, so no connection of a checkpoint's, a
+ * template's or an earlier daemon's reaches the new host.
+ */
+final class NetPort {
+    /** How often a port with no host is read again. */
+    static final long POLL_MILLIS = 50;
+
+    private NetPort() {
+    }
+
+    /** Starts the link if the guest has a network; returns at once. */
+    static void startIfNetworked(long bootMillis) {
+        if (!networked()) {
+            return;
+        }
+        Thread t = new Thread(() -> {
+            try {
+                Path device = VirtioPort.find(NetLink.PORT_NAME, 30_000);
+                RandomAccessFile port = VirtioPort.open(device);
+                Map<Integer, InetSocketAddress> bind = new LinkedHashMap<>();
+                InetAddress address = InetAddress.getByName(NetLink.GUEST_ADDRESS);
+                for (int p : NetLink.PORTS) {
+                    bind.put(p, new InetSocketAddress(address, p));
+                }
+                NetRelay relay = new NetRelay(bind, new FileOutputStream(port.getFD()));
+                relay.start();
+                Log.info("network: listening on " + NetLink.GUEST_ADDRESS + " " + NetLink.PORTS + ", link on " + device);
+                serve(new FileInputStream(port.getFD()), relay, bootMillis, POLL_MILLIS);
+            } catch (IOException | RuntimeException e) {
+                Log.info("network: cannot start (" + e + "); the sandbox has no network");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "net-port");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static boolean networked() {
+        try {
+            for (String word : Files.readString(Path.of("/proc/cmdline")).strip().split("\\s+")) {
+                if (word.equals("kosa8.net=1")) {
+                    return true;
+                }
+            }
+        } catch (IOException e) {
+            Log.info("network: cannot read the kernel command line: " + e.getMessage());
+        }
+        return false;
+    }
+
+    /** Frames read from the port through a buffer that never asks the port what it cannot tell ({@link PortInput}). */
+    private static FrameReader reader(InputStream port) {
+        return new FrameReader(new BufferedInputStream(new PortInput(port), 1 << 18));
+    }
+
+    /**
+     * Reads the host's messages from the port forever. End of file means no host: the session (if any) ends
+     * and the port is read again every {@code pollMillis}. What comes outside a session is dropped.
+     */
+    static void serve(InputStream port, NetRelay relay, long bootMillis, long pollMillis) throws InterruptedException {
+        FrameReader reader = reader(port);
+        boolean session = false;
+        while (true) {
+            Message m;
+            try {
+                m = reader.read();
+            } catch (IOException | RuntimeException e) {
+                if (!(e instanceof java.io.EOFException)) {
+                    Log.info("network link: dropping what the host sent (" + e.getMessage() + ")");
+                }
+                m = null;
+            }
+            if (m == null) {
+                if (session) {
+                    relay.endSession();
+                    session = false;
+                }
+                // a fresh buffer: nothing of a stream that ended may be read as the start of the next
+                reader = reader(port);
+                Thread.sleep(pollMillis);
+                continue;
+            }
+            if (m instanceof Message.Hello h) {
+                if (h.version() != Limits.VERSION) {
+                    Log.info("network link: the host speaks protocol " + h.version() + ", this agent "
+                            + Limits.VERSION + "; no network until one that speaks it connects");
+                    if (session) {
+                        relay.endSession();
+                    }
+                    session = false;
+                    continue;
+                }
+                relay.beginSession(new Message.Hello(Limits.VERSION, AgentMain.SOFTWARE, bootMillis));
+                session = true;
+            } else if (session) {
+                relay.fromHost(m);
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package dev.kosa8.agent;
+
+import dev.kosa8.protocol.NetLink;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+
+/**
+ * One guest connection to the broker's address, as the agent relays it: its
+ * socket, the window it may still send the host ({@code up}), and the bytes
+ * from the host it has not yet written into the socket ({@code down}). Used
+ * by {@link NetRelay}'s thread alone.
+ */
+final class NetStream {
+    final int channel;
+    final SocketChannel socket;
+    final SelectionKey key;
+    /** Bytes the host has credited and the guest may still send it. */
+    int upWindow = NetLink.WINDOW;
+    /** The guest has closed its side for writing (its Eof is sent), or the stream broke. */
+    boolean upEnded;
+    /** Reading is paused until the host's outbox drains ({@link NetRelay}'s budget), not for want of window. */
+    boolean starved;
+    /** The host's bytes for the guest not yet written into its socket, oldest first. */
+    final ArrayDeque<ByteBuffer> down = new ArrayDeque<>();
+    int downBytes;
+    /** The window the host has towards the guest: {@link NetLink#OPEN_WINDOW}, grown by {@link DownWindows}. */
+    int downWindow;
+    /** The host's bytes received and not yet credited back: at most {@link #downWindow}. */
+    int downUncredited;
+    /** The host has sent its Eof; once {@link #down} is written the socket is shut for writing. */
+    boolean downEof;
+    /** The socket is shut for writing. */
+    boolean downEnded;
+
+    NetStream(int channel, SocketChannel socket, SelectionKey key, int downWindow) {
+        this.channel = channel;
+        this.socket = socket;
+        this.key = key;
+        this.downWindow = downWindow;
+    }
+
+    /** Both ways are over: the socket can close. */
+    boolean finished() {
+        return upEnded && downEnded;
+    }
+
+    /** Whether the socket should be read now: the guest may send, with window, and the budget allows. */
+    boolean wantsRead() {
+        return !upEnded && upWindow > 0 && !starved;
+    }
+
+    /** Sets what the selector watches for: reads while {@link #wantsRead}, writes while bytes wait. */
+    void updateInterest() {
+        if (!key.isValid()) {
+            return;
+        }
+        int ops = (wantsRead() ? SelectionKey.OP_READ : 0) | (down.isEmpty() ? 0 : SelectionKey.OP_WRITE);
+        if (key.interestOps() != ops) {
+            key.interestOps(ops);
+        }
+    }
+}
