@@ -97,14 +97,14 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
             };
             ctx.channel().closeFuture().addListener(f -> remove.run()); // at once if it closed during the boot
-            switchToStream(ctx, s.id(), () -> mgr.running(s).agent(), () -> mgr.networks().secretEnvironment(s),
+            switchToStream(ctx, s.id(), () -> s.running().agent(), () -> mgr.networks().secretEnvironment(s),
                     s.record().image().config(), remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
-            List<Pruner.Item> removed = mgr.prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
+            List<Pruner.Item> removed = mgr.disk().prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,
                     "bytes", removed.stream().mapToLong(Pruner.Item::bytes).sum()));
         } else if (what.equals("df") && m == HttpMethod.GET) {
-            respond(ctx, HttpResponseStatus.OK, mgr.df());
+            respond(ctx, HttpResponseStatus.OK, mgr.disk().df());
         } else if (what.equals("images")) {
             images(ctx, m, p, q, upgrade, mgr);
         } else if (what.equals("sandboxes")) {
@@ -128,18 +128,18 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                         SandboxManager mgr) {
         String sub = p.size() > 2 ? p.get(2) : "";
         if (sub.isEmpty() && m == HttpMethod.GET) {
-            respond(ctx, HttpResponseStatus.OK, mgr.images());
+            respond(ctx, HttpResponseStatus.OK, mgr.images().list());
         } else if (sub.equals("inspect") && m == HttpMethod.GET) {
-            respond(ctx, HttpResponseStatus.OK, mgr.image(param(q, "name", "")));
+            respond(ctx, HttpResponseStatus.OK, mgr.images().image(param(q, "name", "")));
         } else if (sub.isEmpty() && m == HttpMethod.DELETE) {
-            respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.removeImage(param(q, "name", ""))));
+            respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.images().remove(param(q, "name", ""))));
         } else if (sub.equals("pull") && m == HttpMethod.POST) {
-            respond(ctx, HttpResponseStatus.OK, mgr.pullImage(param(q, "ref", ""), param(q, "tag", "")));
+            respond(ctx, HttpResponseStatus.OK, mgr.images().pull(param(q, "ref", ""), param(q, "tag", "")));
         } else if (sub.equals("import") && m == HttpMethod.POST) {
-            respond(ctx, HttpResponseStatus.OK, mgr.importImage(param(q, "archive", ""), param(q, "tag", "")));
+            respond(ctx, HttpResponseStatus.OK, mgr.images().importImage(param(q, "archive", ""), param(q, "tag", "")));
         } else if (sub.equals("build") && m == HttpMethod.POST && upgrade) {
             ImageBuilds.Request req = buildRequest(q);
-            BuildStream.start(ctx, mgr.builds(), req, Boolean.parseBoolean(param(q, "verbose", "false")),
+            BuildStream.start(ctx, mgr.images().builds(), req, Boolean.parseBoolean(param(q, "verbose", "false")),
                     daemon::log);
         } else {
             throw notFound();
@@ -193,7 +193,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 if (m == HttpMethod.GET) {
                     Map<String, Object> inspect = new LinkedHashMap<>(SandboxStore.JSON.convertValue(view(s),
                             new com.fasterxml.jackson.core.type.TypeReference<Map<String, Object>>() { }));
-                    inspect.put("storage", mgr.diskUse(s));
+                    inspect.put("storage", mgr.disk().diskUse(s));
                     respond(ctx, HttpResponseStatus.OK, inspect);
                 } else if (m == HttpMethod.DELETE) {
                     int kept = mgr.remove(s, "true".equals(param(q, "force", "false")),
@@ -235,7 +235,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 if (!upgrade) {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
-                var agent = mgr.running(s).agent();
+                var agent = s.running().agent();
                 s.openStream(mgr.streamsPerSandbox());
                 switchToStream(ctx, s.id(), () -> agent, () -> mgr.networks().secretEnvironment(s),
                         s.record().image().config(), s::closeStream);
@@ -243,16 +243,18 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             case "checkpoints" -> {
                 boolean wait = Boolean.parseBoolean(param(q, "wait", "false"));
                 if (m == HttpMethod.POST && p.size() == 4) {
-                    var c = mgr.checkpoint(s, param(q, "message", ""), wait);
+                    var c = mgr.undo().checkpoint(s, param(q, "message", ""), wait);
                     respond(ctx, HttpResponseStatus.CREATED, checkpointView(c, null));
                 } else if (m == HttpMethod.GET && p.size() == 5) {
-                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.findCheckpoint(s, p.get(4), wait), null));
+                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.undo().findCheckpoint(s, p.get(4), wait),
+                            null));
                 } else if (m == HttpMethod.GET && p.size() == 4) {
-                    Map<String, Integer> turns = mgr.turnsOf(s);
-                    respond(ctx, HttpResponseStatus.OK, mgr.checkpoints(s).stream()
+                    Map<String, Integer> turns = mgr.undo().turnsOf(s);
+                    respond(ctx, HttpResponseStatus.OK, mgr.undo().checkpoints(s).stream()
                             .map(e -> turnView(checkpointView(e.checkpoint(), e.bytesOnDisk()), turns)).toList());
                 } else if (m == HttpMethod.DELETE && p.size() == 5) {
-                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.removeCheckpoint(s, p.get(4)), null));
+                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.undo().removeCheckpoint(s, p.get(4)),
+                            null));
                 } else {
                     throw notFound();
                 }
@@ -263,7 +265,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
                 long start = System.nanoTime();
                 String turn = param(q, "turn", "");
-                var r = turn.isEmpty() ? mgr.rewind(s, param(q, "checkpoint", "")) : mgr.rewindToTurn(s, turnNumber(turn));
+                var r = turn.isEmpty() ? mgr.undo().rewind(s, param(q, "checkpoint", ""))
+                        : mgr.undo().rewindToTurn(s, turnNumber(turn));
                 Map<String, Object> view = new LinkedHashMap<>(checkpointView(r.checkpoint(), null));
                 view.put("rewindMillis", (System.nanoTime() - start) / 1_000_000);
                 view.put("rewindStepMillis", r.stepMillis());
@@ -278,7 +281,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw new KosaException(KosaException.Kind.USAGE, "a fork needs a checkpoint to start from",
                             "`kosa8 checkpoints " + s.id() + "` lists them");
                 }
-                Sandbox forked = mgr.fork(s, checkpoint, param(q, "workspace", ""));
+                Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""));
                 respond(ctx, HttpResponseStatus.CREATED, view(forked));
             }
             case "diff" -> {

@@ -78,7 +78,7 @@ final class BuildSandbox implements AutoCloseable {
     }
 
     private Vm vm() {
-        return manager.running(sandbox);
+        return sandbox.running();
     }
 
     /**

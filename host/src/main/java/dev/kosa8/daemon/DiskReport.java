@@ -22,15 +22,16 @@ final class DiskReport {
     private DiskReport() {
     }
 
-    static Map<String, Object> of(SandboxManager mgr, SandboxLayout layout, ImageStore images, Templates templates) {
+    static Map<String, Object> of(List<Sandbox> all, SandboxDisk disk, SandboxLayout layout, ImageStore images,
+                                  Templates templates) {
         List<Map<String, Object>> sandboxes = new ArrayList<>();
         Map<Path, List<String>> restingOn = new HashMap<>();
         long checkpoints = 0;
-        for (Sandbox s : mgr.list()) {
+        for (Sandbox s : all) {
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("id", s.id());
             row.put("state", s.record().state().name().toLowerCase(java.util.Locale.ROOT));
-            Map<String, Object> use = mgr.diskUse(s);
+            Map<String, Object> use = disk.diskUse(s);
             row.putAll(use);
             checkpoints += (Long) use.get("checkpoints");
             sandboxes.add(row);
@@ -62,7 +63,7 @@ final class DiskReport {
             row.put("sandboxes", restingOn.getOrDefault(real(t.disk()), List.of()));
             templateRows.add(row);
         }
-        List<Pruner.Item> prunable = current.isEmpty() ? List.of() : mgr.prune(true);
+        List<Pruner.Item> prunable = current.isEmpty() ? List.of() : disk.prune(true);
         Map<String, Object> reclaimable = new LinkedHashMap<>();
         reclaimable.put("prune", prunable.stream().mapToLong(Pruner.Item::bytes).sum());
         reclaimable.put("pruneItems", prunable);

@@ -206,7 +206,7 @@ final class ImageBuilds {
             if (pullsFromRegistry(fromRef) && named.find(nameOf(fromRef)).isEmpty()) {
                 progress.note("pulling " + fromRef);
                 logLine("pulling " + fromRef);
-                manager.pullImage(fromRef, fromRef.contains("@") ? "" : nameOf(fromRef));
+                manager.images().pull(fromRef, fromRef.contains("@") ? "" : nameOf(fromRef));
             }
             Base base = base(pullsFromRegistry(fromRef) ? nameOf(fromRef) : fromRef, df.from());
             state.start(base.config());

@@ -115,6 +115,26 @@ public final class Sandbox {
         return runtime.vm();
     }
 
+    /** The running machine, or a STATE error naming the sandbox's state. */
+    public Vm running() {
+        Vm vm = vm();
+        if (vm == null || record().state() != SandboxState.RUNNING) {
+            SandboxRecord r = record();
+            String why = r.state() == SandboxState.FAILED && !r.failure().isEmpty() ? " (" + r.failure() + ")" : "";
+            throw new KosaException(KosaException.Kind.STATE, "sandbox " + id() + " is not running: it is "
+                    + r.state().label() + why, r.state() == SandboxState.STOPPED
+                    ? "start it with `kosa8 start " + id() + "`" : "see `kosa8 logs " + id() + "`, then `kosa8 rm "
+                    + id() + "`");
+        }
+        if (!vm.agent().isOpen()) {
+            throw new KosaException(KosaException.Kind.VM, "the agent in sandbox " + id() + " is gone: "
+                    + vm.agent().closedFuture().getNow("its connection closed"),
+                    "see `kosa8 logs " + id() + "`; `kosa8 stop " + id() + "` and `kosa8 start " + id()
+                            + "` boot it again");
+        }
+        return vm;
+    }
+
     SandboxRuntime runtime() {
         return runtime;
     }

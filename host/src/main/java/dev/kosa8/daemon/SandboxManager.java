@@ -1,12 +1,9 @@
 package dev.kosa8.daemon;
 
-import dev.kosa8.checkpoint.Checkpoint;
-import dev.kosa8.checkpoint.CheckpointLimits;
 import dev.kosa8.checkpoint.FolderChange;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
-import dev.kosa8.egress.SandboxNetwork;
 import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -16,7 +13,6 @@ import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.secrets.SecretStore;
 import dev.kosa8.vm.AcceleratorProbe;
 import dev.kosa8.vm.Jail;
-import dev.kosa8.vm.QemuCommandLine;
 import dev.kosa8.vm.ConsoleLog;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.WorkspaceTransport;
@@ -27,19 +23,20 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
  * The user's sandboxes and their state transitions: create, start, stop,
- * remove, and the undo operations that replace a running machine
- * (checkpoint, rewind, fork). It composes the parts that do the work — the
- * {@link MachineLauncher} starts machines, {@link Undo} keeps checkpoints,
- * {@link SandboxNetworks} applies allow-lists and secrets, {@link
- * SandboxLayout} says where every file is — and refuses an operation the
- * sandbox's state does not allow, naming the state.
+ * remove. It composes the parts that do the work, and hands the API the
+ * ones it asks directly — {@link #undo} (checkpoint, rewind, fork, which
+ * replace a running machine), {@link #networks} (allow-lists and secrets),
+ * {@link #images} (list, import, pull, build) and {@link #disk} (disk use,
+ * {@code kosa8 df}, prune) — while {@link MachineLauncher} starts machines,
+ * each sandbox's {@link Undo} keeps its checkpoints and {@link SandboxLayout}
+ * says where every file is. It refuses an operation the sandbox's state does
+ * not allow, naming the state.
  */
 public final class SandboxManager {
     /**
@@ -54,7 +51,7 @@ public final class SandboxManager {
                                 WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
                                 List<String> hold, List<String> noHold, Budget.Change budget) {
         public CreateRequest {
-            image = image == null || image.isEmpty() ? dev.kosa8.image.NamedImage.DEFAULT : image;
+            image = image == null || image.isEmpty() ? NamedImage.DEFAULT : image;
             budget = budget == null ? Budget.Change.NONE : budget;
             hold = hold == null ? List.of() : List.copyOf(hold);
             noHold = noHold == null ? List.of() : List.copyOf(noHold);
@@ -70,18 +67,16 @@ public final class SandboxManager {
     private final SandboxLayout layout;
     private final SandboxStore store;
     private final SandboxRegistry registry = new SandboxRegistry();
-    private final Templates templates;
-    private final Standbys standbys;
     private final SandboxNetworks networks;
     private final MachineLauncher launcher;
-    private final Forks forks;
     private final BootImages bootImages;
-    private final ImageBuilds builds;
+    private final SandboxImages images;
     private final Recovery recovery;
-    private final String qemuBinary;
     private final Consumer<String> log;
     private final SandboxHeld held;
     private final TurnCheckpoints turns;
+    private final SandboxUndo undo;
+    private final SandboxDisk disk;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
@@ -90,7 +85,7 @@ public final class SandboxManager {
      * @param settings the host's settings ({@link Settings}: the jail, the console's limit, the budgets)
      * @param jail     the jail every QEMU runs in, as {@link dev.kosa8.vm.JailProbe} found it under the settings
      */
-    public SandboxManager(HostPaths paths, Settings settings, Jail jail, Supplier<BootImage> images,
+    public SandboxManager(HostPaths paths, Settings settings, Jail jail, Supplier<BootImage> systemImages,
                           AcceleratorProbe probe, String qemuBinary, EgressService egress,
                           Supplier<SecretStore> secretStore, Consumer<String> log) {
         this.paths = paths;
@@ -98,20 +93,22 @@ public final class SandboxManager {
         this.layout = new SandboxLayout(paths);
         this.store = new SandboxStore(layout.sandboxes());
         MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget());
-        this.templates = new Templates(paths, qemuBinary, specs::confine, log);
-        this.standbys = new Standbys(log);
+        Templates templates = new Templates(paths, qemuBinary, specs::confine, log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,
                 log);
         MachineWatch watch = new MachineWatch(store, layout, log);
         this.turns = new TurnCheckpoints(this, layout, TurnBounds.fromTestSetting(System.getenv("KOSA8_TEST_TURN_BOUNDS")),
                 log);
-        this.bootImages = new BootImages(images, new ImageStore(paths), new dev.kosa8.image.NamedImages(paths.images()));
+        this.bootImages = new BootImages(systemImages, new ImageStore(paths),
+                new dev.kosa8.image.NamedImages(paths.images()));
         this.launcher = new MachineLauncher(layout, specs, store, bootImages, probe, qemuBinary, templates,
                 networks, watch, turns, log);
-        this.builds = new ImageBuilds(this, log);
-        this.forks = new Forks(layout, store, registry, networks, launcher, turns, log);
+        ImageBuilds builds = new ImageBuilds(this, log);
+        this.images = new SandboxImages(paths, bootImages, builds, log);
+        this.disk = new SandboxDisk(paths, layout, registry, specs, templates, builds);
+        this.undo = new SandboxUndo(layout, store, launcher, new Standbys(log),
+                new Forks(layout, store, registry, networks, launcher, turns, log), turns, qemuBinary, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
-        this.qemuBinary = qemuBinary;
         this.log = log;
         this.held = new SandboxHeld(layout, registry, log);
     }
@@ -153,147 +150,9 @@ public final class SandboxManager {
         return bootImages;
     }
 
-    /**
-     * The images sandboxes can be made from: kosa8's own (the current system image) first, then those built or
-     * imported, newest first. Each: name, id, size, base, created, config.
-     */
-    List<Map<String, Object>> images() {
-        List<Map<String, Object>> out = new java.util.ArrayList<>();
-        new ImageStore(paths).current().ifPresent(i -> out.add(imageView(NamedImage.DEFAULT, i.id(), i.sizeBytes(),
-                "debian bookworm (mmdebstrap)", created(i), dev.kosa8.image.ImageConfig.NONE, i.rootfs().toString())));
-        for (NamedImage i : new dev.kosa8.image.NamedImages(paths.images()).list()) {
-            out.add(imageView(i.name(), i.id(), i.sizeBytes(), i.base(), i.created(), i.config(), i.disk()));
-        }
-        return out;
-    }
-
-    /** One image's view, by name or id. */
-    Map<String, Object> image(String name) {
-        if (BootImages.isDefault(name)) {
-            return images().stream().filter(v -> v.get("name").equals(NamedImage.DEFAULT)).findFirst()
-                    .orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE, "kosa8's own image is not built",
-                            "build it with `kosa8 image build`"));
-        }
-        NamedImage i = bootImages.named(name).orElseThrow();
-        Map<String, Object> v = imageView(i.name(), i.id(), i.sizeBytes(), i.base(), i.created(), i.config(),
-                i.disk());
-        v.put("systemImage", i.systemImage());
-        v.put("step", i.step());
-        return v;
-    }
-
-    /**
-     * Forgets an image's name; its layers stay until a prune finds nothing resting on them (sandboxes made from
-     * it keep working). kosa8's own image cannot be removed this way.
-     */
-    String removeImage(String name) {
-        if (BootImages.isDefault(name)) {
-            throw new KosaException(KosaException.Kind.USAGE, NamedImage.DEFAULT + " is kosa8's own image",
-                    "`kosa8 image prune` removes old builds of it");
-        }
-        NamedImage i = bootImages.named(name).orElseThrow();
-        try {
-            new dev.kosa8.image.NamedImages(paths.images()).remove(i.name());
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.HOST, "cannot remove image " + name + ": " + e.getMessage(),
-                    "check the permissions of kosa8's data folder", e);
-        }
-        return i.name();
-    }
-
-    private static String created(dev.kosa8.image.Image i) {
-        try {
-            return Files.getLastModifiedTime(i.directory()).toInstant().toString();
-        } catch (IOException e) {
-            return "";
-        }
-    }
-
-    private static Map<String, Object> imageView(String name, String id, long size, String base, String created,
-                                                 dev.kosa8.image.ImageConfig config, String disk) {
-        Map<String, Object> v = new java.util.LinkedHashMap<>();
-        v.put("name", name);
-        v.put("id", id);
-        v.put("sizeBytes", size);
-        v.put("base", base);
-        v.put("created", created);
-        v.put("config", config);
-        v.put("disk", disk);
-        return v;
-    }
-
-    /**
-     * Imports an OCI or {@code docker save} archive as a named image ({@link dev.kosa8.image.oci.ImageImport}),
-     * booted by the current system image's kernel and initramfs. One at a time with builds and prunes.
-     *
-     * @param archive an absolute path: a tar file or an OCI layout folder
-     * @param tag     the name to list it under; empty: the archive's own
-     */
-    Map<String, Object> importImage(String archive, String tag) {
-        if (archive.isEmpty() || !Path.of(archive).isAbsolute()) {
-            throw new KosaException(KosaException.Kind.USAGE, "the archive must be an absolute path", "");
-        }
-        return importArchive(Path.of(archive), tag, null);
-    }
-
-    /**
-     * Pulls an image from a registry ({@link dev.kosa8.image.oci.RegistryPull}) and imports it as {@link
-     * #importImage} does; the archive it is pulled into is deleted whatever happens.
-     *
-     * @param tag the name to list it under; empty: its repository and tag
-     */
-    Map<String, Object> pullImage(String reference, String tag) {
-        return importArchive(null, tag.isEmpty() ? dev.kosa8.image.oci.RegistryPull.defaultName(reference) : tag,
-                reference);
-    }
-
-    private Map<String, Object> importArchive(Path given, String tag, String pull) {
-        String system = new ImageStore(paths).currentId().orElseThrow(() -> new KosaException(
-                KosaException.Kind.IMAGE, "kosa8's own image is not built, and it boots imported ones",
-                "build it with `kosa8 image build`"));
-        if (!builds.lock().tryLock()) {
-            throw new KosaException(KosaException.Kind.STATE, "an image build or prune is running",
-                    "import once it is done");
-        }
-        try {
-            Path logs = Files.createDirectories(paths.images().resolve("logs"));
-            Path logFile = logs.resolve("import-" + Instant.now().toString().replace(":", "") + ".log");
-            Path archive = given;
-            if (pull != null) {
-                Path work = Files.createDirectories(paths.images().resolve("import"));
-                archive = work.resolve(".pull-" + SandboxIds.newId() + ".tar");
-                dev.kosa8.image.oci.RegistryPull.toArchive(pull, archive, paths.cache().resolve("registry"), null,
-                        log);
-            }
-            dev.kosa8.image.oci.ImageImport.Result r;
-            try {
-                r = dev.kosa8.image.oci.ImageImport.run(archive, tag, paths.images(), system,
-                        dev.kosa8.image.oci.ImportLimits.DEFAULT, logFile);
-            } finally {
-                if (pull != null) {
-                    Files.deleteIfExists(archive);
-                }
-            }
-            log.accept((pull != null ? "pulled " + pull : "imported " + archive) + " as " + r.image().name() + " (" + r.image().id() + "): "
-                    + r.layers() + " layers, " + r.unpackedBytes() + " bytes unpacked in " + r.took().toMillis()
-                    + " ms");
-            Map<String, Object> v = image(r.image().name());
-            v.put("layers", r.layers());
-            v.put("unpackedBytes", r.unpackedBytes());
-            v.put("millis", r.took().toMillis());
-            return v;
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.IMAGE, "cannot import " + (pull != null ? pull : given)
-                    + ": " + e.getMessage(),
-                    "check that the file is readable and that kosa8's data folder has room", e);
-        } finally {
-            builds.lock().unlock();
-        }
-    }
-
-    /** Image builds from Dockerfiles. */
-    ImageBuilds builds() {
-        return builds;
+    /** The images sandboxes are made from: list, show, remove, import, pull, build ({@link SandboxImages}). */
+    SandboxImages images() {
+        return images;
     }
 
     /**
@@ -356,29 +215,6 @@ public final class SandboxManager {
         return s;
     }
 
-    /** The running machine of a sandbox, or a STATE error naming the sandbox's state. */
-    public Vm running(Sandbox s) {
-        Vm vm = s.vm();
-        if (vm == null || s.record().state() != SandboxState.RUNNING) {
-            SandboxRecord r = s.record();
-            String why = r.state() == SandboxState.FAILED && !r.failure().isEmpty() ? " (" + r.failure() + ")" : "";
-            throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is not running: it is "
-                    + state(r) + why, r.state() == SandboxState.STOPPED ? "start it with `kosa8 start " + s.id() + "`"
-                    : "see `kosa8 logs " + s.id() + "`, then `kosa8 rm " + s.id() + "`");
-        }
-        if (!vm.agent().isOpen()) {
-            throw new KosaException(KosaException.Kind.VM, "the agent in sandbox " + s.id() + " is gone: "
-                    + vm.agent().closedFuture().getNow("its connection closed"),
-                    "see `kosa8 logs " + s.id() + "`; `kosa8 stop " + s.id() + "` and `kosa8 start " + s.id()
-                            + "` boot it again");
-        }
-        return vm;
-    }
-
-    private static String state(SandboxRecord r) {
-        return r.state().name().toLowerCase(Locale.ROOT);
-    }
-
     /**
      * Stops a sandbox. A running persistent one is paused to disk: its
      * machine saved as it runs ({@link Undo#suspend}), for {@link #start} to
@@ -421,7 +257,7 @@ public final class SandboxManager {
     /** Pauses the machine to disk; false, said in the log, when it cannot be saved. */
     private boolean suspend(Sandbox s, Vm vm) {
         try {
-            Map<String, Long> steps = undo(s).suspend(machine(s, vm));
+            Map<String, Long> steps = s.undo().suspend(SandboxUndo.machine(s, vm));
             log.accept("sandbox " + s.id() + " paused to disk " + steps);
             return true;
         } catch (KosaException e) {
@@ -437,8 +273,8 @@ public final class SandboxManager {
                 return;
             }
             if (st != SandboxState.STOPPED && st != SandboxState.FAILED) {
-                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is " + state(s.record()),
-                        "wait for it, or remove it with `kosa8 rm -f`");
+                throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is "
+                        + s.record().state().label(), "wait for it, or remove it with `kosa8 rm -f`");
             }
             launcher.boot(s, false);
         });
@@ -494,7 +330,7 @@ public final class SandboxManager {
             throw new KosaException(KosaException.Kind.USAGE, "the dump goes to a new file named by an absolute path, "
                     + "not " + file, "name a file that does not exist yet");
         }
-        Vm vm = running(s);
+        Vm vm = s.running();
         try {
             MemoryDump.dump(vm, file, Duration.ofMinutes(10));
         } catch (IOException | RuntimeException e) {
@@ -504,173 +340,14 @@ public final class SandboxManager {
         }
     }
 
-    /** Takes a checkpoint of a running sandbox and returns it pending ({@link #checkpoint(Sandbox, String, boolean)}). */
-    public Checkpoint checkpoint(Sandbox s, String message) {
-        return checkpoint(s, message, false);
+    /** Checkpoints, rewinds and forks ({@link SandboxUndo}). */
+    SandboxUndo undo() {
+        return undo;
     }
 
-    /**
-     * Takes a checkpoint of a running sandbox (docs/checkpoints.md) within its disk budget and checkpoint
-     * limits: returns it pending once its instant is fixed, or with {@code wait} once it is committed. The
-     * commit needs no lock: the sandbox serves meanwhile. Its RAM is kept room for by the admission; what its
-     * folder copy took is checked at the instant.
-     */
-    public Checkpoint checkpoint(Sandbox s, String message, boolean wait) {
-        Checkpoint c = s.locked(() -> {
-            Vm vm = running(s);
-            Budget b = launcher.specs().budget(s.record());
-            Undo undo = undo(s);
-            DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
-            Checkpoint taken = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
-                    b.checkpointBytes(), CheckpointLimits.AtLimit.REFUSE));
-            DiskUsage after = DiskUsage.of(layout, s.id(), undo);
-            if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {
-                undo.remove(taken.id(), machine(s, vm), null);
-                throw new KosaException(KosaException.Kind.LIMIT, "checkpoint " + taken.id() + " took sandbox "
-                        + s.id() + " past its disk budget of " + DiskBudget.gib(b.diskBytes()) + " (it kept "
-                        + DiskBudget.gib(after.total()) + "), and was removed again",
-                        "remove older checkpoints with `kosa8 checkpoint rm " + s.id() + " ID`, or make the workspace"
-                                + " or its held changes (`kosa8 review " + s.id() + "`) smaller, then try again");
-            }
-            prepareStandby(s);
-            return taken;
-        });
-        return wait ? undo(s).awaitCommit(c.id()) : c;
-    }
-
-    /** A checkpoint by its id or a unique prefix; with {@code wait}, once committed (a failed one is an error). */
-    public Checkpoint findCheckpoint(Sandbox s, String idOrPrefix, boolean wait) {
-        return wait ? undo(s).awaitCommit(idOrPrefix) : undo(s).find(idOrPrefix);
-    }
-
-    /** What {@code s} keeps on disk and what it may keep ({@code kosa8 inspect}, {@code kosa8 df}). */
-    public Map<String, Object> diskUse(Sandbox s) {
-        DiskUsage u = DiskUsage.of(layout, s.id(), undo(s));
-        Budget b = launcher.specs().budget(s.record());
-        Map<String, Object> m = new java.util.LinkedHashMap<>();
-        m.put("disk", u.disk());
-        m.put("diskVirtual", u.diskVirtual());
-        m.put("checkpoints", u.checkpoints());
-        m.put("checkpointCount", undo(s).count());
-        m.put("held", u.held());
-        m.put("logs", u.logs());
-        m.put("other", u.other());
-        m.put("total", u.total());
-        m.put("budget", b);
-        return m;
-    }
-
-
-    /** Rewinds a running sandbox in place to a checkpoint (an id or a unique prefix; empty: the latest). */
-    public Undo.Rewound rewind(Sandbox s, String checkpoint) {
-        return s.locked(() -> {
-            Vm vm = running(s);
-            Undo.Rewound done;
-            try {
-                done = undo(s).rewind(machine(s, vm), checkpoint,
-                        (state, server, beforeServe) -> launcher.relaunch(s, state, server, beforeServe));
-            } catch (KosaException e) {
-                if (s.vm() == vm && !vm.isAlive()) {
-                    // the old machine is gone and no new one runs: the sandbox is stopped, its disk at the checkpoint
-                    s.update(rt -> rt.withVm(null));
-                    s.closeServers();
-                    save(s, s.record().failed(MachineLauncher.firstLine(e.getMessage())));
-                    layout.cleanRuntime(s.id(), log);
-                }
-                throw e;
-            }
-            log.accept("sandbox " + s.id() + " rewound to " + done.checkpoint().id() + " " + done.stepMillis());
-            turns.woke(s, s.vm(), done.checkpoint(), turns.log(s.id()));
-            prepareStandby(s);
-            return done;
-        });
-    }
-
-    /**
-     * Rewinds a running sandbox in place to just before turn {@code turn} (docs/agents.md): to the checkpoint the
-     * guest asked for then. The tool call that turn was about does not run: its hook is told the sandbox was put back.
-     */
-    public Undo.Rewound rewindToTurn(Sandbox s, int turn) {
-        return rewind(s, turns.checkpointOf(s, turn, checkpointBytes(s).keySet()));
-    }
-
-    /** Which of {@code s}'s checkpoints are turns, and which turn each is. */
-    public Map<String, Integer> turnsOf(Sandbox s) {
-        Map<String, Integer> out = new java.util.HashMap<>();
-        turns.byCheckpoint(s, checkpointBytes(s).keySet()).forEach((id, t) -> out.put(id, t.turn()));
-        return out;
-    }
-
-    /** Each checkpoint's bytes as its record gives them: machine state and folder files it stored. */
-    Map<String, Long> checkpointBytes(Sandbox s) {
-        Map<String, Long> out = new java.util.HashMap<>();
-        undo(s).records().forEach(c -> out.put(c.id(), c.vmStateBytes() + c.workspaceBytesCopied()));
-        return out;
-    }
-
-    /** A new persistent sandbox from a checkpoint of {@code parent} ({@link Forks}). */
-    public Sandbox fork(Sandbox parent, String checkpoint, String workspace) {
-        return forks.fork(parent, checkpoint, workspace);
-    }
-
-    /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */
-    public List<Undo.Listed> checkpoints(Sandbox s) {
-        return undo(s).list(!s.record().workspace().isEmpty());
-    }
-
-    public Checkpoint removeCheckpoint(Sandbox s, String checkpoint) {
-        return s.locked(() -> {
-            SandboxState st = s.record().state();
-            Vm vm = s.vm();
-            if (vm != null && st == SandboxState.RUNNING) {
-                return undo(s).remove(checkpoint, machine(s, vm), null);
-            }
-            if (st == SandboxState.STOPPED || st == SandboxState.FAILED) {
-                // no QEMU holds the disk: qemu-img removes the disk snapshot
-                return undo(s).remove(checkpoint, null, layout.rootDisk(s.id()));
-            }
-            undo(s).find(checkpoint); // a checkpoint that is not there is said first, as before
-            throw new KosaException(KosaException.Kind.STATE, "sandbox " + s.id() + " is " + state(s.record()),
-                    "wait for it, then try again");
-        });
-    }
-
-    private static Undo undo(Sandbox s) {
-        return s.undo();
-    }
-
-    /** The running machine as undo sees it: with its folder's server when it shares one. */
-    private static Undo.Machine machine(Sandbox s, Vm vm) {
-        String ws = s.record().workspace();
-        return new Undo.Machine(vm, ws.isEmpty() ? null : s.workspace(), ws.isEmpty() ? null : Path.of(ws));
-    }
-
-    /** After a checkpoint or a rewind: a standby QEMU for the next rewind, in the background. */
-    private void prepareStandby(Sandbox s) {
-        standbys.prepare(s, launcher::nextSpec, spec -> QemuCommandLine.of(spec, qemuBinary));
-    }
-
-    /**
-     * Removes the images and templates nothing needs any more ({@link
-     * Pruner}); with {@code dryRun}, only says what they are. Every sandbox
-     * folder on disk counts, whatever its record says.
-     */
-    public List<Pruner.Item> prune(boolean dryRun) {
-        if (!builds.lock().tryLock()) {
-            throw new KosaException(KosaException.Kind.STATE, "an image build is running", "prune once it is done");
-        }
-        try {
-            return Pruner.prune(new ImageStore(paths), templates, layout.allRootDisks(),
-                    new dev.kosa8.image.NamedImages(paths.images()).list(),
-                    new dev.kosa8.image.StepStore(paths.images()), builds.layers(), dryRun);
-        } finally {
-            builds.lock().unlock();
-        }
-    }
-
-    /** {@code kosa8 df}: what kosa8 keeps on disk and what can be had back ({@link DiskReport}). */
-    public Map<String, Object> df() {
-        return DiskReport.of(this, layout, new ImageStore(paths), templates);
+    /** Disk use, {@code kosa8 df} and prune ({@link SandboxDisk}). */
+    SandboxDisk disk() {
+        return disk;
     }
 
     public String logs(Sandbox s, int lines) {

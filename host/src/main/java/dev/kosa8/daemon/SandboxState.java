@@ -1,5 +1,7 @@
 package dev.kosa8.daemon;
 
+import java.util.Locale;
+
 /** Where a sandbox is in its life. Operations name the state when they refuse. */
 public enum SandboxState {
     /** Its machine is booting. */
@@ -11,5 +13,10 @@ public enum SandboxState {
     /** Its machine died or never came up; its logs are kept for `kosa8 logs`. */
     FAILED,
     /** It is being removed. */
-    REMOVING
+    REMOVING;
+
+    /** The state as messages name it: {@code running}, {@code stopped}. */
+    String label() {
+        return name().toLowerCase(Locale.ROOT);
+    }
 }

@@ -90,7 +90,7 @@ final class TurnCheckpoints {
         String label = ask.label().isBlank() ? "(no label)" : ask.label();
         Checkpoint c;
         try {
-            c = manager.checkpoint(s, "turn " + n + ": " + label);
+            c = manager.undo().checkpoint(s, "turn " + n + ": " + label);
         } catch (KosaException e) {
             log.accept("sandbox " + s.id() + ": turn " + n + " refused: " + e.getMessage());
             return refused(ask, e.getMessage());
@@ -111,12 +111,12 @@ final class TurnCheckpoints {
     /** One thinning at a time per daemon, so that two never pick the same turn. */
     private synchronized void thin(Sandbox s, TurnLog turns) {
         // what each holds as its record says now: a checkpoint still committing counts what it has stored so far
-        Map<String, Long> bytes = manager.checkpointBytes(s);
+        Map<String, Long> bytes = manager.undo().checkpointBytes(s);
         List<Turn> kept = turns.turns(bytes.keySet()).stream().map(t -> new Turn(t.turn(), t.checkpoint(), t.label(),
                 t.ask(), t.created(), Math.max(t.bytes(), bytes.get(t.checkpoint())))).toList();
         for (Turn t : bounds.thin(kept)) {
             try {
-                manager.removeCheckpoint(s, t.checkpoint());
+                manager.undo().removeCheckpoint(s, t.checkpoint());
                 turns.remove(t.checkpoint());
                 log.accept("sandbox " + s.id() + ": thinned turn " + t.turn() + " (" + t.checkpoint() + ")");
             } catch (KosaException e) {

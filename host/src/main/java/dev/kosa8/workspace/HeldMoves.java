@@ -46,11 +46,11 @@ final class HeldMoves {
     Way check(String from, String to) throws ErrnoException {
         LinuxFs.Stat st = ops.statPath(from);
         boolean dir = st.isDir();
-        String fromUnit = ops.heldUnit(from, dir);
-        String toUnit = ops.heldUnit(to, dir);
-        if (st.isSymlink() && toUnit == null && ops.holdsSymlinks()
-                && HeldPolicy.escapes(to, TreeCopy.readlink(ops.rootFor(from), from))) {
-            ops.holdAlone(to, HeldPolicy.SYMLINKS);
+        String fromUnit = ops.roots().heldUnit(from, dir);
+        String toUnit = ops.roots().heldUnit(to, dir);
+        if (st.isSymlink() && toUnit == null && ops.roots().holdsSymlinks()
+                && HeldPolicy.escapes(to, TreeCopy.readlink(ops.roots().rootFor(from), from))) {
+            ops.roots().holdAlone(to, HeldPolicy.SYMLINKS);
             return fromUnit == null ? Way.ACROSS : Way.RENAME_FILE;
         }
         if (fromUnit != null && toUnit != null) {
@@ -66,7 +66,7 @@ final class HeldMoves {
         if (!dir) {
             return Way.RENAME_FILE;
         }
-        HeldChanges held = ops.held();
+        HeldChanges held = ops.roots().held();
         if (held.anyUnder(from) || held.anyUnder(to)) {
             throw exdev("a directory with held files beneath it");
         }
@@ -88,9 +88,9 @@ final class HeldMoves {
      * with {@code links}, a symlink whose target would lead out of the folder from its new place.
      */
     private String blocker(String dir, String newDir, HeldPolicy policy, boolean links) throws ErrnoException {
-        for (String name : TreeCopy.names(ops.rootFor(dir), dir)) {
+        for (String name : TreeCopy.names(ops.roots().rootFor(dir), dir)) {
             String path = Fid.child(dir, name);
-            LinuxFs.Stat st = TreeCopy.statOrNull(ops.rootFor(path), path);
+            LinuxFs.Stat st = TreeCopy.statOrNull(ops.roots().rootFor(path), path);
             if (st == null) {
                 continue;
             }
@@ -98,7 +98,7 @@ final class HeldMoves {
                 return "a directory with a held path beneath it (" + path + ")";
             }
             if (links && st.isSymlink() && HeldPolicy.escapes(Fid.child(newDir, name),
-                    TreeCopy.readlink(ops.rootFor(path), path))) {
+                    TreeCopy.readlink(ops.roots().rootFor(path), path))) {
                 return "a directory with a symlink that would lead out of the folder from there";
             }
             if (st.isDir()) {
@@ -118,8 +118,8 @@ final class HeldMoves {
      * folder gets this way is one at a path nothing holds; one the layer gets is held.
      */
     void across(String from, String to) throws ErrnoException {
-        int fromRoot = ops.rootForChange(from, false);
-        int toRoot = ops.rootForChange(to, false);
+        int fromRoot = ops.roots().rootForChange(from, false);
+        int toRoot = ops.roots().rootForChange(to, false);
         String temp = Fid.child(Fid.parent(to), ".kosa8-move-" + Long.toHexString(System.nanoTime()));
         if (!TreeCopy.copy(fromRoot, from, toRoot, temp)) {
             throw new ErrnoException(ErrnoException.ENOENT, "move");

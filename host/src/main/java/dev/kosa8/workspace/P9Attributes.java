@@ -37,9 +37,9 @@ final class P9Attributes {
 
     P9Reply setattr(P9Request.Setattr s) throws ErrnoException {
         Fid f = ops.fid(s.fid());
-        if (ops.heldUnit(f.path(), f.isDirectory()) != null) {
+        if (ops.roots().heldUnit(f.path(), f.isDirectory()) != null) {
             // by its path in the held layer: a descriptor opened from the folder before would change the folder's file
-            ops.rootForChange(f.path(), f.isDirectory());
+            ops.roots().rootForChange(f.path(), f.isDirectory());
         } else {
             P9Reply done = f.withFdIfOpen(fd -> setattr(f, s, fd));
             if (done != null) {

@@ -80,8 +80,9 @@ final class P9FileIo {
         entries.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
         // dirents of one directory are read under its fid: the offset is the descriptor's
         synchronized (f) {
-            HeldChanges held = ops.held();
-            if (held != null && !held.unitNamesIn(f.path()).isEmpty() && ops.rootFor(f.path()) != held.treeFd()) {
+            HeldChanges held = ops.roots().held();
+            if (held != null && !held.unitNamesIn(f.path()).isEmpty()
+                    && ops.roots().rootFor(f.path()) != held.treeFd()) {
                 f.withFd(fd -> packMerged(fd, f.path(), held, r.offset(), entries));
             } else {
                 f.withFd(fd -> packEntries(fd, r.offset(), count, entries));

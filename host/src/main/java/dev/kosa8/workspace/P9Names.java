@@ -48,8 +48,9 @@ final class P9Names {
             throw new ErrnoException(ErrnoException.ENOENT, "symlink");
         }
         String path = Fid.child(dir.path(), name);
-        if (ops.holdsSymlinks() && HeldPolicy.escapes(path, s.target()) && ops.heldUnit(path, false) == null) {
-            ops.holdAlone(path, HeldPolicy.SYMLINKS); // a host program following it would leave the folder
+        if (ops.roots().holdsSymlinks() && HeldPolicy.escapes(path, s.target())
+                && ops.roots().heldUnit(path, false) == null) {
+            ops.roots().holdAlone(path, HeldPolicy.SYMLINKS); // a host program following it would leave the folder
         }
         int d = ops.parentFd(path, false);
         try {
@@ -93,8 +94,8 @@ final class P9Names {
         }
         String name = Names.component(l.name());
         String dest = Fid.child(dir.path(), name);
-        String fromUnit = ops.heldUnit(target.path(), false);
-        String toUnit = ops.heldUnit(dest, false);
+        String fromUnit = ops.roots().heldUnit(target.path(), false);
+        String toUnit = ops.roots().heldUnit(dest, false);
         if ((fromUnit != null || toUnit != null) && (fromUnit == null || !fromUnit.equals(toUnit))) {
             // a link between a held file and the folder would let a write to one change the other
             throw new ErrnoException(ErrnoException.EXDEV, "link across the held layer");
@@ -134,7 +135,7 @@ final class P9Names {
         String from = Fid.child(fromDir, fromName);
         String to = Fid.child(toDir, toName);
         boolean directory = false;
-        if (ops.held() != null) {
+        if (ops.roots().held() != null) {
             HeldMoves moves = new HeldMoves(ops);
             HeldMoves.Way way = moves.check(from, to);
             if (way == HeldMoves.Way.ACROSS) {
@@ -142,7 +143,7 @@ final class P9Names {
                 for (Fid f : ops.fids().values()) {
                     f.renamed(from, to);
                 }
-                ops.held().forgetIfGone(from);
+                ops.roots().held().forgetIfGone(from);
                 return;
             }
             directory = way == HeldMoves.Way.RENAME_DIRECTORY;
@@ -161,8 +162,8 @@ final class P9Names {
         for (Fid f : ops.fids().values()) {
             f.renamed(from, to);
         }
-        if (ops.held() != null) {
-            ops.held().forgetIfGone(from);
+        if (ops.roots().held() != null) {
+            ops.roots().held().forgetIfGone(from);
         }
     }
 
@@ -190,8 +191,8 @@ final class P9Names {
     private void unlink(String dirPath, String name, int flags) throws ErrnoException {
         String path = Fid.child(dirPath, name);
         boolean directory = (flags & P9Operations.AT_REMOVEDIR) != 0;
-        HeldChanges h = ops.held();
-        if (directory && h != null && ops.heldUnit(path, true) == null && h.anyPresentIn(path)) {
+        HeldChanges h = ops.roots().held();
+        if (directory && h != null && ops.roots().heldUnit(path, true) == null && h.anyPresentIn(path)) {
             // the guest sees held files in it, which the folder's directory does not have
             throw new ErrnoException(ErrnoException.ENOTEMPTY, "rmdir of a directory with held files");
         }

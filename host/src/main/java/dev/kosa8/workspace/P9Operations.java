@@ -37,7 +37,8 @@ import java.util.function.Consumer;
  * package-private classes beside this one, under the same rules and holding
  * no root descriptor of their own: {@link P9FileIo} (requests on an open
  * fid's descriptor), {@link P9Attributes} and {@link P9Names} (making,
- * renaming and removing names).
+ * renaming and removing names). Which root a path resolves beneath, the
+ * folder's or the held layer's, {@link HeldRoots} says for all of them.
  */
 final class P9Operations {
     static final String VERSION = "9P2000.L";
@@ -90,8 +91,8 @@ final class P9Operations {
     private final P9FileIo io;
     private final P9Attributes attributes;
     private final P9Names names;
-    /** The held layer, or null when nothing is held (docs/workspace.md, "What can reach the host"). */
-    private final HeldChanges held;
+    /** The folder's root, or the held layer's tree for a path in a held unit. */
+    private final HeldRoots roots;
 
     P9Operations(int rootFd, int ownerUid, int umask, int maxMsize, Consumer<String> log) {
         this(rootFd, ownerUid, umask, maxMsize, log, null);
@@ -99,13 +100,18 @@ final class P9Operations {
 
     P9Operations(int rootFd, int ownerUid, int umask, int maxMsize, Consumer<String> log, HeldChanges held) {
         this.rootFd = rootFd;
-        this.held = held;
+        this.roots = new HeldRoots(rootFd, held);
         this.umask = umask;
         this.msize = maxMsize;
         this.log = log;
         this.io = new P9FileIo(this);
         this.attributes = new P9Attributes(this, ownerUid);
         this.names = new P9Names(this);
+    }
+
+    /** Which root a path resolves beneath: the folder, or the held layer ({@link HeldRoots}). */
+    HeldRoots roots() {
+        return roots;
     }
 
     int msize() {
@@ -334,108 +340,24 @@ final class P9Operations {
 
     // --- resolving paths beneath the root: the confinement rules above, for every request family ---
 
-    /**
-     * The root a path is resolved beneath: the held layer's tree for a path in a held unit, else the
-     * folder. Both are resolved by the same rules; a path in a unit the guest deleted is simply
-     * missing from the tree.
-     */
-    int rootFor(String path) {
-        HeldChanges h = held;
-        if (h == null || h.isEmpty() || h.unitOf(path) == null) {
-            return rootFd;
-        }
-        return h.treeFd();
-    }
-
-    /**
-     * The root for a change at {@code path}: as {@link #rootFor}, but a path the policy holds has
-     * its unit copied into the held layer first, so the change lands there and not in the folder.
-     *
-     * @param directory whether the path is, or is to be made, a directory
-     */
-    int rootForChange(String path, boolean directory) throws ErrnoException {
-        HeldChanges h = held;
-        if (h == null) {
-            return rootFd;
-        }
-        if (h.unitOf(path) != null) {
-            return h.treeFd();
-        }
-        HeldPolicy.Match m = classify(h, path, directory);
-        if (m == null) {
-            return rootFd;
-        }
-        h.hold(rootFd, m.unit(), m.className());
-        return h.treeFd();
-    }
-
-    /**
-     * The policy's unit for a change at {@code path}; a unit held only when it is no directory (a
-     * {@code .git} file) is none where the folder has a directory there (its repository, which a
-     * file cannot replace: the change fails in the folder as it would).
-     */
-    private HeldPolicy.Match classify(HeldChanges h, String path, boolean directory) {
-        HeldPolicy.Match m = h.policy().classify(path, directory);
-        if (m != null && m.onlyNonDirectory()) {
-            try {
-                LinuxFs.Stat st = TreeCopy.statOrNull(rootFd, m.unit());
-                if (st != null && st.isDir()) {
-                    return null;
-                }
-            } catch (ErrnoException e) {
-                return m;
-            }
-        }
-        return m;
-    }
-
-    /** The held unit a change at {@code path} falls in (held already, or by the policy), or null. */
-    String heldUnit(String path, boolean directory) {
-        HeldChanges h = held;
-        if (h == null) {
-            return null;
-        }
-        HeldChanges.Unit u = h.unitOf(path);
-        if (u != null) {
-            return u.path();
-        }
-        HeldPolicy.Match m = classify(h, path, directory);
-        return m == null ? null : m.unit();
-    }
-
-    /** Holds {@code path} as a unit of {@code className} of its own (a symlink leading out of the folder). */
-    void holdAlone(String path, String className) throws ErrnoException {
-        if (held != null && held.unitOf(path) == null) {
-            held.hold(rootFd, path, className);
-        }
-    }
-
-    /** Whether symlinks that may lead out of the folder are held. */
-    boolean holdsSymlinks() {
-        return held != null && held.policy().holdsSymlinks();
-    }
-
-    HeldChanges held() {
-        return held;
-    }
-
     /** An O_PATH descriptor of the path itself (a trailing symlink is not followed). */
     int pathFd(String path) throws ErrnoException {
-        return LinuxFs.openBeneath(rootFor(path), path.isEmpty() ? "." : path, LinuxFs.O_PATH | LinuxFs.O_NOFOLLOW, 0);
+        return LinuxFs.openBeneath(roots.rootFor(path), path.isEmpty() ? "." : path,
+                LinuxFs.O_PATH | LinuxFs.O_NOFOLLOW, 0);
     }
 
     /** An O_PATH descriptor of a directory of the folder. */
     int dirFd(String path) throws ErrnoException {
-        return LinuxFs.openBeneath(rootFor(path), path.isEmpty() ? "." : path,
+        return LinuxFs.openBeneath(roots.rootFor(path), path.isEmpty() ? "." : path,
                 LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
     }
 
     /**
      * An O_PATH descriptor of the directory that {@code child} is to be made, changed or removed
-     * in, in the layer the change belongs to ({@link #rootForChange}).
+     * in, in the layer the change belongs to ({@link HeldRoots#rootForChange}).
      */
     int parentFd(String child, boolean directory) throws ErrnoException {
-        int root = rootForChange(child, directory);
+        int root = roots.rootForChange(child, directory);
         String parent = Fid.parent(child);
         return LinuxFs.openBeneath(root, parent.isEmpty() ? "." : parent,
                 LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
@@ -468,7 +390,7 @@ final class P9Operations {
         }
         int flags = hostFlags(o.flags());
         if ((flags & 3) != LinuxFs.O_RDONLY || (flags & LinuxFs.O_TRUNC) != 0) {
-            rootForChange(f.path(), f.isDirectory()); // a held file is written in the held layer only
+            roots.rootForChange(f.path(), f.isDirectory()); // a held file is written in the held layer only
         }
         reserveOpen();
         boolean kept = false;
@@ -552,8 +474,8 @@ final class P9Operations {
         boolean created = true;
         try {
             // a file made here is a new regular file; an existing name is opened as Tlopen would
-            fd = LinuxFs.openBeneath(rootForChange(path, false), path, flags | LinuxFs.O_CREAT | LinuxFs.O_EXCL | LinuxFs.O_NOFOLLOW
-                    | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY, mode);
+            fd = LinuxFs.openBeneath(roots.rootForChange(path, false), path, flags | LinuxFs.O_CREAT | LinuxFs.O_EXCL
+                    | LinuxFs.O_NOFOLLOW | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY, mode);
         } catch (ErrnoException e) {
             if (e.errno != ErrnoException.EEXIST || (flags & LinuxFs.O_EXCL) != 0) {
                 throw e;
