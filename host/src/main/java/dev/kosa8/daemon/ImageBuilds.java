@@ -416,7 +416,7 @@ final class ImageBuilds {
             }
             byte[] bundle = r.stdout().getBytes(StandardCharsets.US_ASCII);
             if (r.exitCode() == 0 && bundle.length > 0) {
-                Files.write(layer.resolveSibling(Image.SYSTEM_CERTIFICATES), bundle);
+                Files.write(box.whileRunning(layer).resolveSibling(Image.SYSTEM_CERTIFICATES), bundle);
                 try {
                     box.putFiles(List.of(new GuestCommand.GuestFile(JavaTrustStore.GUEST_PATH, 0644,
                             JavaTrustStore.pkcs12(JavaTrustStore.readPem(bundle), null))));
