@@ -99,13 +99,17 @@ final class BuildSandbox implements AutoCloseable {
         Path dir = manager.rootDisk(sandbox).resolveSibling(Jail.BUILD_LAYERS).resolve(name);
         Files.createDirectories(dir);
         Path layer = dir.resolve(StepStore.LAYER);
-        HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
-                        backing.toAbsolutePath().toString(), layer.toString())
-                .run(KosaException.Kind.VM, "creating a build step's layer");
-        if (!made.isEmpty()) {
-            HostCommand.of("qemu-img", "rebase", "-u", "-f", "qcow2", "-F", "qcow2", "-b",
-                    made.getLast().kept().toString(), layer.toString())
-                    .run(KosaException.Kind.VM, "pointing a build step's layer at where the one below will be kept");
+        if (made.isEmpty()) {
+            HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
+                            backing.toAbsolutePath().toString(), layer.toString())
+                    .run(KosaException.Kind.VM, "creating a build step's layer");
+        } else {
+            // named by where the layer below will be kept, which is not there yet: made without opening it (-u), of
+            // its size; QEMU takes the layer below from the running chain (blockdev-add with no backing, below)
+            HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-u", "-b",
+                            made.getLast().kept().toString(), layer.toString(),
+                            Long.toString(DiskUsage.virtualSize(backing)))
+                    .run(KosaException.Kind.VM, "creating a build step's layer");
         }
         if (Files.isRegularFile(systemCertificates)) {
             // what the guest's Java store is made from, for the sandboxes of a later session on this layer
