@@ -194,6 +194,7 @@ final class BuildSandbox implements AutoCloseable {
         try {
             manager.stop(sandbox, true);
             for (Layer l : made) {
+                Files.createDirectories(layers);
                 Files.move(l.staged().getParent(), l.kept().getParent(), StandardCopyOption.ATOMIC_MOVE);
             }
             if (!made.isEmpty()) {
