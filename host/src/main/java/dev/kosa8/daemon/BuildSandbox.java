@@ -8,6 +8,7 @@ import dev.kosa8.image.StepStore;
 import dev.kosa8.protocol.Message;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.vm.GuestExec;
+import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.WorkspaceTransport;
 import java.io.IOException;
@@ -44,7 +45,7 @@ final class BuildSandbox implements AutoCloseable {
     private final Sandbox sandbox;
     private final Path layers;
     private final Path systemCertificates;
-    private final List<Path> made = new ArrayList<>();
+    private final List<Layer> made = new ArrayList<>();
     private String activeNode;
     private boolean closed;
 
@@ -83,20 +84,33 @@ final class BuildSandbox implements AutoCloseable {
 
     /**
      * A new layer for the next step: a directory of its own under the layers' folder, an overlay of the running
-     * disk made the disk QEMU writes from now on. Returns the layer's file.
+     * disk made the disk QEMU writes from now on. Returns where the layer's file is kept once the sandbox
+     * ends ({@link #close}); until then it is in the sandbox's own folder ({@link #whileRunning}).
      */
     Path newLayer() throws IOException {
         Vm vm = vm();
         if (activeNode == null) {
             activeNode = rootNode(vm);
         }
-        Path backing = made.isEmpty() ? manager.rootDisk(sandbox) : made.getLast();
-        Path dir = layers.resolve(UUID.randomUUID().toString().replace("-", ""));
+        Path backing = made.isEmpty() ? manager.rootDisk(sandbox) : made.getLast().staged();
+        String name = UUID.randomUUID().toString().replace("-", "");
+        // made in the build sandbox's own folder, which QEMU's jail shows it (Jail.BUILD_LAYERS), and moved to
+        // the layers' folder when the sandbox ends (close); its header names where the layer below will be then
+        Path dir = manager.rootDisk(sandbox).resolveSibling(Jail.BUILD_LAYERS).resolve(name);
         Files.createDirectories(dir);
         Path layer = dir.resolve(StepStore.LAYER);
-        HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
-                        backing.toAbsolutePath().toString(), layer.toString())
-                .run(KosaException.Kind.VM, "creating a build step's layer");
+        if (made.isEmpty()) {
+            HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
+                            backing.toAbsolutePath().toString(), layer.toString())
+                    .run(KosaException.Kind.VM, "creating a build step's layer");
+        } else {
+            // named by where the layer below will be kept, which is not there yet: made without opening it (-u), of
+            // its size; QEMU takes the layer below from the running chain (blockdev-add with no backing, below)
+            HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-u", "-b",
+                            made.getLast().kept().toString(), layer.toString(),
+                            Long.toString(DiskUsage.virtualSize(backing)))
+                    .run(KosaException.Kind.VM, "creating a build step's layer");
+        }
         if (Files.isRegularFile(systemCertificates)) {
             // what the guest's Java store is made from, for the sandboxes of a later session on this layer
             Files.copy(systemCertificates, dir.resolve(dev.kosa8.image.Image.SYSTEM_CERTIFICATES),
@@ -107,8 +121,19 @@ final class BuildSandbox implements AutoCloseable {
                 "file", Map.of("driver", "file", "filename", layer.toString()), "backing", nullValue()), QMP);
         vm.qmp().execute("blockdev-snapshot", Map.of("node", activeNode, "overlay", node), QMP);
         activeNode = node;
-        made.add(layer);
-        return layer;
+        Layer l = new Layer(layer, layers.resolve(name).resolve(StepStore.LAYER));
+        made.add(l);
+        return l.kept();
+    }
+
+    /** Where the layer to be kept at {@code kept} is while the sandbox runs: a file beside it goes there too. */
+    Path whileRunning(Path kept) {
+        return made.stream().filter(l -> l.kept().equals(kept)).findFirst().map(Layer::staged)
+                .orElseThrow(() -> new IllegalArgumentException("not a layer of this build sandbox: " + kept));
+    }
+
+    /** A step's layer: where it is made and written ({@code staged}), and where it is kept once the sandbox ends. */
+    private record Layer(Path staged, Path kept) {
     }
 
     private static Object nullValue() {
@@ -168,8 +193,12 @@ final class BuildSandbox implements AutoCloseable {
         KosaException failure = null;
         try {
             manager.stop(sandbox, true);
+            for (Layer l : made) {
+                Files.createDirectories(layers);
+                Files.move(l.staged().getParent(), l.kept().getParent(), StandardCopyOption.ATOMIC_MOVE);
+            }
             if (!made.isEmpty()) {
-                Path first = made.getFirst();
+                Path first = made.getFirst().kept();
                 Path boot = first.resolveSibling(StepStore.BOOT);
                 Files.move(manager.rootDisk(sandbox), boot, StandardCopyOption.ATOMIC_MOVE);
                 HostCommand.of("qemu-img", "rebase", "-u", "-f", "qcow2", "-F", "qcow2", "-b", boot.toString(),

@@ -222,6 +222,9 @@ final class ImageBuilds {
             Path disk = base.disk();
             String lastDisk = base.key();
             boolean missed = false; // after a step is made anew, every later one is too, as in Docker
+            // whether a step that changes the disk was made anew: the finishing step, made on the last disk, is
+            // cached by that disk alone, so a changed CMD or LABEL at the end reuses it
+            boolean diskMissed = false;
             List<StepRecord> pending = new ArrayList<>();
             try {
                 int n = 1;
@@ -250,6 +253,7 @@ final class ImageBuilds {
                         continue;
                     }
                     missed = true;
+                    diskMissed |= !(ps instanceof PlannedStep.ConfigOnly);
                     progress.step(n, total, ps.text(), false);
                     logLine("== " + n + "/" + total + " " + ps.text());
                     Instant t0 = Instant.now();
@@ -268,7 +272,7 @@ final class ImageBuilds {
                 Path finalDisk = disk;
                 if (!lastDisk.equals(base.key())) {
                     String finishKey = StepStore.key(lastDisk, "kosa8: finish the image", "");
-                    Optional<StepRecord> fin = request.noCache() || missed ? Optional.empty()
+                    Optional<StepRecord> fin = request.noCache() || diskMissed ? Optional.empty()
                             : steps.find(finishKey);
                     if (fin.isPresent()) {
                         finalDisk = Path.of(fin.get().disk());
@@ -416,7 +420,7 @@ final class ImageBuilds {
             }
             byte[] bundle = r.stdout().getBytes(StandardCharsets.US_ASCII);
             if (r.exitCode() == 0 && bundle.length > 0) {
-                Files.write(layer.resolveSibling(Image.SYSTEM_CERTIFICATES), bundle);
+                Files.write(box.whileRunning(layer).resolveSibling(Image.SYSTEM_CERTIFICATES), bundle);
                 try {
                     box.putFiles(List.of(new GuestCommand.GuestFile(JavaTrustStore.GUEST_PATH, 0644,
                             JavaTrustStore.pkcs12(JavaTrustStore.readPem(bundle), null))));

@@ -1,6 +1,8 @@
 package dev.kosa8.vm;
 
 import dev.kosa8.host.KosaException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -52,6 +54,15 @@ import java.util.Set;
  */
 public record Jail(Path bwrap, boolean userNamespace, boolean keepPtrace, List<SystemPath> system, boolean required,
                    String unavailable, String fix) {
+
+    /**
+     * The folder beside a build sandbox's root disk in which its steps'
+     * layers are made while its QEMU runs (the daemon's {@code BuildSandbox}):
+     * where it exists, the jail shows it, writable, so that QEMU can open each
+     * new layer; the daemon makes it for build sandboxes alone, before their
+     * QEMU starts, and a guest cannot make it.
+     */
+    public static final String BUILD_LAYERS = "build-layers";
 
     /**
      * A top-level piece of the host's system tree shown to QEMU: a folder or
@@ -148,6 +159,10 @@ public record Jail(Path bwrap, boolean userNamespace, boolean keepPtrace, List<S
         }
         if (spec.netSocket() != null) {
             readWrite.add(spec.netSocket().getParent());
+        }
+        Path buildLayers = spec.rootDisk().resolveSibling(BUILD_LAYERS);
+        if (Files.isDirectory(buildLayers, LinkOption.NOFOLLOW_LINKS)) {
+            readWrite.add(buildLayers);
         }
         readOnly.removeAll(readWrite);
         record Mount(String how, Path path) {

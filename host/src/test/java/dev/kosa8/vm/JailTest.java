@@ -43,6 +43,27 @@ class JailTest {
     }
 
     @Test
+    void aBuildSandboxsLayerFolderBesideItsRootDiskIsShownWritableAndNoOtherSandboxGetsOne(
+            @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        VmSpec s = spec(Accelerator.TCG, true);
+        Path disk = dir.resolve("sandboxes/abc123abc123/root.qcow2");
+        VmSpec at = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(), disk,
+                s.kernelArgs(), s.consoleLog(), s.qmpSocket(), s.agentSocket(), s.workspaceSocket(), s.netSocket());
+        java.nio.file.Files.createDirectories(disk.getParent());
+        List<String> qemu = QemuCommandLine.of(at, "/usr/bin/qemu-system-x86_64");
+        Path layers = disk.resolveSibling(Jail.BUILD_LAYERS);
+        assertThat(binds(AS_USER.wrap(at, BACKING, qemu))).as("no such folder: nothing more shown")
+                .noneMatch(b -> b.contains(Jail.BUILD_LAYERS));
+        java.nio.file.Files.createDirectories(layers);
+        assertThat(binds(AS_USER.wrap(at, BACKING, qemu))).contains("--bind " + layers + " " + layers)
+                .noneMatch(b -> b.startsWith("--bind " + disk.getParent() + " "));
+        // a link named so is not followed: only a folder the daemon made is shown
+        java.nio.file.Files.delete(layers);
+        java.nio.file.Files.createSymbolicLink(layers, dir);
+        assertThat(binds(AS_USER.wrap(at, BACKING, qemu))).noneMatch(b -> b.contains(Jail.BUILD_LAYERS));
+    }
+
+    @Test
     void aUsersQemuGetsEveryNamespaceAndSeesOnlyItsOwnFilesUnderTheirOwnNames() {
         VmSpec spec = spec(Accelerator.TCG, true);
         List<String> qemu = QemuCommandLine.of(spec, "/usr/bin/qemu-system-x86_64");
