@@ -4,6 +4,7 @@ import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.Listener;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.QemuCommandLine;
 import dev.kosa8.vm.QemuProcess;
 import dev.kosa8.vm.Vm;
@@ -56,6 +57,21 @@ final class SandboxLayout {
     }
 
     /** The root disk: a qcow2 overlay on the image's (or a template's) disk; each checkpoint's disk inside it. */
+    /**
+     * Makes the folder in which a build sandbox's steps' layers are made
+     * while its QEMU runs ({@link dev.kosa8.vm.Jail#BUILD_LAYERS}, beside its
+     * root disk): made before QEMU starts, it is shown in QEMU's jail.
+     */
+    void makeBuildLayers(String id) {
+        Path dir = directory(id).resolve(Jail.BUILD_LAYERS);
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot make the build sandbox's folder for its layers: "
+                    + e.getMessage(), "check the space and permissions of " + dir.getParent());
+        }
+    }
+
     Path rootDisk(String id) {
         return directory(id).resolve("root.qcow2");
     }

@@ -181,13 +181,7 @@ public final class SandboxManager {
         Sandbox s = new Sandbox(r, layout.undo(id, log));
         if (pinned != null) {
             bootImages.pin(id, pinned);
-            // a build sandbox: its steps' layers are made here while QEMU runs, so QEMU's jail shows the folder
-            try {
-                Files.createDirectories(layout.directory(id).resolve(dev.kosa8.vm.Jail.BUILD_LAYERS));
-            } catch (java.io.IOException e) {
-                throw new KosaException(KosaException.Kind.HOST, "cannot make the build sandbox's folder for its"
-                        + " layers: " + e.getMessage(), "check the space and permissions of " + layout.directory(id));
-            }
+            layout.makeBuildLayers(id); // a build sandbox: before its QEMU starts, so that its jail shows them
         }
         registry.add(s);
         store.save(r);
