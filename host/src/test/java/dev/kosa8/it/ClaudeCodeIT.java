@@ -31,11 +31,9 @@ class ClaudeCodeIT {
     static final Duration T = Duration.ofMinutes(5);
     static final String KEY = "sk-ant-api03-" + SecretsIT.random(48);
     static final Path NETWORK = Kosa.HOME.resolve("config").resolve("network.json");
-    static final Path HOST_SETTINGS = Kosa.HOME.resolve("config").resolve("settings.json");
     static Path project;
     static TestUpstream upstream;
     static FakeMessagesApi api;
-    static String hostSettingsBefore;
 
     @BeforeAll
     static void setUp() throws Exception {
@@ -46,15 +44,10 @@ class ClaudeCodeIT {
         Files.writeString(Kosa.EGRESS_TEST_CONFIG, """
                 {"loopback": {"api.anthropic.com:443": %d}, "trustedCa": "%s"}
                 """.formatted(upstream.httpsPort(), upstream.caPem));
-        // as AgentCommandIT: the build reaches the mirror and the registry through address exceptions, and
-        // (until build sandboxes' layers are in their jail on main) QEMU runs unjailed
-        hostSettingsBefore = Files.exists(HOST_SETTINGS) ? Files.readString(HOST_SETTINGS) : null;
-        Files.createDirectories(HOST_SETTINGS.getParent());
-        Files.writeString(HOST_SETTINGS, "{\"jail\": \"off\"}\n");
+        // as AgentCommandIT: the build reaches the registry through an address exception
+        Files.createDirectories(NETWORK.getParent());
         Files.writeString(NETWORK, """
-                {"addressExceptions": {"deb.debian.org": ["203.0.113.0/24"],
-                                       "security.debian.org": ["203.0.113.0/24"],
-                                       "registry.npmjs.org": ["203.0.113.0/24"]},
+                {"addressExceptions": {"registry.npmjs.org": ["203.0.113.0/24"]},
                  "trustHostCas": true}
                 """);
         Kosa.run(T, "daemon", "stop"); // the daemon reads its settings and the test upstreams when it starts
@@ -78,11 +71,6 @@ class ClaudeCodeIT {
         Kosa.run(T, "secret", "rm", "ANTHROPIC_API_KEY");
         Files.deleteIfExists(Kosa.EGRESS_TEST_CONFIG);
         Files.deleteIfExists(NETWORK);
-        if (hostSettingsBefore == null) {
-            Files.deleteIfExists(HOST_SETTINGS);
-        } else {
-            Files.writeString(HOST_SETTINGS, hostSettingsBefore);
-        }
         Kosa.run(T, "daemon", "stop");
         if (upstream != null) {
             upstream.close();
