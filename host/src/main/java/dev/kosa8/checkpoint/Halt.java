@@ -59,7 +59,8 @@ final class Halt {
      * server serves again and the processes thaw. Until QEMU has sent a page,
      * a guest write to it waits for it to be sent, so on a loaded host the
      * thaw's answer may wait for the stream: it is waited for while the
-     * stream runs, and {@link Checkpointer#FREEZE} after.
+     * stream runs (at most {@link Checkpointer#QMP}), and
+     * {@link Checkpointer#FREEZE} after.
      */
     void leave(MachineState.Saving saving) throws Exception {
         if (paused != null) {
@@ -67,18 +68,20 @@ final class Halt {
         }
         GuestCommand.Pending thaw = GuestCommand.thawLater(vm.agent(), 0, new byte[0]);
         long deadline = System.nanoTime() + Checkpointer.FREEZE.toNanos();
+        long last = System.nanoTime() + Checkpointer.QMP.toNanos(); // a stream that never ends is waited for no longer
         while (true) {
             try {
                 thaw.done().get(1, TimeUnit.SECONDS);
                 frozen.drop();
                 return;
             } catch (TimeoutException e) {
-                if (saving.streaming(Duration.ofSeconds(10))) {
+                if (System.nanoTime() < last && saving.streaming(Duration.ofSeconds(10))) {
                     deadline = System.nanoTime() + Checkpointer.FREEZE.toNanos();
                 } else if (System.nanoTime() > deadline) {
                     vm.agent().abandon(thaw.channel());
                     throw new IOException("the guest did not thaw within " + Checkpointer.FREEZE.toSeconds()
-                            + " s (" + saving.describe() + ")");
+                            + " s of QEMU's stream ending, or of " + Checkpointer.QMP.toMinutes()
+                            + " minutes of waiting for it (" + saving.describe() + ")");
                 }
             } catch (ExecutionException e) {
                 throw (RuntimeException) e.getCause();
