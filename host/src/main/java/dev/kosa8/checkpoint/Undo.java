@@ -128,16 +128,17 @@ public final class Undo {
      */
     public Checkpoint checkpoint(Machine m, String message, CheckpointLimits limits) {
         commits.awaitIdle(); // the limits count what the commit under way will have stored
-        List<Checkpoint> existing;
-        long held;
-        try {
-            existing = store().list();
-            held = bytesHeld();
-        } catch (IOException e) {
-            throw unreadable(e);
-        }
-        for (Checkpoint victim : limits.admit(sandboxId, existing, held)) {
-            remove(victim.id(), m, null);
+        while (true) { // each round removes one checkpoint, so it ends
+            Optional<Checkpoint> thin;
+            try {
+                thin = limits.admit(sandboxId, store().list(), bytesHeld());
+            } catch (IOException e) {
+                throw unreadable(e);
+            }
+            if (thin.isEmpty()) {
+                break;
+            }
+            remove(thin.get().id(), m, null);
         }
         Commit c = checkpointer(m).instant(message);
         commits.start(c);

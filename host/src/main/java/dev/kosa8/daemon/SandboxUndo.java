@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -58,13 +59,25 @@ final class SandboxUndo {
      * folder copy took is checked at the instant.
      */
     Checkpoint checkpoint(Sandbox s, String message, boolean wait) {
+        return checkpoint(s, message, wait, Set.of());
+    }
+
+    /**
+     * A turn checkpoint (docs/agents.md): as {@link #checkpoint(Sandbox, String, boolean)}, but at the sandbox's
+     * checkpoint limits its oldest turn checkpoints are removed to make room, never one the user took.
+     */
+    Checkpoint turnCheckpoint(Sandbox s, String message) {
+        return checkpoint(s, message, false, turns.byCheckpoint(s, checkpointBytes(s).keySet()).keySet());
+    }
+
+    private Checkpoint checkpoint(Sandbox s, String message, boolean wait, Set<String> thinnable) {
         Checkpoint c = s.locked(() -> {
             Vm vm = s.running();
             Budget b = launcher.specs().budget(s.record());
             Undo undo = undo(s);
             DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
             Checkpoint taken = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
-                    b.checkpointBytes(), CheckpointLimits.AtLimit.REFUSE));
+                    b.checkpointBytes(), thinnable));
             DiskUsage after = DiskUsage.of(layout, s.id(), undo);
             if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {
                 undo.remove(taken.id(), machine(s, vm), null);

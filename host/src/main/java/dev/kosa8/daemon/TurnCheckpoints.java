@@ -90,7 +90,7 @@ final class TurnCheckpoints {
         String label = ask.label().isBlank() ? "(no label)" : ask.label();
         Checkpoint c;
         try {
-            c = manager.undo().checkpoint(s, "turn " + n + ": " + label);
+            c = manager.undo().turnCheckpoint(s, "turn " + n + ": " + label);
         } catch (KosaException e) {
             log.accept("sandbox " + s.id() + ": turn " + n + " refused: " + e.getMessage());
             return refused(ask, e.getMessage());

@@ -95,6 +95,34 @@ class TurnCheckpointIT {
     }
 
     @Test
+    void atTheSandboxsCheckpointLimitATurnMakesRoomByRemovingTheOldestTurnNeverTheUsersOwn() throws Exception {
+        // a sandbox of its own that keeps three checkpoints
+        String id = Kosa.ok(Duration.ofMinutes(10), "create", "--memory", "256M", "--max-checkpoints", "3",
+                "--workspace", "none").stdout().strip();
+        try {
+            String mine = Kosa.ok(T, "checkpoint", id, "-m", "the user's own").stdout().strip();
+            List<String> taken = new ArrayList<>();
+            for (int i = 1; i <= 3; i++) {
+                Kosa.Result r = Kosa.run(T, "exec", id, "--", GUEST, "checkpoint", "-m", "step " + i);
+                assertThat(r.exitCode()).as("turn %d at the limit is taken: %s", i, r).isZero();
+                assertThat(r.stdout()).startsWith("turn " + i + " c");
+                taken.add(r.stdout().strip().split(" ")[2]);
+            }
+            List<String> left = new ArrayList<>();
+            JsonMapper.builder().build().readTree(Kosa.ok(T, "checkpoints", id, "--json").stdout())
+                    .forEach(c -> left.add(c.path("id").asText() + " " + c.path("turn").asInt()));
+            assertThat(left).as("turn 3 made room by removing turn 1, the oldest turn; the user's own stays")
+                    .containsExactly(mine + " 0", taken.get(1) + " 2", taken.get(2) + " 3");
+            // the user's own checkpoint at the limit is refused as before: nothing is removed for it
+            Kosa.Result refused = Kosa.run(T, "checkpoint", id, "-m", "another of the user's");
+            assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(8);
+            assertThat(refused.stderr()).contains("--max-checkpoints 3");
+        } finally {
+            Kosa.run(T, "rm", "-f", id);
+        }
+    }
+
+    @Test
     void whatAGuestSendsIsALabelAndNothingElse() throws Exception {
         SharedSandbox.Booted box = SANDBOX.running();
         // any other request, an overlong or multi-line label, an answer forged by the guest: refused by the agent
