@@ -206,7 +206,7 @@ public final class MachineState {
                 JsonNode m = qmp.execute("query-migrate", Map.of(), Duration.ofSeconds(10));
                 return "QEMU's snapshot " + m.path("status").asText("none") + ", "
                         + m.path("ram").path("transferred").asLong() / (1 << 20) + " MiB of RAM sent"
-                        + migrationError();
+                        + errorOf(m);
             } catch (RuntimeException e) {
                 return "QEMU did not answer (" + e.getMessage() + ")";
             }
@@ -255,8 +255,11 @@ public final class MachineState {
         }
 
         private String migrationError() {
-            JsonNode m = qmp.execute("query-migrate", Map.of(), Duration.ofSeconds(10));
-            String why = m.path("error-desc").asText("");
+            return errorOf(qmp.execute("query-migrate", Map.of(), Duration.ofSeconds(10)));
+        }
+
+        private static String errorOf(JsonNode queryMigrate) {
+            String why = queryMigrate.path("error-desc").asText("");
             return why.isEmpty() ? "" : ": " + why;
         }
     }
