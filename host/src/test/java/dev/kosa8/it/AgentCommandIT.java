@@ -58,6 +58,11 @@ class AgentCommandIT {
 
     /** This folder's claude sandbox, as `kosa8 agent ls` shows it. */
     static String sandbox() {
+        return sandbox(project);
+    }
+
+    /** The claude sandbox of {@code project}, as `kosa8 agent ls` shows it. */
+    static String sandbox(Path project) {
         String ls = Kosa.ok(T, "agent", "ls").stdout();
         Matcher m = Pattern.compile("(?m)^claude-[0-9a-f]{12}\\s+claude\\s+([0-9a-f]{12})\\s+\\S+\\s+"
                 + Pattern.quote(project.toString()) + "$").matcher(ls);

@@ -11,8 +11,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -90,7 +88,7 @@ class ClaudeCodeIT {
         assertThat(turns).as("the agent's requests: %s", api.requests).hasSizeGreaterThanOrEqualTo(2);
         assertThat(api.requests).allSatisfy(q -> assertThat(q.header("x-api-key")).as(q.path()).isEqualTo(KEY));
 
-        String id = sandbox();
+        String id = AgentCommandIT.sandbox(project);
         // the hook took a turn checkpoint before the Bash call
         String listed = Kosa.ok(T, "checkpoints", id).stdout();
         assertThat(listed).contains("turn 1: Bash");
@@ -122,14 +120,5 @@ class ClaudeCodeIT {
         // back to just before turn 1: the file the Bash call wrote is gone
         Kosa.ok(T, "rewind", id, "--turn", "1");
         assertThat(project.resolve("hello.txt")).doesNotExist();
-    }
-
-    /** This folder's claude sandbox, as `kosa8 agent ls` shows it. */
-    static String sandbox() {
-        String ls = Kosa.ok(T, "agent", "ls").stdout();
-        Matcher m = Pattern.compile("(?m)^claude-[0-9a-f]{12}\\s+claude\\s+([0-9a-f]{12})\\s+\\S+\\s+"
-                + Pattern.quote(project.toString()) + "$").matcher(ls);
-        assertThat(m.find()).as(ls).isTrue();
-        return m.group(1);
     }
 }
