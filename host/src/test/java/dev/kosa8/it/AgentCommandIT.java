@@ -11,6 +11,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * in a build sandbox in QEMU's jail (which reaches the registry through an address exception, as {@link ImageBuildIT}
  * does), run in the real guest on a folder, and the folder's sandbox resumed with the agent's home as it was.
  */
+@Tag("long") // builds Claude Code's image (about 4 minutes cold under TCG; the two classes share it): ./run-tests long
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class AgentCommandIT {
     static final Duration BUILD = Duration.ofMinutes(40);

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * in the folder; the agent's PreToolUse hook took a turn checkpoint before it; {@code rewind --turn 1} takes the
  * file away again.
  */
+@Tag("long") // builds Claude Code's image (about 4 minutes cold under TCG; the two classes share it): ./run-tests long
 class ClaudeCodeIT {
     static final Duration BUILD = Duration.ofMinutes(40);
     static final Duration T = Duration.ofMinutes(5);
