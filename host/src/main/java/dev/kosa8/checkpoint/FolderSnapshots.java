@@ -181,6 +181,29 @@ public final class FolderSnapshots {
      * taken back. The caller keeps checkpoints of this store from running meanwhile (the sandbox's lock).
      */
     public synchronized List<FolderChange> diff(String id, Path folder) throws IOException {
+        return compare(id, folder, this::change);
+    }
+
+    /**
+     * As {@link #diff}, without the text: each path that differs, with its name as bytes (for applying the change
+     * elsewhere: {@code kosa8 adopt}, {@link AdoptPlan}) and for display.
+     */
+    public synchronized List<FolderEdit> edits(String id, Path folder) throws IOException {
+        return compare(id, folder, p -> new FolderEdit(p.path(), ByteNames.display(p.path()),
+                p.change(), FolderChange.Side.of(p.before()), FolderChange.Side.of(p.after())));
+    }
+
+    /** What one path that differs becomes, for {@link #compare}. */
+    private interface PairTo<T> {
+        T of(FolderDiff.Pair p) throws IOException;
+    }
+
+    /**
+     * Snapshot {@code id} against {@code folder} now, each differing path made into a {@code T}. The folder is
+     * scanned as a capture would (the copies it makes of changed files are taken back after), again if a file
+     * changed while it was read, three times at most.
+     */
+    private <T> List<T> compare(String id, Path folder, PairTo<T> to) throws IOException {
         Manifest before = load(id);
         for (int attempt = 1; ; attempt++) {
             Pending now;
@@ -193,9 +216,9 @@ public final class FolderSnapshots {
                 throw new IOException("the folder kept changing while it was read (" + e.getMessage() + ")", e);
             }
             try {
-                List<FolderChange> out = new ArrayList<>();
+                List<T> out = new ArrayList<>();
                 for (FolderDiff.Pair p : FolderDiff.compare(before, now.manifest)) {
-                    out.add(change(p));
+                    out.add(to.of(p));
                 }
                 return out;
             } finally {

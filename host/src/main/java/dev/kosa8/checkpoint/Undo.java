@@ -385,6 +385,28 @@ public final class Undo {
         }
     }
 
+    /**
+     * How {@code folder} (this sandbox's, or another one's: {@code kosa8 adopt} compares the folder a fork was
+     * made from too) differs now from this sandbox's folder as it started: for a fork, the instant it was forked
+     * at. The caller holds the sandbox's lock.
+     */
+    public List<FolderEdit> editsSinceStart(Path folder) {
+        commits.awaitIdle();
+        var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
+        try {
+            if (!folders.ids().contains(FolderSnapshots.START)) {
+                throw new KosaException(KosaException.Kind.USAGE, "sandbox " + sandboxId + " kept no copy of its"
+                        + " folder as it started (an older kosa8 made it, or it shares no folder)",
+                        "`kosa8 diff " + sandboxId + " CHECKPOINT` shows what changed since one of its checkpoints");
+            }
+            return folders.edits(FolderSnapshots.START, folder);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot compare " + folder + " with the folder of "
+                    + "sandbox " + sandboxId + " as it started: " + e.getMessage(),
+                    "try again; if it persists, see the daemon's log", e);
+        }
+    }
+
     /** Writes the workspace as checkpoint {@code c} held it into {@code folder}, a new, empty one. */
     public void copyFolder(Checkpoint c, Path folder) throws IOException {
         new FolderSnapshots(checkpoints().resolve("workspace")).copyTo(c.id(), folder);

@@ -284,6 +284,25 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""));
                 respond(ctx, HttpResponseStatus.CREATED, view(forked));
             }
+            case "adopt" -> {
+                if (m != HttpMethod.POST) {
+                    throw notFound();
+                }
+                Adoptions.Result r = mgr.adoptions().adopt(s.id(), param(q, "into", ""),
+                        "true".equals(param(q, "dryRun", "false")));
+                Map<String, Object> view = new LinkedHashMap<>();
+                view.put("fork", r.fork());
+                view.put("into", r.into());
+                view.put("folder", r.folder());
+                view.put("dryRun", r.dryRun());
+                view.put("applied", r.applied());
+                view.put("held", r.held());
+                view.put("conflicts", r.conflicts());
+                view.put("already", r.already());
+                view.put("skipped", r.skipped());
+                view.put("forkHeld", r.forkHeld());
+                respond(ctx, HttpResponseStatus.OK, view);
+            }
             case "diff" -> {
                 if (m != HttpMethod.GET) {
                     throw notFound();

@@ -72,6 +72,7 @@ final class Forks {
             try {
                 Files.createDirectories(layout.directory(id));
                 Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n");
+                Files.writeString(layout.forkedFrom(id), parent.id() + " " + at.checkpoint().id() + "\n");
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot make the fork's directory "
                         + layout.directory(id) + ": " + e.getMessage(), "check that the disk has room", e);

@@ -49,6 +49,11 @@ final class SandboxLayout {
         return directory(id).resolve("forking");
     }
 
+    /** A fork's parent and checkpoint ("PARENT CHECKPOINT"), kept: where {@code kosa8 adopt} puts its changes. */
+    Path forkedFrom(String id) {
+        return directory(id).resolve("forked-from");
+    }
+
     Path directory(String id) {
         if (!SandboxIds.isValid(id)) {
             throw new IllegalArgumentException("bad sandbox id: " + id);

@@ -74,6 +74,7 @@ public final class SandboxManager {
     private final Recovery recovery;
     private final Consumer<String> log;
     private final SandboxHeld held;
+    private final Adoptions adoptions;
     private final TurnCheckpoints turns;
     private final SandboxUndo undo;
     private final SandboxDisk disk;
@@ -111,11 +112,17 @@ public final class SandboxManager {
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
         this.log = log;
         this.held = new SandboxHeld(layout, registry, log);
+        this.adoptions = new Adoptions(layout, registry, log);
     }
 
     /** Held changes: review, accept, reject. */
     SandboxHeld held() {
         return held;
+    }
+
+    /** {@code kosa8 adopt}: a fork's changes into another sandbox's folder. */
+    Adoptions adoptions() {
+        return adoptions;
     }
 
     /** The commands and file transfers one sandbox may have under way at once ({@link Settings#streams}). */
