@@ -331,6 +331,11 @@ public final class Broker implements AutoCloseable {
         rebind();
     }
 
+    /** Tokens of a login made inside before this broker started, as its keeper kept them. */
+    public void restoreLogin(String provider, List<dev.kosa8.secrets.TokenResponses.Token> tokens) {
+        logins.restore(provider, tokens);
+    }
+
     private synchronized void rebind() {
         SecretBindings next = granted.with(logins.bindings());
         secrets = next;

@@ -11,5 +11,5 @@ public interface OAuthKeeper {
     OAuthKeeper NONE = (provider, token) -> { };
 
     /** {@code token} is the newest of its field for {@code provider} in this sandbox. */
-    void kept(String provider, TokenResponses.Token token);
+    void kept(dev.kosa8.secrets.OAuthProvider provider, TokenResponses.Token token);
 }

@@ -67,6 +67,16 @@ final class OAuthLogins {
 
     /** Takes in the tokens of one response from {@code p}'s token endpoint, and hands them to the keeper. */
     void learn(OAuthProvider p, List<TokenResponses.Token> learned) {
+        learn(p, learned, true);
+    }
+
+    /** Takes in tokens kept from before (a restarted daemon or broker), without handing them to the keeper again. */
+    void restore(String provider, List<TokenResponses.Token> kept) {
+        providers.all().stream().filter(p -> p.name().equals(provider)).findFirst()
+                .ifPresent(p -> learn(p, kept, false));
+    }
+
+    private void learn(OAuthProvider p, List<TokenResponses.Token> learned, boolean keep) {
         if (learned.isEmpty()) {
             return;
         }
@@ -81,8 +91,8 @@ final class OAuthLogins {
             }
             bindings = rebuild();
         }
-        for (TokenResponses.Token t : learned) {
-            keeper.kept(p.name(), t);
+        for (TokenResponses.Token t : keep ? learned : List.<TokenResponses.Token>of()) {
+            keeper.kept(p, t);
         }
         changed.run();
     }
