@@ -138,6 +138,9 @@ final class SandboxLogins {
         ObjectNode root = JSON.createObjectNode();
         all.forEach(root::set);
         Files.write(tmp, JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root));
+        try (var ch = java.nio.channels.FileChannel.open(tmp, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.force(true);
+        }
         Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 }
