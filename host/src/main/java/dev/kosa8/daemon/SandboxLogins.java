@@ -66,18 +66,30 @@ final class SandboxLogins {
 
     /** Wires a starting broker: what it learns is kept, and what was kept before is given back to it. */
     void attach(String id, Broker broker) {
-        broker.logins(providers, (provider, token) -> writer.execute(() -> keep(id, provider, token)));
+        broker.logins(providers, keeper(id));
+        kept(id).forEach(broker::restoreLogin);
+    }
+
+    /** Keeps what a broker of sandbox {@code id} learns, in order, off the broker's event loop. */
+    OAuthKeeper keeper(String id) {
+        return (provider, token) -> writer.execute(() -> keep(id, provider, token));
+    }
+
+    /** The tokens kept for sandbox {@code id}, by provider; one that cannot be read back is left out, and said. */
+    Map<String, List<TokenResponses.Token>> kept(String id) {
+        Map<String, List<TokenResponses.Token>> r = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> e : read(id).entrySet()) {
             JsonNode n = e.getValue();
             try {
                 String real = store.get().value(e.getKey());
-                broker.restoreLogin(n.path("provider").asText(), List.of(new TokenResponses.Token(
-                        n.path("field").asText(), real, n.path("placeholder").asText())));
+                r.computeIfAbsent(n.path("provider").asText(), k -> new java.util.ArrayList<>()).add(
+                        new TokenResponses.Token(n.path("field").asText(), real, n.path("placeholder").asText()));
             } catch (KosaException | IllegalArgumentException ex) {
                 log.accept("sandbox " + id + ": the login token " + e.getKey() + " cannot be read back ("
                         + ex.getMessage() + "); the agent has to log in again");
             }
         }
+        return r;
     }
 
     private void keep(String id, OAuthProvider provider, TokenResponses.Token token) {
@@ -113,6 +125,11 @@ final class SandboxLogins {
                         + "); remove them with `kosa8 secret rm " + PREFIX + id + "_…`");
             }
         });
+    }
+
+    /** Waits for the writes asked so far. */
+    void settle() throws Exception {
+        writer.submit(() -> { }).get(30, java.util.concurrent.TimeUnit.SECONDS);
     }
 
     private Map<String, JsonNode> read(String id) {

@@ -27,7 +27,7 @@ public record OAuthProviders(List<OAuthProvider> all) {
         return Holder.BUILT_IN;
     }
 
-    /** Made on first use: a broker that never sees a token endpoint does not load the TOML module. */
+    /** Read once per process, when the first broker starts. */
     private static final class Holder {
         static final OAuthProviders BUILT_IN = read();
     }
