@@ -115,6 +115,13 @@ final class HttpForward {
     }
 
     void start() {
+        if (!tls && request.method() == io.netty.handler.codec.http.HttpMethod.POST
+                && broker.logins().endpoint(host, 443, request.uri()).isPresent()) {
+            // its answer would carry tokens the broker never reads over plain HTTP
+            fail(HttpResponseStatus.FORBIDDEN, "an OAuth token endpoint is reached over HTTPS only: use https://"
+                    + host, null);
+            return;
+        }
         if (login != null) {
             String refused = TokenExchange.swapIn(this, broker.logins().realByPlaceholder(login));
             if (refused != null) {

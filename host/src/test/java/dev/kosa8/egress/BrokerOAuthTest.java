@@ -46,6 +46,7 @@ class BrokerOAuthTest {
     static Path caPem;
     static Broker broker;
     static UnixBridge tls;
+    static UnixBridge http;
     static final List<TokenResponses.Token> kept = Collections.synchronizedList(new ArrayList<>());
 
     @BeforeAll
@@ -68,11 +69,13 @@ class BrokerOAuthTest {
                 new AuditLog(dir.resolve("net.log"), m -> { }), Upstreams.system(test), ca,
                 dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
         tls = new UnixBridge(broker.sockets().get(Listener.TLS));
+        http = new UnixBridge(broker.sockets().get(Listener.HTTP));
     }
 
     @AfterAll
     static void stop() throws Exception {
         tls.close();
+        http.close();
         broker.close();
         token.close();
         api.close();
@@ -198,6 +201,15 @@ class BrokerOAuthTest {
         BrokerTest.Run r = https("other.test", "/echo", "-i", "-H", "Authorization: Bearer " + access);
         assertThat(r.out()).matches("(?s)HTTP/[0-9.]+ 403 .*").contains("possible exfiltration");
         assertThat(other.seen).noneMatch(s -> s.contains(access) || s.contains(fake.access()));
+    }
+
+    @Test
+    void theTokenEndpointOverPlainHttpIsRefusedUnsent() throws Exception {
+        int before = fake.tokenRequests.size();
+        BrokerTest.Run r = BrokerTest.curl("-i", "--connect-to", "token.test:80:127.0.0.1:" + http.port(), "-d",
+                "grant_type=authorization_code", "-d", "code=" + FakeOAuth.CODE, "http://token.test/oauth/token");
+        assertThat(r.out()).matches("(?s)HTTP/[0-9.]+ 403 .*").contains("over HTTPS only");
+        assertThat(fake.tokenRequests).hasSize(before);
     }
 
     @Test
