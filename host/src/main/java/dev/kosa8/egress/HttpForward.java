@@ -502,6 +502,7 @@ final class HttpForward {
         /** Sends the guest a 502 instead of the response, which it never sees any of. */
         private void refuseResponse(ChannelHandlerContext ctx, String why) {
             exchange.outcome("refused: " + why);
+            exchange.end(); // logged before the guest can read the refusal
             responded = true;
             done = true;
             guest.writeAndFlush(Denials.response(HttpResponseStatus.BAD_GATEWAY, "kosa8: " + why + "\n"))

@@ -149,6 +149,8 @@ class BrokerOAuthTest {
         assertNoRealToken(r.out());
         assertThat(fake.tokenRequests).last().asString().contains("refresh_token=" + firstReal.replace("/", "%2F"));
         JsonNode second = JSON.readTree(r.out());
+        assertThat(Files.readString(dir.resolve("net.log")))
+                .contains("\"secret\":\"oauth refresh_token,oauth-fake learned access_token,refresh_token,id_token\"");
         assertThat(https("api.test", "/v1/me", "-H", "Authorization: Bearer " + second.get("access_token").asText())
                 .out()).isEqualTo("hello, token " + (first + 1));
         assertThat(fake.apiAuthorizations).last().isEqualTo("Bearer " + fake.access());
