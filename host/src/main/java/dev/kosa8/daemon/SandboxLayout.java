@@ -61,6 +61,14 @@ final class SandboxLayout {
         return paths.sandboxes().resolve(id);
     }
 
+    /**
+     * The placeholders of the OAuth logins made inside the sandbox, by the name under which the secret store keeps
+     * each real token ({@link SandboxLogins}); never a token.
+     */
+    Path logins(String id) {
+        return directory(id).resolve("logins.json");
+    }
+
     /** The root disk: a qcow2 overlay on the image's (or a template's) disk; each checkpoint's disk inside it. */
     /**
      * Makes the folder in which a build sandbox's steps' layers are made

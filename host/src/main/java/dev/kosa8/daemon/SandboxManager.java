@@ -319,6 +319,7 @@ public final class SandboxManager {
                 layout.cleanRuntime(s.id(), log);
                 registry.remove(s.id());
                 turns.forget(s.id());
+                networks.forgetLogins(s.id());
                 bootImages.unpin(s.id());
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
