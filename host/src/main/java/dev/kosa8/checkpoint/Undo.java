@@ -349,6 +349,15 @@ public final class Undo {
         DiskSnapshots.copyOut(disk, c.id(), target, log);
     }
 
+    /**
+     * A fork's folder as it starts, which is its parent's checkpoint {@code c}: that snapshot, its content shared
+     * with the parent's store ({@link FolderSnapshots#linkFrom}), rather than the folder read again.
+     */
+    public void startFromParentFolder(Undo parent, Checkpoint c) throws IOException {
+        new FolderSnapshots(checkpoints().resolve("workspace")).linkFrom(
+                new FolderSnapshots(parent.checkpoints().resolve("workspace")), c.id(), FolderSnapshots.START);
+    }
+
     /** The folder as the sandbox starts with it: {@code kosa8 diff}'s default instant. Kept until the sandbox goes. */
     public void captureStart(Path folder) throws IOException {
         var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
