@@ -27,7 +27,7 @@ import picocli.CommandLine.Option;
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
             CpCommand.class, LsCommand.class, InspectCommand.class, DfCommand.class, LogsCommand.class, StopCommand.class,
             StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class,
-            RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
+            RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class, PortCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
             DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class, ConfigCommand.class, AgentCommand.class,
             DaemonCommand.class,
