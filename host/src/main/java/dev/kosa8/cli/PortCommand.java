@@ -32,11 +32,17 @@ final class PortCommand implements Callable<Integer> {
     @ParentCommand
     Main main;
 
-    @Parameters(index = "0", paramLabel = "ID", description = "The sandbox.")
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    // not required for picocli: it checks a command's required parameters before its subcommands run, which would
+    // ask `port ls ID` for a GUEST_PORT; call() checks them instead
+    @Parameters(index = "0", arity = "0..1", paramLabel = "ID", description = "The sandbox.")
     String id;
 
-    @Parameters(index = "1", paramLabel = "GUEST_PORT", description = "The port a service listens on inside it.")
-    int guestPort;
+    @Parameters(index = "1", arity = "0..1", paramLabel = "GUEST_PORT",
+            description = "The port a service listens on inside it.")
+    Integer guestPort;
 
     @Parameters(index = "2", arity = "0..1", paramLabel = "HOST_PORT",
             description = "The port on this machine (default: a free one).")
@@ -49,6 +55,11 @@ final class PortCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (id == null || guestPort == null) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "Missing required parameters: "
+                    + (id == null ? "'ID', 'GUEST_PORT'" : "'GUEST_PORT'")
+                    + " (or a command: `kosa8 port ls ID`, `kosa8 port rm ID PORT`)");
+        }
         PortMapping m = new PortMapping(guestPort, address, hostPort == null ? 0 : hostPort);
         warnIfNotLoopback(m);
         String spec = (m.hostAddress().contains(":") ? "[" + m.hostAddress() + "]" : m.hostAddress()) + ":"
