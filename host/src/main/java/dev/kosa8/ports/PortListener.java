@@ -27,6 +27,7 @@ final class PortListener implements AutoCloseable {
     private final Consumer<String> log;
     private final Set<PortStream> open = ConcurrentHashMap.newKeySet();
     private volatile boolean capLogged;
+    private volatile Thread acceptor;
 
     private PortListener(PortMapping mapping, ServerSocketChannel server, Supplier<AgentConnection> agent,
                          Slots slots, Consumer<String> log) {
@@ -52,7 +53,7 @@ final class PortListener implements AutoCloseable {
             server.bind(new InetSocketAddress(mapping.hostAddress(), mapping.hostPort()), 128);
             int port = ((InetSocketAddress) server.getLocalAddress()).getPort();
             PortListener l = new PortListener(mapping.bound(port), server, agent, slots, log);
-            Thread.ofVirtual().name("port-accept-" + port).start(l::acceptLoop);
+            l.acceptor = Thread.ofVirtual().name("port-accept-" + port).start(l::acceptLoop);
             return l;
         } catch (IOException e) {
             if (server != null) {
@@ -120,13 +121,24 @@ final class PortListener implements AutoCloseable {
         }
     }
 
-    /** Stops listening, and resets every connection open through the port. */
+    /**
+     * Stops listening, and resets every connection open through the port. Returns once the host port is free: a
+     * channel closed while a thread accepts on it lets go of its socket only when that thread has left the accept.
+     */
     @Override
     public void close() {
         try {
             server.close();
         } catch (IOException ignored) {
             // closed either way
+        }
+        Thread t = acceptor;
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(java.time.Duration.ofSeconds(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         for (PortStream s : open) {
             s.reset(true);
