@@ -28,6 +28,7 @@ import picocli.CommandLine.Option;
             CpCommand.class, LsCommand.class, InspectCommand.class, DfCommand.class, LogsCommand.class, StopCommand.class,
             StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class,
             AdoptCommand.class, RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
+            PortCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
             DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class, ConfigCommand.class, AgentCommand.class,
             DaemonCommand.class,
