@@ -77,6 +77,7 @@ public final class SandboxManager {
     private final TurnCheckpoints turns;
     private final SandboxUndo undo;
     private final SandboxDisk disk;
+    private final SandboxProcesses processes;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
@@ -111,6 +112,13 @@ public final class SandboxManager {
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
         this.log = log;
         this.held = new SandboxHeld(layout, registry, log);
+        this.processes = new SandboxProcesses(new dev.kosa8.processes.Processes(settings.processes()), layout,
+                networks);
+    }
+
+    /** The processes the daemon keeps for sandboxes, and each sandbox's own environment. */
+    SandboxProcesses processes() {
+        return processes;
     }
 
     /** Held changes: review, accept, reject. */
@@ -312,6 +320,7 @@ public final class SandboxManager {
                 layout.cleanRuntime(s.id(), log);
                 registry.remove(s.id());
                 turns.forget(s.id());
+                processes.forget(s);
                 bootImages.unpin(s.id());
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
@@ -386,6 +395,7 @@ public final class SandboxManager {
         for (Sandbox s : registry.all()) {
             s.detach();
         }
+        processes.all().close();
     }
 
     private void save(Sandbox s, SandboxRecord r) {
