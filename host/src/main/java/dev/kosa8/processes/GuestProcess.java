@@ -37,6 +37,8 @@ final class GuestProcess {
     /** The last signal sent through the API, to say so when it is the one the process died of. */
     private int signalSent;
     private boolean timedOut;
+    /** Done once the guest has said the process started, or it ended (it may never have started). */
+    private final java.util.concurrent.CompletableFuture<Void> begun = new java.util.concurrent.CompletableFuture<>();
 
     GuestProcess(String id, Message.ExecSpec spec, String tag, Duration timeout, long outputBytes,
                  Consumer<GuestProcess> onEnd) {
@@ -84,6 +86,7 @@ final class GuestProcess {
                 synchronized (this) {
                     pid = s.pid();
                 }
+                begun.complete(null);
             }
             case Message.Data d -> {
                 if (d.stream() != Message.Stream.STDIN && d.bytes().length > 0) {
@@ -98,7 +101,12 @@ final class GuestProcess {
                 }
             }
             case Message.Exited x -> end(ProcessState.EXITED, x.exitCode(), x.signal(), "");
-            case Message.Failed f -> end(ProcessState.FAILED, null, 0, f.message());
+            case Message.Failed f -> end(ProcessState.FAILED, switch (f.code()) {
+                // as a shell reports a program it cannot run
+                case NOT_FOUND -> 127;
+                case PERMISSION -> 126;
+                default -> null;
+            }, 0, f.message());
             default -> {
                 // Eof of a stream, FileInfo: nothing to keep
             }
@@ -125,7 +133,19 @@ final class GuestProcess {
             notifyAll();
         }
         output.close();
+        begun.complete(null);
         onEnd.accept(this);
+    }
+
+    /** Waits until the guest has started it, or it ended, at most {@code limit}. */
+    void awaitBegun(Duration limit) {
+        try {
+            begun.get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            // still starting: the record says running, with no pid yet
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     synchronized boolean running() {

@@ -23,6 +23,9 @@ public final class Processes implements AutoCloseable {
     /** The longest a read waits for output, and a write for the guest to take its stdin. */
     public static final Duration MAX_WAIT = Duration.ofSeconds(60);
 
+    /** How long a start waits for the guest to say the process runs, so a program not found is answered at once. */
+    static final Duration START_WAIT = Duration.ofSeconds(20);
+
     private final ProcessLimits limits;
     private final Map<String, ProcessTable> tables = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
@@ -60,9 +63,15 @@ public final class Processes implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts a process and answers once the guest says it runs, or that it could not start (then its record says
+     * {@code failed}, with exit code 127 for a program not found and 126 for one it may not run, as a shell
+     * reports them), or after {@link #START_WAIT} with the process still starting.
+     */
     public ProcessInfo start(String sandbox, Guest guest, Start s) {
         GuestProcess p = table(sandbox).add(s.spec(), s.tag(), s.timeout());
         p.start(guest, s.keepStdin());
+        p.awaitBegun(START_WAIT);
         if (!s.timeout().isZero()) {
             // weakly: a process that ended and was forgotten must not stay in memory until its timeout
             var ref = new java.lang.ref.WeakReference<>(p);

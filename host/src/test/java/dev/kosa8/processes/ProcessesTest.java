@@ -34,6 +34,12 @@ class ProcessesTest {
         @Override
         public void send(Message m) {
             sent.add(m);
+            if (m instanceof Message.Exec e) {
+                // as the agent answers: started, or not found
+                reply(e.spec().argv().getFirst().equals("no-such-program")
+                        ? new Message.Failed(e.channel(), Message.ErrorCode.NOT_FOUND, "no-such-program: command not found")
+                        : new Message.Started(e.channel(), 100 + e.channel()));
+            }
         }
 
         void reply(Message m) {
@@ -64,12 +70,21 @@ class ProcessesTest {
         assertThat(p.id()).isEqualTo("p1");
         assertThat(p.state()).isEqualTo(ProcessState.RUNNING);
         assertThat(p.command()).containsExactly("echo", "hi");
+        assertThat(p.pid()).as("the start answers once the guest says it runs").isEqualTo(101);
         assertThat(guest.sentOn(1)).containsExactly(new Message.Exec(1, Message.ExecSpec.of("echo", "hi")),
                 new Message.Eof(1, Message.Stream.STDIN));
         ProcessInfo kept = processes.start("s1", guest, new Processes.Start(Message.ExecSpec.of("cat"), "",
                 Duration.ZERO, true));
         assertThat(guest.sentOn(2)).containsExactly(new Message.Exec(2, Message.ExecSpec.of("cat")));
         assertThat(kept.stdinOpen()).isTrue();
+    }
+
+    @Test
+    void aProgramNotFoundIsAFailedProcessWithTheShellsExitCode() {
+        ProcessInfo p = start("no-such-program");
+        assertThat(p.state()).isEqualTo(ProcessState.FAILED);
+        assertThat(p.exitCode()).isEqualTo(127);
+        assertThat(p.reason()).isEqualTo("no-such-program: command not found");
     }
 
     @Test
@@ -90,13 +105,12 @@ class ProcessesTest {
     @Test
     void anExitIsRecordedWithItsCodeAndTheOutputEnds() {
         start("sh");
-        guest.reply(new Message.Started(1, 42));
         guest.reply(new Message.Data(1, Message.Stream.STDERR, "oops\n".getBytes()));
         guest.reply(new Message.Exited(1, 3, 0));
         ProcessInfo p = processes.get("s1", "p1");
         assertThat(p.state()).isEqualTo(ProcessState.EXITED);
         assertThat(p.exitCode()).isEqualTo(3);
-        assertThat(p.pid()).isEqualTo(42);
+        assertThat(p.pid()).isEqualTo(101);
         assertThat(p.ended()).isNotNull();
         OutputBuffer.Slice s = processes.read("s1", "p1", 0, 100, Duration.ofSeconds(5));
         assertThat(s.complete()).isTrue();
