@@ -4,7 +4,7 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * One process as {@code kosa8 ps} and the API show it (docs/api.md).
+ * One process as {@code kosa8 procs} and the API show it (docs/api.md).
  *
  * @param id       the process's id in its sandbox ({@code p1}, {@code p2}, …)
  * @param command  its argv

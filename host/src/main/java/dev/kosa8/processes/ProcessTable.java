@@ -31,7 +31,7 @@ final class ProcessTable {
         if (running >= limits.running()) {
             throw new KosaException(KosaException.Kind.LIMIT, "sandbox " + sandbox + " has " + running
                     + " processes running, the most it may have at once",
-                    "end one (`kosa8 ps " + sandbox + "` lists them, `kosa8 kill " + sandbox + " PROC` ends one), or"
+                    "end one (`kosa8 procs " + sandbox + "` lists them, `kosa8 kill " + sandbox + " PROC` ends one), or"
                             + " raise \"processes\" in kosa8's settings.json (then `kosa8 daemon stop`)");
         }
         GuestProcess p = new GuestProcess("p" + next++, spec, tag, timeout, limits.outputBytes(), this::ended);
@@ -54,7 +54,7 @@ final class ProcessTable {
         GuestProcess p = byId.get(id);
         if (p == null) {
             throw new KosaException(KosaException.Kind.USAGE, "sandbox " + sandbox + " has no process " + id,
-                    "`kosa8 ps " + sandbox + "` lists its processes; of those that ended it keeps the last "
+                    "`kosa8 procs " + sandbox + "` lists its processes; of those that ended it keeps the last "
                             + limits.finishedKept());
         }
         return p;
