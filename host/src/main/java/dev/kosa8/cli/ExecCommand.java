@@ -87,7 +87,13 @@ final class ExecCommand implements Callable<Integer> {
             return 0;
         }
         // attached: Ctrl-C and the like go to the command, as for any exec
-        Signals.forward(sig -> calls.signal(proc, String.valueOf(sig)), null);
+        Signals.forward(sig -> {
+            try {
+                calls.signal(proc, String.valueOf(sig));
+            } catch (KosaException e) {
+                // it has just ended: the output's end says how
+            }
+        }, null);
         if (exec.interactive) {
             StdinPump.start(calls, proc, System.in);
         }
