@@ -16,7 +16,7 @@ import picocli.CommandLine.ParentCommand;
                 + "\"processOutput\" bytes of settings.json, 1 MiB by default) are counted on stderr."},
         footer = {"", "Examples:", "  kosa8 attach ID p1", "  kosa8 attach --from 10240 ID p1   # go on where you left",
             "  kosa8 attach --no-follow ID p1    # what there is now, then return",
-            "  kosa8 attach -i ID p2             # this terminal's stdin to it too (started with exec -d -i)"})
+            "  kosa8 attach -i ID p2             # and type to it (started with exec -d -i)"})
 final class AttachCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -19,10 +19,11 @@ import picocli.CommandLine.ParentCommand;
         footer = {"", "Examples:", "  kosa8 exec ID -- ls -la /", "  kosa8 exec -it ID -- python3",
             "  kosa8 exec -e DEBUG=1 -w /tmp ID -- env",
             "  kosa8 exec --checkpoint ID -- rm -rf build   # undo with: kosa8 rewind ID",
-            "  p=$(kosa8 exec -d --tag server ID -- python3 -m http.server)   # runs on; prints p1",
-            "  kosa8 attach ID $p                           # its output from the start, then as it comes",
-            "  kosa8 exec --timeout 30s ID -- make test     # killed (exit 137) if it runs longer",
-            "  p=$(kosa8 exec -d -i ID -- cat); kosa8 send ID $p hello; kosa8 send --close ID $p"})
+            "  p=$(kosa8 exec -d --tag web ID -- python3 -m http.server)  # prints p1",
+            "  kosa8 attach ID $p                        # its output so far, then more",
+            "  kosa8 exec --timeout 30s ID -- make test  # killed (137) past 30 s",
+            "  p=$(kosa8 exec -d -i ID -- cat)           # stdin kept open:",
+            "  kosa8 send ID $p hello; kosa8 send --close ID $p"})
 final class ExecCommand implements Callable<Integer> {
     @ParentCommand
     Main main;

@@ -12,7 +12,7 @@ import picocli.CommandLine.ParentCommand;
         description = {"Write to the stdin of a kept process started with `kosa8 exec -d -i`: the TEXT given (its "
                 + "words joined by spaces, then a newline), or else this command's own stdin to its end (unless "
                 + "that is a terminal). --close then closes the process's stdin: it reads end of file."},
-        footer = {"", "Examples:", "  kosa8 send ID p1 print 6*7", "  kosa8 send -n ID p1 'no newline'",
+        footer = {"", "Examples:", "  kosa8 send ID p1 'print(6*7)'", "  kosa8 send -n ID p1 'no newline'",
             "  kosa8 send --close ID p1 < data.csv", "  kosa8 send --close ID p1          # only close its stdin"})
 final class SendCommand implements Callable<Integer> {
     @ParentCommand
