@@ -53,6 +53,14 @@ public final class SandboxEnvironment {
         }
     }
 
+    /** A fork gets its parent's variables: the file copied, when there is one. */
+    public static void copy(Path fromDir, Path toDir) throws IOException {
+        Path f = fromDir.resolve(FILE);
+        if (Files.exists(f)) {
+            Files.copy(f, toDir.resolve(FILE), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
     /** Sets and unsets variables (unset after set) and returns them all; every problem is named at once. */
     public static synchronized Map<String, String> change(Path dir, Map<String, String> set,
                                                           Collection<String> unset) {

@@ -21,6 +21,17 @@ class SandboxEnvironmentTest {
     }
 
     @Test
+    void aForkGetsItsParentsVariablesAndNoFileWhenItHadNone(@TempDir Path parent, @TempDir Path fork,
+                                                           @TempDir Path other, @TempDir Path otherFork)
+            throws Exception {
+        SandboxEnvironment.change(parent, Map.of("A", "1"), List.of());
+        SandboxEnvironment.copy(parent, fork);
+        assertThat(SandboxEnvironment.read(fork)).containsExactly(Map.entry("A", "1"));
+        SandboxEnvironment.copy(other, otherFork);
+        assertThat(Files.exists(otherFork.resolve(SandboxEnvironment.FILE))).isFalse();
+    }
+
+    @Test
     void badNamesAndValuesAreAllNamedAndNothingIsWritten(@TempDir Path dir) {
         assertThatThrownBy(() -> SandboxEnvironment.change(dir, Map.of("1X", "a", "Y", "b\0c"), List.of()))
                 .hasMessageContaining("'1X' is not a variable name").hasMessageContaining("Y's value must have no NUL");
