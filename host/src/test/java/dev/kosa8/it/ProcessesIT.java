@@ -74,20 +74,27 @@ class ProcessesIT {
 
     /**
      * The issue's case: a client follows a process's output, goes away half-way, comes back from where it left
-     * off, and has every one of the 50 lines once. The loop is the issue's, behind a gate: it waits for a byte on
-     * its stdin, sent once the first client is started, so that client is there before the loop prints however
-     * slowly this machine starts a JVM (unguarded, the 5-second loop had once ended before the client's first read).
+     * off, and has every one of the 50 lines once. The loop is the issue's, behind a gate: the process says
+     * {@code ready} and waits for a byte on its stdin, sent once the first client has shown that line, so that
+     * client is following before the loop prints, however slowly this machine starts a JVM (unguarded, the
+     * 5-second loop twice ended before the client's first read).
      */
     @Test
     void aClientThatGoesAwayAndComesBackFromWhereItLeftOffGetsAllFiftyLinesExactlyOnce(SharedSandbox.Booted box)
             throws Exception {
         String proc = start(box, "-d", "-i", "--tag", "fifty", box.id(), "--", "sh", "-c",
-                "head -c 1 >/dev/null; " + FIFTY);
+                "echo ready; head -c 1 >/dev/null; " + FIFTY);
         Process first = Kosa.builder("attach", box.id(), proc).start();
-        Kosa.ok(T, "send", "--close", "-n", box.id(), proc, "g");
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         InputStream in = first.getInputStream();
-        while (got.toString(StandardCharsets.UTF_8).lines().count() < 5) {
+        while (!got.toString(StandardCharsets.UTF_8).equals("ready\n")) {
+            int b = in.read();
+            assertThat(b).as("attach ended before ready: " + new String(first.getErrorStream().readAllBytes()))
+                    .isNotNegative();
+            got.write(b);
+        }
+        Kosa.ok(T, "send", "--close", "-n", box.id(), proc, "g");
+        while (got.toString(StandardCharsets.UTF_8).lines().count() < 6) {
             int b = in.read();
             assertThat(b).as("attach ended before five lines: " + new String(first.getErrorStream().readAllBytes()))
                     .isNotNegative();
@@ -108,7 +115,8 @@ class ProcessesIT {
         Kosa.Result rest = Kosa.run(T, "attach", "--from", String.valueOf(got.size()), box.id(), proc);
         assertThat(rest.exitCode()).as(rest.toString()).isZero();
         String all = got.toString(StandardCharsets.UTF_8) + rest.stdout();
-        assertThat(all).isEqualTo(IntStream.rangeClosed(1, 50).mapToObj(i -> i + "\n").collect(Collectors.joining()));
+        assertThat(all).isEqualTo("ready\n" + IntStream.rangeClosed(1, 50).mapToObj(i -> i + "\n")
+                .collect(Collectors.joining()));
         JsonNode p = process(box, proc);
         assertThat(p.path("state").asText()).isEqualTo("exited");
         assertThat(p.path("exitCode").asInt()).isZero();
