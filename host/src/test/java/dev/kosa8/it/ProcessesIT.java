@@ -70,6 +70,16 @@ class ProcessesIT {
         throw new AssertionError("no process " + proc + " in kosa8 procs");
     }
 
+    /** One byte the client printed; its stderr (read only then: reading it waits for its end) if it ended first. */
+    private static int readByte(Process client, InputStream in, String before) throws java.io.IOException {
+        int b = in.read();
+        if (b < 0) {
+            throw new AssertionError("attach ended before " + before + ": "
+                    + new String(client.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        }
+        return b;
+    }
+
     private static final String FIFTY = "for i in $(seq 1 50); do echo $i; sleep 0.1; done";
 
     /**
@@ -88,17 +98,11 @@ class ProcessesIT {
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         InputStream in = first.getInputStream();
         while (!got.toString(StandardCharsets.UTF_8).equals("ready\n")) {
-            int b = in.read();
-            assertThat(b).as("attach ended before ready: " + new String(first.getErrorStream().readAllBytes()))
-                    .isNotNegative();
-            got.write(b);
+            got.write(readByte(first, in, "ready"));
         }
         Kosa.ok(T, "send", "--close", "-n", box.id(), proc, "g");
         while (got.toString(StandardCharsets.UTF_8).lines().count() < 6) {
-            int b = in.read();
-            assertThat(b).as("attach ended before five lines: " + new String(first.getErrorStream().readAllBytes()))
-                    .isNotNegative();
-            got.write(b);
+            got.write(readByte(first, in, "five lines"));
         }
         // SIGTERM: the client goes away; the process runs on (by kill: Process.destroy would also close the pipes
         // this test reads what the client printed from)
