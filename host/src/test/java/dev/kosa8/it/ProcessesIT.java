@@ -94,6 +94,14 @@ class ProcessesIT {
             throws Exception {
         String proc = start(box, "-d", "-i", "--tag", "fifty", box.id(), "--", "sh", "-c",
                 "echo ready; head -c 1 >/dev/null; " + FIFTY);
+        try {
+            fiftyLinesAcrossAReconnect(box, proc);
+        } finally {
+            Kosa.run(T, "kill", "-s", "KILL", box.id(), proc); // when it failed half-way: no process left running
+        }
+    }
+
+    private static void fiftyLinesAcrossAReconnect(SharedSandbox.Booted box, String proc) throws Exception {
         Process first = Kosa.builder("attach", box.id(), proc).start();
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         InputStream in = first.getInputStream();
