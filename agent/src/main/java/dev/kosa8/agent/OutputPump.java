@@ -16,14 +16,21 @@ final class OutputPump {
         byte[] read(int max) throws IOException;
     }
 
-    private final SendWindow window = new SendWindow();
+    private final SendWindow window;
     private final CountDownLatch done = new CountDownLatch(1);
 
     OutputPump(int channel, Message.Stream stream, Outbox outbox, Source source, boolean platformThread) {
+        this(channel, stream, outbox, source, platformThread, Limits.INITIAL_WINDOW, Limits.MAX_DATA);
+    }
+
+    /** @param window the stream's window ({@link Limits#INITIAL_WINDOW} for an exec's); {@code chunk}: the most per Data */
+    OutputPump(int channel, Message.Stream stream, Outbox outbox, Source source, boolean platformThread, int window,
+               int chunk) {
+        this.window = new SendWindow(window);
         Runnable body = () -> {
             try {
                 while (true) {
-                    int allowed = window.acquire(Limits.MAX_DATA);
+                    int allowed = this.window.acquire(chunk);
                     if (allowed < 0) {
                         break;
                     }
@@ -31,7 +38,7 @@ final class OutputPump {
                     if (bytes.length < allowed) {
                         // return the window we did not use
                         int unused = allowed - bytes.length;
-                        window.credit(unused);
+                        this.window.credit(unused);
                     }
                     if (bytes.length == 0) {
                         break;

@@ -94,6 +94,7 @@ final class Session implements Outbox {
             case Message.MountWorkspace w -> startChannel(w.channel(), () -> WorkspaceMount.start(w, this));
             case Message.Freeze f -> startChannel(f.channel(), () -> Checkpointing.freeze(f, this));
             case Message.Thaw t -> startChannel(t.channel(), () -> Checkpointing.thaw(t, this));
+            case Message.Connect c -> startChannel(c.channel(), () -> PortChannel.start(c, this));
             case Message.Data d -> {
                 if (d.stream() != Message.Stream.STDIN) {
                     throw new ProtocolException("the host may only send stdin");

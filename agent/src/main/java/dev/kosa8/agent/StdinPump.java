@@ -23,18 +23,28 @@ final class StdinPump {
     private final int channel;
     private final Outbox outbox;
     private final Sink sink;
-    private final ReceiveWindow window = new ReceiveWindow();
+    private final ReceiveWindow window;
     private final LinkedBlockingQueue<byte[]> queue = new LinkedBlockingQueue<>();
     private final Runnable onClosed;
 
     StdinPump(int channel, Outbox outbox, Sink sink, Runnable onClosed) {
+        this(channel, outbox, sink, onClosed, dev.kosa8.protocol.Limits.INITIAL_WINDOW, true);
+    }
+
+    /**
+     * @param window         the stream's window ({@link dev.kosa8.protocol.Limits#INITIAL_WINDOW} for an exec's)
+     * @param platformThread whether the sink blocks in native code (a pipe, a PTY), which pins a virtual thread;
+     *                       a socket's writes do not
+     */
+    StdinPump(int channel, Outbox outbox, Sink sink, Runnable onClosed, int window, boolean platformThread) {
+        this.window = new ReceiveWindow(window);
         this.channel = channel;
         this.outbox = outbox;
         this.sink = sink;
         this.onClosed = onClosed;
         // Writes to a pipe or a PTY block in native code, which pins a virtual thread to its carrier;
         // with two carriers (two vCPUs) two such threads would starve every other one.
-        Thread.ofPlatform().daemon().name("stdin-" + channel).start(this::run);
+        (platformThread ? Thread.ofPlatform().daemon() : Thread.ofVirtual()).name("stdin-" + channel).start(this::run);
     }
 
     void offer(byte[] bytes) {

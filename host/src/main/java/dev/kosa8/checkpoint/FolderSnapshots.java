@@ -169,6 +169,51 @@ public final class FolderSnapshots {
     }
 
     /**
+     * Makes snapshot {@code otherId} of another store this store's snapshot {@code asId}, its objects hard-linked
+     * (copied where a link cannot be made: another file system): a fork's folder as it starts is its parent's
+     * checkpoint, so the fork keeps it without reading the folder or storing its content twice. Objects are never
+     * written after they are stored, so the two stores sharing them share nothing that changes. The head is not
+     * moved: the other store's file identities are not this folder's. On failure nothing of it is left.
+     */
+    public synchronized void linkFrom(FolderSnapshots other, String otherId, String asId) throws IOException {
+        checkId(asId);
+        if (Files.exists(manifest(asId), LinkOption.NOFOLLOW_LINKS)) {
+            throw new KosaException(KosaException.Kind.STATE, "a workspace snapshot named " + asId
+                    + " already exists", "delete it first or choose another name");
+        }
+        Manifest m = other.load(otherId);
+        Files.createDirectories(manifests);
+        List<Path> added = new ArrayList<>();
+        try {
+            for (String hash : ManifestCache.index(other.manifest(otherId), m).objects) {
+                if (objects.has(hash)) {
+                    continue;
+                }
+                Path to = objects.path(hash);
+                Files.createDirectories(to.getParent());
+                try {
+                    Files.createLink(to, other.objects.path(hash));
+                } catch (IOException | UnsupportedOperationException e) {
+                    Files.copy(other.objects.path(hash), to);
+                }
+                added.add(to);
+            }
+            byte[] json = ManifestCodec.write(new Manifest(asId, m.capturedAt(), m.entries()));
+            syncStore();
+            AtomicFile.write(manifest(asId), out -> out.write(json));
+        } catch (IOException | RuntimeException e) {
+            for (Path a : added) {
+                try {
+                    Files.deleteIfExists(a);
+                } catch (IOException again) {
+                    e.addSuppressed(again);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /**
      * The reserved id of the folder as its sandbox started: {@code kosa8 diff}'s default instant. Never a
      * checkpoint's id (those start with {@code c} and a date), so no sweep of unfinished checkpoints removes it.
      */
@@ -181,6 +226,29 @@ public final class FolderSnapshots {
      * taken back. The caller keeps checkpoints of this store from running meanwhile (the sandbox's lock).
      */
     public synchronized List<FolderChange> diff(String id, Path folder) throws IOException {
+        return compare(id, folder, this::change);
+    }
+
+    /**
+     * As {@link #diff}, without the text: each path that differs, with its name as bytes (for applying the change
+     * elsewhere: {@code kosa8 adopt}, {@link AdoptPlan}) and for display.
+     */
+    public synchronized List<FolderEdit> edits(String id, Path folder) throws IOException {
+        return compare(id, folder, p -> new FolderEdit(p.path(), ByteNames.display(p.path()),
+                p.change(), FolderChange.Side.of(p.before()), FolderChange.Side.of(p.after())));
+    }
+
+    /** What one path that differs becomes, for {@link #compare}. */
+    private interface PairTo<T> {
+        T of(FolderDiff.Pair p) throws IOException;
+    }
+
+    /**
+     * Snapshot {@code id} against {@code folder} now, each differing path made into a {@code T}. The folder is
+     * scanned as a capture would (the copies it makes of changed files are taken back after), again if a file
+     * changed while it was read, three times at most.
+     */
+    private <T> List<T> compare(String id, Path folder, PairTo<T> to) throws IOException {
         Manifest before = load(id);
         for (int attempt = 1; ; attempt++) {
             Pending now;
@@ -193,9 +261,9 @@ public final class FolderSnapshots {
                 throw new IOException("the folder kept changing while it was read (" + e.getMessage() + ")", e);
             }
             try {
-                List<FolderChange> out = new ArrayList<>();
+                List<T> out = new ArrayList<>();
                 for (FolderDiff.Pair p : FolderDiff.compare(before, now.manifest)) {
-                    out.add(change(p));
+                    out.add(to.of(p));
                 }
                 return out;
             } finally {

@@ -349,6 +349,15 @@ public final class Undo {
         DiskSnapshots.copyOut(disk, c.id(), target, log);
     }
 
+    /**
+     * A fork's folder as it starts, which is its parent's checkpoint {@code c}: that snapshot, its content shared
+     * with the parent's store ({@link FolderSnapshots#linkFrom}), rather than the folder read again.
+     */
+    public void startFromParentFolder(Undo parent, Checkpoint c) throws IOException {
+        new FolderSnapshots(checkpoints().resolve("workspace")).linkFrom(
+                new FolderSnapshots(parent.checkpoints().resolve("workspace")), c.id(), FolderSnapshots.START);
+    }
+
     /** The folder as the sandbox starts with it: {@code kosa8 diff}'s default instant. Kept until the sandbox goes. */
     public void captureStart(Path folder) throws IOException {
         var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
@@ -382,6 +391,28 @@ public final class Undo {
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot compare the folder of sandbox " + sandboxId
                     + ": " + e.getMessage(), "try again; if it persists, see the daemon's log", e);
+        }
+    }
+
+    /**
+     * How {@code folder} (this sandbox's, or another one's: {@code kosa8 adopt} compares the folder a fork was
+     * made from too) differs now from this sandbox's folder as it started: for a fork, the instant it was forked
+     * at. The caller holds the sandbox's lock.
+     */
+    public List<FolderEdit> editsSinceStart(Path folder) {
+        commits.awaitIdle();
+        var folders = new FolderSnapshots(checkpoints().resolve("workspace"));
+        try {
+            if (!folders.ids().contains(FolderSnapshots.START)) {
+                throw new KosaException(KosaException.Kind.USAGE, "sandbox " + sandboxId + " kept no copy of its"
+                        + " folder as it started (an older kosa8 made it, or it shares no folder)",
+                        "`kosa8 diff " + sandboxId + " CHECKPOINT` shows what changed since one of its checkpoints");
+            }
+            return folders.edits(FolderSnapshots.START, folder);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot compare " + folder + " with the folder of "
+                    + "sandbox " + sandboxId + " as it started: " + e.getMessage(),
+                    "try again; if it persists, see the daemon's log", e);
         }
     }
 

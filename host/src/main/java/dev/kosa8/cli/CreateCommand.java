@@ -19,6 +19,7 @@ final class CreateCommand implements Callable<Integer> {
         Images.ensure(main.paths, System.err);
         var s = main.daemon().post("/v1/sandboxes?" + sandbox.query());
         System.out.println(s.path("id").asText());
+        PortCommand.announce(s.path("id").asText(), s.path("ports"));
         return 0;
     }
 }

@@ -1,6 +1,7 @@
 package dev.kosa8.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.kosa8.host.KosaException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -12,11 +13,16 @@ import picocli.CommandLine.ParentCommand;
         description = {"Make a new sandbox from a checkpoint of another: its processes run on from the checkpoint's "
                 + "instant, with their own disk, their own copy of the workspace folder, their own network broker "
                 + "and log (the same policy, copied) and new placeholders for their secrets. The original is "
-                + "untouched. Prints the new sandbox's id.",
+                + "untouched. Prints the new sandbox's id (one per line with --count). Keep the best of several "
+                + "tries with `kosa8 adopt FORK`.",
                 "Examples:",
                 "  kosa8 fork 3f2a c20261130T0815                      # workspace copied beside the original's",
-                "  kosa8 fork 3f2a c20261130T0815 --workspace ~/try-b  # into a new or empty folder"})
+                "  kosa8 fork 3f2a c20261130T0815 --workspace ~/try-b  # into a new or empty folder",
+                "  kosa8 fork 3f2a c20261130T0815 --count 4            # four tries from one instant"})
 final class ForkCommand implements Callable<Integer> {
+    /** Forks one command makes at most: each is a running machine. */
+    static final int MAX_COUNT = 16;
+
     @ParentCommand
     Main main;
 
@@ -28,18 +34,32 @@ final class ForkCommand implements Callable<Integer> {
     String checkpoint;
 
     @Option(names = "--workspace", paramLabel = "DIR", description = "Where the fork's copy of the workspace goes: "
-            + "a new or empty folder. Default: beside the original's, named after it and the fork's id.")
+            + "a new or empty folder (with --count N: DIR-1 ... DIR-N). Default: beside the original's, named after "
+            + "it and the fork's id.")
     Path workspace;
+
+    @Option(names = "--count", paramLabel = "N", defaultValue = "1", description = "How many forks to make from the "
+            + "instant, each with its own copy of the folder (default: 1).")
+    int count;
 
     @Override
     public Integer call() {
-        JsonNode s = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/fork?checkpoint="
-                + SandboxOptions.enc(checkpoint) + "&workspace="
-                + SandboxOptions.enc(workspace == null ? "" : workspace.toAbsolutePath().normalize().toString()));
-        System.out.println(s.path("id").asText());
-        String folder = s.path("workspace").asText("");
-        System.err.println("forked " + id + " at " + checkpoint + " into sandbox " + s.path("id").asText()
-                + (folder.isEmpty() ? "" : "; its workspace is " + folder));
+        if (count < 1 || count > MAX_COUNT) {
+            throw new KosaException(KosaException.Kind.USAGE, "--count must be from 1 to " + MAX_COUNT,
+                    "each fork is a running machine with its own memory; make fewer at once");
+        }
+        for (int i = 1; i <= count; i++) {
+            Path folder = workspace == null ? null : count == 1 ? workspace
+                    : workspace.resolveSibling(workspace.getFileName() + "-" + i);
+            JsonNode s = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/fork?checkpoint="
+                    + SandboxOptions.enc(checkpoint) + "&workspace="
+                    + SandboxOptions.enc(folder == null ? "" : folder.toAbsolutePath().normalize().toString()));
+            System.out.println(s.path("id").asText());
+            String made = s.path("workspace").asText("");
+            System.err.println("forked " + id + " at " + checkpoint + " into sandbox " + s.path("id").asText()
+                    + (made.isEmpty() ? "" : "; its workspace is " + made)
+                    + (count == 1 ? "" : " (" + i + " of " + count + ")"));
+        }
         return 0;
     }
 }

@@ -29,14 +29,21 @@ final class LsCommand implements Callable<Integer> {
             list.forEach(s -> out.println(Json.text(s, "id")));
             return 0;
         }
-        String fmt = "%-12s  %-8s  %-9s  %4s  %7s  %-5s  %s%n";
-        out.printf(fmt, "ID", "STATE", "KIND", "CPUS", "MEMORY", "ACCEL", "CREATED");
+        String fmt = "%-12s  %-8s  %-9s  %4s  %7s  %-5s  %-14s  %s%n";
+        out.printf(fmt, "ID", "STATE", "KIND", "CPUS", "MEMORY", "ACCEL", "CREATED", "PORTS");
         for (Object s : list) {
             out.printf(fmt, Json.text(s, "id"), Json.text(s, "state"),
                     Json.flag(s, "ephemeral") ? "ephemeral" : "kept", Json.number(s, "cpus"),
-                    Json.number(s, "memoryMiB") + "M", Json.text(s, "accelerator"), ago(Json.text(s, "created")));
+                    Json.number(s, "memoryMiB") + "M", Json.text(s, "accelerator"), ago(Json.text(s, "created")),
+                    ports(s));
         }
         return 0;
+    }
+
+    /** The published ports, host to guest ({@code 127.0.0.1:8080->80}), comma-separated. */
+    static String ports(Object sandbox) {
+        Object ports = sandbox instanceof java.util.Map<?, ?> m ? m.get("ports") : null;
+        return String.join(",", Json.list(ports).stream().map(String::valueOf).toList());
     }
 
     static String ago(String instant) {

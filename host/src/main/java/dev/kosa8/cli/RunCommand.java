@@ -51,12 +51,18 @@ final class RunCommand implements Callable<Integer> {
         var spec = exec.spec(argv);
         if (rm) {
             DaemonClient.Stream stream = d.upgrade("/v1/run?" + sandbox.query());
+            if (!sandbox.publish.isEmpty()) {
+                PortCommand.announce(stream.sandbox(), d.get("/v1/sandboxes/" + stream.sandbox()).path("ports"));
+            }
             int code = Exec.run(stream, spec, exec.interactive);
             noticeHeld(d, stream.sandbox());
             return code;
         }
         String id = Json.text(d.call("POST", "/v1/sandboxes?" + sandbox.query()), "id");
         System.err.println("kosa8: sandbox " + id + " kept (remove it with `kosa8 rm -f " + id + "`)");
+        if (!sandbox.publish.isEmpty()) {
+            PortCommand.announce(id, d.get("/v1/sandboxes/" + id).path("ports"));
+        }
         int code = Exec.run(d.upgrade("/v1/sandboxes/" + id + "/exec"), spec, exec.interactive);
         noticeHeld(d, id);
         return code;

@@ -107,6 +107,14 @@ final class SandboxOptions {
                     + "dropped, and the log says so (default: \"consoleLimit\" in settings.json, else 4M)."})
     String consoleLimit;
 
+    @Option(names = {"-p", "--publish"}, paramLabel = "[HOST:]GUEST",
+            description = {"Publish a TCP port of the sandbox on this machine's 127.0.0.1: connections to HOST "
+                    + "reach GUEST on the guest's loopback, carried by kosa8 (the guest gets no network for it). "
+                    + "HOST left out: a free port, printed. Repeatable. ADDRESS:HOST:GUEST listens on another address "
+                    + "(0.0.0.0: every interface, so other machines can connect; kosa8 warns). "
+                    + "Example: -p 8000, -p 8080:80. `kosa8 port` changes them later."})
+    java.util.List<String> publish = new java.util.ArrayList<>();
+
     /** What {@link #effective} found: the project's file is read once per command, not once per use. */
     private EffectiveSettings effective;
 
@@ -179,6 +187,10 @@ final class SandboxOptions {
         }
         for (String c : noHold) {
             q.append("&noHold=").append(enc(c));
+        }
+        for (String spec : publish) {
+            PortCommand.warnIfNotLoopback(dev.kosa8.ports.PortMapping.parse(spec));
+            q.append("&port=").append(enc(spec));
         }
         return q.toString();
     }

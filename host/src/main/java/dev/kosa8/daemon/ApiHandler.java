@@ -292,6 +292,25 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""));
                 respond(ctx, HttpResponseStatus.CREATED, view(forked));
             }
+            case "adopt" -> {
+                if (m != HttpMethod.POST) {
+                    throw notFound();
+                }
+                Adoptions.Result r = mgr.adoptions().adopt(s.id(), param(q, "into", ""),
+                        "true".equals(param(q, "dryRun", "false")));
+                Map<String, Object> view = new LinkedHashMap<>();
+                view.put("fork", r.fork());
+                view.put("into", r.into());
+                view.put("folder", r.folder());
+                view.put("dryRun", r.dryRun());
+                view.put("applied", r.applied());
+                view.put("held", r.held());
+                view.put("conflicts", r.conflicts());
+                view.put("already", r.already());
+                view.put("skipped", r.skipped());
+                view.put("forkHeld", r.forkHeld());
+                respond(ctx, HttpResponseStatus.OK, view);
+            }
             case "diff" -> {
                 if (m != HttpMethod.GET) {
                     throw notFound();
@@ -309,6 +328,37 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 Path file = Path.of(param(q, "path", ""));
                 mgr.dumpMemory(s, file);
                 respond(ctx, HttpResponseStatus.OK, Map.of("path", file.toString()));
+            }
+            case "ports" -> {
+                if (m == HttpMethod.GET && p.size() == 4) {
+                    respond(ctx, HttpResponseStatus.OK, mgr.ports().list(s).stream().map(x -> {
+                        Map<String, Object> v = portView(x.mapping());
+                        v.put("listening", x.listening());
+                        v.put("connections", x.connections());
+                        v.put("problem", x.problem());
+                        return v;
+                    }).toList());
+                } else if (m == HttpMethod.POST && p.size() == 4) {
+                    List<dev.kosa8.ports.PortMapping> asked = portsParam(q);
+                    if (asked.isEmpty()) {
+                        throw new KosaException(KosaException.Kind.USAGE, "no port to publish",
+                                "give port=[[ADDRESS:]HOST:]GUEST");
+                    }
+                    respond(ctx, HttpResponseStatus.CREATED, Map.of("published", mgr.ports().publish(s, asked).stream()
+                            .map(ApiHandler::portView).toList()));
+                } else if (m == HttpMethod.DELETE && p.size() == 5) {
+                    int port;
+                    try {
+                        port = Integer.parseInt(p.get(4));
+                    } catch (NumberFormatException e) {
+                        throw new KosaException(KosaException.Kind.USAGE, "'" + p.get(4) + "' is not a port number",
+                                "name the guest port or the host port");
+                    }
+                    respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.ports().unpublish(s, port).stream()
+                            .map(ApiHandler::portView).toList()));
+                } else {
+                    throw notFound();
+                }
             }
             case "secrets" -> {
                 String sub = p.size() > 4 ? p.get(4) : "";
@@ -443,11 +493,25 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                             : null, param(q, "image", ""),
                     q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()),
                     new Budget.Change(longParam(q, "diskBudget"), intParam(q, "maxCheckpoints"),
-                            longParam(q, "checkpointBytes"), longParam(q, "consoleLimit")));
+                            longParam(q, "checkpointBytes"), longParam(q, "consoleLimit")),
+                    portsParam(q));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus, memory and the budget's values must be numbers",
                     "");
         }
+    }
+
+    /** The {@code port} parameters, each {@code [[ADDRESS:]HOST:]GUEST} as `-p` takes it. */
+    private static List<dev.kosa8.ports.PortMapping> portsParam(QueryStringDecoder q) {
+        return q.parameters().getOrDefault("port", List.of()).stream().map(dev.kosa8.ports.PortMapping::parse).toList();
+    }
+
+    private static Map<String, Object> portView(dev.kosa8.ports.PortMapping m) {
+        Map<String, Object> v = new LinkedHashMap<>();
+        v.put("guestPort", m.guestPort());
+        v.put("hostAddress", m.hostAddress());
+        v.put("hostPort", m.hostPort());
+        return v;
     }
 
     private static Long longParam(QueryStringDecoder q, String name) {

@@ -65,7 +65,7 @@ final class BuildSandbox implements AutoCloseable {
                               int cpus, int memoryMiB, Path layers) {
         Sandbox s = manager.create(new SandboxManager.CreateRequest(true, cpus, memoryMiB, "auto", "",
                 NetMode.CLOSED, allow, List.of(), WorkspaceTransport.AUTO, trustHostCas, "", List.of(), List.of(),
-                Budget.Change.NONE), base);
+                Budget.Change.NONE, List.of()), base);
         return new BuildSandbox(manager, s, layers, base.systemCertificates());
     }
 

@@ -72,6 +72,7 @@ final class Forks {
             try {
                 Files.createDirectories(layout.directory(id));
                 Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n");
+                Files.writeString(layout.forkedFrom(id), parent.id() + " " + at.checkpoint().id() + "\n");
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot make the fork's directory "
                         + layout.directory(id) + ": " + e.getMessage(), "check that the disk has room", e);
@@ -93,7 +94,7 @@ final class Forks {
             if (!folder.isEmpty()) {
                 parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
                 CrashPoints.reached("fork", "folder");
-                Baseline.capture(s.undo(), Path.of(folder), id, log); // its diff: against the instant
+                startFolder(parentUndo, at, s, Path.of(folder)); // its diff and adopt: against the instant
             }
             if (Files.isDirectory(layout.ca(parent.id()))) {
                 copyTree(layout.ca(parent.id()), layout.ca(id));
@@ -127,6 +128,20 @@ final class Forks {
             throw new KosaException(KosaException.Kind.VM, "cannot fork " + parent.id() + " at "
                     + at.checkpoint().id() + ": " + e.getMessage(), "the parent and its checkpoint are untouched; "
                     + "remove the failed fork with `kosa8 rm " + id + "`", e);
+        }
+    }
+
+    /**
+     * The fork's folder as it starts, for {@code kosa8 diff} and {@code kosa8 adopt}: the parent's checkpoint
+     * snapshot, its content shared with the parent's store; failing that, the folder read afresh.
+     */
+    private void startFolder(Undo parentUndo, Undo.ForkPoint at, Sandbox s, Path folder) {
+        try {
+            s.undo().startFromParentFolder(parentUndo, at.checkpoint());
+        } catch (IOException | RuntimeException e) {
+            log.accept("sandbox " + s.id() + ": cannot share its parent's snapshot of the folder (" + e.getMessage()
+                    + "); reading the folder instead");
+            Baseline.capture(s.undo(), folder, s.id(), log);
         }
     }
 

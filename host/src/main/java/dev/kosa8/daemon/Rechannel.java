@@ -33,6 +33,8 @@ final class Rechannel {
                     + "their own");
             case Message.NetReset r -> throw new dev.kosa8.protocol.ProtocolException("network streams have a link of "
                     + "their own");
+            case Message.Connect c -> throw new dev.kosa8.protocol.ProtocolException("only the daemon connects to a "
+                    + "sandbox's published ports");
             case Message.Ask a -> throw new dev.kosa8.protocol.ProtocolException("only the guest asks");
             case Message.Answer a -> throw new dev.kosa8.protocol.ProtocolException("only the daemon answers asks");
             case Message.Hello h -> h;

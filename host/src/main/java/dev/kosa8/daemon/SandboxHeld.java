@@ -160,7 +160,11 @@ final class SandboxHeld {
         return result;
     }
 
-    private static <T> T paused(WorkspaceServer server, java.util.function.Supplier<T> action) {
+    /** Runs {@code action} with the server's requests held back (a null server: none to hold). */
+    static <T> T paused(WorkspaceServer server, java.util.function.Supplier<T> action) {
+        if (server == null) {
+            return action.get();
+        }
         try {
             if (!server.pause(PAUSE)) {
                 throw new KosaException(KosaException.Kind.STATE, "the sandbox's folder stayed busy for " + PAUSE

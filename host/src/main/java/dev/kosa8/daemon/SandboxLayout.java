@@ -49,11 +49,24 @@ final class SandboxLayout {
         return directory(id).resolve("forking");
     }
 
+    /** A fork's parent and checkpoint ("PARENT CHECKPOINT"), kept: where {@code kosa8 adopt} puts its changes. */
+    Path forkedFrom(String id) {
+        return directory(id).resolve("forked-from");
+    }
+
     Path directory(String id) {
         if (!SandboxIds.isValid(id)) {
             throw new IllegalArgumentException("bad sandbox id: " + id);
         }
         return paths.sandboxes().resolve(id);
+    }
+
+    /**
+     * The placeholders of the OAuth logins made inside the sandbox, by the name under which the secret store keeps
+     * each real token ({@link SandboxLogins}); never a token.
+     */
+    Path logins(String id) {
+        return directory(id).resolve("logins.json");
     }
 
     /** The root disk: a qcow2 overlay on the image's (or a template's) disk; each checkpoint's disk inside it. */

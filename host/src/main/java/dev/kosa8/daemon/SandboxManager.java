@@ -49,8 +49,10 @@ public final class SandboxManager {
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
                                 NetMode net, List<String> allow, List<String> secrets,
                                 WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
-                                List<String> hold, List<String> noHold, Budget.Change budget) {
+                                List<String> hold, List<String> noHold, Budget.Change budget,
+                                List<dev.kosa8.ports.PortMapping> ports) {
         public CreateRequest {
+            ports = ports == null ? List.of() : List.copyOf(ports);
             image = image == null || image.isEmpty() ? NamedImage.DEFAULT : image;
             budget = budget == null ? Budget.Change.NONE : budget;
             hold = hold == null ? List.of() : List.copyOf(hold);
@@ -74,10 +76,12 @@ public final class SandboxManager {
     private final Recovery recovery;
     private final Consumer<String> log;
     private final SandboxHeld held;
+    private final Adoptions adoptions;
     private final TurnCheckpoints turns;
     private final SandboxUndo undo;
     private final SandboxDisk disk;
     private final SandboxProcesses processes;
+    private final PublishedPorts ports;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
@@ -112,6 +116,8 @@ public final class SandboxManager {
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
         this.log = log;
         this.held = new SandboxHeld(layout, registry, log);
+        this.adoptions = new Adoptions(layout, registry, log);
+        this.ports = new PublishedPorts(store, dev.kosa8.ports.PortLimits.DEFAULT, log);
         this.processes = new SandboxProcesses(new dev.kosa8.processes.Processes(settings.processes()), layout,
                 networks);
     }
@@ -121,9 +127,19 @@ public final class SandboxManager {
         return processes;
     }
 
+    /** Published ports ({@link PublishedPorts}). */
+    PublishedPorts ports() {
+        return ports;
+    }
+
     /** Held changes: review, accept, reject. */
     SandboxHeld held() {
         return held;
+    }
+
+    /** {@code kosa8 adopt}: a fork's changes into another sandbox's folder. */
+    Adoptions adoptions() {
+        return adoptions;
     }
 
     /** The commands and file transfers one sandbox may have under way at once ({@link Settings#streams}). */
@@ -134,6 +150,9 @@ public final class SandboxManager {
     /** At daemon start, before it listens: loads every record ({@link Recovery#load}). */
     public void loadRecords() {
         recovery.load();
+        for (Sandbox s : registry.all()) {
+            ports.restore(s);
+        }
     }
 
     /**
@@ -175,18 +194,28 @@ public final class SandboxManager {
             throw new KosaException(KosaException.Kind.USAGE, "--secret needs a network: the key is put into requests"
                     + " on their way out", "drop --net none, or drop --secret");
         }
-        SandboxRecord r = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
+        SandboxRecord unbound = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
                 req.accelerator(), "", SandboxState.STARTING, 0, null, "",
                 WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))),
                 networks.network(req.net(), req.allow(), granted, req.trustHostCas()), granted, req.workspaceTransport(),
                 image, req.budget().applyTo(settings.budget()));
-        launcher.specs().validate(r);
-        DiskBudget.admitSandbox(r.memoryMiB(), r.budget(),
-                launcher.newDiskSize(pinned != null ? pinned : bootImages.of(r)));
-        if (!r.workspace().isEmpty()) {
-            HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
+        launcher.specs().validate(unbound);
+        DiskBudget.admitSandbox(unbound.memoryMiB(), unbound.budget(),
+                launcher.newDiskSize(pinned != null ? pinned : bootImages.of(unbound)));
+        // last of the checks, first of what is made: a host port in use fails the create with nothing left behind
+        java.util.concurrent.atomic.AtomicReference<Sandbox> made = new java.util.concurrent.atomic.AtomicReference<>();
+        SandboxRecord r = unbound.withPorts(ports.bind(id, made::get, req.ports()));
+        Sandbox s;
+        try {
+            if (!r.workspace().isEmpty()) {
+                HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
+            }
+            s = new Sandbox(r, layout.undo(id, log));
+        } catch (RuntimeException e) {
+            ports.close(id);
+            throw e;
         }
-        Sandbox s = new Sandbox(r, layout.undo(id, log));
+        made.set(s);
         if (pinned != null) {
             bootImages.pin(id, pinned);
             layout.makeBuildLayers(id); // a build sandbox: before its QEMU starts, so that its jail shows them
@@ -309,6 +338,7 @@ public final class SandboxManager {
             s.update(rt -> rt.stopping(true));
             save(s, s.record().withState(SandboxState.REMOVING));
             s.closeRuntime();
+            ports.close(s.id());
             // a checkpoint still committing stops with its machine and takes its parts back before the files go
             if (!s.undo().cancel(Duration.ofSeconds(30))) {
                 log.accept("sandbox " + s.id() + ": the commit of checkpoint " + s.undo().committing().orElse("?")
@@ -321,6 +351,7 @@ public final class SandboxManager {
                 registry.remove(s.id());
                 turns.forget(s.id());
                 processes.forget(s);
+                networks.forgetLogins(s.id());
                 bootImages.unpin(s.id());
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
@@ -392,6 +423,7 @@ public final class SandboxManager {
                         + " was committed; the next daemon marks it failed");
             }
         }
+        ports.closeAll();
         for (Sandbox s : registry.all()) {
             s.detach();
         }

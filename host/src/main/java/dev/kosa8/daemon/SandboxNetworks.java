@@ -28,10 +28,12 @@ public final class SandboxNetworks {
     private final SandboxRegistry registry;
     private final SandboxLayout layout;
     private final java.util.function.Consumer<String> log;
+    private final SandboxLogins logins;
 
     SandboxNetworks(EgressService egress, SandboxSecrets secrets, SandboxStore store, SandboxRegistry registry,
                     SandboxLayout layout, java.util.function.Consumer<String> log) {
         this.log = log;
+        this.logins = new SandboxLogins(secrets::store, layout, log, dev.kosa8.secrets.OAuthProviders.builtIn());
         this.egress = egress;
         this.secrets = secrets;
         this.store = store;
@@ -91,7 +93,13 @@ public final class SandboxNetworks {
         }
         Broker b = egress.start(r.id(), layout.runtime(r.id()), layout.directory(r.id()), r.network(), workspaces);
         b.secrets(secrets.bindings(r));
+        logins.attach(r.id(), b);
         return b;
+    }
+
+    /** A removed sandbox's login tokens leave the secret store. */
+    void forgetLogins(String id) {
+        logins.forget(id);
     }
 
     /** Adds rules (presets expanded) to a sandbox's allow-list; a running sandbox's broker applies them at once. */

@@ -2,6 +2,7 @@ package dev.kosa8.daemon;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import dev.kosa8.egress.SandboxNetwork;
+import dev.kosa8.ports.PortMapping;
 import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.vm.WorkspaceTransport;
 import java.time.Instant;
@@ -21,6 +22,8 @@ import java.util.List;
  *                     runs with it); records from before images had names were made from kosa8/debian
  * @param budget       what it may keep on disk ({@link Budget}); null in a record from before budgets: the
  *                     settings' default
+ * @param ports        its published ports (docs/ports.md), each with the host port it was given; none in a record
+ *                     from before ports
  */
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
@@ -30,7 +33,8 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
                             WorkspaceTransport workspaceTransport,
                             @JsonInclude(value = JsonInclude.Include.CUSTOM,
                                     valueFilter = SandboxImage.LeftOutWhenDefault.class) SandboxImage image,
-                            @JsonInclude(JsonInclude.Include.NON_NULL) Budget budget) {
+                            @JsonInclude(JsonInclude.Include.NON_NULL) Budget budget,
+                            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<PortMapping> ports) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -42,6 +46,21 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         secrets = secrets == null ? List.of() : List.copyOf(secrets);
         workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
         image = image == null ? SandboxImage.DEFAULT : image;
+        ports = ports == null ? List.of() : List.copyOf(ports);
+    }
+
+    /** A sandbox without published ports. */
+    public SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
+                         String imageId, SandboxState state, long qemuPid, Instant qemuStarted, String failure,
+                         String workspace, SandboxNetwork network, List<GrantedSecret> secrets,
+                         WorkspaceTransport workspaceTransport, SandboxImage image, Budget budget) {
+        this(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid, qemuStarted, failure,
+                workspace, network, secrets, workspaceTransport, image, budget, List.of());
+    }
+
+    public SandboxRecord withPorts(List<PortMapping> next) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
+                qemuStarted, failure, workspace, network, secrets, workspaceTransport, image, budget, next);
     }
 
     /** A sandbox of kosa8's own image, without a budget of its own. */
@@ -55,12 +74,12 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
 
     public SandboxRecord withSecrets(List<GrantedSecret> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, network, next, workspaceTransport, image, budget);
+                qemuStarted, failure, workspace, network, next, workspaceTransport, image, budget, ports);
     }
 
     public SandboxRecord withNetwork(SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, n, secrets, workspaceTransport, image, budget);
+                qemuStarted, failure, workspace, n, secrets, workspaceTransport, image, budget, ports);
     }
 
     /** The budget this sandbox keeps to: its own, else {@code dflt} (a record from before budgets). */
@@ -71,21 +90,21 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
                 qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport,
-                image, budget);
+                image, budget, ports);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace, network, secrets, workspaceTransport, image, budget);
+                0, null, why, workspace, network, secrets, workspaceTransport, image, budget, ports);
     }
 
     public SandboxRecord withQemu(long pid, Instant started, String accel, String bootImageId) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, bootImageId, state, pid, started,
-                failure, workspace, network, secrets, workspaceTransport, image, budget);
+                failure, workspace, network, secrets, workspaceTransport, image, budget, ports);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace, network, secrets, workspaceTransport, image, budget);
+                0, null, "", workspace, network, secrets, workspaceTransport, image, budget, ports);
     }
 }

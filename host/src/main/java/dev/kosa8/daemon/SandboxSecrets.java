@@ -32,7 +32,7 @@ final class SandboxSecrets {
         this.log = log;
     }
 
-    private synchronized SecretStore store() {
+    synchronized SecretStore store() {
         if (opened == null) {
             opened = store.get();
         }

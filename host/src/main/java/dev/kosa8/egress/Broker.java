@@ -86,7 +86,12 @@ public final class Broker implements AutoCloseable {
             new java.util.concurrent.atomic.AtomicBoolean();
     private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile EgressPolicy policy;
+    /** The sandbox's {@code kosa8 secret}s, as the daemon last gave them. */
+    private volatile SecretBindings granted = SecretBindings.NONE;
+    /** {@link #granted} and the tokens of logins made inside ({@link #logins}): what every request is judged by. */
     private volatile SecretBindings secrets = SecretBindings.NONE;
+    private volatile OAuthLogins logins = new OAuthLogins(dev.kosa8.secrets.OAuthProviders.builtIn(), OAuthKeeper.NONE,
+            this::rebind);
     private volatile QueryRate dnsRate;
     private EventLoopGroup group;
     private GuestLink link;
@@ -288,10 +293,15 @@ public final class Broker implements AutoCloseable {
      * The policy's decision on a connection, with the sandbox's secrets: TLS
      * to a host a secret is bound to is always intercepted, since its key goes
      * into the requests inside (under {@code --net open} too, and over a
-     * {@code passthrough} rule for the host).
+     * {@code passthrough} rule for the host); so is TLS to an OAuth token
+     * endpoint's host ({@link OAuthLogins}), whose responses carry tokens.
      */
     Decision connect(String host, int port) {
         Decision d = policy.connect(host, port);
+        if (d.allowed() && d.passthrough() && logins.providers().isTokenHost(host, port)) {
+            // a login made inside would leave its tokens in the guest
+            d = new Decision(true, d.reason() + "; read for OAuth tokens", false, d.requestRules());
+        }
         if (d.allowed()) {
             List<SecretBinding> bound = secrets.boundTo(host, port);
             if (!bound.isEmpty()) {
@@ -307,18 +317,43 @@ public final class Broker implements AutoCloseable {
         return secrets;
     }
 
+    /** The logins made inside this sandbox: their token endpoints and the tokens learned from them. */
+    OAuthLogins logins() {
+        return logins;
+    }
+
     /**
-     * Takes effect with the next request. Guest connections passed through
-     * unread to a host that now has a key are closed, so the guest's next
-     * connection is intercepted and gets it.
+     * Which providers' token endpoints to read, and who keeps the real tokens learned there. Tokens learned before
+     * are forgotten (call it before the guest runs).
      */
-    public void secrets(SecretBindings next) {
+    public void logins(dev.kosa8.secrets.OAuthProviders providers, OAuthKeeper keeper) {
+        logins = new OAuthLogins(providers, keeper, this::rebind);
+        rebind();
+    }
+
+    /** Tokens of a login made inside before this broker started, as its keeper kept them. */
+    public void restoreLogin(String provider, List<dev.kosa8.secrets.TokenResponses.Token> tokens) {
+        logins.restore(provider, tokens);
+    }
+
+    private synchronized void rebind() {
+        SecretBindings next = granted.with(logins.bindings());
         secrets = next;
         for (Carried c : carried) {
             if (c.passedThrough() && !next.boundTo(c.host(), c.port()).isEmpty()) {
                 c.guest().close();
             }
         }
+    }
+
+    /**
+     * Takes effect with the next request. Guest connections passed through
+     * unread to a host that now has a key are closed, so the guest's next
+     * connection is intercepted and gets it.
+     */
+    public void secrets(SecretBindings next) {
+        granted = next;
+        rebind();
     }
 
     /** The guest connections open on the broker's listeners (tests). */

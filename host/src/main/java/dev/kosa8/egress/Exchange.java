@@ -50,9 +50,9 @@ final class Exchange {
         outcome = s;
     }
 
-    /** The names of the secrets put into this request, for the audit line. */
+    /** The names of the secrets put into this request (or learned from its answer), for the audit line; added up. */
     void secret(String names) {
-        secret = names;
+        secret = secret == null ? names : secret + "," + names;
     }
 
     void end() {

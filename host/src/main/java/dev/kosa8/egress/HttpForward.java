@@ -44,11 +44,12 @@ final class HttpForward {
 
     private static final String CODEC = "codec";
     private static final String INFLATE = "inflate";
+    private static final String GATHER = "gather-token-response";
 
     private final Broker broker;
     private final Listener listener;
     private final Channel guest;
-    private final FullHttpRequest request;
+    private FullHttpRequest request;
     private final String host;
     private final int port;
     private final String path;
@@ -60,6 +61,8 @@ final class HttpForward {
     private final boolean webSocket;
     private final Runnable next;
     private final UpstreamSlot slot;
+    /** The names of the tokens put into this request's body ({@link TokenExchange}). */
+    private final List<String> swapped = new java.util.ArrayList<>();
     /** The guest asked to keep its connection (HTTP/1.1 without "Connection: close", or 1.0 with keep-alive). */
     private boolean guestKeepAlive;
     /** The secrets put into this request: those bound to its host, over TLS only. */
@@ -68,6 +71,8 @@ final class HttpForward {
     private final boolean boundHost;
     /** Takes real keys out of the response, or null when the sandbox holds none. */
     private final dev.kosa8.secrets.KeyScrubber scrubber;
+    /** The provider whose token endpoint this request goes to (over TLS), else null: its response is rewritten. */
+    private final dev.kosa8.secrets.OAuthProvider login;
 
     /**
      * @param tls    the upstream speaks TLS, verified by the broker against the host name
@@ -92,12 +97,38 @@ final class HttpForward {
         this.reason = reason;
         SecretBindings secrets = broker.secrets();
         List<SecretBinding> bound = secrets.boundTo(host, port);
-        this.boundHost = !bound.isEmpty();
+        this.login = tls && request.method() == io.netty.handler.codec.http.HttpMethod.POST
+                ? broker.logins().endpoint(host, port, request.uri()).orElse(null) : null;
+        this.boundHost = !bound.isEmpty() || login != null;
         this.inject = tls ? bound : List.of();
         this.scrubber = secrets.scrubber();
     }
 
+    FullHttpRequest request() {
+        return request;
+    }
+
+    /** The request's body was rewritten: {@code next} replaces it, its tokens named {@code fields}. */
+    void replaceRequest(FullHttpRequest next, List<String> fields) {
+        request = next;
+        swapped.addAll(fields);
+    }
+
     void start() {
+        if (!tls && request.method() == io.netty.handler.codec.http.HttpMethod.POST
+                && broker.logins().endpoint(host, 443, request.uri()).isPresent()) {
+            // its answer would carry tokens the broker never reads over plain HTTP
+            fail(HttpResponseStatus.FORBIDDEN, "an OAuth token endpoint is reached over HTTPS only: use https://"
+                    + host, null);
+            return;
+        }
+        if (login != null) {
+            String refused = TokenExchange.swapIn(this, broker.logins().realByPlaceholder(login));
+            if (refused != null) {
+                fail(HttpResponseStatus.BAD_REQUEST, refused, null);
+                return;
+            }
+        }
         guest.config().setAutoRead(false);
         String key = host + ":" + port;
         UpstreamSlot.Idle kept = webSocket ? null : slot.take(key); // a WebSocket keeps its connection for good
@@ -149,14 +180,27 @@ final class HttpForward {
                 target.via(), target.reason(reason));
         exchange.sent(request.content().readableBytes());
         prepare(request);
+        List<String> used = new java.util.ArrayList<>(swapped);
         if (!inject.isEmpty()) {
-            SecretInjection.apply(request, inject);
-            exchange.secret(String.join(",", inject.stream().map(SecretBinding::name).toList()));
+            used.addAll(SecretInjection.apply(request, inject));
+        }
+        if (login != null) {
+            request.headers().set(HttpHeaderNames.ACCEPT_ENCODING, HttpHeaderValues.IDENTITY);
+        }
+        if (!used.isEmpty()) {
+            exchange.secret(String.join(",", used));
         }
         if (boundHost && up.pipeline().get(INFLATE) == null) {
             // asked for identity (SecretInjection), but a server may compress anyway: a real key must not pass
             // hidden inside gzip or deflate
             up.pipeline().addAfter(CODEC, INFLATE, new io.netty.handler.codec.http.HttpContentDecompressor(0));
+        }
+        if (login != null && up.pipeline().get(GATHER) == null) {
+            // a token response is read whole (within its bound) before any of it goes to the guest
+            up.pipeline().addAfter(INFLATE, GATHER, new io.netty.handler.codec.http.HttpObjectAggregator(
+                    dev.kosa8.secrets.TokenResponses.MAX_BODY));
+        } else if (login == null && up.pipeline().get(GATHER) != null) {
+            up.pipeline().remove(GATHER); // a kept connection's next request is an ordinary one
         }
         up.pipeline().addLast("response", new ResponseRelay(exchange, up, target));
         up.writeAndFlush(request).addListener((ChannelFutureListener) w -> {
@@ -259,6 +303,26 @@ final class HttpForward {
                 ctx.close();
                 guest.close();
                 return;
+            }
+            if (login != null && msg instanceof io.netty.handler.codec.http.FullHttpResponse full
+                    && full.status().codeClass() != io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL) {
+                String why = unreadable(full) ? host + " answered in Content-Encoding '"
+                        + full.headers().get(HttpHeaderNames.CONTENT_ENCODING) + "', which the broker cannot read "
+                        + "for OAuth tokens" : null;
+                TokenExchange.Taken taken = why != null ? new TokenExchange.Taken(null, why)
+                        : TokenExchange.takeOut(full, login, broker.logins());
+                if (taken.refused() != null) {
+                    ReferenceCountUtil.release(full);
+                    refuseResponse(ctx, taken.refused());
+                    return;
+                }
+                if (taken.response() != full) {
+                    ReferenceCountUtil.release(full);
+                }
+                msg = taken.response();
+                if (!taken.fields().isEmpty()) {
+                    exchange.secret("oauth-" + login.name() + " learned " + String.join(",", taken.fields()));
+                }
             }
             if (msg instanceof HttpResponse res && scrubber != null) {
                 scrubHeaders(res.headers());
@@ -435,8 +499,25 @@ final class HttpForward {
             }
         }
 
+        /** Sends the guest a 502 instead of the response, which it never sees any of. */
+        private void refuseResponse(ChannelHandlerContext ctx, String why) {
+            exchange.outcome("refused: " + why);
+            exchange.end(); // logged before the guest can read the refusal
+            responded = true;
+            done = true;
+            guest.writeAndFlush(Denials.response(HttpResponseStatus.BAD_GATEWAY, "kosa8: " + why + "\n"))
+                    .addListener(ChannelFutureListener.CLOSE);
+            ctx.close();
+        }
+
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (!responded && login != null && cause instanceof io.netty.handler.codec.TooLongFrameException) {
+                refuseResponse(ctx, "the token response from " + host + " is over "
+                        + dev.kosa8.secrets.TokenResponses.MAX_BODY + " bytes, more than the broker reads for OAuth "
+                        + "tokens; none of it was passed on");
+                return;
+            }
             if (!responded) {
                 // typically the upstream's certificate failed verification: say so, and say it in the log
                 responded = true;

@@ -10,9 +10,18 @@ import java.util.Objects;
  *
  * @param headerName     the header the value is sent in, such as {@code Authorization}
  * @param headerTemplate its value, with {@code {}} where the secret goes, such as {@code Bearer {}}
+ * @param inPlace        the value replaces the placeholder where the guest put it, in any header (an OAuth token
+ *                       from a login made inside, {@link OAuthLogins}), instead of being set in {@code headerName}
+ *                       on every request (a {@code kosa8 secret})
  */
 public record SecretBinding(String name, String host, int port, String headerName, String headerTemplate,
-                            String sentinel, String value) {
+                            String sentinel, String value, boolean inPlace) {
+    /** A {@code kosa8 secret}: set in its header on every request to its host. */
+    public SecretBinding(String name, String host, int port, String headerName, String headerTemplate,
+                         String sentinel, String value) {
+        this(name, host, port, headerName, headerTemplate, sentinel, value, false);
+    }
+
     public SecretBinding {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(host, "host");

@@ -49,6 +49,16 @@ public final class SecretBindings {
         return all;
     }
 
+    /** These and {@code more} (an OAuth login's tokens, {@link OAuthLogins}). */
+    SecretBindings with(List<SecretBinding> more) {
+        if (more.isEmpty()) {
+            return this;
+        }
+        List<SecretBinding> both = new ArrayList<>(all);
+        both.addAll(more);
+        return new SecretBindings(both);
+    }
+
     public boolean isEmpty() {
         return all.isEmpty();
     }
@@ -73,9 +83,17 @@ public final class SecretBindings {
     Optional<String> misplacedSentinel(FullHttpRequest req, String host, int port, boolean tls) {
         boolean ownKeys = tls && !boundTo(host, port).isEmpty();
         Optional<SentinelDetector> d = misplaced.computeIfAbsent(ownKeys ? host + ":" + port : "*", k -> {
+            // a placeholder bound to several hosts (an OAuth access token and its provider's API hosts) is at home on
+            // each of them
+            java.util.Set<String> own = new java.util.HashSet<>();
+            for (SecretBinding b : all) {
+                if (ownKeys && b.boundTo(host, port)) {
+                    own.add(b.sentinel());
+                }
+            }
             Map<String, String> foreign = new LinkedHashMap<>();
             for (SecretBinding b : all) {
-                if (!(ownKeys && b.boundTo(host, port))) {
+                if (!own.contains(b.sentinel())) {
                     foreign.put(b.name(), b.sentinel());
                 }
             }

@@ -24,6 +24,11 @@ import java.util.List;
  * which git hosts take a token in (user {@code x-access-token} unless the
  * guest named one), and git never has to ask.
  *
+ * <p>An OAuth token from a login made inside ({@link SecretBinding#inPlace()})
+ * is different: the guest chose the header, so the token replaces its
+ * placeholder wherever the guest put it, in any header, and nothing is set
+ * where the guest sent no placeholder.
+ *
  * <p>The request also asks for an uncompressed response, so that the broker
  * can find a key a server echoes back and replace it by the placeholder before
  * the guest sees it.
@@ -34,10 +39,19 @@ final class SecretInjection {
     private SecretInjection() {
     }
 
-    static void apply(HttpRequest req, List<SecretBinding> bindings) {
+    /** @return the names of the secrets put in */
+    static List<String> apply(HttpRequest req, List<SecretBinding> bindings) {
         HttpHeaders h = req.headers();
         boolean git = isGit(req.uri()) || isGitClient(h.get(HttpHeaderNames.USER_AGENT));
+        List<String> used = new java.util.ArrayList<>();
         for (SecretBinding b : bindings) {
+            if (b.inPlace()) {
+                if (replaceInPlace(h, b)) {
+                    used.add(b.name());
+                }
+                continue;
+            }
+            used.add(b.name());
             if (git && b.headerName().equalsIgnoreCase(HttpHeaderNames.AUTHORIZATION.toString())) {
                 h.set(HttpHeaderNames.AUTHORIZATION, basic(basicUser(h.get(HttpHeaderNames.AUTHORIZATION)), b.value()));
             } else {
@@ -45,6 +59,20 @@ final class SecretInjection {
             }
         }
         h.set(HttpHeaderNames.ACCEPT_ENCODING, HttpHeaderValues.IDENTITY);
+        return used;
+    }
+
+    /** Replaces the binding's placeholder by its value in every header value that holds it. */
+    private static boolean replaceInPlace(HttpHeaders h, SecretBinding b) {
+        boolean any = false;
+        for (String name : List.copyOf(h.names())) {
+            List<String> values = h.getAll(name);
+            if (values.stream().anyMatch(v -> v.contains(b.sentinel()))) {
+                h.set(name, values.stream().map(v -> v.replace(b.sentinel(), b.value())).toList());
+                any = true;
+            }
+        }
+        return any;
     }
 
     /** Git's own client ("git/2.39.2"), which fetches a dumb-HTTP repository's files with plain GETs. */

@@ -237,8 +237,17 @@ public final class AgentConnection implements AutoCloseable {
      * forgotten after its Exited or Failed.
      */
     public int open(Consumer<Message> listener) {
+        return open(listener, Limits.INITIAL_WINDOW);
+    }
+
+    /**
+     * {@link #open(Consumer)} for a stream whose output window is {@code window} bytes (a published port's is
+     * {@link dev.kosa8.protocol.PortLink#WINDOW}): output beyond it breaks the protocol.
+     */
+    public int open(Consumer<Message> listener, int window) {
         int id = nextChannel.getAndIncrement();
-        channels.put(id, new Registered(listener, new ReceiveWindow(), new ReceiveWindow(), new ChannelLimits()));
+        channels.put(id, new Registered(listener, new ReceiveWindow(window), new ReceiveWindow(window),
+                new ChannelLimits()));
         if (shuttingDown.get() && channels.remove(id) != null) {
             // the connection died before or while we registered: say so instead of waiting forever
             listener.accept(new Message.Failed(id, Message.ErrorCode.INTERNAL,
@@ -387,6 +396,7 @@ public final class AgentConnection implements AutoCloseable {
             case Message.Thaw t -> throw new ProtocolException("the guest may not thaw the host");
             case Message.NetOpen o -> throw new ProtocolException("network streams have a port of their own");
             case Message.NetReset r -> throw new ProtocolException("network streams have a port of their own");
+            case Message.Connect c -> throw new ProtocolException("the guest may not open connections on the host");
             case Message.Signal s -> throw new ProtocolException("the guest may not signal the host");
             case Message.Resize r -> throw new ProtocolException("the guest may not resize the host's terminal");
             case Message.Data d -> {

@@ -376,36 +376,14 @@ public final class HeldChanges implements AutoCloseable {
     }
 
     /**
-     * The tree's version of {@code u} into the folder: copied next to its place under a temporary
-     * name, synced, then renamed over it (where a directory is involved, swapped with it by
-     * {@code RENAME_EXCHANGE} and the old version removed after), so the place holds the old
-     * version or the new one, never a part, whenever the daemon dies.
+     * The tree's version of {@code u} into the folder, whole or not at all whenever the daemon dies
+     * ({@link TreeCopy#replace}); a unit the tree no longer has is removed from the folder.
      */
     private void apply(int root, Unit u) throws ErrnoException {
-        String parent = Fid.parent(u.path());
-        String name = Fid.lastName(u.path());
-        LinuxFs.Stat held = TreeCopy.statOrNull(treeFd, u.path());
-        LinuxFs.Stat there = TreeCopy.statOrNull(root, u.path());
-        if (held == null) {
+        if (TreeCopy.statOrNull(treeFd, u.path()) == null) {
             TreeCopy.remove(root, u.path());
-            return;
-        }
-        TreeCopy.makeParents(root, u.path());
-        String temp = Fid.child(parent, ".kosa8-accept-" + name + "-" + Long.toHexString(System.nanoTime()));
-        TreeCopy.copy(treeFd, u.path(), root, temp);
-        int d = LinuxFs.openBeneath(root, parent, LinuxFs.O_RDONLY | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
-        try {
-            if (there != null && (there.isDir() || held.isDir())) {
-                // a directory cannot be renamed over a file or a non-empty directory: swap them, in one step
-                LinuxFs.exchangeAt(d, Fid.lastName(temp), d, name);
-                LinuxFs.fsync(d, false);
-                TreeCopy.remove(root, temp); // now the old version
-            } else {
-                LinuxFs.renameAt(d, Fid.lastName(temp), d, name);
-                LinuxFs.fsync(d, false);
-            }
-        } finally {
-            LinuxFs.close(d);
+        } else {
+            TreeCopy.replace(treeFd, root, u.path(), ".kosa8-accept-");
         }
     }
 

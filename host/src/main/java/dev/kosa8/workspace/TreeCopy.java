@@ -101,6 +101,38 @@ final class TreeCopy {
         return true;
     }
 
+    /**
+     * Puts what {@code from} has at {@code path} (a file, a symlink, or a directory with everything under it) in
+     * place of what {@code root} has there: copied next to its place under a temporary name (starting with
+     * {@code tempPrefix}), synced, then renamed over it (where a directory is involved, swapped with it by
+     * {@code RENAME_EXCHANGE} and the old version removed after), so the place holds the old version or the new
+     * one, never a part, whenever the daemon dies. Missing parents are made. {@code from} must have something at
+     * {@code path}.
+     */
+    static void replace(int from, int root, String path, String tempPrefix) throws ErrnoException {
+        String parent = Fid.parent(path);
+        String name = Fid.lastName(path);
+        LinuxFs.Stat next = statOrNull(from, path);
+        LinuxFs.Stat there = statOrNull(root, path);
+        makeParents(root, path);
+        String temp = Fid.child(parent, tempPrefix + name + "-" + Long.toHexString(System.nanoTime()));
+        copy(from, path, root, temp);
+        int d = LinuxFs.openBeneath(root, parent, LinuxFs.O_RDONLY | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
+        try {
+            if (there != null && (there.isDir() || next.isDir())) {
+                // a directory cannot be renamed over a file or a non-empty directory: swap them, in one step
+                LinuxFs.exchangeAt(d, Fid.lastName(temp), d, name);
+                LinuxFs.fsync(d, false);
+                remove(root, temp); // now the old version
+            } else {
+                LinuxFs.renameAt(d, Fid.lastName(temp), d, name);
+                LinuxFs.fsync(d, false);
+            }
+        } finally {
+            LinuxFs.close(d);
+        }
+    }
+
     private static void copyFile(int from, String fromPath, int to, String toPath, int mode) throws ErrnoException {
         int in = LinuxFs.openBeneath(from, fromPath, LinuxFs.O_RDONLY | LinuxFs.O_NOFOLLOW | LinuxFs.O_NONBLOCK, 0);
         try {
@@ -130,7 +162,7 @@ final class TreeCopy {
         }
     }
 
-    private static void chmod(int root, String path, int mode) throws ErrnoException {
+    static void chmod(int root, String path, int mode) throws ErrnoException {
         int fd = LinuxFs.openBeneath(root, path, LinuxFs.O_PATH | LinuxFs.O_NOFOLLOW, 0);
         try {
             LinuxFs.chmodFd(fd, mode);

@@ -286,7 +286,7 @@ class FolderSnapshotsPropertyTest {
         }
     }
 
-    private static void apply(List<Op> ops, Path folder) throws IOException {
+    static void apply(List<Op> ops, Path folder) throws IOException {
         for (Op op : ops) {
             try {
                 op.apply(folder);
@@ -314,7 +314,7 @@ class FolderSnapshotsPropertyTest {
                 .list().ofMinSize(1).ofMaxSize(6);
     }
 
-    private Arbitrary<Op> ops() {
+    static Arbitrary<Op> ops() {
         Arbitrary<String> path = Arbitraries.of(NAMES).list().ofMinSize(1).ofMaxSize(3).map(l -> String.join("/", l));
         Arbitrary<Integer> size = Arbitraries.oneOf(Arbitraries.integers().between(0, 40),
                 Arbitraries.integers().between(Capturer.BUFFER - 2, Capturer.BUFFER + 2));

@@ -122,6 +122,31 @@ class FolderSnapshotsTest {
     }
 
     @Test
+    void aSnapshotLinkedIntoAnotherStoreSharesItsContentAndOutlivesTheOriginal() throws Exception {
+        buildMixedTree();
+        SortedMap<String, TreeState.Node> was = TreeState.describe(folder);
+        FolderSnapshots parent = new FolderSnapshots(store);
+        parent.capture(folder, "c1");
+        FolderSnapshots fork = new FolderSnapshots(tmp.resolve("fork-store"));
+
+        fork.linkFrom(parent, "c1", FolderSnapshots.START);
+
+        assertThat(fork.ids()).containsExactly(FolderSnapshots.START);
+        assertThat(fork.edits(FolderSnapshots.START, folder)).as("the folder is as the linked snapshot").isEmpty();
+        Path object = Files.list(tmp.resolve("fork-store/objects")).findFirst().orElseThrow();
+        Path one = Files.list(object).findFirst().orElseThrow();
+        assertThat((Integer) Files.getAttribute(one, "unix:nlink")).as("shared, not copied").isEqualTo(2);
+        assertThatThrownBy(() -> fork.linkFrom(parent, "c1", FolderSnapshots.START))
+                .hasMessageContaining("already exists");
+
+        parent.delete("c1"); // with every object only it needed
+        Path again = tmp.resolve("again");
+        Files.createDirectory(again);
+        fork.copyTo(FolderSnapshots.START, again);
+        assertThat(TreeState.describe(again)).isEqualTo(was);
+    }
+
+    @Test
     void restoresAMixedTreeExactly() throws Exception {
         buildMixedTree();
         SortedMap<String, TreeState.Node> captured = TreeState.describe(folder);

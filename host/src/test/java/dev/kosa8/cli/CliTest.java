@@ -44,4 +44,28 @@ class CliTest {
         cl.execute("run", "--help");
         assertThat(sw.toString()).contains("kosa8 run -- python3 -c 'print(6*7)'").contains("--memory");
     }
+
+    @Test
+    void portsSubcommandsParseWithoutTheParentsPositionalsAndEachHelpTeaches() {
+        var parsed = Main.commandLine().parseArgs("port", "ls", "3f2a");
+        assertThat(parsed.subcommand().subcommand().commandSpec().name()).isEqualTo("ls");
+        var rm = Main.commandLine().parseArgs("port", "rm", "3f2a", "8000");
+        assertThat(rm.subcommand().subcommand().commandSpec().name()).isEqualTo("rm");
+        var publish = Main.commandLine().parseArgs("port", "3f2a", "8000", "8080");
+        assertThat(publish.subcommand().matchedPositionals()).hasSize(3);
+        var sw = new java.io.StringWriter();
+        var cl = Main.commandLine();
+        cl.setOut(new java.io.PrintWriter(sw));
+        cl.execute("port", "--help");
+        assertThat(sw.toString()).contains("127.0.0.1:HOST_PORT").contains("kosa8 port $id 8000")
+                .contains("--net none");
+        var err = new java.io.StringWriter();
+        cl.setErr(new java.io.PrintWriter(err));
+        assertThat(cl.execute("port", "3f2a")).isEqualTo(2);
+        assertThat(err.toString()).contains("Missing required parameters: 'GUEST_PORT'");
+        var create = new java.io.StringWriter();
+        cl.setOut(new java.io.PrintWriter(create));
+        cl.execute("create", "--help");
+        assertThat(create.toString()).contains("-p, --publish=[HOST:]GUEST");
+    }
 }

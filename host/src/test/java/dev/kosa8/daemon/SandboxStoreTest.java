@@ -42,6 +42,22 @@ class SandboxStoreTest {
         }
     }
 
+    @Test
+    void publishedPortsAreKeptWithTheirHostPortsAndARecordWithoutThemSaysNothingOfThem() throws Exception {
+        SandboxStore store = new SandboxStore(root);
+        var ports = List.of(dev.kosa8.ports.PortMapping.loopback(8000, 41234),
+                new dev.kosa8.ports.PortMapping(80, "0.0.0.0", 8080));
+        store.save(record("0123456789ab").withPorts(ports));
+        assertThat(store.loadAll(p -> { })).singleElement().satisfies(r -> {
+            assertThat(r.ports()).isEqualTo(ports);
+            assertThat(r.stopped().ports()).as("a stop keeps them").isEqualTo(ports);
+            assertThat(r.failed("x").withState(SandboxState.RUNNING).ports()).isEqualTo(ports);
+        });
+        store.save(record("0123456789ab"));
+        assertThat(Files.readString(root.resolve("0123456789ab/sandbox.json"))).doesNotContain("ports");
+        assertThat(store.loadAll(p -> { })).singleElement().satisfies(r -> assertThat(r.ports()).isEmpty());
+    }
+
     /** sandbox.json exactly as kosa8 wrote it before the envelope moved to dev.kosa8.host.RecordFile. */
     private static final String EARLIER = """
             {

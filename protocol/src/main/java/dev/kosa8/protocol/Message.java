@@ -255,6 +255,21 @@ public sealed interface Message {
     }
 
     /**
+     * A published port ({@link PortLink}): the host accepted a connection on the host's side and asks the agent to
+     * connect to {@code port} on the guest's loopback, carrying it on this channel. Host to guest only: the guest
+     * has no message that opens anything on the host. Answered by {@link Started} once connected (then the
+     * connection's bytes flow as {@link Data}, {@link Eof} and {@link Credit}, stdin towards the guest, stdout back,
+     * within {@link PortLink#WINDOW}, and {@link Exited} when both ways are over), or {@link Failed} when nothing
+     * accepts it or the connection breaks. A {@link Signal} from the host resets it.
+     */
+    record Connect(int channel, int port) implements Message {
+        public Connect {
+            Limits.checkChannel(channel);
+            NetLink.checkPort(port);
+        }
+    }
+
+    /**
      * The guest asks for a turn checkpoint (docs/agents.md): the agent sends it on behalf of a guest program
      * ({@code kosa8-guest checkpoint}). It carries a label and nothing else: which checkpoint, where it is kept,
      * how many are kept and how often one may be taken are the host's to decide. Answered by {@link Answer}

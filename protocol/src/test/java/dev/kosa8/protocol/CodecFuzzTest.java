@@ -128,6 +128,7 @@ class CodecFuzzTest {
                         Arbitraries.bytes().array(byte[].class).ofMaxSize(512)).as(Message.Thaw::new),
                 Combinators.combine(ch, Arbitraries.integers().between(1, 65535)).as(Message.NetOpen::new),
                 ch.map(Message.NetReset::new),
+                Combinators.combine(ch, Arbitraries.integers().between(1, 65535)).as(Message.Connect::new),
                 Combinators.combine(Arbitraries.longs().greaterOrEqual(1),
                         text.filter(s -> s.codePoints().noneMatch(Character::isISOControl))).as(Message.Ask::new),
                 Combinators.combine(Arbitraries.longs().greaterOrEqual(1), Arbitraries.of(Message.Outcome.class), text)

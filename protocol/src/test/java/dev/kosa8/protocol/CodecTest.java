@@ -47,6 +47,8 @@ class CodecTest {
                 new Message.NetOpen(10, 443),
                 new Message.NetOpen(Integer.MAX_VALUE, 65535),
                 new Message.NetReset(10),
+                new Message.Connect(7, 8000),
+                new Message.Connect(Integer.MAX_VALUE, 65535),
                 new Message.Ask(1, "tool: Bash"), new Message.Ask(Long.MAX_VALUE, ""),
                 new Message.Answer(1, Message.Outcome.TAKEN, "turn 3 c20261204T201500"),
                 new Message.Answer(0, Message.Outcome.FORGOTTEN, ""));
@@ -159,6 +161,9 @@ class CodecTest {
         }
         assertThatThrownBy(() -> new Message.NetOpen(0, 80)).isInstanceOf(ProtocolException.class);
         assertThatThrownBy(() -> new Message.NetReset(-3)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.Connect(1, 0)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.Connect(1, 65536)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.Connect(0, 80)).isInstanceOf(ProtocolException.class);
         // a port beyond 16 bits on the wire is refused by the decoder as by the constructor
         ByteBuffer b = ByteBuffer.allocate(9);
         b.put((byte) 19).putInt(1).putInt(70_000).flip();

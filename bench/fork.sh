@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Fork N (issue 33): `kosa8 fork ID CHECKPOINT --count N` of a sandbox whose folder holds MIB MiB in FILES files,
+# as the caller waits, and the disk the forks add (their folder copies, and their sandbox directories: disk
+# overlay, machine state links, snapshot store), against `cp -a` of the folder N times (the time and disk of plain
+# copies) in the same run.
+#
+#   bench/fork.sh [N] [FILES] [MIB]        defaults: 4 10000 200 (the issue's figure)
+#
+# Uses the kosa8 home of the environment (KOSA8_HOME, else the XDG default) and its daemon; the image must exist.
+# The sandbox (1 GiB) and its forks are removed at the end. Writes its result under bench/results/ (bench/lib.sh);
+# progress on stderr.
+set -euo pipefail
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+bench_init fork "$@"
+n=${1:-4}
+files=${2:-10000}
+mib=${3:-200}
+if [[ -n ${KOSA8_HOME:-} ]]; then data=$KOSA8_HOME/data; else data=${XDG_DATA_HOME:-$HOME/.local/share}/kosa8; fi
+
+work=$(mktemp -d /tmp/kosa8-bench-fork.XXXXXX)
+id="" forks=()
+cleanup() {
+  [[ -n $id ]] && "$k" rm -f "$id" "${forks[@]}" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+say() { echo "$*" >&2; }
+now() { date +%s%N; }
+kib() { du -sk "$@" | awk '{s += $1} END {print s}'; }
+
+say "making a folder of $files files, $mib MiB"
+python3 - "$work/folder" "$files" "$mib" <<'EOF'
+import os, sys
+root, files, mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+size = (mib << 20) // files
+for i in range(files):
+    d = os.path.join(root, "d%03d" % (i // 100))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d" % i), "wb") as f:
+        f.write(os.urandom(size))
+EOF
+id=$("$k" create --memory 1G --workspace "$work/folder")
+cp=$("$k" checkpoint --wait "$id" -m "before the tries")
+before=$(kib "$data/sandboxes")
+
+say "fork --count $n"
+t0=$(now)
+mapfile -t forks < <("$k" fork "$id" "$cp" --count "$n" --workspace "$work/try")
+t1=$(now)
+fork_ms=$(( (t1 - t0) / 1000000 ))
+folders_kib=$(kib "$work"/try-*)
+sandboxes_kib=$(( $(kib "$data/sandboxes") - before ))
+
+say "cp -a of the folder, $n times"
+t0=$(now)
+for ((i = 1; i <= n; i++)); do cp -a "$work/folder" "$work/copy-$i"; done
+sync -f "$work"
+t1=$(now)
+cp_ms=$(( (t1 - t0) / 1000000 ))
+cp_kib=$(kib "$work"/copy-*)
+
+echo "fork --count $n: $fork_ms ms; the forks' folders ${folders_kib} KiB, their sandbox directories ${sandboxes_kib} KiB"
+echo "cp -a x$n: $cp_ms ms, ${cp_kib} KiB"
+bench_row name="\`fork --count $n\` of a 1 GiB sandbox with a $mib MiB, $files-file folder, as the caller waits" \
+  unit=ms samples="$fork_ms" baseline_name="\`cp -a\` of the folder $n times" baseline="$cp_ms" goal="none set"
+bench_row name="disk the $n forks add (folder copies and sandbox directories)" unit=KiB \
+  samples="$(( folders_kib + sandboxes_kib ))" baseline_name="$n \`cp -a\` copies of the folder" baseline="$cp_kib" \
+  goal="none set (no sharing: each fork's folder is a full copy; docs/checkpoints.md)"
+bench_write
