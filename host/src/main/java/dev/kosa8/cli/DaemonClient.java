@@ -117,24 +117,43 @@ public final class DaemonClient {
      * answer on success, the daemon's own error as a KosaException otherwise.
      */
     Object call(String method, String path) {
-        Raw r = raw(method, path);
-        Object body;
-        try {
-            body = r.body().length == 0 ? java.util.Map.of() : Json.parse(r.body());
-        } catch (IOException e) {
-            throw unreachable(e);
-        }
-        if (r.status() >= 200 && r.status() < 300) {
-            return body;
-        }
-        throw error(r.status(), Json.text(body, "kind"), Json.text(body, "error"), Json.text(body, "suggestion"));
+        return call(method, path, new byte[0], "");
     }
 
     /** One request on a connection of its own: its status and body. */
     Raw raw(String method, String path) {
+        return raw(method, path, new byte[0], "");
+    }
+
+    /**
+     * A request with a body ({@code contentType} such as {@code application/json}) whose answer is read as
+     * {@link #call} reads it.
+     */
+    Object call(String method, String path, byte[] body, String contentType) {
+        Raw r = raw(method, path, body, contentType);
+        Object answer;
+        try {
+            answer = r.body().length == 0 ? java.util.Map.of() : Json.parse(r.body());
+        } catch (IOException e) {
+            throw unreachable(e);
+        }
+        if (r.status() >= 200 && r.status() < 300) {
+            return answer;
+        }
+        throw error(r.status(), Json.text(answer, "kind"), Json.text(answer, "error"), Json.text(answer,
+                "suggestion"));
+    }
+
+    private Raw raw(String method, String path, byte[] requestBody, String contentType) {
         try (SocketChannel ch = connect()) {
             OutputStream out = Channels.newOutputStream(ch);
-            out.write(head(method, path, List.of("Connection: close", "Content-Length: 0")));
+            List<String> headers = new ArrayList<>(List.of("Connection: close",
+                    "Content-Length: " + requestBody.length));
+            if (!contentType.isEmpty()) {
+                headers.add("Content-Type: " + contentType);
+            }
+            out.write(head(method, path, headers));
+            out.write(requestBody);
             out.flush();
             InputStream in = Channels.newInputStream(ch);
             Head h = readHead(in);

@@ -83,6 +83,11 @@ final class Json {
         return value instanceof Map<?, ?> m && Boolean.TRUE.equals(m.get(key));
     }
 
+    /** {@code value}'s field {@code key} (null when it is not an object or has no such field). */
+    static Object get(Object value, String key) {
+        return value instanceof Map<?, ?> m ? m.get(key) : null;
+    }
+
     /** {@code value} as a list (empty when it is not one). */
     static List<?> list(Object value) {
         return value instanceof List<?> l ? l : List.of();

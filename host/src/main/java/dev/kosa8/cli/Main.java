@@ -25,6 +25,7 @@ import picocli.CommandLine.Option;
             "  kosa8 rm -f $id                       remove it",
             ""},
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
+            ProcsCommand.class, AttachCommand.class, SendCommand.class, KillCommand.class, EnvCommand.class,
             CpCommand.class, LsCommand.class, InspectCommand.class, DfCommand.class, LogsCommand.class, StopCommand.class,
             StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class,
             AdoptCommand.class, RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,

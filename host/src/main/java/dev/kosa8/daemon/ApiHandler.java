@@ -51,7 +51,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         QueryStringDecoder q = new QueryStringDecoder(req.uri());
         List<String> parts = List.of(q.path().replaceAll("^/+|/+$", "").split("/"));
         HttpMethod method = req.method();
-        String body = req.content().toString(StandardCharsets.UTF_8);
+        byte[] body = io.netty.buffer.ByteBufUtil.getBytes(req.content());
         boolean upgrade = UPGRADE.equalsIgnoreCase(req.headers().get(HttpHeaderNames.UPGRADE, ""));
         if (upgrade) {
             ctx.channel().config().setAutoRead(false);
@@ -71,7 +71,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         });
     }
 
-    private void route(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q, String body,
+    private void route(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q, byte[] body,
                        boolean upgrade) {
         SandboxManager mgr = daemon.sandboxes();
         if (p.size() < 2 || !p.get(0).equals("v1")) {
@@ -97,7 +97,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
             };
             ctx.channel().closeFuture().addListener(f -> remove.run()); // at once if it closed during the boot
-            switchToStream(ctx, s.id(), () -> s.running().agent(), () -> mgr.networks().secretEnvironment(s),
+            switchToStream(ctx, s.id(), () -> s.running().agent(), () -> mgr.processes().environmentOf(s),
                     s.record().image().config(), remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
             List<Pruner.Item> removed = mgr.disk().prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
@@ -108,7 +108,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else if (what.equals("images")) {
             images(ctx, m, p, q, upgrade, mgr);
         } else if (what.equals("sandboxes")) {
-            sandboxes(ctx, m, p, q, upgrade, mgr);
+            sandboxes(ctx, m, p, q, body, upgrade, mgr);
         } else if (what.equals("net") && p.size() == 2 && m == HttpMethod.GET) {
             Map<String, Object> view = new LinkedHashMap<>(netSettingsView(mgr.networks(), true));
             view.put("trustHostCasByDefault", mgr.networks().settings().trustHostCas());
@@ -173,7 +173,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     private void sandboxes(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q,
-                           boolean upgrade, SandboxManager mgr) {
+                           byte[] body, boolean upgrade, SandboxManager mgr) {
         if (p.size() == 2 && m == HttpMethod.GET) {
             respond(ctx, HttpResponseStatus.OK, mgr.list().stream().map(this::view).toList());
             return;
@@ -211,6 +211,14 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 mgr.start(s);
                 respond(ctx, HttpResponseStatus.OK, view(s));
             }
+            case "processes" -> new ProcessRoutes(mgr.processes()).processes(s, m, p, q, body,
+                    (status, value) -> respond(ctx, status, value));
+            case "env" -> {
+                if (p.size() != 4) {
+                    throw notFound();
+                }
+                new ProcessRoutes(mgr.processes()).environment(s, m, q, (status, value) -> respond(ctx, status, value));
+            }
             case "logs" -> respond(ctx, HttpResponseStatus.OK, Map.of("console",
                     mgr.logs(s, Integer.parseInt(param(q, "lines", "200")))));
             case "net" -> {
@@ -237,7 +245,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
                 var agent = s.running().agent();
                 s.openStream(mgr.streamsPerSandbox());
-                switchToStream(ctx, s.id(), () -> agent, () -> mgr.networks().secretEnvironment(s),
+                switchToStream(ctx, s.id(), () -> agent, () -> mgr.processes().environmentOf(s),
                         s.record().image().config(), s::closeStream);
             }
             case "checkpoints" -> {

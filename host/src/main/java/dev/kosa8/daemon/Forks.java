@@ -99,6 +99,7 @@ final class Forks {
             if (Files.isDirectory(layout.ca(parent.id()))) {
                 copyTree(layout.ca(parent.id()), layout.ca(id));
             }
+            dev.kosa8.processes.SandboxEnvironment.copy(layout.directory(parent.id()), layout.directory(id));
             HostPaths.privateDirectory(layout.runtime(id));
             if (s.record().network().mode() != NetMode.NONE) {
                 var broker = networks.startBroker(s.record());

@@ -80,6 +80,7 @@ public final class SandboxManager {
     private final TurnCheckpoints turns;
     private final SandboxUndo undo;
     private final SandboxDisk disk;
+    private final SandboxProcesses processes;
     private final PublishedPorts ports;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
@@ -117,6 +118,13 @@ public final class SandboxManager {
         this.held = new SandboxHeld(layout, registry, log);
         this.adoptions = new Adoptions(layout, registry, log);
         this.ports = new PublishedPorts(store, dev.kosa8.ports.PortLimits.DEFAULT, log);
+        this.processes = new SandboxProcesses(new dev.kosa8.processes.Processes(settings.processes()), layout,
+                networks);
+    }
+
+    /** The processes the daemon keeps for sandboxes, and each sandbox's own environment. */
+    SandboxProcesses processes() {
+        return processes;
     }
 
     /** Published ports ({@link PublishedPorts}). */
@@ -342,6 +350,7 @@ public final class SandboxManager {
                 layout.cleanRuntime(s.id(), log);
                 registry.remove(s.id());
                 turns.forget(s.id());
+                processes.forget(s);
                 networks.forgetLogins(s.id());
                 bootImages.unpin(s.id());
             } catch (IOException e) {
@@ -418,6 +427,7 @@ public final class SandboxManager {
         for (Sandbox s : registry.all()) {
             s.detach();
         }
+        processes.all().close();
     }
 
     private void save(Sandbox s, SandboxRecord r) {

@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.processes.ProcessLimits;
 import dev.kosa8.vm.JailProbe;
 import dev.kosa8.vm.VmSpec;
 import java.io.IOException;
@@ -24,14 +25,18 @@ import java.util.Set;
  * @param streams       the commands and file transfers one sandbox may have under way at once
  * @param budget        a new sandbox's disk budget, checkpoint limits and console limit, which {@code create}
  *                      can change
+ * @param processes     what the processes the daemon keeps for a sandbox may hold: how many run at once, the output
+ *                      kept per process, the ended ones kept ({@code processes}, {@code processOutput},
+ *                      {@code processRecords})
  */
-public record Settings(JailProbe.Mode jail, int streams, Budget budget) {
+public record Settings(JailProbe.Mode jail, int streams, Budget budget, ProcessLimits processes) {
     public static final String FILE = "settings.json";
     public static final int DEFAULT_STREAMS = 64;
     private static final Set<String> KNOWN = Set.of("jail", "consoleLimit", "streams", "diskBudget",
-            "checkpointCount", "checkpointBytes");
+            "checkpointCount", "checkpointBytes", "processes", "processOutput", "processRecords");
 
-    public static final Settings DEFAULTS = new Settings(JailProbe.Mode.AUTO, DEFAULT_STREAMS, Budget.DEFAULT);
+    public static final Settings DEFAULTS = new Settings(JailProbe.Mode.AUTO, DEFAULT_STREAMS, Budget.DEFAULT,
+            ProcessLimits.DEFAULT);
 
     /** The settings in {@code dir}'s settings.json; the defaults when there is none. */
     public static Settings load(Path dir) {
@@ -69,10 +74,15 @@ public record Settings(JailProbe.Mode jail, int streams, Budget budget) {
         long disk = bytes(n, "diskBudget", Budget.DEFAULT.diskBytes(), Budget.MIN_DISK, problems);
         long count = number(n, "checkpointCount", Budget.DEFAULT.checkpointCount(), 1, 100_000, problems);
         long cpBytes = bytes(n, "checkpointBytes", Budget.DEFAULT.checkpointBytes(), 0, problems);
+        long procs = number(n, "processes", ProcessLimits.DEFAULT.running(), 1, 4096, problems);
+        long procOutput = bytes(n, "processOutput", ProcessLimits.DEFAULT.outputBytes(), ProcessLimits.MIN_OUTPUT,
+                problems);
+        long procRecords = number(n, "processRecords", ProcessLimits.DEFAULT.finishedKept(), 0, 4096, problems);
         if (!problems.isEmpty()) {
             throw bad(file, problems);
         }
-        return new Settings(jail, (int) streams, new Budget(disk, (int) count, cpBytes, console));
+        return new Settings(jail, (int) streams, new Budget(disk, (int) count, cpBytes, console),
+                new ProcessLimits((int) procs, procOutput, (int) procRecords));
     }
 
     private static KosaException bad(Path file, List<String> problems) {

@@ -28,9 +28,11 @@ class SettingsTest {
     void valuesAreReadAsWritten() throws Exception {
         Files.writeString(dir.resolve("settings.json"), """
                 {"jail": "required", "consoleLimit": "1M", "streams": 8, "diskBudget": "20G",
-                 "checkpointCount": 10, "checkpointBytes": 1073741824}
+                 "checkpointCount": 10, "checkpointBytes": 1073741824, "processes": 3, "processOutput": "64K",
+                 "processRecords": 5}
                 """);
         Settings s = Settings.load(dir);
+        assertThat(s.processes()).isEqualTo(new dev.kosa8.processes.ProcessLimits(3, 64L << 10, 5));
         assertThat(s.jail()).isEqualTo(JailProbe.Mode.REQUIRED);
         assertThat(s.streams()).isEqualTo(8);
         assertThat(s.budget()).isEqualTo(new Budget(20L << 30, 10, 1L << 30, 1L << 20));
@@ -39,14 +41,17 @@ class SettingsTest {
     @Test
     void everyBadValueAndUnknownNameIsNamed() throws Exception {
         Files.writeString(dir.resolve("settings.json"), """
-                {"jail": "sometimes", "consoleLimit": "1K", "streams": 0, "diskBudget": "lots", "colour": "blue"}
+                {"jail": "sometimes", "consoleLimit": "1K", "streams": 0, "diskBudget": "lots", "colour": "blue",
+                 "processes": 0, "processOutput": "10"}
                 """);
         assertThatThrownBy(() -> Settings.load(dir)).isInstanceOf(KosaException.class)
                 .hasMessageContaining("unknown jail setting 'sometimes'")
                 .hasMessageContaining("\"consoleLimit\" must be at least 65536 bytes")
                 .hasMessageContaining("\"streams\" must be a whole number from 1 to 4096")
                 .hasMessageContaining("\"diskBudget\" must be a size such as 4M")
-                .hasMessageContaining("unknown setting \"colour\"");
+                .hasMessageContaining("unknown setting \"colour\"")
+                .hasMessageContaining("\"processes\" must be a whole number from 1 to 4096")
+                .hasMessageContaining("\"processOutput\" must be at least 1024 bytes");
         Files.writeString(dir.resolve("settings.json"), "[1, 2]");
         assertThatThrownBy(() -> Settings.load(dir)).hasMessageContaining("must be one JSON object");
     }
