@@ -97,6 +97,10 @@ public final class FolderSnapshots {
             return id;
         }
 
+        Manifest manifest() {
+            return manifest;
+        }
+
         /** Everything in the snapshot, the folder itself not counted. */
         public int entries() {
             return capturer.entryCount();
@@ -226,7 +230,7 @@ public final class FolderSnapshots {
      * taken back. The caller keeps checkpoints of this store from running meanwhile (the sandbox's lock).
      */
     public synchronized List<FolderChange> diff(String id, Path folder) throws IOException {
-        return compare(id, folder, this::change);
+        return SnapshotComparison.compare(this, id, folder, this::change);
     }
 
     /**
@@ -234,42 +238,8 @@ public final class FolderSnapshots {
      * elsewhere: {@code kosa8 adopt}, {@link AdoptPlan}) and for display.
      */
     public synchronized List<FolderEdit> edits(String id, Path folder) throws IOException {
-        return compare(id, folder, p -> new FolderEdit(p.path(), ByteNames.display(p.path()),
+        return SnapshotComparison.compare(this, id, folder, p -> new FolderEdit(p.path(), ByteNames.display(p.path()),
                 p.change(), FolderChange.Side.of(p.before()), FolderChange.Side.of(p.after())));
-    }
-
-    /** What one path that differs becomes, for {@link #compare}. */
-    private interface PairTo<T> {
-        T of(FolderDiff.Pair p) throws IOException;
-    }
-
-    /**
-     * Snapshot {@code id} against {@code folder} now, each differing path made into a {@code T}. The folder is
-     * scanned as a capture would (the copies it makes of changed files are taken back after), again if a file
-     * changed while it was read, three times at most.
-     */
-    private <T> List<T> compare(String id, Path folder, PairTo<T> to) throws IOException {
-        Manifest before = load(id);
-        for (int attempt = 1; ; attempt++) {
-            Pending now;
-            try {
-                now = scan(folder, "diff-" + Long.toHexString(System.nanoTime()));
-            } catch (IOException e) {
-                if (attempt < 3) {
-                    continue; // a file changed or went while it was read
-                }
-                throw new IOException("the folder kept changing while it was read (" + e.getMessage() + ")", e);
-            }
-            try {
-                List<T> out = new ArrayList<>();
-                for (FolderDiff.Pair p : FolderDiff.compare(before, now.manifest)) {
-                    out.add(to.of(p));
-                }
-                return out;
-            } finally {
-                abandon(now);
-            }
-        }
     }
 
     private FolderChange change(FolderDiff.Pair p) throws IOException {
