@@ -4,7 +4,6 @@ import dev.kosa8.checkpoint.FolderChange;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
-import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
@@ -23,7 +22,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -82,6 +80,7 @@ public final class SandboxManager {
     private final SandboxDisk disk;
     private final SandboxProcesses processes;
     private final PublishedPorts ports;
+    private final SandboxStops stops;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
@@ -117,6 +116,7 @@ public final class SandboxManager {
         this.log = log;
         this.held = new SandboxHeld(layout, registry, log);
         this.adoptions = new Adoptions(layout, registry, log);
+        this.stops = new SandboxStops(layout, store, log);
         this.ports = new PublishedPorts(store, dev.kosa8.ports.PortLimits.DEFAULT, log);
         this.processes = new SandboxProcesses(new dev.kosa8.processes.Processes(settings.processes()), layout,
                 networks);
@@ -253,55 +253,9 @@ public final class SandboxManager {
         return s;
     }
 
-    /**
-     * Stops a sandbox. A running persistent one is paused to disk: its
-     * machine saved as it runs ({@link Undo#suspend}), for {@link #start} to
-     * resume exactly there. With {@code shutdown}, or when the machine cannot
-     * be saved, the guest is shut down instead and the next start boots
-     * afresh from the disk.
-     */
+    /** Stops a sandbox: paused to disk, or shut down ({@link SandboxStops#stop}). */
     public void stop(Sandbox s, boolean shutdown) {
-        s.locked(() -> {
-            SandboxState st = s.record().state();
-            if (st == SandboxState.STOPPED) {
-                return;
-            }
-            s.update(rt -> rt.stopping(true));
-            Vm vm = s.vm();
-            if (vm != null) {
-                boolean lost = s.runtime().workspaceLost();
-                if (lost && !shutdown) {
-                    log.accept("sandbox " + s.id() + ": its workspace lost its server in a daemon restart; shutting it"
-                            + " down rather than saving it so, and the next start mounts the folder afresh");
-                }
-                boolean saved = !shutdown && !lost && !s.record().ephemeral() && st == SandboxState.RUNNING
-                        && vm.agent().isOpen() && suspend(s, vm);
-                if (saved) {
-                    CrashPoints.reached("stop", "saved", () -> vm.process().pid());
-                    vm.quit(Duration.ofSeconds(15));
-                    CrashPoints.reached("stop", "quit");
-                } else {
-                    vm.shutdown(Duration.ofSeconds(15));
-                }
-                s.update(rt -> rt.withVm(null));
-            }
-            s.closeServers();
-            save(s, s.record().stopped());
-            CrashPoints.reached("stop", "recorded");
-            layout.cleanRuntime(s.id(), log);
-        });
-    }
-
-    /** Pauses the machine to disk; false, said in the log, when it cannot be saved. */
-    private boolean suspend(Sandbox s, Vm vm) {
-        try {
-            Map<String, Long> steps = s.undo().suspend(SandboxUndo.machine(s, vm));
-            log.accept("sandbox " + s.id() + " paused to disk " + steps);
-            return true;
-        } catch (KosaException e) {
-            log.accept("sandbox " + s.id() + ": " + e.getMessage() + "; shutting it down instead");
-            return false;
-        }
+        stops.stop(s, shutdown);
     }
 
     public void start(Sandbox s) {
