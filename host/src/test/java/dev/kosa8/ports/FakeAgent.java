@@ -19,7 +19,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A guest's agent as a published port sees it, on a unix socket behind a real {@link AgentConnection}: it answers
- * each Connect with {@link #onConnect}, and by default echoes what it is sent, crediting it, until the host's Eof.
+ * each Connect with {@link #onConnect}, and by default echoes what it is sent, crediting it once the echo is
+ * taken, until the host's Eof.
  */
 final class FakeAgent implements AutoCloseable {
     /** What the guest does with one stream: given its channel and a way to send. */
@@ -29,10 +30,12 @@ final class FakeAgent implements AutoCloseable {
         /** A message of the host's for a channel this guest opened. */
         default void fromHost(Message m, Sender out) throws IOException {
             switch (m) {
-                case Message.Data d -> {
-                    out.send(new Message.Credit(d.channel(), Message.Stream.STDIN, d.bytes().length));
-                    out.send(new Message.Data(d.channel(), Message.Stream.STDOUT, d.bytes()));
-                }
+                // as a real guest's echo server behind the agent: what it was sent is credited once its echo has
+                // been taken (credited back), so the echo never runs more than a window ahead of the host's client,
+                // however slowly that client reads (crediting at once overran the window on a loaded host)
+                case Message.Data d -> out.send(new Message.Data(d.channel(), Message.Stream.STDOUT, d.bytes()));
+                case Message.Credit c when c.stream() == Message.Stream.STDOUT ->
+                        out.send(new Message.Credit(c.channel(), Message.Stream.STDIN, c.bytes()));
                 case Message.Eof e -> {
                     out.send(new Message.Eof(e.channel(), Message.Stream.STDOUT));
                     out.send(new Message.Exited(e.channel(), 0, 0));
