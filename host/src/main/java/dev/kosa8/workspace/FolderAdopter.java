@@ -70,6 +70,7 @@ public final class FolderAdopter {
                                  boolean dryRun) {
         List<String> applied = new ArrayList<>();
         Set<String> heldUnits = new LinkedHashSet<>();
+        Set<String> ours = new java.util.HashSet<>(); // units this adoption holds (a held unit of the target's is not)
         List<String> skipped = new ArrayList<>();
         for (Step s : steps) {
             String path = s.path();
@@ -83,6 +84,14 @@ public final class FolderAdopter {
                     skipped.add(text(path) + ": changed in the source while adopting (no longer a file or symlink)");
                     continue;
                 }
+                HeldChanges.Unit own = held == null ? null : held.unitOf(path);
+                if (own != null && !ours.contains(own.path())) {
+                    // the target holds this unit already (its guest's change, or an earlier adopt's): the fork's
+                    // version would replace it unseen
+                    skipped.add(text(path) + ": the target already holds a change at " + text(own.path())
+                            + " (its guest's, or an earlier adopt's); review that first (kosa8 review)");
+                    continue;
+                }
                 boolean escaping = src != null && src.isSymlink() && roots.holdsSymlinks()
                         && HeldPolicy.escapes(path, TreeCopy.readlink(from, path))
                         && roots.heldUnit(path, false) == null;
@@ -91,6 +100,7 @@ public final class FolderAdopter {
                     if (unit == null) {
                         applied.add(text(path));
                     } else {
+                        ours.add(unit);
                         heldUnits.add(text(unit));
                     }
                     continue;
@@ -103,6 +113,7 @@ public final class FolderAdopter {
                 if (root == to) {
                     applied.add(text(path));
                 } else {
+                    ours.add(held.unitOf(path).path());
                     heldUnits.add(text(held.unitOf(path).path()));
                 }
             } catch (ErrnoException e) {

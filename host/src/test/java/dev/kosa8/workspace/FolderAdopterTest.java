@@ -90,6 +90,24 @@ class FolderAdopterTest {
     }
 
     @Test
+    void aUnitTheTargetsGuestChangedItselfIsNotReplacedByTheForks() throws Exception {
+        int root = LinuxFs.openRoot(target.toString());
+        try {
+            held.hold(root, ".envrc", "direnv"); // the target's guest wrote .envrc: held, its version in the tree
+        } finally {
+            LinuxFs.close(root);
+        }
+        Files.writeString(tmp.resolve("held/tree/.envrc"), "the target's own\n");
+
+        FolderAdopter.Outcome o = FolderAdopter.apply(fork, target, STEPS, held, false);
+
+        assertThat(o.skipped()).containsExactly(".envrc: the target already holds a change at .envrc (its guest's,"
+                + " or an earlier adopt's); review that first (kosa8 review)");
+        assertThat(tmp.resolve("held/tree/.envrc")).hasContent("the target's own");
+        assertThat(o.held()).containsExactly(".git/hooks", "key");
+    }
+
+    @Test
     void aDryRunSaysTheSameAndChangesNothing() throws Exception {
         FolderAdopter.Outcome dry = FolderAdopter.apply(fork, target, STEPS, held, true);
 
