@@ -117,10 +117,7 @@ public final class FolderSnapshots {
         long t0 = System.nanoTime();
         checkId(id);
         String folderBytes = folderBytes(folder);
-        if (Files.exists(manifest(id), LinkOption.NOFOLLOW_LINKS)) {
-            throw new KosaException(KosaException.Kind.STATE, "a workspace snapshot named " + id
-                    + " already exists", "delete it first or choose another name");
-        }
+        refuseExisting(id);
         checkApart(folder);
         Files.createDirectories(manifests);
         Files.createDirectories(objects.dir());
@@ -181,10 +178,7 @@ public final class FolderSnapshots {
      */
     public synchronized void linkFrom(FolderSnapshots other, String otherId, String asId) throws IOException {
         checkId(asId);
-        if (Files.exists(manifest(asId), LinkOption.NOFOLLOW_LINKS)) {
-            throw new KosaException(KosaException.Kind.STATE, "a workspace snapshot named " + asId
-                    + " already exists", "delete it first or choose another name");
-        }
+        refuseExisting(asId);
         Manifest m = other.load(otherId);
         Files.createDirectories(manifests);
         List<Path> added = new ArrayList<>();
@@ -267,6 +261,13 @@ public final class FolderSnapshots {
     /** A file's bytes from the store; null for an absent one or anything but a file. */
     private byte[] content(Entry e) throws IOException {
         return e == null || e.kind() != Kind.FILE ? null : Files.readAllBytes(objects.path(e.sha256()));
+    }
+
+    private void refuseExisting(String id) {
+        if (Files.exists(manifest(id), LinkOption.NOFOLLOW_LINKS)) {
+            throw new KosaException(KosaException.Kind.STATE, "a workspace snapshot named " + id
+                    + " already exists", "delete it first or choose another name");
+        }
     }
 
     /** Takes back what an uncommitted scan wrote. */

@@ -1,6 +1,5 @@
 package dev.kosa8.workspace;
 
-import dev.kosa8.host.KosaException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,16 +52,16 @@ public final class FolderAdopter {
      * target's held layer; null for none) covers; with {@code dryRun}, changes nothing and says what it would do.
      */
     public static Outcome apply(Path source, Path target, List<Step> steps, HeldChanges held, boolean dryRun) {
-        int from = open(source);
+        int from = HeldChanges.openFolder(source);
         try {
-            int to = open(target);
+            int to = HeldChanges.openFolder(target);
             try {
                 return apply(from, to, steps, new HeldRoots(to, held), held, dryRun);
             } finally {
-                closeQuietly(to);
+                HeldChanges.closeQuietly(to);
             }
         } finally {
-            closeQuietly(from);
+            HeldChanges.closeQuietly(from);
         }
     }
 
@@ -165,22 +164,5 @@ public final class FolderAdopter {
     /** A byte-string path as text: its UTF-8, any byte that is not shown as U+FFFD. */
     static String text(String bytes) {
         return new String(bytes.getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8);
-    }
-
-    private static int open(Path folder) {
-        try {
-            return LinuxFs.openRoot(folder.toAbsolutePath().toString());
-        } catch (ErrnoException e) {
-            throw new KosaException(KosaException.Kind.USAGE, "cannot open the folder " + folder + ": "
-                    + e.getMessage(), "check the folder still exists");
-        }
-    }
-
-    private static void closeQuietly(int fd) {
-        try {
-            LinuxFs.close(fd);
-        } catch (ErrnoException ignored) {
-            // nothing to do
-        }
     }
 }

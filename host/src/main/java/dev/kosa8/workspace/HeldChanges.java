@@ -449,7 +449,8 @@ public final class HeldChanges implements AutoCloseable {
         return parts.isEmpty() ? null : String.join("/", parts);
     }
 
-    private static int openFolder(Path folder) {
+    /** Opens a sandbox's folder as a root to resolve paths beneath; a clear error if it is gone. */
+    static int openFolder(Path folder) {
         try {
             return LinuxFs.openRoot(folder.toAbsolutePath().toString());
         } catch (ErrnoException e) {
@@ -463,7 +464,7 @@ public final class HeldChanges implements AutoCloseable {
                 "see the daemon's log; what was not done stays held");
     }
 
-    private static void closeQuietly(int fd) {
+    static void closeQuietly(int fd) {
         try {
             LinuxFs.close(fd);
         } catch (ErrnoException ignored) {
