@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.DaemonConnection;
 import dev.kosa8.protocol.Message;
 
 /** Runs one command over an exec stream, wiring this process's stdio, signals and terminal to it. */
@@ -7,7 +8,7 @@ final class Exec {
     private Exec() {
     }
 
-    static int run(DaemonClient.Stream stream, Message.ExecSpec spec, boolean interactive) {
+    static int run(DaemonConnection.Stream stream, Message.ExecSpec spec, boolean interactive) {
         ExecStream exec = new ExecStream(stream);
         Runnable restore = () -> { };
         if (spec.tty() && Terminal.isInteractive()) {

@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.DaemonConnection;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.protocol.FrameReader;
 import dev.kosa8.protocol.FrameWriter;
@@ -26,12 +27,12 @@ final class ExecStream {
     /** 128 + SIGPIPE: what a shell reports when a command's reader went away. */
     static final int EXIT_BROKEN_PIPE = 141;
 
-    private final DaemonClient.Stream stream;
+    private final DaemonConnection.Stream stream;
     private final FrameWriter writer;
     private final FrameReader reader;
     private final SendWindow stdinWindow = new SendWindow();
 
-    ExecStream(DaemonClient.Stream stream) {
+    ExecStream(DaemonConnection.Stream stream) {
         this.stream = stream;
         this.writer = new FrameWriter(new BufferedOutputStream(stream.out(), 1 << 17));
         this.reader = new FrameReader(new BufferedInputStream(stream.in(), 1 << 18));

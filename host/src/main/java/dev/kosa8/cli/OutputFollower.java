@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.Json;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.io.OutputStream;
