@@ -43,7 +43,12 @@ class SdkIT {
 
     @BeforeAll
     static void create() throws Exception {
-        Kosa.ok(T, "ls"); // any command starts the daemon; the SDK never does
+        // the SDK neither builds the guest image nor starts the daemon: the CLI does both (a create without the
+        // image is the daemon's error saying to build it)
+        if (Kosa.run(T, "image", "inspect", "kosa8/debian").exitCode() != 0) {
+            Kosa.ok(Duration.ofMinutes(15), "image", "build");
+        }
+        Kosa.ok(T, "ls");
         kosa8 = Kosa8.connect(Kosa.HOME.resolve("run/kosa8d.sock"));
         folder = Files.createTempDirectory(Kosa.CWD, "sdk-");
         box = kosa8.create(SandboxSpec.builder().workspace(folder).memoryMiB(768).build());
