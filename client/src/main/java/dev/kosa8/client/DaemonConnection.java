@@ -110,7 +110,7 @@ public final class DaemonConnection {
     /** The daemon's error answer ({@code error}, {@code suggestion}, {@code kind}, {@code exitCode}) as an exception. */
     public static Kosa8Exception error(int status, Object answer) {
         return Kosa8Exception.fromAnswer(status, Json.text(answer, "kind"), Json.text(answer, "error"),
-                Json.text(answer, "suggestion"), (int) Json.number(answer, "exitCode"));
+                Json.text(answer, "suggestion"), (int) Json.number(answer, "exitCode"), Json.text(answer, "code"));
     }
 
     /** One request on a connection of its own: its status and body, whatever the status. */

@@ -61,7 +61,11 @@ public class Kosa8Exception extends RuntimeException {
     }
 
     /** The exception of the daemon's error answer: {@code status} and its {@code kind}, {@code error}, {@code suggestion}. */
-    static Kosa8Exception fromAnswer(int status, String kindName, String message, String suggestion, int exitCode) {
+    static Kosa8Exception fromAnswer(int status, String kindName, String message, String suggestion, int exitCode,
+                                     String fileCode) {
+        if (kindName.equals("FILE") && !fileCode.isEmpty()) {
+            return new SandboxFileException(fileCode, message.isEmpty() ? fileCode : message, suggestion);
+        }
         Kind kind = Kind.parse(kindName.isEmpty() ? "INTERNAL" : kindName);
         String m = message.isEmpty() ? "the daemon answered HTTP " + status : message;
         int code = exitCode > 0 ? exitCode : kind.exitCode();

@@ -44,6 +44,12 @@ class DaemonConnectionTest {
         assertThatThrownBy(() -> call(answer(500, "{\"error\":\"boom\",\"kind\":\"VM\"}")))
                 .isExactlyInstanceOf(Kosa8Exception.class)
                 .satisfies(e -> assertThat(((Kosa8Exception) e).kind()).isEqualTo(Kosa8Exception.Kind.VM));
+        assertThatThrownBy(() -> call(answer(404, "{\"error\":\"/x: no such file\",\"kind\":\"FILE\","
+                + "\"code\":\"NOT_FOUND\"}"))).isInstanceOf(SandboxFileException.class)
+                .satisfies(e -> assertThat(((SandboxFileException) e).notFound()).isTrue());
+        assertThatThrownBy(() -> call(answer(429, "{\"error\":\"16 watches\",\"kind\":\"FILE\",\"code\":\"LIMIT\"}")))
+                .isInstanceOf(SandboxFileException.class)
+                .satisfies(e -> assertThat(((Kosa8Exception) e).kind()).isEqualTo(Kosa8Exception.Kind.LIMIT));
         assertThatThrownBy(() -> call(answer(500, "{}"))).hasMessage("the daemon answered HTTP 500")
                 .satisfies(e -> assertThat(((Kosa8Exception) e).kind()).isEqualTo(Kosa8Exception.Kind.INTERNAL));
     }
