@@ -64,6 +64,16 @@ public final class Limits {
         }
     }
 
+    /** A user name or uid: empty (root), or up to {@link FileStat#MAX_NAME} bytes without NUL, ':' or '/'. */
+    static String checkUser(String user) {
+        user = checkText("user", user, FileStat.MAX_NAME);
+        checkNoNul("user", user);
+        if (user.indexOf(':') >= 0 || user.indexOf('/') >= 0 || user.indexOf('\n') >= 0) {
+            throw new ProtocolException("user '" + user + "' is not a user name");
+        }
+        return user;
+    }
+
     static String checkPath(String path) {
         checkText("path", path, MAX_SHORT_TEXT);
         checkNoNul("path", path);
