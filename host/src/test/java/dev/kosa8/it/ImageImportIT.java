@@ -78,6 +78,37 @@ class ImageImportIT {
         assertThat(dflt.stdout()).as(dflt.toString()).isEqualTo("default\n");
     }
 
+    /**
+     * An image's {@code USER} on a root without {@code runuser} (busybox only): the command runs as that user,
+     * with its groups from the image's {@code /etc/group}, through kosa8's own busybox {@code su}; its arguments
+     * arrive unchanged, a {@code -c} and a {@code --} among them included; {@code -u root} still runs as root.
+     */
+    @Test
+    void anImagesUserRunsItsCommandsOnARootWithoutRunuser() throws Exception {
+        byte[] layer = new TestTar().dir("bin/").file("bin/busybox", 0755, 0, 0, busybox).symlink("bin/sh", "busybox")
+                .dir("etc/").file("etc/passwd", "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:App:/home/app:/bin/sh\n")
+                .file("etc/group", "root:x:0:\napp:x:1000:\ntools:x:2000:app\n")
+                .dir("home/app/", 0750, 1000, 1000).bytes();
+        byte[] cfg = TestImages.config(List.of(layer), List.of("busybox", "id"), "app", "/home/app",
+                List.of("PATH=/bin"));
+        Path archive = TestImages.write(dir.resolve("busybox-user.tar"), TestImages.dockerArchive(List.of(layer), cfg,
+                "it/busybox-user:1"));
+        Kosa.ok(T, "image", "import", archive.toString());
+        try {
+            Kosa.Result r = Kosa.run(T, "run", "--image", "it/busybox-user:1", "--workspace", "none", "--net", "none",
+                    "--", "sh", "-c", "busybox id; busybox printf '[%s]' \"$@\"; echo; echo $HOME; busybox touch x && "
+                            + "busybox stat -c '%U:%G' x", "sh", "-c", "a  b", "--");
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(r.stdout()).isEqualTo("uid=1000(app) gid=1000(app) groups=1000(app),2000(tools)\n"
+                    + "[-c][a  b][--]\n/home/app\napp:app\n");
+            Kosa.Result root = Kosa.run(T, "run", "--image", "it/busybox-user:1", "--workspace", "none", "--net",
+                    "none", "-u", "root", "--", "busybox", "id", "-un");
+            assertThat(root.stdout()).as(root.toString()).isEqualTo("root\n");
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "image", "rm", "it/busybox-user:1");
+        }
+    }
+
     @Test
     void anImportedImageWithTheDefaultNetworkAndWorkspaceBootsItsCaOnlyWhereItCanGo() throws Exception {
         byte[] layer = new TestTar().dir("bin/").file("bin/busybox", 0755, 0, 0, busybox).symlink("bin/sh", "busybox")
