@@ -149,6 +149,36 @@ class ImageImportIT {
         assertThat(r.exitCode()).isEqualTo(3);
     }
 
+    /**
+     * A musl-based root: a program linked dynamically against musl (built here with {@code musl-gcc}), its loader
+     * and libc the only other files; no glibc, no shell. It runs, because kosa8's agent brings its own runtime.
+     */
+    @Test
+    void aMuslBasedRootRunsItsDynamicallyLinkedProgram() throws Exception {
+        Path src = Files.writeString(dir.resolve("musl.c"), """
+                #include <stdio.h>
+                int main(int argc, char **argv) { printf("musl hello %d\\n", argc); return 3; }
+                """);
+        Path bin = dir.resolve("hello-musl");
+        Process cc = new ProcessBuilder("musl-gcc", "-O1", "-o", bin.toString(), src.toString()).inheritIO().start();
+        assertThat(cc.waitFor()).as("musl-gcc").isZero();
+        byte[] libc = Files.readAllBytes(Path.of("/usr/lib/x86_64-linux-musl/libc.so"));
+        byte[] layer = new TestTar().dir("lib/").file("lib/ld-musl-x86_64.so.1", 0755, 0, 0, libc)
+                .file("hello", 0755, 0, 0, Files.readAllBytes(bin)).dir("etc/").bytes();
+        byte[] cfg = TestImages.config(List.of(layer), List.of("/hello"), "", "", List.of());
+        Path archive = TestImages.write(dir.resolve("musl.tar"), TestImages.ociArchive(List.of(layer), cfg,
+                "it/musl:1"));
+        Kosa.ok(T, "image", "import", "-t", "it/musl:1", archive.toString());
+        try {
+            Kosa.Result r = Kosa.run(T, "run", "--image", "it/musl:1", "--workspace", "none", "--net", "none",
+                    "--", "/hello", "a", "b");
+            assertThat(r.stdout()).as(r.toString()).isEqualTo("musl hello 3\n");
+            assertThat(r.exitCode()).isEqualTo(3);
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "image", "rm", "it/musl:1");
+        }
+    }
+
     @Test
     void aHostileArchiveIsRefusedClearlyAndLeavesNothing() throws Exception {
         byte[] evil = new TestTar().file("../../escape", "x").bytes();
