@@ -41,6 +41,7 @@ final class E2bCommand {
                 System.err.println("warning: listening on " + address + ": other machines can reach the E2B API;"
                         + " its key is all that keeps them out, over plain HTTP");
             }
+            Images.ensure(parent.main.paths, System.err); // the default template, built on first use as run does
             JsonNode v = parent.main.daemon().post("/v1/e2b/start?port=" + port + "&address="
                     + java.net.URLEncoder.encode(address, java.nio.charset.StandardCharsets.UTF_8));
             System.out.println(v.path("url").asText());
@@ -91,6 +92,7 @@ final class E2bCommand {
         public Integer call() {
             JsonNode v = parent.main.daemon().get("/v1/e2b");
             if (!v.path("running").asBoolean()) {
+                Images.ensure(parent.main.paths, System.err);
                 v = parent.main.daemon().post("/v1/e2b/start");
             }
             String url = v.path("url").asText();

@@ -32,6 +32,9 @@ final class Exchange {
     private final boolean keepAlive;
     private final Object writable;
     private boolean started;
+    /** What of a request's body left unread is read and dropped to keep the connection; past it, it is closed. */
+    static final int DRAIN_BYTES = 64 * 1024;
+    static final long DRAIN_MILLIS = 2000;
 
     Exchange(Channel channel, HttpMethod method, String uri, HttpHeaders headers, boolean keepAlive,
              RequestBody body, Object writable) {
@@ -108,7 +111,7 @@ final class Exchange {
     }
 
     private void finish(io.netty.channel.ChannelFuture f) {
-        if (!keepAlive || !body.complete()) {
+        if (!keepAlive || !body.drain(DRAIN_BYTES, DRAIN_MILLIS)) {
             f.addListener(ChannelFutureListener.CLOSE);
         }
     }

@@ -55,6 +55,45 @@ final class RequestBody extends InputStream {
         return ended && chunks.isEmpty() && (current == null || at == current.length);
     }
 
+    /**
+     * Reads and drops what is left of the body, at most {@code maxBytes} and {@code millis}.
+     *
+     * @return whether the body is now read to its end
+     */
+    boolean drain(int maxBytes, long millis) {
+        long deadline = System.currentTimeMillis() + millis;
+        long dropped = 0;
+        synchronized (this) {
+            while (!complete()) {
+                if (broken || dropped > maxBytes) {
+                    return false;
+                }
+                if (current != null && at < current.length) {
+                    dropped += current.length - at;
+                    at = current.length;
+                    continue;
+                }
+                byte[] next = chunks.poll();
+                if (next != null) {
+                    buffered -= next.length;
+                    dropped += next.length;
+                    continue;
+                }
+                long left = deadline - System.currentTimeMillis();
+                if (left <= 0) {
+                    return false;
+                }
+                try {
+                    wait(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
     /** Bytes read so far. */
     synchronized long count() {
         return read;
