@@ -391,6 +391,9 @@ public final class AgentConnection implements AutoCloseable {
             case Message.Exec e -> throw new ProtocolException("the guest may not start processes on the host");
             case Message.PutFile p -> throw new ProtocolException("the guest may not write host files");
             case Message.GetFile g -> throw new ProtocolException("the guest may not read host files");
+            case Message.FileRequest f -> throw new ProtocolException("the guest may not work on host files");
+            case Message.FileEntries f -> deliverBounded(f);
+            case Message.WatchEvents e -> deliverBounded(e);
             case Message.MountWorkspace mw -> throw new ProtocolException("the guest may not mount on the host");
             case Message.Freeze f -> throw new ProtocolException("the guest may not freeze the host");
             case Message.Thaw t -> throw new ProtocolException("the guest may not thaw the host");
@@ -431,6 +434,17 @@ public final class AgentConnection implements AutoCloseable {
         Registered r = channels.get(m.channel());
         if (r != null) {
             r.limits().control();
+            r.listener().accept(m);
+        }
+    }
+
+    /**
+     * A stat, a batch of a listing or of a watch's events: not counted by a window, so the listener bounds what it
+     * keeps (a listing no more than it asked for, a watch its pending events: {@code dev.kosa8.files}).
+     */
+    private void deliverBounded(Message m) {
+        Registered r = channels.get(m.channel());
+        if (r != null) {
             r.listener().accept(m);
         }
     }
