@@ -3,6 +3,8 @@ package dev.kosa8.daemon;
 import dev.kosa8.e2b.E2bBackend;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.files.FileGuest;
+import dev.kosa8.files.GuestFiles;
 import dev.kosa8.processes.Guest;
 import dev.kosa8.processes.ProcessInfo;
 import dev.kosa8.processes.Processes;
@@ -83,6 +85,32 @@ final class E2bBridge implements E2bBackend {
                 agent.send(m);
             }
         };
+    }
+
+    @Override
+    public FileGuest fileGuest(String id) {
+        var agent = mgr.get(id).running().agent();
+        return new FileGuest() {
+            @Override
+            public int open(Consumer<Message> listener) {
+                return agent.open(listener);
+            }
+
+            @Override
+            public void send(Message m) {
+                agent.send(m);
+            }
+
+            @Override
+            public void abandon(int channel) {
+                agent.abandon(channel);
+            }
+        };
+    }
+
+    @Override
+    public GuestFiles files() {
+        return mgr.files().files();
     }
 
     @Override

@@ -1,5 +1,7 @@
 package dev.kosa8.e2b;
 
+import dev.kosa8.files.FileGuest;
+import dev.kosa8.files.GuestFiles;
 import dev.kosa8.processes.Guest;
 import dev.kosa8.processes.ProcessInfo;
 import dev.kosa8.processes.Processes;
@@ -38,6 +40,12 @@ public interface E2bBackend {
 
     /** The agent of a running sandbox. */
     Guest guest(String id);
+
+    /** The agent of a running sandbox, as file operations use it. */
+    FileGuest fileGuest(String id);
+
+    /** File operations in guests: stat, list, make dir, remove, rename, write, watch. */
+    GuestFiles files();
 
     /** Starts a kept process with the sandbox's environment (its image's, its own, its secrets'). */
     ProcessInfo start(String id, Processes.Start start);

@@ -1,6 +1,9 @@
 package dev.kosa8.e2b;
 
+import dev.kosa8.files.FileOpException;
+import dev.kosa8.files.WriteOptions;
 import dev.kosa8.processes.Guest;
+import dev.kosa8.protocol.FileStat;
 import dev.kosa8.protocol.Message;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import java.io.IOException;
@@ -15,8 +18,8 @@ import java.util.zip.GZIPInputStream;
  * envd's {@code GET /files} (a download) and {@code POST /files} (an upload: multipart/form-data, or
  * application/octet-stream, gzip-encoded or not), through the agent's GetFile and PutFile: streamed both ways,
  * the guest credited only as the client takes a download. A relative path is the user's home's; a path with a
- * NUL or a {@code ..} part is refused. A written file's missing directories are made, as the user, and the file
- * is the user's, as envd leaves it.
+ * NUL or a {@code ..} part is refused. A written file's missing directories are made, and it and they are the
+ * user's, as envd leaves them.
  */
 final class FileTransfer {
     private final E2bBackend backend;
@@ -149,38 +152,25 @@ final class FileTransfer {
         x.json(200, written);
     }
 
-    private Map<String, String> write(E2bSandbox s, String path, String user, InputStream content) throws IOException {
-        Guest g = backend.guest(s.id);
-        String dir = path.substring(0, Math.max(1, path.lastIndexOf('/')));
-        if (!dir.equals("/") && !dir.equals(E2bSandbox.home(user))) {
-            GuestCalls.Result r = GuestCalls.run(g, List.of("mkdir", "-p", "--", dir), root(user) ? "" : user,
-                    GuestCalls.WAIT);
-            if (r.exitCode() != 0) {
-                drain(content);
-                throw new ApiError(r.stderr().contains("ermission") ? 403 : 400, "cannot make " + dir + ": "
-                        + r.stderr().strip());
-            }
-        }
+    private Map<String, String> write(E2bSandbox s, String path, String user, InputStream content) {
+        FileStat st;
         try {
-            GuestCalls.put(g, path, 0644, content);
-        } catch (GuestCalls.Refused e) {
-            throw refusal(e, path);
+            st = backend.files().write(backend.fileGuest(s.id), path, content,
+                    new WriteOptions(0644, root(user) ? "" : user, true));
+        } catch (FileOpException e) {
+            throw new ApiError(switch (e.code()) {
+                case NOT_FOUND -> 404;
+                case PERMISSION -> 403;
+                case NO_SPACE -> 507;
+                case LIMIT, RESOURCES, INTERNAL -> 500;
+                default -> 400;
+            }, "cannot write " + path + ": " + e.getMessage());
         }
-        if (!root(user)) {
-            GuestCalls.run(g, List.of("chown", "--", user + ":", path), "", GuestCalls.WAIT);
-        }
-        return Map.of("name", path.substring(path.lastIndexOf('/') + 1), "type", "file", "path", path);
+        return Map.of("name", st.name(), "type", "file", "path", st.path());
     }
 
     private static boolean root(String user) {
         return user.equals("root");
-    }
-
-    private static void drain(InputStream in) throws IOException {
-        byte[] buf = new byte[8192];
-        while (in.read(buf) >= 0) {
-            // the rest of a refused part
-        }
     }
 
     static Message.ErrorCode code(GuestCalls.Refused e) {

@@ -4,8 +4,6 @@ import dev.kosa8.processes.Guest;
 import dev.kosa8.protocol.Limits;
 import dev.kosa8.protocol.Message;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -18,8 +16,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The agent's own requests as the listener makes them: a short command run to its end (setting up the E2B user,
- * making a file's directories), a file written from a stream within the protocol's window, a file read as a
- * stream credited only as the client takes it. Nothing here holds more than a window of a file.
+ * a file read as a stream credited only as the client takes it, so nothing here holds more than a window of it.
  */
 final class GuestCalls {
     static final Duration WAIT = Duration.ofSeconds(60);
@@ -68,63 +65,6 @@ final class GuestCalls {
         g.send(new Message.Exec(ch[0], new Message.ExecSpec(argv, Map.of(), "/", user, false, 0, 0)));
         g.send(new Message.Eof(ch[0], Message.Stream.STDIN));
         return await(done, timeout, String.join(" ", argv));
-    }
-
-    /** Writes {@code in} to the guest file {@code path} (replaced whole once complete). */
-    static void put(Guest g, String path, int mode, InputStream in) throws IOException {
-        Object lock = new Object();
-        long[] uncredited = {0};
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        int ch = g.open(m -> {
-            switch (m) {
-                case Message.Credit c -> {
-                    synchronized (lock) {
-                        uncredited[0] = Math.max(0, uncredited[0] - c.bytes());
-                        lock.notifyAll();
-                    }
-                }
-                case Message.Exited x -> done.complete(null);
-                case Message.Failed f -> {
-                    done.completeExceptionally(new Refused(f.code(), f.message()));
-                    synchronized (lock) {
-                        lock.notifyAll();
-                    }
-                }
-                default -> { }
-            }
-        });
-        g.send(new Message.PutFile(ch, path, mode));
-        byte[] buf = new byte[Limits.MAX_DATA];
-        try {
-            int n;
-            while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
-                synchronized (lock) {
-                    long deadline = System.nanoTime() + WAIT.toNanos();
-                    while (uncredited[0] + n > Limits.INITIAL_WINDOW && !done.isDone()) {
-                        long left = deadline - System.nanoTime();
-                        if (left <= 0) {
-                            throw new IOException("the sandbox took none of " + path + " for " + WAIT.toSeconds()
-                                    + " s");
-                        }
-                        lock.wait(Math.max(1, left / 1_000_000));
-                    }
-                    uncredited[0] += n;
-                }
-                if (done.isDone()) {
-                    break; // failed: its reason is below
-                }
-                g.send(new Message.Data(ch, Message.Stream.STDIN, Arrays.copyOf(buf, n)));
-            }
-        } catch (IOException | RuntimeException e) {
-            g.send(new Message.Signal(ch, 9)); // the agent drops the partial file
-            throw e;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            g.send(new Message.Signal(ch, 9));
-            throw new IOException("interrupted");
-        }
-        g.send(new Message.Eof(ch, Message.Stream.STDIN));
-        await(done, WAIT, "writing " + path);
     }
 
     /** Where a read file goes. */

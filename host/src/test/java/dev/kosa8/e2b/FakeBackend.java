@@ -21,6 +21,7 @@ final class FakeBackend implements E2bBackend {
     final Map<String, Machine> machines = new ConcurrentHashMap<>();
     final Processes processes = new Processes(ProcessLimits.DEFAULT);
     private final AtomicInteger ids = new AtomicInteger();
+    final dev.kosa8.files.GuestFiles files = new dev.kosa8.files.GuestFiles(dev.kosa8.files.FileLimits.DEFAULT);
 
     @Override
     public String create(String image, int cpus, int memoryMiB) {
@@ -57,6 +58,16 @@ final class FakeBackend implements E2bBackend {
     }
 
     @Override
+    public dev.kosa8.files.FileGuest fileGuest(String id) {
+        return new FakeGuest();
+    }
+
+    @Override
+    public dev.kosa8.files.GuestFiles files() {
+        return files;
+    }
+
+    @Override
     public ProcessInfo start(String id, Processes.Start start) {
         return processes.start(id, new FakeGuest(), start);
     }
@@ -67,7 +78,7 @@ final class FakeBackend implements E2bBackend {
     }
 
     /** A guest answering at once. */
-    static final class FakeGuest implements Guest {
+    static final class FakeGuest implements Guest, dev.kosa8.files.FileGuest {
         private final Map<Integer, Consumer<Message>> channels = new ConcurrentHashMap<>();
         private final AtomicInteger next = new AtomicInteger(100);
 
@@ -104,11 +115,33 @@ final class FakeBackend implements E2bBackend {
                     }
                 }
                 case Message.PutFile p -> puts.add(p.channel());
+                case Message.FileRequest r -> {
+                    Consumer<Message> l = channels.get(r.channel());
+                    String path = switch (r.op()) {
+                        case dev.kosa8.protocol.FileOp.Stat st -> st.path();
+                        case dev.kosa8.protocol.FileOp.MakeDir md -> md.path();
+                        default -> null;
+                    };
+                    if (path == null) {
+                        l.accept(new Message.Failed(r.channel(), Message.ErrorCode.INVALID, "not in this fake"));
+                        return;
+                    }
+                    l.accept(new Message.FileEntries(r.channel(), java.util.List.of(new dev.kosa8.protocol.FileStat(
+                            path, r.op() instanceof dev.kosa8.protocol.FileOp.MakeDir
+                            ? dev.kosa8.protocol.FileStat.Type.DIRECTORY : dev.kosa8.protocol.FileStat.Type.FILE,
+                            1, 0644, 1000, 1000, "user", "user", 0, ""))));
+                    l.accept(new Message.Exited(r.channel(), 0, 0));
+                }
                 default -> { }
             }
         }
 
         private final java.util.Set<Integer> puts = ConcurrentHashMap.newKeySet();
+
+        @Override
+        public void abandon(int channel) {
+            channels.remove(channel);
+        }
 
         private boolean pendingPut(int ch) {
             return puts.remove(ch);

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 class E2bIT {
     static final Duration T = Duration.ofMinutes(2);
     static final Path CLIENT = Path.of("src/test/e2b-client").toAbsolutePath();
-    /** The checks e2b-test.mjs makes (with the filesystem service: two more). */
-    static final int CHECKS = 19;
+    /** The checks e2b-test.mjs makes. */
+    static final int CHECKS = 21;
 
     @AfterAll
     static void stopListener() {
@@ -62,7 +62,6 @@ class E2bIT {
         ProcessBuilder pb = new ProcessBuilder("node", "e2b-test.mjs").directory(CLIENT.toFile())
                 .redirectErrorStream(true);
         pb.environment().putAll(env);
-        pb.environment().put("E2B_TEST_FILESYSTEM", "0");
         Process p = pb.start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Thread copy = Thread.ofVirtual().start(() -> {
