@@ -108,8 +108,8 @@ final class FileTransfer {
         return switch (e.code) {
             case NOT_FOUND -> ApiError.notFound("path " + path + " not found: " + e.getMessage());
             case PERMISSION -> new ApiError(403, e.getMessage());
-            case INVALID -> ApiError.badRequest(e.getMessage());
-            case RESOURCES -> new ApiError(507, e.getMessage());
+            case INVALID, IS_DIRECTORY, NOT_DIRECTORY, TOO_LONG -> ApiError.badRequest(e.getMessage());
+            case NO_SPACE -> new ApiError(507, e.getMessage());
             default -> new ApiError(500, e.getMessage());
         };
     }

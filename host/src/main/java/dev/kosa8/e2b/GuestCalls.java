@@ -15,7 +15,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The agent's own requests as the listener makes them: a short command run to its end (setting up the E2B user,
+ * The agent's own requests as the listener makes them: a short command run to its end (setting up the E2B user),
  * a file read as a stream credited only as the client takes it, so nothing here holds more than a window of it.
  */
 final class GuestCalls {

@@ -237,6 +237,30 @@ class E2bListenerTest {
         bStillAnswers();
     }
 
+    /**
+     * The Python SDK's watcher calls, which the JS SDK never makes (it streams WatchDir): the bodies are those
+     * protobuf's JSON writes for the Python SDK's CreateWatcherRequest(path, recursive),
+     * GetWatcherEventsRequest(watcher_id) and RemoveWatcherRequest(watcher_id) (e2b's sandbox_sync filesystem).
+     */
+    @Test
+    void thePythonSdksUnaryWatcherCalls() throws Exception {
+        var created = envd(a, token(a), "/filesystem.Filesystem/CreateWatcher", "application/json",
+                "{\"path\": \"/tmp/d\", \"recursive\": false}".getBytes());
+        assertThat(created.statusCode()).as(text(created)).isEqualTo(200);
+        String id = Json.MAPPER.readTree(created.body()).path("watcherId").asText();
+        assertThat(id).isNotEmpty();
+        byte[] get = ("{\"watcherId\": \"" + id + "\"}").getBytes();
+        var events = envd(a, token(a), "/filesystem.Filesystem/GetWatcherEvents", "application/json", get);
+        assertThat(text(events)).isEqualTo("{\"events\":[{\"name\":\"new.txt\",\"type\":\"EVENT_TYPE_CREATE\"}]}");
+        var removed = envd(a, token(a), "/filesystem.Filesystem/RemoveWatcher", "application/json", get);
+        assertThat(removed.statusCode()).isEqualTo(200);
+        var gone = envd(a, token(a), "/filesystem.Filesystem/GetWatcherEvents", "application/json", get);
+        assertThat(gone.statusCode()).isEqualTo(404);
+        assertThat(Json.MAPPER.readTree(gone.body()).path("code").asText()).isEqualTo("not_found");
+        var otherSandbox = envd(b, token(b), "/filesystem.Filesystem/GetWatcherEvents", "application/json", get);
+        assertThat(otherSandbox.statusCode()).isEqualTo(404);
+    }
+
     @Test
     void anotherPortThanEnvdsIsNotServed() throws Exception {
         var r = HTTP.send(HttpRequest.newBuilder(URI.create(listener.url() + "/"))

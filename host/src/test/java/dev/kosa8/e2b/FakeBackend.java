@@ -117,6 +117,12 @@ final class FakeBackend implements E2bBackend {
                 case Message.PutFile p -> puts.add(p.channel());
                 case Message.FileRequest r -> {
                     Consumer<Message> l = channels.get(r.channel());
+                    if (r.op() instanceof dev.kosa8.protocol.FileOp.Watch w) {
+                        l.accept(new Message.Started(r.channel(), 0));
+                        l.accept(new Message.WatchEvents(r.channel(), java.util.List.of(new dev.kosa8.protocol.WatchEvent(
+                                dev.kosa8.protocol.WatchEvent.Kind.CREATE, w.path() + "/new.txt"))));
+                        return;
+                    }
                     String path = switch (r.op()) {
                         case dev.kosa8.protocol.FileOp.Stat st -> st.path();
                         case dev.kosa8.protocol.FileOp.MakeDir md -> md.path();
