@@ -92,6 +92,7 @@ class E2bListenerTest {
 
     @Test
     void aWrongOrMissingApiKeyIsRefused() throws Exception {
+        int before = backend.machines.size();
         for (String key : new String[] {null, "e2b_0000", KEY + "x", ""}) {
             var r = control("GET", "/v2/sandboxes", null, key);
             assertThat(r.statusCode()).as(String.valueOf(key)).isEqualTo(401);
@@ -101,7 +102,7 @@ class E2bListenerTest {
         }
         assertThat(control("POST", "/v2/sandboxes", "{\"templateID\":\"base\"}", "wrong").statusCode())
                 .isEqualTo(401);
-        assertThat(backend.machines).hasSize(2);
+        assertThat(backend.machines).hasSize(before);
     }
 
     @Test
@@ -259,6 +260,29 @@ class E2bListenerTest {
         assertThat(Json.MAPPER.readTree(gone.body()).path("code").asText()).isEqualTo("not_found");
         var otherSandbox = envd(b, token(b), "/filesystem.Filesystem/GetWatcherEvents", "application/json", get);
         assertThat(otherSandbox.statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void theReaperRemovesATimedOutSandboxOrPausesItWhenAsked() throws Exception {
+        String killed = Json.MAPPER.readTree(control("POST", "/v2/sandboxes",
+                "{\"templateID\":\"base\",\"timeout\":1}", KEY).body()).path("sandboxID").asText();
+        String paused = Json.MAPPER.readTree(control("POST", "/v2/sandboxes",
+                "{\"templateID\":\"base\",\"timeout\":1,\"autoPause\":true}", KEY).body()).path("sandboxID").asText();
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (System.currentTimeMillis() < deadline && (backend.machines.containsKey(killed)
+                || backend.machines.get(paused).state() != E2bBackend.State.PAUSED)) {
+            Thread.sleep(100);
+        }
+        assertThat(backend.machines).doesNotContainKey(killed);
+        assertThat(backend.machines.get(paused).state()).isEqualTo(E2bBackend.State.PAUSED);
+        JsonNode info = Json.MAPPER.readTree(control("GET", "/sandboxes/" + paused, null, KEY).body());
+        assertThat(info.path("state").asText()).isEqualTo("paused");
+        assertThat(control("POST", "/v2/sandboxes/" + paused + "/connect", "{\"timeout\":600}", KEY).statusCode())
+                .isEqualTo(201);
+        Thread.sleep(1500);
+        assertThat(backend.machines.get(paused).state()).isEqualTo(E2bBackend.State.RUNNING);
+        assertThat(control("DELETE", "/sandboxes/" + paused, null, KEY).statusCode()).isEqualTo(204);
+        bStillAnswers();
     }
 
     @Test
