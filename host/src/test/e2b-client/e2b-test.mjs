@@ -20,12 +20,14 @@ async function check(name, fn) {
 
 const filesystem = process.env.E2B_TEST_FILESYSTEM !== '0'
 const suite = `kosa8-e2b-${process.pid}`
+// a laptop's microVMs under emulation (no KVM) boot slower than E2B's cloud answers: wait longer than the 60 s default
+const slow = { requestTimeoutMs: 300_000 }
 let a, b
 
 await check('two sandboxes created at once', async () => {
   ;[a, b] = await Promise.all([
-    Sandbox.create({ metadata: { suite, name: 'a' }, envs: { FROM_CREATE: 'yes' } }),
-    Sandbox.create({ metadata: { suite, name: 'b' } }),
+    Sandbox.create({ metadata: { suite, name: 'a' }, envs: { FROM_CREATE: 'yes' }, timeoutMs: 20 * 60_000, ...slow }),
+    Sandbox.create({ metadata: { suite, name: 'b' }, timeoutMs: 20 * 60_000, ...slow }),
   ])
   assert.notEqual(a.sandboxId, b.sandboxId)
 })
@@ -187,11 +189,11 @@ await check('list, by metadata', async () => {
 
 await check('pause, then connect: the file survived and commands run', async () => {
   await b.files.write('/home/user/keep.txt', 'kept')
-  assert.equal(await b.pause(), true)
+  assert.equal(await b.pause(slow), true)
   const paused = await Sandbox.list({ query: { metadata: { suite }, state: ['paused'] } }).nextItems()
   assert.deepEqual(paused.map((s) => s.sandboxId), [b.sandboxId])
   assert.equal(await b.isRunning(), false)
-  const b2 = await Sandbox.connect(b.sandboxId)
+  const b2 = await Sandbox.connect(b.sandboxId, slow)
   assert.equal(await b2.files.read('/home/user/keep.txt'), 'kept')
   assert.equal((await b2.commands.run('echo resumed')).stdout, 'resumed\n')
   assert.equal((await b2.getInfo()).state, 'running')

@@ -30,7 +30,7 @@ class E2bIT {
     }
 
     static Map<String, String> e2bEnv() {
-        Kosa.ok(T, "e2b", "start", "--port", "0");
+        Kosa.ok(Duration.ofMinutes(20), "e2b", "start", "--port", "0"); // builds the image on first use
         Map<String, String> env = new LinkedHashMap<>();
         for (String line : Kosa.ok(T, "e2b", "env").stdout().split("\n")) {
             if (line.startsWith("export ")) {
