@@ -15,6 +15,8 @@ import java.util.Map;
  */
 final class Multipart {
     static final int MAX_HEADERS = 16 * 1024;
+    /** The most one read of a part's content takes from the body at once. */
+    private static final int CHUNK = 64 * 1024;
 
     private final PushbackInputStream in;
     private final byte[] delimiter; // CRLF--boundary
@@ -57,7 +59,7 @@ final class Multipart {
             throw ApiError.badRequest("multipart/form-data needs a boundary of 1 to 200 characters");
         }
         this.delimiter = ("\r\n--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
-        this.in = new PushbackInputStream(new java.io.BufferedInputStream(body, 64 * 1024), delimiter.length + 2);
+        this.in = new PushbackInputStream(body, CHUNK + 2 * delimiter.length + 2);
     }
 
     /** The boundary of a Content-Type header, or null. */
@@ -150,8 +152,9 @@ final class Multipart {
         }
     }
 
-    /** A part's content: the bytes up to the next delimiter, which it consumes. */
+    /** A part's content: the bytes up to the next delimiter, which it consumes; read in bulk, searched in place. */
     private final class PartStream extends InputStream {
+        private final byte[] look = new byte[CHUNK + delimiter.length];
         private boolean ended;
 
         @Override
@@ -169,43 +172,48 @@ final class Multipart {
             if (len == 0) {
                 return 0;
             }
-            int n = 0;
-            while (n < len) {
-                int c = in.read();
-                if (c < 0) {
-                    throw ApiError.badRequest("multipart body ends inside a part, before its closing boundary");
-                }
-                if (c == delimiter[0] && matchRest()) {
-                    ended = true;
-                    return n == 0 ? -1 : n;
-                }
-                b[off + n++] = (byte) c;
-                if (in.available() == 0 && n > 0) {
+            int want = Math.min(len, CHUNK) + delimiter.length;
+            int got = 0;
+            boolean eof = false;
+            while (got < delimiter.length) {
+                int n = in.read(look, got, want - got);
+                if (n < 0) {
+                    eof = true;
                     break;
                 }
+                got += n;
             }
-            return n;
+            int at = indexOf(look, got);
+            if (at >= 0) {
+                System.arraycopy(look, 0, b, off, at);
+                in.unread(look, at + delimiter.length, got - at - delimiter.length);
+                ended = true;
+                return at == 0 ? -1 : at;
+            }
+            if (eof) {
+                throw ApiError.badRequest("multipart body ends inside a part, before its closing boundary");
+            }
+            // the last delimiter.length - 1 bytes may begin a delimiter: kept for the next read
+            int safe = Math.min(len, got - (delimiter.length - 1));
+            System.arraycopy(look, 0, b, off, safe);
+            in.unread(look, safe, got - safe);
+            return safe;
         }
 
-        /** After a first delimiter byte: whether the rest follows; if not, what was read goes back. */
-        private boolean matchRest() throws IOException {
-            byte[] seen = new byte[delimiter.length - 1];
-            int got = 0;
-            while (got < seen.length) {
-                int c = in.read();
-                if (c < 0) {
-                    break;
+        private int indexOf(byte[] buf, int length) {
+            outer:
+            for (int i = 0; i + delimiter.length <= length; i++) {
+                if (buf[i] != delimiter[0]) {
+                    continue;
                 }
-                seen[got++] = (byte) c;
-                if (c != delimiter[got]) {
-                    break;
+                for (int j = 1; j < delimiter.length; j++) {
+                    if (buf[i + j] != delimiter[j]) {
+                        continue outer;
+                    }
                 }
+                return i;
             }
-            if (got == seen.length && seen[got - 1] == delimiter[got]) {
-                return true;
-            }
-            in.unread(seen, 0, got);
-            return false;
+            return -1;
         }
     }
 }

@@ -180,6 +180,51 @@ class E2bDecodersFuzzTest {
         }
     }
 
+    @Property(tries = 30)
+    void largePartsFullOfNearBoundariesComeBackExactly(@ForAll long seed) throws IOException {
+        java.util.Random r = new java.util.Random(seed);
+        byte[] near = "\r\n--b0undary".getBytes(StandardCharsets.ISO_8859_1);
+        List<byte[]> contents = new ArrayList<>();
+        for (int p = 0; p < 2; p++) {
+            ByteArrayOutputStream c = new ByteArrayOutputStream();
+            while (c.size() < 200_000 + r.nextInt(100_000)) {
+                if (r.nextInt(8) == 0) {
+                    c.write(near, 0, r.nextInt(near.length)); // a prefix of the delimiter, never all of it
+                } else {
+                    c.write(128 + r.nextInt(128)); // never a byte of the delimiter, so none is completed by chance
+                }
+            }
+            contents.add(c.toByteArray());
+        }
+        byte[] body = multipart("b0undary", List.of("/a", "/b"), contents);
+        // fed in pieces of random sizes, as a socket delivers it
+        Multipart mp = new Multipart(new java.io.InputStream() {
+            int at;
+
+            @Override
+            public int read() {
+                return at < body.length ? body[at++] & 0xff : -1;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                if (at >= body.length) {
+                    return -1;
+                }
+                int n = Math.min(Math.min(len, 1 + r.nextInt(9000)), body.length - at);
+                System.arraycopy(body, at, b, off, n);
+                at += n;
+                return n;
+            }
+        }, "b0undary");
+        for (byte[] expected : contents) {
+            Multipart.Part part = mp.next();
+            assertThat(part).isNotNull();
+            assertThat(part.content().readAllBytes()).isEqualTo(expected);
+        }
+        assertThat(mp.next()).isNull();
+    }
+
     @Provide
     Arbitrary<String> boundaries() {
         return Arbitraries.oneOf(Arbitraries.strings().alpha().numeric().ofMinLength(1).ofMaxLength(40),
