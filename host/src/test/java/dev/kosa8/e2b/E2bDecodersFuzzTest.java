@@ -253,6 +253,14 @@ class E2bDecodersFuzzTest {
     }
 
     @Test
+    void partHeadersPastTheirBoundAreRefused() {
+        byte[] body = ("--b\r\nX-Long: " + "h".repeat(Multipart.MAX_HEADERS) + "\r\n\r\nx\r\n--b--\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1);
+        assertThatThrownBy(() -> new Multipart(new ByteArrayInputStream(body), "b").next())
+                .isInstanceOf(ApiError.class).hasMessageContaining("headers are longer");
+    }
+
+    @Test
     void theSdksMetadataFilterIsDecoded() {
         assertThat(ControlPlane.metadataQuery("suite=k%20x&name=a")).containsEntry("suite", "k x")
                 .containsEntry("name", "a");

@@ -286,6 +286,22 @@ class E2bListenerTest {
     }
 
     @Test
+    void theControlPlanesBoundsAreHit() throws Exception {
+        String big = "{\"templateID\":\"base\",\"metadata\":{\"x\":\"" + "y".repeat(ControlPlane.MAX_BODY) + "\"}}";
+        int before = backend.machines.size();
+        assertThat(control("POST", "/v2/sandboxes", big, KEY).statusCode()).isEqualTo(413);
+        var tooLong = control("POST", "/v2/sandboxes", "{\"templateID\":\"base\",\"timeout\":"
+                + (E2bSandboxes.MAX_TIMEOUT.toSeconds() + 1) + "}", KEY);
+        assertThat(tooLong.statusCode()).isEqualTo(400);
+        assertThat(tooLong.body()).contains("timeout");
+        assertThat(control("POST", "/v2/sandboxes", "{\"templateID\":\"\"}", KEY).statusCode()).isEqualTo(400);
+        assertThat(control("POST", "/v2/sandboxes", "{\"templateID\":\"base\",\"envVars\":{\"A=B\":\"x\"}}", KEY)
+                .statusCode()).isEqualTo(400);
+        assertThat(backend.machines).hasSize(before);
+        bStillAnswers();
+    }
+
+    @Test
     void anotherPortThanEnvdsIsNotServed() throws Exception {
         var r = HTTP.send(HttpRequest.newBuilder(URI.create(listener.url() + "/"))
                 .header("E2b-Sandbox-Id", a.path("sandboxID").asText()).header("E2b-Sandbox-Port", "8080")
