@@ -127,6 +127,19 @@ class FileOpsTest {
     }
 
     @Test
+    void whatAUsersMkdirMakesIsThatUsers() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ProcessHandle.current().info().user().orElse("").equals("root"),
+                "chown needs root, as the agent has");
+        ops.makeDir(new FileOp.MakeDir(dir + "/home/user/deep", 0700, false), "user");
+        FileStat deep = ops.stat(dir + "/home/user/deep", false);
+        assertThat(deep.uid()).isEqualTo(1000);
+        assertThat(deep.gid()).isEqualTo(1000);
+        assertThat(deep.owner()).isEqualTo("user");
+        assertThat(ops.stat(dir + "/home", false).uid()).isEqualTo(1000); // made for it too
+        assertThat(ops.stat(dir.toString(), false).uid()).isZero(); // there before: left as it was
+    }
+
+    @Test
     void removeTakesFilesEmptyDirectoriesAndTreesOnlyWhenRecursive() throws IOException {
         Files.createDirectories(dir.resolve("r/s/t"));
         Files.writeString(dir.resolve("r/s/t/f"), "x");

@@ -446,8 +446,17 @@ public final class AgentConnection implements AutoCloseable {
         Registered r = channels.get(m.channel());
         if (r != null) {
             r.listener().accept(m);
+        } else if (m instanceof Message.WatchEvents && staleWatches.size() < MAX_STALE_WATCHES
+                && staleWatches.add(m.channel())) {
+            // a watch the host has forgotten: one a rewind restored into the guest's RAM, its channel failed here
+            // then; told once to stop, so it does not hold one of the agent's watches for ever
+            outbound.add(new Message.Signal(m.channel(), 1));
         }
     }
+
+    /** Channels of watches told to stop because the host had forgotten them: each told once, so few at most. */
+    private final java.util.Set<Integer> staleWatches = ConcurrentHashMap.newKeySet();
+    private static final int MAX_STALE_WATCHES = 1024;
 
     private void deliverLast(Message m) {
         Registered r = channels.remove(m.channel());
