@@ -61,7 +61,9 @@ final class E2bService {
             throw new KosaException(KosaException.Kind.USAGE, "a port is 0 to 65535", "");
         }
         try {
-            listener = E2bListener.start(new E2bBridge(mgr), address, port, apiKey(), log);
+            HostPaths.privateDirectory(dir);
+            listener = E2bListener.start(new E2bBridge(mgr), address, port, apiKey(), dir.resolve("e2b-sandboxes.json"),
+                    log);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KosaException(KosaException.Kind.DAEMON, "interrupted", "");

@@ -33,7 +33,16 @@ public final class E2bListener implements AutoCloseable {
     /** Listens on {@code host:port} (port 0: any free one). */
     public static E2bListener start(E2bBackend backend, String host, int port, String apiKey, Consumer<String> log)
             throws InterruptedException {
-        E2bSandboxes sandboxes = new E2bSandboxes(backend, log);
+        return start(backend, host, port, apiKey, null, log);
+    }
+
+    /**
+     * As above, its sandboxes' records kept in {@code store} (0600; it holds their access tokens) across restarts;
+     * null: in memory only.
+     */
+    public static E2bListener start(E2bBackend backend, String host, int port, String apiKey, java.nio.file.Path store,
+                                    Consumer<String> log) throws InterruptedException {
+        E2bSandboxes sandboxes = new E2bSandboxes(backend, log, store);
         E2bRouter router = new E2bRouter(new ControlPlane(sandboxes, apiKey), new Envd(sandboxes), log);
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         try {

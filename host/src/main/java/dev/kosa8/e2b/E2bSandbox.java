@@ -26,6 +26,7 @@ final class E2bSandbox {
     final String defaultUser;
     final Map<Long, Started> processes = new ConcurrentHashMap<>();
     private volatile Instant endAt;
+    private volatile Runnable onChange = () -> { };
 
     E2bSandbox(String id, String templateId, String accessToken, Map<String, String> metadata,
                Map<String, String> envs, Instant startedAt, Instant endAt, boolean autoPause, String defaultUser) {
@@ -46,6 +47,12 @@ final class E2bSandbox {
 
     void endAt(Instant t) {
         endAt = t;
+        onChange.run();
+    }
+
+    /** Called after a change that must be kept ({@link #endAt(Instant)}). */
+    void onChange(Runnable r) {
+        onChange = r;
     }
 
     /** The home of {@code user}, where relative paths and commands without a cwd start. */

@@ -15,9 +15,8 @@ import java.util.function.Consumer;
 
 /**
  * The sandboxes made through E2B, each with its access token and timeout, and the reaper that ends a sandbox
- * whose timeout passed: removed, or paused (stopped to disk) when it was made with {@code autoPause}. Held in the
- * daemon's memory: a restarted daemon's listener knows none of them (the kosa8 sandboxes themselves stay, under
- * {@code kosa8 ls}).
+ * whose timeout passed: removed, or paused (stopped to disk) when it was made with {@code autoPause}. Kept on disk
+ * ({@link E2bRecords}) when given a file, so a restarted daemon's listener knows them, and reaps them, again.
  */
 final class E2bSandboxes implements AutoCloseable {
     /** E2B's default timeout: five minutes. */
@@ -32,13 +31,28 @@ final class E2bSandboxes implements AutoCloseable {
     private final E2bBackend backend;
     private final Consumer<String> log;
     private final Map<String, E2bSandbox> all = new ConcurrentHashMap<>();
+    private final E2bRecords records;
     private final ScheduledExecutorService reaper = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("e2b-reaper").daemon().factory());
 
     E2bSandboxes(E2bBackend backend, Consumer<String> log) {
+        this(backend, log, null);
+    }
+
+    /** @param store where the records are kept across daemon restarts ({@link E2bRecords}); null: memory only */
+    E2bSandboxes(E2bBackend backend, Consumer<String> log, java.nio.file.Path store) {
         this.backend = backend;
         this.log = log;
+        this.records = new E2bRecords(store, log);
+        for (E2bSandbox s : records.load()) {
+            s.onChange(this::save);
+            all.put(s.id, s);
+        }
         reaper.scheduleWithFixedDelay(this::reap, 1, 1, TimeUnit.SECONDS);
+    }
+
+    private void save() {
+        records.save(all.values());
     }
 
     E2bBackend backend() {
@@ -68,7 +82,9 @@ final class E2bSandboxes implements AutoCloseable {
         }
         Instant now = Instant.now();
         E2bSandbox s = new E2bSandbox(id, template, token(), metadata, envs, now, now.plus(timeout), autoPause, user);
+        s.onChange(this::save);
         all.put(id, s);
+        save();
         return s;
     }
 
@@ -98,6 +114,7 @@ final class E2bSandboxes implements AutoCloseable {
         }
         if (backend.find(id).isEmpty()) {
             all.remove(id);
+            save();
             return Optional.empty();
         }
         return Optional.of(s);
@@ -117,6 +134,7 @@ final class E2bSandboxes implements AutoCloseable {
         if (s == null) {
             return false;
         }
+        save();
         if (backend.find(id).isEmpty()) {
             return false;
         }
@@ -135,6 +153,7 @@ final class E2bSandboxes implements AutoCloseable {
                 var m = backend.find(s.id);
                 if (m.isEmpty()) {
                     all.remove(s.id);
+                    save();
                 } else if (s.autoPause) {
                     if (m.get().state() == E2bBackend.State.RUNNING) {
                         log.accept("e2b: sandbox " + s.id + " timed out: pausing it (autoPause)");

@@ -28,6 +28,40 @@ class E2bSandboxesTest {
     }
 
     @Test
+    void aRestartedListenerKnowsItsSandboxesTheirTokensAndTimeoutsAgain(@org.junit.jupiter.api.io.TempDir
+                                                                         java.nio.file.Path dir) throws Exception {
+        FakeBackend backend = new FakeBackend();
+        java.nio.file.Path store = dir.resolve("e2b-sandboxes.json");
+        E2bSandbox kept;
+        E2bSandbox late;
+        try (E2bSandboxes all = new E2bSandboxes(backend, s -> { }, store)) {
+            kept = all.create("kosa8/debian", Map.of("k", "v"), Map.of("A", "1"), Duration.ofMinutes(5), true, 1, 256);
+            late = all.create("kosa8/debian", Map.of(), Map.of(), Duration.ofMinutes(5), false, 1, 256);
+            late.endAt(java.time.Instant.now().minusSeconds(1)); // its time passes while the daemon is away
+        }
+        assertThat(java.nio.file.Files.getPosixFilePermissions(store))
+                .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        try (E2bSandboxes again = new E2bSandboxes(backend, s -> { }, store)) {
+            E2bSandbox back = again.find(kept.id).orElseThrow();
+            assertThat(back.accessToken).isEqualTo(kept.accessToken);
+            assertThat(back.metadata).isEqualTo(Map.of("k", "v"));
+            assertThat(back.envs).isEqualTo(Map.of("A", "1"));
+            assertThat(back.autoPause).isTrue();
+            assertThat(back.defaultUser).isEqualTo("user");
+            assertThat(back.endAt()).isEqualTo(kept.endAt());
+            long deadline = System.currentTimeMillis() + 5000;
+            while (backend.machines.containsKey(late.id) && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(backend.machines).doesNotContainKey(late.id); // reaped by the new listener
+        }
+        java.nio.file.Files.writeString(store, "{not json");
+        try (E2bSandboxes broken = new E2bSandboxes(backend, s -> { }, store)) {
+            assertThat(broken.list()).isEmpty();
+        }
+    }
+
+    @Test
     void aSandboxRemovedBehindTheListenersBackIsForgotten() {
         FakeBackend backend = new FakeBackend();
         try (E2bSandboxes all = new E2bSandboxes(backend, s -> { })) {
