@@ -100,6 +100,18 @@ await check('a command past its timeoutMs is ended', async () => {
   assert.ok(Date.now() - t0 < 30000)
 })
 
+await check('a terminal: pty.create, resize, input typed, its output', async () => {
+  let out = ''
+  const dec = new TextDecoder()
+  const t = await a.pty.create({ cols: 80, rows: 24, onData: (d) => { out += dec.decode(d, { stream: true }) } })
+  await a.pty.resize(t.pid, { cols: 100, rows: 30 })
+  await a.pty.sendInput(t.pid, new TextEncoder().encode('stty size; echo pty-$((6*7)); exit\n'))
+  const r = await t.wait()
+  assert.equal(r.exitCode, 0)
+  assert.match(out, /30 100/)
+  assert.match(out, /pty-42/)
+})
+
 await check('the same path, different content in each sandbox, read back', async () => {
   await Promise.all([a.files.write('/tmp/same.txt', 'from a'), b.files.write('/tmp/same.txt', 'from b')])
   assert.equal(await a.files.read('/tmp/same.txt'), 'from a')

@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class E2bSandbox {
     /** A process as E2B started it, by its pid in the guest. */
     record Started(String processId, String cmd, java.util.List<String> args, Map<String, String> envs, String cwd,
-                   String tag) {
+                   String tag, boolean pty) {
     }
 
     final String id;

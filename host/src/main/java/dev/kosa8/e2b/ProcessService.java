@@ -18,10 +18,11 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * envd's {@code process.Process} service over the daemon's kept processes (docs/processes.md): Start and Connect
- * stream a process's output (from the daemon's buffer, by offset, so nothing is lost between reads) with
- * keepalives, then its end; List, SendInput, CloseStdin and SendSignal act on it by its pid in the guest or its
- * tag. A process dies when its command's timeout ({@code timeoutMs}, Connect's deadline) passes, as in E2B.
+ * envd's {@code process.Process} service over the daemon's kept processes (docs/processes.md): Start (with a
+ * terminal when asked, {@code pty}) and Connect stream a process's output (from the daemon's buffer, by offset,
+ * so nothing is lost between reads) with keepalives, then its end; List, SendInput, CloseStdin, SendSignal and
+ * Update (a terminal's size) act on it by its pid in the guest or its tag. A process dies when its command's
+ * timeout ({@code timeoutMs}, Connect's deadline) passes, as in E2B.
  */
 final class ProcessService {
     private static final int READ = 256 * 1024;
@@ -44,11 +45,7 @@ final class ProcessService {
                 c.reply(Map.of());
             }
             case "SendSignal" -> sendSignal(s, c.request(), c);
-            case "Update" -> {
-                c.request();
-                throw new ConnectError(ConnectError.Code.UNIMPLEMENTED, "kosa8's E2B processes have no terminal,"
-                        + " so nothing to resize (docs/e2b.md)");
-            }
+            case "Update" -> update(s, c.request(), c);
             case "StreamInput" -> throw new ConnectError(ConnectError.Code.UNIMPLEMENTED, "client streams need"
                     + " HTTP/2; send stdin with SendInput");
             default -> throw new ConnectError(ConnectError.Code.UNIMPLEMENTED, "process.Process has no method "
@@ -61,10 +58,10 @@ final class ProcessService {
         if (!c.streaming) {
             throw ConnectError.invalid("Start is a server stream: send application/connect+json");
         }
-        if (req.has("pty")) {
-            throw new ConnectError(ConnectError.Code.UNIMPLEMENTED, "kosa8's E2B listener has no terminals for"
-                    + " processes yet: use commands.run, or `kosa8 shell` (docs/e2b.md)");
-        }
+        boolean pty = req.has("pty");
+        Json size = req.object("pty").object("size");
+        int rows = pty ? (int) size.number("rows", 24, 1, 0xffff) : 0;
+        int cols = pty ? (int) size.number("cols", 80, 1, 0xffff) : 0;
         Json proc = req.object("process");
         String cmd = proc.string("cmd", "");
         if (cmd.isEmpty()) {
@@ -88,14 +85,14 @@ final class ProcessService {
         env.putAll(envs);
         Message.ExecSpec spec;
         try {
-            spec = new Message.ExecSpec(argv, env, cwd, u.equals("root") ? "" : u, false, 0, 0);
+            spec = new Message.ExecSpec(argv, env, cwd, u.equals("root") ? "" : u, pty, rows, cols);
         } catch (RuntimeException e) {
             throw ConnectError.invalid("cannot run it: " + e.getMessage());
         }
         Duration timeout = deadline(c);
         ProcessInfo info;
         try {
-            info = backend.start(s.id, new Processes.Start(spec, tag, timeout, stdin));
+            info = backend.start(s.id, new Processes.Start(spec, tag, timeout, stdin || pty));
         } catch (KosaException e) {
             throw kosa(e);
         }
@@ -103,8 +100,8 @@ final class ProcessService {
             throw new ConnectError(info.exitCode() != null && info.exitCode() == 127 ? ConnectError.Code.NOT_FOUND
                     : ConnectError.Code.INVALID_ARGUMENT, "cannot start " + cmd + ": " + info.reason());
         }
-        s.processes.put(info.pid(), new E2bSandbox.Started(info.id(), cmd, args, envs, cwd, tag));
-        stream(s, c, info, 0);
+        s.processes.put(info.pid(), new E2bSandbox.Started(info.id(), cmd, args, envs, cwd, tag, pty));
+        stream(s, c, info, 0, pty);
     }
 
     private void connect(E2bSandbox s, ConnectCall c) throws IOException {
@@ -113,11 +110,12 @@ final class ProcessService {
             throw ConnectError.invalid("Connect is a server stream: send application/connect+json");
         }
         Found f = select(s, req);
-        stream(s, c, f.info(), f.info().output().end());
+        E2bSandbox.Started st = s.processes.get(f.info().pid());
+        stream(s, c, f.info(), f.info().output().end(), st != null && st.pty());
     }
 
     /** The process's events from output offset {@code from}: start, data, keepalives, end. */
-    private void stream(E2bSandbox s, ConnectCall c, ProcessInfo info, long from) {
+    private void stream(E2bSandbox s, ConnectCall c, ProcessInfo info, long from, boolean pty) {
         long keepalive = keepalive(c);
         c.send(Map.of("event", Map.of("start", Map.of("pid", info.pid()))));
         long next = from;
@@ -130,7 +128,7 @@ final class ProcessService {
                 return;
             }
             for (OutputBuffer.Chunk ch : slice.chunks()) {
-                String stream = ch.stream() == Message.Stream.STDERR ? "stderr" : "stdout";
+                String stream = pty ? "pty" : ch.stream() == Message.Stream.STDERR ? "stderr" : "stdout";
                 c.send(Map.of("event", Map.of("data", Map.of(stream, Base64.getEncoder().encodeToString(ch.bytes())))));
             }
             next = slice.next();
@@ -208,12 +206,26 @@ final class ProcessService {
     private void sendInput(E2bSandbox s, Json req, ConnectCall c) {
         Found f = select(s, req);
         Json input = req.object("input");
-        if (input.has("pty")) {
-            throw new ConnectError(ConnectError.Code.UNIMPLEMENTED, "no terminals here: send stdin");
-        }
-        byte[] bytes = input.bytes("stdin");
+        byte[] bytes = input.has("pty") ? input.bytes("pty") : input.bytes("stdin");
         try {
             backend.processes().write(s.id, f.info().id(), bytes);
+        } catch (KosaException e) {
+            throw kosa(e);
+        }
+        c.reply(Map.of());
+    }
+
+    /** Update: a terminal's new size. */
+    private void update(E2bSandbox s, Json req, ConnectCall c) {
+        Found f = select(s, req);
+        if (!req.has("pty")) {
+            c.reply(Map.of()); // nothing to change
+            return;
+        }
+        Json size = req.object("pty").object("size");
+        try {
+            backend.processes().resize(s.id, f.info().id(), (int) size.number("rows", 24, 1, 0xffff),
+                    (int) size.number("cols", 80, 1, 0xffff));
         } catch (KosaException e) {
             throw kosa(e);
         }

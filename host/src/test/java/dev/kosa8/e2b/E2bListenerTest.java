@@ -214,6 +214,22 @@ class E2bListenerTest {
     }
 
     @Test
+    void aTerminalsOutputComesAsPtyAndItsSizeIsUpdated() throws Exception {
+        byte[] req = ConnectEnvelope.frame(0, ("{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-i\",\"-l\"]},"
+                + "\"pty\":{\"size\":{\"cols\":80,\"rows\":24}}}").getBytes());
+        var r = envd(a, token(a), "/process.Process/Start", "application/connect+json", req);
+        List<String> events = ConnectEnvelope.decodeAll(r.body(), 1 << 20).stream()
+                .map(f -> new String(f.message(), StandardCharsets.UTF_8)).toList();
+        assertThat(events.get(1)).startsWith("{\"event\":{\"data\":{\"pty\":");
+        var bad = envd(a, token(a), "/process.Process/Start", "application/connect+json", ConnectEnvelope.frame(0,
+                "{\"process\":{\"cmd\":\"x\"},\"pty\":{\"size\":{\"cols\":0,\"rows\":24}}}".getBytes()));
+        assertThat(new String(bad.body(), StandardCharsets.UTF_8)).contains("invalid_argument");
+        var update = envd(a, token(a), "/process.Process/Update", "application/json",
+                "{\"process\":{\"pid\":4242},\"pty\":{\"size\":{\"cols\":100,\"rows\":30}}}".getBytes());
+        assertThat(update.statusCode()).isEqualTo(404);
+    }
+
+    @Test
     void filesRefusePathEscapesAndAnswerAMissingFileWith404() throws Exception {
         for (String p : List.of("../../etc/shadow", "/tmp/../etc/shadow", "")) {
             var r = HTTP.send(HttpRequest.newBuilder(URI.create(listener.url() + "/files?path="

@@ -22,7 +22,7 @@ class E2bIT {
     static final Duration T = Duration.ofMinutes(2);
     static final Path CLIENT = Path.of("src/test/e2b-client").toAbsolutePath();
     /** The checks e2b-test.mjs makes. */
-    static final int CHECKS = 21;
+    static final int CHECKS = 22;
 
     @AfterAll
     static void stopListener() {
