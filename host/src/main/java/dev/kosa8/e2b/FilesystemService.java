@@ -142,7 +142,10 @@ final class FilesystemService {
             }
             String name = e.path().startsWith(dir + "/") ? e.path().substring(dir.length() + 1)
                     : dir.equals("/") ? e.path().substring(1) : e.path();
-            out.add(Map.of("name", name, "type", "EVENT_TYPE_" + e.kind().name()));
+            Map<String, Object> v = new LinkedHashMap<>();
+            v.put("name", name);
+            v.put("type", "EVENT_TYPE_" + e.kind().name());
+            out.add(v);
         }
         return out;
     }

@@ -268,7 +268,8 @@ class E2bListenerTest {
         assertThat(id).isNotEmpty();
         byte[] get = ("{\"watcherId\": \"" + id + "\"}").getBytes();
         var events = envd(a, token(a), "/filesystem.Filesystem/GetWatcherEvents", "application/json", get);
-        assertThat(text(events)).isEqualTo("{\"events\":[{\"name\":\"new.txt\",\"type\":\"EVENT_TYPE_CREATE\"}]}");
+        assertThat(Json.MAPPER.readTree(events.body())).isEqualTo(Json.MAPPER.readTree(
+                "{\"events\":[{\"name\":\"new.txt\",\"type\":\"EVENT_TYPE_CREATE\"}]}"));
         var removed = envd(a, token(a), "/filesystem.Filesystem/RemoveWatcher", "application/json", get);
         assertThat(removed.statusCode()).isEqualTo(200);
         var gone = envd(a, token(a), "/filesystem.Filesystem/GetWatcherEvents", "application/json", get);
