@@ -319,6 +319,41 @@ class E2bListenerTest {
     }
 
     @Test
+    void octetStreamUploadsPlainAndGzippedAreWritten() throws Exception {
+        var plain = HTTP.send(HttpRequest.newBuilder(URI.create(listener.url() + "/files?path=/tmp/o.bin"))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[100_000]))
+                .header("Content-Type", "application/octet-stream")
+                .header("E2b-Sandbox-Id", a.path("sandboxID").asText()).header("X-Access-Token", token(a)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(plain.statusCode()).as(plain.body()).isEqualTo(200);
+        assertThat(plain.body()).contains("\"path\":\"/tmp/o.bin\"");
+        ByteArrayOutputStream z = new ByteArrayOutputStream();
+        try (var gz = new java.util.zip.GZIPOutputStream(z)) {
+            gz.write(new byte[100_000]);
+        }
+        var gzipped = HTTP.send(HttpRequest.newBuilder(URI.create(listener.url() + "/files?path=o.gz.bin"))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(z.toByteArray()))
+                .header("Content-Type", "application/octet-stream").header("Content-Encoding", "gzip")
+                .header("E2b-Sandbox-Id", a.path("sandboxID").asText()).header("X-Access-Token", token(a)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(gzipped.statusCode()).as(gzipped.body()).isEqualTo(200);
+        assertThat(gzipped.body()).contains("\"path\":\"/home/user/o.gz.bin\"");
+        var notGzip = HTTP.send(HttpRequest.newBuilder(URI.create(listener.url() + "/files?path=/tmp/x"))
+                .POST(HttpRequest.BodyPublishers.ofByteArray("plain".getBytes()))
+                .header("Content-Type", "application/octet-stream").header("Content-Encoding", "gzip")
+                .header("E2b-Sandbox-Id", a.path("sandboxID").asText()).header("X-Access-Token", token(a)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(notGzip.statusCode()).isEqualTo(400);
+        var br = HTTP.send(HttpRequest.newBuilder(URI.create(listener.url() + "/files?path=/tmp/x"))
+                .POST(HttpRequest.BodyPublishers.ofByteArray("x".getBytes()))
+                .header("Content-Type", "application/octet-stream").header("Content-Encoding", "br")
+                .header("E2b-Sandbox-Id", a.path("sandboxID").asText()).header("X-Access-Token", token(a)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(br.statusCode()).isEqualTo(400);
+        bStillAnswers();
+    }
+
+    @Test
     void anotherPortThanEnvdsIsNotServed() throws Exception {
         var r = HTTP.send(HttpRequest.newBuilder(URI.create(listener.url() + "/"))
                 .header("E2b-Sandbox-Id", a.path("sandboxID").asText()).header("E2b-Sandbox-Port", "8080")
