@@ -118,7 +118,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         } else if (what.equals("df") && m == HttpMethod.GET) {
             respond(ctx, HttpResponseStatus.OK, mgr.disk().df());
         } else if (what.equals("images")) {
-            images(ctx, m, p, q, upgrade, mgr);
+            new ImageRoutes().route(ctx, m, p, q, upgrade, mgr, (status, value) -> respond(ctx, status, value),
+                    daemon::log);
         } else if (what.equals("sandboxes")) {
             sandboxes(ctx, m, p, q, body, upgrade, mgr);
         } else if (what.equals("net") && p.size() == 2 && m == HttpMethod.GET) {
@@ -132,55 +133,6 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             respond(ctx, HttpResponseStatus.OK, Map.of("reloaded", true));
         } else {
             throw notFound();
-        }
-    }
-
-    /** The images: list, inspect, remove, and build from a Dockerfile (a stream of progress lines). */
-    private void images(ChannelHandlerContext ctx, HttpMethod m, List<String> p, QueryStringDecoder q, boolean upgrade,
-                        SandboxManager mgr) {
-        String sub = p.size() > 2 ? p.get(2) : "";
-        if (sub.isEmpty() && m == HttpMethod.GET) {
-            respond(ctx, HttpResponseStatus.OK, mgr.images().list());
-        } else if (sub.equals("inspect") && m == HttpMethod.GET) {
-            respond(ctx, HttpResponseStatus.OK, mgr.images().image(param(q, "name", "")));
-        } else if (sub.isEmpty() && m == HttpMethod.DELETE) {
-            respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.images().remove(param(q, "name", ""))));
-        } else if (sub.equals("pull") && m == HttpMethod.POST) {
-            respond(ctx, HttpResponseStatus.OK, mgr.images().pull(param(q, "ref", ""), param(q, "tag", "")));
-        } else if (sub.equals("import") && m == HttpMethod.POST) {
-            respond(ctx, HttpResponseStatus.OK, mgr.images().importImage(param(q, "archive", ""), param(q, "tag", "")));
-        } else if (sub.equals("build") && m == HttpMethod.POST && upgrade) {
-            ImageBuilds.Request req = buildRequest(q);
-            BuildStream.start(ctx, mgr.images().builds(), req, Boolean.parseBoolean(param(q, "verbose", "false")),
-                    daemon::log);
-        } else {
-            throw notFound();
-        }
-    }
-
-    private static ImageBuilds.Request buildRequest(QueryStringDecoder q) {
-        Map<String, String> args = new LinkedHashMap<>();
-        for (String a : q.parameters().getOrDefault("buildArg", List.of())) {
-            int eq = a.indexOf('=');
-            if (eq <= 0) {
-                throw new KosaException(KosaException.Kind.USAGE, "bad --build-arg '" + a + "'", "write NAME=VALUE");
-            }
-            args.put(a.substring(0, eq), a.substring(eq + 1));
-        }
-        String context = param(q, "context", "");
-        if (context.isEmpty() || !Path.of(context).isAbsolute()) {
-            throw new KosaException(KosaException.Kind.USAGE, "the build context must be an absolute path", "");
-        }
-        String dockerfile = param(q, "dockerfile", "");
-        Path file = dockerfile.isEmpty() ? Path.of(context).resolve("Dockerfile") : Path.of(dockerfile);
-        try {
-            return new ImageBuilds.Request(Path.of(context), file, param(q, "tag", ""),
-                    q.parameters().getOrDefault("allow", List.of()), Boolean.parseBoolean(param(q, "noCache",
-                    "false")), args, q.parameters().containsKey("trustHostCas")
-                    ? Boolean.valueOf(param(q, "trustHostCas", "false")) : null,
-                    Integer.parseInt(param(q, "cpus", "2")), Integer.parseInt(param(q, "memoryMiB", "1024")));
-        } catch (NumberFormatException e) {
-            throw new KosaException(KosaException.Kind.USAGE, "cpus and memory must be numbers", "");
         }
     }
 
@@ -538,7 +490,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         return v.isEmpty() ? null : Integer.parseInt(v);
     }
 
-    private static String param(QueryStringDecoder q, String name, String dflt) {
+    static String param(QueryStringDecoder q, String name, String dflt) {
         List<String> v = q.parameters().get(name);
         return v == null || v.isEmpty() ? dflt : v.getFirst();
     }
@@ -572,7 +524,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         });
     }
 
-    private static KosaException notFound() {
+    static KosaException notFound() {
         return new KosaException(KosaException.Kind.USAGE, "no such API endpoint", "see docs/api.md");
     }
 
