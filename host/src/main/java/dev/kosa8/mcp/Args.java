@@ -230,7 +230,8 @@ public final class Args {
         byte[] bytes;
         if (encoding.equals("base64")) {
             try {
-                bytes = Base64.getMimeDecoder().decode(s);
+                // line breaks and spaces, as base64 tools wrap it, are skipped; any other stray character is an error
+                bytes = Base64.getDecoder().decode(s.replaceAll("\\s+", ""));
             } catch (IllegalArgumentException e) {
                 throw wrong(name, "is not base64: " + e.getMessage());
             }

@@ -13,6 +13,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
@@ -33,6 +34,7 @@ public final class KosaMcpServer {
     private final McpPolicy policy;
     private final McpSession session = new McpSession();
     private final AtomicBoolean ended = new AtomicBoolean();
+    private final java.util.concurrent.CountDownLatch endDone = new java.util.concurrent.CountDownLatch(1);
     /** Tool calls under way: the session's end waits for them, so a sandbox being created is removed too. */
     private final java.util.concurrent.Phaser calls = new java.util.concurrent.Phaser(1);
     /** How long the end of a session waits for the calls under way (a create under TCG takes a minute). */
@@ -85,14 +87,25 @@ public final class KosaMcpServer {
 
     /** Removes the session's sandboxes not kept; once, whether stdin ended or the process was stopped. */
     void end(Consumer<String> log) {
-        if (ended.compareAndSet(false, true)) {
-            int phase = calls.arrive();
+        if (!ended.compareAndSet(false, true)) {
+            // the other of stdin's end and a stop signal is removing them: wait for it, so the process stays
             try {
-                calls.awaitAdvanceInterruptibly(phase, CALLS_AT_END.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+                endDone.await(CALLS_AT_END.toSeconds() + 60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
+        try {
+            int phase = calls.arriveAndDeregister();
+            try {
+                calls.awaitAdvanceInterruptibly(phase, CALLS_AT_END.toSeconds(), TimeUnit.SECONDS);
             } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
                 log.accept("tool calls still under way at the end of the session; removing its sandboxes anyway");
             }
             session.end(backend, log);
+        } finally {
+            endDone.countDown();
         }
     }
 

@@ -38,16 +38,31 @@ public final class McpSession {
         return out;
     }
 
-    /** Removes each sandbox not kept, reporting each failure to {@code log} and going on with the rest. */
+    /**
+     * Removes each sandbox not kept, all at once (a client may kill the server a few seconds after closing its
+     * stdin: each removal asked for is then carried out by the daemon regardless), reporting each failure to
+     * {@code log}.
+     */
     public void end(McpBackend backend, Consumer<String> log) {
+        List<Thread> removals = new ArrayList<>();
         for (String id : toRemove()) {
+            removals.add(Thread.ofVirtual().start(() -> {
+                try {
+                    backend.remove(id);
+                    forget(id);
+                    log.accept("removed sandbox " + id + " (made by this MCP session)");
+                } catch (RuntimeException e) {
+                    log.accept("could not remove sandbox " + id + ": " + e.getMessage() + " (`kosa8 rm -f " + id
+                            + "` removes it)");
+                }
+            }));
+        }
+        for (Thread t : removals) {
             try {
-                backend.remove(id);
-                forget(id);
-                log.accept("removed sandbox " + id + " (made by this MCP session)");
-            } catch (RuntimeException e) {
-                log.accept("could not remove sandbox " + id + ": " + e.getMessage() + " (`kosa8 rm -f " + id
-                        + "` removes it)");
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             }
         }
     }
