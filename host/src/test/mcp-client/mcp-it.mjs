@@ -118,6 +118,14 @@ assert.equal(slow.timed_out, true);
 assert.notEqual(slow.exit_code, 0);
 ok("run-stdin-exit-timeout");
 
+// a call that runs past the server's heartbeat sends progress to a client that asked for it
+const beats = [];
+const heard = await client.callTool({ name: "run_command", arguments: { sandbox: id, command: "sleep 7" } },
+  undefined, { timeout: 60000, onprogress: (p) => beats.push(p), resetTimeoutOnProgress: true });
+assert.ok(!heard.isError, JSON.stringify(heard));
+assert.ok(beats.length >= 1, "no progress notification during a 7 s command");
+ok("progress", String(beats.length));
+
 const bg = await must("start_process", { sandbox: id, command: "for i in 1 2 3; do echo line$i; sleep 0.2; done; sleep 600", tag: "it" });
 const proc = bg.id;
 await readUntil(id, proc, (text) => text.includes("line3"));

@@ -121,14 +121,49 @@ public final class KosaMcpServer {
                     if (calls.register() < 0) {
                         return ToolResults.error("STATE", "the session is ending", "start a new one");
                     }
+                    java.util.concurrent.ScheduledFuture<?> beat = heartbeat(t, request, exchange);
                     try {
                         return ToolResults.run(t, request.arguments(), clientName(exchange));
                     } finally {
+                        if (beat != null) {
+                            beat.cancel(false);
+                        }
                         calls.arriveAndDeregister();
                     }
                 })
                 .build();
     }
+
+    /**
+     * For a call whose client asked for progress (a {@code progressToken}), a progress notification every
+     * {@link #HEARTBEAT} while it runs: a create under TCG, a checkpoint or a long command take longer than the 60 s
+     * many clients wait by default, and clients that reset their timeout on progress keep waiting.
+     */
+    private static java.util.concurrent.ScheduledFuture<?> heartbeat(ToolDef t, McpSchema.CallToolRequest request,
+                                                                     McpSyncServerExchange exchange) {
+        Object token = request.meta() == null ? null : request.meta().get("progressToken");
+        if (token == null || exchange == null) {
+            return null;
+        }
+        java.util.concurrent.atomic.AtomicInteger beats = new java.util.concurrent.atomic.AtomicInteger();
+        return BEATS.scheduleAtFixedRate(() -> {
+            int n = beats.incrementAndGet();
+            try {
+                exchange.progressNotification(new McpSchema.ProgressNotification(token, n, null,
+                        t.name() + " still running after " + n * HEARTBEAT.toSeconds() + " s"));
+            } catch (RuntimeException e) {
+                // the client went away; the call's end says so
+            }
+        }, HEARTBEAT.toSeconds(), HEARTBEAT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    static final java.time.Duration HEARTBEAT = java.time.Duration.ofSeconds(5);
+    private static final java.util.concurrent.ScheduledExecutorService BEATS =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread th = new Thread(r, "mcp-progress");
+                th.setDaemon(true);
+                return th;
+            });
 
     private static String clientName(McpSyncServerExchange exchange) {
         McpSchema.Implementation info = exchange == null ? null : exchange.getClientInfo();
