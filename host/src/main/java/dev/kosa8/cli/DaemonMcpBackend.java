@@ -53,13 +53,23 @@ final class DaemonMcpBackend implements McpBackend {
         o.image = spec.image();
         o.memory = spec.memory();
         o.cpus = spec.cpus();
-        o.workspace = spec.workspace() == null || spec.workspace().isEmpty() ? null : spec.workspace();
+        o.workspace = spec.workspace() == null || spec.workspace().isEmpty() ? defaultWorkspace() : spec.workspace();
         o.net = spec.net();
         o.allow = new java.util.ArrayList<>(spec.allow());
         o.secrets = new java.util.ArrayList<>(spec.secrets());
         String query = o.query() + "&createdBy=" + enc(spec.createdBy());
         Images.ensure(paths, System.err);
         return daemon.call("POST", "/v1/sandboxes?" + query);
+    }
+
+    /**
+     * The folder the server runs in, as for `kosa8 create`; but a client that starts servers in / or in the
+     * user's home (desktop apps do) gets no folder rather than a refusal: both are never shared.
+     */
+    static String defaultWorkspace() {
+        java.nio.file.Path cwd = java.nio.file.Path.of("").toAbsolutePath().normalize();
+        java.nio.file.Path home = java.nio.file.Path.of(System.getProperty("user.home")).toAbsolutePath().normalize();
+        return cwd.getNameCount() == 0 || cwd.equals(home) ? "none" : cwd.toString();
     }
 
     @Override

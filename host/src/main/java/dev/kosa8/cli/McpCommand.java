@@ -45,6 +45,8 @@ final class McpCommand implements Callable<Integer> {
         OutputStream protocol = new FileOutputStream(FileDescriptor.out);
         PrintStream err = System.err;
         System.setOut(err);
+        // the MCP SDK logs through SLF4J, which kosa8 gives no backend: say nothing of that on every start
+        System.setProperty("slf4j.internal.verbosity", "ERROR");
         DaemonClient daemon = main.daemon();
         ProjectConfig config = ProjectConfigFile.read(java.nio.file.Path.of("").toAbsolutePath());
         McpPolicy policy = new McpPolicy(allowPolicyChanges, config.allow(), config.secrets(),

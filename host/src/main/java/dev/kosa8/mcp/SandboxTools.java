@@ -30,7 +30,8 @@ final class SandboxTools {
                                         false)
                                 .integer("cpus", "Virtual CPUs (default 2 or the project's).", 1, 64)
                                 .string("workspace", "Absolute host folder the sandbox sees live at /workspace "
-                                        + "(default: the folder the MCP server runs in); 'none' for no folder.",
+                                        + "(default: the folder the MCP server runs in, none when that is / or the "
+                                        + "user's home); 'none' for no folder.",
                                         Args.MAX_PATH, false)
                                 .choice("net", "closed: only allowed hosts (default); none: no network device; "
                                         + "open: every host.", List.of("closed", "none", "open"))
