@@ -48,7 +48,8 @@ final class ToolResults {
         body.put("error", message);
         body.put("suggestion", suggestion == null ? "" : suggestion);
         body.put("kind", kind);
-        String text = "error: " + message + (suggestion == null || suggestion.isEmpty() ? "" : "\nto do: " + suggestion);
+        String text = "error: " + message
+                + (suggestion == null || suggestion.isEmpty() ? "" : "\nto do: " + suggestion);
         return McpSchema.CallToolResult.builder().content(List.of(new McpSchema.TextContent(text)))
                 .structuredContent(body).isError(true).build();
     }
