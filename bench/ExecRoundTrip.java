@@ -9,8 +9,7 @@
  * Prints p50/p90/p99 in milliseconds, the ratio to the in-guest baseline, and every round trip's time (the
  * samples bench/foundation.sh puts in its result).
  */
-import dev.kosa8.cli.DaemonClient;
-import dev.kosa8.host.HostPaths;
+import dev.kosa8.client.DaemonConnection;
 import dev.kosa8.protocol.FrameReader;
 import dev.kosa8.protocol.FrameWriter;
 import dev.kosa8.protocol.Message;
@@ -23,7 +22,7 @@ public class ExecRoundTrip {
     public static void main(String[] args) throws Exception {
         String id = args[0];
         int n = args.length > 1 ? Integer.parseInt(args[1]) : 50;
-        DaemonClient client = new DaemonClient(HostPaths.fromEnvironment());
+        DaemonConnection client = new DaemonConnection(DaemonConnection.defaultSocket(), "");
         for (int i = 0; i < 5; i++) {
             exec(client, id, List.of("true"));
         }
@@ -47,8 +46,8 @@ public class ExecRoundTrip {
         System.out.println(samples);
     }
 
-    static String exec(DaemonClient client, String id, List<String> argv) throws Exception {
-        try (DaemonClient.Stream s = client.upgrade("/v1/sandboxes/" + id + "/exec")) {
+    static String exec(DaemonConnection client, String id, List<String> argv) throws Exception {
+        try (DaemonConnection.Stream s = client.upgrade("/v1/sandboxes/" + id + "/exec")) {
             FrameWriter w = new FrameWriter(s.out());
             FrameReader r = new FrameReader(s.in());
             w.write(new Message.Exec(1, new Message.ExecSpec(argv, Map.of(), "", "", false, 0, 0)));

@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.ExecChannel;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kosa8.agents.AgentDefinition;
 import dev.kosa8.agents.AgentDefinitions;
@@ -206,8 +207,8 @@ final class AgentCommand implements Callable<Integer> {
     private static void putHomeFile(DaemonClient daemon, String id, AgentDefinition.HomeFile f) {
         var spec = new Message.ExecSpec(List.of("sh", "-c", PUT_HOME_FILE, "sh", f.path()), Map.of(), "", "", false,
                 0, 0);
-        ExecStream exec = new ExecStream(daemon.upgrade("/v1/sandboxes/" + id + "/exec"));
-        exec.send(new Message.Exec(ExecStream.CH, spec));
+        ExecChannel exec = new ExecChannel(daemon.upgrade("/v1/sandboxes/" + id + "/exec"));
+        exec.send(new Message.Exec(ExecChannel.CH, spec));
         exec.pumpStdin(new ByteArrayInputStream(f.content().getBytes(StandardCharsets.UTF_8)));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int code = exec.await(new ByteArrayOutputStream(), err, null);

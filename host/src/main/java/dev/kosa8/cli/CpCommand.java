@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.ExecChannel;
 import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.protocol.FileMode;
@@ -50,8 +51,8 @@ final class CpCommand implements Callable<Integer> {
         String id = remote.substring(0, remote.indexOf(':'));
         String path = remote.substring(remote.indexOf(':') + 1);
         int mode = FileMode.of(Files.getPosixFilePermissions(local));
-        ExecStream s = new ExecStream(main.daemon().upgrade("/v1/sandboxes/" + Ids.check(id) + "/exec"));
-        s.send(new Message.PutFile(ExecStream.CH, path, mode));
+        ExecChannel s = new ExecChannel(main.daemon().upgrade("/v1/sandboxes/" + Ids.check(id) + "/exec"));
+        s.send(new Message.PutFile(ExecChannel.CH, path, mode));
         InputStream in = Files.newInputStream(local);
         s.pumpStdin(in);
         int code = s.await(OutputStream.nullOutputStream(), System.err, null);
@@ -67,9 +68,9 @@ final class CpCommand implements Callable<Integer> {
         // private while it is written, as the file in the sandbox may be; its own mode once complete
         try (AtomicFile.Pending file = AtomicFile.begin(target, PosixFilePermissions.fromString("rw-------"))) {
             OutputStream out = file.stream();
-            ExecStream s = new ExecStream(main.daemon().upgrade("/v1/sandboxes/" + Ids.check(id) + "/exec"));
-            s.send(new Message.GetFile(ExecStream.CH, path));
-            int code = s.await(out, System.err, new ExecStream.FileSink() {
+            ExecChannel s = new ExecChannel(main.daemon().upgrade("/v1/sandboxes/" + Ids.check(id) + "/exec"));
+            s.send(new Message.GetFile(ExecChannel.CH, path));
+            int code = s.await(out, System.err, new ExecChannel.FileSink() {
                 @Override
                 public void info(long size, int m) {
                     mode[0] = m;

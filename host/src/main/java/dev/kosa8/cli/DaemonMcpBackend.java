@@ -1,5 +1,8 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.DaemonConnection;
+import dev.kosa8.client.ExecChannel;
+import dev.kosa8.client.Kosa8Exception;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.mcp.McpBackend;
@@ -95,16 +98,16 @@ final class DaemonMcpBackend implements McpBackend {
         } catch (dev.kosa8.protocol.ProtocolException e) {
             throw new KosaException(KosaException.Kind.USAGE, e.getMessage(), "");
         }
-        DaemonClient.Stream stream = daemon.upgrade(sandboxPath(sandbox) + "/exec");
-        ExecStream s = new ExecStream(stream);
+        DaemonConnection.Stream stream = daemon.upgrade(sandboxPath(sandbox) + "/exec");
+        ExecChannel s = new ExecChannel(stream);
         Capped out = new Capped(r.maxOutputBytes());
         Capped err = new Capped(r.maxOutputBytes());
         AtomicBoolean timedOut = new AtomicBoolean();
-        s.send(new Message.Exec(ExecStream.CH, spec));
+        s.send(new Message.Exec(ExecChannel.CH, spec));
         s.pumpStdin(new ByteArrayInputStream(r.stdin()));
         var kill = timers.schedule(() -> {
             timedOut.set(true);
-            s.send(new Message.Signal(ExecStream.CH, SIGKILL));
+            s.send(new Message.Signal(ExecChannel.CH, SIGKILL));
         }, r.timeoutSeconds(), TimeUnit.SECONDS);
         // a command that outlives its SIGKILL (a guest that no longer answers) is let go of: the call ends
         var abandon = timers.schedule(() -> {
@@ -115,7 +118,7 @@ final class DaemonMcpBackend implements McpBackend {
             }
         }, r.timeoutSeconds() + GRACE_SECONDS, TimeUnit.SECONDS);
         try {
-            int code = s.await(out, err, null);
+            int code = await(s, out, err, null);
             return new ExecResult(code, out.bytes(), err.bytes(), out.total, err.total, timedOut.get());
         } catch (KosaException e) {
             if (timedOut.get()) {
@@ -125,6 +128,15 @@ final class DaemonMcpBackend implements McpBackend {
         } finally {
             kill.cancel(false);
             abandon.cancel(false);
+        }
+    }
+
+    /** The SDK's exec channel to its end, its failures as the CLI's own (with their kinds and suggestions). */
+    private static int await(ExecChannel s, OutputStream out, OutputStream err, ExecChannel.FileSink sink) {
+        try {
+            return s.await(out, err, sink);
+        } catch (Kosa8Exception e) {
+            throw DaemonClient.cli(e);
         }
     }
 
@@ -202,11 +214,11 @@ final class DaemonMcpBackend implements McpBackend {
 
     @Override
     public void writeFile(String sandbox, String path, byte[] content, int mode) {
-        ExecStream s = new ExecStream(daemon.upgrade(sandboxPath(sandbox) + "/exec"));
-        s.send(new Message.PutFile(ExecStream.CH, path, mode));
+        ExecChannel s = new ExecChannel(daemon.upgrade(sandboxPath(sandbox) + "/exec"));
+        s.send(new Message.PutFile(ExecChannel.CH, path, mode));
         s.pumpStdin(new ByteArrayInputStream(content));
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = s.await(OutputStream.nullOutputStream(), err, null);
+        int code = await(s, OutputStream.nullOutputStream(), err, null);
         if (code != 0) {
             throw new KosaException(KosaException.Kind.STATE, "could not write " + path + ": "
                     + err.toString(java.nio.charset.StandardCharsets.UTF_8).strip(), "check that its folder exists");
@@ -224,14 +236,15 @@ final class DaemonMcpBackend implements McpBackend {
 
     @Override
     public FileContent readFile(String sandbox, String path, int maxBytes) {
-        ExecStream s = new ExecStream(daemon.upgrade(sandboxPath(sandbox) + "/exec"));
-        s.send(new Message.GetFile(ExecStream.CH, path));
+        ExecChannel s = new ExecChannel(daemon.upgrade(sandboxPath(sandbox) + "/exec"));
+        s.send(new Message.GetFile(ExecChannel.CH, path));
         ByteArrayOutputStream kept = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         long[] info = {0, 0644};
+        boolean[] enough = {false};
         int code;
         try {
-            code = s.await(OutputStream.nullOutputStream(), err, new ExecStream.FileSink() {
+            code = await(s, OutputStream.nullOutputStream(), err, new ExecChannel.FileSink() {
                 @Override
                 public void info(long size, int mode) {
                     info[0] = size;
@@ -243,12 +256,13 @@ final class DaemonMcpBackend implements McpBackend {
                     int room = Math.min(bytes.length, maxBytes - kept.size());
                     kept.write(bytes, 0, room);
                     if (kept.size() >= maxBytes && info[0] > maxBytes) {
+                        enough[0] = true;
                         throw new Enough();
                     }
                 }
             });
         } catch (KosaException e) {
-            if (e.getCause() instanceof Enough) {
+            if (enough[0]) {
                 return new FileContent(kept.toByteArray(), info[0], (int) info[1], true);
             }
             throw e;

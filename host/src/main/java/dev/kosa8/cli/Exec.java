@@ -1,5 +1,7 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.ExecChannel;
+import dev.kosa8.client.DaemonConnection;
 import dev.kosa8.protocol.Message;
 
 /** Runs one command over an exec stream, wiring this process's stdio, signals and terminal to it. */
@@ -7,22 +9,22 @@ final class Exec {
     private Exec() {
     }
 
-    static int run(DaemonClient.Stream stream, Message.ExecSpec spec, boolean interactive) {
-        ExecStream exec = new ExecStream(stream);
+    static int run(DaemonConnection.Stream stream, Message.ExecSpec spec, boolean interactive) {
+        ExecChannel exec = new ExecChannel(stream);
         Runnable restore = () -> { };
         if (spec.tty() && Terminal.isInteractive()) {
             restore = Terminal.raw();
         }
         try {
-            exec.send(new Message.Exec(ExecStream.CH, spec));
-            Signals.forward(sig -> exec.send(new Message.Signal(ExecStream.CH, sig)), spec.tty() ? () -> {
+            exec.send(new Message.Exec(ExecChannel.CH, spec));
+            Signals.forward(sig -> exec.send(new Message.Signal(ExecChannel.CH, sig)), spec.tty() ? () -> {
                 int[] s = Terminal.size();
-                exec.send(new Message.Resize(ExecStream.CH, s[0], s[1]));
+                exec.send(new Message.Resize(ExecChannel.CH, s[0], s[1]));
             } : null);
             if (interactive || spec.tty()) {
                 exec.pumpStdin(System.in);
             } else {
-                exec.send(new Message.Eof(ExecStream.CH, Message.Stream.STDIN));
+                exec.send(new Message.Eof(ExecChannel.CH, Message.Stream.STDIN));
             }
             return exec.await(new java.io.FileOutputStream(java.io.FileDescriptor.out),
                     new java.io.FileOutputStream(java.io.FileDescriptor.err), null);

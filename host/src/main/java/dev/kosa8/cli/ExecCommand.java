@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.Json;
 import dev.kosa8.host.KosaException;
 import java.util.List;
 import java.util.concurrent.Callable;

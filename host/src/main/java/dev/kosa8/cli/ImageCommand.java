@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.DaemonConnection;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.host.KosaException;
@@ -115,7 +116,7 @@ final class ImageCommand {
          */
         static JsonNode follow(DaemonClient daemon, String query) throws IOException {
             ObjectMapper json = new ObjectMapper();
-            try (DaemonClient.Stream s = daemon.upgrade("/v1/images/build?" + query)) {
+            try (DaemonConnection.Stream s = daemon.upgrade("/v1/images/build?" + query)) {
                 BufferedReader in = new BufferedReader(new InputStreamReader(s.in(), StandardCharsets.UTF_8));
                 String line;
                 while ((line = in.readLine()) != null) {

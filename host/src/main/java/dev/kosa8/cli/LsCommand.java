@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.Json;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;

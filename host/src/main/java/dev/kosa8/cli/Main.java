@@ -85,6 +85,9 @@ public final class Main {
 
     /** Prints a command's failure as one line and a suggestion (the stack trace with {@code debug}); its exit code. */
     static int report(Exception e, PrintWriter err, boolean debug) {
+        if (e instanceof dev.kosa8.client.Kosa8Exception k) {
+            return report(DaemonClient.cli(k), err, debug);
+        }
         if (e instanceof KosaException k) {
             err.println("kosa8: " + k.getMessage());
             if (!k.suggestion().isEmpty()) {

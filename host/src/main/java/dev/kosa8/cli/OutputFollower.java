@@ -1,5 +1,7 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.ExecChannel;
+import dev.kosa8.client.Json;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -54,7 +56,7 @@ final class OutputFollower {
                             "capacity") + " bytes while no one reads)");
                 }
                 if (!write(r)) {
-                    return ExecStream.EXIT_BROKEN_PIPE;
+                    return ExecChannel.EXIT_BROKEN_PIPE;
                 }
                 next = Json.number(r, "next");
                 if (Json.flag(r, "complete")) {

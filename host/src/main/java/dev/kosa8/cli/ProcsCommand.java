@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.Json;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;

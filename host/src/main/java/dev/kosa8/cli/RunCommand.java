@@ -1,5 +1,7 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.DaemonConnection;
+import dev.kosa8.client.Json;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -50,7 +52,7 @@ final class RunCommand implements Callable<Integer> {
         }
         var spec = exec.spec(argv);
         if (rm) {
-            DaemonClient.Stream stream = d.upgrade("/v1/run?" + sandbox.query());
+            DaemonConnection.Stream stream = d.upgrade("/v1/run?" + sandbox.query());
             if (!sandbox.publish.isEmpty()) {
                 PortCommand.announce(stream.sandbox(), d.get("/v1/sandboxes/" + stream.sandbox()).path("ports"));
             }

@@ -1,6 +1,5 @@
-package dev.kosa8.cli;
+package dev.kosa8.client;
 
-import dev.kosa8.host.KosaException;
 import dev.kosa8.protocol.FrameReader;
 import dev.kosa8.protocol.FrameWriter;
 import dev.kosa8.protocol.Limits;
@@ -13,31 +12,36 @@ import java.io.InputStream;
 import java.io.OutputStream;
 
 /**
- * Drives one exec over an upgraded daemon connection: sends the Exec, streams
- * stdin (if asked) within the agent's credit, writes stdout and stderr as they
- * come and credits them back once written, forwards signals and terminal
- * resizes, and returns the process's exit code.
+ * One agent-protocol stream over an upgraded daemon connection (docs/api.md,
+ * {@code /exec}): the caller sends its first frame ({@code Exec},
+ * {@code PutFile} or {@code GetFile}) with {@link #send}; this streams stdin
+ * (if asked) within the agent's credit, writes stdout and stderr as they come
+ * and credits them back once written, carries signals and terminal resizes,
+ * and returns the process's exit code. The low-level door under
+ * {@link Sandbox#exec} and {@link SandboxFiles}, and the CLI's exec.
  */
-final class ExecStream {
-    static final int CH = 1;
+public final class ExecChannel {
+    /** The channel every stream uses: one stream per connection. */
+    public static final int CH = 1;
     /** Exit codes when the command could not run at all, as shells use them. */
-    static final int EXIT_NOT_FOUND = 127;
-    static final int EXIT_CANNOT_RUN = 126;
+    public static final int EXIT_NOT_FOUND = 127;
+    public static final int EXIT_CANNOT_RUN = 126;
     /** 128 + SIGPIPE: what a shell reports when a command's reader went away. */
-    static final int EXIT_BROKEN_PIPE = 141;
+    public static final int EXIT_BROKEN_PIPE = 141;
 
-    private final DaemonClient.Stream stream;
+    private final DaemonConnection.Stream stream;
     private final FrameWriter writer;
     private final FrameReader reader;
     private final SendWindow stdinWindow = new SendWindow();
 
-    ExecStream(DaemonClient.Stream stream) {
+    public ExecChannel(DaemonConnection.Stream stream) {
         this.stream = stream;
         this.writer = new FrameWriter(new BufferedOutputStream(stream.out(), 1 << 17));
         this.reader = new FrameReader(new BufferedInputStream(stream.in(), 1 << 18));
     }
 
-    void send(Message m) {
+    /** Sends one frame; a daemon gone away is reported by {@link #await}. */
+    public void send(Message m) {
         try {
             writer.write(m);
         } catch (IOException e) {
@@ -46,7 +50,7 @@ final class ExecStream {
     }
 
     /** Streams {@code in} as the process's stdin on a background thread, then sends Eof. */
-    void pumpStdin(InputStream in) {
+    public void pumpStdin(InputStream in) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[Limits.MAX_DATA];
             try {
@@ -81,9 +85,12 @@ final class ExecStream {
     /**
      * Reads until the command ends.
      *
+     * @param fileSink where a download's bytes go (null for a command)
      * @return the command's exit code
+     * @throws CommandNotStartedException if the command could not be started
+     * @throws DaemonUnavailableException if the connection broke first
      */
-    int await(OutputStream out, OutputStream err, FileSink fileSink) {
+    public int await(OutputStream out, OutputStream err, FileSink fileSink) {
         try {
             Message m;
             while ((m = reader.read()) != null) {
@@ -123,10 +130,10 @@ final class ExecStream {
                     }
                 }
             }
-            throw new KosaException(KosaException.Kind.DAEMON, "the connection to kosa8d ended before the command did",
-                    "see the daemon log; `kosa8 ls` shows whether the sandbox still runs");
+            throw new DaemonUnavailableException("the connection to kosa8d ended before the command did",
+                    "see the daemon log; `kosa8 ls` shows whether the sandbox still runs", null);
         } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.DAEMON, "lost the connection to kosa8d: " + e.getMessage(),
+            throw new DaemonUnavailableException("lost the connection to kosa8d: " + e.getMessage(),
                     "see the daemon log; `kosa8 ls` shows whether the sandbox still runs", e);
         } finally {
             try {
@@ -137,18 +144,21 @@ final class ExecStream {
         }
     }
 
-    static KosaException failure(Message.Failed f) {
+    /** The agent's refusal as the exception a caller catches. */
+    static Kosa8Exception failure(Message.Failed f) {
         return switch (f.code()) {
-            case NOT_FOUND -> KosaException.withExitCode(KosaException.Kind.USAGE, f.message(),
+            case NOT_FOUND -> new CommandNotStartedException(Kosa8Exception.Kind.USAGE, f.message(),
                     "check the program's name; the sandbox's PATH is " + "/usr/local/bin:/usr/bin:/bin (and sbin)",
                     EXIT_NOT_FOUND);
-            case PERMISSION -> KosaException.withExitCode(KosaException.Kind.STATE, f.message(), "", EXIT_CANNOT_RUN);
-            default -> new KosaException(KosaException.Kind.VM, f.message(), "");
+            case PERMISSION -> new CommandNotStartedException(Kosa8Exception.Kind.STATE, f.message(), "",
+                    EXIT_CANNOT_RUN);
+            default -> new Kosa8Exception(Kosa8Exception.Kind.VM, f.message(), "", Kosa8Exception.Kind.VM.exitCode(),
+                    null);
         };
     }
 
     /** Where a download's bytes go. */
-    interface FileSink {
+    public interface FileSink {
         void info(long size, int mode) throws IOException;
 
         void write(byte[] bytes) throws IOException;

@@ -1,4 +1,4 @@
-package dev.kosa8.cli;
+package dev.kosa8.client;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -13,11 +13,12 @@ import java.util.Map;
 /**
  * The daemon's answers as plain maps, lists, strings, numbers and booleans,
  * read with Jackson's streaming parser alone. The commands an agent calls
- * all day ({@link HotPath}) read their answers this way: a data-binding
+ * all day (the CLI's hot path) read their answers this way: a data-binding
  * {@code ObjectMapper} (and the modules it looks up) was the largest part of
- * their start-up after picocli's model.
+ * their start-up after picocli's model. The Java SDK reads every answer
+ * this way, so that it adds no data-binding library to its users' class path.
  */
-final class Json {
+public final class Json {
     private static final JsonFactory FACTORY = JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build()).build();
 
@@ -25,7 +26,7 @@ final class Json {
     }
 
     /** The value {@code bytes} hold: a map, list, string, long, double, boolean or null. */
-    static Object parse(byte[] bytes) throws IOException {
+    public static Object parse(byte[] bytes) throws IOException {
         try (JsonParser p = FACTORY.createParser(bytes)) {
             JsonToken t = p.nextToken();
             if (t == null) {
@@ -67,29 +68,29 @@ final class Json {
     }
 
     /** {@code value}'s field {@code key} as text ("" when it is not an object or has no such field). */
-    static String text(Object value, String key) {
+    public static String text(Object value, String key) {
         Object v = value instanceof Map<?, ?> m ? m.get(key) : null;
         return v == null ? "" : String.valueOf(v);
     }
 
     /** {@code value}'s field {@code key} as a number (0 when missing or not a number). */
-    static long number(Object value, String key) {
+    public static long number(Object value, String key) {
         Object v = value instanceof Map<?, ?> m ? m.get(key) : null;
         return v instanceof Number n ? n.longValue() : 0;
     }
 
     /** {@code value}'s field {@code key} as a boolean (false when missing). */
-    static boolean flag(Object value, String key) {
+    public static boolean flag(Object value, String key) {
         return value instanceof Map<?, ?> m && Boolean.TRUE.equals(m.get(key));
     }
 
     /** {@code value}'s field {@code key} (null when it is not an object or has no such field). */
-    static Object get(Object value, String key) {
+    public static Object get(Object value, String key) {
         return value instanceof Map<?, ?> m ? m.get(key) : null;
     }
 
     /** {@code value} as a list (empty when it is not one). */
-    static List<?> list(Object value) {
+    public static List<?> list(Object value) {
         return value instanceof List<?> l ? l : List.of();
     }
 }
