@@ -17,17 +17,18 @@ import picocli.CommandLine.ParentCommand;
                 + "rewind, fork and diff. The agent's client starts this command; you do not run it by hand.",
             "",
             "Set-up, one line:",
-            "  claude mcp add kosa8 -- kosa8 mcp              Claude Code",
-            "  codex mcp add kosa8 -- kosa8 mcp               Codex (or [mcp_servers.kosa8] in ~/.codex/config.toml)",
-            "  gemini mcp add kosa8 kosa8 mcp                 Gemini CLI (or mcpServers in settings.json)",
-            "Claude Desktop: {\"mcpServers\": {\"kosa8\": {\"command\": \"kosa8\", \"args\": [\"mcp\"]}}} in "
-                + "claude_desktop_config.json. docs/mcp.md has each in full.",
+            "  Claude Code:    claude mcp add kosa8 -- kosa8 mcp",
+            "  Codex:          codex mcp add kosa8 -- kosa8 mcp",
+            "  Gemini CLI:     gemini mcp add kosa8 kosa8 mcp",
+            "  Claude Desktop: in claude_desktop_config.json,",
+            "    {\"mcpServers\": {\"kosa8\": {\"command\": \"kosa8\", \"args\": [\"mcp\"]}}}",
+            "docs/mcp.md has each in full, with the clients' timeouts.",
             "",
             "Sandboxes a session creates are listed by `kosa8 ls` as made by mcp:CLIENT and removed when the session "
                 + "ends (the client closes stdin, or stops the server), unless the client created them with keep. "
-                + "No tool shows a secret's value. The network and secrets a client may ask for are those of your "
-                + "configuration (.kosa8/config.toml in the folder the server starts in); anything beyond, and "
-                + "allow_host, deny_host and grant_secret, only with --allow-policy-changes.",
+                + "No tool shows a secret's value. The hosts, secrets and network a client may ask for are those of "
+                + "your project's settings (`kosa8 config show`); anything beyond, and the tools allow_host, "
+                + "deny_host and grant_secret, only with --allow-policy-changes.",
             ""},
         footer = {"", "Try it by hand: npx @modelcontextprotocol/inspector kosa8 mcp"})
 final class McpCommand implements Callable<Integer> {
