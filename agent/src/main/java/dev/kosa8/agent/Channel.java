@@ -6,7 +6,7 @@ import dev.kosa8.protocol.Message;
  * One unit of work the host started on a channel: a process, or a file
  * transfer. The session routes the host's messages for the channel here.
  */
-sealed interface Channel permits ProcessChannel, PutFileChannel, GetFileChannel, PortChannel {
+sealed interface Channel permits ProcessChannel, PutFileChannel, GetFileChannel, PortChannel, FileOpChannel {
 
     /** Bytes for the channel's stdin. */
     void onData(byte[] bytes);

@@ -33,8 +33,10 @@ final class GetFileChannel implements Channel {
         Path path = Path.of(req.path());
         try {
             if (!Files.isRegularFile(path)) {
-                String why = Files.isDirectory(path) ? " is a directory" : " does not exist in the sandbox";
-                outbox.send(new Message.Failed(channel, Message.ErrorCode.NOT_FOUND, req.path() + why));
+                boolean dir = Files.isDirectory(path);
+                outbox.send(new Message.Failed(channel, dir ? Message.ErrorCode.IS_DIRECTORY
+                        : Message.ErrorCode.NOT_FOUND, req.path() + (dir ? " is a directory"
+                        : " does not exist in the sandbox")));
                 return null;
             }
             InputStream in = Files.newInputStream(path);
@@ -47,7 +49,9 @@ final class GetFileChannel implements Channel {
         } catch (AccessDeniedException e) {
             outbox.send(new Message.Failed(channel, Message.ErrorCode.PERMISSION, "permission denied: " + req.path()));
         } catch (IOException e) {
-            outbox.send(new Message.Failed(channel, Message.ErrorCode.INTERNAL, "cannot read " + req.path() + ": " + e));
+            FileOps.Failure f = FileOps.failure(e, req.path());
+            outbox.send(new Message.Failed(channel, f.code, dev.kosa8.protocol.Limits.fit("cannot read "
+                    + f.getMessage())));
         }
         return null;
     }

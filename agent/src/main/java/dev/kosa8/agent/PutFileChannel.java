@@ -23,17 +23,21 @@ final class PutFileChannel implements Channel {
     private final Path temp;
     private final FileChannel file;
     private final int mode;
+    /** Who owns the file written; null: the target's owner if it is there, else root. */
+    private final GuestUsers.Ids owner;
     private final StdinPump pump;
     private volatile boolean failed;
     private volatile boolean hungUp;
 
-    private PutFileChannel(int channel, Outbox outbox, Path target, Path temp, FileChannel file, int mode) {
+    private PutFileChannel(int channel, Outbox outbox, Path target, Path temp, FileChannel file, int mode,
+                           GuestUsers.Ids owner) {
         this.channel = channel;
         this.outbox = outbox;
         this.target = target;
         this.temp = temp;
         this.file = file;
         this.mode = mode;
+        this.owner = owner;
         OutputStream out = java.nio.channels.Channels.newOutputStream(file);
         this.pump = new StdinPump(channel, outbox, new StdinPump.Sink() {
             @Override
@@ -57,20 +61,25 @@ final class PutFileChannel implements Channel {
         Path target = Path.of(req.path());
         try {
             if (Files.isDirectory(target)) {
-                outbox.send(new Message.Failed(channel, Message.ErrorCode.INVALID, req.path() + " is a directory"));
+                outbox.send(new Message.Failed(channel, Message.ErrorCode.IS_DIRECTORY, req.path() + " is a directory"));
                 return null;
             }
+            GuestUsers.Ids owner = req.user().isEmpty() ? null : GuestUsers.guest().ids(req.user());
             Path dir = target.toAbsolutePath().getParent();
             Path temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".kosa8-part");
             FileChannel fc = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
-            return new PutFileChannel(channel, outbox, target, temp, fc, req.mode());
+            return new PutFileChannel(channel, outbox, target, temp, fc, req.mode(), owner);
+        } catch (FileOps.Failure f) {
+            outbox.send(new Message.Failed(channel, f.code, dev.kosa8.protocol.Limits.fit(f.getMessage())));
         } catch (NoSuchFileException e) {
             outbox.send(new Message.Failed(channel, Message.ErrorCode.NOT_FOUND,
                     "directory " + target.getParent() + " does not exist in the sandbox"));
         } catch (AccessDeniedException e) {
             outbox.send(new Message.Failed(channel, Message.ErrorCode.PERMISSION, "permission denied: " + req.path()));
         } catch (IOException e) {
-            outbox.send(new Message.Failed(channel, Message.ErrorCode.INTERNAL, "cannot write " + req.path() + ": " + e));
+            FileOps.Failure f = FileOps.failure(e, req.path());
+            outbox.send(new Message.Failed(channel, f.code, dev.kosa8.protocol.Limits.fit("cannot write "
+                    + f.getMessage())));
         }
         return null;
     }
@@ -90,6 +99,14 @@ final class PutFileChannel implements Channel {
             }
             file.close();
             Files.setPosixFilePermissions(temp, dev.kosa8.protocol.FileMode.permissions(mode));
+            GuestUsers.Ids ids = owner;
+            if (ids == null && Files.exists(target)) {
+                java.util.Map<String, Object> a = Files.readAttributes(target, "unix:uid,gid");
+                ids = new GuestUsers.Ids((Integer) a.get("uid"), (Integer) a.get("gid"));
+            }
+            if (ids != null) {
+                FileOps.own(temp, ids);
+            }
             Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             outbox.send(new Message.Exited(channel, 0, 0));
         } catch (IOException e) {

@@ -95,6 +95,7 @@ final class Session implements Outbox {
             case Message.Freeze f -> startChannel(f.channel(), () -> Checkpointing.freeze(f, this));
             case Message.Thaw t -> startChannel(t.channel(), () -> Checkpointing.thaw(t, this));
             case Message.Connect c -> startChannel(c.channel(), () -> PortChannel.start(c, this));
+            case Message.FileRequest f -> startChannel(f.channel(), () -> FileOpChannel.start(f, this));
             case Message.Data d -> {
                 if (d.stream() != Message.Stream.STDIN) {
                     throw new ProtocolException("the host may only send stdin");
@@ -112,6 +113,8 @@ final class Session implements Outbox {
             case Message.Exited x -> throw new ProtocolException("Exited comes from the agent");
             case Message.Failed f -> throw new ProtocolException("Failed comes from the agent");
             case Message.FileInfo f -> throw new ProtocolException("FileInfo comes from the agent");
+            case Message.FileEntries f -> throw new ProtocolException("FileEntries comes from the agent");
+            case Message.WatchEvents e -> throw new ProtocolException("WatchEvents comes from the agent");
             case Message.NetOpen o -> throw new ProtocolException("network streams have a port of their own");
             case Message.NetReset r -> throw new ProtocolException("network streams have a port of their own");
         }

@@ -213,6 +213,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             }
             case "processes" -> new ProcessRoutes(mgr.processes()).processes(s, m, p, q, body,
                     (status, value) -> respond(ctx, status, value));
+            case "files" -> new FileRoutes(mgr.files()).route(ctx, s, m, p, q, body,
+                    (status, value) -> respond(ctx, status, value));
             case "env" -> {
                 if (p.size() != 4) {
                     throw notFound();

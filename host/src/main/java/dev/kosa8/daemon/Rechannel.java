@@ -22,7 +22,7 @@ final class Rechannel {
             case Message.Resize r -> new Message.Resize(ch, r.rows(), r.columns());
             case Message.Exited x -> new Message.Exited(ch, x.exitCode(), x.signal());
             case Message.Failed f -> new Message.Failed(ch, f.code(), f.message());
-            case Message.PutFile p -> new Message.PutFile(ch, p.path(), p.mode());
+            case Message.PutFile p -> new Message.PutFile(ch, p.path(), p.mode(), p.user());
             case Message.GetFile g -> new Message.GetFile(ch, g.path());
             case Message.FileInfo f -> new Message.FileInfo(ch, f.size(), f.mode());
             case Message.MountWorkspace mw ->
@@ -35,6 +35,12 @@ final class Rechannel {
                     + "their own");
             case Message.Connect c -> throw new dev.kosa8.protocol.ProtocolException("only the daemon connects to a "
                     + "sandbox's published ports");
+            case Message.FileRequest f -> throw new dev.kosa8.protocol.ProtocolException("file operations go through "
+                    + "the daemon's files API");
+            case Message.FileEntries f -> throw new dev.kosa8.protocol.ProtocolException("file operations go through "
+                    + "the daemon's files API");
+            case Message.WatchEvents e -> throw new dev.kosa8.protocol.ProtocolException("file operations go through "
+                    + "the daemon's files API");
             case Message.Ask a -> throw new dev.kosa8.protocol.ProtocolException("only the guest asks");
             case Message.Answer a -> throw new dev.kosa8.protocol.ProtocolException("only the daemon answers asks");
             case Message.Hello h -> h;

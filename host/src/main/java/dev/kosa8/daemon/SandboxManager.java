@@ -105,6 +105,8 @@ public final class SandboxManager {
     private final SandboxDisk disk;
     private final SandboxProcesses processes;
     private final PublishedPorts ports;
+    private final SandboxFiles files = new SandboxFiles(new dev.kosa8.files.GuestFiles(
+            dev.kosa8.files.FileLimits.DEFAULT));
     private final SandboxStops stops;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
@@ -150,6 +152,11 @@ public final class SandboxManager {
     /** The processes the daemon keeps for sandboxes, and each sandbox's own environment. */
     SandboxProcesses processes() {
         return processes;
+    }
+
+    /** Guest files: stat, list, mkdir, remove, rename, read, write, watch ({@link SandboxFiles}). */
+    public SandboxFiles files() {
+        return files;
     }
 
     /** Published ports ({@link PublishedPorts}). */
@@ -330,6 +337,7 @@ public final class SandboxManager {
                 registry.remove(s.id());
                 turns.forget(s.id());
                 processes.forget(s);
+                files.forget(s);
                 networks.forgetLogins(s.id());
                 bootImages.unpin(s.id());
             } catch (IOException e) {
@@ -407,6 +415,7 @@ public final class SandboxManager {
             s.detach();
         }
         processes.all().close();
+        files.files().close();
     }
 
     private void save(Sandbox s, SandboxRecord r) {

@@ -391,6 +391,9 @@ public final class AgentConnection implements AutoCloseable {
             case Message.Exec e -> throw new ProtocolException("the guest may not start processes on the host");
             case Message.PutFile p -> throw new ProtocolException("the guest may not write host files");
             case Message.GetFile g -> throw new ProtocolException("the guest may not read host files");
+            case Message.FileRequest f -> throw new ProtocolException("the guest may not work on host files");
+            case Message.FileEntries f -> deliverBounded(f);
+            case Message.WatchEvents e -> deliverBounded(e);
             case Message.MountWorkspace mw -> throw new ProtocolException("the guest may not mount on the host");
             case Message.Freeze f -> throw new ProtocolException("the guest may not freeze the host");
             case Message.Thaw t -> throw new ProtocolException("the guest may not thaw the host");
@@ -434,6 +437,26 @@ public final class AgentConnection implements AutoCloseable {
             r.listener().accept(m);
         }
     }
+
+    /**
+     * A stat, a batch of a listing or of a watch's events: not counted by a window, so the listener bounds what it
+     * keeps (a listing no more than it asked for, a watch its pending events: {@code dev.kosa8.files}).
+     */
+    private void deliverBounded(Message m) {
+        Registered r = channels.get(m.channel());
+        if (r != null) {
+            r.listener().accept(m);
+        } else if (m instanceof Message.WatchEvents && staleWatches.size() < MAX_STALE_WATCHES
+                && staleWatches.add(m.channel())) {
+            // a watch the host has forgotten: one a rewind restored into the guest's RAM, its channel failed here
+            // then; told once to stop, so it does not hold one of the agent's watches for ever
+            outbound.add(new Message.Signal(m.channel(), 1));
+        }
+    }
+
+    /** Channels of watches told to stop because the host had forgotten them: each told once, so few at most. */
+    private final java.util.Set<Integer> staleWatches = ConcurrentHashMap.newKeySet();
+    private static final int MAX_STALE_WATCHES = 1024;
 
     private void deliverLast(Message m) {
         Registered r = channels.remove(m.channel());

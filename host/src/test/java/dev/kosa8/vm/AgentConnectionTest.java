@@ -270,4 +270,41 @@ class AgentConnectionTest {
             java.nio.file.Files.deleteIfExists(socket);
         }
     }
+
+    @Test
+    void aGuestSendingAFileRequestLosesItsConnection() throws Exception {
+        try (AgentConnection c = connectTo(dir.resolve("f.sock"), (out, in) -> out.write(Codec.encode(
+                new Message.FileRequest(1, "", new dev.kosa8.protocol.FileOp.Stat("/etc/passwd", false)))))) {
+            String reason = c.closedFuture().get(10, TimeUnit.SECONDS);
+            assertThat(reason).contains("may not work on host files");
+        }
+    }
+
+    @Test
+    void aWatchTheHostForgotIsToldOnceToStop() throws Exception {
+        List<Message> fromHost = new CopyOnWriteArrayList<>();
+        var events = new Message.WatchEvents(42, List.of(new dev.kosa8.protocol.WatchEvent(
+                dev.kosa8.protocol.WatchEvent.Kind.WRITE, "/w/f")));
+        try (AgentConnection c = connectTo(dir.resolve("s.sock"), (out, in) -> {
+            for (int i = 0; i < 3; i++) {
+                out.write(Codec.encode(events));
+            }
+            out.write(Codec.encode(new Message.Ping(7)));
+            Message m;
+            while ((m = in.read()) != null) {
+                fromHost.add(m);
+                if (m instanceof Message.Pong) {
+                    return;
+                }
+            }
+        })) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (fromHost.stream().noneMatch(m -> m instanceof Message.Pong) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(fromHost).filteredOn(m -> m instanceof Message.Signal).containsExactly(
+                    new Message.Signal(42, 1));
+            assertThat(c.isOpen()).isTrue();
+        }
+    }
 }

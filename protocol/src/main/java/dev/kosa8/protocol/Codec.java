@@ -30,7 +30,7 @@ public final class Codec {
     private static final int HELLO = 1, PING = 2, PONG = 3, EXEC = 4, STARTED = 5, DATA = 6, EOF = 7,
             CREDIT = 8, SIGNAL = 9, RESIZE = 10, EXITED = 11, FAILED = 12, PUT_FILE = 13, GET_FILE = 14,
             FILE_INFO = 15, MOUNT_WORKSPACE = 16, FREEZE = 17, THAW = 18, NET_OPEN = 19, NET_RESET = 20, ASK = 21,
-            ANSWER = 22, CONNECT = 23;
+            ANSWER = 22, CONNECT = 23, FILE_REQUEST = 24, FILE_ENTRIES = 25, WATCH_EVENTS = 26;
 
     private Codec() {
     }
@@ -59,7 +59,16 @@ public final class Codec {
             case Message.Resize r -> w.u8(RESIZE).i32(r.channel()).i32(r.rows()).i32(r.columns());
             case Message.Exited x -> w.u8(EXITED).i32(x.channel()).i32(x.exitCode()).i32(x.signal());
             case Message.Failed f -> w.u8(FAILED).i32(f.channel()).u8(f.code().ordinal()).text(f.message());
-            case Message.PutFile p -> w.u8(PUT_FILE).i32(p.channel()).text(p.path()).i32(p.mode());
+            case Message.PutFile p -> w.u8(PUT_FILE).i32(p.channel()).text(p.path()).i32(p.mode()).text(p.user());
+            case Message.FileRequest f -> FileCodec.request(w.u8(FILE_REQUEST).i32(f.channel()).text(f.user()), f.op());
+            case Message.FileEntries f -> {
+                w.u8(FILE_ENTRIES).i32(f.channel()).i32(f.entries().size());
+                f.entries().forEach(e -> FileCodec.stat(w, e));
+            }
+            case Message.WatchEvents e -> {
+                w.u8(WATCH_EVENTS).i32(e.channel()).i32(e.events().size());
+                e.events().forEach(v -> w.u8(v.kind().ordinal()).text(v.path()));
+            }
             case Message.GetFile g -> w.u8(GET_FILE).i32(g.channel()).text(g.path());
             case Message.FileInfo f -> w.u8(FILE_INFO).i32(f.channel()).i64(f.size()).i32(f.mode());
             case Message.MountWorkspace mw -> w.u8(MOUNT_WORKSPACE).i32(mw.channel()).text(mw.guestPath()).i32(mw.msize())
@@ -105,7 +114,11 @@ public final class Codec {
                 case RESIZE -> new Message.Resize(r.i32(), r.i32(), r.i32());
                 case EXITED -> new Message.Exited(r.i32(), r.i32(), r.i32());
                 case FAILED -> new Message.Failed(r.i32(), r.errorCode(), r.text(Limits.MAX_SHORT_TEXT));
-                case PUT_FILE -> new Message.PutFile(r.i32(), r.text(Limits.MAX_SHORT_TEXT), r.i32());
+                case PUT_FILE -> new Message.PutFile(r.i32(), r.text(Limits.MAX_SHORT_TEXT), r.i32(),
+                        r.text(FileStat.MAX_NAME));
+                case FILE_REQUEST -> new Message.FileRequest(r.i32(), r.text(FileStat.MAX_NAME), FileCodec.request(r));
+                case FILE_ENTRIES -> FileCodec.entries(r);
+                case WATCH_EVENTS -> FileCodec.events(r);
                 case GET_FILE -> new Message.GetFile(r.i32(), r.text(Limits.MAX_SHORT_TEXT));
                 case FILE_INFO -> new Message.FileInfo(r.i32(), r.i64(), r.i32());
                 case MOUNT_WORKSPACE -> mountWorkspace(r);
@@ -161,7 +174,8 @@ public final class Codec {
         return new Message.MountWorkspace(channel, path, msize, (flags & 1) != 0, (flags & 2) != 0);
     }
 
-    private static final class Reader {
+    /** Reads a frame's fields; package-private for {@link FileCodec}. */
+    static final class Reader {
         private final ByteBuffer b;
 
         Reader(ByteBuffer b) {
@@ -254,7 +268,8 @@ public final class Codec {
         }
     }
 
-    private static final class Writer {
+    /** Writes a frame's fields; package-private for {@link FileCodec}. */
+    static final class Writer {
         private byte[] buf = new byte[64];
         private int size;
 

@@ -39,6 +39,20 @@ public final class Limits {
         }
     }
 
+    /** {@code s} cut to fit a {@link Message.Failed}'s message ({@link #MAX_SHORT_TEXT} bytes), whole characters. */
+    public static String fit(String s) {
+        int max = MAX_SHORT_TEXT - 16;
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        if (b.length <= max) {
+            return s;
+        }
+        int end = max;
+        while (end > 0 && (b[end] & 0xC0) == 0x80) {
+            end--;
+        }
+        return new String(b, 0, end, StandardCharsets.UTF_8) + "…";
+    }
+
     static String checkText(String what, String s, int maxBytes) {
         if (s == null) {
             return "";
@@ -62,6 +76,16 @@ public final class Limits {
         if (s.indexOf('\0') >= 0) {
             throw new ProtocolException(what + " contains a NUL character");
         }
+    }
+
+    /** A user name or uid: empty (root), or up to {@link FileStat#MAX_NAME} bytes without NUL, ':' or '/'. */
+    static String checkUser(String user) {
+        user = checkText("user", user, FileStat.MAX_NAME);
+        checkNoNul("user", user);
+        if (user.indexOf(':') >= 0 || user.indexOf('/') >= 0 || user.indexOf('\n') >= 0) {
+            throw new ProtocolException("user '" + user + "' is not a user name");
+        }
+        return user;
     }
 
     static String checkPath(String path) {

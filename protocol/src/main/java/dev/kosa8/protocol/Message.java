@@ -128,13 +128,50 @@ public sealed interface Message {
         }
     }
 
-    /** Writes a guest file from the channel's stdin stream; answered by Exited(0) or Failed. */
-    record PutFile(int channel, String path, int mode) implements Message {
+    /**
+     * Writes a guest file from the channel's stdin stream; answered by Exited(0) or Failed. {@code user} (a name or
+     * uid; empty: none) owns the file written; with none, a file replaced keeps its owner and a new one is root's.
+     */
+    record PutFile(int channel, String path, int mode, String user) implements Message {
         public PutFile {
             Limits.checkChannel(channel);
             path = Limits.checkPath(path);
-            if ((mode & ~07777) != 0) {
-                throw new ProtocolException("mode " + Integer.toOctalString(mode) + " has bits beyond 07777");
+            FileOp.checkMode(mode);
+            user = Limits.checkUser(user);
+        }
+
+        public PutFile(int channel, String path, int mode) {
+            this(channel, path, mode, "");
+        }
+    }
+
+    /**
+     * A file operation ({@link FileOp}, which says how each is answered) run by the agent as root, for
+     * {@code user} (a name or uid; empty: root): what it makes (directories) is that user's.
+     */
+    record FileRequest(int channel, String user, FileOp op) implements Message {
+        public FileRequest {
+            Limits.checkChannel(channel);
+            user = Limits.checkUser(user);
+            java.util.Objects.requireNonNull(op, "op");
+        }
+    }
+
+    /** Stats the agent answers a {@link FileRequest} with: one for a stat, a batch of a listing. */
+    record FileEntries(int channel, List<FileStat> entries) implements Message {
+        public FileEntries {
+            Limits.checkChannel(channel);
+            entries = List.copyOf(entries);
+        }
+    }
+
+    /** Changes a {@link FileOp.Watch} saw, in the order seen. */
+    record WatchEvents(int channel, List<WatchEvent> events) implements Message {
+        public WatchEvents {
+            Limits.checkChannel(channel);
+            events = List.copyOf(events);
+            if (events.isEmpty()) {
+                throw new ProtocolException("a batch of no events");
             }
         }
     }
@@ -348,7 +385,21 @@ public sealed interface Message {
         /** The guest ran out of a resource (processes, memory, PTYs). */
         RESOURCES,
         /** Anything else. */
-        INTERNAL
+        INTERNAL,
+        /** The file is already there (EEXIST). */
+        EXISTS,
+        /** A part of the path is not a directory (ENOTDIR), or a directory was expected. */
+        NOT_DIRECTORY,
+        /** The path is a directory where a file was expected (EISDIR). */
+        IS_DIRECTORY,
+        /** The directory is not empty (ENOTEMPTY). */
+        NOT_EMPTY,
+        /** The path or one of its names is too long (ENAMETOOLONG). */
+        TOO_LONG,
+        /** The guest's disk is full (ENOSPC, EDQUOT). */
+        NO_SPACE,
+        /** A bound was reached: watches per sandbox, directories per watch. */
+        LIMIT
     }
 
     /**

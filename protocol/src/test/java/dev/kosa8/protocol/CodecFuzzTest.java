@@ -118,7 +118,12 @@ class CodecFuzzTest {
                 Combinators.combine(ch, Arbitraries.integers(), Arbitraries.integers()).as(Message.Exited::new),
                 Combinators.combine(ch, Arbitraries.of(Message.ErrorCode.class), text).as(Message.Failed::new),
                 Combinators.combine(ch, text.map(s -> "/" + s), Arbitraries.integers().between(0, 07777))
+                        .as((c, path, mode) -> new Message.PutFile(c, path, mode)),
+                Combinators.combine(ch, text.map(s -> "/" + s), Arbitraries.integers().between(0, 07777), user())
                         .as(Message.PutFile::new),
+                Combinators.combine(ch, user(), fileOps()).as(Message.FileRequest::new),
+                Combinators.combine(ch, stats().list().ofMaxSize(6)).as(Message.FileEntries::new),
+                Combinators.combine(ch, events().list().ofMinSize(1).ofMaxSize(6)).as(Message.WatchEvents::new),
                 Combinators.combine(ch, Arbitraries.longs().greaterOrEqual(0), Arbitraries.integers())
                         .as(Message.FileInfo::new),
                 Combinators.combine(ch, text.map(s -> "/" + s), Arbitraries.integers().between(8192, 16 << 20),
@@ -133,6 +138,63 @@ class CodecFuzzTest {
                         text.filter(s -> s.codePoints().noneMatch(Character::isISOControl))).as(Message.Ask::new),
                 Combinators.combine(Arbitraries.longs().greaterOrEqual(1), Arbitraries.of(Message.Outcome.class), text)
                         .as(Message.Answer::new));
+    }
+
+    /** Frames of the file messages alone, mutated: each of their decoders (ops, stats, events) gets its own share. */
+    @Property(tries = 3000)
+    void mutatedFileMessagesDecodeOrAreRefused(@ForAll("fileMessages") Message m,
+                                               @ForAll("mutations") List<int[]> mutations) {
+        mutatedValidFramesDecodeOrAreRefused(m, mutations);
+    }
+
+    @Property(tries = 1000)
+    void fileMessagesRoundTrip(@ForAll("fileMessages") Message m) {
+        assertThat(CodecTest.roundTrip(m)).isEqualTo(m);
+    }
+
+    @Provide
+    Arbitrary<Message> fileMessages() {
+        Arbitrary<Integer> ch = Arbitraries.integers().between(1, Integer.MAX_VALUE);
+        return Arbitraries.oneOf(
+                Combinators.combine(ch, user(), fileOps()).as(Message.FileRequest::new),
+                Combinators.combine(ch, stats().list().ofMaxSize(6)).as(Message.FileEntries::new),
+                Combinators.combine(ch, events().list().ofMinSize(1).ofMaxSize(6)).as(Message.WatchEvents::new),
+                Combinators.combine(ch, path(), Arbitraries.integers().between(0, 07777), user())
+                        .as(Message.PutFile::new));
+    }
+
+    private static Arbitrary<String> path() {
+        return Arbitraries.strings().ofMaxLength(30).filter(s -> s.indexOf('\0') < 0).map(s -> "/" + s);
+    }
+
+    private static Arbitrary<String> user() {
+        return Arbitraries.oneOf(Arbitraries.just(""), Arbitraries.strings().alpha().numeric().ofMinLength(1)
+                .ofMaxLength(12));
+    }
+
+    private static Arbitrary<FileOp> fileOps() {
+        Arbitrary<Boolean> flag = Arbitraries.of(false, true);
+        return Arbitraries.oneOf(
+                Combinators.combine(path(), flag).as(FileOp.Stat::new),
+                Combinators.combine(path(), Arbitraries.integers().between(1, FileOp.MAX_DEPTH),
+                        Arbitraries.integers().between(1, FileOp.MAX_LIST_ENTRIES)).as(FileOp.ListDir::new),
+                Combinators.combine(path(), Arbitraries.integers().between(0, 07777), flag).as(FileOp.MakeDir::new),
+                Combinators.combine(path(), flag).as(FileOp.Remove::new),
+                Combinators.combine(path(), path(), flag).as(FileOp.Rename::new),
+                Combinators.combine(path(), flag).as(FileOp.Watch::new));
+    }
+
+    private static Arbitrary<FileStat> stats() {
+        Arbitrary<String> name = Arbitraries.strings().alpha().ofMaxLength(10);
+        return Combinators.combine(path(), Arbitraries.of(FileStat.Type.class), Arbitraries.longs().greaterOrEqual(0),
+                Arbitraries.integers().between(0, 07777), Arbitraries.integers(), Arbitraries.integers(), name,
+                Arbitraries.longs()).as((p, t, size, mode, uid, gid, owner, mtime) ->
+                new FileStat(p, t, size, mode, uid, gid, owner, owner.toUpperCase(), mtime,
+                        t == FileStat.Type.SYMLINK ? owner : ""));
+    }
+
+    private static Arbitrary<WatchEvent> events() {
+        return Combinators.combine(Arbitraries.of(WatchEvent.Kind.class), path()).as(WatchEvent::new);
     }
 
 }

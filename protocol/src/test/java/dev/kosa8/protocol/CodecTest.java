@@ -51,7 +51,21 @@ class CodecTest {
                 new Message.Connect(Integer.MAX_VALUE, 65535),
                 new Message.Ask(1, "tool: Bash"), new Message.Ask(Long.MAX_VALUE, ""),
                 new Message.Answer(1, Message.Outcome.TAKEN, "turn 3 c20261204T201500"),
-                new Message.Answer(0, Message.Outcome.FORGOTTEN, ""));
+                new Message.Answer(0, Message.Outcome.FORGOTTEN, ""),
+                new Message.PutFile(4, "/home/user/a", 0600, "user"),
+                new Message.FileRequest(11, "", new FileOp.Stat("/etc/passwd", true)),
+                new Message.FileRequest(11, "1000", new FileOp.ListDir("/", 3, 500)),
+                new Message.FileRequest(11, "user", new FileOp.MakeDir("/a/b/c", 0755, true)),
+                new Message.FileRequest(11, "", new FileOp.Remove("/tmp/x", true)),
+                new Message.FileRequest(11, "", new FileOp.Rename("/a", "/b ü", false)),
+                new Message.FileRequest(11, "", new FileOp.Watch("/workspace", true)),
+                new Message.FileEntries(11, List.of()),
+                new Message.FileEntries(11, List.of(new FileStat("/bin", FileStat.Type.SYMLINK, 7, 0777, 0, 0, "root",
+                        "root", 1_796_000_000_000L, "usr/bin"), new FileStat("/tmp", FileStat.Type.DIRECTORY, 4096,
+                        01777, 0, 0, "root", "root", 0, ""))),
+                new Message.WatchEvents(11, List.of(new WatchEvent(WatchEvent.Kind.CREATE, "/w/a"),
+                        new WatchEvent(WatchEvent.Kind.OVERFLOW, "/w"))),
+                new Message.Failed(11, Message.ErrorCode.LIMIT, "too many watches"));
         for (Message m : all) {
             assertThat(roundTrip(m)).isEqualTo(m);
         }
@@ -81,6 +95,31 @@ class CodecTest {
         assertThat(FileMode.permissions(0754)).hasSize(6);
         assertThat(FileMode.of(FileMode.permissions(0754))).isEqualTo(0754);
         assertThat(FileMode.of(FileMode.permissions(07777))).isEqualTo(0777);
+    }
+
+    @Test
+    void fileMessagesRefuseWhatTheirRecordsRefuse() {
+        assertThatThrownBy(() -> new FileOp.Stat("relative", false)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new FileOp.ListDir("/", 0, 1)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new FileOp.ListDir("/", FileOp.MAX_DEPTH + 1, 1)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new FileOp.ListDir("/", 1, FileOp.MAX_LIST_ENTRIES + 1))
+                .isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new FileOp.MakeDir("/a", 010000, false)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new FileOp.Rename("/a", "/b\0c", false)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.FileRequest(1, "a:b", new FileOp.Stat("/", false)))
+                .isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.WatchEvents(1, List.of())).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new FileStat("/x", FileStat.Type.FILE, -1, 0, 0, 0, "", "", 0, ""))
+                .isInstanceOf(ProtocolException.class);
+        // an unknown operation, type or event kind byte is refused by the decoder
+        byte[] frame = Codec.encode(new Message.FileRequest(1, "", new FileOp.Stat("/", false)));
+        frame[Codec.HEADER + 1 + 4 + 4] = 99;
+        assertThatThrownBy(() -> Codec.decode(java.nio.ByteBuffer.wrap(frame, Codec.HEADER,
+                frame.length - Codec.HEADER))).isInstanceOf(ProtocolException.class).hasMessageContaining("file operation");
+        byte[] events = Codec.encode(new Message.WatchEvents(1, List.of(new WatchEvent(WatchEvent.Kind.CREATE, "/a"))));
+        events[Codec.HEADER + 1 + 4 + 4] = 99;
+        assertThatThrownBy(() -> Codec.decode(java.nio.ByteBuffer.wrap(events, Codec.HEADER,
+                events.length - Codec.HEADER))).isInstanceOf(ProtocolException.class).hasMessageContaining("Kind");
     }
 
     @Test
