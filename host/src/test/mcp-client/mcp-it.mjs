@@ -74,7 +74,8 @@ const { tools } = await client.listTools();
 const names = tools.map((t) => t.name);
 for (const n of ["create_sandbox", "list_sandboxes", "remove_sandbox", "run_command", "start_process",
   "read_process_output", "send_process_stdin", "kill_process", "list_processes", "write_file", "read_file",
-  "checkpoint", "list_checkpoints", "rewind", "fork", "diff", "network_policy"]) {
+  "checkpoint", "list_checkpoints", "rewind", "fork", "diff", "network_policy", "list_files", "stat_file",
+  "make_directory", "remove_path", "rename_path"]) {
   assert.ok(names.includes(n), `no tool ${n} in ${names}`);
 }
 for (const n of ["allow_host", "deny_host", "grant_secret"]) {
@@ -148,6 +149,20 @@ const binBack = await must("read_file", { sandbox: id, path: "/root/bin.dat", en
 assert.equal(binBack.content, bin);
 assert.equal(binBack.mode, "600");
 ok("write-read");
+
+// the daemon's file operations
+await must("make_directory", { sandbox: id, path: "/root/d/e" });
+assert.match(await mustFail("make_directory", { sandbox: id, path: "/root/d/e" }), /EXISTS|exists/);
+await must("write_file", { sandbox: id, path: "/root/d/e/f.txt", content: "12345" });
+const st = await must("stat_file", { sandbox: id, path: "/root/d/e/f.txt" });
+assert.equal(st.type, "file");
+assert.equal(st.size, 5);
+const listing = await must("list_files", { sandbox: id, path: "/root/d", depth: 2 });
+assert.deepEqual(listing.entries.map((e) => e.path), ["/root/d/e", "/root/d/e/f.txt"]);
+await must("rename_path", { sandbox: id, from: "/root/d/e/f.txt", to: "/root/d/g.txt" });
+await must("remove_path", { sandbox: id, path: "/root/d", recursive: true });
+assert.match(await mustFail("stat_file", { sandbox: id, path: "/root/d" }), /NOT_FOUND|not found|No such/i);
+ok("file-operations");
 
 const cp = await must("checkpoint", { sandbox: id, message: "before after.txt" }, LONG);
 assert.ok(cp.id, JSON.stringify(cp));

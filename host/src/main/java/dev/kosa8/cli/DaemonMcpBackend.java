@@ -275,6 +275,33 @@ final class DaemonMcpBackend implements McpBackend {
     }
 
     @Override
+    public Object stat(String sandbox, String path, boolean follow) {
+        return daemon.call("GET", sandboxPath(sandbox) + "/files/stat?path=" + enc(path) + "&follow=" + follow);
+    }
+
+    @Override
+    public Object listFiles(String sandbox, String path, int depth, int max) {
+        return daemon.call("GET", sandboxPath(sandbox) + "/files/list?path=" + enc(path) + "&depth=" + depth
+                + "&max=" + max);
+    }
+
+    @Override
+    public Object makeDirectory(String sandbox, String path, boolean existOk) {
+        return daemon.call("POST", sandboxPath(sandbox) + "/files/mkdir?path=" + enc(path) + "&existOk=" + existOk);
+    }
+
+    @Override
+    public Object removeFile(String sandbox, String path, boolean recursive) {
+        return daemon.call("DELETE", sandboxPath(sandbox) + "/files?path=" + enc(path) + "&recursive=" + recursive);
+    }
+
+    @Override
+    public Object rename(String sandbox, String from, String to, boolean replace) {
+        return daemon.call("POST", sandboxPath(sandbox) + "/files/rename?from=" + enc(from) + "&to=" + enc(to)
+                + "&replace=" + replace);
+    }
+
+    @Override
     public Object checkpoint(String sandbox, String message) {
         return daemon.call("POST", sandboxPath(sandbox) + "/checkpoints?message=" + enc(message));
     }

@@ -76,6 +76,16 @@ public interface McpBackend {
 
     FileContent readFile(String sandbox, String path, int maxBytes);
 
+    Object stat(String sandbox, String path, boolean follow);
+
+    Object listFiles(String sandbox, String path, int depth, int max);
+
+    Object makeDirectory(String sandbox, String path, boolean existOk);
+
+    Object removeFile(String sandbox, String path, boolean recursive);
+
+    Object rename(String sandbox, String from, String to, boolean replace);
+
     Object checkpoint(String sandbox, String message);
 
     Object checkpoints(String sandbox);

@@ -104,6 +104,36 @@ class RecordingBackend implements McpBackend {
     }
 
     @Override
+    public Object stat(String sandbox, String path, boolean follow) {
+        calls.add("stat " + path + " " + follow);
+        return Map.of("path", path, "type", "file");
+    }
+
+    @Override
+    public Object listFiles(String sandbox, String path, int depth, int max) {
+        calls.add("list " + path + " " + depth + " " + max);
+        return Map.of("entries", List.of(), "truncated", false);
+    }
+
+    @Override
+    public Object makeDirectory(String sandbox, String path, boolean existOk) {
+        calls.add("mkdir " + path + " " + existOk);
+        return Map.of();
+    }
+
+    @Override
+    public Object removeFile(String sandbox, String path, boolean recursive) {
+        calls.add("rm " + path + " " + recursive);
+        return Map.of();
+    }
+
+    @Override
+    public Object rename(String sandbox, String from, String to, boolean replace) {
+        calls.add("rename " + from + " " + to + " " + replace);
+        return Map.of();
+    }
+
+    @Override
     public Object checkpoint(String sandbox, String message) {
         return Map.of("id", "c1");
     }

@@ -202,4 +202,20 @@ class ToolsTest {
         assertThat(v).containsEntry("output", "out\nerr\n").containsEntry("stdout", "out\n")
                 .containsEntry("stderr", "err\n").containsEntry("exit_code", 0).containsEntry("next", 6);
     }
+
+    @Test
+    void fileOperationsCheckTheirPathsAndBoundsAndPassTheRest() {
+        assertThat(text(call("list_files", "sandbox", "abc", "path", "/root/../.."))).contains("'..'");
+        assertThat(text(call("list_files", "sandbox", "abc", "path", "/root", "depth", 65))).contains("outside 1..64");
+        assertThat(text(call("list_files", "sandbox", "abc", "path", "/root", "max_entries", 10_001)))
+                .contains("outside 1..10000");
+        assertThat(text(call("rename_path", "sandbox", "abc", "from", "/a", "to", "b"))).contains("absolute");
+        call("list_files", "sandbox", "abc", "path", "/root", "depth", 64, "max_entries", 10_000);
+        call("stat_file", "sandbox", "abc", "path", "/root/x", "follow", true);
+        call("make_directory", "sandbox", "abc", "path", "/root/d/e", "exist_ok", true);
+        call("remove_path", "sandbox", "abc", "path", "/root/d", "recursive", true);
+        call("rename_path", "sandbox", "abc", "from", "/a", "to", "/b");
+        assertThat(backend.calls).containsSequence("list /root 64 10000", "stat /root/x true", "mkdir /root/d/e true",
+                "rm /root/d true", "rename /a /b false");
+    }
 }
