@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
  * {@code kosa8 mcp} driven by the official MCP TypeScript SDK's client (from npm, pinned by
  * src/test/mcp-client/package-lock.json) against real microVMs: the tools listed, a sandbox created and seen as
  * the client's in {@code kosa8 ls}, {@code python3 -c 'print(6*7)'} answering 42, a background process read and
- * killed, stdin to another, files written and read, listed, stat'ed, renamed and removed, a checkpoint, a fork from it, a rewind to it (the file written
- * after it gone), the sandbox removed; a malformed request, an unknown tool, an oversized argument and a path
+ * killed, stdin to another, files written and read, listed, stat'ed, renamed and removed, a checkpoint, a fork
+ * from it, a rewind to it (the file written after it gone), the sandbox removed; a malformed request, an unknown tool, an oversized argument and a path
  * escape each an MCP error with the server still serving; progress notifications during a long call; and the fork,
  * not kept, removed when the client closes the session. The steps are in mcp-it.mjs; one sandbox and its fork.
  */
@@ -105,9 +105,9 @@ class McpIT {
         assertThat(done).as("the client finished within 20 minutes:\n%s%s", log, Kosa.consoles()).isTrue();
         assertThat(p.exitValue()).as("the client's steps:\n%s%s", log, Kosa.consoles()).isZero();
         for (String step : List.of("list-tools", "policy-refused", "create", "listed-as-mcp", "run 42",
-                "run-stdin-exit-timeout", "progress", "background-read-killed", "background-stdin", "write-read", "file-operations",
-                "checkpoint", "list-checkpoints", "fork", "rewind", "malformed", "unknown-tool", "oversized",
-                "path-escape", "remove", "closed")) {
+                "run-stdin-exit-timeout", "progress", "background-read-killed", "background-stdin", "write-read",
+                "file-operations", "checkpoint", "list-checkpoints", "fork", "rewind", "malformed", "unknown-tool",
+                "oversized", "path-escape", "remove", "closed")) {
             assertThat(log).as("step %s", step).containsPattern("(?m)^ok " + Pattern.quote(step));
         }
         assertThat(made).hasSize(2);
