@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
  * src/test/mcp-client/package-lock.json) against real microVMs: the tools listed, a sandbox created and seen as
  * the client's in {@code kosa8 ls}, {@code python3 -c 'print(6*7)'} answering 42, a background process read and
  * killed, stdin to another, files written and read, listed, stat'ed, renamed and removed, a checkpoint, a fork
- * from it, a rewind to it (the file written after it gone), the sandbox removed; a malformed request, an unknown tool, an oversized argument and a path
- * escape each an MCP error with the server still serving; progress notifications during a long call; and the fork,
+ * from it, a rewind to it (the file written after it gone), the sandbox removed; a malformed request, an unknown
+ * tool, an oversized argument and a path escape each an MCP error with the server still serving; progress notifications during a long call; and the fork,
  * not kept, removed when the client closes the session. The steps are in mcp-it.mjs; one sandbox and its fork.
  */
 class McpIT {
