@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * killed, stdin to another, files written and read, listed, stat'ed, renamed and removed, a checkpoint, a fork
  * from it, a rewind to it (the file written after it gone), the sandbox removed; a malformed request, an unknown
  * tool, an oversized argument and a path escape each an MCP error with the server still serving; progress
- * notifications during a long call; and the fork, not kept, removed when the client closes the session. The steps are in mcp-it.mjs; one sandbox and its fork.
+ * notifications during a long call; and the fork, not kept, removed when the client closes the session. The steps
+ * are in mcp-it.mjs; one sandbox and its fork.
  */
 class McpIT {
     static final Path SOURCES = Path.of("src", "test", "mcp-client");
