@@ -152,7 +152,7 @@ ok("write-read");
 
 // the daemon's file operations
 await must("make_directory", { sandbox: id, path: "/root/d/e" });
-assert.match(await mustFail("make_directory", { sandbox: id, path: "/root/d/e" }), /EXISTS|exists/);
+assert.match(await mustFail("make_directory", { sandbox: id, path: "/root/d/e" }), /EXISTS/);
 await must("write_file", { sandbox: id, path: "/root/d/e/f.txt", content: "12345" });
 const st = await must("stat_file", { sandbox: id, path: "/root/d/e/f.txt" });
 assert.equal(st.type, "file");
@@ -161,7 +161,7 @@ const listing = await must("list_files", { sandbox: id, path: "/root/d", depth: 
 assert.deepEqual(listing.entries.map((e) => e.path), ["/root/d/e", "/root/d/e/f.txt"]);
 await must("rename_path", { sandbox: id, from: "/root/d/e/f.txt", to: "/root/d/g.txt" });
 await must("remove_path", { sandbox: id, path: "/root/d", recursive: true });
-assert.match(await mustFail("stat_file", { sandbox: id, path: "/root/d" }), /NOT_FOUND|not found|No such/i);
+assert.match(await mustFail("stat_file", { sandbox: id, path: "/root/d" }), /NOT_FOUND/);
 ok("file-operations");
 
 const cp = await must("checkpoint", { sandbox: id, message: "before after.txt" }, LONG);

@@ -274,30 +274,45 @@ final class DaemonMcpBackend implements McpBackend {
         return new FileContent(kept.toByteArray(), info[0], (int) info[1], false);
     }
 
+    /**
+     * A call to the daemon's file endpoints: a failure keeps the guest's code (NOT_FOUND, EXISTS, NOT_EMPTY...) at
+     * the head of its message, so an agent can act on it.
+     */
+    private Object fileCall(String method, String path) {
+        try {
+            return daemon.connection().call(method, path, new byte[0], "");
+        } catch (dev.kosa8.client.SandboxFileException e) {
+            KosaException k = DaemonClient.cli(e);
+            throw new KosaException(k.kind(), e.code() + ": " + e.getMessage(), k.suggestion());
+        } catch (Kosa8Exception e) {
+            throw DaemonClient.cli(e);
+        }
+    }
+
     @Override
     public Object stat(String sandbox, String path, boolean follow) {
-        return daemon.call("GET", sandboxPath(sandbox) + "/files/stat?path=" + enc(path) + "&follow=" + follow);
+        return fileCall("GET", sandboxPath(sandbox) + "/files/stat?path=" + enc(path) + "&follow=" + follow);
     }
 
     @Override
     public Object listFiles(String sandbox, String path, int depth, int max) {
-        return daemon.call("GET", sandboxPath(sandbox) + "/files/list?path=" + enc(path) + "&depth=" + depth
+        return fileCall("GET", sandboxPath(sandbox) + "/files/list?path=" + enc(path) + "&depth=" + depth
                 + "&max=" + max);
     }
 
     @Override
     public Object makeDirectory(String sandbox, String path, boolean existOk) {
-        return daemon.call("POST", sandboxPath(sandbox) + "/files/mkdir?path=" + enc(path) + "&existOk=" + existOk);
+        return fileCall("POST", sandboxPath(sandbox) + "/files/mkdir?path=" + enc(path) + "&existOk=" + existOk);
     }
 
     @Override
     public Object removeFile(String sandbox, String path, boolean recursive) {
-        return daemon.call("DELETE", sandboxPath(sandbox) + "/files?path=" + enc(path) + "&recursive=" + recursive);
+        return fileCall("DELETE", sandboxPath(sandbox) + "/files?path=" + enc(path) + "&recursive=" + recursive);
     }
 
     @Override
     public Object rename(String sandbox, String from, String to, boolean replace) {
-        return daemon.call("POST", sandboxPath(sandbox) + "/files/rename?from=" + enc(from) + "&to=" + enc(to)
+        return fileCall("POST", sandboxPath(sandbox) + "/files/rename?from=" + enc(from) + "&to=" + enc(to)
                 + "&replace=" + replace);
     }
 
