@@ -52,7 +52,7 @@ class PackageDependenciesTest {
     private static final String ROOT = "dev.kosa8.";
     private static final List<String> FEATURES =
             List.of("workspace", "secrets", "egress", "egress.tls", "image", "image.oci", "checkpoint",
-                    "checkpoint.ram", "ports", "processes", "files");
+                    "checkpoint.ram", "ports", "processes", "files", "e2b");
 
     /**
      * One row of the layer table: packages (under {@code dev.kosa8}) that share
@@ -82,6 +82,7 @@ class PackageDependenciesTest {
             new Row(List.of("processes"), List.of("host", "protocol")),
             new Row(List.of("files"), List.of("host", "protocol")),
             new Row(List.of("mcp"), List.of("host")),
+            new Row(List.of("e2b"), List.of("processes", "files", "host", "protocol")),
             new Row(List.of("daemon"), concat(FEATURES, "vm", "host", "net", "protocol")),
             new Row(List.of("cli"), concat(FEATURES, "agents", "mcp", "daemon", "client", "vm", "host", "net",
                     "protocol")));

@@ -99,8 +99,8 @@ final class ProcessChannel implements Channel {
         List<String> argv = new ArrayList<>();
         String path = resolved;
         if (!spec.user().isEmpty() && !spec.user().equals("root") && !spec.user().equals("0")) {
-            path = "/usr/sbin/runuser";
-            argv.addAll(List.of(path, "-u", spec.user(), "--"));
+            path = UserSwitch.program();
+            argv.addAll(UserSwitch.prefix(spec.user()));
         }
         argv.add(resolved);
         argv.addAll(spec.argv().subList(1, spec.argv().size()));

@@ -22,7 +22,8 @@ import picocli.CommandLine.ParentCommand;
 @Command(name = "image", mixinStandardHelpOptions = true,
         description = {"Build, list, inspect, remove and prune images."},
         subcommands = {ImageCommand.Build.class, ImageCommand.Ls.class, ImageCommand.Inspect.class,
-            ImageCommand.Import.class, ImageCommand.Pull.class, ImageCommand.Rm.class, ImageCommand.Prune.class})
+            ImageCommand.Import.class, ImageCommand.Pull.class, ImageCommand.Rm.class, ImageCommand.Prune.class,
+            ImageEnsureCommand.class})
 final class ImageCommand {
     @ParentCommand
     Main main;

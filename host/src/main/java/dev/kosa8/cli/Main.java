@@ -26,7 +26,7 @@ import picocli.CommandLine.Option;
             ""},
         subcommands = {RunCommand.class, CreateCommand.class, ExecCommand.class, ShellCommand.class,
             ProcsCommand.class, AttachCommand.class, SendCommand.class, KillCommand.class, EnvCommand.class,
-            CpCommand.class, LsCommand.class, InspectCommand.class, DfCommand.class, LogsCommand.class, StopCommand.class,
+            CpCommand.class, E2bCommand.class, LsCommand.class, InspectCommand.class, DfCommand.class, LogsCommand.class, StopCommand.class,
             StartCommand.class, RmCommand.class, ReviewCommand.class, DiffCommand.class, AcceptCommand.class,
             AdoptCommand.class, RejectCommand.class, NetCommand.class, AllowCommand.class, DenyCommand.class,
             PortCommand.class,

@@ -103,6 +103,18 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             List<Pruner.Item> removed = mgr.disk().prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
             respond(ctx, HttpResponseStatus.OK, Map.of("removed", removed,
                     "bytes", removed.stream().mapToLong(Pruner.Item::bytes).sum()));
+        } else if (what.equals("e2b") && p.size() == 2 && m == HttpMethod.GET) {
+            respond(ctx, HttpResponseStatus.OK, daemon.e2b().status());
+        } else if (what.equals("e2b") && p.size() == 3 && p.get(2).equals("start") && m == HttpMethod.POST) {
+            int port;
+            try {
+                port = Integer.parseInt(param(q, "port", Integer.toString(E2bService.DEFAULT_PORT)));
+            } catch (NumberFormatException e) {
+                throw new KosaException(KosaException.Kind.USAGE, "the port must be a number", "");
+            }
+            respond(ctx, HttpResponseStatus.OK, daemon.e2b().start(param(q, "address", "127.0.0.1"), port));
+        } else if (what.equals("e2b") && p.size() == 3 && p.get(2).equals("stop") && m == HttpMethod.POST) {
+            respond(ctx, HttpResponseStatus.OK, daemon.e2b().stop());
         } else if (what.equals("df") && m == HttpMethod.GET) {
             respond(ctx, HttpResponseStatus.OK, mgr.disk().df());
         } else if (what.equals("images")) {

@@ -48,12 +48,14 @@ public final class Daemon {
      * refused by its lock.
      */
     private volatile boolean locked;
+    private final E2bService e2b;
 
     public Daemon(HostPaths paths, SandboxManager sandboxes, String build, PrintStream logOut) {
         this.paths = paths;
         this.sandboxes = sandboxes;
         this.build = build;
         this.logOut = logOut;
+        this.e2b = new E2bService(sandboxes, HostPaths.config(), this::log);
     }
 
     public void start() throws InterruptedException {
@@ -89,6 +91,7 @@ public final class Daemon {
         log("kosa8d " + VERSION + " (" + build + ") listening on " + socket + ", pid " + ProcessHandle.current().pid());
         // after listening: a CLI waiting for this daemon finds it up at once; requests for a sandbox wait for its own
         sandboxes.reattachMachines();
+        e2b.restore();
     }
 
     private void lock() {
@@ -120,6 +123,7 @@ public final class Daemon {
             return;
         }
         log("stopping; running sandboxes stay up for the next daemon");
+        e2b.close();
         sandboxes.detachAll();
         // bounded waits: a daemon asked to stop must stop, whatever state Netty is in
         if (server != null) {
@@ -152,6 +156,11 @@ public final class Daemon {
 
     SandboxManager sandboxes() {
         return sandboxes;
+    }
+
+    /** The E2B listener (docs/e2b.md). */
+    E2bService e2b() {
+        return e2b;
     }
 
     HostPaths paths() {

@@ -168,6 +168,31 @@ final class GuestProcess {
         g.send(new Message.Signal(ch, sig));
     }
 
+    /** Resizes its terminal. */
+    void resize(int rows, int columns) {
+        Guest g;
+        int ch;
+        synchronized (this) {
+            if (!spec.tty()) {
+                throw new KosaException(KosaException.Kind.USAGE, "process " + id + " has no terminal to resize", "");
+            }
+            if (state != ProcessState.RUNNING) {
+                throw new KosaException(KosaException.Kind.STATE, "process " + id + " is not running: it "
+                        + describeEnd(), "");
+            }
+            g = guest;
+            ch = channel;
+        }
+        Message.Resize r;
+        try {
+            r = new Message.Resize(ch, rows, columns);
+        } catch (dev.kosa8.protocol.ProtocolException e) {
+            throw new KosaException(KosaException.Kind.USAGE, "a terminal of " + rows + " rows and " + columns
+                    + " columns: " + e.getMessage(), "");
+        }
+        g.send(r);
+    }
+
     /** The timeout passed: the process is killed, and says why. */
     void timeUp() {
         Guest g;

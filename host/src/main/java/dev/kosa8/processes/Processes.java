@@ -56,8 +56,9 @@ public final class Processes implements AutoCloseable {
             if (timeout.isNegative()) {
                 throw new KosaException(KosaException.Kind.USAGE, "a timeout cannot be negative", "");
             }
-            if (spec.tty()) {
-                throw new KosaException(KosaException.Kind.USAGE, "a process the daemon keeps has no terminal",
+            if (spec.tty() && !keepStdin) {
+                throw new KosaException(KosaException.Kind.USAGE, "a process the daemon keeps has no terminal"
+                        + " unless its stdin is kept open: a terminal is typed into",
                         "leave out -t, or run it attached: `kosa8 exec -it`");
             }
         }
@@ -118,6 +119,11 @@ public final class Processes implements AutoCloseable {
 
     public void closeStdin(String sandbox, String id) {
         table(sandbox).get(id).closeStdin();
+    }
+
+    /** Resizes a process's terminal; a process without one, or that has ended, is refused. */
+    public void resize(String sandbox, String id, int rows, int columns) {
+        table(sandbox).get(id).resize(rows, columns);
     }
 
     public void signal(String sandbox, String id, int signal) {

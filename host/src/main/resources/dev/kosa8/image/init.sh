@@ -100,6 +100,8 @@ if [ "$split" = 1 ]; then
     mount --bind /disk/kosa8 /newroot/run/kosa8/sys || fail "mount kosa8's files on /run/kosa8/sys"
     mount -o remount,bind,ro /newroot/run/kosa8/sys || fail "make /run/kosa8/sys read-only"
     cp /bin/busybox /newroot/run/kosa8/busybox || fail "copy busybox to /run/kosa8"
+    # the shell the agent's user switch runs through (busybox su -s: agent/UserSwitch.java)
+    ln -s busybox /newroot/run/kosa8/sh || fail "link /run/kosa8/sh"
 fi
 
 hostname "$hostname" || fail "set the host name $hostname"

@@ -78,6 +78,47 @@ class ImageImportIT {
         assertThat(dflt.stdout()).as(dflt.toString()).isEqualTo("default\n");
     }
 
+    /**
+     * Two things an image can be that kosa8/debian is not, in one image (one import, one template, one boot):
+     * its {@code USER} on a root without {@code runuser}, and musl. The command runs as that user, with its groups
+     * from the image's {@code /etc/group}, through kosa8's own busybox {@code su}, its arguments arriving unchanged
+     * (a {@code -c} and a {@code --} among them); and a program linked dynamically against musl (built here with
+     * {@code musl-gcc}; musl's loader and libc beside it, no glibc in the image) runs, because kosa8's agent
+     * brings its own runtime.
+     */
+    @Test
+    void anImagesUserRunsItsCommandsWithoutRunuserAndAMuslProgramRuns() throws Exception {
+        Path src = Files.writeString(dir.resolve("musl.c"), """
+                #include <stdio.h>
+                int main(int argc, char **argv) { printf("musl hello %d\\n", argc); return 0; }
+                """);
+        Path bin = dir.resolve("hello-musl");
+        Process cc = new ProcessBuilder("musl-gcc", "-O1", "-o", bin.toString(), src.toString()).inheritIO().start();
+        assertThat(cc.waitFor()).as("musl-gcc").isZero();
+        byte[] musl = Files.readAllBytes(Path.of("/usr/lib/x86_64-linux-musl/libc.so"));
+        byte[] layer = new TestTar().dir("bin/").file("bin/busybox", 0755, 0, 0, busybox).symlink("bin/sh", "busybox")
+                .dir("etc/").file("etc/passwd", "root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:App:/home/app:/bin/sh\n")
+                .file("etc/group", "root:x:0:\napp:x:1000:\ntools:x:2000:app\n")
+                .dir("lib/").file("lib/ld-musl-x86_64.so.1", 0755, 0, 0, musl)
+                .file("bin/hello-musl", 0755, 0, 0, Files.readAllBytes(bin))
+                .dir("home/app/", 0750, 1000, 1000).bytes();
+        byte[] cfg = TestImages.config(List.of(layer), List.of("busybox", "id"), "app", "/home/app",
+                List.of("PATH=/bin"));
+        Path archive = TestImages.write(dir.resolve("busybox-user.tar"), TestImages.dockerArchive(List.of(layer), cfg,
+                "it/busybox-user:1"));
+        Kosa.ok(T, "image", "import", archive.toString());
+        try {
+            Kosa.Result r = Kosa.run(T, "run", "--image", "it/busybox-user:1", "--workspace", "none", "--net", "none",
+                    "--", "sh", "-c", "busybox id; busybox printf '[%s]' \"$@\"; echo; echo $HOME; busybox touch x && "
+                            + "busybox stat -c '%U:%G' x; hello-musl a b", "sh", "-c", "a  b", "--");
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(r.stdout()).isEqualTo("uid=1000(app) gid=1000(app) groups=1000(app),2000(tools)\n"
+                    + "[-c][a  b][--]\n/home/app\napp:app\nmusl hello 3\n");
+        } finally {
+            Kosa.run(Duration.ofMinutes(1), "image", "rm", "it/busybox-user:1");
+        }
+    }
+
     @Test
     void anImportedImageWithTheDefaultNetworkAndWorkspaceBootsItsCaOnlyWhereItCanGo() throws Exception {
         byte[] layer = new TestTar().dir("bin/").file("bin/busybox", 0755, 0, 0, busybox).symlink("bin/sh", "busybox")

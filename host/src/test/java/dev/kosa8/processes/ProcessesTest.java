@@ -209,6 +209,7 @@ class ProcessesTest {
         Message.ExecSpec tty = new Message.ExecSpec(List.of("bash"), Map.of(), "", "", true, 24, 80);
         assertThatThrownBy(() -> new Processes.Start(tty, "", Duration.ZERO, false))
                 .hasMessageContaining("has no terminal");
+        new Processes.Start(tty, "", Duration.ZERO, true); // a terminal typed into: E2B's pty.create
     }
 
     @Test

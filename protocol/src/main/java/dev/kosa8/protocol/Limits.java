@@ -7,8 +7,13 @@ import java.nio.charset.StandardCharsets;
  * of these refuses the frame instead of allocating for it.
  */
 public final class Limits {
-    /** Protocol version spoken by this build. */
-    public static final int VERSION = 1;
+    /**
+     * Protocol version spoken by this build: raised whenever a message's encoding changes, so that a daemon and
+     * an agent of different builds (an image built by an older kosa8, booted through the API) refuse each other
+     * at the handshake, saying what to do, instead of misreading frames. 2: {@code PutFile} names an owner, and
+     * the file operations' messages (2026-12-05).
+     */
+    public static final int VERSION = 2;
     /** Largest frame, header excluded. */
     public static final int MAX_FRAME = 256 * 1024;
     /** Largest payload of one {@link Message.Data}. */
