@@ -48,7 +48,8 @@ ensure_host_packages() {
 # keyring test. Users never need these; kosa8 falls back to a 0600 file where there is no keyring.
 ensure_test_packages() {
   ensure_programs dbus-run-session=dbus gnome-keyring-daemon=gnome-keyring secret-tool=libsecret-tools \
-    docker-registry=docker-registry skopeo=skopeo htpasswd=apache2-utils gcc=gcc musl-gcc=musl-tools
+    docker-registry=docker-registry skopeo=skopeo htpasswd=apache2-utils gcc=gcc musl-gcc=musl-tools node=nodejs \
+    npm=npm
 }
 
 # ensure_programs PROGRAM=PACKAGE...: installs the Debian packages of the programs that are missing (as root),

@@ -81,9 +81,11 @@ class PackageDependenciesTest {
             new Row(List.of("ports"), List.of("vm", "host", "protocol")),
             new Row(List.of("processes"), List.of("host", "protocol")),
             new Row(List.of("files"), List.of("host", "protocol")),
+            new Row(List.of("mcp"), List.of("host")),
             new Row(List.of("e2b"), List.of("processes", "files", "host", "protocol")),
             new Row(List.of("daemon"), concat(FEATURES, "vm", "host", "net", "protocol")),
-            new Row(List.of("cli"), concat(FEATURES, "agents", "daemon", "client", "vm", "host", "net", "protocol")));
+            new Row(List.of("cli"), concat(FEATURES, "agents", "mcp", "daemon", "client", "vm", "host", "net",
+                    "protocol")));
 
     /** Rows of packages in other modules: they are named as targets only, and have no classes here. */
     private static final Set<String> OTHER_MODULES = Set.of("protocol", "client");

@@ -30,15 +30,21 @@ final class LsCommand implements Callable<Integer> {
             list.forEach(s -> out.println(Json.text(s, "id")));
             return 0;
         }
-        String fmt = "%-12s  %-8s  %-9s  %4s  %7s  %-5s  %-14s  %s%n";
-        out.printf(fmt, "ID", "STATE", "KIND", "CPUS", "MEMORY", "ACCEL", "CREATED", "PORTS");
+        String fmt = "%-12s  %-8s  %-9s  %4s  %7s  %-5s  %-14s  %-16s  %s%n";
+        out.printf(fmt, "ID", "STATE", "KIND", "CPUS", "MEMORY", "ACCEL", "CREATED", "BY", "PORTS");
         for (Object s : list) {
             out.printf(fmt, Json.text(s, "id"), Json.text(s, "state"),
                     Json.flag(s, "ephemeral") ? "ephemeral" : "kept", Json.number(s, "cpus"),
                     Json.number(s, "memoryMiB") + "M", Json.text(s, "accelerator"), ago(Json.text(s, "created")),
-                    ports(s));
+                    by(s), ports(s));
         }
         return 0;
+    }
+
+    /** Who made it: {@code mcp:CLIENT} for an MCP session's ({@code kosa8 mcp}), {@code -} for the user's. */
+    static String by(Object sandbox) {
+        String by = Json.text(sandbox, "createdBy");
+        return by.isEmpty() ? "-" : by;
     }
 
     /** The published ports, host to guest ({@code 127.0.0.1:8080->80}), comma-separated. */

@@ -32,7 +32,7 @@ import picocli.CommandLine.Option;
             PortCommand.class,
             SecretCommand.class, CheckpointCommand.class, CheckpointsCommand.class, RewindCommand.class, ForkCommand.class,
             DumpMemoryCommand.class, DoctorCommand.class, ImageCommand.class, ConfigCommand.class, AgentCommand.class,
-            DaemonCommand.class,
+            McpCommand.class, DaemonCommand.class,
             CommandLine.HelpCommand.class, picocli.AutoComplete.GenerateCompletion.class},
         footer = {"", "Files: images and sandboxes under $XDG_DATA_HOME/kosa8; the daemon's socket under "
                 + "$XDG_RUNTIME_DIR/kosa8. KOSA8_HOME puts all of them in one folder."})

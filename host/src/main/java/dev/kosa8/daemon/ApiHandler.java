@@ -255,7 +255,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     throw new KosaException(KosaException.Kind.USAGE, "a fork needs a checkpoint to start from",
                             "`kosa8 checkpoints " + s.id() + "` lists them");
                 }
-                Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""));
+                String by = SandboxManager.CreateRequest.checkCreatedBy(param(q, "createdBy", ""));
+                Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""), by);
                 respond(ctx, HttpResponseStatus.CREATED, view(forked));
             }
             case "adopt" -> {
@@ -460,7 +461,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()),
                     new Budget.Change(longParam(q, "diskBudget"), intParam(q, "maxCheckpoints"),
                             longParam(q, "checkpointBytes"), longParam(q, "consoleLimit")),
-                    portsParam(q));
+                    portsParam(q), param(q, "createdBy", ""));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus, memory and the budget's values must be numbers",
                     "");

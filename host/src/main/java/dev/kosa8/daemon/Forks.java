@@ -50,8 +50,11 @@ final class Forks {
         this.log = log;
     }
 
-    /** Forks {@code parent} at checkpoint {@code checkpoint} (an id or a unique prefix); {@code workspace} may be empty. */
-    Sandbox fork(Sandbox parent, String checkpoint, String workspace) {
+    /**
+     * Forks {@code parent} at checkpoint {@code checkpoint} (an id or a unique prefix); {@code workspace} may be
+     * empty; {@code createdBy} marks who made it ({@code mcp:CLIENT}), empty for as its parent is.
+     */
+    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy) {
         return parent.locked(() -> {
             SandboxRecord p = parent.record();
             Undo parentUndo = parent.undo();
@@ -67,7 +70,8 @@ final class Forks {
             List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
             SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
                     p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
-                    p.workspaceTransport(), p.image(), p.budget());
+                    p.workspaceTransport(), p.image(), p.budget())
+                    .withCreatedBy(createdBy == null || createdBy.isEmpty() ? p.createdBy() : createdBy);
             Sandbox s = new Sandbox(r, layout.undo(id, log));
             try {
                 Files.createDirectories(layout.directory(id));

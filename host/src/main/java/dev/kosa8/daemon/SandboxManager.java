@@ -43,13 +43,38 @@ public final class SandboxManager {
      * @param trustHostCas whether its guest trusts the host's locally added CAs; null: as the user's network
      *                     settings say
      * @param image        the image's name or id ({@code kosa8/debian} by default)
+     * @param createdBy    who asks for it when not the user at a terminal ({@code mcp:CLIENT}); empty otherwise;
+     *                     at most {@link #MAX_CREATED_BY} printable characters
      */
     public record CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
                                 NetMode net, List<String> allow, List<String> secrets,
                                 WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
                                 List<String> hold, List<String> noHold, Budget.Change budget,
-                                List<dev.kosa8.ports.PortMapping> ports) {
+                                List<dev.kosa8.ports.PortMapping> ports, String createdBy) {
+        /** The longest {@code createdBy} kept: a label for `kosa8 ls`, not a log. */
+        public static final int MAX_CREATED_BY = 64;
+
+        public CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
+                             NetMode net, List<String> allow, List<String> secrets,
+                             WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
+                             List<String> hold, List<String> noHold, Budget.Change budget,
+                             List<dev.kosa8.ports.PortMapping> ports) {
+            this(ephemeral, cpus, memoryMiB, accelerator, workspace, net, allow, secrets, workspaceTransport,
+                    trustHostCas, image, hold, noHold, budget, ports, "");
+        }
+
+        /** {@code createdBy} as given (null: empty) when it is a short printable label; a 400 otherwise. */
+        public static String checkCreatedBy(String createdBy) {
+            String by = createdBy == null ? "" : createdBy;
+            if (by.length() > MAX_CREATED_BY || !by.chars().allMatch(c -> c >= 0x20 && c < 0x7f)) {
+                throw new KosaException(KosaException.Kind.USAGE, "createdBy must be at most " + MAX_CREATED_BY
+                        + " printable ASCII characters", "name the client briefly, like mcp:claude-code");
+            }
+            return by;
+        }
+
         public CreateRequest {
+            createdBy = checkCreatedBy(createdBy);
             ports = ports == null ? List.of() : List.copyOf(ports);
             image = image == null || image.isEmpty() ? NamedImage.DEFAULT : image;
             budget = budget == null ? Budget.Change.NONE : budget;
@@ -205,7 +230,7 @@ public final class SandboxManager {
                 req.accelerator(), "", SandboxState.STARTING, 0, null, "",
                 WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))),
                 networks.network(req.net(), req.allow(), granted, req.trustHostCas()), granted, req.workspaceTransport(),
-                image, req.budget().applyTo(settings.budget()));
+                image, req.budget().applyTo(settings.budget())).withCreatedBy(req.createdBy());
         launcher.specs().validate(unbound);
         DiskBudget.admitSandbox(unbound.memoryMiB(), unbound.budget(),
                 launcher.newDiskSize(pinned != null ? pinned : bootImages.of(unbound)));

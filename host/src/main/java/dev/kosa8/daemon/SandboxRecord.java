@@ -24,6 +24,8 @@ import java.util.List;
  *                     settings' default
  * @param ports        its published ports (docs/ports.md), each with the host port it was given; none in a record
  *                     from before ports
+ * @param createdBy    who made it when not the user at a terminal, as {@code mcp:CLIENT} for a sandbox an MCP
+ *                     session made ({@code kosa8 ls} shows it); empty otherwise and in older records
  */
 public record SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB,
                             String accelerator, String imageId, SandboxState state, long qemuPid,
@@ -34,7 +36,8 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
                             @JsonInclude(value = JsonInclude.Include.CUSTOM,
                                     valueFilter = SandboxImage.LeftOutWhenDefault.class) SandboxImage image,
                             @JsonInclude(JsonInclude.Include.NON_NULL) Budget budget,
-                            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<PortMapping> ports) {
+                            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<PortMapping> ports,
+                            @JsonInclude(JsonInclude.Include.NON_EMPTY) String createdBy) {
 
     public SandboxRecord {
         if (!SandboxIds.isValid(id)) {
@@ -47,6 +50,22 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
         workspaceTransport = workspaceTransport == null ? WorkspaceTransport.AUTO : workspaceTransport;
         image = image == null ? SandboxImage.DEFAULT : image;
         ports = ports == null ? List.of() : List.copyOf(ports);
+        createdBy = createdBy == null ? "" : createdBy;
+    }
+
+    /** A sandbox made by the user (no {@code createdBy}). */
+    public SandboxRecord(String id, Instant created, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
+                         String imageId, SandboxState state, long qemuPid, Instant qemuStarted, String failure,
+                         String workspace, SandboxNetwork network, List<GrantedSecret> secrets,
+                         WorkspaceTransport workspaceTransport, SandboxImage image, Budget budget,
+                         List<PortMapping> ports) {
+        this(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid, qemuStarted, failure,
+                workspace, network, secrets, workspaceTransport, image, budget, ports, "");
+    }
+
+    public SandboxRecord withCreatedBy(String who) {
+        return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
+                qemuStarted, failure, workspace, network, secrets, workspaceTransport, image, budget, ports, who);
     }
 
     /** A sandbox without published ports. */
@@ -60,7 +79,7 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
 
     public SandboxRecord withPorts(List<PortMapping> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, network, secrets, workspaceTransport, image, budget, next);
+                qemuStarted, failure, workspace, network, secrets, workspaceTransport, image, budget, next, createdBy);
     }
 
     /** A sandbox of kosa8's own image, without a budget of its own. */
@@ -74,12 +93,12 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
 
     public SandboxRecord withSecrets(List<GrantedSecret> next) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, network, next, workspaceTransport, image, budget, ports);
+                qemuStarted, failure, workspace, network, next, workspaceTransport, image, budget, ports, createdBy);
     }
 
     public SandboxRecord withNetwork(SandboxNetwork n) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, state, qemuPid,
-                qemuStarted, failure, workspace, n, secrets, workspaceTransport, image, budget, ports);
+                qemuStarted, failure, workspace, n, secrets, workspaceTransport, image, budget, ports, createdBy);
     }
 
     /** The budget this sandbox keeps to: its own, else {@code dflt} (a record from before budgets). */
@@ -90,21 +109,21 @@ public record SandboxRecord(String id, Instant created, boolean ephemeral, int c
     public SandboxRecord withState(SandboxState s) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, s, qemuPid,
                 qemuStarted, s == SandboxState.FAILED ? failure : "", workspace, network, secrets, workspaceTransport,
-                image, budget, ports);
+                image, budget, ports, createdBy);
     }
 
     public SandboxRecord failed(String why) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.FAILED,
-                0, null, why, workspace, network, secrets, workspaceTransport, image, budget, ports);
+                0, null, why, workspace, network, secrets, workspaceTransport, image, budget, ports, createdBy);
     }
 
     public SandboxRecord withQemu(long pid, Instant started, String accel, String bootImageId) {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accel, bootImageId, state, pid, started,
-                failure, workspace, network, secrets, workspaceTransport, image, budget, ports);
+                failure, workspace, network, secrets, workspaceTransport, image, budget, ports, createdBy);
     }
 
     public SandboxRecord stopped() {
         return new SandboxRecord(id, created, ephemeral, cpus, memoryMiB, accelerator, imageId, SandboxState.STOPPED,
-                0, null, "", workspace, network, secrets, workspaceTransport, image, budget, ports);
+                0, null, "", workspace, network, secrets, workspaceTransport, image, budget, ports, createdBy);
     }
 }

@@ -145,9 +145,12 @@ final class SandboxUndo {
         return out;
     }
 
-    /** A new persistent sandbox from a checkpoint of {@code parent} ({@link Forks}). */
-    Sandbox fork(Sandbox parent, String checkpoint, String workspace) {
-        return forks.fork(parent, checkpoint, workspace);
+    /**
+     * A new persistent sandbox from a checkpoint of {@code parent} ({@link Forks}), marked as made by
+     * {@code createdBy} (empty: as its parent is).
+     */
+    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy) {
+        return forks.fork(parent, checkpoint, workspace, createdBy);
     }
 
     /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */

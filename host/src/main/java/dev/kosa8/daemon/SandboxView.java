@@ -12,11 +12,12 @@ import java.util.Map;
  * @param secrets the names of the secrets it holds placeholders of, and the variables they are in
  * @param workspace the host folder it shares, empty for none
  * @param ports     its published ports, as {@code 127.0.0.1:8080->80} (host address and port, guest port)
+ * @param createdBy who made it when not the user at a terminal ({@code mcp:CLIENT}); empty otherwise
  */
 public record SandboxView(String id, String state, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
                           String imageId, Instant created, long qemuPid, String failure, String directory,
                           String agent, List<Map<String, String>> secrets,
-                          String workspace, List<String> ports) {
+                          String workspace, List<String> ports, String createdBy) {
 
     static SandboxView of(Sandbox s, String directory) {
         SandboxRecord r = s.record();
@@ -26,6 +27,6 @@ public record SandboxView(String id, String state, boolean ephemeral, int cpus, 
         return new SandboxView(r.id(), state, r.ephemeral(), r.cpus(),
                 r.memoryMiB(), r.accelerator(), r.imageId(), r.created(), r.qemuPid(), r.failure(), directory, agent,
                 r.secrets().stream().map(g -> Map.of("name", g.name(), "env", g.env())).toList(),
-                r.workspace(), r.ports().stream().map(Object::toString).toList());
+                r.workspace(), r.ports().stream().map(Object::toString).toList(), r.createdBy());
     }
 }

@@ -68,4 +68,18 @@ class CliTest {
         cl.execute("create", "--help");
         assertThat(create.toString()).contains("-p, --publish=[HOST:]GUEST");
     }
+
+    @Test
+    void lsShowsWhoMadeEachSandbox() {
+        assertThat(LsCommand.by(java.util.Map.of("createdBy", "mcp:claude-code"))).isEqualTo("mcp:claude-code");
+        assertThat(LsCommand.by(java.util.Map.of("id", "3f2a"))).isEqualTo("-");
+    }
+
+    @Test
+    void mcpHelpTeachesTheOneLineSetUps() {
+        java.io.StringWriter out = new java.io.StringWriter();
+        Main.commandLine().getSubcommands().get("mcp").usage(new java.io.PrintWriter(out));
+        assertThat(out.toString()).contains("claude mcp add kosa8 -- kosa8 mcp").contains("--allow-policy-changes")
+                .contains("mcpServers").contains("codex").contains("gemini");
+    }
 }

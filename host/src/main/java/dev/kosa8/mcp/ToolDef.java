@@ -1,0 +1,19 @@
+package dev.kosa8.mcp;
+
+import java.util.Map;
+
+/**
+ * One tool: its name, the description an agent reads to decide when and how to call it, its input schema, and
+ * what it does with checked arguments. {@code call} answers plain JSON values (maps, lists, strings, numbers).
+ */
+record ToolDef(String name, String description, Schema schema, Call call) {
+    /** A tool's work on its arguments and the client that called it. */
+    @FunctionalInterface
+    interface Call {
+        Object apply(Args args, String client);
+    }
+
+    Args args(Map<String, Object> arguments) {
+        return new Args(name, arguments, schema.names());
+    }
+}
