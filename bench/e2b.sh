@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The E2B SDK against kosa8 (issue 39): `commands.run('true')` round trips, and a MB MiB `files.write` upload and
 # `files.read` download, through the pinned E2B JS SDK (host/src/test/e2b-client) and the daemon's E2B listener;
-# against kosa8's own CLI for the same operations (`kosa8 exec ID -- true`, `kosa8 cp` in and out), in the same run.
+# against the Java SDK (bench/SdkOps.java: `exec("true")`, `files().write`, `files().read`) and kosa8's own CLI
+# (`kosa8 exec ID -- true`, `kosa8 cp` in and out) for the same operations, in the same run.
 #
 #   bench/e2b.sh [ROUNDS] [MB] [RUNS]
 #
@@ -41,6 +42,11 @@ for ((r = 1; r <= rounds; r++)); do
   cli_up+="$(( (t1 - t0) / 1000000 )) " cli_down+="$(( (t2 - t1) / 1000000 )) "
   rm -f "$tmp/back"
 done
+java_ops=$("$JAVA_HOME/bin/java" -cp "$jar" "$repo/bench/SdkOps.java" "$id" "$runs" "$rounds" "$tmp/big")
+java_run=$(sed -n 's/^run //p' <<<"$java_ops")
+java_up=$(sed -n 's/^up //p' <<<"$java_ops")
+java_down=$(sed -n 's/^down //p' <<<"$java_ops")
+echo "Java SDK: exec true $(median <<<"$java_run") ms, write $(median <<<"$java_up") ms, read $(median <<<"$java_down") ms"
 echo "commands.run('true'): median $(median <<<"$sdk_run") ms; kosa8 exec: $(median <<<"$cli_run") ms"
 echo "files.write $mb MiB: median $(median <<<"$sdk_up") ms; kosa8 cp in: $(median <<<"$cli_up") ms"
 echo "files.read $mb MiB: median $(median <<<"$sdk_down") ms; kosa8 cp out: $(median <<<"$cli_down") ms"
@@ -50,4 +56,10 @@ bench_row name="E2B SDK files.write of $mb MiB (multipart)" unit=ms samples="$sd
   baseline_name="\`kosa8 cp FILE ID:PATH\`" baseline_samples="$cli_up"
 bench_row name="E2B SDK files.read of $mb MiB" unit=ms samples="$sdk_down" \
   baseline_name="\`kosa8 cp ID:PATH FILE\`" baseline_samples="$cli_down"
+bench_row name="E2B SDK commands.run('true') round trip, against the Java SDK" unit=ms samples="$sdk_run" \
+  baseline_name="the Java SDK's \`Sandbox.exec(\"true\")\`, warm JVM" baseline_samples="$java_run"
+bench_row name="E2B SDK files.write of $mb MiB, against the Java SDK" unit=ms samples="$sdk_up" \
+  baseline_name="the Java SDK's \`files().write\`" baseline_samples="$java_up"
+bench_row name="E2B SDK files.read of $mb MiB, against the Java SDK" unit=ms samples="$sdk_down" \
+  baseline_name="the Java SDK's \`files().read\`" baseline_samples="$java_down"
 bench_write
