@@ -8,10 +8,8 @@ import dev.kosa8.files.GuestFiles;
 import dev.kosa8.processes.Guest;
 import dev.kosa8.processes.ProcessInfo;
 import dev.kosa8.processes.Processes;
-import dev.kosa8.protocol.Message;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Consumer;
 
 /**
  * The daemon's sandboxes as the E2B listener uses them ({@link E2bBackend}): a sandbox E2B makes is an ordinary
@@ -73,39 +71,12 @@ final class E2bBridge implements E2bBackend {
 
     @Override
     public Guest guest(String id) {
-        var agent = mgr.get(id).running().agent();
-        return new Guest() {
-            @Override
-            public int open(Consumer<Message> listener) {
-                return agent.open(listener);
-            }
-
-            @Override
-            public void send(Message m) {
-                agent.send(m);
-            }
-        };
+        return new SandboxProcesses.AgentGuest(mgr.get(id).running().agent());
     }
 
     @Override
     public FileGuest fileGuest(String id) {
-        var agent = mgr.get(id).running().agent();
-        return new FileGuest() {
-            @Override
-            public int open(Consumer<Message> listener) {
-                return agent.open(listener);
-            }
-
-            @Override
-            public void send(Message m) {
-                agent.send(m);
-            }
-
-            @Override
-            public void abandon(int channel) {
-                agent.abandon(channel);
-            }
-        };
+        return new SandboxFiles.AgentGuest(mgr.get(id).running().agent());
     }
 
     @Override

@@ -115,8 +115,8 @@ public final class SandboxFiles {
         return new AgentGuest(s.running().agent());
     }
 
-    /** The agent connection as file operations use it. */
-    private record AgentGuest(AgentConnection agent) implements FileGuest {
+    /** The agent connection as file operations use it (here and for the E2B listener's, `E2bBridge`). */
+    record AgentGuest(AgentConnection agent) implements FileGuest {
         @Override
         public int open(Consumer<Message> listener) {
             return agent.open(listener);

@@ -63,8 +63,8 @@ final class SandboxProcesses {
         processes.forget(s.id());
     }
 
-    /** The agent connection as processes use it. */
-    private record AgentGuest(AgentConnection agent) implements Guest {
+    /** The agent connection as processes use it (here and for the E2B listener's, `E2bBridge`). */
+    record AgentGuest(AgentConnection agent) implements Guest {
         @Override
         public int open(Consumer<Message> listener) {
             return agent.open(listener);
