@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -43,26 +44,39 @@ public final class BackgroundProcess {
         return proc;
     }
 
-    /** The JSON body of {@code POST .../processes}. */
+    /** The JSON body of {@code POST .../processes} for {@code c}. */
     static byte[] body(Command c) {
+        return startBody(c.argv(), c.env(), c.cwd(), c.user(), c.tag(),
+                c.timeout() == null ? 0 : Math.max(1, c.timeout().toSeconds()), c.stdin() != null || c.keepStdinOpen());
+    }
+
+    /**
+     * The JSON body of {@code POST /v1/sandboxes/ID/processes} (docs/api.md): the SDK's, and the CLI's
+     * {@code exec -d}.
+     *
+     * @param timeoutSeconds 0 for none
+     * @param keepStdin      whether its stdin stays open for writes (else it reads end of file at once)
+     */
+    public static byte[] startBody(List<String> argv, Map<String, String> env, String cwd, String user, String tag,
+                                   long timeoutSeconds, boolean keepStdin) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (JsonGenerator g = new JsonFactory().createGenerator(out)) {
             g.writeStartObject();
             g.writeArrayFieldStart("command");
-            for (String a : c.argv()) {
+            for (String a : argv) {
                 g.writeString(a);
             }
             g.writeEndArray();
             g.writeObjectFieldStart("env");
-            for (Map.Entry<String, String> e : c.env().entrySet()) {
+            for (Map.Entry<String, String> e : env.entrySet()) {
                 g.writeStringField(e.getKey(), e.getValue());
             }
             g.writeEndObject();
-            g.writeStringField("cwd", c.cwd());
-            g.writeStringField("user", c.user());
-            g.writeStringField("tag", c.tag());
-            g.writeNumberField("timeoutSeconds", c.timeout() == null ? 0 : Math.max(1, c.timeout().toSeconds()));
-            g.writeBooleanField("stdin", c.stdin() != null || c.keepStdinOpen());
+            g.writeStringField("cwd", cwd);
+            g.writeStringField("user", user);
+            g.writeStringField("tag", tag);
+            g.writeNumberField("timeoutSeconds", timeoutSeconds);
+            g.writeBooleanField("stdin", keepStdin);
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

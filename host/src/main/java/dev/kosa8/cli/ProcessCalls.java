@@ -1,14 +1,9 @@
 package dev.kosa8.cli;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonGenerator;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.protocol.Message;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.util.Map;
 
 /** The daemon's process endpoints as the CLI calls them (docs/api.md, "Processes"). */
 final class ProcessCalls {
@@ -65,29 +60,8 @@ final class ProcessCalls {
     }
 
     static byte[] startBody(Message.ExecSpec spec, String tag, long timeoutSeconds, boolean keepStdin) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        try (JsonGenerator g = new JsonFactory().createGenerator(out)) {
-            g.writeStartObject();
-            g.writeArrayFieldStart("command");
-            for (String a : spec.argv()) {
-                g.writeString(a);
-            }
-            g.writeEndArray();
-            g.writeObjectFieldStart("env");
-            for (Map.Entry<String, String> e : spec.env().entrySet()) {
-                g.writeStringField(e.getKey(), e.getValue());
-            }
-            g.writeEndObject();
-            g.writeStringField("cwd", spec.cwd());
-            g.writeStringField("user", spec.user());
-            g.writeStringField("tag", tag);
-            g.writeNumberField("timeoutSeconds", timeoutSeconds);
-            g.writeBooleanField("stdin", keepStdin);
-            g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out.toByteArray();
+        return dev.kosa8.client.BackgroundProcess.startBody(spec.argv(), spec.env(), spec.cwd(), spec.user(), tag,
+                timeoutSeconds, keepStdin);
     }
 
     Object list() {
