@@ -396,6 +396,7 @@ class CheckpointIT {
     }
 
     @Test
+    @Tag("long") // the default suite took 36.9 min on 2026-12-05 (goal 30): ~30 s, a crash case CrashWalkIT walks too
     void qemuKilledDuringACheckpointLosesNothingCommitted() throws Exception {
         // a committed checkpoint of the counter running from 1, to rewind to once QEMU is back
         use(SANDBOX.running());
@@ -548,6 +549,7 @@ class CheckpointIT {
      * goes on with its folder, checkpoints and pauses to disk without a restart.
      */
     @Test
+    @Tag("long") // the default suite took 36.9 min on 2026-12-05 (goal 30): ~48 s, a crash case CrashWalkIT walks too
     void aDaemonKilledWhileRamIsWrittenLeavesTheGuestRunningAndLosesNothingCommitted() throws Exception {
         // a committed checkpoint of the counter running from 1, to rewind to at the end
         use(SANDBOX.running());
