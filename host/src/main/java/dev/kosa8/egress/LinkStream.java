@@ -134,6 +134,9 @@ final class LinkStream {
             throw new ProtocolException("bytes after the end of stream " + channel);
         }
         upWindow.received(d.bytes().length);
+        if (d.bytes().length == 0) {
+            return; // nothing to write and nothing to credit back (a credit of 0 bytes is not a message)
+        }
         if (brokerClosed) {
             // the broker's side is gone: the guest's connection is reset, as a TCP peer that closed resets a
             // writer, and its program stops sending into nothing

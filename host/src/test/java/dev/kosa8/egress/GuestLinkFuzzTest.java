@@ -39,6 +39,7 @@ import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
+import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
@@ -155,6 +156,19 @@ class GuestLinkFuzzTest {
                 }
             }
             c.hangUpAndCheck(inStep);
+        }
+    }
+
+    /** Found by the property above: an empty Data frame is no bytes to write and no credit to send back. */
+    @Example
+    void anEmptyDataFrameIsServedAsNothing() throws Exception {
+        try (Case c = Case.open()) {
+            c.write(Codec.encode(new Message.NetOpen(1, 80)));
+            c.write(Codec.encode(new Message.Data(1, Message.Stream.STDOUT, new byte[0])));
+            c.write(Codec.encode(new Message.Data(1, Message.Stream.STDOUT,
+                    REQUEST.getBytes(StandardCharsets.US_ASCII))));
+            c.write(Codec.encode(new Message.Data(1, Message.Stream.STDOUT, new byte[0])));
+            c.hangUpAndCheck(true);
         }
     }
 

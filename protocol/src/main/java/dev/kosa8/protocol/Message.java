@@ -82,11 +82,15 @@ public sealed interface Message {
         }
     }
 
-    /** The receiver of a stream has consumed {@code bytes} more and grants that much more window. */
+    /**
+     * The receiver of a stream has consumed {@code bytes} more and grants that much more window. A credit of 0 is
+     * allowed and changes nothing: every receiver credits back what a Data frame carried, and a peer may send an
+     * empty one.
+     */
     record Credit(int channel, Stream stream, int bytes) implements Message {
         public Credit {
             Limits.checkChannel(channel);
-            if (bytes <= 0 || bytes > Limits.INITIAL_WINDOW) {
+            if (bytes < 0 || bytes > Limits.INITIAL_WINDOW) {
                 throw new ProtocolException("credit of " + bytes + " bytes is out of range");
             }
         }

@@ -47,7 +47,7 @@ public final class SendWindow {
      * @throws ProtocolException if the receiver credits more than was ever sent
      */
     public synchronized void credit(int bytes) {
-        if (bytes <= 0 || available + bytes > window) {
+        if (bytes < 0 || available + bytes > window) {
             throw new ProtocolException("credit of " + bytes + " bytes exceeds what was sent");
         }
         available += bytes;

@@ -188,6 +188,10 @@ class CodecTest {
         t.join();
         w.credit(Limits.INITIAL_WINDOW);
         assertThatThrownBy(() -> w.credit(1)).isInstanceOf(ProtocolException.class);
+        w.credit(0); // what an empty Data frame is credited back with: nothing
+        assertThatThrownBy(() -> w.credit(-1)).isInstanceOf(ProtocolException.class);
+        assertThat(roundTrip(new Message.Credit(1, Message.Stream.STDIN, 0)))
+                .isEqualTo(new Message.Credit(1, Message.Stream.STDIN, 0));
         w.close();
         assertThat(w.acquire(1)).isEqualTo(-1);
     }
