@@ -88,6 +88,7 @@ public final class ExecChannel {
      * @param fileSink where a download's bytes go (null for a command)
      * @return the command's exit code
      * @throws CommandNotStartedException if the command could not be started
+     * @throws SandboxRewoundException if the sandbox was rewound while the command ran
      * @throws DaemonUnavailableException if the connection broke first
      */
     public int await(OutputStream out, OutputStream err, FileSink fileSink) {
@@ -152,6 +153,7 @@ public final class ExecChannel {
                     EXIT_NOT_FOUND);
             case PERMISSION -> new CommandNotStartedException(Kosa8Exception.Kind.STATE, f.message(), "",
                     EXIT_CANNOT_RUN);
+            case REWOUND -> new SandboxRewoundException(f.message());
             default -> new Kosa8Exception(Kosa8Exception.Kind.VM, f.message(), "", Kosa8Exception.Kind.VM.exitCode(),
                     null);
         };

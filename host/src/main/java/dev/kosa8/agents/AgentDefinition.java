@@ -15,10 +15,14 @@ import java.util.regex.Pattern;
  * @param allow      the hosts the agent reaches, presets included
  * @param env        variables every run of the agent gets
  * @param files      files put in the agent user's home when its sandbox is made
+ * @param command    the agent's program and its arguments
+ * @param resume     what replaces the user's arguments to reopen the agent's latest session in this folder
+ *                   ({@code --continue}): {@code kosa8 agent} runs it after a rewind ends the session it showed;
+ *                   empty when the agent has no such option, and then the UI is not reopened
  */
 public record AgentDefinition(String name, String description, String dockerfile, List<String> buildAllow,
                               List<String> allow, List<AgentSecret> secrets, Map<String, String> env,
-                              List<HomeFile> files, List<String> command) {
+                              List<HomeFile> files, List<String> command, List<String> resume) {
     /** An agent's name: what `kosa8 agent NAME` takes and the image and sandbox are named after. */
     static final Pattern NAME = Pattern.compile("[a-z][a-z0-9-]{0,31}");
 
@@ -40,6 +44,7 @@ public record AgentDefinition(String name, String description, String dockerfile
         env = Map.copyOf(env == null ? Map.of() : env);
         files = List.copyOf(files == null ? List.of() : files);
         command = List.copyOf(command);
+        resume = List.copyOf(resume == null ? List.of() : resume);
     }
 
     /**

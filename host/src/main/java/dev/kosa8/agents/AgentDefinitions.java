@@ -30,8 +30,8 @@ import java.util.regex.Pattern;
  */
 public final class AgentDefinitions {
     /** The settings a definition may hold. */
-    static final List<String> KEYS = List.of("description", "command", "dockerfile", "build_allow", "allow", "env",
-            "secrets", "files");
+    static final List<String> KEYS = List.of("description", "command", "resume", "dockerfile", "build_allow", "allow",
+            "env", "secrets", "files");
     private static final String RESOURCES = "/dev/kosa8/agents/";
     private static final int MAX_BYTES = 64 * 1024;
 
@@ -145,7 +145,7 @@ public final class AgentDefinitions {
         try {
             return new AgentDefinition(name, f.text(root, "description", false), dockerfile,
                     f.list(root, "build_allow"), f.list(root, "allow"), f.secrets(root), f.env(root), f.files(root),
-                    command);
+                    command, f.list(root, "resume"));
         } catch (IllegalArgumentException e) {
             throw error(source, 0, e.getMessage(), "fix it; docs/agents.md shows a definition");
         }

@@ -262,7 +262,7 @@ final class Checkpointer {
                 throw new IOException("the workspace server did not become idle within 10 s");
             }
             steps.done("idle");
-            vm.agent().failOpenChannels("the sandbox was rewound to checkpoint " + c.id());
+            vm.agent().rewound(c.id());
             replaced = true; // from here the old machine is let go of, never run on
             cont.drop();
             if (resume != null) {

@@ -1,6 +1,7 @@
 package dev.kosa8.cli;
 
 import dev.kosa8.client.ExecChannel;
+import dev.kosa8.client.SandboxRewoundException;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kosa8.agents.AgentDefinition;
 import dev.kosa8.agents.AgentDefinitions;
@@ -94,9 +95,24 @@ final class AgentCommand implements Callable<Integer> {
         List<String> argv = new ArrayList<>(agent.command());
         argv.addAll(args);
         boolean tty = Terminal.isInteractive();
-        int[] size = tty ? Terminal.size() : new int[] {0, 0};
-        var spec = new Message.ExecSpec(argv, agent.env(), folder.toString(), "", tty, size[0], size[1]);
-        return Exec.run(daemon.upgrade("/v1/sandboxes/" + id + "/exec"), spec, true);
+        StdinHandoff stdin = new StdinHandoff(System.in);
+        while (true) {
+            int[] size = tty ? Terminal.size() : new int[] {0, 0};
+            var spec = new Message.ExecSpec(argv, agent.env(), folder.toString(), "", tty, size[0], size[1]);
+            try (StdinHandoff.View in = stdin.view()) {
+                return Exec.run(daemon.upgrade("/v1/sandboxes/" + id + "/exec"), spec, true, in);
+            } catch (SandboxRewoundException r) {
+                if (!tty || agent.resume().isEmpty()) {
+                    throw r;
+                }
+                // the machine is back at a turn's checkpoint, and the session that was on screen ended with the
+                // machine it ran in: the agent's own resume option reopens its latest session, as it was then
+                argv = new ArrayList<>(agent.command());
+                argv.addAll(agent.resume());
+                System.err.println("\r\nkosa8: " + r.getMessage() + "; reopening " + agent.name()
+                        + "'s latest session there (" + String.join(" ", argv) + ")\r");
+            }
+        }
     }
 
     /** The folder the agent works on, as its real path: the same folder always finds the same sandbox. */

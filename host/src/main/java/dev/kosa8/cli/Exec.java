@@ -10,6 +10,12 @@ final class Exec {
     }
 
     static int run(DaemonConnection.Stream stream, Message.ExecSpec spec, boolean interactive) {
+        return run(stream, spec, interactive, System.in);
+    }
+
+    /** As {@link #run(DaemonConnection.Stream, Message.ExecSpec, boolean)}, with stdin read from {@code stdin}. */
+    static int run(DaemonConnection.Stream stream, Message.ExecSpec spec, boolean interactive,
+                   java.io.InputStream stdin) {
         ExecChannel exec = new ExecChannel(stream);
         Runnable restore = () -> { };
         if (spec.tty() && Terminal.isInteractive()) {
@@ -22,7 +28,7 @@ final class Exec {
                 exec.send(new Message.Resize(ExecChannel.CH, s[0], s[1]));
             } : null);
             if (interactive || spec.tty()) {
-                exec.pumpStdin(System.in);
+                exec.pumpStdin(stdin);
             } else {
                 exec.send(new Message.Eof(ExecChannel.CH, Message.Stream.STDIN));
             }

@@ -97,7 +97,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
             };
             ctx.channel().closeFuture().addListener(f -> remove.run()); // at once if it closed during the boot
-            switchToStream(ctx, s.id(), () -> s.running().agent(), () -> mgr.processes().environmentOf(s),
+            switchToStream(ctx, s.id(), () -> s.current().agent(), () -> mgr.processes().environmentOf(s),
                     s.record().image().config(), remove);
         } else if (what.equals("images") && p.size() == 3 && p.get(2).equals("prune") && m == HttpMethod.POST) {
             List<Pruner.Item> removed = mgr.disk().prune(Boolean.parseBoolean(param(q, "dryRun", "false")));
@@ -209,7 +209,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 if (!upgrade) {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
-                var agent = s.running().agent();
+                var agent = s.current().agent();
                 s.openStream(mgr.streamsPerSandbox());
                 switchToStream(ctx, s.id(), () -> agent, () -> mgr.processes().environmentOf(s),
                         s.record().image().config(), s::closeStream);

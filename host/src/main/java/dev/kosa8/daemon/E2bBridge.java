@@ -71,12 +71,12 @@ final class E2bBridge implements E2bBackend {
 
     @Override
     public Guest guest(String id) {
-        return new SandboxProcesses.AgentGuest(mgr.get(id).running().agent());
+        return new SandboxProcesses.AgentGuest(mgr.get(id).current().agent());
     }
 
     @Override
     public FileGuest fileGuest(String id) {
-        return new SandboxFiles.AgentGuest(mgr.get(id).running().agent());
+        return new SandboxFiles.AgentGuest(mgr.get(id).current().agent());
     }
 
     @Override

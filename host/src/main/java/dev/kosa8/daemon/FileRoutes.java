@@ -186,7 +186,7 @@ final class FileRoutes {
     static HttpResponseStatus status(Message.ErrorCode code) {
         return switch (code) {
             case NOT_FOUND -> HttpResponseStatus.NOT_FOUND;
-            case EXISTS, NOT_EMPTY -> HttpResponseStatus.CONFLICT;
+            case EXISTS, NOT_EMPTY, REWOUND -> HttpResponseStatus.CONFLICT;
             case INVALID, NOT_DIRECTORY, IS_DIRECTORY, TOO_LONG -> HttpResponseStatus.BAD_REQUEST;
             case PERMISSION -> HttpResponseStatus.FORBIDDEN;
             case LIMIT -> HttpResponseStatus.TOO_MANY_REQUESTS;

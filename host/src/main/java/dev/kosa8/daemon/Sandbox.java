@@ -115,6 +115,15 @@ public final class Sandbox {
         return runtime.vm();
     }
 
+    /**
+     * The running machine once the operation under way on it, if any (a checkpoint's pause, a rewind, a stop), is
+     * over: what a new command or file call runs on. A command sent during a rewind lands on the machine put back,
+     * not on the one being let go of.
+     */
+    public Vm current() {
+        return locked(this::running);
+    }
+
     /** The running machine, or a STATE error naming the sandbox's state. */
     public Vm running() {
         Vm vm = vm();

@@ -112,7 +112,7 @@ public final class SandboxFiles {
     }
 
     private static FileGuest guest(Sandbox s) {
-        return new AgentGuest(s.running().agent());
+        return new AgentGuest(s.current().agent());
     }
 
     /** The agent connection as file operations use it (here and for the E2B listener's, `E2bBridge`). */

@@ -34,7 +34,7 @@ final class SandboxProcesses {
 
     /** Starts a process in a running sandbox, with its image's, its own and its secrets' variables. */
     ProcessInfo start(Sandbox s, Processes.Start start) {
-        AgentConnection agent = s.running().agent();
+        AgentConnection agent = s.current().agent();
         Message.ExecSpec spec = ExecRelay.withImage(start.spec(), s.record().image().config(), environmentOf(s));
         return processes.start(s.id(), new AgentGuest(agent), new Processes.Start(spec, start.tag(), start.timeout(),
                 start.keepStdin()));

@@ -215,6 +215,7 @@ final class FilesystemService {
             case PERMISSION -> ConnectError.Code.PERMISSION_DENIED;
             case NO_SPACE, LIMIT, RESOURCES -> ConnectError.Code.RESOURCE_EXHAUSTED;
             case INTERNAL -> ConnectError.Code.INTERNAL;
+            case REWOUND -> ConnectError.Code.ABORTED;
             default -> ConnectError.Code.INVALID_ARGUMENT;
         }, e.getMessage());
     }

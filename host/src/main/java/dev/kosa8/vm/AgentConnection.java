@@ -310,12 +310,17 @@ public final class AgentConnection implements AutoCloseable {
      * and never reused, so a channel the restored agent still knows cannot be
      * mistaken for a new one.
      */
-    public void failOpenChannels(String why) {
+    public void rewound(String checkpoint) {
+        failOpenChannels(Message.ErrorCode.REWOUND, "the sandbox was rewound to checkpoint " + checkpoint);
+    }
+
+    /** Each open channel is told {@code why} with {@code code}, and forgotten. */
+    void failOpenChannels(Message.ErrorCode code, String why) {
         String text = Messages.fitText(why);
         for (var e : channels.entrySet()) {
             if (channels.remove(e.getKey()) != null) {
                 try {
-                    e.getValue().listener().accept(new Message.Failed(e.getKey(), Message.ErrorCode.INTERNAL, text));
+                    e.getValue().listener().accept(new Message.Failed(e.getKey(), code, text));
                 } catch (RuntimeException ignored) {
                     // one broken listener must not keep the others from hearing
                 }

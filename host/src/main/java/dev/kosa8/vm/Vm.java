@@ -1,5 +1,6 @@
 package dev.kosa8.vm;
 
+import dev.kosa8.protocol.Message;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -513,7 +514,7 @@ public final class Vm implements AutoCloseable {
     /** The start of every quit: the load and the commands under way end, and QEMU is asked to quit. */
     private void askToQuit() {
         abandonLoad();
-        agent.failOpenChannels("the sandbox's machine stopped");
+        agent.failOpenChannels(Message.ErrorCode.INTERNAL, "the sandbox's machine stopped");
         try {
             qmp.execute("quit", Map.of(), Duration.ofSeconds(5));
         } catch (RuntimeException e) {

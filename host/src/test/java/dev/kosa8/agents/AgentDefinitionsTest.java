@@ -99,7 +99,10 @@ class AgentDefinitionsTest {
         assertThat(NetPresets.BUILT_IN.get("google-ai")).contains("generativelanguage.googleapis.com");
         assertThat(definitions().load("gemini").files().getFirst().content()).contains("\"BeforeTool\"");
         assertThat(definitions().load("codex").files()).extracting(AgentDefinition.HomeFile::path)
-                .containsExactly(".codex/config.toml", ".codex/hooks.json");
+                .containsExactly(".codex/config.toml", ".codex/hooks.json");        // each reopens its latest session after a rewind, by the agent's own option
+        assertThat(definitions().load("claude").resume()).containsExactly("--continue");
+        assertThat(definitions().load("codex").resume()).containsExactly("resume", "--last");
+        assertThat(definitions().load("gemini").resume()).containsExactly("--resume", "latest");
     }
 
     @Test
@@ -173,8 +176,8 @@ class AgentDefinitionsTest {
     @Test
     void definitionsAreValuesThatCannotBeMadeBad() {
         assertThatThrownBy(() -> new AgentDefinition("Bad Name", "", "FROM x", null, null, null, null, null,
-                List.of("a"))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bad agent name");
-        assertThatThrownBy(() -> new AgentDefinition("ok", "", "FROM x", null, null, null, null, null, List.of()))
+                List.of("a"), null)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bad agent name");
+        assertThatThrownBy(() -> new AgentDefinition("ok", "", "FROM x", null, null, null, null, null, List.of(), null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("needs a command");
         assertThatThrownBy(() -> new AgentDefinition.HomeFile("a/../../b", "x"))
                 .isInstanceOf(IllegalArgumentException.class);

@@ -18,7 +18,7 @@ class AgentCommandTest {
     Path dir;
 
     static AgentDefinition agent(String name, String dockerfile) {
-        return new AgentDefinition(name, "", dockerfile, null, null, null, null, null, List.of(name));
+        return new AgentDefinition(name, "", dockerfile, null, null, null, null, null, List.of(name), null);
     }
 
     @Test

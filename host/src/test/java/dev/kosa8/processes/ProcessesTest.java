@@ -149,7 +149,7 @@ class ProcessesTest {
     @Test
     void aProcessLostWithItsMachineEndsFailedWithTheReason() {
         start("sleep", "100");
-        guest.reply(new Message.Failed(1, Message.ErrorCode.INTERNAL, "the sandbox was rewound to checkpoint c1"));
+        guest.reply(new Message.Failed(1, Message.ErrorCode.REWOUND, "the sandbox was rewound to checkpoint c1"));
         ProcessInfo p = processes.get("s1", "p1");
         assertThat(p.state()).isEqualTo(ProcessState.FAILED);
         assertThat(p.reason()).isEqualTo("the sandbox was rewound to checkpoint c1");

@@ -403,7 +403,12 @@ public sealed interface Message {
         /** The guest's disk is full (ENOSPC, EDQUOT). */
         NO_SPACE,
         /** A bound was reached: watches per sandbox, directories per watch. */
-        LIMIT
+        LIMIT,
+        /**
+         * The host put the sandbox back to a checkpoint while the channel was open: the process it served is not in
+         * the machine that runs now (sent by the host to its own clients, never by the agent).
+         */
+        REWOUND
     }
 
     /**
