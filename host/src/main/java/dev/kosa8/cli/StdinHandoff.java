@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.Arrays;
 import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -14,21 +15,33 @@ import java.util.concurrent.TimeUnit;
  */
 final class StdinHandoff {
     private static final byte[] END = new byte[0];
+    /** Chunks read ahead of the command (16 KiB each): stdin piped from a large file is not read into memory. */
+    private static final int AHEAD = 16;
 
     private final LinkedBlockingDeque<byte[]> chunks = new LinkedBlockingDeque<>();
+    /** Room for chunks read ahead: taken by the reader per chunk, given back when a chunk is read to its end. */
+    private final Semaphore room = new Semaphore(AHEAD);
 
     StdinHandoff(InputStream in) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[16 * 1024];
             try {
                 int n;
-                while ((n = in.read(buf)) >= 0) {
+                while (true) {
+                    room.acquire();
+                    if ((n = in.read(buf)) < 0) {
+                        break;
+                    }
                     if (n > 0) {
                         chunks.add(Arrays.copyOf(buf, n));
+                    } else {
+                        room.release();
                     }
                 }
             } catch (IOException e) {
                 // stdin broke: the same as its end
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             chunks.add(END);
         }, "stdin-handoff");
@@ -91,6 +104,7 @@ final class StdinHandoff {
             at += n;
             if (at == held.length) {
                 held = null;
+                room.release();
             }
             return n;
         }

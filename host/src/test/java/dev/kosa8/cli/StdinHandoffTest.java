@@ -60,4 +60,32 @@ class StdinHandoffTest {
         StdinHandoff.View second = stdin.view();
         assertThat(new String(buf, 0, second.read(buf, 0, buf.length), StandardCharsets.UTF_8)).isEqualTo("cdef");
     }
+
+    @Test
+    void stdinIsReadAheadOfTheCommandBySixteenChunksAtMost() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+        java.io.InputStream endless = new java.io.InputStream() {
+            @Override
+            public int read() {
+                return 'x';
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                reads.incrementAndGet();
+                java.util.Arrays.fill(b, off, off + len, (byte) 'x');
+                return len;
+            }
+        };
+        StdinHandoff stdin = new StdinHandoff(endless);
+        Thread.sleep(300);
+        assertThat(reads.get()).as("a file piped in is not read into memory").isEqualTo(16);
+        StdinHandoff.View v = stdin.view();
+        byte[] buf = new byte[64 * 1024];
+        long got = 0;
+        while (got < 1 << 20) {
+            got += v.read(buf, 0, buf.length);
+        }
+        assertThat(reads.get()).as("it is read as the command takes it").isBetween(64, 64 + 17);
+    }
 }
