@@ -28,11 +28,34 @@ if [[ -n ${KOSA8_HOME:-} ]]; then data=$KOSA8_HOME/data; else data=${XDG_DATA_HO
 work=$(mktemp -d /tmp/kosa8-soak.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-"$k" daemon stop >/dev/null 2>&1 || true
-"$k" ls >/dev/null # a fresh daemon
-
 if curl -s -o /dev/null --max-time 10 "$allowed_url"; then can_allow=1; else can_allow=0; fi
 (( can_allow )) || echo "the host cannot reach $allowed_url: allowed requests are left out of the mix"
+
+# A host reached through an intercepting proxy may resolve the allowed host into a reserved range (here
+# deb.debian.org is 203.0.113.80), which the broker refuses to dial, rightly: every allowed request would be a 403.
+# The user's own setting for that case is an address exception (docs/network.md, "Your own settings"); the soak
+# adds one for the allowed host's address, for its run only, when the user's network.json has none.
+settings=${KOSA8_HOME:+$KOSA8_HOME/config}
+settings=${settings:-${XDG_CONFIG_HOME:-$HOME/.config}/kosa8}/network.json
+address=$(getent ahostsv4 "$allowed_host" | awk 'NR == 1 {print $1}')
+reserved() { # ADDRESS: in a block the broker refuses (private, shared, benchmarking or documentation ranges)
+  local a b
+  IFS=. read -r a b _ _ <<<"$1"
+  (( a == 10 || a == 127 || (a == 172 && b >= 16 && b < 32) || (a == 192 && b == 168) || (a == 100 && b >= 64 && b < 128) \
+     || (a == 198 && (b == 18 || b == 19)) )) || [[ $1 == 192.0.2.* || $1 == 198.51.100.* || $1 == 203.0.113.* ]]
+}
+if (( can_allow )) && [[ -n $address ]] && reserved "$address" && [[ ! -e $settings ]]; then
+  mkdir -p "$(dirname "$settings")"
+  printf '{"addressExceptions": {"%s": ["%s/32"]}}\n' "$allowed_host" "$address" > "$settings"
+  added_settings=$settings
+  echo "$allowed_host resolves to $address here, a reserved address the broker refuses: an address exception for"
+  echo "it is in $settings for this run"
+fi
+restore_settings() { [[ -n ${added_settings:-} ]] && rm -f "$added_settings"; return 0; }
+trap 'rm -rf "$work"; restore_settings' EXIT
+
+"$k" daemon stop >/dev/null 2>&1 || true
+"$k" ls >/dev/null # a fresh daemon, with the settings above
 
 daemon_pid() { "$k" daemon status | sed -n 's/.* pid \([0-9]*\) .*/\1/p'; }
 
@@ -130,7 +153,7 @@ for ((i = 1; i <= boxes; i++)); do
   ids+=("$("$k" "${args[@]}")"); folders+=("$f")
 done
 bad=$("$k" create --memory "${memory}M" --workspace none)
-cleanup() { "$k" rm -f "${ids[@]}" "$bad" >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() { "$k" rm -f "${ids[@]}" "$bad" >/dev/null 2>&1 || true; rm -rf "$work"; restore_settings; }
 trap cleanup EXIT
 
 start_figures=$(measure)
