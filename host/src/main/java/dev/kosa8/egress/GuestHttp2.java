@@ -4,7 +4,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelDuplexHandler;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
@@ -26,8 +25,9 @@ import io.netty.handler.timeout.IdleStateHandler;
  */
 final class GuestHttp2 {
     /**
-     * Streams open at once per connection. Each may hold a request body of up to {@link Broker#MAX_BODY} while it
-     * is judged and sent, so this bounds what one connection can make the daemon hold (128 MiB).
+     * Streams open at once per connection. Each may hold a request body of up to {@link Broker#MAX_BODY} in memory
+     * while it is judged and sent (a longer one waits on disk), so this bounds what one connection can make the
+     * daemon hold (128 MiB).
      */
     static final int MAX_CONCURRENT_STREAMS = 16;
     /** A request's header block, decoded: the same bound as HTTP/1.1's headers. */
@@ -146,7 +146,7 @@ final class GuestHttp2 {
                 ch.pipeline().addLast(new RequestHeadCheck(broker, listener, host, port));
                 ch.pipeline().addLast(new Http2StreamFrameToHttpObjectCodec(true, true));
                 ch.pipeline().addLast(new HeadGate(broker, listener, host, port));
-                ch.pipeline().addLast(new HttpObjectAggregator(Broker.MAX_BODY));
+                ch.pipeline().addLast(new BodySpool(broker, listener, host, port));
                 ch.pipeline().addLast(new HttpEntry(broker, listener, host, port, upstreams, true));
             }
         }));

@@ -107,6 +107,11 @@ public final class TestUpstream implements AutoCloseable {
         context(https, path, h);
     }
 
+    /** Serves {@code path} (and below) with {@code h} over plain HTTP, its requests recorded like the rest. */
+    public void handlePlain(String path, com.sun.net.httpserver.HttpHandler h) {
+        context(http, path, h);
+    }
+
     private void context(HttpServer s, String path, com.sun.net.httpserver.HttpHandler h) {
         s.createContext(path, h).getFilters().add(recorder);
     }
