@@ -65,8 +65,7 @@ final class HttpForward {
     private final List<String> swapped = new java.util.ArrayList<>();
     /** The guest asked to keep its connection (HTTP/1.1 without "Connection: close", or 1.0 with keep-alive). */
     private boolean guestKeepAlive;
-    /** The request's body is all written: until then (an early answer) the upstream connection is not kept. */
-    private boolean bodySent;
+    private boolean bodySent; // the whole body is written: until then (an early answer) the upstream is not kept
     /** The secrets put into this request: those bound to its host, over TLS only. */
     private final List<SecretBinding> inject;
     /** Some secret is bound to this host: its responses are decompressed so that all of them can be scrubbed. */
@@ -400,9 +399,8 @@ final class HttpForward {
             exchange.outcome("HTTP 101, WebSocket");
             guest.writeAndFlush(res); // encoded now, before the guest's encoder leaves
             ChannelPipeline g = guest.pipeline();
-            for (Class<? extends io.netty.channel.ChannelHandler> h : List.of(HttpEntry.class,
-                    BodySpool.class, HeadGate.class,
-                    io.netty.handler.codec.http.HttpResponseEncoder.class)) {
+            for (Class<? extends io.netty.channel.ChannelHandler> h : List.of(HttpEntry.class, BodySpool.class,
+                    HeadGate.class, io.netty.handler.codec.http.HttpResponseEncoder.class)) {
                 if (g.get(h) != null) {
                     g.remove(h);
                 }
