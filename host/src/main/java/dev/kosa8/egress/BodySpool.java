@@ -217,7 +217,7 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
     }
 
     private String sandboxFull(SpoolLimits limits) {
-        return "the request bodies this sandbox's broker holds while it judges them would pass "
+        return "the request bodies the broker of this sandbox holds while it judges them would pass "
                 + limits.perSandbox() + " bytes (" + (limits.perSandbox() >> 20) + " MiB) with this one; nothing was "
                 + "sent upstream: send it again once other uploads are done";
     }

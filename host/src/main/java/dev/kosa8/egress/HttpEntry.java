@@ -286,9 +286,9 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
         if (found.isEmpty() && req instanceof SpooledRequest spooled) {
             found = spooled.misplaced(secrets);
             if (found == null) {
-                refuse(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, host, port, method, path, "the sandbox's secrets "
-                        + "changed while this request's body arrived, so it was searched for other placeholders than "
-                        + "those in force; nothing was sent upstream: send it again");
+                refuse(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, host, port, method, path, "the secrets of the sandbox "
+                        + "changed while the body of this request arrived, so it was searched for other placeholders "
+                        + "than those in force now; nothing was sent upstream: send it again");
                 return true;
             }
         }
