@@ -109,7 +109,7 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
             refuse(ctx, req, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, tooLarge(declared, limits));
             return;
         }
-        if (declared > limits.perSandbox() - broker.spool().used()) {
+        if (declared > Broker.MAX_BODY && declared > limits.perSandbox() - broker.spool().used()) {
             refuse(ctx, req, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, sandboxFull(limits));
             return;
         }

@@ -87,6 +87,22 @@ class BrokerBigBodyTest {
             x.sendResponseHeaders(413, -1);
             x.close();
         });
+        up.handle("/slow", x -> { // takes the body slowly: a read, then 4 ms
+            byte[] buf = new byte[64 * 1024];
+            long n = 0;
+            try {
+                for (int r; (r = x.getRequestBody().read(buf)) > 0; n += r) {
+                    Thread.sleep(4);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            byte[] answer = Long.toString(n).getBytes(StandardCharsets.US_ASCII);
+            x.sendResponseHeaders(200, answer.length);
+            try (OutputStream out = x.getResponseBody()) {
+                out.write(answer);
+            }
+        });
         int nothingListens;
         try (var bound = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             nothingListens = bound.getLocalPort(); // closed: a dial to it is refused
@@ -97,7 +113,8 @@ class BrokerBigBodyTest {
         caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
         broker = Broker.start("sbx-big", dir.resolve("run"),
                 new EgressPolicy(false, List.of(AllowRule.parse("GET,POST,PUT " + HOST + "/sink"),
-                        AllowRule.parse("POST " + HOST + "/early"), AllowRule.parse("dead.test"))),
+                        AllowRule.parse("POST " + HOST + "/early"),
+                        AllowRule.parse("POST " + HOST + "/slow"), AllowRule.parse("dead.test"))),
                 new AuditLog(dir.resolve("net.log"), problems::add), Upstreams.system(test), ca,
                 dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
         broker.secrets(new SecretBindings(List.of(new SecretBinding("OTHER_TOKEN", "other.test", 443,
@@ -297,6 +314,33 @@ class BrokerBigBodyTest {
     }
 
     @Test
+    void aSlowUpstreamHoldsTheFileBackNotTheHeap() throws Exception {
+        Path b = dir.resolve("30MiB");
+        writeBody(b, 30 * MIB, -1);
+        long[] most = {0};
+        Thread watch = Thread.ofVirtual().start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                most[0] = Math.max(most[0], nettyMemory());
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        long before = nettyMemory();
+        assertThat(before).as("Netty's allocator counts what it holds").isPositive();
+        BrokerTest.Run r = curl("--http1.1", "--data-binary", "@" + b, https("/slow"));
+        watch.interrupt();
+        watch.join();
+        assertThat(r.out()).as(r.toString()).isEqualTo(Long.toString(30 * MIB));
+        // 30 MiB went out at the upstream's pace, read from the file as the socket took it: the memory of Netty's
+        // allocator grew by a few buffers, never by the body (sent at once, it would hold most of 30 MiB)
+        assertThat(most[0] - before).as("Netty's memory above where it was").isLessThan(12 * MIB);
+        Files.delete(b);
+    }
+
+    @Test
     void aSpooledBodyWhoseSecretsChangedMeanwhileIsRefusedToBeSentAgain() throws Exception {
         SecretBindings before = broker.secrets();
         try (SSLSocket s = tlsSocket()) {
@@ -336,9 +380,19 @@ class BrokerBigBodyTest {
             }
             assertThat(other.spool().used()).isGreaterThan(11 * MIB);
             other.close();
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5); // the pipelines end just after the close
+            while ((other.spool().used() != 0 || !openSpoolFiles().isEmpty()) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
             assertThat(other.spool().used()).as("counted after the broker closed").isZero();
             assertThat(openSpoolFiles()).as("open after the broker closed").isEmpty();
         }
+    }
+
+    /** Direct and heap memory Netty's default allocator holds, the broker's as the test's. */
+    static long nettyMemory() {
+        var m = ((io.netty.buffer.ByteBufAllocatorMetricProvider) io.netty.buffer.ByteBufAllocator.DEFAULT).metric();
+        return m.usedDirectMemory() + m.usedHeapMemory();
     }
 
     static void chunk(OutputStream out, byte[] data) throws Exception {
