@@ -99,11 +99,16 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
         String expect = req.headers().get(HttpHeaderNames.EXPECT);
         if (expect != null && req.protocolVersion().compareTo(HttpVersion.HTTP_1_1) >= 0
                 && !"100-continue".equalsIgnoreCase(expect)) {
-            refuse(ctx, req, HttpResponseStatus.EXPECTATION_FAILED, "the broker knows only Expect: 100-continue, not '"
-                    + req.headers().get(HttpHeaderNames.EXPECT) + "'");
+            refuse(ctx, req, HttpResponseStatus.EXPECTATION_FAILED, "the broker knows only Expect: 100-continue");
             return;
         }
-        long declared = HttpUtil.getContentLength(req, -1L);
+        long declared;
+        try {
+            declared = HttpUtil.getContentLength(req, -1L);
+        } catch (NumberFormatException e) {
+            refuse(ctx, req, HttpResponseStatus.BAD_REQUEST, "a Content-Length that is not a number");
+            return;
+        }
         SpoolLimits limits = broker.spool().limits();
         if (declared > limits.perRequest()) {
             refuse(ctx, req, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, tooLarge(declared, limits));
@@ -227,8 +232,8 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
         free();
         discarding = true;
         broker.audit().write(new AuditEvent(Instant.now(), listener.label(), tlsHost, tlsHost == null ? null : tlsPort,
-                req.method().name(), tlsHost == null ? null : AuditEvent.trimPath(req.uri()), null, "deny", why, null,
-                null, null));
+                req.method().name(), tlsHost == null ? null : AuditEvent.trimPath(req.uri()), null, "deny",
+                AuditEvent.redact(why), null, null, null));
         ctx.writeAndFlush(Denials.ending(status, broker.sandboxId(), null, why))
                 .addListener((ChannelFutureListener) f -> Denials.lingerClose(f.channel()));
     }
