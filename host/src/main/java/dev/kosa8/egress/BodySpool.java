@@ -40,6 +40,8 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
     /** The server name of an intercepted connection, else null: it picks which placeholders are misplaced. */
     private final String tlsHost;
     private final int tlsPort;
+    /** A body longer than this goes to disk: {@link Broker#MAX_BODY}; the fuzz test lowers it. */
+    private final int memoryBound;
     private HttpRequest head;
     private CompositeByteBuf memory;
     private SpoolFile file;
@@ -50,6 +52,11 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
     private boolean discarding;
 
     BodySpool(Broker broker, Listener listener, String tlsHost, int tlsPort) {
+        this(broker, listener, tlsHost, tlsPort, Broker.MAX_BODY);
+    }
+
+    BodySpool(Broker broker, Listener listener, String tlsHost, int tlsPort, int memoryBound) {
+        this.memoryBound = memoryBound;
         this.broker = broker;
         this.listener = listener;
         this.tlsHost = tlsHost;
@@ -114,7 +121,7 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
             refuse(ctx, req, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, tooLarge(declared, limits));
             return;
         }
-        if (declared > Broker.MAX_BODY && declared > limits.perSandbox() - broker.spool().used()) {
+        if (declared > memoryBound && declared > limits.perSandbox() - broker.spool().used()) {
             refuse(ctx, req, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, sandboxFull(limits));
             return;
         }
@@ -126,7 +133,7 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
         head = req;
         length = 0;
         memory = ctx.alloc().compositeBuffer(MAX_COMPONENTS);
-        if (declared > Broker.MAX_BODY) {
+        if (declared > memoryBound) {
             spill(ctx); // a length past memory's bound goes to disk from its first byte
         }
     }
@@ -151,7 +158,7 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
             refuse(ctx, head, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, tooLarge(length, limits));
             return false;
         }
-        if (file == null && length > Broker.MAX_BODY && !spill(ctx)) {
+        if (file == null && length > memoryBound && !spill(ctx)) {
             return false;
         }
         if (file == null) {

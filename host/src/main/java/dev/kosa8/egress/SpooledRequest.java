@@ -36,6 +36,11 @@ final class SpooledRequest extends DefaultFullHttpRequest {
         this.scannedWith = scannedWith;
     }
 
+    /** The file the body is in. */
+    SpoolFile spool() {
+        return spool;
+    }
+
     /** The body's length: on disk for a spooled request, else its content's. */
     static long bodyLength(FullHttpRequest r) {
         return r instanceof SpooledRequest s ? s.spool.size() : r.content().readableBytes();
