@@ -13,7 +13,6 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.handler.codec.dns.TcpDnsQueryDecoder;
 import io.netty.handler.codec.dns.TcpDnsResponseEncoder;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.timeout.ReadTimeoutHandler;
 import java.io.IOException;
@@ -34,7 +33,10 @@ import java.util.Map;
  */
 public final class Broker implements AutoCloseable {
     static final int CONNECT_TIMEOUT_MILLIS = 10_000;
-    /** Largest plain-HTTP request body the broker holds while it judges the request. */
+    /**
+     * Largest request body the broker holds in memory while it judges the request; a longer one waits on disk
+     * ({@link BodySpool}, within {@link SpoolLimits}).
+     */
     static final int MAX_BODY = 8 << 20;
     /**
      * A guest connection that sends no complete request (or DNS query) for this long, with none in flight, is
@@ -93,6 +95,8 @@ public final class Broker implements AutoCloseable {
     private volatile OAuthLogins logins = new OAuthLogins(dev.kosa8.secrets.OAuthProviders.builtIn(), OAuthKeeper.NONE,
             this::rebind);
     private volatile QueryRate dnsRate;
+    /** Request bodies too long for memory, on disk while they are judged ({@link BodySpool}). */
+    private final SpoolBudget spool;
     private EventLoopGroup group;
     private GuestLink link;
     private boolean closed;
@@ -105,6 +109,7 @@ public final class Broker implements AutoCloseable {
         this.policy = policy;
         this.audit = audit;
         this.upstreams = upstreams;
+        this.spool = new SpoolBudget(null);
     }
 
     /**
@@ -118,6 +123,7 @@ public final class Broker implements AutoCloseable {
                                EventLoopGroup group) {
         Broker b = new Broker(sandboxId, policy, audit, upstreams, ca, upstreamTls);
         b.group = group;
+        b.spool.dir(dir.resolve("bodies"));
         try {
             HostPaths.privateDirectory(dir);
             for (Listener l : Listener.values()) {
@@ -141,6 +147,20 @@ public final class Broker implements AutoCloseable {
             b.close();
             throw new KosaException(KosaException.Kind.HOST, "interrupted while starting the network broker", "", e);
         }
+    }
+
+    /** Where request bodies too long for memory wait while they are judged, and how much of them: {@link BodySpool}. */
+    SpoolBudget spool() {
+        return spool;
+    }
+
+    /**
+     * Keeps the request bodies too long for memory in {@code dir} (made private to the user) instead of the runtime
+     * directory, which is often a tmpfs, that is memory again ({@link EgressService} gives the sandbox's own
+     * directory).
+     */
+    public void spoolIn(Path dir) {
+        spool.dir(dir);
     }
 
     /** The send buffer of each open guest connection, as the kernel reports it (one closing meanwhile is left out). */
@@ -184,7 +204,7 @@ public final class Broker implements AutoCloseable {
                         p.addLast(new StrictRequestDecoder());
                         p.addLast(new HttpResponseEncoder());
                         p.addLast(new HeadGate(Broker.this, l, null, -1));
-                        p.addLast(new HttpObjectAggregator(MAX_BODY));
+                        p.addLast(new BodySpool(Broker.this, l, null, -1));
                         p.addLast(new HttpEntry(Broker.this, l));
                     }
                 }

@@ -8,7 +8,6 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
@@ -142,7 +141,7 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
             // the router joins before the HTTP handlers leave, so bytes the decoder already holds reach it
             ctx.pipeline().addLast("tls-router", new TlsRouter(broker, listener, a.host(), a.port()));
             ctx.pipeline().remove(this);
-            ctx.pipeline().remove(HttpObjectAggregator.class);
+            ctx.pipeline().remove(BodySpool.class);
             ctx.pipeline().remove(HeadGate.class);
             ctx.pipeline().remove(HttpResponseEncoder.class);
             ctx.pipeline().remove(StrictRequestDecoder.class);
@@ -282,7 +281,17 @@ final class HttpEntry extends SimpleChannelInboundHandler<FullHttpRequest> {
      */
     private boolean carriesMisplacedSentinel(ChannelHandlerContext ctx, FullHttpRequest req, String host, int port,
                                              String method, String path, boolean tls) {
-        var found = broker.secrets().misplacedSentinel(req, host, port, tls);
+        SecretBindings secrets = broker.secrets();
+        var found = secrets.misplacedSentinel(req, host, port, tls);
+        if (found.isEmpty() && req instanceof SpooledRequest spooled) {
+            found = spooled.misplaced(secrets);
+            if (found == null) {
+                refuse(ctx, HttpResponseStatus.SERVICE_UNAVAILABLE, host, port, method, path, "the secrets of the sandbox "
+                        + "changed while the body of this request arrived, so it was searched for other placeholders "
+                        + "than those in force now; nothing was sent upstream: send it again");
+                return true;
+            }
+        }
         if (found.isEmpty()) {
             return false;
         }

@@ -65,6 +65,7 @@ final class HttpForward {
     private final List<String> swapped = new java.util.ArrayList<>();
     /** The guest asked to keep its connection (HTTP/1.1 without "Connection: close", or 1.0 with keep-alive). */
     private boolean guestKeepAlive;
+    private boolean bodySent; // the whole body is written: until then (an early answer) the upstream is not kept
     /** The secrets put into this request: those bound to its host, over TLS only. */
     private final List<SecretBinding> inject;
     /** Some secret is bound to this host: its responses are decompressed so that all of them can be scrubbed. */
@@ -178,7 +179,7 @@ final class HttpForward {
     private void send(Channel up, Upstreams.Target target) {
         Exchange exchange = new Exchange(broker.audit(), listener, host, port, request.method().name(), path,
                 target.via(), target.reason(reason));
-        exchange.sent(request.content().readableBytes());
+        exchange.sent(SpooledRequest.bodyLength(request));
         prepare(request);
         List<String> used = new java.util.ArrayList<>(swapped);
         if (!inject.isEmpty()) {
@@ -203,7 +204,7 @@ final class HttpForward {
             up.pipeline().remove(GATHER); // a kept connection's next request is an ordinary one
         }
         up.pipeline().addLast("response", new ResponseRelay(exchange, up, target));
-        up.writeAndFlush(request).addListener((ChannelFutureListener) w -> {
+        SpooledRequest.write(up, request, CODEC, () -> bodySent = true).addListener((ChannelFutureListener) w -> {
             if (w.isSuccess()) {
                 w.channel().read();
             } else {
@@ -230,7 +231,7 @@ final class HttpForward {
         }
         h.set(HttpHeaderNames.HOST, port == 80 ? host : host + ":" + port);
         h.remove(HttpHeaderNames.TRANSFER_ENCODING);
-        h.setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
+        h.set(HttpHeaderNames.CONTENT_LENGTH, SpooledRequest.bodyLength(r));
     }
 
     /** An HTTP/1.1 GET asking to become a WebSocket (RFC 6455 4.1): Upgrade names it, Connection names Upgrade. */
@@ -398,9 +399,8 @@ final class HttpForward {
             exchange.outcome("HTTP 101, WebSocket");
             guest.writeAndFlush(res); // encoded now, before the guest's encoder leaves
             ChannelPipeline g = guest.pipeline();
-            for (Class<? extends io.netty.channel.ChannelHandler> h : List.of(HttpEntry.class,
-                    io.netty.handler.codec.http.HttpObjectAggregator.class, HeadGate.class,
-                    io.netty.handler.codec.http.HttpResponseEncoder.class)) {
+            for (Class<? extends io.netty.channel.ChannelHandler> h : List.of(HttpEntry.class, BodySpool.class,
+                    HeadGate.class, io.netty.handler.codec.http.HttpResponseEncoder.class)) {
                 if (g.get(h) != null) {
                     g.remove(h);
                 }
@@ -473,7 +473,7 @@ final class HttpForward {
                     done = true;
                     exchange.end();
                     ctx.pipeline().remove(this);
-                    if (!keepUpstream || !keepGuest) {
+                    if (!keepUpstream || !keepGuest || !bodySent) {
                         up.close();
                     } else {
                         slot.keep(host + ":" + port, up, target);

@@ -81,8 +81,31 @@ public final class SecretBindings {
      * host over plain HTTP, where the broker never puts a key.
      */
     Optional<String> misplacedSentinel(FullHttpRequest req, String host, int port, boolean tls) {
+        Optional<SentinelDetector> d = misplacedDetector(host, port, tls);
+        if (d.isEmpty()) {
+            return Optional.empty();
+        }
+        SentinelDetector detector = d.get();
+        Optional<String> found = detector.find(req.uri());
+        for (Map.Entry<String, String> h : req.headers()) {
+            if (found.isPresent()) {
+                break;
+            }
+            found = detector.find(h.getKey()).or(() -> detector.find(h.getValue()));
+        }
+        if (found.isEmpty()) {
+            found = detector.find(req.content());
+        }
+        return found;
+    }
+
+    /**
+     * The detector of the placeholders that may not go to {@code host:port} this way (over TLS or not); empty
+     * when there are none. Plain HTTP's does not depend on the host: no placeholder may go there.
+     */
+    Optional<SentinelDetector> misplacedDetector(String host, int port, boolean tls) {
         boolean ownKeys = tls && !boundTo(host, port).isEmpty();
-        Optional<SentinelDetector> d = misplaced.computeIfAbsent(ownKeys ? host + ":" + port : "*", k -> {
+        return misplaced.computeIfAbsent(ownKeys ? host + ":" + port : "*", k -> {
             // a placeholder bound to several hosts (an OAuth access token and its provider's API hosts) is at home on
             // each of them
             java.util.Set<String> own = new java.util.HashSet<>();
@@ -99,21 +122,6 @@ public final class SecretBindings {
             }
             return foreign.isEmpty() ? Optional.empty() : Optional.of(new SentinelDetector(foreign));
         });
-        if (d.isEmpty()) {
-            return Optional.empty();
-        }
-        SentinelDetector detector = d.get();
-        Optional<String> found = detector.find(req.uri());
-        for (Map.Entry<String, String> h : req.headers()) {
-            if (found.isPresent()) {
-                break;
-            }
-            found = detector.find(h.getKey()).or(() -> detector.find(h.getValue()));
-        }
-        if (found.isEmpty()) {
-            found = detector.find(req.content());
-        }
-        return found;
     }
 
     /** What replaces real keys in responses, or null when the sandbox holds no secret. */

@@ -194,7 +194,7 @@ final class TlsRouter extends AbstractSniHandler<Route> {
         p.addLast("decoder", new StrictRequestDecoder());
         p.addLast("encoder", new io.netty.handler.codec.http.HttpResponseEncoder());
         p.addLast("gate", new HeadGate(broker, listener, host, port));
-        p.addLast("aggregator", new io.netty.handler.codec.http.HttpObjectAggregator(Broker.MAX_BODY));
+        p.addLast("aggregator", new BodySpool(broker, listener, host, port));
         p.addLast("entry", new HttpEntry(broker, listener, host, port));
     }
 

@@ -33,6 +33,10 @@ final class TokenExchange {
      */
     static String swapIn(HttpForward f, Map<String, String> realByPlaceholder) {
         FullHttpRequest req = f.request();
+        if (req instanceof SpooledRequest) {
+            return "the token request's body has " + SpooledRequest.bodyLength(req) + " bytes, over the "
+                    + TokenRequests.MAX_BODY + " the broker reads for OAuth tokens";
+        }
         byte[] body = ByteBufUtil.getBytes(req.content());
         TokenRequests.Result r = TokenRequests.swap(body, req.headers().get(HttpHeaderNames.CONTENT_TYPE),
                 realByPlaceholder);

@@ -26,6 +26,8 @@ public final class SentinelDetector {
 
     private final KeyScrubber.Search search;
     private final String[] names;
+    /** The most raw bytes one match can span: the longest form with every character percent-encoded. */
+    private final int reach;
 
     /**
      * A detector for these sentinels, by name (each at least {@link KeyForms#MIN_LENGTH} ASCII
@@ -34,14 +36,27 @@ public final class SentinelDetector {
     public SentinelDetector(Map<String, String> sentinels) {
         List<byte[]> patterns = new ArrayList<>();
         List<String> owners = new ArrayList<>();
+        int longest = 0;
         for (Map.Entry<String, String> e : new LinkedHashMap<>(sentinels).entrySet()) {
             for (KeyForms.Form form : KeyForms.of(e.getValue()).forms()) {
                 patterns.add(form.text().getBytes(StandardCharsets.US_ASCII));
                 owners.add(e.getKey());
+                longest = Math.max(longest, form.text().length());
             }
         }
         this.search = patterns.isEmpty() ? null : new KeyScrubber.Search(patterns);
         this.names = owners.toArray(String[]::new);
+        this.reach = 3 * longest;
+    }
+
+    /**
+     * How many bytes before a piece of a longer text a search of that piece must also cover to find every
+     * match that ends in it: a match spans at most this many raw bytes (each character written {@code %XX}),
+     * and percent-decoding a text from some byte on agrees with decoding it from its start after at most two
+     * bytes. A caller that searches a text piece by piece keeps this many of the last bytes before each piece.
+     */
+    public int reach() {
+        return reach + 2;
     }
 
     /**
@@ -63,7 +78,8 @@ public final class SentinelDetector {
         return find(a, a.length);
     }
 
-    private Optional<String> find(byte[] a, int length) {
+    /** As {@link #find(CharSequence)}, over {@code a[0, length)}, which stays as it is. */
+    public Optional<String> find(byte[] a, int length) {
         if (search == null) {
             return Optional.empty();
         }

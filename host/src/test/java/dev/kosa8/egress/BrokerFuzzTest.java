@@ -17,7 +17,6 @@ import io.netty.handler.codec.dns.DnsQuery;
 import io.netty.handler.codec.dns.DnsRecordType;
 import io.netty.handler.codec.dns.DnsSection;
 import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.internal.PlatformDependent;
@@ -173,6 +172,8 @@ class BrokerFuzzTest {
         Upstreams upstreams = new Upstreams(h -> new InetAddress[] {InetAddress.getLoopbackAddress()}, test);
         allowing = Broker.start("sbx-fuzz", dir.resolve("allowing"), POLICY,
                 new AuditLog(dir.resolve("allowing.log"), problems::add), upstreams, null, null, group);
+        // a flood of 40 MiB passes memory's bound (8 MiB) and then this one, on disk
+        allowing.spool().limits(new SpoolLimits(16 << 20, 32 << 20));
         denying = Broker.start("sbx-deny", dir.resolve("denying"), EgressPolicy.DENY_ALL,
                 new AuditLog(dir.resolve("denying.log"), problems::add), upstreams, null, null, group);
         var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("ca"), "sbx-fuzz-i");
@@ -465,7 +466,7 @@ class BrokerFuzzTest {
     /** True when the broker's HTTP decoder and aggregator produce a request or an answer of their own. */
     private static boolean httpAnswerDue(byte[] input) {
         EmbeddedChannel model = new EmbeddedChannel(new StrictRequestDecoder(),
-                new HttpObjectAggregator(Broker.MAX_BODY));
+                new BodySpool(allowing, Listener.HTTP, null, -1));
         try {
             model.writeInbound(Unpooled.wrappedBuffer(input));
         } catch (Exception refused) {

@@ -70,6 +70,7 @@ public final class TestUpstream implements AutoCloseable {
         for (HttpServer s : new HttpServer[] {http, https}) {
             s.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
             context(s, "/hello", x -> reply(x, 200, "hello from " + name + " " + x.getRequestMethod()));
+            context(s, "/sink", TestUpstream::sink);
             context(s, "/redirect", x -> {
                 x.getResponseHeaders().set("Location", "http://denied.test/hello");
                 reply(x, 302, "moved");
@@ -105,6 +106,28 @@ public final class TestUpstream implements AutoCloseable {
     /** Serves {@code path} (and below) with {@code h} over HTTPS, its requests recorded like the rest. */
     public void handle(String path, com.sun.net.httpserver.HttpHandler h) {
         context(https, path, h);
+    }
+
+    /** {@code /sink}: reads the request body to its end and answers its SHA-256 (hex) and length, space apart. */
+    private static void sink(HttpExchange x) throws IOException {
+        java.security.MessageDigest sha;
+        try {
+            sha = java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IOException(e);
+        }
+        long n = 0;
+        byte[] buf = new byte[1 << 16];
+        java.io.InputStream in = x.getRequestBody(); // left open: reply reads it to its end (nothing left)
+        for (int r; (r = in.read(buf)) > 0; n += r) {
+            sha.update(buf, 0, r);
+        }
+        reply(x, 200, java.util.HexFormat.of().formatHex(sha.digest()) + " " + n);
+    }
+
+    /** Serves {@code path} (and below) with {@code h} over plain HTTP, its requests recorded like the rest. */
+    public void handlePlain(String path, com.sun.net.httpserver.HttpHandler h) {
+        context(http, path, h);
     }
 
     private void context(HttpServer s, String path, com.sun.net.httpserver.HttpHandler h) {
