@@ -46,7 +46,7 @@ class McpIT {
         Files.createDirectories(CLIENT);
         Path lock = SOURCES.resolve("package-lock.json");
         Path installedLock = CLIENT.resolve("node_modules/.kosa8-installed-lock.json");
-        for (String f : List.of("package.json", "package-lock.json", "mcp-it.mjs")) {
+        for (String f : List.of("package.json", "package-lock.json", "mcp-it.mjs", "mcp-http-it.mjs")) {
             Files.copy(SOURCES.resolve(f), CLIENT.resolve(f), StandardCopyOption.REPLACE_EXISTING);
         }
         if (Files.exists(installedLock) && Arrays.equals(Files.readAllBytes(lock), Files.readAllBytes(installedLock))) {
