@@ -81,6 +81,10 @@ final class McpCommand implements Callable<Integer> {
         }
         if (http) {
             checkBind(bind);
+            if (port != null && (port < 0 || port > 65535)) {
+                throw new KosaException(KosaException.Kind.USAGE, "--port " + port + " is not a TCP port",
+                        "give 1 to 65535, or 0 for any free one");
+            }
         }
         McpHttpToken token = http ? (tokenFile != null ? McpHttpToken.read(tokenFile) : McpHttpToken.generate())
                 : null;
