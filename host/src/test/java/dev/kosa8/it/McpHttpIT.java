@@ -37,6 +37,7 @@ class McpHttpIT {
 
     @Test
     void theOfficialTypeScriptClientDrivesTheToolsOverHttpBehindTheTokenAndOriginChecks() throws Exception {
+        McpIT.onlyAsAnIntegrationTest();
         McpIT.installClient();
         ProcessBuilder pb = new ProcessBuilder("node", McpIT.CLIENT.resolve("mcp-http-it.mjs").toString(),
                 new ObjectMapper().writeValueAsString(Kosa.command()));

@@ -41,6 +41,17 @@ class McpIT {
         }
     }
 
+    /**
+     * Skips the test when surefire runs it (a unit-test filter such as {@code -Dtest='Mcp*'} names this class too):
+     * it boots VMs, so it runs only under failsafe, whose main classes are the packaged jar, and through it-slot.
+     */
+    static void onlyAsAnIntegrationTest() {
+        String where = String.valueOf(dev.kosa8.host.HostPaths.class.getProtectionDomain().getCodeSource()
+                .getLocation());
+        org.junit.jupiter.api.Assumptions.assumeTrue(where.endsWith(".jar"),
+                "an integration test (it boots VMs): run it with -Dit.test, not -Dtest");
+    }
+
     /** The client's package, installed with `npm ci` from its lock file; again only when the lock changed. */
     static void installClient() throws Exception {
         Files.createDirectories(CLIENT);
@@ -62,6 +73,7 @@ class McpIT {
 
     @Test
     void theOfficialTypeScriptClientDrivesEveryToolAndTheServerOutlivesBadRequests() throws Exception {
+        onlyAsAnIntegrationTest();
         installClient();
         ProcessBuilder pb = new ProcessBuilder("node", CLIENT.resolve("mcp-it.mjs").toString(),
                 new ObjectMapper().writeValueAsString(Kosa.command()));
