@@ -106,6 +106,16 @@ class McpHttpServerTest {
     }
 
     @Test
+    void aPortInUseIsRefusedWithWhatToDo() {
+        McpHttpServer second = new McpHttpServer(backend, new McpPolicy(false, List.of(), List.of(), "closed"),
+                token, log::add);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> second.start("test", url.getPort()))
+                .isInstanceOf(dev.kosa8.host.KosaException.class)
+                .hasMessageContaining("cannot listen on 127.0.0.1:" + url.getPort())
+                .satisfies(e -> assertThat(((dev.kosa8.host.KosaException) e).suggestion()).contains("--port 0"));
+    }
+
+    @Test
     void aRequestWithoutTheTokenOrWithAWrongOneIsUnauthorized() throws Exception {
         HttpResponse<String> none = post(initialize());
         assertThat(none.statusCode()).isEqualTo(401);
