@@ -13,6 +13,8 @@ import java.util.Locale;
 final class HttpGuard {
     /** The largest request body: a stdio line's bound, room for 4 MiB of file content in base64 inside JSON. */
     static final int MAX_BODY = StdioGuard.MAX_LINE;
+    /** A body refused for its length is still read and dropped up to this, so its client can read the 413. */
+    static final long MAX_DRAIN = 2L * MAX_BODY;
     /** MCP sessions open at once; an initialize past it is refused until one is deleted. */
     static final int MAX_SESSIONS = 16;
     /** The longest header value read here; longer ones are refused unread. */

@@ -65,6 +65,7 @@ final class McpHttpFilter implements Filter {
             return;
         }
         if (req.getContentLengthLong() > HttpGuard.MAX_BODY) {
+            drain(req, req.getContentLengthLong());
             refuse(res, 413, "request body of " + req.getContentLengthLong() + " bytes: more than "
                     + HttpGuard.MAX_BODY + " are refused", "a file tool takes at most 4 MiB of content a call");
             return;
@@ -88,6 +89,25 @@ final class McpHttpFilter implements Filter {
         } else if (id != null && res.getStatus() == 404 && McpHttpServer.PATH.equals(req.getRequestURI())
                 && sessions.of(id) != null) {
             sessions.end(id, "the SDK no longer knows it");
+        }
+    }
+
+    /**
+     * Reads and drops a refused body of at most {@link HttpGuard#MAX_DRAIN} bytes before the 413 is answered: a
+     * client still writing it when the server closes the connection gets a broken pipe instead of the answer
+     * (Node's fetch does). A longer one is not read; its client may see the connection close.
+     */
+    private static void drain(HttpServletRequest req, long length) {
+        if (length > HttpGuard.MAX_DRAIN) {
+            return;
+        }
+        byte[] buf = new byte[64 * 1024];
+        try (var in = req.getInputStream()) {
+            while (in.read(buf) >= 0) {
+                // dropped
+            }
+        } catch (IOException e) {
+            // the client gave up; the refusal below is all it gets
         }
     }
 
