@@ -2,7 +2,7 @@
 # MCP (issue 38): an exec round trip through the MCP tool run_command from a warm client (the official TypeScript
 # SDK's, one session to `kosa8 mcp`), against the same command from a warm Java client straight to the daemon
 # (bench/ExecRoundTrip.java: the in-daemon figure, the baseline) and through the CLI (`kosa8 exec ID -- true`, a JVM
-# per call), on one running sandbox, in one run.
+# per call), on one running sandbox, in one run; and the same MCP call over Streamable HTTP (`kosa8 mcp --http`).
 #
 #   bench/mcp.sh [N]
 #
@@ -30,6 +30,7 @@ daemon=$("$JAVA_HOME/bin/java" -cp "$jar" "$repo/bench/ExecRoundTrip.java" "$id"
 kosa=$(printf '["%s","-XX:+UseSerialGC","-XX:TieredStopAtLevel=1","--enable-native-access=ALL-UNNAMED","-jar","%s"]' \
   "$JAVA_HOME/bin/java" "$jar")
 mcp=$(node "$client/mcp-exec.mjs" "$id" "$n" "$kosa")
+mcphttp=$(node "$client/mcp-exec.mjs" "$id" "$n" "$kosa" http)
 cli=""
 for _ in 1 2 3; do "$k" exec "$id" -- true; done
 for ((i = 1; i <= n; i++)); do
@@ -37,10 +38,13 @@ for ((i = 1; i <= n; i++)); do
   "$k" exec "$id" -- true
   cli+="$(( ($(date +%s%N) - t0) / 1000000 )) "
 done
-echo "medians: MCP run_command $(median <<<"$mcp") ms, daemon (warm Java client) $(median <<<"$daemon") ms," \
+echo "medians: MCP run_command $(median <<<"$mcp") ms, over HTTP $(median <<<"$mcphttp") ms, daemon (warm Java client) $(median <<<"$daemon") ms," \
   "CLI $(median <<<"$cli") ms"
 bench_row name="exec round trip through MCP run_command (true), warm TypeScript client, p50" unit=ms \
   samples="$mcp" baseline_name="the same exec from a warm Java client straight to the daemon" \
+  baseline_samples="$daemon" goal="≤ 1.2× the daemon's"
+bench_row name="exec round trip through MCP run_command (true) over Streamable HTTP (kosa8 mcp --http), warm TypeScript client, p50" \
+  unit=ms samples="$mcphttp" baseline_name="the same exec from a warm Java client straight to the daemon" \
   baseline_samples="$daemon" goal="≤ 1.2× the daemon's"
 bench_row name="\`kosa8 exec ID -- true\` (a JVM per call), p50" unit=ms samples="$cli" \
   baseline_name="the same exec from a warm Java client straight to the daemon" baseline_samples="$daemon"

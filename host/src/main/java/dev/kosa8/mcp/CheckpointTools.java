@@ -9,11 +9,9 @@ final class CheckpointTools {
     static final int MAX_DIFF_TEXT = 1024 * 1024;
 
     private final McpBackend backend;
-    private final McpSession session;
 
-    CheckpointTools(McpBackend backend, McpSession session) {
+    CheckpointTools(McpBackend backend) {
         this.backend = backend;
-        this.session = session;
     }
 
     List<ToolDef> tools() {
@@ -57,13 +55,13 @@ final class CheckpointTools {
         return c;
     }
 
-    private Object fork(Args a, String client) {
+    private Object fork(Args a, Caller caller) {
         String sandbox = a.sandbox();
         String checkpoint = checkpointId(a, true);
         boolean keep = a.flag("keep", false);
-        Object made = backend.fork(sandbox, checkpoint, SandboxTools.createdBy(client));
+        Object made = backend.fork(sandbox, checkpoint, SandboxTools.createdBy(caller.client()));
         if (made instanceof Map<?, ?> m && m.get("id") instanceof String id) {
-            session.made(id, keep);
+            caller.session().made(id, keep);
         }
         return made;
     }

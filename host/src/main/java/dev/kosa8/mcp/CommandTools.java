@@ -112,7 +112,7 @@ final class CommandTools {
         return a.has("cwd") ? a.guestPath("cwd") : "";
     }
 
-    private Object run(Args a, String client) {
+    private Object run(Args a, Caller caller) {
         String sandbox = a.sandbox();
         List<String> argv = argv(a);
         byte[] stdin = a.content("stdin", false);
@@ -129,13 +129,13 @@ final class CommandTools {
         return out;
     }
 
-    private Object start(Args a, String client) {
+    private Object start(Args a, Caller caller) {
         String sandbox = a.sandbox();
         return backend.startProcess(sandbox, argv(a), a.env("env"), cwd(a), a.optionalText("tag", 128, ""),
                 a.number("timeout_seconds", 0, MAX_TIMEOUT, 0), a.flag("stdin", false));
     }
 
-    private Object read(Args a, String client) {
+    private Object read(Args a, Caller caller) {
         Object answer = backend.output(a.sandbox(), a.process(), a.number("from", 0, Long.MAX_VALUE, 0),
                 (int) a.number("max_bytes", 1, MAX_OUTPUT, MAX_OUTPUT), (int) a.number("wait_seconds", 0, 60, 0));
         return outputView(answer);
@@ -170,7 +170,7 @@ final class CommandTools {
         return v;
     }
 
-    private Object stdin(Args a, String client) {
+    private Object stdin(Args a, Caller caller) {
         String sandbox = a.sandbox();
         String proc = a.process();
         byte[] data = a.content("data", false);

@@ -92,7 +92,7 @@ final class FileTools {
     static final int MAX_DEPTH = 64;
     static final int MAX_ENTRIES = 10_000;
 
-    private Object write(Args a, String client) {
+    private Object write(Args a, Caller caller) {
         String sandbox = a.sandbox();
         String path = a.guestPath("path");
         byte[] content = a.content("content", true);
@@ -108,7 +108,7 @@ final class FileTools {
         return out;
     }
 
-    private Object read(Args a, String client) {
+    private Object read(Args a, Caller caller) {
         String sandbox = a.sandbox();
         String path = a.guestPath("path");
         String encoding = a.encoding();

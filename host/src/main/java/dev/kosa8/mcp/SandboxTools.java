@@ -7,12 +7,10 @@ import java.util.Map;
 /** create_sandbox, list_sandboxes, remove_sandbox. */
 final class SandboxTools {
     private final McpBackend backend;
-    private final McpSession session;
     private final McpPolicy policy;
 
-    SandboxTools(McpBackend backend, McpSession session, McpPolicy policy) {
+    SandboxTools(McpBackend backend, McpPolicy policy) {
         this.backend = backend;
-        this.session = session;
         this.policy = policy;
     }
 
@@ -54,7 +52,7 @@ final class SandboxTools {
                         Schema.object().sandbox(), this::remove));
     }
 
-    private Object create(Args a, String client) {
+    private Object create(Args a, Caller caller) {
         String net = a.has("net") ? a.optionalText("net", 16, null) : null;
         if (net != null && !List.of("closed", "none", "open").contains(net)) {
             throw new ToolError("create_sandbox: 'net' must be closed, none or open, not '" + net + "'", "");
@@ -76,10 +74,10 @@ final class SandboxTools {
         Integer cpus = a.has("cpus") ? (int) a.number("cpus", 1, 64, 2) : null;
         boolean keep = a.flag("keep", false);
         Object made = backend.create(new McpBackend.CreateSpec(a.optionalText("image", 256, null), memory, cpus,
-                workspace, net, allow, secrets, createdBy(client)));
+                workspace, net, allow, secrets, createdBy(caller.client())));
         String id = made instanceof Map<?, ?> m && m.get("id") instanceof String s ? s : "";
         if (!id.isEmpty()) {
-            session.made(id, keep);
+            caller.session().made(id, keep);
         }
         Map<String, Object> out = new LinkedHashMap<>();
         out.put("id", id);
@@ -88,15 +86,15 @@ final class SandboxTools {
         return out;
     }
 
-    private Object remove(Args a, String client) {
+    private Object remove(Args a, Caller caller) {
         String given = a.sandbox();
-        String id = session.madeHere(given);
+        String id = caller.session().madeHere(given);
         if (id == null) {
             throw new ToolError("sandbox " + given + " was not made by this MCP session, so it is not removed here",
                     "the user removes it with `kosa8 rm -f " + given + "`");
         }
         Object answer = backend.remove(id);
-        session.forget(id);
+        caller.session().forget(id);
         return answer;
     }
 

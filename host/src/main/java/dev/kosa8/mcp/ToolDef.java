@@ -7,10 +7,10 @@ import java.util.Map;
  * what it does with checked arguments. {@code call} answers plain JSON values (maps, lists, strings, numbers).
  */
 record ToolDef(String name, String description, Schema schema, Call call) {
-    /** A tool's work on its arguments and the client that called it. */
+    /** A tool's work on its arguments and who called it. */
     @FunctionalInterface
     interface Call {
-        Object apply(Args args, String client);
+        Object apply(Args args, Caller caller);
     }
 
     Args args(Map<String, Object> arguments) {

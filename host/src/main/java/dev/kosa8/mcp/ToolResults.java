@@ -21,10 +21,10 @@ final class ToolResults {
     private ToolResults() {
     }
 
-    static McpSchema.CallToolResult run(ToolDef tool, Map<String, Object> arguments, String client) {
+    static McpSchema.CallToolResult run(ToolDef tool, Map<String, Object> arguments, Caller caller) {
         Object answer;
         try {
-            answer = tool.call().apply(tool.args(arguments), client);
+            answer = tool.call().apply(tool.args(arguments), caller);
         } catch (ToolError e) {
             return error("USAGE", e.getMessage(), e.suggestion());
         } catch (KosaException e) {

@@ -41,12 +41,23 @@ class McpIT {
         }
     }
 
+    /**
+     * Skips the test when surefire runs it (a unit-test filter such as {@code -Dtest='Mcp*'} names this class too):
+     * it boots VMs, so it runs only under failsafe, whose main classes are the packaged jar, and through it-slot.
+     */
+    static void onlyAsAnIntegrationTest() {
+        String where = String.valueOf(dev.kosa8.host.HostPaths.class.getProtectionDomain().getCodeSource()
+                .getLocation());
+        org.junit.jupiter.api.Assumptions.assumeTrue(where.endsWith(".jar"),
+                "an integration test (it boots VMs): run it with -Dit.test, not -Dtest");
+    }
+
     /** The client's package, installed with `npm ci` from its lock file; again only when the lock changed. */
     static void installClient() throws Exception {
         Files.createDirectories(CLIENT);
         Path lock = SOURCES.resolve("package-lock.json");
         Path installedLock = CLIENT.resolve("node_modules/.kosa8-installed-lock.json");
-        for (String f : List.of("package.json", "package-lock.json", "mcp-it.mjs")) {
+        for (String f : List.of("package.json", "package-lock.json", "mcp-it.mjs", "mcp-http-it.mjs")) {
             Files.copy(SOURCES.resolve(f), CLIENT.resolve(f), StandardCopyOption.REPLACE_EXISTING);
         }
         if (Files.exists(installedLock) && Arrays.equals(Files.readAllBytes(lock), Files.readAllBytes(installedLock))) {
@@ -62,6 +73,7 @@ class McpIT {
 
     @Test
     void theOfficialTypeScriptClientDrivesEveryToolAndTheServerOutlivesBadRequests() throws Exception {
+        onlyAsAnIntegrationTest();
         installClient();
         ProcessBuilder pb = new ProcessBuilder("node", CLIENT.resolve("mcp-it.mjs").toString(),
                 new ObjectMapper().writeValueAsString(Kosa.command()));

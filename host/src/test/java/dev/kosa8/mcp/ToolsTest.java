@@ -22,7 +22,7 @@ class ToolsTest {
             args.put((String) kv[i], kv[i + 1]);
         }
         ToolDef tool = s.tools().stream().filter(t -> t.name().equals(name)).findFirst().orElseThrow();
-        return ToolResults.run(tool, args, "Claude Code");
+        return ToolResults.run(tool, args, new Caller("Claude Code", s.session()));
     }
 
     private McpSchema.CallToolResult call(String name, Object... kv) {
@@ -133,7 +133,7 @@ class ToolsTest {
         ToolDef broken = new ToolDef("broken", "x", Schema.object(), (a, c) -> {
             throw new IllegalStateException("boom");
         });
-        McpSchema.CallToolResult r = ToolResults.run(broken, Map.of(), "");
+        McpSchema.CallToolResult r = ToolResults.run(broken, Map.of(), new Caller("", new McpSession()));
         assertThat(r.isError()).isTrue();
         assertThat(structured(r)).containsEntry("kind", "INTERNAL");
         assertThat(text(r)).contains("boom");
