@@ -9,7 +9,6 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.zip.GZIPInputStream;
-import java.util.zip.ZipException;
 
 /**
  * A layer blob's uncompressed tar stream: gzip ({@code java.util.zip}), zstd (aircompressor's pure-Java
@@ -79,8 +78,10 @@ final class LayerStream extends FilterInputStream {
         int n;
         try {
             n = in.read(b, off, len);
-        } catch (ZipException | RuntimeException e) {
-            throw damaged(compression, what, e);
+        } catch (java.io.EOFException e) {
+            throw RootTree.bad(what, "it is truncated: its " + compression + " stream ends early");
+        } catch (IOException | RuntimeException e) {
+            throw damaged(compression, what, e); // aircompressor says "Not enough input bytes" for a cut stream
         }
         if (n > 0) {
             read += n;

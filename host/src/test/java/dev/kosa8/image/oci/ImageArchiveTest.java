@@ -196,6 +196,12 @@ class ImageArchiveTest {
                 in.transferTo(java.io.OutputStream.nullOutputStream());
             }
         }).isInstanceOf(KosaException.class).hasMessageContaining("layer 3: its zstd stream is damaged");
+        Path cut = TestImages.write(tmp.resolve("cut"), java.util.Arrays.copyOf(TestImages.zstd(BASE), 20));
+        assertThatThrownBy(() -> { // aircompressor throws a bare IOException here (LayerStreamFuzzTest found it)
+            try (var in = LayerStream.open(cut, "zstd", ImportLimits.DEFAULT, "layer 5")) {
+                in.transferTo(java.io.OutputStream.nullOutputStream());
+            }
+        }).isInstanceOf(KosaException.class).hasMessageStartingWith("layer 5: its zstd stream is damaged");
         Path big = TestImages.write(tmp.resolve("long"), TestImages.zstd(BASE, "--long=27"));
         assertThatThrownBy(() -> {
             try (var in = LayerStream.open(big, "zstd", ImportLimits.DEFAULT, "layer 4")) {
