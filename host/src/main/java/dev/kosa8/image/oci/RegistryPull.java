@@ -86,6 +86,13 @@ public final class RegistryPull {
             Jib.from(from).setPlatforms(Set.of(new Platform("amd64", "linux"))).containerize(to);
         } catch (RegistryException | ExecutionException e) {
             Throwable why = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+            if (String.valueOf(why.getMessage()).contains("CompressorInputStream")) {
+                // jib-core hashes each layer through commons-compress, whose zstd needs the zstd-jni library
+                throw new KosaException(KosaException.Kind.IMAGE, "cannot pull " + ref + ": its layers are"
+                        + " compressed in a way kosa8's registry client (jib-core) cannot read (zstd)",
+                        "fetch it with skopeo and import that: skopeo copy docker://" + ref
+                                + " oci-archive:image.tar && kosa8 image import image.tar", e);
+            }
             throw new KosaException(KosaException.Kind.IMAGE, "cannot pull " + ref + ": " + why.getMessage(),
                     "check the name and tag, that the registry is reachable, and your credentials for it "
                             + "(`docker login` writes them where kosa8 reads them)", e);
