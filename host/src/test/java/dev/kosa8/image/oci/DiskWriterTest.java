@@ -9,6 +9,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -77,6 +78,52 @@ class DiskWriterTest {
                 ? Files.getFileAttributeView(t.root().resolve("etc \"x\""),
                         java.nio.file.attribute.UserDefinedFileAttributeView.class).list() : List.of())
                 .as("nothing set on the host's file").isEmpty();
+    }
+
+    /**
+     * The attributes as a real writer encodes them: GNU tar ({@code --xattrs --format=posix}, raw bytes in
+     * {@code SCHILY.xattr.*}, as Docker's Go tar does) of a host file given {@code cap_net_raw+ep} by the real
+     * {@code setcap} and a {@code user.kosa8} attribute; zstd-compressed by the real {@code zstd}, imported, and
+     * read back from the disk by debugfs equal to what the host's kernel reports for the original.
+     */
+    @Test
+    void gnuTarsAttributesOfASetcapFileReachTheDiskThroughAZstdLayer() throws Exception {
+        Path files = Files.createDirectories(tmp.resolve("files/bin"));
+        Path ping = Files.write(files.resolve("ping"), new byte[] {0x7f, 'E', 'L', 'F'});
+        Files.getFileAttributeView(ping, java.nio.file.attribute.UserDefinedFileAttributeView.class)
+                .write("kosa8", java.nio.ByteBuffer.wrap("hello".getBytes()));
+        run(tmp, "setcap", "cap_net_raw+ep", ping.toString());
+        byte[] cap = HexFormat.of().parseHex(run(tmp, "python3", "-c", "import os,sys; print(os.getxattr(sys.argv[1],"
+                + " 'security.capability').hex())", ping.toString()).strip());
+        Path tar = tmp.resolve("layer.tar");
+        run(tmp.resolve("files"), "tar", "--xattrs", "--xattrs-include=*", "--format=posix", "--numeric-owner",
+                "--owner=0", "--group=0", "-cf", tar.toString(), "bin");
+        byte[] layer = Files.readAllBytes(tar);
+        byte[] cfg = TestImages.config(List.of(layer), List.of(), "", "", List.of());
+        Path archive = TestImages.write(tmp.resolve("image.tar"), TestImages.ociArchive(List.of(layer), cfg, "x:1",
+                "zstd"));
+        Path stage = Files.createDirectory(tmp.resolve("stage"));
+        RootTree t = new RootTree(Files.createDirectory(stage.resolve(DiskWriter.ROOTFS)), ImportLimits.DEFAULT);
+        try (ImageArchive a = ImageArchive.open(archive, Files.createDirectory(tmp.resolve("m")),
+                ImportLimits.DEFAULT)) {
+            ImageImport.apply(a, a.layers().getFirst(), t, "layer 1", ImportLimits.DEFAULT);
+        }
+        Files.createDirectories(stage.resolve(DiskWriter.KOSA8));
+        Path disk = tmp.resolve("disk.qcow2");
+        DiskWriter.write(stage, t, 0, disk, tmp.resolve("log"));
+        Path raw = tmp.resolve("raw");
+        HostCommand.of("qemu-img", "convert", "-O", "raw", disk.toString(), raw.toString())
+                .run(KosaException.Kind.IMAGE, "test");
+        assertThat(cap).hasSizeGreaterThanOrEqualTo(20);
+        assertThat(eaGet(raw, "/rootfs/bin/ping", "security.capability")).isEqualTo(cap);
+        assertThat(eaGet(raw, "/rootfs/bin/ping", "user.kosa8")).isEqualTo("hello".getBytes());
+    }
+
+    private static String run(Path dir, String... argv) throws Exception {
+        Process p = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(String.join(" ", argv) + ": " + out).isZero();
+        return out;
     }
 
     /** An attribute ext4 cannot hold (over the inode's and its block's room) fails the import, naming the error. */
