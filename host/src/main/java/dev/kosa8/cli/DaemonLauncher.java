@@ -59,7 +59,9 @@ final class DaemonLauncher {
             argv.addAll(List.of("/usr/bin/setsid", "-f"));
         }
         argv.addAll(List.of(java, "-XX:+UseSerialGC", "-Xss512k",
-                "--enable-native-access=ALL-UNNAMED", "-Dkosa8.build=" + Main.build(), "-cp", classpath, "dev.kosa8.daemon.DaemonMain"));
+                "--enable-native-access=ALL-UNNAMED",
+                // aircompressor's pure-Java zstd (image.oci.LayerStream) reads arrays through sun.misc.Unsafe
+                "--sun-misc-unsafe-memory-access=allow", "-Dkosa8.build=" + Main.build(), "-cp", classpath, "dev.kosa8.daemon.DaemonMain"));
         try {
             Files.createDirectories(paths.daemonLog().getParent());
             ProcessBuilder pb = new ProcessBuilder(argv)

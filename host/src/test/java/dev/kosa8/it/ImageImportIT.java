@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kosa8.image.oci.TestImages;
 import dev.kosa8.image.oci.TestTar;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
@@ -79,18 +82,34 @@ class ImageImportIT {
     }
 
     /**
-     * Two things an image can be that kosa8/debian is not, in one image (one import, one template, one boot):
-     * its {@code USER} on a root without {@code runuser}, and musl. The command runs as that user, with its groups
-     * from the image's {@code /etc/group}, through kosa8's own busybox {@code su}, its arguments arriving unchanged
-     * (a {@code -c} and a {@code --} among them); and a program linked dynamically against musl (built here with
-     * {@code musl-gcc}; musl's loader and libc beside it, no glibc in the image) runs, because kosa8's agent
-     * brings its own runtime.
+     * What an image can be that kosa8/debian is not, in one image (one import, one template, one boot): its
+     * {@code USER} on a root without {@code runuser}, musl, zstd-compressed layers and files with extended
+     * attributes. The command runs as that user, with its groups from the image's {@code /etc/group}, through
+     * kosa8's own busybox {@code su}, its arguments arriving unchanged (a {@code -c} and a {@code --} among them);
+     * a program linked dynamically against musl (built here with {@code musl-gcc}; musl's loader and libc beside
+     * it, no glibc in the image) runs, because kosa8's agent brings its own runtime. Both layers are compressed by
+     * the real {@code zstd} program; the second is written by GNU tar from host files given {@code
+     * cap_net_raw+ep} by the real {@code setcap} and a {@code user.kosa8} attribute: in the guest the attributes
+     * read back byte for byte, and the capability works (the user's busybox copy runs with {@code CAP_NET_RAW}).
      */
     @Test
-    void anImagesUserRunsItsCommandsWithoutRunuserAndAMuslProgramRuns() throws Exception {
+    void anImagesUserRunsItsCommandsWithoutRunuserAMuslProgramRunsAndZstdLayersKeepFileCapabilities()
+            throws Exception {
         Path src = Files.writeString(dir.resolve("musl.c"), """
                 #include <stdio.h>
-                int main(int argc, char **argv) { printf("musl hello %d\\n", argc); return 0; }
+                #include <sys/xattr.h>
+                int main(int argc, char **argv) {
+                    if (argc == 3 && argv[1][0] == '/') { /* hello-musl /PATH NAME: the attribute's value in hex */
+                        unsigned char b[256];
+                        ssize_t n = getxattr(argv[1], argv[2], b, sizeof b);
+                        if (n < 0) { perror("getxattr"); return 1; }
+                        for (ssize_t i = 0; i < n; i++) printf("%02x", b[i]);
+                        printf("\\n");
+                        return 0;
+                    }
+                    printf("musl hello %d\\n", argc);
+                    return 0;
+                }
                 """);
         Path bin = dir.resolve("hello-musl");
         Process cc = new ProcessBuilder("musl-gcc", "-O1", "-o", bin.toString(), src.toString()).inheritIO().start();
@@ -102,21 +121,48 @@ class ImageImportIT {
                 .dir("lib/").file("lib/ld-musl-x86_64.so.1", 0755, 0, 0, musl)
                 .file("bin/hello-musl", 0755, 0, 0, Files.readAllBytes(bin))
                 .dir("home/app/", 0750, 1000, 1000).bytes();
-        byte[] cfg = TestImages.config(List.of(layer), List.of("busybox", "id"), "app", "/home/app",
+        Path files = dir.resolve("xattr-files");
+        Files.createDirectories(files.resolve("bin"));
+        Files.createDirectories(files.resolve("etc"));
+        Files.write(files.resolve("bin/busybox-cap"), busybox);
+        Files.setPosixFilePermissions(files.resolve("bin/busybox-cap"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.writeString(files.resolve("etc/motd"), "hi\n");
+        Files.getFileAttributeView(files.resolve("etc/motd"), UserDefinedFileAttributeView.class)
+                .write("kosa8", ByteBuffer.wrap("hello".getBytes()));
+        assertThat(run(dir, "setcap", "cap_net_raw+ep", files.resolve("bin/busybox-cap").toString())).isEmpty();
+        String capHex = run(dir, "python3", "-c", "import os,sys; print(os.getxattr(sys.argv[1],"
+                + " 'security.capability').hex())", files.resolve("bin/busybox-cap").toString()).strip();
+        Path tar = dir.resolve("xattr-layer.tar");
+        run(files, "tar", "--xattrs", "--xattrs-include=*", "--format=posix", "--numeric-owner", "--owner=0",
+                "--group=0", "-cf", tar.toString(), "bin/busybox-cap", "etc/motd");
+        byte[] xattrLayer = Files.readAllBytes(tar);
+        byte[] cfg = TestImages.config(List.of(layer, xattrLayer), List.of("busybox", "id"), "app", "/home/app",
                 List.of("PATH=/bin"));
-        Path archive = TestImages.write(dir.resolve("busybox-user.tar"), TestImages.dockerArchive(List.of(layer), cfg,
-                "it/busybox-user:1"));
+        Path archive = TestImages.write(dir.resolve("busybox-user.tar"), TestImages.ociArchive(
+                List.of(layer, xattrLayer), cfg, "it/busybox-user:1", "zstd"));
         Kosa.ok(T, "image", "import", archive.toString());
         try {
             Kosa.Result r = Kosa.run(T, "run", "--image", "it/busybox-user:1", "--workspace", "none", "--net", "none",
                     "--", "sh", "-c", "busybox id; busybox printf '[%s]' \"$@\"; echo; echo $HOME; busybox touch x && "
-                            + "busybox stat -c '%U:%G' x; hello-musl a b", "sh", "-c", "a  b", "--");
+                            + "busybox stat -c '%U:%G' x; hello-musl a b; hello-musl /etc/motd user.kosa8;"
+                            + " hello-musl /bin/busybox-cap security.capability;"
+                            + " busybox-cap grep CapEff /proc/self/status; busybox grep CapEff /proc/self/status",
+                    "sh", "-c", "a  b", "--");
             assertThat(r.exitCode()).as(r.toString()).isZero();
             assertThat(r.stdout()).isEqualTo("uid=1000(app) gid=1000(app) groups=1000(app),2000(tools)\n"
-                    + "[-c][a  b][--]\n/home/app\napp:app\nmusl hello 3\n");
+                    + "[-c][a  b][--]\n/home/app\napp:app\nmusl hello 3\n68656c6c6f\n" + capHex + "\n"
+                    + "CapEff:\t0000000000002000\nCapEff:\t0000000000000000\n");
         } finally {
             Kosa.run(Duration.ofMinutes(1), "image", "rm", "it/busybox-user:1");
         }
+    }
+
+    /** Runs a host program in {@code dir}, its output returned; it must succeed. */
+    private static String run(Path dir, String... argv) throws Exception {
+        Process p = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(String.join(" ", argv) + ": " + out).isZero();
+        return out;
     }
 
     @Test

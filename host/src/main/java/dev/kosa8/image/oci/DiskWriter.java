@@ -7,14 +7,17 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /**
  * Writes an imported image's disk: an ext4 file system (label {@code kosa8-root}) whose {@code /rootfs} is the
  * image's root as {@link RootTree} built it and whose {@code /kosa8} holds kosa8's own files ({@link
  * GuestRuntime}), which the guest's init mounts apart, read-only, at {@code /run/kosa8/sys}. {@code mke2fs -d}
- * copies the folders in; {@code debugfs} then sets every path's owner, group and full mode and makes the device
- * nodes, as the layers said, inside the file system: nothing on the host is ever owned by another user.
+ * copies the folders in; {@code debugfs} then sets every path's owner, group and full mode, makes the device
+ * nodes and writes the extended attributes ({@code ea_set}), as the layers said, inside the file system: nothing on
+ * the host is ever owned by another user, and no {@code security.*} attribute (which needs privilege to set on a
+ * host file) is ever set on the host.
  */
 final class DiskWriter {
     /** The folder of the disk that is the guest's {@code /}. */
@@ -24,6 +27,8 @@ final class DiskWriter {
     /** A file in {@link #KOSA8} that tells the init this disk is laid out so. */
     static final String LAYOUT = "layout";
     private static final long GIB = 1L << 30;
+    /** The longest value written on the command line: escaped (4 characters a byte) beside a 4 KiB path, in 8 KiB. */
+    private static final int INLINE_VALUE = 256;
 
     private DiskWriter() {
     }
@@ -39,24 +44,34 @@ final class DiskWriter {
         long inodes = Math.max(65_536, tree.meta().size() * 2L + 16_384);
         Path raw = qcow2.resolveSibling(qcow2.getFileName() + ".raw");
         Path script = qcow2.resolveSibling(qcow2.getFileName() + ".debugfs");
+        Path values = qcow2.resolveSibling(qcow2.getFileName() + ".xattrs");
         try {
             HostCommand.of("mke2fs", "-q", "-t", "ext4", "-F", "-L", "kosa8-root", "-N", Long.toString(inodes),
                             "-E", "root_owner=0:0", "-d", stage.toString(), raw.toString(), (size / (1 << 20)) + "M")
                     .logTo(log).run(KosaException.Kind.IMAGE, "import: mke2fs");
-            writeScript(tree.meta(), script);
-            HostCommand.of("debugfs", "-w", "-f", script.toString(), raw.toString())
-                    .logTo(log).run(KosaException.Kind.IMAGE, "import: debugfs (owners, modes, devices)");
+            writeScript(tree.meta(), script, values);
+            String out = HostCommand.of("debugfs", "-w", "-f", script.toString(), raw.toString())
+                    .logTo(log).run(KosaException.Kind.IMAGE, "import: debugfs (owners, modes, devices, xattrs)");
+            checkDebugfs(out);
             HostCommand.of("qemu-img", "convert", "-O", "qcow2", raw.toString(), qcow2.toString())
                     .logTo(log).run(KosaException.Kind.IMAGE, "import: qemu-img convert");
         } finally {
             Files.deleteIfExists(raw);
             Files.deleteIfExists(script);
+            if (Files.isDirectory(values)) {
+                ImageImport.deleteTree(values);
+            }
         }
         return size;
     }
 
-    /** The debugfs commands that give each path the owner, group and mode its layer said, and make devices. */
-    static void writeScript(Map<String, RootTree.Meta> meta, Path script) throws IOException {
+    /**
+     * The debugfs commands that give each path the owner, group and mode its layer said, make devices and set
+     * extended attributes; a value too long to write escaped on debugfs's command line (its lines are cut at
+     * 8 KiB) is written to a file in {@code values}, which {@code ea_set -f} reads.
+     */
+    static void writeScript(Map<String, RootTree.Meta> meta, Path script, Path values) throws IOException {
+        int files = 0;
         try (BufferedWriter w = Files.newBufferedWriter(script, StandardCharsets.UTF_8)) {
             for (var e : meta.entrySet()) {
                 String path = quote("/" + ROOTFS + (e.getKey().isEmpty() ? "" : "/" + e.getKey()));
@@ -87,7 +102,59 @@ final class DiskWriter {
                 w.write("sif " + path + " mode 0" + Integer.toOctalString(type | mode) + "\n");
                 w.write("sif " + path + " uid " + m.uid() + "\n");
                 w.write("sif " + path + " gid " + m.gid() + "\n");
+                for (var x : m.xattrs().entrySet()) {
+                    if (!storable(x.getKey())) {
+                        continue;
+                    }
+                    if (x.getValue().length <= INLINE_VALUE) {
+                        w.write("ea_set " + path + " " + quote(x.getKey()) + " " + escaped(x.getValue()) + "\n");
+                    } else {
+                        Path f = Files.createDirectories(values).resolve("v" + files++);
+                        Files.write(f, x.getValue());
+                        w.write("ea_set -f " + quote(f.toString()) + " " + path + " " + quote(x.getKey()) + "\n");
+                    }
+                }
             }
+        }
+    }
+
+    /**
+     * Whether ext4 stores an extended attribute of this name: the {@code user.}, {@code trusted.} and
+     * {@code security.} namespaces ({@code security.capability}, {@code security.selinux}…). Others ({@code
+     * system.} ACLs, names of no namespace the kernel knows) are left out of the disk.
+     */
+    static boolean storable(String name) {
+        return name.startsWith("user.") || name.startsWith("trusted.") || name.startsWith("security.");
+    }
+
+    /** A value as debugfs's {@code ea_set} reads it: in double quotes, every byte but a letter or digit {@code \ooo}. */
+    static String escaped(byte[] value) {
+        StringBuilder b = new StringBuilder(value.length * 2 + 2).append('"');
+        for (byte x : value) {
+            int c = x & 0xff;
+            if (c < 0x80 && Character.isLetterOrDigit(c)) {
+                b.append((char) c);
+            } else {
+                b.append('\\').append((char) ('0' + (c >> 6))).append((char) ('0' + ((c >> 3) & 7)))
+                        .append((char) ('0' + (c & 7)));
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    /**
+     * debugfs exits 0 whatever its commands did: a line of its output that is neither its banner nor the echo of
+     * a command is a command's error (a path it could not find, an attribute that does not fit the inode), and
+     * the disk would not be as the layers said.
+     */
+    static void checkDebugfs(String output) {
+        List<String> errors = output.lines().filter(l -> !l.isBlank() && !l.startsWith("debugfs ")
+                && !l.startsWith("debugfs: ") && !l.startsWith("Allocated inode: ")).limit(5).toList();
+        if (!errors.isEmpty()) {
+            throw new KosaException(KosaException.Kind.IMAGE, "import: debugfs could not write the image's disk as"
+                    + " its layers say: " + String.join("; ", errors),
+                    "the image holds something ext4 cannot store (an extended attribute over about 4 KiB?);"
+                            + " the import log has every command");
         }
     }
 

@@ -4,23 +4,19 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageConfig;
-import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.GZIPInputStream;
 
 /**
  * An image archive as {@code docker save} writes it ({@code manifest.json},
@@ -70,9 +66,9 @@ public final class ImageArchive implements AutoCloseable {
         String what = "image archive " + archive;
         ImageArchive a;
         if (Files.isDirectory(archive)) {
-            a = new ImageArchive(scratch, folderMembers(archive), limits, what, false);
+            a = new ImageArchive(scratch, ArchiveMembers.inFolder(archive), limits, what, false);
         } else if (Files.isRegularFile(archive)) {
-            a = new ImageArchive(scratch, tarMembers(archive, scratch, limits, what), limits, what, true);
+            a = new ImageArchive(scratch, ArchiveMembers.inTar(archive, scratch, limits, what), limits, what, true);
         } else {
             throw new KosaException(KosaException.Kind.USAGE, "no image archive at " + archive,
                     "give a file made by `docker save` or `skopeo copy … oci-archive:FILE`, or an OCI layout folder");
@@ -99,14 +95,13 @@ public final class ImageArchive implements AutoCloseable {
         return refName;
     }
 
-    /** The uncompressed stream of a layer's blob. */
-    public InputStream open(Layer l) throws IOException {
-        InputStream raw = new BufferedInputStream(Files.newInputStream(l.blob()), 1 << 16);
-        return switch (l.compression()) {
-            case "gzip" -> new GZIPInputStream(raw, 1 << 16);
-            case "none" -> raw;
-            default -> throw bad("a layer is compressed with " + l.compression() + ", which kosa8 cannot read yet");
-        };
+    /**
+     * The uncompressed stream of a layer's blob, bounded ({@link LayerStream}).
+     *
+     * @param what how errors name the layer
+     */
+    public InputStream open(Layer l, String what) throws IOException {
+        return LayerStream.open(l.blob(), l.compression(), limits, what);
     }
 
     private void read() throws IOException {
@@ -148,9 +143,8 @@ public final class ImageArchive implements AutoCloseable {
         for (int i = 0; i < ls.size(); i++) {
             JsonNode l = ls.get(i);
             String mt = l.path("mediaType").asText("");
-            String compression = mt.endsWith("+gzip") || mt.endsWith(".gzip") ? "gzip"
-                    : mt.endsWith("+zstd") || mt.endsWith(".zstd") ? "zstd" : "none";
             Path b = blob(l);
+            String compression = compression(mt, b);
             out.add(new Layer(b, compression, l.path("digest").asText(), diffIds.get(i)));
         }
         layers = out;
@@ -184,16 +178,29 @@ public final class ImageArchive implements AutoCloseable {
         List<Layer> out = new ArrayList<>();
         for (int i = 0; i < ls.size(); i++) {
             Path b = member(ls.get(i).asText(""));
-            out.add(new Layer(b, gzipped(b) ? "gzip" : "none", "", diffIds.get(i)));
+            out.add(new Layer(b, LayerStream.sniff(b), "", diffIds.get(i)));
         }
         layers = out;
         config = config(cfg);
     }
 
-    private static boolean gzipped(Path f) throws IOException {
-        try (InputStream in = Files.newInputStream(f)) {
-            return in.read() == 0x1f && in.read() == 0x8b;
+    /**
+     * A layer's compression from its media type ({@code …tar+gzip}, {@code …tar+zstd}, Docker's
+     * {@code …tar.gzip}, {@code …tar}), else from its first bytes; another suffix ({@code +bzip2}) is kept, and
+     * {@link LayerStream} refuses it by name.
+     */
+    private static String compression(String mediaType, Path blob) throws IOException {
+        if (mediaType.endsWith("+gzip") || mediaType.endsWith(".gzip")) {
+            return "gzip";
         }
+        if (mediaType.endsWith("+zstd") || mediaType.endsWith(".zstd")) {
+            return "zstd";
+        }
+        if (mediaType.endsWith(".tar") || mediaType.endsWith(".diff.tar")) {
+            return "none";
+        }
+        int plus = mediaType.lastIndexOf('+');
+        return plus > 0 && mediaType.contains(".tar+") ? mediaType.substring(plus + 1) : LayerStream.sniff(blob);
     }
 
     private boolean isIndex(JsonNode desc) {
@@ -303,91 +310,6 @@ public final class ImageArchive implements AutoCloseable {
             throw bad(which + " has " + Files.size(f) + " bytes, over the limit of " + limits.maxJsonBytes());
         }
         return Files.readAllBytes(f);
-    }
-
-    /** The archive's regular files by their normalised names; links among them resolved within it. */
-    private static Map<String, Path> tarMembers(Path archive, Path scratch, ImportLimits limits, String what)
-            throws IOException {
-        Map<String, Path> out = new HashMap<>();
-        Map<String, String> links = new HashMap<>();
-        long total = 0;
-        InputStream raw = new BufferedInputStream(Files.newInputStream(archive), 1 << 16);
-        raw.mark(2);
-        boolean gz = raw.read() == 0x1f && raw.read() == 0x8b;
-        raw.reset();
-        try (InputStream in = gz ? new GZIPInputStream(raw, 1 << 16) : raw) {
-            TarReader r = new TarReader(in, limits, what);
-            for (TarEntry e = r.next(); e != null; e = r.next()) {
-                String name = String.join("/", RootTree.components(e.path(), what));
-                switch (e.type()) {
-                    case FILE -> {
-                        total += e.size();
-                        if (total > limits.maxArchiveBytes()) {
-                            throw RootTree.bad(what, "its members hold more than " + limits.maxArchiveBytes()
-                                    + " bytes");
-                        }
-                        Path f = scratch.resolve("m" + out.size());
-                        try (OutputStream o = Files.newOutputStream(f, java.nio.file.StandardOpenOption.CREATE_NEW,
-                                java.nio.file.StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
-                            r.content().transferTo(o);
-                        }
-                        out.put(name, f);
-                    }
-                    case SYMLINK, HARDLINK -> {
-                        String target = e.type() == TarEntry.Type.HARDLINK ? e.linkName()
-                                : (name.contains("/") ? name.substring(0, name.lastIndexOf('/') + 1) : "")
-                                        + e.linkName();
-                        links.put(name, String.join("/", normalise(target, what)));
-                    }
-                    default -> {
-                    }
-                }
-            }
-        }
-        for (var l : links.entrySet()) {
-            String t = l.getValue();
-            for (int hops = 0; links.containsKey(t) && hops < 8; hops++) {
-                t = links.get(t);
-            }
-            Path f = out.get(t);
-            if (f != null) {
-                out.putIfAbsent(l.getKey(), f);
-            }
-        }
-        return out;
-    }
-
-    /** A link's target resolved as a path inside the archive: {@code a/../b} is {@code b}; above the top is refused. */
-    private static List<String> normalise(String path, String what) {
-        if (path.startsWith("/")) {
-            throw RootTree.bad(what, "a member links to " + path + ", outside the archive");
-        }
-        List<String> out = new ArrayList<>();
-        for (String c : path.split("/")) {
-            if (c.isEmpty() || c.equals(".")) {
-                continue;
-            }
-            if (c.equals("..")) {
-                if (out.isEmpty()) {
-                    throw RootTree.bad(what, "a member links to " + path + ", outside the archive");
-                }
-                out.removeLast();
-            } else {
-                out.add(c);
-            }
-        }
-        return out;
-    }
-
-    /** An OCI layout or docker-save folder: its regular files, never through a link. */
-    private static Map<String, Path> folderMembers(Path dir) throws IOException {
-        Map<String, Path> out = new HashMap<>();
-        Path root = dir.toRealPath();
-        try (var s = Files.walk(root)) {
-            s.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
-                    .forEach(p -> out.put(root.relativize(p).toString(), p));
-        }
-        return out;
     }
 
     static String sha256(Path f) throws IOException {

@@ -84,14 +84,12 @@ public final class ImageImport {
             throws IOException {
         MessageDigest md = ImageArchive.digest();
         tree.beginLayer();
-        try (InputStream in = new DigestInputStream(a.open(l), md)) {
+        try (InputStream in = new DigestInputStream(a.open(l, what), md)) {
             TarReader r = new TarReader(in, limits, what);
             for (TarEntry e = r.next(); e != null; e = r.next()) {
                 tree.apply(e, r.content(), what);
             }
             in.transferTo(OutputStream.nullOutputStream()); // the zero blocks after the end, which the digest covers
-        } catch (java.util.zip.ZipException e) {
-            throw RootTree.bad(what, "its gzip stream is damaged: " + e.getMessage());
         } catch (java.io.EOFException e) {
             throw RootTree.bad(what, "it is truncated");
         }

@@ -45,6 +45,16 @@ public final class RegistryPull {
         }
     }
 
+    /** Whether commons-compress, under jib, said it has no zstd (it needs the zstd-jni library for that). */
+    private static boolean causedByZstd(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (String.valueOf(t.getMessage()).contains("Zstandard compression is not available")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The name a pulled image is listed under when none is given: its repository and tag (or digest's start). */
     public static String defaultName(String reference) {
         ImageReference ref = reference(reference);
@@ -86,6 +96,13 @@ public final class RegistryPull {
             Jib.from(from).setPlatforms(Set.of(new Platform("amd64", "linux"))).containerize(to);
         } catch (RegistryException | ExecutionException e) {
             Throwable why = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+            if (causedByZstd(e)) {
+                // jib-core hashes each layer through commons-compress, whose zstd needs the zstd-jni library
+                throw new KosaException(KosaException.Kind.IMAGE, "cannot pull " + ref + ": its layers are"
+                        + " compressed in a way kosa8's registry client (jib-core) cannot read (zstd)",
+                        "fetch it with skopeo and import that: skopeo copy docker://" + ref
+                                + " oci-archive:image.tar && kosa8 image import image.tar", e);
+            }
             throw new KosaException(KosaException.Kind.IMAGE, "cannot pull " + ref + ": " + why.getMessage(),
                     "check the name and tag, that the registry is reachable, and your credentials for it "
                             + "(`docker login` writes them where kosa8 reads them)", e);

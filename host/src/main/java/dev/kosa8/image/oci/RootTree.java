@@ -40,7 +40,7 @@ import java.util.TreeMap;
 public final class RootTree {
     /** What the guest's disk must say of a path that the host's folder does not. */
     public record Meta(TarEntry.Type type, int mode, long uid, long gid, int devMajor, int devMinor,
-                       Map<String, String> xattrs) {
+                       Map<String, byte[]> xattrs) {
     }
 
     private final Path root;
@@ -48,6 +48,7 @@ public final class RootTree {
     private final Map<String, Meta> meta = new TreeMap<>();
     private final Set<String> thisLayer = new HashSet<>();
     private long unpacked;
+    private long xattrBytes;
 
     /** @param root an empty folder that becomes the image's {@code /} */
     public RootTree(Path root, ImportLimits limits) throws IOException {
@@ -88,7 +89,7 @@ public final class RootTree {
             if (e.type() != TarEntry.Type.DIRECTORY) {
                 throw bad(what, "member " + e.path() + " would replace the root with a non-folder");
             }
-            meta.put("", meta(e));
+            meta.put("", meta(e, what));
             return;
         }
         String base = parts.getLast();
@@ -150,7 +151,7 @@ public final class RootTree {
                 // made in the guest's disk only: never a device node on the host
             }
         }
-        meta.put(key, meta(e));
+        meta.put(key, meta(e, what));
         thisLayer.add(key);
     }
 
@@ -176,7 +177,15 @@ public final class RootTree {
                 ? "rwxr-xr-x" : "rw-r--r--"));
     }
 
-    private static Meta meta(TarEntry e) {
+    /** A member's meta; its extended attributes counted against the bound on all of them, every layer's. */
+    private Meta meta(TarEntry e, String what) {
+        for (var x : e.xattrs().entrySet()) {
+            xattrBytes += x.getKey().length() + x.getValue().length;
+        }
+        if (xattrBytes > limits.maxImageXattrBytes()) {
+            throw bad(what, "its members' extended attributes hold more than " + limits.maxImageXattrBytes()
+                    + " bytes (at " + e.path() + ")");
+        }
         return new Meta(e.type(), e.mode() & 07777, e.uid(), e.gid(), e.devMajor(), e.devMinor(), e.xattrs());
     }
 

@@ -15,10 +15,11 @@ import java.util.Map;
  * @param linkName a symbolic link's target, or the member a hard link names
  * @param devMajor a device node's major number
  * @param devMinor a device node's minor number
- * @param xattrs   extended attributes from PAX {@code SCHILY.xattr.*} records
+ * @param xattrs   extended attributes by name, their values as bytes, from PAX {@code SCHILY.xattr.*} or
+ *                 {@code LIBARCHIVE.xattr.*} records ({@link PaxHeader})
  */
 public record TarEntry(String path, Type type, int mode, long uid, long gid, long size, String linkName,
-                       int devMajor, int devMinor, Map<String, String> xattrs) {
+                       int devMajor, int devMinor, Map<String, byte[]> xattrs) {
     /** The member types an image layer may hold. */
     public enum Type { FILE, DIRECTORY, SYMLINK, HARDLINK, CHAR_DEVICE, BLOCK_DEVICE, FIFO }
 

@@ -44,7 +44,7 @@ public final class TarReader {
         if (ended) {
             return null;
         }
-        Map<String, String> pax = new HashMap<>();
+        Map<String, byte[]> pax = new HashMap<>();
         String longName = null;
         String longLink = null;
         byte[] h = new byte[BLOCK];
@@ -64,7 +64,7 @@ public final class TarReader {
             char type = (char) h[156];
             long size = number(h, 124, 12, "size");
             switch (type) {
-                case 'x' -> pax.putAll(pax(readSmall(size, limits.maxPaxBytes(), "PAX header")));
+                case 'x' -> pax.putAll(PaxHeader.parse(readSmall(size, limits.maxPaxBytes(), "PAX header"), this::bad));
                 case 'g' -> readSmall(size, limits.maxPaxBytes(), "global PAX header"); // defaults only: ignored
                 case 'L' -> longName = cString(readSmall(size, limits.maxPathBytes() + 1, "GNU long name"));
                 case 'K' -> longLink = cString(readSmall(size, limits.maxPathBytes() + 1, "GNU long link"));
@@ -99,7 +99,7 @@ public final class TarReader {
         };
     }
 
-    private TarEntry member(byte[] h, char type, long size, Map<String, String> pax, String longName,
+    private TarEntry member(byte[] h, char type, long size, Map<String, byte[]> pax, String longName,
                             String longLink) throws IOException {
         String name = field(h, 0, 100);
         String magic = field(h, 257, 6);
@@ -113,8 +113,8 @@ public final class TarReader {
             name = longName;
         }
         String link = longLink != null ? longLink : field(h, 157, 100);
-        name = pax.getOrDefault("path", name);
-        link = pax.getOrDefault("linkpath", link);
+        name = pax.containsKey("path") ? PaxHeader.text(pax.get("path")) : name;
+        link = pax.containsKey("linkpath") ? PaxHeader.text(pax.get("linkpath")) : link;
         if (pax.containsKey("size")) {
             size = paxNumber(pax.get("size"), "size");
         }
@@ -138,12 +138,8 @@ public final class TarReader {
             default -> throw bad("member " + name + " has type '" + printable(type)
                     + "', which an image layer may not hold (sparse and multi-volume members are not read)");
         };
-        Map<String, String> xattrs = new HashMap<>();
-        pax.forEach((k, v) -> {
-            if (k.startsWith("SCHILY.xattr.")) {
-                xattrs.put(k.substring("SCHILY.xattr.".length()), v);
-            }
-        });
+        String member = PaxHeader.printable(name);
+        Map<String, byte[]> xattrs = PaxHeader.xattrs(pax, limits, p -> bad("member " + member + ": " + p));
         int major = (int) number(h, 329, 8, "device major");
         int minor = (int) number(h, 337, 8, "device minor");
         long content = t == TarEntry.Type.FILE ? size : 0;
@@ -173,39 +169,8 @@ public final class TarReader {
         return b;
     }
 
-    /** PAX records: {@code "LEN key=value\n"}, LEN counting the whole record. */
-    private Map<String, String> pax(byte[] b) throws IOException {
-        Map<String, String> out = new HashMap<>();
-        int i = 0;
-        while (i < b.length) {
-            int sp = i;
-            while (sp < b.length && b[sp] != ' ') {
-                sp++;
-            }
-            if (sp == b.length || sp == i || sp - i > 10) {
-                throw bad("a PAX record has no length");
-            }
-            int len;
-            try {
-                len = Integer.parseInt(new String(b, i, sp - i, StandardCharsets.US_ASCII));
-            } catch (NumberFormatException e) {
-                throw bad("a PAX record's length is not a number");
-            }
-            if (len <= sp - i + 1 || i + len > b.length || b[i + len - 1] != '\n') {
-                throw bad("a PAX record's length does not fit it");
-            }
-            String rec = new String(b, sp + 1, i + len - sp - 2, StandardCharsets.UTF_8);
-            int eq = rec.indexOf('=');
-            if (eq <= 0) {
-                throw bad("a PAX record has no key");
-            }
-            out.put(rec.substring(0, eq), rec.substring(eq + 1));
-            i += len;
-        }
-        return out;
-    }
-
-    private long paxNumber(String s, String field) throws IOException {
+    private long paxNumber(byte[] value, String field) throws IOException {
+        String s = PaxHeader.text(value);
         try {
             long v = Long.parseLong(s.strip());
             if (v < 0) {

@@ -1,6 +1,7 @@
 package dev.kosa8.image.oci;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
@@ -8,6 +9,8 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,6 +45,114 @@ class DiskWriterTest {
         assertThat(stat(raw, "/rootfs/odd \"name\" here")).contains("Type: regular");
         assertThat(stat(raw, "/kosa8/layout")).contains("Type: regular");
         assertThat(t.root().resolve("dev/null")).as("no device node on the host").doesNotExist();
+    }
+
+    @Test
+    void extendedAttributesAreWrittenIntoTheDiskByteForByteNeverOnTheHost() throws IOException {
+        Path stage = Files.createDirectory(tmp.resolve("stage"));
+        RootTree t = new RootTree(Files.createDirectory(stage.resolve(DiskWriter.ROOTFS)), ImportLimits.DEFAULT);
+        t.beginLayer();
+        byte[] odd = {'"', '\\', 0, '\n', ' ', (byte) 0xff, 'z'};
+        byte[] layer = new TestTar().dir("bin/").pax("SCHILY.xattr.security.capability", TarReaderTest.CAP)
+                .file("bin/ping", 0755, 0, 0, new byte[] {1}).pax("SCHILY.xattr.user.kosa8", "hello")
+                .pax("SCHILY.xattr.trusted.odd \"q\"", odd).pax("SCHILY.xattr.system.nfs4_acl", "skipped")
+                .file("etc \"x\"", "q").hardlink("bin/ping2", "bin/ping").bytes();
+        TarReader r = new TarReader(new ByteArrayInputStream(layer), ImportLimits.DEFAULT, "layer");
+        for (TarEntry e = r.next(); e != null; e = r.next()) {
+            t.apply(e, r.content(), "layer");
+        }
+        Files.createDirectories(stage.resolve(DiskWriter.KOSA8));
+        Path disk = tmp.resolve("disk.qcow2");
+        DiskWriter.write(stage, t, 0, disk, tmp.resolve("log"));
+        Path raw = tmp.resolve("raw");
+        HostCommand.of("qemu-img", "convert", "-O", "raw", disk.toString(), raw.toString())
+                .run(KosaException.Kind.IMAGE, "test");
+        assertThat(eaGet(raw, "/rootfs/bin/ping", "security.capability")).isEqualTo(TarReaderTest.CAP);
+        assertThat(eaGet(raw, "/rootfs/bin/ping2", "security.capability")).as("a hard link is the same inode")
+                .isEqualTo(TarReaderTest.CAP);
+        assertThat(eaGet(raw, "/rootfs/etc \"x\"", "user.kosa8")).isEqualTo("hello".getBytes());
+        assertThat(eaGet(raw, "/rootfs/etc \"x\"", "trusted.odd \"q\"")).isEqualTo(odd);
+        assertThat(debugfs(raw, "ea_list " + DiskWriter.quote("/rootfs/etc \"x\"")))
+                .as("a namespace ext4 does not store is left out").doesNotContain("nfs4");
+        assertThat(java.nio.file.Files.getFileStore(t.root()).supportsFileAttributeView("user")
+                ? Files.getFileAttributeView(t.root().resolve("etc \"x\""),
+                        java.nio.file.attribute.UserDefinedFileAttributeView.class).list() : List.of())
+                .as("nothing set on the host's file").isEmpty();
+    }
+
+    /**
+     * The attributes as a real writer encodes them: GNU tar ({@code --xattrs --format=posix}, raw bytes in
+     * {@code SCHILY.xattr.*}, as Docker's Go tar does) of a host file given {@code cap_net_raw+ep} by the real
+     * {@code setcap} and a {@code user.kosa8} attribute; zstd-compressed by the real {@code zstd}, imported, and
+     * read back from the disk by debugfs equal to what the host's kernel reports for the original.
+     */
+    @Test
+    void gnuTarsAttributesOfASetcapFileReachTheDiskThroughAZstdLayer() throws Exception {
+        Path files = Files.createDirectories(tmp.resolve("files/bin"));
+        Path ping = Files.write(files.resolve("ping"), new byte[] {0x7f, 'E', 'L', 'F'});
+        Files.getFileAttributeView(ping, java.nio.file.attribute.UserDefinedFileAttributeView.class)
+                .write("kosa8", java.nio.ByteBuffer.wrap("hello".getBytes()));
+        run(tmp, "setcap", "cap_net_raw+ep", ping.toString());
+        byte[] cap = HexFormat.of().parseHex(run(tmp, "python3", "-c", "import os,sys; print(os.getxattr(sys.argv[1],"
+                + " 'security.capability').hex())", ping.toString()).strip());
+        Path tar = tmp.resolve("layer.tar");
+        run(tmp.resolve("files"), "tar", "--xattrs", "--xattrs-include=*", "--format=posix", "--numeric-owner",
+                "--owner=0", "--group=0", "-cf", tar.toString(), "bin");
+        byte[] layer = Files.readAllBytes(tar);
+        byte[] cfg = TestImages.config(List.of(layer), List.of(), "", "", List.of());
+        Path archive = TestImages.write(tmp.resolve("image.tar"), TestImages.ociArchive(List.of(layer), cfg, "x:1",
+                "zstd"));
+        Path stage = Files.createDirectory(tmp.resolve("stage"));
+        RootTree t = new RootTree(Files.createDirectory(stage.resolve(DiskWriter.ROOTFS)), ImportLimits.DEFAULT);
+        try (ImageArchive a = ImageArchive.open(archive, Files.createDirectory(tmp.resolve("m")),
+                ImportLimits.DEFAULT)) {
+            ImageImport.apply(a, a.layers().getFirst(), t, "layer 1", ImportLimits.DEFAULT);
+        }
+        Files.createDirectories(stage.resolve(DiskWriter.KOSA8));
+        Path disk = tmp.resolve("disk.qcow2");
+        DiskWriter.write(stage, t, 0, disk, tmp.resolve("log"));
+        Path raw = tmp.resolve("raw");
+        HostCommand.of("qemu-img", "convert", "-O", "raw", disk.toString(), raw.toString())
+                .run(KosaException.Kind.IMAGE, "test");
+        assertThat(cap).hasSizeGreaterThanOrEqualTo(20);
+        assertThat(eaGet(raw, "/rootfs/bin/ping", "security.capability")).isEqualTo(cap);
+        assertThat(eaGet(raw, "/rootfs/bin/ping", "user.kosa8")).isEqualTo("hello".getBytes());
+    }
+
+    private static String run(Path dir, String... argv) throws Exception {
+        Process p = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(String.join(" ", argv) + ": " + out).isZero();
+        return out;
+    }
+
+    /** An attribute ext4 cannot hold (over the inode's and its block's room) fails the import, naming the error. */
+    @Test
+    void anXattrTheFileSystemCannotHoldFailsTheImportClearly() throws IOException {
+        Path stage = Files.createDirectory(tmp.resolve("stage"));
+        RootTree t = new RootTree(Files.createDirectory(stage.resolve(DiskWriter.ROOTFS)), ImportLimits.DEFAULT);
+        t.beginLayer();
+        byte[] layer = new TestTar().pax("SCHILY.xattr.user.huge", new byte[8000]).file("f", "x").bytes();
+        TarReader r = new TarReader(new ByteArrayInputStream(layer), ImportLimits.DEFAULT, "layer");
+        for (TarEntry e = r.next(); e != null; e = r.next()) {
+            t.apply(e, r.content(), "layer");
+        }
+        Files.createDirectories(stage.resolve(DiskWriter.KOSA8));
+        assertThatThrownBy(() -> DiskWriter.write(stage, t, 0, tmp.resolve("disk.qcow2"), tmp.resolve("log")))
+                .isInstanceOf(KosaException.class).hasMessageContaining("debugfs could not write")
+                .hasMessageContaining("Insufficient space");
+        assertThat(tmp.resolve("disk.qcow2")).doesNotExist();
+    }
+
+    private byte[] eaGet(Path raw, String path, String name) throws IOException {
+        Path out = tmp.resolve("ea.out");
+        Files.deleteIfExists(out);
+        debugfs(raw, "ea_get -f " + out + " " + DiskWriter.quote(path) + " " + DiskWriter.quote(name));
+        return Files.readAllBytes(out);
+    }
+
+    private static String debugfs(Path raw, String request) {
+        return HostCommand.of("debugfs", "-R", request, raw.toString()).run(KosaException.Kind.IMAGE, "debugfs");
     }
 
     private static String stat(Path raw, String path) {

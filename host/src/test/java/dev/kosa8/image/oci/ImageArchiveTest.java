@@ -117,6 +117,106 @@ class ImageArchiveTest {
     }
 
     @Test
+    void zstdLayersMadeByTheZstdProgramApplyInAnOciLayoutAndADockerSaveTarball() throws IOException {
+        try (ImageArchive a = open(TestImages.ociArchive(List.of(BASE, TOP), config(), "z:1", "zstd"),
+                ImportLimits.DEFAULT)) {
+            assertThat(a.layers()).extracting(ImageArchive.Layer::compression).containsExactly("zstd", "zstd");
+            RootTree t = new RootTree(Files.createDirectory(tmp.resolve("root")), ImportLimits.DEFAULT);
+            for (ImageArchive.Layer l : a.layers()) {
+                ImageImport.apply(a, l, t, "layer", ImportLimits.DEFAULT);
+            }
+            assertThat(t.root().resolve("etc/motd")).hasContent("hi");
+            assertThat(t.root().resolve("etc/old")).doesNotExist();
+        }
+        byte[] docker = TestImages.dockerArchive(List.of(TestImages.zstd(BASE), TestImages.zstd(TOP)), config(),
+                "z:2");
+        Files.delete(tmp.resolve("image.tar"));
+        try (ImageArchive a = open(docker, ImportLimits.DEFAULT)) {
+            assertThat(a.layers()).extracting(ImageArchive.Layer::compression).containsExactly("zstd", "zstd");
+            RootTree t = new RootTree(Files.createDirectory(tmp.resolve("root2")), ImportLimits.DEFAULT);
+            for (ImageArchive.Layer l : a.layers()) {
+                ImageImport.apply(a, l, t, "layer", ImportLimits.DEFAULT);
+            }
+            assertThat(t.root().resolve("bin/busybox")).hasContent("bb");
+        }
+    }
+
+    @Test
+    void aZstdLayerWhoseContentIsNotItsDiffIdIsRefused() throws IOException {
+        byte[] other = new TestTar().file("etc/motd", "changed").bytes();
+        byte[] cfg = TestImages.config(List.of(BASE), List.of(), "", "", List.of());
+        try (ImageArchive a = open(TestImages.dockerArchive(List.of(TestImages.zstd(other)), cfg, "z:1"),
+                ImportLimits.DEFAULT)) {
+            RootTree t = new RootTree(Files.createDirectory(tmp.resolve("root")), ImportLimits.DEFAULT);
+            assertThatThrownBy(() -> ImageImport.apply(a, a.layers().getFirst(), t, "layer 1", ImportLimits.DEFAULT))
+                    .hasMessageContaining("layer 1: its content does not match the config's diff id");
+        }
+    }
+
+    @Test
+    void aZstdBombStopsAtTheUnpackedBound() throws IOException {
+        byte[] bomb = new TestTar().file("zeros", 0644, 0, 0, new byte[64 << 20]).bytes();
+        byte[] cfg = TestImages.config(List.of(bomb), List.of(), "", "", List.of());
+        byte[] archive = TestImages.ociArchive(List.of(bomb), cfg, "bomb:1", "zstd");
+        assertThat(archive.length).as("the archive is small").isLessThan(20_000);
+        ImportLimits limits = ImportLimits.DEFAULT.withMaxUnpackedBytes(1 << 20);
+        try (ImageArchive a = open(archive, limits)) {
+            RootTree t = new RootTree(Files.createDirectory(tmp.resolve("root")), limits);
+            assertThatThrownBy(() -> ImageImport.apply(a, a.layers().getFirst(), t, "layer 1", limits))
+                    .hasMessageContaining("layer 1: the image unpacks to more than 1048576 bytes");
+        }
+    }
+
+    /** A bomb that hides its bytes past the archive's end (no file holds them) stops at the stream bound. */
+    @Test
+    void aBombPastTheTarsEndStopsAtTheLayerStreamBoundGzipAndZstd() throws IOException {
+        byte[] tar = new TestTar().file("a", "x").bytes();
+        byte[] padded = java.util.Arrays.copyOf(tar, tar.length + (64 << 20));
+        byte[] cfg = TestImages.config(List.of(padded), List.of(), "", "", List.of());
+        ImportLimits limits = ImportLimits.DEFAULT.withMaxLayerStreamBytes(1 << 20);
+        for (String c : List.of("zstd", "gzip")) {
+            Path f = TestImages.write(tmp.resolve(c + ".tar"), TestImages.ociArchive(List.of(padded), cfg, "b:1", c));
+            try (ImageArchive a = ImageArchive.open(f, Files.createDirectories(tmp.resolve("m-" + c)), limits)) {
+                RootTree t = new RootTree(Files.createDirectory(tmp.resolve("root-" + c)), limits);
+                assertThatThrownBy(() -> ImageImport.apply(a, a.layers().getFirst(), t, "layer 1", limits))
+                        .as(c).hasMessageContaining("layer 1: its " + c
+                                + " stream decompresses to more than 1048576 bytes");
+            }
+        }
+    }
+
+    @Test
+    void aDamagedZstdStreamOrAnUnknownCompressionIsRefusedNamingIt() throws IOException {
+        byte[] z = TestImages.zstd(BASE);
+        z[z.length / 2] ^= 0x55;
+        z[z.length / 2 + 1] ^= 0x55;
+        Path blob = TestImages.write(tmp.resolve("blob"), z);
+        assertThatThrownBy(() -> {
+            try (var in = LayerStream.open(blob, "zstd", ImportLimits.DEFAULT, "layer 3")) {
+                in.transferTo(java.io.OutputStream.nullOutputStream());
+            }
+        }).isInstanceOf(KosaException.class).hasMessageContaining("layer 3: its zstd stream is damaged");
+        Path cut = TestImages.write(tmp.resolve("cut"), java.util.Arrays.copyOf(TestImages.zstd(BASE), 20));
+        assertThatThrownBy(() -> { // aircompressor throws a bare IOException here (LayerStreamFuzzTest found it)
+            try (var in = LayerStream.open(cut, "zstd", ImportLimits.DEFAULT, "layer 5")) {
+                in.transferTo(java.io.OutputStream.nullOutputStream());
+            }
+        }).isInstanceOf(KosaException.class).hasMessageStartingWith("layer 5: its zstd stream is damaged");
+        Path big = TestImages.write(tmp.resolve("long"), TestImages.zstd(BASE, "--long=27"));
+        assertThatThrownBy(() -> {
+            try (var in = LayerStream.open(big, "zstd", ImportLimits.DEFAULT, "layer 4")) {
+                in.transferTo(java.io.OutputStream.nullOutputStream());
+            }
+        }).isInstanceOf(KosaException.class).hasMessageContaining("window over 8 MiB");
+        byte[] cfg = TestImages.config(List.of(BASE), List.of(), "", "", List.of());
+        try (ImageArchive a = open(TestImages.ociArchive(List.of(BASE), cfg, "x:1", "bzip2"), ImportLimits.DEFAULT)) {
+            RootTree t = new RootTree(Files.createDirectory(tmp.resolve("root")), ImportLimits.DEFAULT);
+            assertThatThrownBy(() -> ImageImport.apply(a, a.layers().getFirst(), t, "layer 1", ImportLimits.DEFAULT))
+                    .hasMessageContaining("layer 1: it is compressed with bzip2, which kosa8 does not read");
+        }
+    }
+
+    @Test
     void aConfigWithAnAbsurdNumberOfLayersIsRefusedBeforeAnyIsRead() throws IOException {
         List<byte[]> many = new ArrayList<>();
         for (int i = 0; i < 200; i++) {

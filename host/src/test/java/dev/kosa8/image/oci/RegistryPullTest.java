@@ -22,8 +22,13 @@ class RegistryPullTest {
     static final byte[] LAYER = new TestTar().dir("etc/").file("etc/motd", "pulled\n").bytes();
 
     private Path pushable() throws Exception {
+        return pushable("gzip");
+    }
+
+    private Path pushable(String compression) throws Exception {
         byte[] cfg = TestImages.config(List.of(LAYER), List.of("cat", "/etc/motd"), "", "/etc", List.of("X=1"));
-        return TestImages.write(tmp.resolve("oci.tar"), TestImages.ociArchive(List.of(LAYER), cfg, "x:1"));
+        return TestImages.write(tmp.resolve("oci.tar"), TestImages.ociArchive(List.of(LAYER), cfg, "x:1",
+                compression));
     }
 
     private List<String> pullAndRead(String ref, Path dockerConfig) throws Exception {
@@ -51,6 +56,34 @@ class RegistryPullTest {
             assertThatThrownBy(() -> pullAndRead("127.0.0.1:" + r.port + "/it/absent:1", null))
                     .isInstanceOf(KosaException.class).hasMessageContaining("cannot pull 127.0.0.1:" + r.port
                             + "/it/absent:1");
+        }
+    }
+
+    /**
+     * An image whose layer is zstd ({@code …tar+zstd}, kept so by skopeo) cannot come through jib-core (it hashes
+     * layers with commons-compress, whose zstd needs zstd-jni): the pull is refused naming zstd and the way round,
+     * and that way (skopeo to an OCI archive, then the import) applies it.
+     */
+    @Test
+    void aZstdImageIsRefusedByThePullNamingSkopeoAndImportsThatWay() throws Exception {
+        try (TestRegistry r = new TestRegistry(tmp.resolve("reg"), null, null)) {
+            r.push(pushable("zstd"), "it/zstd:1");
+            String ref = "127.0.0.1:" + r.port + "/it/zstd:1";
+            assertThatThrownBy(() -> pullAndRead(ref, null)).isInstanceOf(KosaException.class)
+                    .hasMessageContaining("cannot pull " + ref + ": its layers are compressed")
+                    .hasMessageContaining("(zstd)").extracting(e -> ((KosaException) e).suggestion()).asString()
+                    .contains("skopeo copy docker://" + ref + " oci-archive:image.tar");
+            Path fetched = tmp.resolve("fetched.tar");
+            Process p = new ProcessBuilder("skopeo", "copy", "--quiet", "--src-tls-verify=false",
+                    "docker://" + ref, "oci-archive:" + fetched).inheritIO().start();
+            assertThat(p.waitFor()).as("skopeo copy").isZero();
+            try (ImageArchive a = ImageArchive.open(fetched, Files.createTempDirectory(tmp, "m"),
+                    ImportLimits.DEFAULT)) {
+                assertThat(a.layers()).extracting(ImageArchive.Layer::compression).containsExactly("zstd");
+                RootTree t = new RootTree(Files.createTempDirectory(tmp, "root"), ImportLimits.DEFAULT);
+                ImageImport.apply(a, a.layers().getFirst(), t, "layer", ImportLimits.DEFAULT);
+                assertThat(t.root().resolve("etc/motd")).hasContent("pulled\n");
+            }
         }
     }
 

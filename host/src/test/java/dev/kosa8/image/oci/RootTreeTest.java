@@ -146,6 +146,19 @@ class RootTreeTest {
         assertThat(t.root().resolve("b")).doesNotExist();
     }
 
+    @Test
+    void extendedAttributesAreKeptAsideAndTheirBytesOverEveryLayerAreBounded() throws IOException {
+        RootTree t = tree(ImportLimits.DEFAULT.withXattrLimits(64, 1 << 16, 3000));
+        layer(t, new TestTar().pax("SCHILY.xattr.security.capability", TarReaderTest.CAP).file("ping", "p")
+                .pax("SCHILY.xattr.user.a", new byte[1500]).file("a", "x").bytes());
+        assertThat(t.meta().get("ping").xattrs().get("security.capability")).isEqualTo(TarReaderTest.CAP);
+        assertThat(t.meta().get("a").xattrs()).containsOnlyKeys("user.a");
+        assertThat(Files.readAllBytes(t.root().resolve("ping"))).as("the host's file has only the content")
+                .isEqualTo("p".getBytes());
+        assertThatThrownBy(() -> layer(t, new TestTar().pax("SCHILY.xattr.user.b", new byte[1500]).file("b", "y")
+                .bytes())).hasMessageContaining("extended attributes hold more than 3000 bytes (at b)");
+    }
+
     /** Whatever names and links a layer holds, nothing is ever written outside the root. */
     @Property(tries = 300)
     void nothingIsEverWrittenOutsideTheRoot(@ForAll("hostileLayers") List<String[]> members) throws IOException {

@@ -53,7 +53,56 @@ class TarReaderTest {
         List<TarEntry> es = read(tar, ImportLimits.DEFAULT);
         assertThat(es.get(0).path()).isEqualTo(longName);
         assertThat(es.get(1).uid()).isEqualTo(100000L);
-        assertThat(es.get(2).xattrs()).containsEntry("security.capability", "cap");
+        assertThat(es.get(2).xattrs().get("security.capability")).isEqualTo("cap".getBytes());
+    }
+
+    /** cap_net_raw+ep as the kernel stores it (VFS_CAP_REVISION_2): binary, a newline and 0xff among its bytes. */
+    static final byte[] CAP = {1, 0, 0, 2, 0, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+    @Test
+    void binaryXattrValuesAreKeptByteForByteInGnuAndLibarchiveSpelling() throws IOException {
+        byte[] odd = {'\n', 0, (byte) 0xff, '=', ' ', '"', '\\'};
+        byte[] tar = new TestTar().pax("SCHILY.xattr.security.capability", CAP).file("ping", "p")
+                .pax("SCHILY.xattr.user.odd", odd).pax("SCHILY.xattr.user.kosa8", "hello")
+                .pax("LIBARCHIVE.xattr.user.a%3Db%25", java.util.Base64.getEncoder().withoutPadding()
+                        .encode("libarchive".getBytes()))
+                .file("f", "x").bytes();
+        List<TarEntry> es = read(tar, ImportLimits.DEFAULT);
+        assertThat(es.get(0).xattrs()).containsOnlyKeys("security.capability");
+        assertThat(es.get(0).xattrs().get("security.capability")).isEqualTo(CAP);
+        assertThat(es.get(1).xattrs()).containsOnlyKeys("user.odd", "user.kosa8", "user.a=b%");
+        assertThat(es.get(1).xattrs().get("user.odd")).isEqualTo(odd);
+        assertThat(es.get(1).xattrs().get("user.a=b%")).isEqualTo("libarchive".getBytes());
+    }
+
+    @Test
+    void moreXattrsOnAMemberThanTheLimitAreRefused() {
+        TestTar t = new TestTar();
+        for (int i = 0; i < 5; i++) {
+            t.pax("SCHILY.xattr.user.a" + i, "v");
+        }
+        byte[] tar = t.file("f", "x").bytes();
+        assertThatThrownBy(() -> read(tar, ImportLimits.DEFAULT.withXattrLimits(4, 1024, 1 << 20)))
+                .isInstanceOf(KosaException.class)
+                .hasMessageContaining("test layer: member f: a member has more than 4 extended attributes");
+    }
+
+    @Test
+    void xattrBytesOnAMemberOverTheLimitAreRefused() {
+        byte[] tar = new TestTar().pax("SCHILY.xattr.user.big", new byte[2000]).file("f", "x").bytes();
+        assertThatThrownBy(() -> read(tar, ImportLimits.DEFAULT.withXattrLimits(4, 1024, 1 << 20)))
+                .hasMessageContaining("extended attributes hold more than 1024 bytes");
+    }
+
+    @Test
+    void anXattrNameWithAControlCharacterOrNoNameIsRefused() {
+        byte[] ctl = new TestTar().pax("SCHILY.xattr.user.a\nb", "v").file("f", "x").bytes();
+        assertThatThrownBy(() -> read(ctl, ImportLimits.DEFAULT)).hasMessageContaining("user.a\\x0ab")
+                .hasMessageContaining("control character");
+        byte[] empty = new TestTar().pax("SCHILY.xattr.", "v").file("f", "x").bytes();
+        assertThatThrownBy(() -> read(empty, ImportLimits.DEFAULT)).hasMessageContaining("name is empty");
+        byte[] b64 = new TestTar().pax("LIBARCHIVE.xattr.user.x", "!!").file("f", "x").bytes();
+        assertThatThrownBy(() -> read(b64, ImportLimits.DEFAULT)).hasMessageContaining("not base64");
     }
 
     @Test
@@ -123,10 +172,56 @@ class TarReaderTest {
         }
     }
 
+    /**
+     * Any PAX header of extended attribute records, names and values any bytes: the member comes out with exactly
+     * those attributes, or the reader refuses it clearly (a name it cannot take, more than the bounds).
+     */
+    @Property(tries = 400)
+    void anyXattrRecordsComeOutExactlyOrAreRefusedClearly(@ForAll("xattrRecords") List<byte[][]> records) {
+        ImportLimits limits = ImportLimits.DEFAULT.withXattrLimits(6, 600, 1 << 20);
+        var paxBody = new java.io.ByteArrayOutputStream();
+        java.util.Map<String, byte[]> expected = new java.util.TreeMap<>();
+        for (byte[][] r : records) {
+            String name = new String(r[0], StandardCharsets.UTF_8);
+            paxBody.writeBytes(TestTar.paxRecord("SCHILY.xattr." + name, r[1]));
+            expected.put(name, r[1]);
+        }
+        byte[] body = paxBody.toByteArray();
+        TestTar t = new TestTar().header("PaxHeader", 'x', 0644, 0, 0, body.length, "", 0, 0).data(body);
+        try {
+            List<TarEntry> es = read(t.file("f", "x").bytes(), limits);
+            assertThat(es).hasSize(1);
+            assertThat(es.getFirst().xattrs()).containsOnlyKeys(expected.keySet());
+            expected.forEach((k, v) -> assertThat(es.getFirst().xattrs().get(k)).as(k).isEqualTo(v));
+            assertThat(expected.size()).isLessThanOrEqualTo(6);
+            assertThat(expected.entrySet().stream().mapToInt(x -> x.getKey().getBytes(StandardCharsets.UTF_8).length
+                    + x.getValue().length).sum()).isLessThanOrEqualTo(600);
+        } catch (KosaException e) {
+            assertThat(e.getMessage()).startsWith("test layer: ");
+        } catch (IOException e) {
+            throw new AssertionError("an IOException escaped: " + e, e);
+        }
+    }
+
+    @Provide
+    Arbitrary<List<byte[][]>> xattrRecords() {
+        Arbitrary<byte[]> names = Arbitraries.oneOf(
+                Arbitraries.strings().withChars("abcuser.securitycapability_-").ofMinLength(0).ofMaxLength(20)
+                        .map(x -> ("user." + x).getBytes(StandardCharsets.UTF_8)),
+                Arbitraries.strings().ofMinLength(0).ofMaxLength(300).map(x -> x.replace("=", "")
+                        .getBytes(StandardCharsets.UTF_8)));
+        Arbitrary<byte[]> values = Arbitraries.bytes().array(byte[].class).ofMaxSize(200);
+        return names.flatMap(n -> values.map(v -> new byte[][] {n, v}))
+                .list().ofMaxSize(8)
+                .filter(l -> l.stream().map(r -> new String(r[0], StandardCharsets.UTF_8)).distinct().count()
+                        == l.size());
+    }
+
     @Provide
     Arbitrary<byte[]> mutatedTars() {
         byte[] base = new TestTar().dir("etc/").file("etc/a", "hello").pax("path", "long/name")
-                .symlink("l", "x").hardlink("h", "etc/a").file("b", "x".repeat(600)).bytes();
+                .symlink("l", "x").hardlink("h", "etc/a").pax("SCHILY.xattr.security.capability", CAP)
+                .pax("LIBARCHIVE.xattr.user.k%3D", "aGVsbG8").file("b", "x".repeat(600)).bytes();
         Arbitrary<byte[]> flips = Arbitraries.integers().between(0, base.length - 1).list().ofMaxSize(8)
                 .flatMap(positions -> Arbitraries.bytes().list().ofSize(positions.size()).map(values -> {
                     byte[] b = base.clone();

@@ -37,6 +37,15 @@ public final class TestImages {
 
     /** An OCI image layout as a tar: gzip-compressed layers, {@code ref} as its ref name. */
     public static byte[] ociArchive(List<byte[]> layers, byte[] config, String ref) throws IOException {
+        return ociArchive(layers, config, ref, "gzip");
+    }
+
+    /**
+     * An OCI image layout as a tar, its layers compressed with {@code gzip} or {@code zstd} (by the real
+     * {@code zstd} program, as registries' zstd layers are made), {@code ref} as its ref name.
+     */
+    public static byte[] ociArchive(List<byte[]> layers, byte[] config, String ref, String compression)
+            throws IOException {
         TestTar tar = new TestTar();
         tar.file("oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}");
         ObjectNode m = JSON.createObjectNode();
@@ -45,9 +54,9 @@ public final class TestImages {
         ArrayNode ls = m.putArray("layers");
         List<byte[]> blobs = new ArrayList<>(List.of(config));
         for (byte[] l : layers) {
-            byte[] gz = gzip(l);
-            ls.add(descriptor("application/vnd.oci.image.layer.v1.tar+gzip", gz));
-            blobs.add(gz);
+            byte[] blob = compression.equals("zstd") ? zstd(l) : gzip(l);
+            ls.add(descriptor("application/vnd.oci.image.layer.v1.tar+" + compression, blob));
+            blobs.add(blob);
         }
         byte[] manifest = m.toString().getBytes(StandardCharsets.UTF_8);
         blobs.add(manifest);
@@ -91,6 +100,31 @@ public final class TestImages {
         ObjectNode d = JSON.createObjectNode();
         d.put("mediaType", mediaType).put("digest", "sha256:" + ImageArchive.sha256(blob)).put("size", blob.length);
         return d;
+    }
+
+    /** {@code b} compressed by the {@code zstd} program (Debian's {@code zstd}, scripts/host-setup.sh). */
+    public static byte[] zstd(byte[] b, String... options) throws IOException {
+        List<String> argv = new ArrayList<>(List.of("zstd", "-q", "-c"));
+        argv.addAll(List.of(options));
+        Process p = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Thread feed = Thread.ofVirtual().start(() -> {
+            try (var in = p.getOutputStream()) {
+                in.write(b);
+            } catch (IOException e) {
+                // the process's exit status tells
+            }
+        });
+        byte[] out = p.getInputStream().readAllBytes();
+        try {
+            feed.join();
+            if (p.waitFor() != 0) {
+                throw new IOException("zstd exited with " + p.exitValue());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        return out;
     }
 
     static byte[] gzip(byte[] b) throws IOException {

@@ -48,16 +48,30 @@ public final class TestTar {
 
     /** A PAX header setting {@code key=value} for the next member. */
     public TestTar pax(String key, String value) {
-        String rec = " " + key + "=" + value + "\n";
-        int len = rec.length();
+        return pax(key, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A PAX header of one record whose value is any bytes (an extended attribute's, raw as GNU tar writes it). */
+    public TestTar pax(String key, byte[] value) {
+        byte[] b = paxRecord(key, value);
+        header("PaxHeader", 'x', 0644, 0, 0, b.length, "", 0, 0);
+        data(b);
+        return this;
+    }
+
+    /** One PAX record, {@code "LEN key=value\n"}, LEN counting the whole record in bytes. */
+    public static byte[] paxRecord(String key, byte[] value) {
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        int len = 1 + k.length + 1 + value.length + 1;
         int total = len + Integer.toString(len).length();
         if (Integer.toString(total).length() != Integer.toString(len).length()) {
             total++;
         }
-        byte[] b = (total + rec).getBytes(StandardCharsets.UTF_8);
-        header("PaxHeader", 'x', 0644, 0, 0, b.length, "", 0, 0);
-        data(b);
-        return this;
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        b.writeBytes((total + " " + key + "=").getBytes(StandardCharsets.UTF_8));
+        b.writeBytes(value);
+        b.write('\n');
+        return b.toByteArray();
     }
 
     /** A raw header with any type and size (its content not written). */
