@@ -45,7 +45,10 @@ public final class RegistryPull {
         }
     }
 
-    /** Whether commons-compress, under jib, said it has no zstd (it needs the zstd-jni library for that). */
+    /**
+     * Whether commons-compress, under jib, said it has no zstd: zstd-jni, which kosa8 ships for it, could not load its
+     * native library here (a platform it has none for, a temporary directory mounted noexec).
+     */
     private static boolean causedByZstd(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (String.valueOf(t.getMessage()).contains("Zstandard compression is not available")) {
@@ -97,9 +100,11 @@ public final class RegistryPull {
         } catch (RegistryException | ExecutionException e) {
             Throwable why = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
             if (causedByZstd(e)) {
-                // jib-core hashes each layer through commons-compress, whose zstd needs the zstd-jni library
-                throw new KosaException(KosaException.Kind.IMAGE, "cannot pull " + ref + ": its layers are"
-                        + " compressed in a way kosa8's registry client (jib-core) cannot read (zstd)",
+                // jib-core reads each layer through commons-compress, whose zstd is zstd-jni's native library
+                throw new KosaException(KosaException.Kind.IMAGE, "cannot pull " + ref + ": its layers are zstd,"
+                        + " and zstd-jni, which reads them for the registry client, cannot load its native library"
+                        + " here (" + java.util.Objects.requireNonNullElse(System.getProperty("os.arch"), "?")
+                        + "; is the temporary directory mounted noexec?)",
                         "fetch it with skopeo and import that: skopeo copy docker://" + ref
                                 + " oci-archive:image.tar && kosa8 image import image.tar", e);
             }
