@@ -29,6 +29,12 @@ final class DiskWriter {
     private static final long GIB = 1L << 30;
     /** The longest value written on the command line: escaped (4 characters a byte) beside a 4 KiB path, in 8 KiB. */
     private static final int INLINE_VALUE = 256;
+    /**
+     * The longest line of the script, newline included. debugfs reads its script with {@code fgets} into 8 KiB and
+     * runs what is past that as a command of its own: a longer line (a path of thousands of quotes, each doubled)
+     * would let an image name a debugfs command, so it is refused, never cut.
+     */
+    static final int MAX_LINE = 8000;
 
     private DiskWriter() {
     }
@@ -45,12 +51,16 @@ final class DiskWriter {
         Path raw = qcow2.resolveSibling(qcow2.getFileName() + ".raw");
         Path script = qcow2.resolveSibling(qcow2.getFileName() + ".debugfs");
         Path values = qcow2.resolveSibling(qcow2.getFileName() + ".xattrs");
+        // debugfs's own folder: an empty one of kosa8's, so that no command of it (there is none that writes a host
+        // file, but `logdump FILE` and `lcd` would) could reach a file of the user's
+        Path cwd = qcow2.resolveSibling(qcow2.getFileName() + ".debugfs-cwd");
         try {
             HostCommand.of("mke2fs", "-q", "-t", "ext4", "-F", "-L", "kosa8-root", "-N", Long.toString(inodes),
                             "-E", "root_owner=0:0", "-d", stage.toString(), raw.toString(), (size / (1 << 20)) + "M")
                     .logTo(log).run(KosaException.Kind.IMAGE, "import: mke2fs");
             writeScript(tree.meta(), script, values);
-            String out = HostCommand.of("debugfs", "-w", "-f", script.toString(), raw.toString())
+            Files.createDirectories(cwd);
+            String out = HostCommand.of("debugfs", "-w", "-f", script.toString(), raw.toString()).in(cwd)
                     .logTo(log).run(KosaException.Kind.IMAGE, "import: debugfs (owners, modes, devices, xattrs)");
             checkDebugfs(out);
             HostCommand.of("qemu-img", "convert", "-O", "qcow2", raw.toString(), qcow2.toString())
@@ -58,6 +68,9 @@ final class DiskWriter {
         } finally {
             Files.deleteIfExists(raw);
             Files.deleteIfExists(script);
+            if (Files.isDirectory(cwd)) {
+                ImageImport.deleteTree(cwd);
+            }
             if (Files.isDirectory(values)) {
                 ImageImport.deleteTree(values);
             }
@@ -94,24 +107,24 @@ final class DiskWriter {
                     // debugfs's mknod makes its name in the current folder only
                     int slash = e.getKey().lastIndexOf('/');
                     String dir = "/" + ROOTFS + (slash < 0 ? "" : "/" + e.getKey().substring(0, slash));
-                    w.write("cd " + quote(dir) + "\n");
-                    w.write("mknod " + quote(e.getKey().substring(slash + 1)) + node + "\n");
-                    w.write("cd /\n");
+                    line(w, "cd " + quote(dir));
+                    line(w, "mknod " + quote(e.getKey().substring(slash + 1)) + node);
+                    line(w, "cd /");
                 }
                 int mode = m.type() == TarEntry.Type.SYMLINK ? 0777 : m.mode();
-                w.write("sif " + path + " mode 0" + Integer.toOctalString(type | mode) + "\n");
-                w.write("sif " + path + " uid " + m.uid() + "\n");
-                w.write("sif " + path + " gid " + m.gid() + "\n");
+                line(w, "sif " + path + " mode 0" + Integer.toOctalString(type | mode));
+                line(w, "sif " + path + " uid " + m.uid());
+                line(w, "sif " + path + " gid " + m.gid());
                 for (var x : m.xattrs().entrySet()) {
                     if (!storable(x.getKey())) {
                         continue;
                     }
                     if (x.getValue().length <= INLINE_VALUE) {
-                        w.write("ea_set " + path + " " + quote(x.getKey()) + " " + escaped(x.getValue()) + "\n");
+                        line(w, "ea_set " + path + " " + quote(x.getKey()) + " " + escaped(x.getValue()));
                     } else {
                         Path f = Files.createDirectories(values).resolve("v" + files++);
                         Files.write(f, x.getValue());
-                        w.write("ea_set -f " + quote(f.toString()) + " " + path + " " + quote(x.getKey()) + "\n");
+                        line(w, "ea_set -f " + quote(f.toString()) + " " + path + " " + quote(x.getKey()));
                     }
                 }
             }
@@ -156,6 +169,20 @@ final class DiskWriter {
                     "the image holds something ext4 cannot store (an extended attribute over about 4 KiB?);"
                             + " the import log has every command");
         }
+    }
+
+    /** Writes one line of the script, refusing one debugfs would cut (and run the rest of as a command). */
+    private static void line(BufferedWriter w, String text) throws IOException {
+        int bytes = text.getBytes(StandardCharsets.UTF_8).length + 1;
+        if (bytes > MAX_LINE || text.indexOf('\n') >= 0) {
+            throw new KosaException(KosaException.Kind.IMAGE, "import: a path or attribute in the image is too long"
+                    + " for kosa8's disk writer (" + bytes + " bytes on one debugfs line, at most " + MAX_LINE
+                    + "): " + PaxHeader.printable(text),
+                    "an image whose paths are over a few thousand bytes cannot be imported; rebuild it with shorter"
+                            + " paths");
+        }
+        w.write(text);
+        w.write('\n');
     }
 
     /** A path as debugfs reads one argument: in double quotes, a quote doubled. */

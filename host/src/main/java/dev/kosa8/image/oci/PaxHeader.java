@@ -111,11 +111,13 @@ final class PaxHeader {
         if (name.isEmpty() || name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
             throw bad.apply("an extended attribute's name is empty or longer than " + MAX_NAME_BYTES + " bytes");
         }
+        // printable ASCII but space, quote and backslash: what real attribute names are made of (user.mime_type,
+        // security.capability), and nothing the disk writer's debugfs script would read as more than a name
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);
-            if (c < 0x20 || c == 0x7f || c == '\ufffd') {
-                throw bad.apply("extended attribute " + printable(name)
-                        + " has a control character or a byte that is not UTF-8 in its name");
+            if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+                throw bad.apply("extended attribute " + printable(name) + " has a character other than printable"
+                        + " ASCII (and not a space, quote or backslash) in its name");
             }
         }
     }

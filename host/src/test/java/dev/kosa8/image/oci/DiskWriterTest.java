@@ -55,7 +55,7 @@ class DiskWriterTest {
         byte[] odd = {'"', '\\', 0, '\n', ' ', (byte) 0xff, 'z'};
         byte[] layer = new TestTar().dir("bin/").pax("SCHILY.xattr.security.capability", TarReaderTest.CAP)
                 .file("bin/ping", 0755, 0, 0, new byte[] {1}).pax("SCHILY.xattr.user.kosa8", "hello")
-                .pax("SCHILY.xattr.trusted.odd \"q\"", odd).pax("SCHILY.xattr.system.nfs4_acl", "skipped")
+                .pax("SCHILY.xattr.trusted.odd-value_1", odd).pax("SCHILY.xattr.system.nfs4_acl", "skipped")
                 .file("etc \"x\"", "q").hardlink("bin/ping2", "bin/ping").bytes();
         TarReader r = new TarReader(new ByteArrayInputStream(layer), ImportLimits.DEFAULT, "layer");
         for (TarEntry e = r.next(); e != null; e = r.next()) {
@@ -71,13 +71,43 @@ class DiskWriterTest {
         assertThat(eaGet(raw, "/rootfs/bin/ping2", "security.capability")).as("a hard link is the same inode")
                 .isEqualTo(TarReaderTest.CAP);
         assertThat(eaGet(raw, "/rootfs/etc \"x\"", "user.kosa8")).isEqualTo("hello".getBytes());
-        assertThat(eaGet(raw, "/rootfs/etc \"x\"", "trusted.odd \"q\"")).isEqualTo(odd);
+        assertThat(eaGet(raw, "/rootfs/etc \"x\"", "trusted.odd-value_1")).isEqualTo(odd);
         assertThat(debugfs(raw, "ea_list " + DiskWriter.quote("/rootfs/etc \"x\"")))
                 .as("a namespace ext4 does not store is left out").doesNotContain("nfs4");
         assertThat(java.nio.file.Files.getFileStore(t.root()).supportsFileAttributeView("user")
                 ? Files.getFileAttributeView(t.root().resolve("etc \"x\""),
                         java.nio.file.attribute.UserDefinedFileAttributeView.class).list() : List.of())
                 .as("nothing set on the host's file").isEmpty();
+    }
+
+    /**
+     * debugfs reads its script in lines of 8 KiB and runs what is past that as a command of its own: a path of
+     * quotes (each doubled in the script) long enough to push an attribute's name past the cut would let an image
+     * name a debugfs command (`logdump FILE` truncates a host file). Such a line is refused, never written; and no
+     * command ran, so nothing of the host's was touched.
+     */
+    @Test
+    void aLineDebugfsWouldCutIsRefusedNotRun() throws IOException {
+        String quotes = "\"".repeat(250);
+        StringBuilder deep = new StringBuilder();
+        for (int i = 0; i < 16; i++) {
+            deep.append(quotes).append('/');
+        }
+        deep.append("f");
+        var meta = new java.util.LinkedHashMap<String, RootTree.Meta>();
+        meta.put(deep.toString(), new RootTree.Meta(TarEntry.Type.FILE, 0644, 0, 0, 0, 0,
+                java.util.Map.of("user.x" + "y".repeat(100) + "logdump", new byte[] {'v'})));
+        Path script = tmp.resolve("script");
+        assertThatThrownBy(() -> DiskWriter.writeScript(meta, script, tmp.resolve("values")))
+                .isInstanceOf(KosaException.class).hasMessageContaining("too long for kosa8's disk writer")
+                .hasMessageContaining("at most " + DiskWriter.MAX_LINE);
+        // and every line a real image's script has is within the bound
+        var fine = new java.util.LinkedHashMap<String, RootTree.Meta>();
+        fine.put("a/\"b\"/" + "c".repeat(2000), new RootTree.Meta(TarEntry.Type.FILE, 0644, 0, 0, 0, 0,
+                java.util.Map.of("user.big", new byte[256])));
+        DiskWriter.writeScript(fine, script, tmp.resolve("values"));
+        assertThat(Files.readAllLines(script)).allSatisfy(l -> assertThat(l.length() + 1)
+                .isLessThanOrEqualTo(DiskWriter.MAX_LINE));
     }
 
     /**
