@@ -66,7 +66,7 @@ final class StdinHandoff {
         }
 
         @Override
-        public int read(byte[] b, int off, int len) throws IOException {
+        public synchronized int read(byte[] b, int off, int len) throws IOException {
             if (len == 0) {
                 return 0;
             }
@@ -109,10 +109,20 @@ final class StdinHandoff {
             return n;
         }
 
-        /** The command this view fed has ended: its reader gets the end of stream, and takes no more. */
+        /**
+         * The command this view fed has ended: its reader gets the end of stream, and takes no more; what it took
+         * and did not read (a chunk read in part, when the command's window was smaller) goes to the next view,
+         * whether or not its reader calls again.
+         */
         @Override
         public void close() {
-            closed = true;
+            closed = true; // first, so that a read under way gives up what it takes from now on
+            synchronized (this) {
+                if (held != null) {
+                    chunks.addFirst(Arrays.copyOfRange(held, at, held.length));
+                    held = null;
+                }
+            }
         }
     }
 }

@@ -209,9 +209,10 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 if (!upgrade) {
                     throw new KosaException(KosaException.Kind.USAGE, "exec needs `Upgrade: " + UPGRADE + "`", "");
                 }
-                var agent = s.current().agent();
+                s.current(); // a sandbox that is not running is an HTTP error, before the upgrade
                 s.openStream(mgr.streamsPerSandbox());
-                switchToStream(ctx, s.id(), () -> agent, () -> mgr.processes().environmentOf(s),
+                // the machine is taken again when the command starts: a rewind in between sends it to the one put back
+                switchToStream(ctx, s.id(), () -> s.current().agent(), () -> mgr.processes().environmentOf(s),
                         s.record().image().config(), s::closeStream);
             }
             case "checkpoints" -> {

@@ -418,7 +418,14 @@ public final class AgentConnection implements AutoCloseable {
                 }
             }
             case Message.Exited x -> deliverLast(x);
-            case Message.Failed f -> deliverLast(f);
+            case Message.Failed f -> {
+                if (f.code() == Message.ErrorCode.REWOUND) {
+                    // the host's own word to its clients ({@link #rewound}): a guest saying it would make them
+                    // believe the sandbox was rewound (kosa8 agent would reopen its agent, again and again)
+                    throw new ProtocolException("the guest may not say the sandbox was rewound");
+                }
+                deliverLast(f);
+            }
             case Message.Started s -> deliverControl(s);
             case Message.Eof e -> deliverControl(e);
             case Message.FileInfo f -> deliverControl(f);

@@ -272,6 +272,14 @@ class AgentConnectionTest {
     }
 
     @Test
+    void aGuestSayingTheSandboxWasRewoundLosesItsConnection() throws Exception {
+        try (AgentConnection c = connectTo(dir.resolve("r.sock"), (out, in) -> out.write(Codec.encode(
+                new Message.Failed(1, Message.ErrorCode.REWOUND, "the sandbox was rewound to checkpoint c1"))))) {
+            assertThat(c.closedFuture().get(10, TimeUnit.SECONDS)).contains("may not say the sandbox was rewound");
+        }
+    }
+
+    @Test
     void aGuestSendingAFileRequestLosesItsConnection() throws Exception {
         try (AgentConnection c = connectTo(dir.resolve("f.sock"), (out, in) -> out.write(Codec.encode(
                 new Message.FileRequest(1, "", new dev.kosa8.protocol.FileOp.Stat("/etc/passwd", false)))))) {
