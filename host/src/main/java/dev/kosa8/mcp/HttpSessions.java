@@ -10,11 +10,18 @@ import java.util.function.Consumer;
 /**
  * The MCP sessions of {@code kosa8 mcp --http}, by their {@code Mcp-Session-Id}: each an {@link McpSession} made
  * when the SDK starts the session (its factory is wrapped here), ended when the client deletes it, when the SDK
- * has forgotten it, or when the server stops. At most {@code max} at once, counting initializations under way: an
- * initialize is let in only with a slot {@link #reserve}d, so two at once cannot pass the bound together.
+ * has forgotten it, when it has been idle for {@link #IDLE} (no request and no tool call under way: a client that
+ * went away without deleting it), or when the server stops. At most {@code max} at once, counting initializations
+ * under way: an initialize is let in only with a slot {@link #reserve}d, so two at once cannot pass the bound
+ * together, and the SDK's factory refuses a session past it whatever the request said.
  */
 final class HttpSessions {
+    /** How long a session may go without a request before it is ended (its sandboxes not kept removed). */
+    static final java.time.Duration IDLE = java.time.Duration.ofHours(8);
+
     private final Map<String, McpSession> live = new ConcurrentHashMap<>();
+    /** When each live session last began or finished a request (System.nanoTime), and how many run now. */
+    private final Map<String, long[]> activity = new ConcurrentHashMap<>();
     private final int max;
     private final McpBackend backend;
     private final Consumer<String> log;
@@ -30,9 +37,15 @@ final class HttpSessions {
     /** The SDK's session factory, each session it starts also recorded here. */
     McpStreamableServerSession.Factory wrap(McpStreamableServerSession.Factory sdk) {
         return request -> {
-            McpStreamableServerSession.McpStreamableServerSessionInit init = sdk.startSession(request);
-            live.put(init.session().getId(), new McpSession());
-            return init;
+            synchronized (this) {
+                if (live.size() >= max) {
+                    throw new IllegalStateException("too many MCP sessions: at most " + max + " at once");
+                }
+                McpStreamableServerSession.McpStreamableServerSessionInit init = sdk.startSession(request);
+                activity.put(init.session().getId(), new long[] {System.nanoTime(), 0});
+                live.put(init.session().getId(), new McpSession());
+                return init;
+            }
         };
     }
 
@@ -43,6 +56,47 @@ final class HttpSessions {
 
     int open() {
         return live.size();
+    }
+
+    /** A request of session {@code id} begins; false when no such session is open here (ended, or never was). */
+    boolean enter(String id) {
+        long[] a = activity.get(id);
+        if (a == null || !live.containsKey(id)) {
+            return false;
+        }
+        synchronized (a) {
+            a[0] = System.nanoTime();
+            a[1]++;
+        }
+        return true;
+    }
+
+    /** A request {@link #enter}ed is answered (a stream it opened may go on). */
+    void leave(String id) {
+        long[] a = activity.get(id);
+        if (a != null) {
+            synchronized (a) {
+                a[0] = System.nanoTime();
+                a[1]--;
+            }
+        }
+    }
+
+    /** Ends the sessions that have had no request and no tool call under way for {@code idle}, as of {@code now}. */
+    int sweep(long now, java.time.Duration idle) {
+        int ended = 0;
+        for (var e : List.copyOf(activity.entrySet())) {
+            McpSession s = live.get(e.getKey());
+            boolean quiet;
+            synchronized (e.getValue()) {
+                quiet = e.getValue()[1] == 0 && now - e.getValue()[0] >= idle.toNanos();
+            }
+            if (s != null && quiet && !s.busy()) {
+                end(e.getKey(), "idle for " + idle.toMinutes() + " minutes");
+                ended++;
+            }
+        }
+        return ended;
     }
 
     /** Holds a slot for an initialization under way; false when {@code max} sessions are open or starting. */
@@ -61,6 +115,7 @@ final class HttpSessions {
 
     /** Ends the session of this id in the background (its calls waited for, its sandboxes removed), once. */
     void end(String id, String why) {
+        activity.remove(id);
         McpSession s = live.remove(id);
         if (s == null) {
             return;

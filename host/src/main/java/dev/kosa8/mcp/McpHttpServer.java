@@ -92,6 +92,16 @@ public final class McpHttpServer {
             throw new KosaException(KosaException.Kind.INTERNAL, "cannot start the MCP HTTP server: " + e, "", e);
         }
         this.port = connector.getLocalPort();
+        Thread.ofVirtual().name("mcp-idle-sweep").start(() -> {
+            while (!stopping.get()) {
+                try {
+                    Thread.sleep(java.time.Duration.ofMinutes(1));
+                } catch (InterruptedException e) {
+                    return;
+                }
+                sessions.sweep(System.nanoTime(), HttpSessions.IDLE);
+            }
+        });
         return this.port;
     }
 
@@ -103,6 +113,11 @@ public final class McpHttpServer {
     /** The sessions open now. */
     int openSessions() {
         return sessions.open();
+    }
+
+    /** Ends the sessions idle for {@code idle} now, as the minutely sweep does for {@link HttpSessions#IDLE}. */
+    int sweepIdle(java.time.Duration idle) {
+        return sessions.sweep(System.nanoTime(), idle);
     }
 
     /** Waits until {@link #stop} has finished. */

@@ -38,6 +38,11 @@ public final class McpSession {
         calls.arriveAndDeregister();
     }
 
+    /** Whether a tool call runs now. */
+    boolean busy() {
+        return calls.getRegisteredParties() > 1;
+    }
+
     synchronized void made(String id, boolean keep) {
         made.put(id, keep);
     }

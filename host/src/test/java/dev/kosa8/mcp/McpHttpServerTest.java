@@ -213,4 +213,44 @@ class McpHttpServerTest {
         assertThat(calls()).contains("remove " + others).doesNotContain("remove " + kept);
         assertThat(log).anyMatch(l -> l.contains("ended (the server stopped)"));
     }
+
+    /**
+     * The SDK starts a session for any initialize, whatever Mcp-Session-Id it carries: such a request must not get
+     * past the bound of sessions (it is counted only without the header), so an id this server does not hold is a
+     * 404 before the SDK sees it, as the spec answers a session that ended.
+     */
+    @Test
+    void anInitializeCarryingAnUnknownSessionIdIsANotFoundAndOpensNoSession() throws Exception {
+        for (int i = 0; i < HttpGuard.MAX_SESSIONS + 4; i++) {
+            HttpResponse<String> r = post(initialize(), "Authorization", bearer(), "Mcp-Session-Id", "made-up-" + i);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(404);
+            assertThat(error(r).path("message").asText()).contains("no MCP session made-up-…", "ended");
+        }
+        assertThat(server.openSessions()).isZero();
+        session(); // and a proper one still opens
+    }
+
+    /**
+     * A client that went away without deleting its session (killed, restarted) would hold a slot and its sandboxes
+     * until the server stops: a session with no request for the idle bound is ended, its sandboxes not kept
+     * removed, and its id is then a 404. One that was just used is not.
+     */
+    @Test
+    void aSessionIdleForTheBoundIsEndedWithItsSandboxesAndOneJustUsedIsNot() throws Exception {
+        String idle = session();
+        String made = call(idle, "create_sandbox", "{\"workspace\":\"none\"}").path("id").asText();
+        assertThat(server.sweepIdle(java.time.Duration.ofHours(1))).as("used a moment ago").isZero();
+        Thread.sleep(50);
+        assertThat(server.sweepIdle(java.time.Duration.ofMillis(10))).isEqualTo(1);
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!calls().contains("remove " + made) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(calls()).contains("remove " + made);
+        assertThat(log).anyMatch(l -> l.contains("ended (idle for 0 minutes)"));
+        HttpResponse<String> after = post("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}",
+                "Authorization", bearer(), "Mcp-Session-Id", idle);
+        assertThat(after.statusCode()).isEqualTo(404);
+        assertThat(server.openSessions()).isZero();
+    }
 }
