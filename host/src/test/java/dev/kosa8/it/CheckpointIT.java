@@ -648,6 +648,7 @@ class CheckpointIT {
      * the sandbox boots afresh from its disk with all a boot brings: its folder, and its broker, which answers a
      * denied request with 403 (a half-done resume once closed the broker, and the boot went on without it).
      */
+    @Tag("long") // the default suite took 35.7 min on a clean clone on 2026-12-05 (goal 30): ./run-tests long
     @Test
     void aPausedMachineThatCannotBeResumedBootsAfreshWithItsFolderAndItsBroker() throws Exception {
         // a counting process, which a fresh boot does not have

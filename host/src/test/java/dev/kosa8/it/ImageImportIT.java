@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -165,6 +166,7 @@ class ImageImportIT {
         return out;
     }
 
+    @Tag("long") // the default suite took 35.7 min on a clean clone on 2026-12-05 (goal 30): ./run-tests long
     @Test
     void anImportedImageWithTheDefaultNetworkAndWorkspaceBootsItsCaOnlyWhereItCanGo() throws Exception {
         byte[] layer = new TestTar().dir("bin/").file("bin/busybox", 0755, 0, 0, busybox).symlink("bin/sh", "busybox")
@@ -183,6 +185,7 @@ class ImageImportIT {
         }
     }
 
+    @Tag("long") // the default suite took 35.7 min on a clean clone on 2026-12-05 (goal 30): ./run-tests long
     @Test
     void anImageWithNoShellRunsAStaticBinary() throws Exception {
         Path src = Files.writeString(dir.resolve("hello.c"), """

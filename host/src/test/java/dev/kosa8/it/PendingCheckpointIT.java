@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -137,6 +138,7 @@ class PendingCheckpointIT {
         assertThat(sh("cat /root/which").stdout().strip()).isEqualTo("two");
     }
 
+    @Tag("long") // the default suite took 35.7 min on a clean clone on 2026-12-05 (goal 30): ./run-tests long
     @Test
     void aSandboxRemovedWhileItsCheckpointCommitsLeavesNoWorkAndNoFileBehind() throws Exception {
         Path other = Kosa.HOME.resolveSibling("it-workspaces").resolve("PendingCheckpointIT-removed");
@@ -236,6 +238,7 @@ class PendingCheckpointIT {
         }
     }
 
+    @Tag("long") // the default suite took 35.7 min on a clean clone on 2026-12-05 (goal 30): ./run-tests long
     @Test
     void aCheckpointWhoseCommitADaemonsDeathCutShortIsMarkedFailedAndTheNextOneWorks() throws Exception {
         String before = Kosa.ok(T, "checkpoint", id, "--wait", "-m", "committed").stdout().strip();

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -94,6 +95,7 @@ class TurnCheckpointIT {
         assertThat(gone.stderr()).contains("has no turn 1", "turns 2..3 are kept");
     }
 
+    @Tag("long") // the default suite took 35.7 min on a clean clone on 2026-12-05 (goal 30): ./run-tests long
     @Test
     void atTheSandboxsCheckpointLimitATurnMakesRoomByRemovingTheOldestTurnNeverTheUsersOwn() throws Exception {
         // a sandbox of its own that keeps three checkpoints
