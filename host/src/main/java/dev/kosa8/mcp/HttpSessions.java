@@ -147,7 +147,8 @@ final class HttpSessions {
         }
     }
 
-    private static String shortId(String id) {
+    /** A session id as the log and the refusals show it: its first 8 characters. */
+    static String shortId(String id) {
         return id.length() > 8 ? id.substring(0, 8) : id;
     }
 }

@@ -80,7 +80,7 @@ final class McpHttpFilter implements Filter {
         // a session this server does not hold (ended: deleted, idle, the server restarted; or never started) is a
         // 404, as the spec says, whatever the request: the client then starts a new one
         if (id != null && !sessions.enter(id)) {
-            refuse(res, 404, "no MCP session " + (id.length() > 8 ? id.substring(0, 8) : id) + "… here: it ended"
+            refuse(res, 404, "no MCP session " + HttpSessions.shortId(id) + "… here: it ended"
                     + " (deleted, idle for " + HttpSessions.IDLE.toHours() + " hours, or the server restarted)"
                     + " or never was", "start a new session (initialize without Mcp-Session-Id)");
             return;
