@@ -14,7 +14,9 @@
 #
 # Reported (printed, and written under bench/results/): operations done and failures per kind; exec latency p50 and
 # p99 per minute (goal: flat); the daemon's heap in use and thread count, its RSS and open descriptors, and the
-# summed RSS of every QEMU, at the start and at the end; disk used by the kosa8 home's data. Uses the kosa8 home of
+# summed RSS of every QEMU, at the start and at the end (the hostile sandbox removed first); the daemon's figures
+# again with every sandbox removed, against the daemon before any was made (where a leak shows); disk used by the
+# kosa8 home's data. Uses the kosa8 home of
 # the environment (KOSA8_HOME, else the XDG default); its daemon is restarted first, so the figures are its own.
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
@@ -63,10 +65,13 @@ daemon_pid() { "$k" daemon status | sed -n 's/.* pid \([0-9]*\) .*/\1/p'; }
 measure() {
   local pid heap threads rss fds qrss=0 qn=0 q
   pid=$(daemon_pid)
-  # the Java heap's generations (or G1's heap) in use, not metaspace
+  # the Java heap in use after a full collection (live objects, not garbage waiting), not metaspace: the heap's
+  # own lines ("DefNew"/"Tenured" for the daemon's serial collector, "garbage-first heap", "ZHeap", ...) carry
+  # "total NK, used NK"; their "space" lines repeat them in parts
+  "$JAVA_HOME/bin/jcmd" "$pid" GC.run >/dev/null 2>&1 || true
   heap=$("$JAVA_HOME/bin/jcmd" "$pid" GC.heap_info 2>/dev/null \
-    | awk '/generation|garbage-first heap|ZHeap|Shenandoah/ && match($0, /used [0-9]+K/) {
-             s += substr($0, RSTART + 5, RLENGTH - 6)} END {print s + 0}')
+    | awk '!/space/ && match($0, /total [0-9]+K, used [0-9]+K/) {
+             split(substr($0, RSTART, RLENGTH), f, /[ K,]+/); s += f[4]} END {print s + 0}')
   threads=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status")
   rss=$(awk '/^VmRSS:/ {print int($2 / 1024)}' "/proc/$pid/status")
   fds=$(ls "/proc/$pid/fd" | wc -l)
@@ -145,6 +150,7 @@ nohup sh -c 'while :; do head -c 65536 /dev/urandom | base64 > /dev/console; don
 
 head -c 1048576 /dev/urandom > "$work/payload"
 echo "making $boxes sandboxes of $memory MiB and one hostile one"
+idle_figures=$(measure)
 ids=() folders=()
 for ((i = 1; i <= boxes; i++)); do
   f="$work/ws-$i"; mkdir -p "$f"
@@ -165,8 +171,16 @@ hostile "$bad" "$end" &
 pids=($!)
 for ((i = 0; i < boxes; i++)); do worker "${ids[i]}" "${folders[i]}" "$end" & pids+=($!); done
 wait "${pids[@]}" || true # a worker's status is its last round's; failures are counted in the logs
+# the hostile guest's held connections are the daemon's descriptors until it goes: measured without it, so what
+# is left is what the soak's own work left behind
+"$k" rm -f "$bad" >/dev/null
+sleep 3
 end_figures=$(measure)
 disk_end=$(du -sm "$data" | cut -f1)
+# and with every sandbox gone: against the daemon before any was made, what a leak would leave
+"$k" rm -f "${ids[@]}" >/dev/null
+sleep 3
+empty_figures=$(measure)
 
 cat "$work"/*.ops > "$work/all.ops"
 total=$(wc -l < "$work/all.ops")
@@ -193,7 +207,13 @@ read -r h1 th1 r1 fd1 q1 qn1 <<<"$end_figures"
 echo "daemon: heap in use $h0 -> $h1 MiB, threads $th0 -> $th1, RSS $r0 -> $r1 MiB, open descriptors $fd0 -> $fd1"
 within() { (( $2 <= $1 + $1 / 10 + 16 )) && echo "within the bound" || echo "GREW beyond the bound"; }
 echo "bound (start + 10% + 16): threads $(within "$th0" "$th1"), descriptors $(within "$fd0" "$fd1")"
-echo "QEMUs: $qn0 -> $qn1 processes, RSS $q0 -> $q1 MiB; disk used by $data: $disk_start -> $disk_end MiB"
+echo "QEMUs (each sandbox's, and its standby for the next rewind): $qn0 -> $qn1 processes, RSS $q0 -> $q1 MiB;" \
+  "disk used by $data: $disk_start -> $disk_end MiB"
+read -r he the re fde qe qne <<<"$empty_figures"
+read -r hi thi ri fdi _ _ <<<"$idle_figures"
+echo "daemon with no sandbox, before and after: heap in use $hi -> $he MiB, threads $thi -> $the, RSS $ri -> $re MiB," \
+  "open descriptors $fdi -> $fde, QEMUs left $qne"
+echo "bound (before + 10% + 16): threads $(within "$thi" "$the"), descriptors $(within "$fdi" "$fde")"
 if [[ -s $work/failures.log ]]; then
   echo "failures (first 40 lines of $data/../soak-failures.log):"
   cp "$work/failures.log" "$data/../soak-failures.log"
@@ -216,6 +236,10 @@ bench_row name="daemon heap in use at the end" unit=MiB figure="$h1" baseline_na
 bench_row name="daemon threads at the end" unit=threads figure="$th1" baseline_name="$at_start" baseline="$th0"
 bench_row name="daemon RSS at the end" unit=MiB figure="$r1" baseline_name="$at_start" baseline="$r0"
 bench_row name="daemon open descriptors at the end" unit=fds figure="$fd1" baseline_name="$at_start" baseline="$fd0"
+bench_row name="daemon open descriptors, every sandbox removed" unit=fds figure="$fde" \
+  baseline_name="before any sandbox was made" baseline="$fdi"
+bench_row name="daemon heap in use, every sandbox removed" unit=MiB figure="$he" \
+  baseline_name="before any sandbox was made" baseline="$hi"
 bench_row name="QEMU RSS summed at the end" unit=MiB figure="$q1" baseline_name="$at_start" baseline="$q0"
 bench_row name="disk used by the home's data at the end" unit=MiB figure="$disk_end" baseline_name="$at_start" \
   baseline="$disk_start"
