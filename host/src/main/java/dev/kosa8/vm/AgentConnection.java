@@ -5,7 +5,6 @@ import dev.kosa8.protocol.FrameWriter;
 import dev.kosa8.protocol.Limits;
 import dev.kosa8.protocol.Message;
 import dev.kosa8.protocol.ProtocolException;
-import dev.kosa8.protocol.ReceiveWindow;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -40,46 +39,13 @@ public final class AgentConnection implements AutoCloseable {
     private final FrameReader reader;
     private final FrameWriter writer;
     private final LinkedBlockingQueue<Message> outbound = new LinkedBlockingQueue<>();
-    private final Map<Integer, Registered> channels = new ConcurrentHashMap<>();
+    private final AgentChannels channels = new AgentChannels(outbound::add);
     private final Map<Long, CompletableFuture<Void>> pings = new ConcurrentHashMap<>();
     /** The agent's Hello; replaced only by {@link #helloAgain}, for which the agent answers once more. */
     private volatile CompletableFuture<Message.Hello> hello = new CompletableFuture<>();
     private final CompletableFuture<String> closed = new CompletableFuture<>();
-    private final AtomicInteger nextChannel = new AtomicInteger(1);
     private final java.util.concurrent.atomic.AtomicBoolean shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
     private final AtomicLong nonces = new AtomicLong();
-
-    private record Registered(Consumer<Message> listener, ReceiveWindow stdout, ReceiveWindow stderr,
-                              ChannelLimits limits) {
-    }
-
-    /**
-     * What a guest may send on one channel besides credited output: Started
-     * and FileInfo once, Eof once per stream, and stdin credit only for stdin
-     * the host has sent. Anything beyond is a protocol violation, so a guest
-     * cannot grow the daemon's buffers with messages the window does not count.
-     */
-    private static final class ChannelLimits {
-        private long stdinUncredited;
-        private int controlMessages;
-
-        synchronized void stdinSent(int bytes) {
-            stdinUncredited += bytes;
-        }
-
-        synchronized void stdinCredited(int bytes) {
-            stdinUncredited -= bytes;
-            if (stdinUncredited < 0) {
-                throw new ProtocolException("the guest credited stdin it was never sent");
-            }
-        }
-
-        synchronized void control() {
-            if (++controlMessages > 4) {
-                throw new ProtocolException("too many control messages on one channel");
-            }
-        }
-    }
 
     /**
      * Pongs and answers to asks queued for a guest that may not be reading: bounded, or floods of pings or
@@ -245,10 +211,8 @@ public final class AgentConnection implements AutoCloseable {
      * {@link dev.kosa8.protocol.PortLink#WINDOW}): output beyond it breaks the protocol.
      */
     public int open(Consumer<Message> listener, int window) {
-        int id = nextChannel.getAndIncrement();
-        channels.put(id, new Registered(listener, new ReceiveWindow(window), new ReceiveWindow(window),
-                new ChannelLimits()));
-        if (shuttingDown.get() && channels.remove(id) != null) {
+        int id = channels.open(listener, window);
+        if (shuttingDown.get() && channels.forget(id)) {
             // the connection died before or while we registered: say so instead of waiting forever
             listener.accept(new Message.Failed(id, Message.ErrorCode.INTERNAL,
                     "lost the connection to the sandbox: " + closed.getNow("the agent connection is closed")));
@@ -258,21 +222,7 @@ public final class AgentConnection implements AutoCloseable {
 
     /** Queues a message for the agent. */
     public void send(Message m) {
-        if (m instanceof Message.Data d && d.stream() == Message.Stream.STDIN) {
-            Registered r = channels.get(d.channel());
-            if (r != null) {
-                r.limits().stdinSent(d.bytes().length);
-            }
-        }
-        if (m instanceof Message.Credit c && c.stream() == Message.Stream.STDIN) {
-            throw new IllegalArgumentException("the host does not credit stdin");
-        }
-        if (m instanceof Message.Credit c) {
-            Registered r = channels.get(c.channel());
-            if (r != null) {
-                (c.stream() == Message.Stream.STDERR ? r.stderr() : r.stdout()).consumed(c.bytes());
-            }
-        }
+        channels.sending(m);
         outbound.add(m);
     }
 
@@ -298,7 +248,7 @@ public final class AgentConnection implements AutoCloseable {
 
     /** Forgets a channel whose consumer went away; its process is hung up. */
     public void abandon(int channel) {
-        if (channels.remove(channel) != null) {
+        if (channels.forget(channel)) {
             outbound.add(new Message.Signal(channel, 1));
         }
     }
@@ -316,16 +266,7 @@ public final class AgentConnection implements AutoCloseable {
 
     /** Each open channel is told {@code why} with {@code code}, and forgotten. */
     void failOpenChannels(Message.ErrorCode code, String why) {
-        String text = Messages.fitText(why);
-        for (var e : channels.entrySet()) {
-            if (channels.remove(e.getKey()) != null) {
-                try {
-                    e.getValue().listener().accept(new Message.Failed(e.getKey(), code, text));
-                } catch (RuntimeException ignored) {
-                    // one broken listener must not keep the others from hearing
-                }
-            }
-        }
+        channels.failAll(code, Messages.fitText(why));
     }
 
     /** Round trip to the agent and back. */
@@ -397,8 +338,8 @@ public final class AgentConnection implements AutoCloseable {
             case Message.PutFile p -> throw new ProtocolException("the guest may not write host files");
             case Message.GetFile g -> throw new ProtocolException("the guest may not read host files");
             case Message.FileRequest f -> throw new ProtocolException("the guest may not work on host files");
-            case Message.FileEntries f -> deliverBounded(f);
-            case Message.WatchEvents e -> deliverBounded(e);
+            case Message.FileEntries f -> channels.bounded(f);
+            case Message.WatchEvents e -> channels.bounded(e);
             case Message.MountWorkspace mw -> throw new ProtocolException("the guest may not mount on the host");
             case Message.Freeze f -> throw new ProtocolException("the guest may not freeze the host");
             case Message.Thaw t -> throw new ProtocolException("the guest may not thaw the host");
@@ -411,69 +352,26 @@ public final class AgentConnection implements AutoCloseable {
                 if (d.stream() == Message.Stream.STDIN) {
                     throw new ProtocolException("the guest may not send stdin");
                 }
-                Registered r = channels.get(d.channel());
-                if (r != null) {
-                    (d.stream() == Message.Stream.STDERR ? r.stderr() : r.stdout()).received(d.bytes().length);
-                    r.listener().accept(d);
-                }
+                channels.output(d);
             }
-            case Message.Exited x -> deliverLast(x);
+            case Message.Exited x -> channels.last(x);
             case Message.Failed f -> {
                 if (f.code() == Message.ErrorCode.REWOUND) {
                     // the host's own word to its clients ({@link #rewound}): a guest saying it would make them
                     // believe the sandbox was rewound (kosa8 agent would reopen its agent, again and again)
                     throw new ProtocolException("the guest may not say the sandbox was rewound");
                 }
-                deliverLast(f);
+                channels.last(f);
             }
-            case Message.Started s -> deliverControl(s);
-            case Message.Eof e -> deliverControl(e);
-            case Message.FileInfo f -> deliverControl(f);
+            case Message.Started s -> channels.control(s);
+            case Message.Eof e -> channels.control(e);
+            case Message.FileInfo f -> channels.control(f);
             case Message.Credit c -> {
                 if (c.stream() != Message.Stream.STDIN) {
                     throw new ProtocolException("the guest may only credit stdin");
                 }
-                Registered r = channels.get(c.channel());
-                if (r != null) {
-                    r.limits().stdinCredited(c.bytes());
-                    r.listener().accept(c);
-                }
+                channels.stdinCredit(c);
             }
-        }
-    }
-
-    private void deliverControl(Message m) {
-        Registered r = channels.get(m.channel());
-        if (r != null) {
-            r.limits().control();
-            r.listener().accept(m);
-        }
-    }
-
-    /**
-     * A stat, a batch of a listing or of a watch's events: not counted by a window, so the listener bounds what it
-     * keeps (a listing no more than it asked for, a watch its pending events: {@code dev.kosa8.files}).
-     */
-    private void deliverBounded(Message m) {
-        Registered r = channels.get(m.channel());
-        if (r != null) {
-            r.listener().accept(m);
-        } else if (m instanceof Message.WatchEvents && staleWatches.size() < MAX_STALE_WATCHES
-                && staleWatches.add(m.channel())) {
-            // a watch the host has forgotten: one a rewind restored into the guest's RAM, its channel failed here
-            // then; told once to stop, so it does not hold one of the agent's watches for ever
-            outbound.add(new Message.Signal(m.channel(), 1));
-        }
-    }
-
-    /** Channels of watches told to stop because the host had forgotten them: each told once, so few at most. */
-    private final java.util.Set<Integer> staleWatches = ConcurrentHashMap.newKeySet();
-    private static final int MAX_STALE_WATCHES = 1024;
-
-    private void deliverLast(Message m) {
-        Registered r = channels.remove(m.channel());
-        if (r != null) {
-            r.listener().accept(m);
         }
     }
 
@@ -511,15 +409,7 @@ public final class AgentConnection implements AutoCloseable {
         AgentException gone = new AgentException(reason);
         hello.completeExceptionally(gone);
         pings.values().forEach(f -> f.completeExceptionally(gone));
-        String why = Messages.fitText("lost the connection to the sandbox: " + reason);
-        for (var e : channels.entrySet()) {
-            try {
-                e.getValue().listener().accept(new Message.Failed(e.getKey(), Message.ErrorCode.INTERNAL, why));
-            } catch (RuntimeException ignored) {
-                // one broken listener must not keep the others from hearing
-            }
-        }
-        channels.clear();
+        channels.failAll(Message.ErrorCode.INTERNAL, Messages.fitText("lost the connection to the sandbox: " + reason));
         // last, so whoever waits on it sees every channel already failed
         closed.complete(reason);
     }
