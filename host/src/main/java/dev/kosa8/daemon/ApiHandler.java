@@ -1,6 +1,5 @@
 package dev.kosa8.daemon;
 
-import dev.kosa8.checkpoint.Checkpoint;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.protocol.Codec;
@@ -215,80 +214,6 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 switchToStream(ctx, s.id(), () -> s.current().agent(), () -> mgr.processes().environmentOf(s),
                         s.record().image().config(), s::closeStream);
             }
-            case "checkpoints" -> {
-                boolean wait = Boolean.parseBoolean(param(q, "wait", "false"));
-                if (m == HttpMethod.POST && p.size() == 4) {
-                    var c = mgr.undo().checkpoint(s, param(q, "message", ""), wait);
-                    respond(ctx, HttpResponseStatus.CREATED, checkpointView(c, null));
-                } else if (m == HttpMethod.GET && p.size() == 5) {
-                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.undo().findCheckpoint(s, p.get(4), wait),
-                            null));
-                } else if (m == HttpMethod.GET && p.size() == 4) {
-                    Map<String, Integer> turns = mgr.undo().turnsOf(s);
-                    respond(ctx, HttpResponseStatus.OK, mgr.undo().checkpoints(s).stream()
-                            .map(e -> turnView(checkpointView(e.checkpoint(), e.bytesOnDisk()), turns)).toList());
-                } else if (m == HttpMethod.DELETE && p.size() == 5) {
-                    respond(ctx, HttpResponseStatus.OK, checkpointView(mgr.undo().removeCheckpoint(s, p.get(4)),
-                            null));
-                } else {
-                    throw notFound();
-                }
-            }
-            case "rewind" -> {
-                if (m != HttpMethod.POST) {
-                    throw notFound();
-                }
-                long start = System.nanoTime();
-                String turn = param(q, "turn", "");
-                var r = turn.isEmpty() ? mgr.undo().rewind(s, param(q, "checkpoint", ""))
-                        : mgr.undo().rewindToTurn(s, turnNumber(turn));
-                Map<String, Object> view = new LinkedHashMap<>(checkpointView(r.checkpoint(), null));
-                view.put("rewindMillis", (System.nanoTime() - start) / 1_000_000);
-                view.put("rewindStepMillis", r.stepMillis());
-                respond(ctx, HttpResponseStatus.OK, view);
-            }
-            case "fork" -> {
-                if (m != HttpMethod.POST) {
-                    throw notFound();
-                }
-                String checkpoint = param(q, "checkpoint", "");
-                if (checkpoint.isEmpty()) {
-                    throw new KosaException(KosaException.Kind.USAGE, "a fork needs a checkpoint to start from",
-                            "`kosa8 checkpoints " + s.id() + "` lists them");
-                }
-                String by = SandboxManager.CreateRequest.checkCreatedBy(param(q, "createdBy", ""));
-                Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""), by);
-                respond(ctx, HttpResponseStatus.CREATED, view(forked));
-            }
-            case "adopt" -> {
-                if (m != HttpMethod.POST) {
-                    throw notFound();
-                }
-                Adoptions.Result r = mgr.adoptions().adopt(s.id(), param(q, "into", ""),
-                        "true".equals(param(q, "dryRun", "false")));
-                Map<String, Object> view = new LinkedHashMap<>();
-                view.put("fork", r.fork());
-                view.put("into", r.into());
-                view.put("folder", r.folder());
-                view.put("dryRun", r.dryRun());
-                view.put("applied", r.applied());
-                view.put("held", r.held());
-                view.put("conflicts", r.conflicts());
-                view.put("already", r.already());
-                view.put("skipped", r.skipped());
-                view.put("forkHeld", r.forkHeld());
-                respond(ctx, HttpResponseStatus.OK, view);
-            }
-            case "diff" -> {
-                if (m != HttpMethod.GET) {
-                    throw notFound();
-                }
-                String since = param(q, "checkpoint", "");
-                List<Map<String, Object>> changes = mgr.diff(s, since).stream().map(ApiHandler::changeView).toList();
-                respond(ctx, HttpResponseStatus.OK, Map.of("id", s.id(), "folder", s.record().workspace(),
-                        "since", since.isEmpty() ? "start" : since, "changes", changes,
-                        "held", mgr.held().countAnywhere(s.id())));
-            }
             case "memory-dump" -> {
                 if (m != HttpMethod.POST) {
                     throw notFound();
@@ -297,37 +222,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 mgr.dumpMemory(s, file);
                 respond(ctx, HttpResponseStatus.OK, Map.of("path", file.toString()));
             }
-            case "ports" -> {
-                if (m == HttpMethod.GET && p.size() == 4) {
-                    respond(ctx, HttpResponseStatus.OK, mgr.ports().list(s).stream().map(x -> {
-                        Map<String, Object> v = portView(x.mapping());
-                        v.put("listening", x.listening());
-                        v.put("connections", x.connections());
-                        v.put("problem", x.problem());
-                        return v;
-                    }).toList());
-                } else if (m == HttpMethod.POST && p.size() == 4) {
-                    List<dev.kosa8.ports.PortMapping> asked = portsParam(q);
-                    if (asked.isEmpty()) {
-                        throw new KosaException(KosaException.Kind.USAGE, "no port to publish",
-                                "give port=[[ADDRESS:]HOST:]GUEST");
-                    }
-                    respond(ctx, HttpResponseStatus.CREATED, Map.of("published", mgr.ports().publish(s, asked).stream()
-                            .map(ApiHandler::portView).toList()));
-                } else if (m == HttpMethod.DELETE && p.size() == 5) {
-                    int port;
-                    try {
-                        port = Integer.parseInt(p.get(4));
-                    } catch (NumberFormatException e) {
-                        throw new KosaException(KosaException.Kind.USAGE, "'" + p.get(4) + "' is not a port number",
-                                "name the guest port or the host port");
-                    }
-                    respond(ctx, HttpResponseStatus.OK, Map.of("removed", mgr.ports().unpublish(s, port).stream()
-                            .map(ApiHandler::portView).toList()));
-                } else {
-                    throw notFound();
-                }
-            }
+            case "ports" -> new PortRoutes(mgr).route(s, m, p, q, (status, value) -> respond(ctx, status, value));
             case "secrets" -> {
                 String sub = p.size() > 4 ? p.get(4) : "";
                 if (m != (sub.isEmpty() ? HttpMethod.GET : HttpMethod.POST)) {
@@ -343,7 +238,12 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 respond(ctx, HttpResponseStatus.OK, Map.of("secrets", granted.stream()
                         .map(g -> Map.of("name", g.name(), "env", g.env())).toList()));
             }
-            default -> throw notFound();
+            default -> {
+                if (!new UndoRoutes(mgr, this::view).route(s, action, m, p, q,
+                        (status, value) -> respond(ctx, status, value))) {
+                    throw notFound();
+                }
+            }
         }
     }
 
@@ -390,62 +290,6 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
     }
 
-    /** One {@code kosa8 diff} change as the API gives it (docs/api.md). */
-    private static Map<String, Object> changeView(dev.kosa8.checkpoint.FolderChange c) {
-        Map<String, Object> v = new LinkedHashMap<>();
-        v.put("path", c.path());
-        v.put("change", c.change().name().toLowerCase(java.util.Locale.ROOT));
-        v.put("before", c.before());
-        v.put("after", c.after());
-        v.put("text", c.text());
-        v.put("added", c.added());
-        v.put("removed", c.removed());
-        return v;
-    }
-
-    private static Map<String, Object> checkpointView(Checkpoint c, Long bytes) {
-        Map<String, Object> v = new LinkedHashMap<>();
-        v.put("id", c.id());
-        v.put("created", c.created().toString());
-        v.put("message", c.message());
-        v.put("pauseMillis", c.pauseMillis());
-        v.put("savedMillis", c.savedMillis());
-        v.put("vmStateBytes", c.vmStateBytes());
-        v.put("workspaceEntries", c.workspaceEntries());
-        v.put("workspaceBytesCopied", c.workspaceBytesCopied());
-        v.put("stepMillis", c.stepMillis());
-        v.put("state", c.state().label());
-        if (!c.failure().isEmpty()) {
-            v.put("failure", c.failure());
-        }
-        if (bytes != null) {
-            v.put("bytesOnDisk", bytes);
-        }
-        return v;
-    }
-
-    /** The view with the checkpoint's turn number, when it is a turn checkpoint (docs/agents.md). */
-    private static Map<String, Object> turnView(Map<String, Object> v, Map<String, Integer> turns) {
-        Integer t = turns.get((String) v.get("id"));
-        if (t != null) {
-            v.put("turn", t);
-        }
-        return v;
-    }
-
-    private static int turnNumber(String s) {
-        try {
-            int n = Integer.parseInt(s);
-            if (n >= 1) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // said below
-        }
-        throw new KosaException(KosaException.Kind.USAGE, "turn must be a positive number, not '" + s + "'",
-                "`kosa8 checkpoints ID` lists the turns");
-    }
-
     private SandboxView view(Sandbox s) {
         return SandboxView.of(s, daemon.sandboxes().directory(s).toString());
     }
@@ -462,24 +306,11 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()),
                     new Budget.Change(longParam(q, "diskBudget"), intParam(q, "maxCheckpoints"),
                             longParam(q, "checkpointBytes"), longParam(q, "consoleLimit")),
-                    portsParam(q), param(q, "createdBy", ""));
+                    PortRoutes.portsParam(q), param(q, "createdBy", ""));
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus, memory and the budget's values must be numbers",
                     "");
         }
-    }
-
-    /** The {@code port} parameters, each {@code [[ADDRESS:]HOST:]GUEST} as `-p` takes it. */
-    private static List<dev.kosa8.ports.PortMapping> portsParam(QueryStringDecoder q) {
-        return q.parameters().getOrDefault("port", List.of()).stream().map(dev.kosa8.ports.PortMapping::parse).toList();
-    }
-
-    private static Map<String, Object> portView(dev.kosa8.ports.PortMapping m) {
-        Map<String, Object> v = new LinkedHashMap<>();
-        v.put("guestPort", m.guestPort());
-        v.put("hostAddress", m.hostAddress());
-        v.put("hostPort", m.hostPort());
-        return v;
     }
 
     private static Long longParam(QueryStringDecoder q, String name) {
