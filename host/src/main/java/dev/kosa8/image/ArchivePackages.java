@@ -1,0 +1,90 @@
+package dev.kosa8.image;
+
+import dev.kosa8.host.KosaException;
+import dev.kosa8.image.debian.ArchiveHttp;
+import dev.kosa8.image.debian.ArchiveKeys;
+import dev.kosa8.image.debian.DebCache;
+import dev.kosa8.image.debian.DebianArchive;
+import dev.kosa8.image.debian.DownloadProgress;
+import dev.kosa8.image.debian.LockFile;
+import dev.kosa8.image.debian.Mirror;
+import dev.kosa8.image.debian.PackageEntry;
+import dev.kosa8.image.debian.ProxySettings;
+import dev.kosa8.image.debian.Relation;
+import dev.kosa8.image.debian.Source;
+
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The image builder's Debian packages through kosa8's own archive client
+ * ({@link DebianArchive}), not the host's apt: the suite's, its updates' and
+ * its security suite's signed indices, read once per build, and each
+ * {@code .deb} checked against them. {@link DebianPackages} uses it for the
+ * kernel, busybox and the kernel headers.
+ */
+final class ArchivePackages {
+    private final DebianArchive archive;
+    private final List<Source> sources;
+    private final Map<String, Mirror> mirrors = new LinkedHashMap<>();
+    private final String architecture;
+    private final Consumer<String> log;
+    private DebianArchive.Indexed indexed;
+
+    ArchivePackages(Path cache, String suite, String architecture, Map<String, String> env, Consumer<String> log) {
+        this.archive = new DebianArchive(new ArchiveHttp(ProxySettings.fromEnvironment()), ArchiveKeys.debian(),
+                new DebCache(cache), Instant::now);
+        this.sources = Source.standard(suite, env);
+        sources.forEach(s -> mirrors.putIfAbsent(s.label(), s.mirror()));
+        this.architecture = architecture;
+        this.log = log;
+    }
+
+    private DebianArchive.Indexed index() {
+        if (indexed == null) {
+            long t0 = System.nanoTime();
+            indexed = archive.index(sources, architecture, DownloadProgress.silent());
+            log.accept("debian archive: " + indexed.index().size() + " packages indexed in "
+                    + (System.nanoTime() - t0) / 1_000_000 + " ms; " + String.join("; ", indexed.notes()));
+        }
+        return indexed;
+    }
+
+    /** The newest {@code name} in the signed indices, as an apt record (Package, Version, Architecture, Depends). */
+    AptRecord candidate(String name) {
+        PackageEntry e = entry(name);
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("Package", e.name());
+        fields.put("Version", e.versionText());
+        fields.put("Architecture", e.architecture());
+        if (!e.depends().isEmpty()) {
+            fields.put("Depends", String.join(", ", e.depends().stream()
+                    .map(g -> String.join(" | ", g.stream().map(Relation::toString).toList())).toList()));
+        }
+        return new AptRecord(fields);
+    }
+
+    /** Downloads exactly {@code pkg} (checked against the signed index) and returns its file in the cache. */
+    Path download(DebPackage pkg) {
+        PackageEntry e = entry(pkg.name());
+        if (!e.versionText().equals(pkg.version()) || !e.architecture().equals(pkg.architecture())) {
+            throw new KosaException(KosaException.Kind.IMAGE, "the Debian archive no longer has " + pkg.name() + " "
+                    + pkg.version() + " (" + pkg.architecture() + "): it has " + e.versionText() + " ("
+                    + e.architecture() + ")", "run `kosa8 image build`, which takes the newest packages");
+        }
+        dev.kosa8.image.debian.Locked l = e.locked();
+        LockFile one = new LockFile(List.of(), List.of(new dev.kosa8.image.debian.Locked(l.name(), l.version(),
+                l.architecture(), l.sha256(), l.size(), index().index().origin(e.name()), l.filename())));
+        return archive.download(one, mirrors, DownloadProgress.silent()).getFirst();
+    }
+
+    private PackageEntry entry(String name) {
+        return index().index().get(name).orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE,
+                "the Debian archive's signed indices have no package " + name + " for " + architecture,
+                "check the suite and mirror (KOSA8_DEBIAN_MIRROR)"));
+    }
+}
