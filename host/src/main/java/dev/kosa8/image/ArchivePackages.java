@@ -33,21 +33,49 @@ final class ArchivePackages {
     private final Map<String, Mirror> mirrors = new LinkedHashMap<>();
     private final String architecture;
     private final Consumer<String> log;
+    private final Consumer<String> note;
     private DebianArchive.Indexed indexed;
 
-    ArchivePackages(Path cache, String suite, String architecture, Map<String, String> env, Consumer<String> log) {
+    /** {@code note}: a line for the user now and then while a large file downloads. */
+    ArchivePackages(Path cache, String suite, String architecture, Map<String, String> env, Consumer<String> log,
+                    Consumer<String> note) {
         this.archive = new DebianArchive(new ArchiveHttp(ProxySettings.fromEnvironment()), ArchiveKeys.debian(),
                 new DebCache(cache), Instant::now);
         this.sources = Source.standard(suite, env);
         sources.forEach(s -> mirrors.putIfAbsent(s.label(), s.mirror()));
         this.architecture = architecture;
         this.log = log;
+        this.note = note;
+    }
+
+    /** Files over 8 MB are reported at each quarter, so a slow mirror is seen to move. */
+    private DownloadProgress progress() {
+        return new DownloadProgress() {
+            private String current = "";
+            private int quarter;
+
+            @Override
+            public void downloaded(String what, long done, long total) {
+                if (total < 8_000_000) {
+                    return;
+                }
+                if (!what.equals(current)) {
+                    current = what;
+                    quarter = 0;
+                }
+                int q = (int) (done * 4 / total);
+                if (q > quarter) {
+                    quarter = q;
+                    note.accept("downloading " + what + ": " + done / 1_000_000 + " of " + total / 1_000_000 + " MB");
+                }
+            }
+        };
     }
 
     private DebianArchive.Indexed index() {
         if (indexed == null) {
             long t0 = System.nanoTime();
-            indexed = archive.index(sources, architecture, DownloadProgress.silent());
+            indexed = archive.index(sources, architecture, progress());
             log.accept("debian archive: " + indexed.index().size() + " packages indexed in "
                     + (System.nanoTime() - t0) / 1_000_000 + " ms; " + String.join("; ", indexed.notes()));
         }
@@ -79,7 +107,7 @@ final class ArchivePackages {
         dev.kosa8.image.debian.Locked l = e.locked();
         LockFile one = new LockFile(List.of(), List.of(new dev.kosa8.image.debian.Locked(l.name(), l.version(),
                 l.architecture(), l.sha256(), l.size(), index().index().origin(e.name()), l.filename())));
-        return archive.download(one, mirrors, DownloadProgress.silent()).getFirst();
+        return archive.download(one, mirrors, progress()).getFirst();
     }
 
     private PackageEntry entry(String name) {
