@@ -110,6 +110,34 @@ final class ArchivePackages {
         return archive.download(one, mirrors, progress()).getFirst();
     }
 
+    /**
+     * Resolves the root filesystem's packages (minbase and {@code includes})
+     * from the signed indices, downloads each, checked, and puts it into
+     * mmdebstrap's package cache under the name apt gives it, so mmdebstrap
+     * installs these very files instead of downloading; returns the lock.
+     */
+    LockFile prefetchRootfs(List<String> includes, String suite, Path aptCache) {
+        LockFile lock = DebianArchive.resolve(index(), includes, true, suite);
+        List<Path> files = archive.download(lock, mirrors, progress());
+        try {
+            java.nio.file.Files.createDirectories(aptCache);
+            for (int i = 0; i < files.size(); i++) {
+                dev.kosa8.image.debian.Locked p = lock.packages().get(i);
+                Path target = aptCache.resolve(new DebPackage(p.name(), p.version(), p.architecture()).fileName());
+                if (!java.nio.file.Files.isRegularFile(target)) {
+                    Path tmp = java.nio.file.Files.createTempFile(aptCache, ".fetch-", ".part");
+                    java.nio.file.Files.copy(files.get(i), tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    java.nio.file.Files.move(tmp, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot fill the package cache " + aptCache + ": "
+                    + e.getMessage(), "check that " + aptCache + " is writable", e);
+        }
+        log.accept("debian archive: " + lock.packages().size() + " root filesystem packages fetched and checked");
+        return lock;
+    }
+
     private PackageEntry entry(String name) {
         return index().index().get(name).orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE,
                 "the Debian archive's signed indices have no package " + name + " for " + architecture,

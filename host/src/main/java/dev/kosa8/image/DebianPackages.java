@@ -46,6 +46,11 @@ final class DebianPackages {
         return opened;
     }
 
+    /** kosa8's archive client, unless this builder goes through the host's apt. */
+    java.util.Optional<ArchivePackages> archiveClient() {
+        return archive == null ? java.util.Optional.empty() : java.util.Optional.of(archive());
+    }
+
     /** The version of {@code name} that would be installed now. */
     AptRecord candidate(String name) {
         if (archive != null) {

@@ -209,10 +209,12 @@ public final class ImageBuilder {
                     inputs = Map.of("suite", recipe.suite(), "includes", String.join(",", recipe.includes()),
                             "java", java.version(), "recipe", recipe.version());
                     parts.build(kind, hash, dir -> {
-                        RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log,
-                                (what, about) -> steps.begin(kind, what, about), dir);
+                        String lock = RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log,
+                                (what, about) -> steps.begin(kind, what, about), dir, apt.archiveClient());
+                        appendLog(log, "root filesystem's package lock: " + lock);
                         writeManifest(dir, kind, hash, start, inputs,
-                                Map.of("qcow2Bytes", String.valueOf(Files.size(dir.resolve(RootfsPart.FILE)))));
+                                Map.of("qcow2Bytes", String.valueOf(Files.size(dir.resolve(RootfsPart.FILE))),
+                                        "packagesLock", lock));
                     });
                 }
                 case INITRAMFS -> {
