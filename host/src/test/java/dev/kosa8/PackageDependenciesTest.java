@@ -51,8 +51,8 @@ import org.junit.jupiter.api.Test;
 class PackageDependenciesTest {
     private static final String ROOT = "dev.kosa8.";
     private static final List<String> FEATURES =
-            List.of("workspace", "secrets", "egress", "egress.tls", "image", "image.oci", "checkpoint",
-                    "checkpoint.ram", "ports", "processes", "files", "e2b");
+            List.of("workspace", "secrets", "egress", "egress.tls", "image", "image.oci", "image.debian",
+                    "checkpoint", "checkpoint.ram", "ports", "processes", "files", "e2b");
 
     /**
      * One row of the layer table: packages (under {@code dev.kosa8}) that share
@@ -75,7 +75,7 @@ class PackageDependenciesTest {
             new Row(List.of("workspace"), List.of("host", "protocol")),
             new Row(List.of("secrets"), List.of("host", "net")),
             new Row(List.of("egress", "egress.tls"), List.of("secrets", "vm", "host", "net", "protocol")),
-            new Row(List.of("image", "image.oci"), List.of("host")),
+            new Row(List.of("image", "image.oci", "image.debian"), List.of("host")),
             new Row(List.of("agents"), List.of("secrets", "host")),
             new Row(List.of("checkpoint", "checkpoint.ram"), List.of("workspace", "vm", "host")),
             new Row(List.of("ports"), List.of("vm", "host", "protocol")),

@@ -2,6 +2,9 @@ package dev.kosa8.cli;
 
 import dev.kosa8.daemon.Settings;
 import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.Distribution;
+import dev.kosa8.host.HostCheck;
+import dev.kosa8.host.HostRequirement;
 import dev.kosa8.host.HostTools;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
@@ -25,12 +28,8 @@ final class DoctorCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        check("java", Runtime.version().feature() >= 25, "Java " + Runtime.version(),
-                "install a Java 25 JDK (Debian/Ubuntu: the Temurin 25 package) and run kosa8 with it");
-        for (var e : HostTools.REQUIRED.entrySet()) {
-            String at = HostTools.which(e.getKey());
-            check(e.getKey(), at != null, at == null ? "missing" : at, HostTools.installCommand(List.of(e.getValue())));
-        }
+        HostCheck host = HostCheck.host();
+        tools(host);
         jail();
         Path kvm = Path.of("/dev/kvm");
         if (!Files.exists(kvm)) {
@@ -76,6 +75,40 @@ final class DoctorCommand implements Callable<Integer> {
         }
         System.out.println(problems == 0 ? "\nAll good." : "\n" + problems + " problem(s) to fix.");
         return problems == 0 ? 0 : 1;
+    }
+
+    /**
+     * Java and every host program, each named with the package that provides
+     * it on this distribution ({@link HostCheck}), then one line that installs
+     * everything missing (every known distribution's line when this one is
+     * not known).
+     */
+    private void tools(HostCheck host) {
+        Distribution d = host.distribution();
+        ok("distribution", host.os().prettyName() + " (" + d.display() + (d == Distribution.UNKNOWN
+                ? "; os-release ID " + host.os().id() + ")" : ")"));
+        check("java", !host.javaMissing(), "Java " + Runtime.version(),
+                "install a Java 25 JDK (" + HostRequirement.javaPackage(d)
+                        + (d == Distribution.DEBIAN || d == Distribution.UNKNOWN ? ", from the Adoptium repository" : "")
+                        + ") and run kosa8 with it (KOSA8_JAVA_HOME)");
+        for (HostRequirement r : HostRequirement.ALL) {
+            String at = HostTools.which(r.program());
+            String pkg = r.packageOn(d);
+            if (at != null) {
+                ok(r.program(), at);
+            } else if (r.optional()) {
+                warn(r.program(), "missing: " + r.purpose(), d == Distribution.UNKNOWN ? "install the package "
+                        + pkg + " (its Debian name)" : d.installLine(List.of(pkg)));
+            } else {
+                check(r.program(), false, "missing: " + r.purpose(), d == Distribution.UNKNOWN
+                        ? "install the package " + pkg + " (its Debian name)" : d.installLine(List.of(pkg)));
+            }
+        }
+        List<String> lines = host.installLines(false);
+        if (!lines.isEmpty()) {
+            System.out.println("        everything required that is missing, in one line:");
+            lines.forEach(l -> System.out.println("          " + l));
+        }
     }
 
     /**

@@ -35,6 +35,11 @@ final class Images {
                 }
                 err.println("  " + step.line());
             }
+
+            @Override
+            public void note(String message) {
+                err.println("kosa8: " + message);
+            }
         };
     }
 }

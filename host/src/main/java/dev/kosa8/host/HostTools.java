@@ -7,9 +7,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The host programs kosa8 needs and the Debian packages that provide them.
- * The launcher script installs the missing ones as root, or prints the exact
- * {@code apt-get} line; {@code kosa8 doctor} reports them.
+ * Finding host programs, and the required ones with their Debian packages
+ * (from {@link HostRequirement}, which has every distribution's). The
+ * launcher script installs the missing ones as root, or prints the exact
+ * {@code apt-get} line; {@code kosa8 doctor} reports them for any
+ * distribution ({@link HostCheck}).
  */
 public final class HostTools {
     /** Program name to Debian package. */
@@ -18,17 +20,15 @@ public final class HostTools {
     private HostTools() {
     }
 
+    /** The required programs of {@link HostRequirement#ALL} (optional ones aside), with their Debian packages. */
     private static Map<String, String> requiredTools() {
         Map<String, String> m = new LinkedHashMap<>();
-        m.put("qemu-system-x86_64", "qemu-system-x86");
-        m.put("qemu-img", "qemu-utils");
-        m.put("mke2fs", "e2fsprogs");
-        m.put("mmdebstrap", "mmdebstrap");
-        m.put("dpkg-deb", "dpkg");
-        m.put("apt-get", "apt");
-        m.put("setsid", "util-linux");
-        m.put("socat", "socat");
-        return m;
+        for (HostRequirement r : HostRequirement.ALL) {
+            if (!r.optional()) {
+                m.put(r.program(), r.packageOn(Distribution.DEBIAN));
+            }
+        }
+        return java.util.Collections.unmodifiableMap(m);
     }
 
     public static String which(String program) {

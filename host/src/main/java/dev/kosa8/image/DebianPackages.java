@@ -8,26 +8,54 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Finds, downloads and unpacks Debian packages with the host's own apt,
- * without installing anything: {@code apt-cache show}, {@code apt-get download}
- * into a cache folder, {@code dpkg-deb -x}. When apt's package lists are stale
- * or missing it runs {@code apt-get update} once if we are root, and otherwise
- * says the exact command to run.
+ * Finds, downloads and unpacks Debian packages without installing anything,
+ * into a cache folder by file name. By default through kosa8's own archive
+ * client ({@link ArchivePackages}: signed indices, checked {@code .deb}s, no
+ * apt needed); with {@code KOSA8_DEBIAN_FETCH=apt}, or when built without
+ * one, through the host's apt: {@code apt-cache show}, {@code apt-get
+ * download}, and when apt's package lists are stale or missing
+ * {@code apt-get update} once if we are root, else the exact command to run.
+ * Unpacking is {@code dpkg-deb -x} where dpkg is installed, else
+ * {@link DebUnpack} in Java.
  */
 final class DebianPackages {
     private final Path debs;
     private final Path log;
     private final boolean root;
+    private final java.util.function.Supplier<ArchivePackages> archive;
+    private ArchivePackages opened;
     private boolean updated;
 
+    /** Through the host's apt. */
     DebianPackages(Path debs, Path log, boolean root) {
+        this(debs, log, root, null);
+    }
+
+    /** Through {@code archive} (made on first use: an ensure with everything cached needs no network). */
+    DebianPackages(Path debs, Path log, boolean root, java.util.function.Supplier<ArchivePackages> archive) {
         this.debs = debs;
         this.log = log;
         this.root = root;
+        this.archive = "apt".equals(System.getenv("KOSA8_DEBIAN_FETCH")) ? null : archive;
     }
 
-    /** The version of {@code name} apt would install now. */
+    private ArchivePackages archive() {
+        if (opened == null) {
+            opened = archive.get();
+        }
+        return opened;
+    }
+
+    /** kosa8's archive client, unless this builder goes through the host's apt. */
+    java.util.Optional<ArchivePackages> archiveClient() {
+        return archive == null ? java.util.Optional.empty() : java.util.Optional.of(archive());
+    }
+
+    /** The version of {@code name} that would be installed now. */
     AptRecord candidate(String name) {
+        if (archive != null) {
+            return archive().candidate(name);
+        }
         return AptRecord.parse(withUpdateOnFailure("look up the package " + name,
                 () -> HostCommand.of("apt-cache", "show", "--no-all-versions", name).logTo(log)
                         .run(KosaException.Kind.IMAGE, "apt-cache show " + name)));
@@ -44,6 +72,18 @@ final class DebianPackages {
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot create " + debs + ": " + e.getMessage(), "", e);
         }
+        if (archive != null) {
+            Path checked = archive().download(pkg);
+            try {
+                Path tmp = Files.createTempFile(debs, ".fetch-", ".deb");
+                Files.copy(checked, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                Files.move(tmp, deb, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
+                throw new KosaException(KosaException.Kind.HOST, "cannot write " + deb + ": " + e.getMessage(),
+                        "check that " + debs + " is writable", e);
+            }
+            return deb;
+        }
         withUpdateOnFailure("download " + pkg.aptSelector(),
                 () -> HostCommand.of("apt-get", "download", pkg.aptSelector()).in(debs).logTo(log)
                         .run(KosaException.Kind.IMAGE, "apt-get download " + pkg.aptSelector()));
@@ -55,8 +95,12 @@ final class DebianPackages {
         return deb;
     }
 
-    /** Unpacks {@code deb} into {@code dir} ({@code dpkg-deb -x}: no scripts run, nothing installed). */
+    /** Unpacks {@code deb} into {@code dir} ({@code dpkg-deb -x}, else in Java: no scripts run, nothing installed). */
     void unpack(Path deb, Path dir) {
+        if (dev.kosa8.host.HostTools.which("dpkg-deb") == null) {
+            DebUnpack.extract(deb, dir);
+            return;
+        }
         HostCommand.of("dpkg-deb", "-x", deb.toString(), dir.toString()).logTo(log)
                 .run(KosaException.Kind.IMAGE, "unpack " + deb.getFileName());
     }

@@ -29,7 +29,8 @@ import java.util.function.Supplier;
  *
  * <p>{@link #ensure()} runs on first use and keeps the Debian package versions
  * the current image was built from, so it needs no network once an image
- * exists; {@link #build()} ({@code kosa8 image build}) asks apt for the newest.
+ * exists; {@link #build()} ({@code kosa8 image build}) asks the Debian archive's
+ * signed indices for the newest ({@link ArchivePackages}).
  */
 public final class ImageBuilder {
     private static final DateTimeFormatter LOG_NAME =
@@ -136,7 +137,9 @@ public final class ImageBuilder {
         PartStore parts = new PartStore(images);
         int stale = parts.removeStalePartials();
         GuestFiles guest = guestFiles.get();
-        DebianPackages apt = new DebianPackages(paths.cache().resolve("debs"), log, root);
+        DebianPackages apt = new DebianPackages(paths.cache().resolve("debs"), log, root,
+                () -> new ArchivePackages(paths.cache().resolve("debian"), recipe.suite(), "amd64", System.getenv(),
+                        line -> appendLog(log, line), progress::note));
 
         Optional<ImageManifest> pinned = newestPackages ? Optional.empty()
                 : store.currentId().flatMap(store::manifest);
@@ -206,10 +209,12 @@ public final class ImageBuilder {
                     inputs = Map.of("suite", recipe.suite(), "includes", String.join(",", recipe.includes()),
                             "java", java.version(), "recipe", recipe.version());
                     parts.build(kind, hash, dir -> {
-                        RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log,
-                                (what, about) -> steps.begin(kind, what, about), dir);
+                        String lock = RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log,
+                                (what, about) -> steps.begin(kind, what, about), dir, apt.archiveClient());
+                        appendLog(log, "root filesystem's package lock: " + lock);
                         writeManifest(dir, kind, hash, start, inputs,
-                                Map.of("qcow2Bytes", String.valueOf(Files.size(dir.resolve(RootfsPart.FILE)))));
+                                Map.of("qcow2Bytes", String.valueOf(Files.size(dir.resolve(RootfsPart.FILE))),
+                                        "packagesLock", lock));
                     });
                 }
                 case INITRAMFS -> {

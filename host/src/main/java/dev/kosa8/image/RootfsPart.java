@@ -8,7 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import dev.kosa8.image.debian.LockFile;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Makes the root filesystem: a minimal Debian from {@code mmdebstrap}, a
@@ -47,13 +49,38 @@ final class RootfsPart {
 
     static void make(Recipe recipe, JavaRuntime java, Path aptCache, Path log, StepReporter steps, Path dir)
             throws IOException {
+        make(recipe, java, aptCache, log, steps, dir, Optional.empty());
+    }
+
+    /**
+     * As above; with {@code archive}, the packages are first resolved and
+     * fetched (checked) by kosa8's archive client into mmdebstrap's package
+     * cache, and when the tree then holds exactly them, their lock is kept
+     * as {@link RootfsLock#FILE}.
+     *
+     * @return what became of the lock: "kept", "differs: …", or "not made" (no archive client)
+     */
+    static String make(Recipe recipe, JavaRuntime java, Path aptCache, Path log, StepReporter steps, Path dir,
+                       Optional<ArchivePackages> archive) throws IOException {
         Path tree = dir.resolve("tree");
         Path raw = dir.resolve("raw.img");
 
         steps.begin("mmdebstrap " + recipe.suite(), Duration.ofSeconds(30));
         Files.createDirectories(aptCache);
+        Optional<LockFile> lock = archive.map(a ->
+                a.prefetchRootfs(recipe.includes(), recipe.suite(), aptCache));
         HostCommand.of(mmdebstrap(recipe, aptCache, tree)).logTo(log).timeout(Duration.ofMinutes(20))
                 .run(KosaException.Kind.IMAGE, "root filesystem: mmdebstrap " + recipe.suite());
+        String lockFate = "not made";
+        if (lock.isPresent()) {
+            List<String> diff = RootfsLock.differences(lock.get(), tree);
+            if (diff.isEmpty()) {
+                lock.get().write(dir.resolve(RootfsLock.FILE));
+                lockFate = "kept";
+            } else {
+                lockFate = "differs: " + String.join(", ", diff.subList(0, Math.min(diff.size(), 10)));
+            }
+        }
 
         steps.begin("Java runtime (jlink java.base, CDS archive)", Duration.ofSeconds(10));
         Files.createDirectories(tree.resolve("opt/kosa8"));
@@ -78,6 +105,7 @@ final class RootfsPart {
         HostCommand.of("qemu-img", "convert", "-O", "qcow2", raw.toString(), dir.resolve(FILE).toString())
                 .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: qemu-img convert");
         Files.delete(raw);
+        return lockFate;
     }
 
     /**

@@ -1,0 +1,146 @@
+package dev.kosa8.image;
+
+import dev.kosa8.host.KosaException;
+import dev.kosa8.image.debian.ArchiveHttp;
+import dev.kosa8.image.debian.ArchiveKeys;
+import dev.kosa8.image.debian.DebCache;
+import dev.kosa8.image.debian.DebianArchive;
+import dev.kosa8.image.debian.DownloadProgress;
+import dev.kosa8.image.debian.LockFile;
+import dev.kosa8.image.debian.Mirror;
+import dev.kosa8.image.debian.PackageEntry;
+import dev.kosa8.image.debian.ProxySettings;
+import dev.kosa8.image.debian.Relation;
+import dev.kosa8.image.debian.Source;
+
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * The image builder's Debian packages through kosa8's own archive client
+ * ({@link DebianArchive}), not the host's apt: the suite's, its updates' and
+ * its security suite's signed indices, read once per build, and each
+ * {@code .deb} checked against them. {@link DebianPackages} uses it for the
+ * kernel, busybox and the kernel headers.
+ */
+final class ArchivePackages {
+    private final DebianArchive archive;
+    private final List<Source> sources;
+    private final Map<String, Mirror> mirrors = new LinkedHashMap<>();
+    private final String architecture;
+    private final Consumer<String> log;
+    private final Consumer<String> note;
+    private DebianArchive.Indexed indexed;
+
+    /** {@code note}: a line for the user now and then while a large file downloads. */
+    ArchivePackages(Path cache, String suite, String architecture, Map<String, String> env, Consumer<String> log,
+                    Consumer<String> note) {
+        this.archive = new DebianArchive(new ArchiveHttp(ProxySettings.fromEnvironment()), ArchiveKeys.debian(),
+                new DebCache(cache), Instant::now);
+        this.sources = Source.standard(suite, env);
+        sources.forEach(s -> mirrors.putIfAbsent(s.label(), s.mirror()));
+        this.architecture = architecture;
+        this.log = log;
+        this.note = note;
+    }
+
+    /** Files over 8 MB are reported at each quarter, so a slow mirror is seen to move. */
+    private DownloadProgress progress() {
+        return new DownloadProgress() {
+            private String current = "";
+            private int quarter;
+
+            @Override
+            public void downloaded(String what, long done, long total) {
+                if (total < 8_000_000) {
+                    return;
+                }
+                if (!what.equals(current)) {
+                    current = what;
+                    quarter = 0;
+                }
+                int q = (int) (done * 4 / total);
+                if (q > quarter) {
+                    quarter = q;
+                    note.accept("downloading " + what + ": " + done / 1_000_000 + " of " + total / 1_000_000 + " MB");
+                }
+            }
+        };
+    }
+
+    private DebianArchive.Indexed index() {
+        if (indexed == null) {
+            long t0 = System.nanoTime();
+            indexed = archive.index(sources, architecture, progress());
+            log.accept("debian archive: " + indexed.index().size() + " packages indexed in "
+                    + (System.nanoTime() - t0) / 1_000_000 + " ms; " + String.join("; ", indexed.notes()));
+        }
+        return indexed;
+    }
+
+    /** The newest {@code name} in the signed indices, as an apt record (Package, Version, Architecture, Depends). */
+    AptRecord candidate(String name) {
+        PackageEntry e = entry(name);
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("Package", e.name());
+        fields.put("Version", e.versionText());
+        fields.put("Architecture", e.architecture());
+        if (!e.depends().isEmpty()) {
+            fields.put("Depends", String.join(", ", e.depends().stream()
+                    .map(g -> String.join(" | ", g.stream().map(Relation::toString).toList())).toList()));
+        }
+        return new AptRecord(fields);
+    }
+
+    /** Downloads exactly {@code pkg} (checked against the signed index) and returns its file in the cache. */
+    Path download(DebPackage pkg) {
+        PackageEntry e = entry(pkg.name());
+        if (!e.versionText().equals(pkg.version()) || !e.architecture().equals(pkg.architecture())) {
+            throw new KosaException(KosaException.Kind.IMAGE, "the Debian archive no longer has " + pkg.name() + " "
+                    + pkg.version() + " (" + pkg.architecture() + "): it has " + e.versionText() + " ("
+                    + e.architecture() + ")", "run `kosa8 image build`, which takes the newest packages");
+        }
+        dev.kosa8.image.debian.Locked l = e.locked();
+        LockFile one = new LockFile(List.of(), List.of(new dev.kosa8.image.debian.Locked(l.name(), l.version(),
+                l.architecture(), l.sha256(), l.size(), index().index().origin(e.name()), l.filename())));
+        return archive.download(one, mirrors, progress()).getFirst();
+    }
+
+    /**
+     * Resolves the root filesystem's packages (minbase and {@code includes})
+     * from the signed indices, downloads each, checked, and puts it into
+     * mmdebstrap's package cache under the name apt gives it, so mmdebstrap
+     * installs these very files instead of downloading; returns the lock.
+     */
+    LockFile prefetchRootfs(List<String> includes, String suite, Path aptCache) {
+        LockFile lock = DebianArchive.resolve(index(), includes, true, suite);
+        List<Path> files = archive.download(lock, mirrors, progress());
+        try {
+            java.nio.file.Files.createDirectories(aptCache);
+            for (int i = 0; i < files.size(); i++) {
+                dev.kosa8.image.debian.Locked p = lock.packages().get(i);
+                Path target = aptCache.resolve(new DebPackage(p.name(), p.version(), p.architecture()).fileName());
+                if (!java.nio.file.Files.isRegularFile(target)) {
+                    Path tmp = java.nio.file.Files.createTempFile(aptCache, ".fetch-", ".part");
+                    java.nio.file.Files.copy(files.get(i), tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    java.nio.file.Files.move(tmp, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot fill the package cache " + aptCache + ": "
+                    + e.getMessage(), "check that " + aptCache + " is writable", e);
+        }
+        log.accept("debian archive: " + lock.packages().size() + " root filesystem packages fetched and checked");
+        return lock;
+    }
+
+    private PackageEntry entry(String name) {
+        return index().index().get(name).orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE,
+                "the Debian archive's signed indices have no package " + name + " for " + architecture,
+                "check the suite and mirror (KOSA8_DEBIAN_MIRROR)"));
+    }
+}

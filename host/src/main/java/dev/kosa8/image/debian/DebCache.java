@@ -1,0 +1,67 @@
+package dev.kosa8.image.debian;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.Optional;
+
+/**
+ * Downloaded archive files under the SHA-256 they must have
+ * ({@code DIR/sha256/ab/abcdef…}): a file is only ever moved in after its
+ * hash was checked, and checked again when it is taken out, so a damaged
+ * cache costs a download, never a bad image. The same {@code .deb} needed
+ * by two builds (or two suites) is kept once.
+ */
+public final class DebCache {
+    private final Path dir;
+
+    public DebCache(Path dir) {
+        this.dir = dir;
+    }
+
+    /** Where the file with this hash lives. */
+    public Path path(String sha256) {
+        return dir.resolve("sha256").resolve(sha256.substring(0, 2)).resolve(sha256);
+    }
+
+    /** The cached file with this size and hash, if it is there and intact; a damaged one is removed. */
+    public Optional<Path> get(String sha256, long size) {
+        Path p = path(sha256);
+        try {
+            if (!Files.isRegularFile(p)) {
+                return Optional.empty();
+            }
+            if (Files.size(p) == size && hash(p).equals(sha256)) {
+                return Optional.of(p);
+            }
+            Files.delete(p);
+        } catch (IOException e) {
+            // unreadable: fetch it again
+        }
+        return Optional.empty();
+    }
+
+    /** The file with this hash: from the cache, else downloaded (and checked) into it. */
+    public Path fetch(ArchiveHttp http, java.net.URI uri, long size, String sha256, String what,
+                      DownloadProgress progress) {
+        return get(sha256, size).orElseGet(() -> {
+            http.download(uri, path(sha256), size, sha256, what, progress);
+            return path(sha256);
+        });
+    }
+
+    static String hash(Path p) throws IOException {
+        MessageDigest d = ArchiveHttp.sha256();
+        try (InputStream in = Files.newInputStream(p)) {
+            byte[] buf = new byte[64 * 1024];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                d.update(buf, 0, n);
+            }
+        }
+        return HexFormat.of().formatHex(d.digest());
+    }
+}

@@ -1,0 +1,16 @@
+package dev.kosa8.image.debian;
+
+/** What the archive client tells its caller while it downloads. */
+public interface DownloadProgress {
+    /** {@code done} of {@code total} bytes of {@code what} are in; called at most every few hundred KB. */
+    void downloaded(String what, long done, long total);
+
+    /** One file of {@code count} starts (or was found in the cache). */
+    default void file(int index, int count, String what, boolean cached) {
+    }
+
+    static DownloadProgress silent() {
+        return (what, done, total) -> {
+        };
+    }
+}

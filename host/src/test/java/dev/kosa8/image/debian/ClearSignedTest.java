@@ -1,0 +1,126 @@
+package dev.kosa8.image.debian;
+
+import dev.kosa8.host.KosaException;
+import org.bouncycastle.bcpg.HashAlgorithmTags;
+import org.bouncycastle.openpgp.PGPSignature;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ClearSignedTest {
+    static final TestSigner KEY = TestSigner.ed25519();
+    static final String TEXT = """
+            Origin: Debian
+            Codename: bookworm
+            Date: Sat, 11 Jul 2026 10:16:37 UTC
+            SHA256:
+             0ed6d4c8891eb86358b94bb35d9e4da40ed6d4c8891eb86358b94bb35d9e4da4  1484322 main/binary-amd64/Packages.xz
+            -dash line: escaped on the wire
+            """;
+
+    @Test
+    void aGoodSignatureIsAcceptedAndTheSignedTextReturned() {
+        ClearSigned.Verified v = ClearSigned.verify(KEY.clearSign(TEXT), KEY.keys(), "InRelease");
+        assertThat(v.text()).isEqualTo(TEXT);
+        assertThat(v.signers()).containsExactly(ArchiveKeys.hex(KEY.pair.getPublicKey().getFingerprint()));
+    }
+
+    @Test
+    void anRsaSignatureAsDebiansAutomaticKeysMakeIsAccepted() {
+        TestSigner rsa = TestSigner.rsa();
+        assertThat(ClearSigned.verify(rsa.clearSign(TEXT), rsa.keys(), "InRelease").text()).isEqualTo(TEXT);
+    }
+
+    @Test
+    void trailingBlanksAreNotPartOfTheSignedText() {
+        byte[] msg = KEY.clearSign("A: b   \nC: d\t\n");
+        assertThat(ClearSigned.verify(msg, KEY.keys(), "x").text()).isEqualTo("A: b\nC: d\n");
+        // blanks added on the way do not break it either (RFC 4880 7.1)
+        String spaced = new String(msg, StandardCharsets.UTF_8).replace("A: b\n", "A: b \n");
+        assertThat(ClearSigned.verify(spaced.getBytes(StandardCharsets.UTF_8), KEY.keys(), "x").text())
+                .isEqualTo("A: b\nC: d\n");
+    }
+
+    @Test
+    void tamperedTextIsRefused() {
+        String msg = new String(KEY.clearSign(TEXT), StandardCharsets.UTF_8).replace("1484322", "1484323");
+        assertThatThrownBy(() -> ClearSigned.verify(msg.getBytes(StandardCharsets.UTF_8), KEY.keys(), "InRelease"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("does not match the text");
+    }
+
+    @Test
+    void aSignatureOfOtherTextIsRefused() {
+        String other = KEY.armouredSignature(TestSigner.signed("Origin: Evil\n"), HashAlgorithmTags.SHA512,
+                PGPSignature.CANONICAL_TEXT_DOCUMENT);
+        assertThatThrownBy(() -> ClearSigned.verify(TestSigner.message(TEXT, other), KEY.keys(), "InRelease"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("does not match the text");
+    }
+
+    @Test
+    void aSignatureByAKeyKosa8DoesNotShipIsRefused() {
+        TestSigner stranger = TestSigner.ed25519();
+        assertThatThrownBy(() -> ClearSigned.verify(stranger.clearSign(TEXT), KEY.keys(), "InRelease"))
+                .isInstanceOf(KosaException.class)
+                .hasMessageContaining("not signed by any Debian archive key kosa8 ships");
+        assertThatThrownBy(() -> ClearSigned.verify(stranger.clearSign(TEXT), ArchiveKeys.debian(), "InRelease"))
+                .isInstanceOf(KosaException.class)
+                .hasMessageContaining("not signed by any Debian archive key kosa8 ships");
+    }
+
+    @Test
+    void anUnknownSignerBesideAGoodOneIsIgnored() {
+        TestSigner stranger = TestSigner.ed25519();
+        String both = stranger.armouredSignature(TestSigner.signed(TEXT), HashAlgorithmTags.SHA256,
+                PGPSignature.CANONICAL_TEXT_DOCUMENT) + KEY.armouredSignature(TestSigner.signed(TEXT),
+                HashAlgorithmTags.SHA512, PGPSignature.CANONICAL_TEXT_DOCUMENT);
+        // two armoured blocks are not one signature block: data after the first block's end is refused
+        assertThatThrownBy(() -> ClearSigned.verify(TestSigner.message(TEXT, both), KEY.keys(), "x"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("after its signature");
+    }
+
+    @Test
+    void twoTrustedKeysBothCheck() {
+        TestSigner other = TestSigner.ed25519();
+        byte[] msg = KEY.clearSign(TEXT);
+        assertThat(ClearSigned.verify(msg, TestSigner.keysOf(other, KEY), "x").signers()).hasSize(1);
+    }
+
+    @Test
+    void sha1AndBinarySignaturesAreRefused() {
+        assertThatThrownBy(() -> ClearSigned.verify(KEY.clearSign(TEXT, HashAlgorithmTags.SHA1,
+                PGPSignature.CANONICAL_TEXT_DOCUMENT), KEY.keys(), "x"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("weak hash");
+        assertThatThrownBy(() -> ClearSigned.verify(KEY.clearSign(TEXT, HashAlgorithmTags.SHA512,
+                PGPSignature.BINARY_DOCUMENT), KEY.keys(), "x"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("not a text signature");
+    }
+
+    @Test
+    void textOutsideTheSignedPartIsRefused() {
+        byte[] good = KEY.clearSign(TEXT);
+        String s = new String(good, StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> ClearSigned.verify(("Codename: sid\n" + s).getBytes(StandardCharsets.UTF_8),
+                KEY.keys(), "x")).isInstanceOf(KosaException.class).hasMessageContaining("not an OpenPGP");
+        assertThatThrownBy(() -> ClearSigned.verify((s + "Codename: sid\n").getBytes(StandardCharsets.UTF_8),
+                KEY.keys(), "x")).isInstanceOf(KosaException.class).hasMessageContaining("after its signature");
+        assertThatThrownBy(() -> ClearSigned.verify(TEXT.getBytes(StandardCharsets.UTF_8), KEY.keys(), "x"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("not an OpenPGP");
+        String cut = s.substring(0, s.indexOf("-----BEGIN PGP SIGNATURE"));
+        assertThatThrownBy(() -> ClearSigned.verify(cut.getBytes(StandardCharsets.UTF_8), KEY.keys(), "x"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("no signature");
+        String unescaped = s.replace("- -dash line", "-dash line");
+        assertThatThrownBy(() -> ClearSigned.verify(unescaped.getBytes(StandardCharsets.UTF_8), KEY.keys(), "x"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("not escaped");
+    }
+
+    @Test
+    void theShippedKeysAreDebiansWithTheFingerprintsDocsImageMdLists() {
+        assertThat(ArchiveKeys.debian().fingerprints()).containsExactlyInAnyOrder(
+                "B8B80B5B623EAB6AD8775C45B7C5D7D6350947F8", "05AB90340C0C5E797F44A8C8254CF3B5AEC0A8F0",
+                "4D64FEC119C2029067D6E791F8D2585B8783D481", "04B54C3CDCA79751B16BC6B5225629DF75B188BD",
+                "5E04A1E3223A19A20706E20F9904613D4CCE68C6", "41587F7DB8C774BCCF131416762F67A0B2C39DE4");
+    }
+}
