@@ -124,10 +124,11 @@ final class Checkpointer {
             // a stream a daemon that died left behind ends first: QEMU saves one machine at a time
             MachineState.awaitIdle(vm.qmp(), QMP);
             new Leftovers(vm.qmp(), store, folders, held, ram, log).sweep();
+            steps.time("sweep");
             checkRoom(store.directory());
             vm.awaitLoaded(LOADED); // a machine restored lazily is saved once all of its RAM is in
             String baseId = ramBase.base();
-            long precopied = precopy(id, rollback);
+            steps.time("ready");
             // the writer process and QEMU's parameters before the pause: in it, only the stream's start
             MachineState.Saving saving = MachineState.prepareBackground(vm.qmp(),
                     vm.spec().qmpSocket().resolveSibling("vmstate.sock"), temp, QMP);
@@ -140,6 +141,8 @@ final class Checkpointer {
             rollback.push("delete the unfinished machine state", () -> Files.deleteIfExists(store.vmState(id)));
             rollback.push("delete the unfinished machine state", () -> Files.deleteIfExists(temp));
             rollback.push("cancel the machine state's stream", saving::cancel);
+            steps.time("writer");
+            long precopied = precopy(id, rollback);
             steps.done("precopy");
             long frozenAt = System.nanoTime(); // the pause starts here: the pre-copy ran with the guest running
             halt.enter(steps);
