@@ -336,7 +336,7 @@ class PendingCheckpointIT {
                                 if (p * 7 + g) %% 5 == 0:
                                     struct.pack_into('<QQ', b, p * 4096, g, p)
                         with open('/root/ram-ack.tmp', 'w') as f:
-                            f.write(cmd[-1] + ' ' + hashlib.sha256(b).hexdigest() + '\n')
+                            f.write(cmd[-1] + ' ' + hashlib.sha256(b).hexdigest() + '\\n')
                         os.replace('/root/ram-ack.tmp', '/root/ram-ack')
                     time.sleep(0.1)
                 EOF
