@@ -141,11 +141,13 @@ final class Commit implements Commits.Job {
      * a stream that cannot be taken apart is kept whole, and the log says why.
      * Returns the bytes it takes on disk.
      */
-    private long storePages(String id, long streamBytes) {
+    private long storePages(String id, long streamBytes) throws IOException {
         try {
             return ram.store(id, store.vmState(id), parts.baseId());
         } catch (IOException e) {
             log.accept("checkpoint " + id + ": its RAM is kept as one stream (" + e.getMessage() + ")");
+            // written unsynced, to be taken apart: kept whole, it is made durable before the record names it
+            MachineState.makeDurable(store.vmState(id));
             return streamBytes;
         }
     }

@@ -140,7 +140,10 @@ public final class FolderSnapshots {
     public synchronized Capture commit(Pending p) throws IOException {
         try {
             byte[] json = ManifestCodec.write(p.manifest);
-            syncStore(); // every object durable before a manifest can name it
+            if (namesObjects(p.manifest)) {
+                syncStore(); // every object durable before a manifest can name it
+            } // else none to make durable: a syncfs of the whole file system for nothing (the held layer, mostly
+            // empty, was captured this way in every checkpoint's pause)
             AtomicFile.write(manifest(p.id), out -> {
                 out.write(json);
                 out.flush();
@@ -497,6 +500,16 @@ public final class FolderSnapshots {
         } catch (IOException e) {
             failure.addSuppressed(e);
         }
+    }
+
+    /** Whether a snapshot names any object: one with no file (only directories, symlinks, FIFOs) names none. */
+    static boolean namesObjects(Manifest m) {
+        for (Entry e : m.entries()) {
+            if (e.kind() == Kind.FILE) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** One syncfs for all the objects just written: far cheaper than an fsync per file of 10,000. */

@@ -33,6 +33,17 @@ final class Steps {
         CrashPoints.reached(operation, step, qemuPid);
     }
 
+    /**
+     * Times a part of the operation that is not a point of the crash walk
+     * (what an operation does before its first step that changes anything):
+     * the next step is timed from here.
+     */
+    void time(String part) {
+        long now = System.nanoTime();
+        millis.put(part, (now - last) / 1_000_000);
+        last = now;
+    }
+
     /** A point of the crash walk that is not timed: the operation's commit, past its last timed step. */
     void point(String step) {
         CrashPoints.reached(operation, step, qemuPid);

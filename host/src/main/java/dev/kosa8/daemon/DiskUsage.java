@@ -38,6 +38,20 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
         return disk + checkpoints + held + other;
     }
 
+    /**
+     * This measure with what {@code undo}'s checkpoints hold measured again:
+     * after a checkpoint, which changes nothing else the budget counts but
+     * for its disk snapshot's metadata inside the root disk.
+     */
+    DiskUsage withCheckpoints(Undo undo) {
+        try {
+            return new DiskUsage(disk, diskVirtual, undo.bytesHeld(), held, logs, other);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot measure what the checkpoints keep on disk: "
+                    + e.getMessage(), "check the permissions of the sandbox's checkpoints folder", e);
+        }
+    }
+
     /** Measures {@code id}'s files. */
     static DiskUsage of(SandboxLayout layout, String id, Undo undo) {
         Path dir = layout.directory(id);

@@ -71,14 +71,22 @@ final class SandboxUndo {
     }
 
     private Checkpoint checkpoint(Sandbox s, String message, boolean wait, Set<String> thinnable) {
+        long asked = System.nanoTime();
         Checkpoint c = s.locked(() -> {
+            long locked = System.nanoTime();
             Vm vm = s.running();
             Budget b = launcher.specs().budget(s.record());
             Undo undo = undo(s);
-            DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
+            DiskUsage before = DiskUsage.of(layout, s.id(), undo);
+            DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, before);
+            long admitted = System.nanoTime();
             Checkpoint taken = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
                     b.checkpointBytes(), thinnable));
-            DiskUsage after = DiskUsage.of(layout, s.id(), undo);
+            long instant = System.nanoTime();
+            // what a checkpoint adds is in undo's files alone (its disk snapshot is metadata in the root disk):
+            // measured again, the disk's qemu-img and the other files cost the command a process start and walks
+            DiskUsage after = before.withCheckpoints(undo);
+            long measured = System.nanoTime();
             if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {
                 undo.remove(taken.id(), machine(s, vm), null);
                 throw new KosaException(KosaException.Kind.LIMIT, "checkpoint " + taken.id() + " took sandbox "
@@ -88,6 +96,11 @@ final class SandboxUndo {
                                 + " or its held changes (`kosa8 review " + s.id() + "`) smaller, then try again");
             }
             prepareStandby(s);
+            // where a checkpoint's wall time goes in the daemon (issue 37): bench/wall.sh reads this line
+            log.accept("checkpoint " + taken.id() + " of sandbox " + s.id() + " returned: lock " + ms(asked, locked)
+                    + " ms, admission " + ms(locked, admitted) + " ms, instant " + ms(admitted, instant)
+                    + " ms " + taken.stepMillis() + ", measured after " + ms(instant, measured) + " ms, standby "
+                    + ms(measured, System.nanoTime()) + " ms");
             return taken;
         });
         return wait ? undo(s).awaitCommit(c.id()) : c;
@@ -186,6 +199,10 @@ final class SandboxUndo {
     }
 
     /** After a checkpoint or a rewind: a standby QEMU for the next rewind, in the background. */
+    private static long ms(long from, long to) {
+        return (to - from) / 1_000_000;
+    }
+
     private void prepareStandby(Sandbox s) {
         standbys.prepare(s, launcher::nextSpec, spec -> QemuCommandLine.of(spec, qemuBinary));
     }

@@ -57,6 +57,11 @@ public final class MachineState {
         return prepare(qmp, socket, file, true, timeout);
     }
 
+    /** Makes a state file written by a background snapshot durable, for a checkpoint that keeps it whole. */
+    public static void makeDurable(Path file) throws IOException {
+        StreamWriter.force(file);
+    }
+
     /**
      * Waits until QEMU sends no machine state: a stream a daemon that died
      * left to its writer ({@link StreamWriter}) ends first, since QEMU saves
@@ -159,7 +164,13 @@ public final class MachineState {
             }
         }
 
-        /** Waits until QEMU has sent all of RAM and the file holds it, synced; returns its size. */
+        /**
+         * Waits until QEMU has sent all of RAM and the file holds it; returns
+         * its size. A stopped machine's state is synced; a background
+         * snapshot's is not (a checkpoint takes it apart into pages, synced
+         * themselves, and deletes it): one kept whole is made durable by
+         * {@link MachineState#makeDurable}.
+         */
         public long awaitSaved(Duration timeout) {
             long deadline = System.nanoTime() + timeout.toNanos();
             String status;
@@ -176,7 +187,7 @@ public final class MachineState {
             String qemuError = status.equals("completed") ? "" : "QEMU's snapshot " + status + migrationError();
             try {
                 // the writer's own failure (a full disk) says more than QEMU's, so it is asked first
-                long size = writer.finish(Duration.ofSeconds(60));
+                long size = writer.finish(Duration.ofSeconds(60), !background);
                 if (!qemuError.isEmpty()) {
                     throw new IllegalStateException(qemuError);
                 }

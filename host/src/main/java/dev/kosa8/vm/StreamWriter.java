@@ -85,12 +85,17 @@ final class StreamWriter {
     }
 
     /**
-     * Waits for the end of the stream, then makes the file durable.
+     * Waits for the end of the stream, then, when {@code durable}, makes the
+     * file durable.
      *
+     * @param durable false for a stream the caller takes apart and deletes
+     *                (a checkpoint's, kept as pages that are synced
+     *                themselves): forcing 0.5-1 GiB to disk only to delete it
+     *                seconds later was most of a commit's disk writes
      * @return the file's size
      * @throws IOException with the writer's reason when the file could not be written
      */
-    long finish(Duration timeout) throws IOException {
+    long finish(Duration timeout, boolean durable) throws IOException {
         try {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IOException("the machine's state was not written within " + timeout.toSeconds() + " s");
@@ -107,9 +112,17 @@ final class StreamWriter {
             throw new IOException((status == WRITE_FAILED ? "cannot write " + file.getFileName() : "the state writer failed")
                     + (why.isEmpty() ? " (exit status " + status + ")" : ": " + why));
         }
+        if (!durable) {
+            return Files.size(file);
+        }
+        force(file);
+        return Files.size(file);
+    }
+
+    /** Makes {@code file}'s content durable. */
+    static void force(Path file) throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
             ch.force(true);
-            return ch.size();
         }
     }
 

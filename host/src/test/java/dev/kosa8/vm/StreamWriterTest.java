@@ -60,9 +60,23 @@ class StreamWriterTest {
 
         send(socket, data);
 
-        assertThat(w.finish(Duration.ofSeconds(30))).isEqualTo(data.length);
+        assertThat(w.finish(Duration.ofSeconds(30), true)).isEqualTo(data.length);
         assertThat(Files.readAllBytes(file)).isEqualTo(data);
         assertThat(socket).doesNotExist();
+    }
+
+    @Test
+    void aStreamTakenApartLaterIsWholeWithoutBeingForced() throws Exception {
+        byte[] data = new byte[(3 << 20) + 7];
+        new Random(3).nextBytes(data);
+        Path file = tmp.resolve("state2");
+        Path socket = tmp.resolve("s2.sock");
+        StreamWriter w = StreamWriter.start(socket, file);
+
+        send(socket, data);
+
+        assertThat(w.finish(Duration.ofSeconds(30), false)).isEqualTo(data.length);
+        assertThat(Files.readAllBytes(file)).isEqualTo(data);
     }
 
     @Test
@@ -85,7 +99,7 @@ class StreamWriterTest {
 
         assertThat(send(socket, data)).as("the whole stream was taken").isEqualTo(data.length);
 
-        assertThatThrownBy(() -> w.finish(Duration.ofSeconds(30))).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> w.finish(Duration.ofSeconds(30), true)).isInstanceOf(IOException.class)
                 .hasMessageContaining("No space left on device");
     }
 
@@ -96,7 +110,7 @@ class StreamWriterTest {
         long sid = Long.parseLong(Files.readString(Path.of("/proc/" + pidOf(w) + "/stat")).split(" ")[5]);
         assertThat(sid).isEqualTo(pidOf(w)).isNotEqualTo(ProcessHandle.current().pid());
         send(tmp.resolve("o.sock"), new byte[10]);
-        assertThat(w.finish(Duration.ofSeconds(30))).isEqualTo(10);
+        assertThat(w.finish(Duration.ofSeconds(30), true)).isEqualTo(10);
     }
 
     static long pidOf(StreamWriter w) {
