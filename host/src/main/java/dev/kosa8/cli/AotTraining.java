@@ -58,6 +58,13 @@ final class AotTraining {
             System.setErr(quiet);
             DaemonClient d = new DaemonClient(paths);
             d.ensureRunning(BuildId.current(), Duration.ofSeconds(5));
+            // what Main.main does before it dispatches (the hook off, the home from the environment), then each
+            // line as Main.main runs it: the same code, so the same classes and call sites, in the cache
+            if (dev.kosa8.host.CrashPoints.Settings.of(java.util.Map.of()).on()) {
+                throw new IllegalStateException("the crash hook on without its variable");
+            }
+            HostPaths.fromEnvironment();
+            Main main = new Main(paths);
             String[][] lines = {
                 {"--version"}, {"ls"}, {"ls", "-q"}, {"checkpoint", "0123456789ab", "-m", "x"},
                 {"checkpoints", "0123456789ab"}, {"rewind", "0123456789ab"}, {"exec", "0123456789ab", "--", "true"},
@@ -65,19 +72,12 @@ final class AotTraining {
             for (String[] line : lines) {
                 HotPath.Call call = HotPath.parse(line).orElseThrow(() -> new IllegalStateException(
                         "the hot path no longer takes " + String.join(" ", line)));
-                switch (call) {
-                    case HotPath.Version v -> quiet.println(Main.versionLine());
-                    case HotPath.Ls ls -> LsCommand.run(d, ls.quiet(), quiet);
-                    case HotPath.Checkpoint c -> CheckpointCommand.run(d, c.id(), c.message(), c.await());
-                    case HotPath.Checkpoints c -> CheckpointsCommand.run(d, c.id());
-                    case HotPath.Rewind r -> RewindCommand.run(d, r.id(), r.checkpoint());
-                    case HotPath.Exec e -> {
-                        int code = ExecCommand.run(d, e.id(), e.exec(), e.command(), e.checkpoint());
-                        if (code != 0) {
-                            throw new IllegalStateException("the stand-in exec exited " + code);
-                        }
-                    }
-                    case HotPath.Run r -> throw new IllegalStateException("not trained: " + r);
+                if (call instanceof HotPath.Run r) {
+                    throw new IllegalStateException("not trained: " + r);
+                }
+                int code = Main.dispatch(line, main);
+                if (code != 0) {
+                    throw new IllegalStateException("the stand-in's " + line[0] + " exited " + code);
                 }
                 done.add(line[0]);
             }

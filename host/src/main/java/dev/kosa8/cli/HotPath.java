@@ -99,6 +99,7 @@ final class HotPath {
      */
     static Optional<Integer> run(String[] args, Main main) {
         Optional<Call> call = parse(args);
+        StartTrace.step(call.isEmpty() ? "hot path: not taken" : "hot path: parsed");
         if (call.isEmpty()) {
             return Optional.empty();
         }

@@ -3,6 +3,7 @@ package dev.kosa8.cli;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import java.io.PrintWriter;
+import java.util.Optional;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -40,11 +41,22 @@ public final class Main {
     @Option(names = "--debug", scope = CommandLine.ScopeType.INHERIT, description = "Show stack traces of errors.")
     boolean debug;
 
-    final HostPaths paths = HostPaths.fromEnvironment();
+    final HostPaths paths;
+
+    public Main() {
+        this(HostPaths.fromEnvironment());
+    }
+
+    /** With another kosa8 home: the AOT training's ({@link AotTraining}). */
+    Main(HostPaths paths) {
+        this.paths = paths;
+    }
 
     DaemonClient daemon() {
+        StartTrace.step("to the daemon's client");
         DaemonClient c = new DaemonClient(paths);
         c.ensureRunning(build(), java.time.Duration.ofSeconds(20));
+        StartTrace.step("daemon's version");
         return c;
     }
 
@@ -60,8 +72,23 @@ public final class Main {
 
     /** The commands an agent calls all day, in their plain forms, without picocli ({@link HotPath}); the rest with it. */
     public static void main(String[] args) {
+        StartTrace.begin(); // off unless KOSA8_START_TRACE is set
         dev.kosa8.host.CrashPoints.install(System.getenv()); // tests only (secret set, image build); off unless set
-        System.exit(HotPath.run(args, new Main()).orElseGet(() -> run(args)));
+        StartTrace.step("crash hook");
+        int code = dispatch(args, new Main());
+        StartTrace.end();
+        System.exit(code);
+    }
+
+    /**
+     * Runs a command line: {@link HotPath}'s forms without picocli, the rest
+     * with it; its exit code. No lambda here: its class would be generated at
+     * every start, the AOT cache holding only what the training ran
+     * ({@link AotTraining} runs its lines through this method).
+     */
+    static int dispatch(String[] args, Main main) {
+        Optional<Integer> hot = HotPath.run(args, main);
+        return hot.isPresent() ? hot.get() : run(args);
     }
 
     static int run(String... args) {

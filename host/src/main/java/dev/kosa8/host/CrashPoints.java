@@ -219,12 +219,18 @@ public final class CrashPoints {
         }
     }
 
-    private static final MethodHandle KILL = NativeCall.handle("kill", -1, JAVA_INT, JAVA_INT, JAVA_INT);
+    /**
+     * kill(2), linked on first use: linking a downcall spins up the foreign linker (about 80 classes and 40
+     * generated lambda forms), which every CLI start paid for a hook that is off (docs/performance.md).
+     */
+    private static final class Kill9 {
+        static final MethodHandle KILL = NativeCall.handle("kill", -1, JAVA_INT, JAVA_INT, JAVA_INT);
+    }
 
     /** False when there is no such process (a QEMU already gone). */
     private static boolean sigkill(long pid) {
         try (Arena arena = Arena.ofConfined()) {
-            NativeCall.call(arena, "kill", st -> (int) KILL.invokeExact(st, (int) pid, 9), true,
+            NativeCall.call(arena, "kill", st -> (int) Kill9.KILL.invokeExact(st, (int) pid, 9), true,
                     errno -> new IllegalStateException("kill(" + pid + ", SIGKILL) failed: errno " + errno));
             return true;
         } catch (IllegalStateException e) {
