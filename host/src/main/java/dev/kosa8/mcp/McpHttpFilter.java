@@ -42,11 +42,13 @@ final class McpHttpFilter implements Filter {
         HttpServletRequest req = (HttpServletRequest) request;
         HttpServletResponse res = (HttpServletResponse) response;
         if (!HttpGuard.hostAllowed(req.getHeader("Host"))) {
+            settle(req);
             refuse(res, 403, "the Host header names no loopback address: kosa8 mcp answers only requests to "
                     + "127.0.0.1 or localhost (a guard against DNS rebinding)", "connect to http://127.0.0.1:PORT/mcp");
             return;
         }
         if (!HttpGuard.originAllowed(req.getHeader("Origin"))) {
+            settle(req);
             refuse(res, 403, "requests from web pages of other origins are refused (the Origin header is not "
                     + "http://localhost or http://127.0.0.1): a guard against DNS rebinding",
                     "use an MCP client program, or a page served from this machine's loopback");
@@ -54,6 +56,7 @@ final class McpHttpFilter implements Filter {
         }
         if (!token.matches(HttpGuard.bearer(req.getHeader("Authorization")))) {
             res.setHeader("WWW-Authenticate", "Bearer realm=\"kosa8\"");
+            settle(req);
             refuse(res, 401, req.getHeader("Authorization") == null ? "no bearer token: every request needs "
                     + "the header Authorization: Bearer TOKEN" : "wrong bearer token",
                     "the token is printed when `kosa8 mcp --http` starts, and is in mcp-http.json in kosa8's "
@@ -61,6 +64,7 @@ final class McpHttpFilter implements Filter {
             return;
         }
         if (stopping.getAsBoolean()) {
+            settle(req);
             refuse(res, 503, "kosa8 mcp is stopping", "start it again");
             return;
         }
@@ -73,6 +77,7 @@ final class McpHttpFilter implements Filter {
         String id = req.getHeader(SESSION_HEADER);
         boolean initialize = id == null && "POST".equals(req.getMethod());
         if (initialize && !sessions.reserve()) {
+            settle(req);
             refuse(res, 503, "too many MCP sessions: " + sessions.open() + " are open, at most "
                     + HttpGuard.MAX_SESSIONS + " at once", "end one (its client's DELETE), or restart kosa8 mcp");
             return;
@@ -80,6 +85,7 @@ final class McpHttpFilter implements Filter {
         // a session this server does not hold (ended: deleted, idle, the server restarted; or never started) is a
         // 404, as the spec says, whatever the request: the client then starts a new one
         if (id != null && !sessions.enter(id)) {
+            settle(req);
             refuse(res, 404, "no MCP session " + HttpSessions.shortId(id) + "… here: it ended"
                     + " (deleted, idle for " + HttpSessions.IDLE.toHours() + " hours, or the server restarted)"
                     + " or never was", "start a new session (initialize without Mcp-Session-Id)");
@@ -102,6 +108,32 @@ final class McpHttpFilter implements Filter {
             sessions.end(id, "the SDK no longer knows it");
         }
     }
+
+    /**
+     * Reads and drops the body of a request refused for what its head says, up to {@link #SETTLE} bytes (any
+     * JSON-RPC message an MCP client sends there): a body left unread makes Jetty close the connection after the
+     * answer, and a client that has already sent its next request on that kept-alive connection (as Java's
+     * HttpClient may) loses it ("received no bytes"). A longer body is not read for a refusal.
+     */
+    private static void settle(HttpServletRequest req) {
+        long length = req.getContentLengthLong();
+        if (length == 0 || length > SETTLE) {
+            return;
+        }
+        byte[] buf = new byte[8192];
+        long left = SETTLE;
+        try (var in = req.getInputStream()) {
+            int n;
+            while (left > 0 && (n = in.read(buf, 0, (int) Math.min(buf.length, left))) >= 0) {
+                left -= n;
+            }
+        } catch (IOException e) {
+            // the client gave up; the refusal is all it gets
+        }
+    }
+
+    /** The most of a refused request's body {@link #settle} reads. */
+    static final long SETTLE = 64 * 1024;
 
     /**
      * Reads and drops a refused body of at most {@link HttpGuard#MAX_DRAIN} bytes before the 413 is answered: a

@@ -153,6 +153,45 @@ class McpHttpServerTest {
         }
     }
 
+    /**
+     * A refused request's body that arrives after its head (as Java's HttpClient sends a POST) is read before the
+     * answer, so the kept-alive connection carries the next request: left unread, Jetty closed the connection, and
+     * a client that reused it lost its next request (McpHttpServerTest once failed so: "received no bytes").
+     */
+    @Test
+    void aRefusedRequestsLateBodyIsReadSoTheConnectionCarriesTheNextRequest() throws Exception {
+        byte[] body = initialize().getBytes(StandardCharsets.UTF_8);
+        try (Socket s = new Socket("127.0.0.1", url.getPort())) {
+            s.setSoTimeout(20_000);
+            OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            for (String sessionId : List.of("made-up-1", "made-up-2")) {
+                out.write(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + url.getPort() + "\r\nAuthorization: " + bearer()
+                        + "\r\nMcp-Session-Id: " + sessionId + "\r\nContent-Type: application/json\r\n"
+                        + "Accept: application/json, text/event-stream\r\nContent-Length: " + body.length
+                        + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+                Thread.sleep(300); // the head is answered only once the body is in
+                out.write(body);
+                out.flush();
+                String head = readHead(in);
+                assertThat(head).as(sessionId).startsWith("HTTP/1.1 404").doesNotContainIgnoringCase("connection: close");
+                int length = Integer.parseInt(head.replaceAll("(?is).*content-length: *([0-9]+).*", "$1"));
+                assertThat(new String(in.readNBytes(length), StandardCharsets.UTF_8)).contains("no MCP session");
+            }
+        }
+    }
+
+    private static String readHead(InputStream in) throws java.io.IOException {
+        StringBuilder b = new StringBuilder();
+        while (!b.toString().endsWith("\r\n\r\n")) {
+            int c = in.read();
+            assertThat(c).as("the connection closed after: %s", b).isNotNegative();
+            b.append((char) c);
+        }
+        return b.toString();
+    }
+
     @Test
     void aBodyPastTheBoundIsRefusedAndTheServerGoesOn() throws Exception {
         byte[] big = new byte[HttpGuard.MAX_BODY + 1];
