@@ -117,6 +117,9 @@ class BrokerBigBodyTest {
                         AllowRule.parse("POST " + HOST + "/slow"), AllowRule.parse("dead.test"))),
                 new AuditLog(dir.resolve("net.log"), problems::add), Upstreams.system(test), ca,
                 dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
+        // as the daemon does (EgressService): an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
+        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
+                dev.kosa8.egress.tls.HostCas.NONE));
         broker.secrets(new SecretBindings(List.of(new SecretBinding("OTHER_TOKEN", "other.test", 443,
                 "Authorization", "Bearer {}", FOREIGN, "ot-REALrealREALreal0123456789"))));
         tls = new UnixBridge(broker.sockets().get(Listener.TLS));
