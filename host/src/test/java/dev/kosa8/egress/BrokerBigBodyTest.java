@@ -392,6 +392,43 @@ class BrokerBigBodyTest {
         }
     }
 
+    @Test
+    void aSlowDiskHoldsTheGuestBackNotTheEventLoop() throws Exception {
+        Path b = dir.resolve("20MiB");
+        String sha = writeBody(b, 20 * MIB, -1);
+        broker.spool().slowWrites(300); // the disk takes 300 ms per write: the guest sends far faster
+        Process upload = null;
+        try {
+            List<String> cmd = new ArrayList<>(List.of("curl", "-sS", "--max-time", "120", "--noproxy", "",
+                    "--cacert", caPem.toString(), "--connect-to", HOST + ":443:127.0.0.1:" + tls.port(), "--http1.1",
+                    "--data-binary", "@" + b, https("/sink")));
+            upload = new ProcessBuilder(cmd).start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (broker.spool().used() < SpoolFile.AHEAD && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            Thread.sleep(1000);
+            // the guest is read only as far as the writer keeps up (its length is declared, so the body goes to disk
+            // from its first byte): the spool counts what was handed to the disk, a few writes and AHEAD
+            long held = broker.spool().used();
+            assertThat(held).as("bytes taken from the guest while the disk lags").isBetween((long) SpoolFile.AHEAD,
+                    3L * SpoolFile.AHEAD);
+            // another connection on the same (one) event loop is served at once meanwhile: with the file written on
+            // the loop, each of the upload's reads would hold it for a second or more
+            long t0 = System.nanoTime();
+            assertThat(curl("-X", "POST", "--data-binary", "x", https("/sink")).out()).hasSize(66);
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertThat(millis).as("ms for a small request while the upload spools").isLessThan(1500);
+            assertThat(upload.isAlive()).as("the upload still spooling").isTrue();
+        } finally {
+            broker.spool().slowWrites(0);
+        }
+        String out = new String(upload.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(upload.waitFor()).isZero();
+        assertThat(out).isEqualTo(sha + " " + 20 * MIB);
+        Files.delete(b);
+    }
+
     /** Direct and heap memory Netty's default allocator holds, the broker's as the test's. */
     static long nettyMemory() {
         var m = ((io.netty.buffer.ByteBufAllocatorMetricProvider) io.netty.buffer.ByteBufAllocator.DEFAULT).metric();
