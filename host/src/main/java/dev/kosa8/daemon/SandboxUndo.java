@@ -75,10 +75,11 @@ final class SandboxUndo {
             Vm vm = s.running();
             Budget b = launcher.specs().budget(s.record());
             Undo undo = undo(s);
-            DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo));
+            DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, DiskUsage.of(layout, s.id(), undo,
+                    spooled(s)));
             Checkpoint taken = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
                     b.checkpointBytes(), thinnable));
-            DiskUsage after = DiskUsage.of(layout, s.id(), undo);
+            DiskUsage after = DiskUsage.of(layout, s.id(), undo, spooled(s));
             if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {
                 undo.remove(taken.id(), machine(s, vm), null);
                 throw new KosaException(KosaException.Kind.LIMIT, "checkpoint " + taken.id() + " took sandbox "
@@ -91,6 +92,12 @@ final class SandboxUndo {
             return taken;
         });
         return wait ? undo(s).awaitCommit(c.id()) : c;
+    }
+
+    /** The request bodies the broker of {@code s} holds on disk now: they count in its disk budget. */
+    private static long spooled(Sandbox s) {
+        var broker = s.broker();
+        return broker == null ? 0 : broker.spooledBytes();
     }
 
     /** A checkpoint by its id or a unique prefix; with {@code wait}, once committed (a failed one is an error). */

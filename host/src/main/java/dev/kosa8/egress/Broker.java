@@ -151,6 +151,15 @@ public final class Broker implements AutoCloseable {
         }
     }
 
+    /**
+     * The bytes of the request bodies this broker holds on disk now while it judges them ({@link BodySpool}): they
+     * count in the sandbox's disk budget (the daemon's DiskUsage), since no listing of the sandbox's folder sees
+     * them (each spool file is unlinked as it is made).
+     */
+    public long spooledBytes() {
+        return spool.used();
+    }
+
     /** Where request bodies too long for memory wait while they are judged, and how much of them: {@link BodySpool}. */
     SpoolBudget spool() {
         return spool;

@@ -250,6 +250,8 @@ class BrokerBigBodyTest {
             while (broker.spool().used() < 19 * MIB && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
+            // counted in the sandbox's disk budget (the daemon's DiskUsage) while held: the file itself is unlinked
+            assertThat(broker.spooledBytes()).isEqualTo(broker.spool().used()).isGreaterThanOrEqualTo(19 * MIB);
             Path b21 = dir.resolve("21MiB");
             writeBody(b21, 21 * MIB, -1);
             BrokerTest.Run r = curl("-w", "%{http_code}", "--data-binary", "@" + b21, https("/sink"));
