@@ -576,7 +576,9 @@ final class HttpForward {
                     }
                     done = true;
                     exchange.end();
-                    ctx.pipeline().remove(this);
+                    if (!ctx.isRemoved()) { // an HTTP/2 stream's channel may have closed and emptied its pipeline
+                        ctx.pipeline().remove(this);
+                    }
                     if (stream || !keepUpstream || !keepGuest || !bodySent) {
                         up.close(); // a stream ends here (reset, if the request's body is not all sent)
                     } else {
