@@ -63,9 +63,65 @@ final class UpstreamHttp2 {
                     .handler(new ChannelInitializer<Http2StreamChannel>() {
                         @Override
                         protected void initChannel(Http2StreamChannel ch) {
+                            ch.pipeline().addLast(new StatusCheck());
                             ch.pipeline().addLast(CODEC, new Http2StreamFrameToHttpObjectCodec(false, true));
+                            ch.pipeline().addLast(new HeadFirst());
                         }
                     }).open();
+        }
+    }
+
+    /** An HTTP status code: three digits, 1xx to 5xx. */
+    private static final java.util.regex.Pattern STATUS = java.util.regex.Pattern.compile("[1-5][0-9][0-9]");
+
+    /**
+     * Refuses a response head whose {@code :status} is not an HTTP status code before Netty's conversion sees it:
+     * the conversion throws after taking a buffer it does not give back (found by {@code UpstreamHttp2FuzzTest}), as
+     * on the guest's side ({@link GuestHttp2.RequestHeadCheck}). The stream ends with an error (a {@code 502}).
+     */
+    static final class StatusCheck extends io.netty.channel.ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof io.netty.handler.codec.http2.Http2HeadersFrame h) {
+                CharSequence status = h.headers().status();
+                if (status != null && !STATUS.matcher(status).matches()) {
+                    io.netty.util.ReferenceCountUtil.release(msg);
+                    ctx.fireExceptionCaught(new IllegalStateException("the server's HTTP/2 response has the status '"
+                            + (status.length() > 20 ? status.subSequence(0, 20) + "..." : status)
+                            + "', which is not an HTTP status"));
+                    ctx.close();
+                    return;
+                }
+            }
+            ctx.fireChannelRead(msg);
+        }
+    }
+
+    /**
+     * Drops the frames of unknown types the codec passes on, and refuses a response body that comes before the
+     * response's (final) head: Netty's codec passes a DATA frame the
+     * server sends first on as content, which would reach the guest as a body with no head (found by
+     * {@code UpstreamHttp2FuzzTest}). The stream ends with an error its relay answers as a {@code 502}.
+     */
+    static final class HeadFirst extends io.netty.channel.ChannelInboundHandlerAdapter {
+        private boolean head;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (!(msg instanceof io.netty.handler.codec.http.HttpObject)) {
+                io.netty.util.ReferenceCountUtil.release(msg); // an unknown frame type: ignored (RFC 9113 4.1)
+                return;
+            }
+            if (msg instanceof io.netty.handler.codec.http.HttpResponse r) {
+                head |= r.status().codeClass() != io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL;
+            } else if (!head && msg instanceof io.netty.handler.codec.http.HttpContent) {
+                io.netty.util.ReferenceCountUtil.release(msg);
+                ctx.fireExceptionCaught(new IllegalStateException("the server sent an HTTP/2 response body before "
+                        + "its head"));
+                ctx.close();
+                return;
+            }
+            ctx.fireChannelRead(msg);
         }
     }
 
