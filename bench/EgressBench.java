@@ -13,6 +13,9 @@
  *   - intercept-h2 (curl rows only): the same broker, the client speaking HTTP/2 to it (ALPN h2), one stream per
  *             request, each checked on its own; the broker carries streams on over HTTP/1.1. The other curl rows
  *             ask for HTTP/1.1.
+ *   - issue 42's rows (curl --http2): a second server in the --serve process (bench/H2BenchServer.java, Netty,
+ *             offering h2) reached passed through, through a broker whose upstream leg speaks HTTP/1.1 (the leg
+ *             before issue 42), and through one that offers it h2: the upstream leg's A/B in one run.
  * Interception is judged against passthrough measured in the same run (its A/B), and every path against direct.
  * Small requests: one keep-alive TLS connection per path and round, N GETs of a 32-byte body, each timed;
  * p50/p99 over all rounds. Bulk: a 100 MB body per path and round, MB/s; median of the rounds. Nothing is counted
