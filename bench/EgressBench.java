@@ -13,6 +13,9 @@
  *   - intercept-h2 (curl rows only): the same broker, the client speaking HTTP/2 to it (ALPN h2), one stream per
  *             request, each checked on its own; the broker carries streams on over HTTP/1.1. The other curl rows
  *             ask for HTTP/1.1.
+ *   - issue 42's rows (curl --http2): a second server in the --serve process (bench/H2BenchServer.java, Netty,
+ *             offering h2) reached passed through, through a broker whose upstream leg speaks HTTP/1.1 (the leg
+ *             before issue 42), and through one that offers it h2: the upstream leg's A/B in one run.
  * Interception is judged against passthrough measured in the same run (its A/B), and every path against direct.
  * Small requests: one keep-alive TLS connection per path and round, N GETs of a 32-byte body, each timed;
  * p50/p99 over all rounds. Bulk: a 100 MB body per path and round, MB/s; median of the rounds. Nothing is counted
@@ -98,6 +101,28 @@ public class EgressBench {
         Broker intercepting = Broker.start("bench-i", dir.resolve("run-i"),
                 new EgressPolicy(false, List.of(AllowRule.parse("api.test"))),
                 new AuditLog(dir.resolve("net-i.log"), System.err::println), Upstreams.system(test), sandboxCa, upstreamTls, group);
+
+        // issue 42's A/B: the upstream leg in HTTP/2 or HTTP/1.1, to the same Netty server that offers h2; and that
+        // server passed through, the client speaking HTTP/2 to it end to end
+        EgressTestSettings toH2 = new EgressTestSettings(Map.of("api.test:443", server.h2Port()), Map.of(),
+                Optional.of(serverCaPem));
+        Broker upH2 = Broker.start("bench-h2", dir.resolve("run-h2"), new EgressPolicy(false, List.of(AllowRule.parse(
+                "api.test"))), new AuditLog(dir.resolve("net-h2.log"), System.err::println), Upstreams.system(toH2),
+                sandboxCa, upstreamTls, group);
+        upH2.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(toH2.trustedCa(),
+                dev.kosa8.egress.tls.HostCas.NONE));
+        Broker upH1 = Broker.start("bench-h1", dir.resolve("run-h1"), new EgressPolicy(false, List.of(AllowRule.parse(
+                "api.test"))), new AuditLog(dir.resolve("net-h1.log"), System.err::println), Upstreams.system(toH2),
+                sandboxCa, upstreamTls, group);
+        Broker passH2 = Broker.start("bench-p2", dir.resolve("run-p2"), new EgressPolicy(false, List.of(AllowRule.parse(
+                "passthrough api.test"))), new AuditLog(dir.resolve("net-p2.log"), System.err::println),
+                Upstreams.system(toH2), sandboxCa, upstreamTls, group);
+        H2_ROWS.put("h2 passthrough (Netty server)", List.of("--http2", "--unix-socket",
+                passH2.sockets().get(Listener.TLS).toString()));
+        H2_ROWS.put("h2 guest, h1 upstream", List.of("--http2", "--unix-socket",
+                upH1.sockets().get(Listener.TLS).toString()));
+        H2_ROWS.put("h2 guest, h2 upstream", List.of("--http2", "--unix-socket",
+                upH2.sockets().get(Listener.TLS).toString()));
 
         // a key bound to the name (issue 5): intercepted, and each request gets the real key in its header
         Broker injecting = Broker.start("bench-s", dir.resolve("run-s"),
@@ -212,6 +237,7 @@ public class EgressBench {
         how.put("intercept", List.of("--http1.1", "--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
         how.put("intercept-h2", List.of("--http2", "--unix-socket", intercepting.sockets().get(Listener.TLS).toString()));
         how.put("inject", List.of("--http1.1", "--unix-socket", injecting.sockets().get(Listener.TLS).toString()));
+        how.putAll(H2_ROWS);
         if (warm) { // the JDK rows' warm-up did not run: warm server and broker here, WARM_MB per path
             System.err.printf("warming up every path (%d MB each)...%n", warmMb);
             for (int w = 0; w * bulkMb < warmMb; w++) {
@@ -328,6 +354,30 @@ public class EgressBench {
                         .baseline("passthrough (broker)", pct(pass.upMbps, 50), pass.upMbps,
                                 BenchResult.Ratio.FIGURE_OVER_BASELINE));
             }
+            Samples h2pass = at.get(l + " h2 passthrough (Netty server)"), h1up = at.get(l + " h2 guest, h1 upstream");
+            for (String k : List.of("h2 guest, h2 upstream", "h2 guest, h1 upstream")) { // issue 42's A/B
+                Samples s = at.get(l + " " + k);
+                System.out.printf("%s vs h2 passthrough, %s CPUs: %+.3f ms at p50, download %.2fx, upload %.2fx%n", k,
+                        l.label, pct(s.latencyMs, 50) - pct(h2pass.latencyMs, 50), pct(s.mbps, 50) / pct(h2pass.mbps, 50),
+                        pct(s.upMbps, 50) / pct(h2pass.upMbps, 50));
+                String row = "curl --http2, " + l.label + " CPUs, " + k + " against passthrough (Netty h2 server)";
+                result.add(BenchResult.Row.of(row + ": small GET p50", "ms", BenchResult.Better.LOWER,
+                                pct(s.latencyMs, 50), s.roundP50s)
+                        .baseline("passthrough, h2 end to end", pct(h2pass.latencyMs, 50), h2pass.roundP50s,
+                                BenchResult.Ratio.FIGURE_OVER_BASELINE).goal("<= 1 ms added at p50"));
+                result.add(BenchResult.Row.of(row + ": " + bulkMb + " MB download", "MB/s", BenchResult.Better.HIGHER,
+                                pct(s.mbps, 50), s.mbps)
+                        .baseline("passthrough, h2 end to end", pct(h2pass.mbps, 50), h2pass.mbps,
+                                BenchResult.Ratio.FIGURE_OVER_BASELINE).goal(">= 0.80 of the baseline"));
+                result.add(BenchResult.Row.of(row + ": " + bulkMb + " MB upload", "MB/s", BenchResult.Better.HIGHER,
+                                pct(s.upMbps, 50), s.upMbps)
+                        .baseline("passthrough, h2 end to end", pct(h2pass.upMbps, 50), h2pass.upMbps,
+                                BenchResult.Ratio.FIGURE_OVER_BASELINE));
+            }
+            Samples h2up = at.get(l + " h2 guest, h2 upstream");
+            System.out.printf("h2 upstream vs h1 upstream (same server, h2 guest), %s CPUs: %+.3f ms at p50, download "
+                    + "%.2fx, upload %.2fx%n", l.label, pct(h2up.latencyMs, 50) - pct(h1up.latencyMs, 50),
+                    pct(h2up.mbps, 50) / pct(h1up.mbps, 50), pct(h2up.upMbps, 50) / pct(h1up.upMbps, 50));
             System.out.printf("inject vs passthrough, %s CPUs: %+.3f ms at p50, throughput %.2fx%n", l.label,
                     pct(inject.latencyMs, 50) - pct(pass.latencyMs, 50), pct(inject.mbps, 50) / pct(pass.mbps, 50));
             for (String k : List.of("broker", "intercept", "intercept-h2", "inject")) {
@@ -436,7 +486,7 @@ public class EgressBench {
      * The loopback HTTPS server, in a process of its own (this file, {@code --serve DIR}) so that its CPU can be
      * placed and counted apart from the broker's.
      */
-    record Server(Process process, int port) {
+    record Server(Process process, int port, int h2Port) {
         static Server start(Path dir) throws Exception {
             String source = System.getProperty("bench.source");
             if (source == null) throw new IllegalStateException("run with -Dbench.source=<path of EgressBench.java>");
@@ -445,7 +495,8 @@ public class EgressBench {
                     .redirectError(ProcessBuilder.Redirect.INHERIT).start();
             String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.US_ASCII)).readLine();
             if (line == null) throw new IOException("the bench's server did not start (exit " + p.waitFor() + ")");
-            return new Server(p, Integer.parseInt(line.strip()));
+            String[] ports = line.strip().split(" ");
+            return new Server(p, Integer.parseInt(ports[0]), Integer.parseInt(ports[1]));
         }
 
         long pid() {
@@ -499,7 +550,8 @@ public class EgressBench {
             }
         });
         server.start();
-        System.out.println(server.getAddress().getPort());
+        int h2Port = H2BenchServer.start(ca);
+        System.out.println(server.getAddress().getPort() + " " + h2Port);
         System.out.flush();
         System.in.readAllBytes(); // until the bench closes our stdin (or dies)
         server.stop(0);
@@ -517,6 +569,9 @@ public class EgressBench {
         }
         return f;
     }
+
+    /** The curl rows of issue 42's A/B (the upstream leg in HTTP/2 or HTTP/1.1), set up in main. */
+    static final Map<String, List<String>> H2_ROWS = new LinkedHashMap<>();
 
     /** MB each path moves before anything is counted, unless --warm-mb says otherwise. */
     static final int WARM_MB = 2000;

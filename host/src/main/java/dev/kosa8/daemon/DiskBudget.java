@@ -55,7 +55,8 @@ final class DiskBudget {
             throw new KosaException(KosaException.Kind.LIMIT, "sandbox " + id + " would pass its disk budget of "
                     + gib(b.diskBytes()) + ": it keeps " + gib(u.total()) + " (disk " + gib(u.disk())
                     + ", checkpoints " + gib(u.checkpoints()) + ", held changes " + gib(u.held()) + ", logs "
-                    + gib(u.logs()) + "), and after a checkpoint"
+                    + gib(u.logs()) + (u.spool() > 0 ? ", request bodies being judged " + gib(u.spool()) : "")
+                    + "), and after a checkpoint"
                     + " it needs room for " + gib(need) + " more (its " + gib(u.diskVirtual()) + " disk written anew, "
                     + memoryMiB + " MiB of RAM twice, its logs)",
                     "remove checkpoints with `kosa8 checkpoint rm " + id + " ID` (`kosa8 checkpoints " + id

@@ -25,17 +25,24 @@ import java.nio.file.Path;
  *                     instead of in the folder until accepted or rejected
  * @param logs         its console, network and QEMU logs
  * @param other        its record and CA
+ * @param spool        the request bodies its network broker holds on disk while it judges them (its spool files
+ *                     are unlinked as they are made, so only the broker can say: {@code Broker.spooledBytes})
  */
-public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held, long logs, long other) {
+public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held, long logs, long other, long spool) {
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** With no request body spooled. */
+    public DiskUsage(long disk, long diskVirtual, long checkpoints, long held, long logs, long other) {
+        this(disk, diskVirtual, checkpoints, held, logs, other, 0);
+    }
+
     public long total() {
-        return disk + checkpoints + held + logs + other;
+        return disk + checkpoints + held + logs + other + spool;
     }
 
     /** What the sandbox keeps that its logs' limits do not bound: the part a checkpoint's room is added to. */
     long keptBeyondLogs() {
-        return disk + checkpoints + held + other;
+        return disk + checkpoints + held + other + spool;
     }
 
     /**
@@ -45,15 +52,26 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
      */
     DiskUsage withCheckpoints(Undo undo) {
         try {
-            return new DiskUsage(disk, diskVirtual, undo.bytesHeld(), held, logs, other);
+            return new DiskUsage(disk, diskVirtual, undo.bytesHeld(), held, logs, other, spool);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot measure what the checkpoints keep on disk: "
                     + e.getMessage(), "check the permissions of the sandbox's checkpoints folder", e);
         }
     }
 
-    /** Measures {@code id}'s files. */
+    /** Measures {@code id}'s files, with no request body spooled (a sandbox whose broker is not running). */
     static DiskUsage of(SandboxLayout layout, String id, Undo undo) {
+        return of(layout, id, undo, 0);
+    }
+
+    /** Measures the files of sandbox {@code s}, and the request bodies its broker holds now. */
+    static DiskUsage of(SandboxLayout layout, Sandbox s) {
+        var broker = s.broker();
+        return of(layout, s.id(), s.undo(), broker == null ? 0 : broker.spooledBytes());
+    }
+
+    /** Measures {@code id}'s files; {@code spool}: the bytes of request bodies its broker holds on disk. */
+    static DiskUsage of(SandboxLayout layout, String id, Undo undo, long spool) {
         Path dir = layout.directory(id);
         try {
             long disk = 0;
@@ -69,7 +87,7 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
                     + size(layout.netLog(id).resolveSibling("net.log.1")) + size(layout.qemuLog(id));
             long other = size(dir.resolve("sandbox.json")) + tree(layout.ca(id));
             long held = tree(HeldLayers.dir(layout, id));
-            return new DiskUsage(disk, virtual, undo.bytesHeld(), held, logs, other);
+            return new DiskUsage(disk, virtual, undo.bytesHeld(), held, logs, other, spool);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot measure what sandbox " + id + " keeps on disk: "
                     + e.getMessage(), "check the permissions of " + dir, e);

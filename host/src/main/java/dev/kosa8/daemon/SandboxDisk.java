@@ -35,7 +35,7 @@ final class SandboxDisk {
 
     /** What {@code s} keeps on disk and what it may keep ({@code kosa8 inspect}, {@code kosa8 df}). */
     Map<String, Object> diskUse(Sandbox s) {
-        DiskUsage u = DiskUsage.of(layout, s.id(), s.undo());
+        DiskUsage u = DiskUsage.of(layout, s);
         Budget b = specs.budget(s.record());
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("disk", u.disk());
@@ -45,6 +45,7 @@ final class SandboxDisk {
         m.put("held", u.held());
         m.put("logs", u.logs());
         m.put("other", u.other());
+        m.put("spool", u.spool());
         m.put("total", u.total());
         m.put("budget", b);
         return m;

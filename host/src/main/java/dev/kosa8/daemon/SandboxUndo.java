@@ -77,7 +77,7 @@ final class SandboxUndo {
             Vm vm = s.running();
             Budget b = launcher.specs().budget(s.record());
             Undo undo = undo(s);
-            DiskUsage before = DiskUsage.of(layout, s.id(), undo);
+            DiskUsage before = DiskUsage.of(layout, s.id(), undo, spooled(s));
             DiskBudget.admitCheckpoint(s.id(), s.record().memoryMiB(), b, before);
             long admitted = System.nanoTime();
             Checkpoint taken = undo.checkpoint(machine(s, vm), message, new CheckpointLimits(b.checkpointCount(),
@@ -104,6 +104,12 @@ final class SandboxUndo {
             return taken;
         });
         return wait ? undo(s).awaitCommit(c.id()) : c;
+    }
+
+    /** The request bodies the broker of {@code s} holds on disk now: they count in its disk budget. */
+    private static long spooled(Sandbox s) {
+        var broker = s.broker();
+        return broker == null ? 0 : broker.spooledBytes();
     }
 
     /** A checkpoint by its id or a unique prefix; with {@code wait}, once committed (a failed one is an error). */

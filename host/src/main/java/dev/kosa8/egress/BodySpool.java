@@ -50,6 +50,13 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
     private long length;
     /** A refused body's rest, or what follows a malformed request, is dropped. */
     private boolean discarding;
+    /** The guest is not read until the spool's writer catches up ({@link SpoolFile#AHEAD}). */
+    private volatile boolean paused;
+    /** A whole spooled body whose last writes are under way: it goes on once they are done. */
+    private SpoolFile finishing;
+    /** What the guest sent after that body meanwhile, passed on after it. */
+    private final java.util.ArrayDeque<Object> held = new java.util.ArrayDeque<>();
+    private ChannelHandlerContext ctx;
 
     BodySpool(Broker broker, Listener listener, String tlsHost, int tlsPort) {
         this(broker, listener, tlsHost, tlsPort, Broker.MAX_BODY);
@@ -64,7 +71,16 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (finishing != null) {
+            held.add(msg);
+            return;
+        }
         if (discarding) {
             ReferenceCountUtil.release(msg);
             return;
@@ -169,16 +185,51 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
         if (scan.found().isPresent()) {
             return true; // refused once whole, with the entry's answer; nothing more of it is kept
         }
-        try {
-            if (!file.append(data)) {
-                refuse(ctx, head, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, sandboxFull(limits));
-                return false;
-            }
-            return true;
-        } catch (IOException e) {
-            refuse(ctx, head, HttpResponseStatus.INSUFFICIENT_STORAGE, "cannot keep the request body in "
-                    + broker.spool().dir() + " while it is judged: " + e.getMessage());
+        if (file.failure() != null) {
+            refuse(ctx, head, HttpResponseStatus.INSUFFICIENT_STORAGE, cannotKeep(file.failure()));
             return false;
+        }
+        ByteBuf mine = data.retain();
+        if (!file.append(mine, written(file))) {
+            mine.release();
+            refuse(ctx, head, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, sandboxFull(limits));
+            return false;
+        }
+        holdBackIfBehind();
+        return true;
+    }
+
+    private String cannotKeep(Exception e) {
+        return "cannot keep the request body in " + broker.spool().dir() + " while it is judged: " + e.getMessage();
+    }
+
+    /** The spool's writer is {@link SpoolFile#AHEAD} behind: the guest is not read until it catches up. */
+    private void holdBackIfBehind() {
+        if (!paused && file.pending() > SpoolFile.AHEAD) {
+            paused = true;
+            ctx.channel().config().setAutoRead(false);
+        }
+    }
+
+    /** Told on the spool's thread after each write to {@code f}: reads the guest again once the writer caught up. */
+    private Runnable written(SpoolFile f) {
+        return () -> {
+            if (paused && f.pending() <= SpoolFile.AHEAD / 2) {
+                onLoop(() -> {
+                    if (paused && f == file && f.pending() <= SpoolFile.AHEAD / 2) {
+                        paused = false;
+                        ctx.channel().config().setAutoRead(true);
+                    }
+                });
+            }
+        };
+    }
+
+    private void onLoop(Runnable r) {
+        if (ctx.executor().inEventLoop()) {
+            r.run();
+        } else {
+            ctx.executor().execute(r);
         }
     }
 
@@ -189,17 +240,16 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
         try {
             file = broker.spool().open();
             scan.feed(memory);
-            if (!file.append(memory)) {
+            if (!file.append(memory, written(file))) { // takes memory, once it is written
                 refuse(ctx, head, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, sandboxFull(broker.spool().limits()));
                 return false;
             }
         } catch (IOException | RuntimeException e) {
-            refuse(ctx, head, HttpResponseStatus.INSUFFICIENT_STORAGE, "cannot keep the request body in "
-                    + broker.spool().dir() + " while it is judged: " + e.getMessage());
+            refuse(ctx, head, HttpResponseStatus.INSUFFICIENT_STORAGE, cannotKeep(e));
             return false;
         }
-        memory.release();
         memory = null;
+        holdBackIfBehind();
         return true;
     }
 
@@ -207,8 +257,18 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
         HttpRequest h = head;
         FullHttpRequest whole;
         if (file != null) {
-            whole = new SpooledRequest(h, ctx.alloc().buffer(0), file, scan, scannedWith);
+            // judged once its last bytes are on disk; meanwhile the guest is not read, and what it sent is held
+            SpoolFile f = file;
+            BodyScan sc = scan;
+            SecretBindings with = scannedWith;
+            io.netty.handler.codec.http.HttpHeaders trailers = last.trailingHeaders().copy();
+            long len = length;
             file = null;
+            free();
+            finishing = f;
+            ctx.channel().config().setAutoRead(false);
+            f.written().whenComplete((v, e) -> onLoop(() -> spooled(f, h, sc, with, trailers, len)));
+            return;
         } else {
             whole = new DefaultFullHttpRequest(h.protocolVersion(), h.method(), h.uri(), memory, h.headers(),
                     io.netty.handler.codec.http.DefaultHttpHeadersFactory.trailersFactory().newHeaders());
@@ -220,6 +280,30 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
         }
         free();
         ctx.fireChannelRead(whole);
+    }
+
+    /** The last writes of {@code f} are done: the whole request goes on, then what the guest sent meanwhile. */
+    private void spooled(SpoolFile f, HttpRequest h, BodyScan sc, SecretBindings with,
+                         io.netty.handler.codec.http.HttpHeaders trailers, long len) {
+        if (finishing != f) {
+            f.close(); // the connection or stream ended meanwhile
+            return;
+        }
+        finishing = null;
+        if (f.failure() != null) {
+            f.close();
+            refuse(ctx, h, HttpResponseStatus.INSUFFICIENT_STORAGE, cannotKeep(f.failure()));
+        } else {
+            FullHttpRequest whole = new SpooledRequest(h, ctx.alloc().buffer(0), f, sc, with);
+            whole.trailingHeaders().set(trailers);
+            if (!HttpUtil.isContentLengthSet(whole)) {
+                whole.headers().set(HttpHeaderNames.CONTENT_LENGTH, String.valueOf(len));
+            }
+            ctx.fireChannelRead(whole);
+        }
+        while (!held.isEmpty() && finishing == null) {
+            channelRead(ctx, held.poll());
+        }
     }
 
     private String tooLarge(long size, SpoolLimits limits) {
@@ -257,10 +341,21 @@ final class BodySpool extends ChannelInboundHandlerAdapter {
         }
         scan = null;
         scannedWith = null;
+        if (paused) {
+            paused = false;
+            ctx.channel().config().setAutoRead(true);
+        }
     }
 
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         free(); // the connection or stream ended mid-body, or the pipeline became a tunnel
+        if (finishing != null) {
+            finishing.close();
+            finishing = null;
+        }
+        while (!held.isEmpty()) {
+            ReferenceCountUtil.release(held.poll());
+        }
     }
 }

@@ -75,6 +75,8 @@ public final class Broker implements AutoCloseable {
     private final Upstreams upstreams;
     private final dev.kosa8.egress.tls.SandboxCa ca;
     private final io.netty.handler.ssl.SslContext upstreamTls;
+    /** The same checks offering ALPN {@code h2, http/1.1}; null: the upstream leg speaks HTTP/1.1 only. */
+    private volatile io.netty.handler.ssl.SslContext upstreamHttp2;
     private final Map<Listener, Path> sockets = new EnumMap<>(Listener.class);
     private final List<Channel> servers = new ArrayList<>();
     /** Every open guest connection, closed with the broker. */
@@ -147,6 +149,15 @@ public final class Broker implements AutoCloseable {
             b.close();
             throw new KosaException(KosaException.Kind.HOST, "interrupted while starting the network broker", "", e);
         }
+    }
+
+    /**
+     * The bytes of the request bodies this broker holds on disk now while it judges them ({@link BodySpool}): they
+     * count in the sandbox's disk budget (the daemon's DiskUsage), since no listing of the sandbox's folder sees
+     * them (each spool file is unlinked as it is made).
+     */
+    public long spooledBytes() {
+        return spool.used();
     }
 
     /** Where request bodies too long for memory wait while they are judged, and how much of them: {@link BodySpool}. */
@@ -406,6 +417,19 @@ public final class Broker implements AutoCloseable {
 
     io.netty.handler.ssl.SslContext upstreamTls() {
         return upstreamTls;
+    }
+
+    /**
+     * Offers the upstreams of HTTP/2 guest connections HTTP/2 through {@code ctx} (which must verify as the
+     * context given to {@link #start} does: {@code UpstreamTls.http2ClientContext}); null: HTTP/1.1 only, as
+     * before. Takes effect for the next upstream connection.
+     */
+    public void upstreamHttp2(io.netty.handler.ssl.SslContext ctx) {
+        upstreamHttp2 = ctx;
+    }
+
+    io.netty.handler.ssl.SslContext upstreamHttp2() {
+        return upstreamHttp2;
     }
 
     /**

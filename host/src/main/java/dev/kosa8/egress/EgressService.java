@@ -80,6 +80,7 @@ public final class EgressService implements AutoCloseable {
         }
         Broker b = Broker.start(sandboxId, runtimeDir.resolve("net"), policy, audit, Upstreams.system(t),
                 certificateAuthority(sandboxDir, sandboxId), UpstreamTls.clientContext(t.trustedCa(), hostCas), group);
+        b.upstreamHttp2(UpstreamTls.http2ClientContext(t.trustedCa(), hostCas));
         b.limitDns(new QueryRate());
         b.spoolIn(sandboxDir.resolve("bodies"));
         return b;

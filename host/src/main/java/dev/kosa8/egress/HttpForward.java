@@ -131,14 +131,42 @@ final class HttpForward {
             }
         }
         guest.config().setAutoRead(false);
-        String key = host + ":" + port;
+        connect(host + ":" + port);
+    }
+
+    /**
+     * Finds the request an upstream connection: a stream of a shared HTTP/2 one, an idle HTTP/1.1 one, or a new
+     * one. An HTTP/2 guest's request offers HTTP/2 to the server ({@link UpstreamHttp2}); a WebSocket handshake and
+     * an HTTP/1.1 guest's requests offer HTTP/1.1 only, so their framing and upgrade stay what the guest sent.
+     */
+    private void connect(String key) {
+        boolean offerH2 = tls && framed && !webSocket && broker.upstreamHttp2() != null && !slot.isHttp1(key);
+        if (offerH2) {
+            UpstreamHttp2.Session s = slot.session(key);
+            if (s != null) {
+                openStream(s);
+                return;
+            }
+            if (slot.dialing(key)) {
+                slot.await(key, () -> connect(key));
+                return;
+            }
+        }
         UpstreamSlot.Idle kept = webSocket ? null : slot.take(key); // a WebSocket keeps its connection for good
         if (kept != null) {
             send(kept.channel(), kept.target());
             return;
         }
+        if (offerH2) {
+            slot.dialStarted(key);
+        }
+        dial(key, offerH2);
+    }
+
+    private void dial(String key, boolean offerH2) {
         broker.resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
             if (err != null) {
+                endDial(key, offerH2);
                 Upstreams.Refused r = Upstreams.refusal(err);
                 fail(Denials.unreachable(broker.sandboxId(), r), r.getMessage(), null);
                 return;
@@ -147,14 +175,17 @@ final class HttpForward {
                         @Override
                         protected void initChannel(Channel ch) {
                             if (tls) {
-                                ch.pipeline().addLast(dev.kosa8.egress.tls.UpstreamTls.handlerFor(broker.upstreamTls(),
-                                        ch.alloc(), host, port));
+                                ch.pipeline().addLast(dev.kosa8.egress.tls.UpstreamTls.handlerFor(offerH2
+                                        ? broker.upstreamHttp2() : broker.upstreamTls(), ch.alloc(), host, port));
                             }
-                            ch.pipeline().addLast(CODEC, new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
+                            if (!offerH2) {
+                                ch.pipeline().addLast(CODEC, new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
+                            }
                         }
                     }, target.address())
                     .addListener((ChannelFutureListener) f -> {
                         if (!f.isSuccess()) {
+                            endDial(key, offerH2);
                             fail(HttpResponseStatus.BAD_GATEWAY, "cannot connect to " + host + " (" + target.via()
                                     + "): " + f.cause().getMessage(), target.via());
                             return;
@@ -170,9 +201,69 @@ final class HttpForward {
                             owner.closeFuture().removeListener(closeUpstream);
                             slot.drop(up);
                         });
-                        send(up, target);
+                        if (offerH2) {
+                            negotiated(key, up, target);
+                        } else {
+                            send(up, target);
+                        }
                     });
         }));
+    }
+
+    private void endDial(String key, boolean offerH2) {
+        if (offerH2) {
+            slot.dialEnded(key);
+        }
+    }
+
+    /** Once the TLS handshake says which protocol the server chose, the request goes on in it. */
+    private void negotiated(String key, Channel up, Upstreams.Target target) {
+        io.netty.handler.ssl.SslHandler ssl = up.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+        ssl.handshakeFuture().addListener(h -> {
+            if (!h.isSuccess()) {
+                slot.dialEnded(key);
+                upstreamFailed(target, h.cause());
+                up.close();
+                return;
+            }
+            if (io.netty.handler.ssl.ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol())) {
+                UpstreamHttp2.Session s = UpstreamHttp2.install(up, key, target);
+                slot.share(s);
+                openStream(s); // first: the stream that dialed is the first the new connection carries
+                slot.dialEnded(key);
+                return;
+            }
+            slot.http1(key); // chose http/1.1, or no protocol at all
+            up.pipeline().addLast(CODEC, new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
+            slot.dialEnded(key);
+            send(up, target);
+        });
+        up.read(); // the handshake reads on its own from here until it is done
+    }
+
+    private void openStream(UpstreamHttp2.Session s) {
+        s.open().addListener(f -> {
+            if (f.isSuccess()) {
+                send((Channel) f.getNow(), s.target());
+            } else {
+                fail(HttpResponseStatus.BAD_GATEWAY, "cannot open an HTTP/2 stream to " + host + ": "
+                        + f.cause().getMessage(), s.target().via());
+            }
+        });
+    }
+
+    /** The upstream's TLS failed (typically its certificate did not verify): a 502 that says so, and a log line. */
+    private void upstreamFailed(Upstreams.Target target, Throwable cause) {
+        Exchange exchange = new Exchange(broker.audit(), listener, host, port, request.method().name(), path,
+                target.via(), target.reason(reason));
+        Throwable c = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null
+                ? cause.getCause() : cause;
+        String why = "upstream " + host + ": " + c.getMessage();
+        exchange.outcome("failed: " + why);
+        exchange.end();
+        ReferenceCountUtil.safeRelease(request);
+        guest.writeAndFlush(Denials.response(HttpResponseStatus.BAD_GATEWAY, "kosa8: " + why + "\n"))
+                .addListener(ChannelFutureListener.CLOSE);
     }
 
     /** Sends the request on an open upstream connection, with this request's relay for the response. */
@@ -275,12 +366,15 @@ final class HttpForward {
         private boolean interim;
         private io.netty.channel.ChannelFuture lastWrite;
         private dev.kosa8.secrets.KeyScrubber.Session scrub;
+        /** The upstream is one stream of an HTTP/2 connection ({@link UpstreamHttp2}): it ends with the response. */
+        private final boolean stream;
 
         ResponseRelay(Exchange exchange, Channel up, Upstreams.Target target) {
             super(false);
             this.exchange = exchange;
             this.up = up;
             this.target = target;
+            this.stream = up instanceof io.netty.handler.codec.http2.Http2StreamChannel;
             this.guestGone = g -> {
                 // an HTTP/2 stream closes as its response's last frame is written, before that write's listener
                 // runs: the upstream has answered in full then, and is kept for the connection's next stream
@@ -349,11 +443,21 @@ final class HttpForward {
                 upgrade(ctx, res);
                 return;
             }
+            if (msg instanceof HttpResponse res) {
+                for (var x : io.netty.handler.codec.http2.HttpConversionUtil.ExtensionHeaderNames.values()) {
+                    res.headers().remove(x.text()); // what Netty's HTTP/2 codec added
+                }
+            }
             if (msg instanceof HttpResponse res && res.status().codeClass()
                     == io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL) {
-                // 100 Continue, 103 Early Hints: passed on; the empty "last content" the codec adds after it is not
-                // the end of the response
-                interim = true;
+                // 100 Continue, 103 Early Hints: passed on; the empty "last content" the HTTP/1.1 codec adds after
+                // it is not the end of the response (HTTP/2's codec adds none, and the guest's wants it whole)
+                interim = !stream;
+                if (stream && !(msg instanceof io.netty.handler.codec.http.FullHttpResponse)) {
+                    msg = new io.netty.handler.codec.http.DefaultFullHttpResponse(res.protocolVersion(), res.status(),
+                            Unpooled.EMPTY_BUFFER, res.headers(), io.netty.handler.codec.http.DefaultHttpHeadersFactory
+                            .trailersFactory().newHeaders());
+                }
                 lastWrite = guest.write(msg);
                 return;
             }
@@ -472,9 +576,11 @@ final class HttpForward {
                     }
                     done = true;
                     exchange.end();
-                    ctx.pipeline().remove(this);
-                    if (!keepUpstream || !keepGuest || !bodySent) {
-                        up.close();
+                    if (!ctx.isRemoved()) { // an HTTP/2 stream's channel may have closed and emptied its pipeline
+                        ctx.pipeline().remove(this);
+                    }
+                    if (stream || !keepUpstream || !keepGuest || !bodySent) {
+                        up.close(); // a stream ends here (reset, if the request's body is not all sent)
                     } else {
                         slot.keep(host + ":" + port, up, target);
                     }
@@ -492,7 +598,23 @@ final class HttpForward {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
+            if (stream && lastSeen && !done) {
+                // the stream closed as its last frame was read: the response is whole, and ends as usual
+                if (lastWrite != null) {
+                    channelReadComplete(ctx);
+                }
+                return;
+            }
             exchange.end();
+            if (stream && !responded && !done) {
+                // reset by the server (RST_STREAM, or GOAWAY before it took this stream) before any answer
+                responded = true;
+                done = true;
+                exchange.outcome("failed: " + host + " ended the HTTP/2 stream before answering");
+                guest.writeAndFlush(Denials.response(HttpResponseStatus.BAD_GATEWAY, "kosa8: " + host
+                        + " ended the HTTP/2 stream before answering\n")).addListener(ChannelFutureListener.CLOSE);
+                return;
+            }
             if (!done) {
                 // the upstream went away mid-response (a response without a length ends this way too)
                 Relay.closeAfterFlush(guest);

@@ -15,7 +15,17 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link SpoolFile#close()}).
  */
 final class SpoolBudget {
+    /**
+     * The threads every sandbox's spool files are read and written on: few (file I/O on a local disk is quick, and
+     * what waits on it is bounded by {@link SpoolFile#AHEAD} per file), daemon threads, off every Netty event loop.
+     */
+    private static final java.util.concurrent.ExecutorService IO = java.util.concurrent.Executors.newFixedThreadPool(4,
+            Thread.ofPlatform().daemon().name("kosa8-spool-io-", 0).factory());
+
     private final AtomicLong used = new AtomicLong();
+    private volatile java.util.concurrent.Executor io = IO;
+    /** A test's slow disk: each write waits this long first; 0, always, outside tests. */
+    private volatile long slowWritesMillis;
     private volatile Path dir;
     private volatile SpoolLimits limits = SpoolLimits.DEFAULT;
 
@@ -37,6 +47,33 @@ final class SpoolBudget {
 
     void dir(Path next) {
         dir = next;
+    }
+
+    /** Where the spool's files are read and written. */
+    java.util.concurrent.Executor io() {
+        return io;
+    }
+
+    /** Tests: runs the spool's file I/O on {@code next} instead (a fuzz test runs it in line). */
+    void io(java.util.concurrent.Executor next) {
+        io = next;
+    }
+
+    /** Tests: makes every write to a spool file wait {@code millis} first, a disk far slower than the network. */
+    void slowWrites(long millis) {
+        slowWritesMillis = millis;
+    }
+
+    /** Called by a spool file's writer before each write: waits as {@link #slowWrites} says (no time outside tests). */
+    void slowDown() {
+        long ms = slowWritesMillis;
+        if (ms > 0) {
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** The bytes all open spool files of the sandbox hold now. */

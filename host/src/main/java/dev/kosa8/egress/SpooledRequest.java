@@ -9,9 +9,7 @@ import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpChunkedInput;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.stream.ChunkedNioFile;
 import io.netty.handler.stream.ChunkedWriteHandler;
-import java.io.IOException;
 import java.util.Optional;
 
 /**
@@ -57,7 +55,8 @@ final class SpooledRequest extends DefaultFullHttpRequest {
     /**
      * Writes {@code req} to {@code up}: a spooled one as its head, then its file read {@link #CHUNK} at a time as
      * {@code up} can take it (Netty's {@link ChunkedWriteHandler}, which waits while the channel is not writable:
-     * a slow upstream holds the file back instead of the daemon's heap), released once written or failed.
+     * a slow upstream holds the file back instead of the daemon's heap), each chunk read on the spool's threads
+     * ({@link SpoolReader}), released once written or failed.
      *
      * @param after    the name of the handler the chunked writer goes after (the HTTP codec)
      * @param bodySent told, on {@code up}'s event loop, when the whole body is written
@@ -72,14 +71,9 @@ final class SpooledRequest extends DefaultFullHttpRequest {
             up.pipeline().addAfter(after, "chunks", new ChunkedWriteHandler());
         }
         ChannelFuture head = up.write(new DefaultHttpRequest(s.protocolVersion(), s.method(), s.uri(), s.headers()));
-        HttpChunkedInput body;
-        try {
-            body = new HttpChunkedInput(new ChunkedNioFile(s.spool.channel(), 0, s.spool.size(), CHUNK));
-        } catch (IOException e) {
-            s.release();
-            up.close();
-            return head;
-        }
+        ChunkedWriteHandler chunks = up.pipeline().get(ChunkedWriteHandler.class);
+        HttpChunkedInput body = new HttpChunkedInput(new SpoolReader(s.spool, s.spool.size(), CHUNK,
+                () -> up.eventLoop().execute(chunks::resumeTransfer)));
         up.writeAndFlush(body).addListener((ChannelFutureListener) f -> {
             s.release();
             if (f.isSuccess()) {

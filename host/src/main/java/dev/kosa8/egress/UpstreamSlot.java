@@ -12,8 +12,13 @@ import java.util.Iterator;
  * bench/history/egress.md, run 2). An HTTP/1.1 guest connection has one
  * request at a time and keeps one; an HTTP/2 one keeps up to one per stream it
  * may have open. A connection is taken out while it carries a request and put
- * back when the response is complete. Used only on the guest connection's
- * event loop, which its upstreams and streams share.
+ * back when the response is complete. An HTTP/2 guest connection's requests
+ * also share HTTP/2 upstream connections ({@link UpstreamHttp2}), one per host
+ * while its server takes more streams: while the first is being dialed, the
+ * requests for that host wait for it instead of dialing their own; once a
+ * server has answered {@code http/1.1}, its host's requests dial at once.
+ * Used only on the guest connection's event loop, which its upstreams and
+ * streams share.
  */
 final class UpstreamSlot {
     /** An idle connection to {@code key} ("host:port"), and where it goes, as the audit log says it. */
@@ -23,6 +28,11 @@ final class UpstreamSlot {
     private final Channel owner;
     private final int capacity;
     private final Deque<Idle> idle = new ArrayDeque<>();
+    private final java.util.List<UpstreamHttp2.Session> shared = new java.util.ArrayList<>();
+    /** Hosts whose HTTP/2-offering dial is under way, with the requests waiting for it. */
+    private final java.util.Map<String, java.util.List<Runnable>> dialing = new java.util.HashMap<>();
+    /** Hosts whose server chose HTTP/1.1 on this guest connection. */
+    private final java.util.Set<String> http1 = new java.util.HashSet<>();
 
     /** @param owner the guest connection: upstream connections close with it */
     UpstreamSlot(Channel owner, int capacity) {
@@ -71,5 +81,59 @@ final class UpstreamSlot {
 
     void drop(Channel ch) {
         idle.removeIf(i -> i.channel() == ch);
+    }
+
+    /** An HTTP/2 connection to {@code key} that takes another stream; null when there is none. */
+    UpstreamHttp2.Session session(String key) {
+        shared.removeIf(s -> !s.channel().isActive());
+        for (UpstreamHttp2.Session s : shared) {
+            if (s.key().equals(key) && s.canOpen()) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /** Shares {@code s} with later requests to its host, until it closes. */
+    void share(UpstreamHttp2.Session s) {
+        shared.add(s);
+        s.channel().closeFuture().addListener(f -> shared.remove(s));
+    }
+
+    /** The HTTP/2 connections open now (tests). */
+    int sessions() {
+        return shared.size();
+    }
+
+    /** Whether a dial offering HTTP/2 to {@code key} is under way. */
+    boolean dialing(String key) {
+        return dialing.containsKey(key);
+    }
+
+    /** A dial offering HTTP/2 to {@code key} begins: requests for it wait ({@link #await}) until it ends. */
+    void dialStarted(String key) {
+        dialing.put(key, new java.util.ArrayList<>());
+    }
+
+    /** Runs {@code retry} once the dial to {@code key} under way has ended, whichever way. */
+    void await(String key, Runnable retry) {
+        dialing.get(key).add(retry);
+    }
+
+    /** The dial to {@code key} ended: the requests waiting for it try again, in the order they came. */
+    void dialEnded(String key) {
+        java.util.List<Runnable> waiting = dialing.remove(key);
+        if (waiting != null) {
+            waiting.forEach(Runnable::run);
+        }
+    }
+
+    /** The server of {@code key} chose HTTP/1.1: its requests no longer wait for one another's dials. */
+    void http1(String key) {
+        http1.add(key);
+    }
+
+    boolean isHttp1(String key) {
+        return http1.contains(key);
     }
 }

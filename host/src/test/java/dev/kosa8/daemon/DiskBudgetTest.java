@@ -64,6 +64,24 @@ class DiskBudgetTest {
     }
 
     @Test
+    void requestBodiesTheBrokerHoldsOnDiskCountSoACheckpointTheyWouldPushPastTheBudgetIsRefused(@TempDir Path root) {
+        SandboxLayout layout = new SandboxLayout(new HostPaths(root, root, root));
+        String id = "abc123abc123";
+        Undo undo = new Undo(layout.directory(id), id, m -> { });
+        DiskUsage none = DiskUsage.of(layout, id, undo);
+        DiskUsage spooling = DiskUsage.of(layout, id, undo, 2 * GIB);
+        assertThat(spooling.spool()).isEqualTo(2 * GIB);
+        assertThat(spooling.total()).isEqualTo(none.total() + 2 * GIB);
+        // 0.75 GiB kept and 6 GiB of room fit in 8; two uploads of 1 GiB being judged (the spool's own bound) do not
+        DiskUsage without = new DiskUsage(GIB / 2, 4 * GIB, GIB / 4, 0, 1 << 20, 4096, 0);
+        assertThatCode(() -> DiskBudget.admitCheckpoint(id, 1024, BUDGET, without)).doesNotThrowAnyException();
+        DiskUsage with = new DiskUsage(GIB / 2, 4 * GIB, GIB / 4, 0, 1 << 20, 4096, 2 * GIB);
+        assertThatThrownBy(() -> DiskBudget.admitCheckpoint(id, 1024, BUDGET, with))
+                .isInstanceOfSatisfying(KosaException.class, e -> assertThat(e.getMessage())
+                        .contains("request bodies being judged 2.00 GiB"));
+    }
+
+    @Test
     void aSandboxsHeldLayerIsMeasuredAndARemovedSandboxsKeptChangesAreReclaimable(@TempDir Path root)
             throws Exception {
         SandboxLayout layout = new SandboxLayout(new HostPaths(root, root, root));

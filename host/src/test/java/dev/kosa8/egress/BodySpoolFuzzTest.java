@@ -90,6 +90,7 @@ class BodySpoolFuzzTest {
                     throw new java.net.UnknownHostException(h);
                 }, EgressTestSettings.NONE), null, null, group);
         broker.secrets(SECRETS);
+        broker.spool().io(Runnable::run); // the spool's file I/O in line: an embedded channel is one thread's
     }
 
     @AfterContainer

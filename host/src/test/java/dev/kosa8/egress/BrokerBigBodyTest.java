@@ -117,6 +117,9 @@ class BrokerBigBodyTest {
                         AllowRule.parse("POST " + HOST + "/slow"), AllowRule.parse("dead.test"))),
                 new AuditLog(dir.resolve("net.log"), problems::add), Upstreams.system(test), ca,
                 dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
+        // as the daemon does (EgressService): an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
+        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
+                dev.kosa8.egress.tls.HostCas.NONE));
         broker.secrets(new SecretBindings(List.of(new SecretBinding("OTHER_TOKEN", "other.test", 443,
                 "Authorization", "Bearer {}", FOREIGN, "ot-REALrealREALreal0123456789"))));
         tls = new UnixBridge(broker.sockets().get(Listener.TLS));
@@ -247,6 +250,8 @@ class BrokerBigBodyTest {
             while (broker.spool().used() < 19 * MIB && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
+            // counted in the sandbox's disk budget (the daemon's DiskUsage) while held: the file itself is unlinked
+            assertThat(broker.spooledBytes()).isEqualTo(broker.spool().used()).isGreaterThanOrEqualTo(19 * MIB);
             Path b21 = dir.resolve("21MiB");
             writeBody(b21, 21 * MIB, -1);
             BrokerTest.Run r = curl("-w", "%{http_code}", "--data-binary", "@" + b21, https("/sink"));
@@ -387,6 +392,43 @@ class BrokerBigBodyTest {
             assertThat(other.spool().used()).as("counted after the broker closed").isZero();
             assertThat(openSpoolFiles()).as("open after the broker closed").isEmpty();
         }
+    }
+
+    @Test
+    void aSlowDiskHoldsTheGuestBackNotTheEventLoop() throws Exception {
+        Path b = dir.resolve("20MiB");
+        String sha = writeBody(b, 20 * MIB, -1);
+        broker.spool().slowWrites(300); // the disk takes 300 ms per write: the guest sends far faster
+        Process upload = null;
+        try {
+            List<String> cmd = new ArrayList<>(List.of("curl", "-sS", "--max-time", "120", "--noproxy", "",
+                    "--cacert", caPem.toString(), "--connect-to", HOST + ":443:127.0.0.1:" + tls.port(), "--http1.1",
+                    "--data-binary", "@" + b, https("/sink")));
+            upload = new ProcessBuilder(cmd).start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (broker.spool().used() < SpoolFile.AHEAD && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            Thread.sleep(1000);
+            // the guest is read only as far as the writer keeps up (its length is declared, so the body goes to disk
+            // from its first byte): the spool counts what was handed to the disk, a few writes and AHEAD
+            long held = broker.spool().used();
+            assertThat(held).as("bytes taken from the guest while the disk lags").isBetween((long) SpoolFile.AHEAD,
+                    3L * SpoolFile.AHEAD);
+            // another connection on the same (one) event loop is served at once meanwhile: with the file written on
+            // the loop, each of the upload's reads would hold it for a second or more
+            long t0 = System.nanoTime();
+            assertThat(curl("-X", "POST", "--data-binary", "x", https("/sink")).out()).hasSize(66);
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertThat(millis).as("ms for a small request while the upload spools").isLessThan(1500);
+            assertThat(upload.isAlive()).as("the upload still spooling").isTrue();
+        } finally {
+            broker.spool().slowWrites(0);
+        }
+        String out = new String(upload.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(upload.waitFor()).isZero();
+        assertThat(out).isEqualTo(sha + " " + 20 * MIB);
+        Files.delete(b);
     }
 
     /** Direct and heap memory Netty's default allocator holds, the broker's as the test's. */

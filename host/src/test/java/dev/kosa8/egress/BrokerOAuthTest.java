@@ -68,6 +68,9 @@ class BrokerOAuthTest {
                         AllowRule.parse("other.test"))),
                 new AuditLog(dir.resolve("net.log"), m -> { }), Upstreams.system(test), ca,
                 dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
+        // as the daemon does (EgressService): an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
+        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
+                dev.kosa8.egress.tls.HostCas.NONE));
         tls = new UnixBridge(broker.sockets().get(Listener.TLS));
         http = new UnixBridge(broker.sockets().get(Listener.HTTP));
     }

@@ -15,8 +15,8 @@ final class TlsSettings {
     static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
 
     /**
-     * ALPN offering {@code http/1.1} only: the broker's upstream leg speaks HTTP/1.1,
-     * and so does its guest leg for a client that offers nothing else. A peer that offers nothing we
+     * ALPN offering {@code http/1.1} only: the upstream leg of an HTTP/1.1 guest connection (and of a WebSocket
+     * handshake), and the guest leg for a client that offers nothing else. A peer that offers nothing we
      * speak gets no ALPN answer (NO_ADVERTISE) and falls back to HTTP/1.1.
      */
     static final ApplicationProtocolConfig ALPN_HTTP_1_1 = new ApplicationProtocolConfig(Protocol.ALPN,
@@ -25,9 +25,8 @@ final class TlsSettings {
 
     /**
      * ALPN offering {@code h2}, then {@code http/1.1}: the guest-facing side of an
-     * intercepted connection whose client offers HTTP/2. The broker reads HTTP/2
-     * with Netty's codec under explicit limits and carries each stream on as an
-     * HTTP/1.1 request, so the upstream side keeps {@link #ALPN_HTTP_1_1}.
+     * intercepted connection whose client offers HTTP/2, and the upstream side of
+     * such a connection, which speaks whichever the server picks.
      */
     static final ApplicationProtocolConfig ALPN_H2_HTTP_1_1 = new ApplicationProtocolConfig(Protocol.ALPN,
             SelectorFailureBehavior.NO_ADVERTISE, SelectedListenerFailureBehavior.ACCEPT,

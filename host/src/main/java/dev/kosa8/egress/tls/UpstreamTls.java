@@ -45,7 +45,7 @@ public final class UpstreamTls {
     /**
      * A client context trusting the JDK's default trust store and, only when
      * given, the certificates in {@code extraTrustedCaPem}; TLS 1.3 or 1.2,
-     * ALPN {@code http/1.1}. Use it through {@link #handlerFor}.
+     * ALPN {@code http/1.1} (see {@link #http2ClientContext} for {@code h2}). Use it through {@link #handlerFor}.
      */
     public static SslContext clientContext(Optional<Path> extraTrustedCaPem) {
         return clientContext(extraTrustedCaPem, HostCas.NONE, TlsSettings.PROVIDER);
@@ -65,6 +65,24 @@ public final class UpstreamTls {
     }
 
     static SslContext clientContext(Optional<Path> extraTrustedCaPem, HostCas hostCas, SslProvider provider) {
+        return clientContext(extraTrustedCaPem, hostCas, provider, TlsSettings.ALPN_HTTP_1_1);
+    }
+
+    /**
+     * As {@link #clientContext(Optional, HostCas)}, offering ALPN {@code h2, http/1.1}: the same trust, the same
+     * checks. The broker dials with it for a guest that speaks HTTP/2 to it, and speaks whichever the server picks
+     * (HTTP/1.1 when it picks nothing).
+     */
+    public static SslContext http2ClientContext(Optional<Path> extraTrustedCaPem, HostCas hostCas) {
+        return clientContext(extraTrustedCaPem, hostCas, TlsSettings.PROVIDER, TlsSettings.ALPN_H2_HTTP_1_1);
+    }
+
+    static SslContext http2ClientContext(Optional<Path> extraTrustedCaPem, SslProvider provider) {
+        return clientContext(extraTrustedCaPem, HostCas.NONE, provider, TlsSettings.ALPN_H2_HTTP_1_1);
+    }
+
+    private static SslContext clientContext(Optional<Path> extraTrustedCaPem, HostCas hostCas, SslProvider provider,
+                                            io.netty.handler.ssl.ApplicationProtocolConfig alpn) {
         X509ExtendedTrustManager jdk = trustManager(null);
         List<Certificate> extra = new java.util.ArrayList<>();
         List<String> names = new java.util.ArrayList<>();
@@ -84,7 +102,7 @@ public final class UpstreamTls {
                     .trustManager(trust)
                     .endpointIdentificationAlgorithm(HTTPS)
                     .protocols(TlsSettings.PROTOCOLS)
-                    .applicationProtocolConfig(TlsSettings.ALPN_HTTP_1_1)
+                    .applicationProtocolConfig(alpn)
                     .build();
         } catch (SSLException e) {
             throw new IllegalStateException("cannot build the upstream TLS client context", e);
