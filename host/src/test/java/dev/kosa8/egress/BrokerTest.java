@@ -321,6 +321,30 @@ class BrokerTest {
     }
 
     @Test
+    void javasHttpClientSpeaksHttp2ThroughInterception() throws Exception {
+        // the JDK's client: HTTP/2 by ALPN, its own SETTINGS, HPACK and window updates, unlike curl's
+        var trust = java.security.KeyStore.getInstance("PKCS12");
+        trust.load(null, null);
+        trust.setCertificateEntry("sandbox", java.security.cert.CertificateFactory.getInstance("X.509")
+                .generateCertificate(Files.newInputStream(caPem)));
+        var tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        var ssl = javax.net.ssl.SSLContext.getInstance("TLS");
+        ssl.init(null, tmf.getTrustManagers(), null);
+        try (var client = java.net.http.HttpClient.newBuilder().sslContext(ssl)
+                .version(java.net.http.HttpClient.Version.HTTP_2)
+                .proxy(java.net.ProxySelector.of(new java.net.InetSocketAddress("127.0.0.1", proxy.port()))).build()) {
+            for (String path : List.of("/hello", "/hello/again")) {
+                var r = client.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("https://web.test" + path))
+                        .timeout(java.time.Duration.ofSeconds(20)).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+                assertThat(r.version()).isEqualTo(java.net.http.HttpClient.Version.HTTP_2);
+                assertThat(r.statusCode() + " " + r.body()).isEqualTo("200 hello from web.test GET");
+            }
+        }
+    }
+
+    @Test
     void aPassthroughHostRefusesAClientHelloWithEncryptedClientHello() throws Exception {
         byte[] out = rawTls(Hellos.record("api.test", List.of(), true), null);
         assertThat(out).isEqualTo(new byte[] {0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x31});
