@@ -77,6 +77,14 @@ public final class Broker implements AutoCloseable {
     private final io.netty.handler.ssl.SslContext upstreamTls;
     /** The same checks offering ALPN {@code h2, http/1.1}; null: the upstream leg speaks HTTP/1.1 only. */
     private volatile io.netty.handler.ssl.SslContext upstreamHttp2;
+    /**
+     * HTTP/2 upstream connections a sandbox may hold at once. Each lets its server send up to
+     * {@code UpstreamHttp2.CONNECTION_WINDOW} (16 MiB) ahead of a guest that does not read; with one per guest
+     * connection (256) that would be 4 GiB a sandbox. Past the bound a request's upstream leg speaks HTTP/1.1,
+     * which reads only as the guest takes: 8 × 16 MiB = 128 MiB at most, the guest side's own bound.
+     */
+    static final int MAX_HTTP2_UPSTREAMS = 8;
+    private final java.util.concurrent.Semaphore http2Upstreams = new java.util.concurrent.Semaphore(MAX_HTTP2_UPSTREAMS);
     private final Map<Listener, Path> sockets = new EnumMap<>(Listener.class);
     private final List<Channel> servers = new ArrayList<>();
     /** Every open guest connection, closed with the broker. */
@@ -430,6 +438,11 @@ public final class Broker implements AutoCloseable {
 
     io.netty.handler.ssl.SslContext upstreamHttp2() {
         return upstreamHttp2;
+    }
+
+    /** Permits for HTTP/2 upstream connections, {@link #MAX_HTTP2_UPSTREAMS} of them: one taken per dial offering h2. */
+    java.util.concurrent.Semaphore http2Upstreams() {
+        return http2Upstreams;
     }
 
     /**

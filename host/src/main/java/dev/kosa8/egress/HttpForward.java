@@ -157,6 +157,11 @@ final class HttpForward {
             send(kept.channel(), kept.target());
             return;
         }
+        if (offerH2 && !broker.http2Upstreams().tryAcquire()) {
+            // the sandbox holds its most HTTP/2 upstream connections (Broker.MAX_HTTP2_UPSTREAMS): this one
+            // speaks HTTP/1.1, which holds nothing ahead of the guest
+            offerH2 = false;
+        }
         if (offerH2) {
             slot.dialStarted(key);
         }
@@ -191,6 +196,10 @@ final class HttpForward {
                             return;
                         }
                         Channel up = f.channel();
+                        if (offerH2) {
+                            // the permit goes with the connection, whichever protocol its server chose
+                            up.closeFuture().addListener(x -> broker.http2Upstreams().release());
+                        }
                         Channel owner = slot.owner();
                         broker.track(host, port, owner);
                         // the upstream dies with the guest's connection; the listener goes with the upstream
@@ -212,6 +221,7 @@ final class HttpForward {
 
     private void endDial(String key, boolean offerH2) {
         if (offerH2) {
+            broker.http2Upstreams().release(); // no connection was made: its permit back
             slot.dialEnded(key);
         }
     }
@@ -364,6 +374,8 @@ final class HttpForward {
         private boolean done;
         private boolean lastSeen;
         private boolean interim;
+        /** The server accepted a WebSocket: the exchange goes on in the relays that replace this one. */
+        private boolean upgraded;
         private io.netty.channel.ChannelFuture lastWrite;
         private dev.kosa8.secrets.KeyScrubber.Session scrub;
         /** The upstream is one stream of an HTTP/2 connection ({@link UpstreamHttp2}): it ends with the response. */
@@ -388,6 +400,17 @@ final class HttpForward {
         @Override
         public void handlerRemoved(ChannelHandlerContext ctx) {
             guest.closeFuture().removeListener(guestGone);
+            if (!upgraded) { // a WebSocket's exchange goes on in its relays, which end it
+                exchange.end(); // every exchange that went upstream has its audit line, however it ended (once)
+            }
+        }
+
+        /** The guest could not take the response's end: said in the audit line, which is written now. */
+        private void guestLeft() {
+            if (!done) {
+                exchange.outcome("the guest went away before the whole response reached it");
+            }
+            exchange.end();
         }
 
         @Override
@@ -500,6 +523,7 @@ final class HttpForward {
         private void upgrade(ChannelHandlerContext ctx, HttpResponse res) {
             responded = true;
             done = true;
+            upgraded = true;
             exchange.outcome("HTTP 101, WebSocket");
             guest.writeAndFlush(res); // encoded now, before the guest's encoder leaves
             ChannelPipeline g = guest.pipeline();
@@ -558,6 +582,7 @@ final class HttpForward {
                 // each write instead measured 0.39x of direct throughput, intercepted); a failed write closes both
                 lastWrite.addListener((ChannelFutureListener) f -> {
                     if (!f.isSuccess()) {
+                        guestLeft();
                         ctx.close();
                     }
                 });
@@ -569,6 +594,7 @@ final class HttpForward {
             // has taken what was written, so a slow guest holds the upstream back instead of filling the heap
             lastWrite.addListener((ChannelFutureListener) f -> {
                 if (!f.isSuccess()) {
+                    guestLeft();
                     ctx.close();
                 } else if (last) {
                     if (done) {

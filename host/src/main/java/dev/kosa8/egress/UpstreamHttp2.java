@@ -125,6 +125,51 @@ final class UpstreamHttp2 {
         }
     }
 
+    /**
+     * Drops, on the connection before the streams, what flow control does not bound: a stream's frames wait in its
+     * channel until its relay reads, which it does only as the guest takes the response, so a server could
+     * otherwise queue frames of unknown types, or interim (1xx) heads, without end for a guest that does not read.
+     * Unknown frames are dropped here (RFC 9113 4.1); past {@link #MAX_INTERIM} interim heads a stream is reset.
+     */
+    static final class FrameGuard extends io.netty.channel.ChannelInboundHandlerAdapter {
+        /** Interim responses (100 Continue, 103 Early Hints) passed on per stream; a server needs one or two. */
+        static final int MAX_INTERIM = 8;
+        private final io.netty.handler.codec.http2.Http2Connection connection;
+        private final io.netty.handler.codec.http2.Http2Connection.PropertyKey interim;
+
+        FrameGuard(io.netty.handler.codec.http2.Http2Connection connection) {
+            this.connection = connection;
+            this.interim = connection.newKey();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof io.netty.handler.codec.http2.Http2UnknownFrame) {
+                io.netty.util.ReferenceCountUtil.release(msg);
+                return;
+            }
+            if (msg instanceof io.netty.handler.codec.http2.Http2HeadersFrame h && interim(h)) {
+                var stream = h.stream() == null ? null : connection.stream(h.stream().id());
+                if (stream != null) {
+                    Integer seen = stream.getProperty(interim);
+                    int n = seen == null ? 1 : seen + 1;
+                    stream.setProperty(interim, n);
+                    if (n > MAX_INTERIM) {
+                        ctx.writeAndFlush(new io.netty.handler.codec.http2.DefaultHttp2ResetFrame(
+                                io.netty.handler.codec.http2.Http2Error.ENHANCE_YOUR_CALM).stream(h.stream()));
+                        return;
+                    }
+                }
+            }
+            ctx.fireChannelRead(msg);
+        }
+
+        private static boolean interim(io.netty.handler.codec.http2.Http2HeadersFrame h) {
+            CharSequence status = h.headers().status();
+            return !h.isEndStream() && status != null && status.length() == 3 && status.charAt(0) == '1';
+        }
+    }
+
     /** The client frame codec with the broker's limits; the fuzz test drives the same one. */
     static Http2FrameCodec frameCodec() {
         return Http2FrameCodecBuilder.forClient()
@@ -146,6 +191,7 @@ final class UpstreamHttp2 {
         Http2FrameCodec codec = frameCodec();
         var p = ch.pipeline();
         p.addLast("h2", codec);
+        p.addLast("frames", new FrameGuard(codec.connection()));
         p.addLast("streams", new Http2MultiplexHandler(new ChannelInitializer<Http2StreamChannel>() {
             @Override
             protected void initChannel(Http2StreamChannel stream) {

@@ -211,6 +211,29 @@ class BrokerUpstreamHttp2Test {
         assertThat(up.peers.size() - before).as("upstream connections").isEqualTo(2);
     }
 
+    /**
+     * A sandbox holds at most {@link Broker#MAX_HTTP2_UPSTREAMS} HTTP/2 upstream connections (each lets its server
+     * be 16 MiB ahead of a guest that does not read): with every permit taken, an HTTP/2 guest's request goes
+     * upstream in HTTP/1.1, and each permit comes back when its connection ends.
+     */
+    @Test
+    void pastTheSandboxsBoundOfHttp2UpstreamsTheUpstreamLegSpeaksHttp11() throws Exception {
+        var permits = broker.http2Upstreams();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (permits.availablePermits() != Broker.MAX_HTTP2_UPSTREAMS && System.nanoTime() < deadline) {
+            Thread.sleep(50); // the connections of the cases before end with their guest connections
+        }
+        assertThat(permits.availablePermits()).as("every permit back").isEqualTo(Broker.MAX_HTTP2_UPSTREAMS);
+        permits.acquire(Broker.MAX_HTTP2_UPSTREAMS);
+        try {
+            BrokerTest.Run r = curl("--http2", "-w", "%{http_version}", https("/hello"));
+            assertThat(r.out()).as(r.toString()).isEqualTo("hello over http/1.1\n2");
+        } finally {
+            permits.release(Broker.MAX_HTTP2_UPSTREAMS);
+        }
+        assertThat(curl("--http2", https("/hello")).out()).isEqualTo("hello over h2\n");
+    }
+
     @Test
     void aServerOfferingOnlyHttp1IsSpokenHttp1ToWhileTheGuestSpeaksHttp2() throws Exception {
         BrokerTest.Run r = curl("--http2", "-w", "%{http_version}", "--connect-to", H1 + ":443:127.0.0.1:" + tls.port(),
