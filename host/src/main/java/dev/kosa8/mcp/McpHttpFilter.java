@@ -42,13 +42,11 @@ final class McpHttpFilter implements Filter {
         HttpServletRequest req = (HttpServletRequest) request;
         HttpServletResponse res = (HttpServletResponse) response;
         if (!HttpGuard.hostAllowed(req.getHeader("Host"))) {
-            settle(req);
             refuse(res, 403, "the Host header names no loopback address: kosa8 mcp answers only requests to "
                     + "127.0.0.1 or localhost (a guard against DNS rebinding)", "connect to http://127.0.0.1:PORT/mcp");
             return;
         }
         if (!HttpGuard.originAllowed(req.getHeader("Origin"))) {
-            settle(req);
             refuse(res, 403, "requests from web pages of other origins are refused (the Origin header is not "
                     + "http://localhost or http://127.0.0.1): a guard against DNS rebinding",
                     "use an MCP client program, or a page served from this machine's loopback");
@@ -56,7 +54,6 @@ final class McpHttpFilter implements Filter {
         }
         if (!token.matches(HttpGuard.bearer(req.getHeader("Authorization")))) {
             res.setHeader("WWW-Authenticate", "Bearer realm=\"kosa8\"");
-            settle(req);
             refuse(res, 401, req.getHeader("Authorization") == null ? "no bearer token: every request needs "
                     + "the header Authorization: Bearer TOKEN" : "wrong bearer token",
                     "the token is printed when `kosa8 mcp --http` starts, and is in mcp-http.json in kosa8's "
@@ -110,10 +107,11 @@ final class McpHttpFilter implements Filter {
     }
 
     /**
-     * Reads and drops the body of a request refused for what its head says, up to {@link #SETTLE} bytes (any
-     * JSON-RPC message an MCP client sends there): a body left unread makes Jetty close the connection after the
-     * answer, and a client that has already sent its next request on that kept-alive connection (as Java's
-     * HttpClient may) loses it ("received no bytes"). A longer body is not read for a refusal.
+     * Reads and drops the body of an authenticated request refused for what its head says (a stopping server, too
+     * many sessions, an ended session), up to {@link #SETTLE} bytes (any JSON-RPC message an MCP client sends
+     * there): a body left unread makes Jetty close the connection after the answer, and a client that has already
+     * sent its next request on that kept-alive connection (as Java's HttpClient may) loses it ("received no
+     * bytes"). A longer body is not read for a refusal, nor any body of a request without the token.
      */
     private static void settle(HttpServletRequest req) {
         long length = req.getContentLengthLong();
