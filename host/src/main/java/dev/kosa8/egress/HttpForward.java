@@ -237,7 +237,15 @@ final class HttpForward {
                 return;
             }
             if (io.netty.handler.ssl.ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol())) {
-                UpstreamHttp2.Session s = UpstreamHttp2.install(up, key, target);
+                UpstreamHttp2.Session s;
+                try {
+                    s = UpstreamHttp2.install(up, key, target);
+                } catch (RuntimeException e) { // the requests waiting for this dial go on, not hang
+                    slot.dialEnded(key);
+                    upstreamFailed(target, e);
+                    up.close();
+                    return;
+                }
                 slot.share(s);
                 openStream(s); // first: the stream that dialed is the first the new connection carries
                 slot.dialEnded(key);
