@@ -61,12 +61,12 @@ final class McpHttpFilter implements Filter {
             return;
         }
         if (stopping.getAsBoolean()) {
-            settle(req);
+            discard(req, SETTLE);
             refuse(res, 503, "kosa8 mcp is stopping", "start it again");
             return;
         }
         if (req.getContentLengthLong() > HttpGuard.MAX_BODY) {
-            drain(req, req.getContentLengthLong());
+            discard(req, HttpGuard.MAX_DRAIN);
             refuse(res, 413, "request body of " + req.getContentLengthLong() + " bytes: more than "
                     + HttpGuard.MAX_BODY + " are refused", "a file tool takes at most 4 MiB of content a call");
             return;
@@ -74,7 +74,7 @@ final class McpHttpFilter implements Filter {
         String id = req.getHeader(SESSION_HEADER);
         boolean initialize = id == null && "POST".equals(req.getMethod());
         if (initialize && !sessions.reserve()) {
-            settle(req);
+            discard(req, SETTLE);
             refuse(res, 503, "too many MCP sessions: " + sessions.open() + " are open, at most "
                     + HttpGuard.MAX_SESSIONS + " at once", "end one (its client's DELETE), or restart kosa8 mcp");
             return;
@@ -82,7 +82,7 @@ final class McpHttpFilter implements Filter {
         // a session this server does not hold (ended: deleted, idle, the server restarted; or never started) is a
         // 404, as the spec says, whatever the request: the client then starts a new one
         if (id != null && !sessions.enter(id)) {
-            settle(req);
+            discard(req, SETTLE);
             refuse(res, 404, "no MCP session " + HttpSessions.shortId(id) + "… here: it ended"
                     + " (deleted, idle for " + HttpSessions.IDLE.toHours() + " hours, or the server restarted)"
                     + " or never was", "start a new session (initialize without Mcp-Session-Id)");
@@ -107,19 +107,21 @@ final class McpHttpFilter implements Filter {
     }
 
     /**
-     * Reads and drops the body of an authenticated request refused for what its head says (a stopping server, too
-     * many sessions, an ended session), up to {@link #SETTLE} bytes (any JSON-RPC message an MCP client sends
-     * there): a body left unread makes Jetty close the connection after the answer, and a client that has already
-     * sent its next request on that kept-alive connection (as Java's HttpClient may) loses it ("received no
-     * bytes"). A longer body is not read for a refusal, nor any body of a request without the token.
+     * Reads and drops a refused request's body, when it is announced and no longer than {@code limit} bytes, and
+     * at most {@code limit} bytes of it: a body left unread makes Jetty close the connection after the answer. A
+     * client still writing it then gets a broken pipe instead of the answer (Node's fetch does, for the 413's
+     * body of up to {@link HttpGuard#MAX_DRAIN}); and a client that has already sent its next request on that
+     * kept-alive connection (as Java's HttpClient may) loses it, "received no bytes" (for an authenticated
+     * request refused for what its head says, whose body, up to {@link #SETTLE}, holds any JSON-RPC message an
+     * MCP client sends). No body of a request without the token is read.
      */
-    private static void settle(HttpServletRequest req) {
+    private static void discard(HttpServletRequest req, long limit) {
         long length = req.getContentLengthLong();
-        if (length == 0 || length > SETTLE) {
+        if (length == 0 || length > limit) {
             return;
         }
-        byte[] buf = new byte[8192];
-        long left = SETTLE;
+        byte[] buf = new byte[64 * 1024];
+        long left = limit;
         try (var in = req.getInputStream()) {
             int n;
             while (left > 0 && (n = in.read(buf, 0, (int) Math.min(buf.length, left))) >= 0) {
@@ -130,27 +132,8 @@ final class McpHttpFilter implements Filter {
         }
     }
 
-    /** The most of a refused request's body {@link #settle} reads. */
+    /** The most of a body {@link #discard} reads for a refusal other than the 413. */
     static final long SETTLE = 64 * 1024;
-
-    /**
-     * Reads and drops a refused body of at most {@link HttpGuard#MAX_DRAIN} bytes before the 413 is answered: a
-     * client still writing it when the server closes the connection gets a broken pipe instead of the answer
-     * (Node's fetch does). A longer one is not read; its client may see the connection close.
-     */
-    private static void drain(HttpServletRequest req, long length) {
-        if (length > HttpGuard.MAX_DRAIN) {
-            return;
-        }
-        byte[] buf = new byte[64 * 1024];
-        try (var in = req.getInputStream()) {
-            while (in.read(buf) >= 0) {
-                // dropped
-            }
-        } catch (IOException e) {
-            // the client gave up; the refusal below is all it gets
-        }
-    }
 
     /** A refusal: the status and a JSON-RPC error (id null) whose message says what happened and what to do. */
     static void refuse(HttpServletResponse res, int status, String message, String suggestion) throws IOException {
