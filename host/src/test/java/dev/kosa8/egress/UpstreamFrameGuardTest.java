@@ -25,17 +25,7 @@ class UpstreamFrameGuardTest {
     void unknownFramesAreDroppedAndInterimHeadsPastTheBoundResetTheStream() throws Exception {
         var connection = new DefaultHttp2Connection(false);
         connection.local().createStream(1, false);
-        Http2FrameStream stream = new Http2FrameStream() {
-            @Override
-            public int id() {
-                return 1;
-            }
-
-            @Override
-            public Http2Stream.State state() {
-                return Http2Stream.State.OPEN;
-            }
-        };
+        Http2FrameStream stream = frameStream(1);
         EmbeddedChannel ch = new EmbeddedChannel(new UpstreamHttp2.FrameGuard(connection));
 
         ByteBuf payload = Unpooled.buffer().writeBytes(new byte[16 * 1024]);
@@ -56,10 +46,18 @@ class UpstreamFrameGuardTest {
 
         // a final head, on a stream with no interim ones, passes
         connection.local().createStream(3, false);
-        Http2FrameStream other = new Http2FrameStream() {
+        Http2FrameStream other = frameStream(3);
+        ch.writeInbound(head("200", other));
+        assertThat((Object) ch.readInbound()).isInstanceOf(Http2HeadersFrame.class);
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    /** The codec's handle of stream {@code id}, as a frame names it. */
+    private static Http2FrameStream frameStream(int id) {
+        return new Http2FrameStream() {
             @Override
             public int id() {
-                return 3;
+                return id;
             }
 
             @Override
@@ -67,9 +65,6 @@ class UpstreamFrameGuardTest {
                 return Http2Stream.State.OPEN;
             }
         };
-        ch.writeInbound(head("200", other));
-        assertThat((Object) ch.readInbound()).isInstanceOf(Http2HeadersFrame.class);
-        assertThat(ch.finishAndReleaseAll()).isFalse();
     }
 
     private static Http2HeadersFrame head(String status, Http2FrameStream stream) {
