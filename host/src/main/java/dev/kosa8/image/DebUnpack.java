@@ -12,11 +12,18 @@ import org.tukaani.xz.XZInputStream;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -24,9 +31,17 @@ import java.util.Set;
  * {@code ar} archive whose {@code data.tar} (xz, zstd, gzip or plain) holds
  * the files. Directories, regular files (their permission bits, without
  * set-id bits), symbolic and hard links are made under {@code dir}; device
- * nodes and FIFOs, which only an install as root could make, are skipped;
- * an entry whose path leaves {@code dir} is refused. Owners are not kept:
- * the files are the user's, as with {@code dpkg-deb -x} run by them.
+ * nodes and FIFOs, which only an install as root could make, are skipped.
+ * Owners are not kept: the files are the user's, as with {@code dpkg-deb -x}
+ * run by them.
+ *
+ * <p>Confinement: an entry's name is made of plain components ({@code ..}
+ * is refused), and every folder on the way to it must be a real folder under
+ * {@code dir}, never a symbolic link, even one that points inside (one this
+ * package or an earlier one made: {@code ./usr/lib/x -> /etc} then
+ * {@code ./usr/lib/x/passwd} would write {@code /etc/passwd}); a hard link
+ * must name a regular file reached the same way. Files are created new,
+ * without following a link.
  */
 final class DebUnpack {
     private DebUnpack() {
@@ -64,31 +79,98 @@ final class DebUnpack {
         TarArchiveInputStream tar = new TarArchiveInputStream(in);
         TarArchiveEntry t;
         while ((t = tar.getNextEntry()) != null) {
-            Path target = inside(dir, t.getName(), deb);
+            List<String> parts = components(t.getName(), deb);
+            if (parts.isEmpty()) {
+                continue; // "./": the folder itself
+            }
+            String name = t.getName();
+            Path parent = folder(dir, parts.subList(0, parts.size() - 1), name, deb, true);
+            Path target = parent.resolve(parts.getLast());
+            BasicFileAttributes old = attributes(target);
             if (t.isDirectory()) {
-                Files.createDirectories(target);
+                if (old == null) {
+                    Files.createDirectory(target);
+                } else if (!old.isDirectory()) {
+                    Files.delete(target);
+                    Files.createDirectory(target);
+                }
                 continue;
             }
-            Files.createDirectories(target.getParent());
-            Files.deleteIfExists(target);
+            if (old != null) {
+                Files.delete(target); // a link itself, never what it points to; a non-empty folder fails
+            }
             if (t.isSymbolicLink()) {
                 Files.createSymbolicLink(target, Path.of(t.getLinkName()));
             } else if (t.isLink()) {
-                Files.createLink(target, inside(dir, t.getLinkName(), deb));
+                List<String> to = components(t.getLinkName(), deb);
+                Path from = to.isEmpty() ? null : folder(dir, to.subList(0, to.size() - 1), name, deb, false);
+                BasicFileAttributes a = from == null ? null : attributes(from.resolve(to.getLast()));
+                if (a == null || !a.isRegularFile()) {
+                    throw bad(deb, "the hard link " + name + " names " + t.getLinkName()
+                            + ", which is not a regular file it unpacked");
+                }
+                Files.createLink(target, from.resolve(to.getLast()));
             } else if (t.isFile()) {
-                Files.copy(tar, target, StandardCopyOption.REPLACE_EXISTING);
-                Files.setPosixFilePermissions(target, permissions(t.getMode()));
+                try (OutputStream out = Files.newOutputStream(target, StandardOpenOption.CREATE_NEW,
+                        StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)) {
+                    tar.transferTo(out);
+                }
+                Files.getFileAttributeView(target, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                        .setPermissions(permissions(t.getMode()));
             }
             // device nodes and FIFOs: skipped (dpkg-deb -x as a user cannot make them either)
         }
     }
 
-    private static Path inside(Path dir, String name, Path deb) {
-        Path p = dir.resolve(name.startsWith("/") ? name.substring(1) : name).normalize();
-        if (!p.startsWith(dir)) {
-            throw bad(deb, "the entry " + name + " leaves the folder it is unpacked into");
+    /**
+     * The folder under {@code dir} these components name, each one a real folder (made when missing and
+     * {@code make}, else null); a symbolic link or a file on the way is refused, naming the entry.
+     */
+    private static Path folder(Path dir, List<String> parts, String name, Path deb, boolean make)
+            throws IOException {
+        Path p = dir;
+        for (int i = 0; i < parts.size(); i++) {
+            p = p.resolve(parts.get(i));
+            BasicFileAttributes a = attributes(p);
+            String shown = String.join("/", parts.subList(0, i + 1));
+            if (a == null) {
+                if (!make) {
+                    return null;
+                }
+                Files.createDirectory(p);
+            } else if (a.isSymbolicLink()) {
+                throw bad(deb, "the entry " + name + " would be written through the symbolic link " + shown
+                        + " (kosa8 never follows a link while unpacking, even one that stays inside)");
+            } else if (!a.isDirectory()) {
+                throw bad(deb, "the entry " + name + " lies under " + shown + ", which is not a folder");
+            }
         }
         return p;
+    }
+
+    private static BasicFileAttributes attributes(Path p) throws IOException {
+        try {
+            return Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    /** An entry's name as components: {@code ./}, a leading {@code /} and empty components dropped. */
+    private static List<String> components(String name, Path deb) {
+        if (name.indexOf('\0') >= 0) {
+            throw bad(deb, "an entry's name holds a NUL");
+        }
+        List<String> out = new ArrayList<>();
+        for (String c : name.split("/")) {
+            if (c.equals("..")) {
+                throw bad(deb, "the entry " + name + " climbs out of the folder it is unpacked into with '..'");
+            }
+            if (!c.isEmpty() && !c.equals(".")) {
+                out.add(c);
+            }
+        }
+        return out;
     }
 
     static Set<PosixFilePermission> permissions(int mode) {
