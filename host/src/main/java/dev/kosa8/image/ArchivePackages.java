@@ -39,9 +39,15 @@ final class ArchivePackages {
     /** {@code note}: a line for the user now and then while a large file downloads. */
     ArchivePackages(Path cache, String suite, String architecture, Map<String, String> env, Consumer<String> log,
                     Consumer<String> note) {
-        this.archive = new DebianArchive(new ArchiveHttp(ProxySettings.fromEnvironment()), ArchiveKeys.debian(),
-                new DebCache(cache), Instant::now);
-        this.sources = Source.standard(suite, env);
+        this(new DebianArchive(new ArchiveHttp(ProxySettings.fromEnvironment()), ArchiveKeys.debian(),
+                new DebCache(cache), Instant::now), Source.standard(suite, env), architecture, log, note);
+    }
+
+    /** Through {@code archive} (tests: one on loopback, signed by a key made there) from {@code sources}. */
+    ArchivePackages(DebianArchive archive, List<Source> sources, String architecture, Consumer<String> log,
+                    Consumer<String> note) {
+        this.archive = archive;
+        this.sources = sources;
         sources.forEach(s -> mirrors.putIfAbsent(s.label(), s.mirror()));
         this.architecture = architecture;
         this.log = log;
@@ -53,6 +59,11 @@ final class ArchivePackages {
         return new DownloadProgress() {
             private String current = "";
             private int quarter;
+
+            @Override
+            public void note(String line) {
+                note.accept(line);
+            }
 
             @Override
             public void downloaded(String what, long done, long total) {
@@ -96,8 +107,12 @@ final class ArchivePackages {
         return new AptRecord(fields);
     }
 
+    /** A {@code .deb} in the archive client's cache and the SHA-256 its signed index gives it. */
+    record Fetched(Path file, String sha256) {
+    }
+
     /** Downloads exactly {@code pkg} (checked against the signed index) and returns its file in the cache. */
-    Path download(DebPackage pkg) {
+    Fetched download(DebPackage pkg) {
         PackageEntry e = entry(pkg.name());
         if (!e.versionText().equals(pkg.version()) || !e.architecture().equals(pkg.architecture())) {
             throw new KosaException(KosaException.Kind.IMAGE, "the Debian archive no longer has " + pkg.name() + " "
@@ -107,7 +122,7 @@ final class ArchivePackages {
         dev.kosa8.image.debian.Locked l = e.locked();
         LockFile one = new LockFile(List.of(), List.of(new dev.kosa8.image.debian.Locked(l.name(), l.version(),
                 l.architecture(), l.sha256(), l.size(), index().index().origin(e.name()), l.filename())));
-        return archive.download(one, mirrors, progress()).getFirst();
+        return new Fetched(archive.download(one, mirrors, progress()).getFirst(), l.sha256());
     }
 
     /**

@@ -9,7 +9,11 @@ import java.nio.file.Path;
 
 /**
  * Finds, downloads and unpacks Debian packages without installing anything,
- * into a cache folder by file name. By default through kosa8's own archive
+ * into a cache folder by file name, each beside a {@code NAME.sha256} with
+ * the SHA-256 it was checked against when it came (the signed index's, or
+ * the hash of what apt checked): a cached file is hashed again before each
+ * use, and one whose bytes changed on disk, or that has no such record, is
+ * deleted and downloaded again, which the user is told. By default through kosa8's own archive
  * client ({@link ArchivePackages}: signed indices, checked {@code .deb}s, no
  * apt needed); with {@code KOSA8_DEBIAN_FETCH=apt}, or when built without
  * one, through the host's apt: {@code apt-cache show}, {@code apt-get
@@ -22,20 +26,27 @@ final class DebianPackages {
     private final Path debs;
     private final Path log;
     private final boolean root;
+    private final java.util.function.Consumer<String> note;
     private final java.util.function.Supplier<ArchivePackages> archive;
     private ArchivePackages opened;
     private boolean updated;
 
     /** Through the host's apt. */
     DebianPackages(Path debs, Path log, boolean root) {
-        this(debs, log, root, null);
+        this(debs, log, root, null, line -> {
+        });
     }
 
-    /** Through {@code archive} (made on first use: an ensure with everything cached needs no network). */
-    DebianPackages(Path debs, Path log, boolean root, java.util.function.Supplier<ArchivePackages> archive) {
+    /**
+     * Through {@code archive} (made on first use: an ensure with everything cached needs no network);
+     * {@code note} tells the user of a damaged cached file.
+     */
+    DebianPackages(Path debs, Path log, boolean root, java.util.function.Supplier<ArchivePackages> archive,
+                   java.util.function.Consumer<String> note) {
         this.debs = debs;
         this.log = log;
         this.root = root;
+        this.note = note;
         this.archive = "apt".equals(System.getenv("KOSA8_DEBIAN_FETCH")) ? null : archive;
     }
 
@@ -61,22 +72,41 @@ final class DebianPackages {
                         .run(KosaException.Kind.IMAGE, "apt-cache show " + name)));
     }
 
-    /** The cached {@code .deb} of {@code pkg}, downloaded first when it is not cached. */
+    /**
+     * The cached {@code .deb} of {@code pkg}, its bytes hashed again and matching the SHA-256 it was checked
+     * against when it came; downloaded (and checked) first when it is not cached, or no longer matches.
+     */
     Path download(DebPackage pkg) {
         Path deb = debs.resolve(pkg.fileName());
-        if (Files.isRegularFile(deb)) {
-            return deb;
-        }
+        Path sum = debs.resolve(pkg.fileName() + ".sha256");
         try {
+            if (Files.exists(deb, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                String damage = damage(deb, sum);
+                if (damage == null) {
+                    return deb;
+                }
+                note.accept("the cached " + pkg.fileName() + " " + damage + ": deleted, downloading it again");
+                Files.delete(deb);
+            }
+            Files.deleteIfExists(sum);
             Files.createDirectories(debs);
         } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.HOST, "cannot create " + debs + ": " + e.getMessage(), "", e);
+            throw new KosaException(KosaException.Kind.HOST, "cannot check or clear " + deb + ": " + e.getMessage(),
+                    "check that " + debs + " is writable, or delete " + deb, e);
         }
         if (archive != null) {
-            Path checked = archive().download(pkg);
+            ArchivePackages.Fetched checked = archive().download(pkg);
             try {
                 Path tmp = Files.createTempFile(debs, ".fetch-", ".deb");
-                Files.copy(checked, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                Files.copy(checked.file(), tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                String got = dev.kosa8.image.debian.DebCache.hash(tmp);
+                if (!got.equals(checked.sha256())) {
+                    Files.delete(tmp);
+                    throw new KosaException(KosaException.Kind.IMAGE, "the copy of " + pkg.fileName()
+                            + " from the archive client's cache has the SHA-256 " + got + ", not the signed "
+                            + checked.sha256(), "run `kosa8 image build` again");
+                }
+                dev.kosa8.host.AtomicFile.write(sum, (got + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
                 Files.move(tmp, deb, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot write " + deb + ": " + e.getMessage(),
@@ -92,7 +122,29 @@ final class DebianPackages {
                     "apt-get download " + pkg.aptSelector() + " did not write " + deb + " (see " + log + ")",
                     "check the log; the package name or version may have changed");
         }
+        try {
+            // apt-get download checked it against apt's signed lists: what it wrote is what later uses must find
+            dev.kosa8.host.AtomicFile.write(sum, (dev.kosa8.image.debian.DebCache.hash(deb) + "\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot write " + sum + ": " + e.getMessage(),
+                    "check that " + debs + " is writable", e);
+        }
         return deb;
+    }
+
+    /** Null when {@code deb} is a regular file whose SHA-256 is the one {@code sum} records, else what is wrong. */
+    private static String damage(Path deb, Path sum) throws IOException {
+        if (!Files.isRegularFile(deb, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return "is not a regular file";
+        }
+        if (!Files.isRegularFile(sum, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return "has no record of the SHA-256 it was checked against (an older kosa8 kept it)";
+        }
+        String want = Files.readString(sum, java.nio.charset.StandardCharsets.US_ASCII).strip();
+        String got = dev.kosa8.image.debian.DebCache.hash(deb);
+        return got.equals(want) ? null : "changed on disk since it was checked (" + Files.size(deb)
+                + " bytes with the SHA-256 " + got + ", it was checked as " + want + ")";
     }
 
     /** Unpacks {@code deb} into {@code dir} ({@code dpkg-deb -x}, else in Java: no scripts run, nothing installed). */

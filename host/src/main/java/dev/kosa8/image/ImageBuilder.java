@@ -139,7 +139,10 @@ public final class ImageBuilder {
         GuestFiles guest = guestFiles.get();
         DebianPackages apt = new DebianPackages(paths.cache().resolve("debs"), log, root,
                 () -> new ArchivePackages(paths.cache().resolve("debian"), recipe.suite(), "amd64", System.getenv(),
-                        line -> appendLog(log, line), progress::note));
+                        line -> appendLog(log, line), progress::note), line -> {
+                            appendLog(log, line);
+                            progress.note(line);
+                        });
 
         Optional<ImageManifest> pinned = newestPackages ? Optional.empty()
                 : store.currentId().flatMap(store::manifest);

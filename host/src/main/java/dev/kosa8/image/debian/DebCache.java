@@ -27,19 +27,26 @@ public final class DebCache {
         return dir.resolve("sha256").resolve(sha256.substring(0, 2)).resolve(sha256);
     }
 
-    /** The cached file with this size and hash, if it is there and intact; a damaged one is removed. */
-    public Optional<Path> get(String sha256, long size) {
+    /**
+     * The cached file with this size and hash, if it is there and intact; a damaged one (its bytes changed on
+     * disk: truncated, overwritten) is removed, and {@code progress} told so, naming it as {@code what}.
+     */
+    public Optional<Path> get(String sha256, long size, String what, DownloadProgress progress) {
         Path p = path(sha256);
         try {
-            if (!Files.isRegularFile(p)) {
+            if (!Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                 return Optional.empty();
             }
-            if (Files.size(p) == size && hash(p).equals(sha256)) {
+            long had = Files.size(p);
+            String got = hash(p);
+            if (had == size && got.equals(sha256)) {
                 return Optional.of(p);
             }
             Files.delete(p);
+            progress.note("the cached " + what + " was damaged (" + had + " bytes with the SHA-256 " + got
+                    + ", its signed index says " + size + " bytes with " + sha256 + "): deleted, downloading it again");
         } catch (IOException e) {
-            // unreadable: fetch it again
+            progress.note("the cached " + what + " cannot be read (" + e.getMessage() + "): downloading it again");
         }
         return Optional.empty();
     }
@@ -47,13 +54,14 @@ public final class DebCache {
     /** The file with this hash: from the cache, else downloaded (and checked) into it. */
     public Path fetch(ArchiveHttp http, java.net.URI uri, long size, String sha256, String what,
                       DownloadProgress progress) {
-        return get(sha256, size).orElseGet(() -> {
+        return get(sha256, size, what, progress).orElseGet(() -> {
             http.download(uri, path(sha256), size, sha256, what, progress);
             return path(sha256);
         });
     }
 
-    static String hash(Path p) throws IOException {
+    /** The SHA-256 of a file's bytes, in lower-case hex. */
+    public static String hash(Path p) throws IOException {
         MessageDigest d = ArchiveHttp.sha256();
         try (InputStream in = Files.newInputStream(p)) {
             byte[] buf = new byte[64 * 1024];

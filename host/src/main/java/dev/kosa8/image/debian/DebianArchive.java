@@ -109,10 +109,11 @@ public final class DebianArchive {
                         "the lock names the archive '" + p.archive() + "', which kosa8 has no mirror for",
                         "use a lock file a kosa8 image build wrote");
             }
-            Optional<Path> cached = cache.get(p.sha256(), p.size());
+            String what = p.name() + "_" + p.version() + "_" + p.architecture() + ".deb";
+            Optional<Path> cached = cache.get(p.sha256(), p.size(), what, progress);
             progress.file(i, lock.packages().size(), p.name() + " " + p.version(), cached.isPresent());
-            out.add(cached.orElseGet(() -> cache.fetch(http, m.resolve(p.filename()), p.size(), p.sha256(),
-                    p.name() + "_" + p.version() + "_" + p.architecture() + ".deb", progress)));
+            out.add(cached.orElseGet(() -> cache.fetch(http, m.resolve(p.filename()), p.size(), p.sha256(), what,
+                    progress)));
         }
         return out;
     }

@@ -9,6 +9,10 @@ public interface DownloadProgress {
     default void file(int index, int count, String what, boolean cached) {
     }
 
+    /** A line for the user, like a damaged cached file that is downloaded again. */
+    default void note(String line) {
+    }
+
     static DownloadProgress silent() {
         return (what, done, total) -> {
         };

@@ -80,11 +80,27 @@ class DebianArchiveTest {
         assertThat(archive.download(again, mirrors(), DownloadProgress.silent())).isEqualTo(debs);
         assertThat(fx.requests.get()).as("all from the cache, no index needed").isEqualTo(before);
 
-        // a damaged cache entry is fetched again, not used
-        Files.write(debs.get(0), new byte[3000]);
-        assertThat(archive.download(again, mirrors(), DownloadProgress.silent())).isEqualTo(debs);
-        assertThat(fx.requests.get()).isEqualTo(before + 1);
-        assertThat(DebCache.hash(debs.get(0))).isEqualTo(lock.packages().get(0).sha256());
+        // a damaged cache entry (overwritten, truncated) is fetched again, not used, and the user told
+        for (byte[] damaged : List.of(new byte[3000], new byte[10])) {
+            Files.write(debs.get(0), damaged);
+            List<String> notes = new ArrayList<>();
+            DownloadProgress noting = new DownloadProgress() {
+                @Override
+                public void downloaded(String what, long done, long total) {
+                }
+
+                @Override
+                public void note(String line) {
+                    notes.add(line);
+                }
+            };
+            int was = fx.requests.get();
+            assertThat(archive.download(again, mirrors(), noting)).isEqualTo(debs);
+            assertThat(fx.requests.get()).isEqualTo(was + 1);
+            assertThat(DebCache.hash(debs.get(0))).isEqualTo(lock.packages().get(0).sha256());
+            assertThat(notes).singleElement().asString().contains("the cached base-files_12.4_amd64.deb was damaged ("
+                    + damaged.length + " bytes").contains("downloading it again");
+        }
     }
 
     @Test

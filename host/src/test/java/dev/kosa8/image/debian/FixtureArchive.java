@@ -24,13 +24,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code .deb}s of random bytes under {@code pool/}. Any path's bytes can be
  * replaced to play a broken mirror or a tampering proxy.
  */
-final class FixtureArchive implements AutoCloseable {
+public final class FixtureArchive implements AutoCloseable {
     final TestSigner key;
-    final Map<String, byte[]> files = new ConcurrentHashMap<>();
-    final AtomicInteger requests = new AtomicInteger();
+    public final Map<String, byte[]> files = new ConcurrentHashMap<>();
+    public final AtomicInteger requests = new AtomicInteger();
     final HttpServer server;
 
-    FixtureArchive(TestSigner key) throws IOException {
+    public FixtureArchive(TestSigner key) throws IOException {
         this.key = key;
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/", ex -> {
@@ -53,12 +53,12 @@ final class FixtureArchive implements AutoCloseable {
         return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/" + archive);
     }
 
-    Mirror mirror(String archive) {
+    public Mirror mirror(String archive) {
         return new Mirror(base(archive));
     }
 
     /** A .deb of {@code size} pseudo-random bytes for {@code name}, served under the archive; its stanza. */
-    String deb(String archive, String name, String version, int size, String... fields) {
+    public String deb(String archive, String name, String version, int size, String... fields) {
         byte[] data = new byte[size];
         new java.util.Random(name.hashCode()).nextBytes(data);
         String filename = "pool/main/" + name.charAt(0) + "/" + name + "/" + name + "_" + version + "_amd64.deb";
@@ -73,7 +73,7 @@ final class FixtureArchive implements AutoCloseable {
     }
 
     /** Publishes {@code packages} as the suite's main/binary-amd64 index, with a Release signed by the key. */
-    void publish(String archive, String suite, String packages, String extraRelease) {
+    public void publish(String archive, String suite, String packages, String extraRelease) {
         byte[] plain = packages.getBytes(StandardCharsets.UTF_8);
         byte[] xz = xz(plain);
         String dir = "/" + archive + "/dists/" + suite + "/";
@@ -96,7 +96,7 @@ final class FixtureArchive implements AutoCloseable {
         return out.toByteArray();
     }
 
-    static String sha256(byte[] data) {
+    public static String sha256(byte[] data) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
         } catch (Exception e) {

@@ -25,14 +25,14 @@ import java.util.Date;
 import java.util.List;
 
 /** A throwaway OpenPGP key made in the test, and clear-signed messages made with it, as Debian's InRelease is. */
-final class TestSigner {
+public final class TestSigner {
     final PGPKeyPair pair;
 
     private TestSigner(PGPKeyPair pair) {
         this.pair = pair;
     }
 
-    static TestSigner ed25519() {
+    public static TestSigner ed25519() {
         try {
             Ed25519KeyPairGenerator g = new Ed25519KeyPairGenerator();
             g.init(new Ed25519KeyGenerationParameters(new SecureRandom()));
@@ -55,7 +55,7 @@ final class TestSigner {
     }
 
     /** The keys a verifier trusts: this key alone. */
-    ArchiveKeys keys() {
+    public ArchiveKeys keys() {
         return keysOf(this);
     }
 

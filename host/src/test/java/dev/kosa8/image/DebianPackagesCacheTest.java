@@ -1,0 +1,119 @@
+package dev.kosa8.image;
+
+import dev.kosa8.host.KosaException;
+import dev.kosa8.image.debian.ArchiveHttp;
+import dev.kosa8.image.debian.DebCache;
+import dev.kosa8.image.debian.DebianArchive;
+import dev.kosa8.image.debian.FixtureArchive;
+import dev.kosa8.image.debian.ProxySettings;
+import dev.kosa8.image.debian.Source;
+import dev.kosa8.image.debian.TestSigner;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The image builder's {@code .deb}s by file name ({@code cache/debs/}): a
+ * file whose bytes changed on disk after it was checked (overwritten,
+ * truncated) is never handed to the unpacker; it is deleted, the user told,
+ * and it is downloaded and checked against the signed index again.
+ */
+class DebianPackagesCacheTest {
+    static final TestSigner KEY = TestSigner.ed25519();
+    static final DebPackage BUSYBOX = new DebPackage("busybox-static", "1.35.0-4", "amd64");
+
+    @TempDir
+    Path tmp;
+    FixtureArchive fx;
+    List<String> notes = new CopyOnWriteArrayList<>();
+    DebianPackages packages;
+    byte[] real;
+
+    @BeforeEach
+    void archive() throws Exception {
+        fx = new FixtureArchive(KEY);
+        fx.publish("debian", "bookworm", fx.deb("debian", "busybox-static", "1.35.0-4", 300_000), "");
+        real = fx.files.get("/debian/pool/main/b/busybox-static/busybox-static_1.35.0-4_amd64.deb");
+        DebianArchive archive = new DebianArchive(new ArchiveHttp(new ProxySettings(Map.of())), KEY.keys(),
+                new DebCache(tmp.resolve("debian")), () -> Instant.parse("2026-12-05T12:00:00Z"));
+        packages = new DebianPackages(tmp.resolve("debs"), tmp.resolve("build.log"), false,
+                () -> new ArchivePackages(archive, List.of(new Source("debian", fx.mirror("debian"), "bookworm",
+                        "main")), "amd64", line -> {
+                }, notes::add), notes::add);
+    }
+
+    @AfterEach
+    void stop() {
+        fx.close();
+    }
+
+    @Test
+    void anIntactCachedDebIsUsedWithoutTheNetwork() throws Exception {
+        Path deb = packages.download(BUSYBOX);
+        assertThat(Files.readAllBytes(deb)).isEqualTo(real);
+        assertThat(deb.resolveSibling(deb.getFileName() + ".sha256")).hasContent(FixtureArchive.sha256(real));
+        int before = fx.requests.get();
+        assertThat(packages.download(BUSYBOX)).isEqualTo(deb);
+        assertThat(fx.requests.get()).isEqualTo(before);
+        assertThat(notes).isEmpty();
+    }
+
+    @Test
+    void aCachedDebOverwrittenOnDiskIsDeletedAndDownloadedAgain() throws Exception {
+        Path deb = packages.download(BUSYBOX);
+        byte[] evil = real.clone();
+        evil[1000] ^= 1; // same size, one bit changed
+        Files.write(deb, evil);
+        assertThat(packages.download(BUSYBOX)).isEqualTo(deb);
+        assertThat(Files.readAllBytes(deb)).isEqualTo(real); // from the archive client's checked copy
+        assertThat(notes).anySatisfy(n -> assertThat(n).contains("the cached busybox-static_1.35.0-4_amd64.deb")
+                .contains("changed on disk since it was checked").contains("deleted, downloading it again"));
+    }
+
+    @Test
+    void aTruncatedCachedDebIsDeletedAndDownloadedAgain() throws Exception {
+        Path deb = packages.download(BUSYBOX);
+        Files.write(deb, Arrays.copyOf(real, 1000));
+        assertThat(Files.readAllBytes(packages.download(BUSYBOX))).isEqualTo(real);
+        assertThat(notes).anySatisfy(n -> assertThat(n).contains("1000 bytes"));
+    }
+
+    @Test
+    void aCachedDebWithNoRecordOfItsCheckIsCheckedAgain() throws Exception {
+        Path deb = tmp.resolve("debs").resolve(BUSYBOX.fileName());
+        Files.createDirectories(deb.getParent());
+        Files.write(deb, new byte[300_000]); // as an older kosa8 (or anyone) left it, by name only
+        assertThat(Files.readAllBytes(packages.download(BUSYBOX))).isEqualTo(real);
+        assertThat(notes).anySatisfy(n -> assertThat(n).contains("has no record of the SHA-256"));
+    }
+
+    @Test
+    void whenTheMirrorThenServesBadBytesNothingIsLeftUnderTheName() throws Exception {
+        Path deb = packages.download(BUSYBOX);
+        Files.write(deb, new byte[10]);
+        // the archive client's own cache is damaged too, and the mirror serves other bytes
+        try (var s = Files.walk(tmp.resolve("debian/sha256"))) {
+            for (Path p : s.filter(Files::isRegularFile).toList()) {
+                Files.write(p, new byte[1]);
+            }
+        }
+        fx.files.put("/debian/pool/main/b/busybox-static/busybox-static_1.35.0-4_amd64.deb", new byte[real.length]);
+        assertThatThrownBy(() -> packages.download(BUSYBOX)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("refused unverified data");
+        assertThat(deb).doesNotExist();
+        assertThat(notes).anySatisfy(n -> assertThat(n).contains("the cached busybox-static_1.35.0-4_amd64.deb was "
+                + "damaged"));
+    }
+}
