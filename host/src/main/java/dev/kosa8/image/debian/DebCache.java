@@ -22,6 +22,11 @@ public final class DebCache {
         this.dir = dir;
     }
 
+    /** The cache's folder. */
+    public Path dir() {
+        return dir;
+    }
+
     /** Where the file with this hash lives. */
     public Path path(String sha256) {
         return dir.resolve("sha256").resolve(sha256.substring(0, 2)).resolve(sha256);

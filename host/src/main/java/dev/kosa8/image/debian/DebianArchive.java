@@ -26,7 +26,9 @@ import java.util.function.Supplier;
  * {@code Packages} index, which is checked before it is read; each entry of
  * the index gives the SHA-256 of its {@code .deb}, checked as it is
  * downloaded into the {@link DebCache}. Anything that does not check is
- * refused, nothing unverified is parsed past its signature or hash.
+ * refused, nothing unverified is parsed past its signature or hash. A
+ * Release older than one already accepted from the same mirror and suite is
+ * refused too ({@link ReleaseDates}).
  */
 public final class DebianArchive {
     /** Far larger than any real InRelease (bookworm's is about 150 KB). */
@@ -38,12 +40,14 @@ public final class DebianArchive {
     private final ArchiveKeys keys;
     private final DebCache cache;
     private final Supplier<Instant> clock;
+    private final ReleaseDates dates;
 
     public DebianArchive(ArchiveHttp http, ArchiveKeys keys, DebCache cache, Supplier<Instant> clock) {
         this.http = http;
         this.keys = keys;
         this.cache = cache;
         this.clock = clock;
+        this.dates = new ReleaseDates(cache.dir().resolve("releases"));
     }
 
     /** The packages chosen for an image: the lock entries, and the signed Releases they came through. */
@@ -57,6 +61,7 @@ public final class DebianArchive {
         ClearSigned.Verified v = ClearSigned.verify(body, keys, what);
         ReleaseFile r = ReleaseFile.parse(v.text());
         r.check(s.suite(), clock.get());
+        dates.accept(s, r);
         return r;
     }
 

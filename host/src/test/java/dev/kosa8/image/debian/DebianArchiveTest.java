@@ -136,6 +136,38 @@ class DebianArchiveTest {
                 new DebCache(tmp.resolve("cache")), () -> Instant.parse("2026-12-13T00:00:00Z"));
         assertThatThrownBy(() -> later.index(fx.sources("bookworm"), "amd64", DownloadProgress.silent()))
                 .isInstanceOf(KosaException.class).hasMessageContaining("expired at 2026-12-12T10:16:37Z");
+        // up to its Valid-Until it is accepted
+        DebianArchive before = new DebianArchive(new ArchiveHttp(new ProxySettings(Map.of())), KEY.keys(),
+                new DebCache(tmp.resolve("cache")), () -> Instant.parse("2026-12-12T10:16:37Z"));
+        assertThat(before.release(fx.sources("bookworm").get(1)).validUntil())
+                .contains(Instant.parse("2026-12-12T10:16:37Z"));
+    }
+
+    @Test
+    void anOlderReleaseThanOneAcceptedBeforeIsRefused() {
+        String path = "/debian/dists/bookworm/InRelease";
+        byte[] old = fx.files.get(path);
+        Source bookworm = fx.sources("bookworm").getFirst();
+        archive.release(bookworm);
+        fx.publish("debian", "bookworm", fx.deb("debian", "bash", "5.2-3", 10), "", "Sat, 05 Dec 2026 09:00:00 UTC");
+        archive.release(bookworm);
+        archive.release(bookworm); // the same one again is fine
+        // a replay of the July file, validly signed and not expired, now refused: kept across runs in the cache
+        fx.files.put(path, old);
+        DebianArchive nextRun = new DebianArchive(new ArchiveHttp(new ProxySettings(Map.of())), KEY.keys(),
+                new DebCache(tmp.resolve("cache")), () -> NOW);
+        assertThatThrownBy(() -> nextRun.index(fx.sources("bookworm"), "amd64", DownloadProgress.silent()))
+                .isInstanceOf(KosaException.class)
+                .hasMessageContaining("refused an old Release from the Debian archive: bookworm's InRelease from "
+                        + fx.mirror("debian").base() + " is dated 2026-07-11T10:16:37Z, older than the one of "
+                        + "2026-12-05T09:00:00Z kosa8 already accepted from it")
+                .satisfies(e -> assertThat(((KosaException) e).suggestion()).contains("use another mirror")
+                        .contains("delete " + tmp.resolve("cache/releases/bookworm-")));
+        // the memory is per mirror and suite: the security suite, and a fresh cache, are not held to it
+        assertThat(nextRun.release(fx.sources("bookworm").get(1)).codename()).isEqualTo("bookworm-security");
+        DebianArchive freshCache = new DebianArchive(new ArchiveHttp(new ProxySettings(Map.of())), KEY.keys(),
+                new DebCache(tmp.resolve("other-cache")), () -> NOW);
+        assertThat(freshCache.release(bookworm).date()).isEqualTo(Instant.parse("2026-07-11T10:16:37Z"));
     }
 
     @Test
@@ -211,8 +243,9 @@ class DebianArchiveTest {
                 .hasMessageContaining("could not fetch");
     }
 
+    /** The downloaded files in the cache (not the Release dates it keeps). */
     private List<Path> cachedFiles() throws Exception {
-        Path dir = tmp.resolve("cache");
+        Path dir = tmp.resolve("cache/sha256");
         if (!Files.exists(dir)) {
             return List.of();
         }

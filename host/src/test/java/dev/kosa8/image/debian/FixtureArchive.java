@@ -74,12 +74,17 @@ public final class FixtureArchive implements AutoCloseable {
 
     /** Publishes {@code packages} as the suite's main/binary-amd64 index, with a Release signed by the key. */
     public void publish(String archive, String suite, String packages, String extraRelease) {
+        publish(archive, suite, packages, extraRelease, "Sat, 11 Jul 2026 10:16:37 UTC");
+    }
+
+    /** The same, with the Release's {@code Date}. */
+    void publish(String archive, String suite, String packages, String extraRelease, String date) {
         byte[] plain = packages.getBytes(StandardCharsets.UTF_8);
         byte[] xz = xz(plain);
         String dir = "/" + archive + "/dists/" + suite + "/";
         files.put(dir + "main/binary-amd64/Packages.xz", xz);
         String release = "Origin: Debian\nSuite: " + suite + "\nCodename: " + suite + "\n"
-                + "Date: Sat, 11 Jul 2026 10:16:37 UTC\n" + extraRelease
+                + "Date: " + date + "\n" + extraRelease
                 + "Architectures: amd64\nComponents: main\nSHA256:\n"
                 + " " + sha256(plain) + " " + plain.length + " main/binary-amd64/Packages\n"
                 + " " + sha256(xz) + " " + xz.length + " main/binary-amd64/Packages.xz\n";
