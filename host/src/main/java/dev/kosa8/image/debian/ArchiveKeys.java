@@ -10,10 +10,14 @@ import org.bouncycastle.openpgp.operator.bc.BcKeyFingerprintCalculator;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * The OpenPGP keys an {@code InRelease} may be signed with: the Debian
@@ -55,6 +59,25 @@ public final class ArchiveKeys {
     /** The (sub)key with this key id, or null. */
     PGPPublicKey key(long keyId) {
         return rings.getPublicKey(keyId);
+    }
+
+    /** The primary key of the ring that holds the (sub)key with this key id (the key itself when primary). */
+    PGPPublicKey primary(long keyId) {
+        return rings.getPublicKeyRing(keyId).getPublicKey();
+    }
+
+    /** When a key stops being valid, from its (latest) self-signature; empty when it never does. */
+    static Optional<Instant> expiry(PGPPublicKey key) {
+        long valid = key.getValidSeconds();
+        return valid > 0 ? Optional.of(key.getCreationTime().toInstant().plusSeconds(valid)) : Optional.empty();
+    }
+
+    /** Every key and subkey by fingerprint, with its expiry ("never" when it has none), for the docs' table. */
+    Map<String, String> expiries() {
+        Map<String, String> out = new LinkedHashMap<>();
+        rings.forEach(r -> r.getPublicKeys().forEachRemaining(k -> out.put(hex(k.getFingerprint()),
+                expiry(k).map(Instant::toString).orElse("never"))));
+        return out;
     }
 
     /** The fingerprint of every primary key, upper-case hex, as docs/image.md lists them. */

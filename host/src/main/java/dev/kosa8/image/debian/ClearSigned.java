@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -30,9 +31,13 @@ import java.util.Set;
  * refuses it too: it could be read by a parser that does not know where the
  * signed part ends), a signature whose type is not a canonical text
  * document's, a SHA-1 or MD5 signature, a signature by a known key that
- * does not verify, a revoked key or one that had expired when it signed,
- * and a message with no good signature by a known key. Signatures by keys
- * kosa8 does not know are ignored (Debian signs with several).
+ * does not verify, and a message with no good signature by a known key.
+ * Refused too, for the signing (sub)key and for the primary key it belongs
+ * to: a revoked key, a key that had expired when it signed, and a key that
+ * has expired since (as apt counts a signature by an expired key as worth
+ * nothing, however old the signature: an old file replayed), and a
+ * signature past its own expiration time. Signatures by keys kosa8 does not
+ * know are ignored (Debian signs with several).
  */
 public final class ClearSigned {
     private static final String BEGIN = "-----BEGIN PGP SIGNED MESSAGE-----";
@@ -49,8 +54,13 @@ public final class ClearSigned {
     private ClearSigned() {
     }
 
-    /** Verifies {@code message} ({@code what} names it in errors) and returns its signed text. */
+    /** Verifies {@code message} ({@code what} names it in errors) now, and returns its signed text. */
     public static Verified verify(byte[] message, ArchiveKeys keys, String what) {
+        return verify(message, keys, what, Instant.now());
+    }
+
+    /** Verifies {@code message} as of {@code now} (keys and signatures expired by then are refused). */
+    public static Verified verify(byte[] message, ArchiveKeys keys, String what, Instant now) {
         String all = new String(message, StandardCharsets.UTF_8);
         List<String> lines = all.lines().toList();
         int i = 0;
@@ -93,7 +103,7 @@ public final class ClearSigned {
         }
         String armoured = String.join("\n", lines.subList(sigStart, i + 1)) + "\n";
         byte[] signed = String.join("\r\n", text).getBytes(StandardCharsets.UTF_8);
-        List<String> signers = check(signatures(armoured, what), signed, keys, what);
+        List<String> signers = check(signatures(armoured, what), signed, keys, what, now);
         StringBuilder out = new StringBuilder();
         text.forEach(l -> out.append(l).append('\n'));
         return new Verified(out.toString(), signers);
@@ -124,7 +134,8 @@ public final class ClearSigned {
         return out;
     }
 
-    private static List<String> check(List<PGPSignature> sigs, byte[] signed, ArchiveKeys keys, String what) {
+    private static List<String> check(List<PGPSignature> sigs, byte[] signed, ArchiveKeys keys, String what,
+                                      Instant now) {
         List<String> good = new ArrayList<>();
         for (PGPSignature sig : sigs) {
             PGPPublicKey key = keys.key(sig.getKeyID());
@@ -139,14 +150,30 @@ public final class ClearSigned {
                 throw ArchiveErrors.unverified(what + ": the signature by " + fpr + " uses a weak hash ("
                         + sig.getHashAlgorithm() + ")");
             }
-            if (key.hasRevocation()) {
-                throw ArchiveErrors.unverified(what + ": signed by the revoked key " + fpr);
-            }
             Instant made = sig.getCreationTime().toInstant();
-            long valid = key.getValidSeconds();
-            if (valid > 0 && made.isAfter(key.getCreationTime().toInstant().plusSeconds(valid))) {
-                throw ArchiveErrors.unverified(what + ": signed at " + made + " by the key " + fpr
-                        + ", which had expired then");
+            PGPPublicKey primary = keys.primary(sig.getKeyID());
+            for (PGPPublicKey k : primary == key ? List.of(key) : List.of(key, primary)) {
+                String which = "the key " + fpr + (k == key ? "" : " (its primary key "
+                        + ArchiveKeys.hex(k.getFingerprint()) + ")");
+                if (k.hasRevocation()) {
+                    throw ArchiveErrors.unverified(what + ": signed by " + which + ", which is revoked");
+                }
+                Optional<Instant> expires = ArchiveKeys.expiry(k);
+                if (expires.isPresent() && made.isAfter(expires.get())) {
+                    throw ArchiveErrors.unverified(what + ": signed at " + made + " by " + which
+                            + ", which had expired at " + expires.get());
+                }
+                if (expires.isPresent() && now.isAfter(expires.get())) {
+                    throw ArchiveErrors.unverified(what + ": signed at " + made + " by " + which + ", which expired at "
+                            + expires.get() + "; a signature by an expired key is not trusted, however old (an old "
+                            + "file replayed, or kosa8's shipped keys need the archive's newer ones)");
+                }
+            }
+            long lifetime = sig.getHashedSubPackets() == null ? 0
+                    : sig.getHashedSubPackets().getSignatureExpirationTime();
+            if (lifetime > 0 && now.isAfter(made.plusSeconds(lifetime))) {
+                throw ArchiveErrors.unverified(what + ": the signature by " + fpr + " expired at "
+                        + made.plusSeconds(lifetime));
             }
             boolean ok;
             try {

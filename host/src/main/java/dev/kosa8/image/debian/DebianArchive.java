@@ -58,7 +58,7 @@ public final class DebianArchive {
     public ReleaseFile release(Source s) {
         String what = s.suite() + "'s InRelease from " + s.mirror().base();
         byte[] body = http.fetch(s.mirror().resolve("dists/" + s.suite() + "/InRelease"), MAX_INRELEASE, what);
-        ClearSigned.Verified v = ClearSigned.verify(body, keys, what);
+        ClearSigned.Verified v = ClearSigned.verify(body, keys, what, clock.get());
         ReleaseFile r = ReleaseFile.parse(v.text());
         r.check(s.suite(), clock.get());
         dates.accept(s, r);

@@ -6,6 +6,8 @@ import org.bouncycastle.openpgp.PGPSignature;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -114,6 +116,86 @@ class ClearSignedTest {
         String unescaped = s.replace("- -dash line", "-dash line");
         assertThatThrownBy(() -> ClearSigned.verify(unescaped.getBytes(StandardCharsets.UTF_8), KEY.keys(), "x"))
                 .isInstanceOf(KosaException.class).hasMessageContaining("not escaped");
+    }
+
+    static final Instant NOW = Instant.parse("2026-12-05T12:00:00Z");
+    static final long DAY = 86_400;
+
+    @Test
+    void aKeyValidUntilLaterIsAcceptedAndItsSubkeyNamedAsTheSigner() {
+        TestSigner k = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 3650 * DAY, 3650 * DAY, false, false);
+        ClearSigned.Verified v = ClearSigned.verify(k.clearSignAt(TEXT, NOW.minusSeconds(3600), 0), k.keys(), "x",
+                NOW);
+        assertThat(v.text()).isEqualTo(TEXT);
+        assertThat(v.signers()).containsExactly(ArchiveKeys.hex(k.pair.getPublicKey().getFingerprint()));
+    }
+
+    @Test
+    void aSubkeyThatHadExpiredWhenItSignedIsRefused() {
+        TestSigner k = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, DAY, false, false);
+        assertThatThrownBy(() -> ClearSigned.verify(k.clearSignAt(TEXT, NOW.minusSeconds(3600), 0), k.keys(),
+                "InRelease", NOW)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("InRelease: signed at " + NOW.minusSeconds(3600) + " by the key")
+                .hasMessageContaining("which had expired at " + NOW.minusSeconds(9 * DAY));
+    }
+
+    @Test
+    void aSignatureMadeWhileTheKeyWasValidIsRefusedOnceTheKeyHasExpired() {
+        TestSigner k = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 5 * DAY, false, false);
+        byte[] old = k.clearSignAt(TEXT, NOW.minusSeconds(8 * DAY), 0);
+        // while the key was valid, the signature was good
+        assertThat(ClearSigned.verify(old, k.keys(), "x", NOW.minusSeconds(6 * DAY)).text()).isEqualTo(TEXT);
+        assertThatThrownBy(() -> ClearSigned.verify(old, k.keys(), "x", NOW)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("which expired at " + NOW.minusSeconds(5 * DAY))
+                .hasMessageContaining("a signature by an expired key is not trusted, however old");
+    }
+
+    @Test
+    void anExpiredOrRevokedPrimaryKeyInvalidatesItsSigningSubkey() {
+        TestSigner expired = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), DAY, 0, false, false);
+        assertThatThrownBy(() -> ClearSigned.verify(expired.clearSignAt(TEXT, NOW.minusSeconds(3600), 0),
+                expired.keys(), "x", NOW)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("(its primary key ").hasMessageContaining("which had expired at");
+        TestSigner revoked = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 0, true, false);
+        assertThatThrownBy(() -> ClearSigned.verify(revoked.clearSignAt(TEXT, NOW.minusSeconds(3600), 0),
+                revoked.keys(), "x", NOW)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("(its primary key ").hasMessageContaining("which is revoked");
+    }
+
+    @Test
+    void aRevokedSubkeyIsRefused() {
+        TestSigner k = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 0, false, true);
+        assertThatThrownBy(() -> ClearSigned.verify(k.clearSignAt(TEXT, NOW.minusSeconds(3600), 0), k.keys(), "x",
+                NOW)).isInstanceOf(KosaException.class).hasMessageContaining("which is revoked")
+                .hasMessageNotContaining("primary key");
+    }
+
+    @Test
+    void aSignaturePastItsOwnExpiryIsRefused() {
+        TestSigner k = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 0, false, false);
+        byte[] msg = k.clearSignAt(TEXT, NOW.minusSeconds(2 * DAY), DAY);
+        assertThat(ClearSigned.verify(msg, k.keys(), "x", NOW.minusSeconds(DAY + DAY / 2)).text()).isEqualTo(TEXT);
+        assertThatThrownBy(() -> ClearSigned.verify(msg, k.keys(), "x", NOW)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("expired at " + NOW.minusSeconds(DAY));
+    }
+
+    @Test
+    void theShippedKeysExpireWhenDocsImageMdSays() {
+        // primary keys and signing subkeys expire together; a check against "now" must not refuse them before then
+        Map<String, String> expiries = ArchiveKeys.debian().expiries();
+        Map<String, String> days = new java.util.TreeMap<>();
+        expiries.forEach((f, e) -> days.put(f, e.length() >= 10 ? e.substring(0, 10) : e));
+        assertThat(days).containsAllEntriesOf(Map.of(
+                "B8B80B5B623EAB6AD8775C45B7C5D7D6350947F8", "2031-01-19",
+                "4CB50190207B4758A3F73A796ED0E7B82643E131", "2031-01-19",
+                "05AB90340C0C5E797F44A8C8254CF3B5AEC0A8F0", "2031-01-19",
+                "B0CAB9266E8C3929798B3EEEBDE6D2B9216EC7A8", "2031-01-19",
+                "4D64FEC119C2029067D6E791F8D2585B8783D481", "2031-01-21",
+                "04B54C3CDCA79751B16BC6B5225629DF75B188BD", "2035-03-28",
+                "B8E5F13176D2A7A75220028078DBA3BC47EF2265", "2035-03-28",
+                "5E04A1E3223A19A20706E20F9904613D4CCE68C6", "2035-03-28",
+                "89C87ACEA5DD6B8E6A7068808E9F831205B4BA95", "2035-03-28",
+                "41587F7DB8C774BCCF131416762F67A0B2C39DE4", "2033-03-22"));
     }
 
     @Test
