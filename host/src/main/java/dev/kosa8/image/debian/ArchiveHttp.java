@@ -1,5 +1,6 @@
 package dev.kosa8.image.debian;
 
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -7,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -14,6 +16,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * HTTP for the archive client: through {@link ProxySettings}, redirects
@@ -21,17 +26,30 @@ import java.util.HexFormat;
  * expected size and SHA-256 is streamed to a temporary file beside its
  * target, hashed on the way, and moved into place only when both match;
  * more bytes than expected stop the download at once, fewer are a
- * truncated download; either way nothing is left behind.
+ * truncated download; either way nothing is left behind. A server that
+ * sends nothing for {@link #IDLE} (no answer, or a body that stops coming)
+ * fails the fetch naming the URL, instead of hanging the build.
  */
 public final class ArchiveHttp {
+    /** How long a response's headers, or the next bytes of its body, may take. */
+    static final Duration IDLE = Duration.ofSeconds(60);
     private static final int BUFFER = 64 * 1024;
     private static final long REPORT_EVERY = 512 * 1024;
+    /** Closes a body nothing arrived on for too long, which ends a read blocked on it. */
+    private static final ScheduledThreadPoolExecutor WATCHDOG = watchdog();
 
     private final HttpClient client;
+    private final Duration idle;
 
     public ArchiveHttp(ProxySettings proxy) {
+        this(proxy, IDLE);
+    }
+
+    /** With another idle bound (tests: a second). */
+    ArchiveHttp(ProxySettings proxy, Duration idle) {
+        this.idle = idle;
         this.client = HttpClient.newBuilder().proxy(proxy).followRedirects(HttpClient.Redirect.NORMAL)
-                .connectTimeout(Duration.ofSeconds(20)).build();
+                .connectTimeout(idle.compareTo(Duration.ofSeconds(20)) < 0 ? idle : Duration.ofSeconds(20)).build();
     }
 
     /** The body of {@code uri}, refused past {@code max} bytes. */
@@ -94,11 +112,13 @@ public final class ArchiveHttp {
     }
 
     private InputStream open(URI uri, String what) throws IOException {
-        HttpRequest request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(60))
+        HttpRequest request = HttpRequest.newBuilder(uri).timeout(idle)
                 .header("User-Agent", "kosa8").GET().build();
         HttpResponse<InputStream> r;
         try {
             r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        } catch (HttpTimeoutException e) {
+            throw new IOException("no answer within " + idle.toSeconds() + " s (the server or proxy stalled)", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", e);
@@ -108,7 +128,61 @@ public final class ArchiveHttp {
             throw new IOException("HTTP " + r.statusCode() + (r.statusCode() == 404
                     ? " (not on this mirror: the suite or package may be gone from it)" : ""));
         }
-        return r.body();
+        return new IdleBody(r.body());
+    }
+
+    /** A body whose read fails once nothing arrived for {@link #idle}: the watchdog closes it under the read. */
+    private final class IdleBody extends FilterInputStream {
+        private volatile boolean stalled;
+
+        IdleBody(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            ScheduledFuture<?> alarm = WATCHDOG.schedule(this::stall, idle.toMillis(), TimeUnit.MILLISECONDS);
+            int n;
+            try {
+                n = in.read(b, off, len);
+            } catch (IOException e) {
+                throw stalled ? stalledError() : e;
+            } finally {
+                alarm.cancel(false);
+            }
+            if (stalled) {
+                throw stalledError();
+            }
+            return n;
+        }
+
+        private void stall() {
+            stalled = true;
+            try {
+                in.close();
+            } catch (IOException ignored) {
+                // the read it ends says why
+            }
+        }
+
+        private IOException stalledError() {
+            return new IOException("no data for " + idle.toSeconds() + " s in the middle of the body (the server or "
+                    + "proxy stalled)");
+        }
+    }
+
+    private static ScheduledThreadPoolExecutor watchdog() {
+        ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1,
+                Thread.ofPlatform().daemon().name("kosa8-archive-idle").factory());
+        e.setRemoveOnCancelPolicy(true);
+        return e;
     }
 
     static MessageDigest sha256() {
