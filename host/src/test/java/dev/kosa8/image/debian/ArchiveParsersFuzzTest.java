@@ -7,10 +7,14 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Everything the archive (or a proxy, or the cache) sends is read by these
@@ -51,6 +55,32 @@ class ArchiveParsersFuzzTest {
         clean(() -> DebianVersion.parse(text));
         clean(() -> LockFile.parse(LockFile.HEADER + "\n" + text, "lock"));
         clean(() -> LockFile.parse(text, "lock"));
+    }
+
+    /** The cache's record of the last Release date, whatever a crash or a hand left in it, never breaks a build. */
+    @Property(tries = 200)
+    void aReleaseDateRecordIsReadOrIgnoredCleanly(@ForAll("controlText") String text) throws Exception {
+        Path dir = Files.createTempDirectory("release-dates-");
+        try {
+            ReleaseDates dates = new ReleaseDates(dir);
+            Source s = new Source("debian", new Mirror(URI.create("http://mirror.example/debian")), "bookworm",
+                    "main");
+            Files.writeString(dates.file(s), text);
+            ReleaseFile r = ReleaseFile.parse("Codename: bookworm\nDate: Sat, 11 Jul 2026 10:16:37 UTC\nSHA256:\n");
+            clean(() -> dates.accept(s, r));
+            // whatever was there, a newer Release is accepted and recorded, and an older one then refused
+            ReleaseFile newer = ReleaseFile.parse("Codename: bookworm\nDate: Sat, 11 Jul 2099 10:16:37 UTC\nSHA256:\n");
+            dates.accept(s, newer);
+            assertThat(Files.readString(dates.file(s))).startsWith("Date: 2099-07-11T10:16:37Z\n");
+            assertThatThrownBy(() -> dates.accept(s, r)).isInstanceOf(KosaException.class);
+        } finally {
+            try (var files = Files.list(dir)) {
+                for (Path f : files.toList()) {
+                    Files.delete(f);
+                }
+            }
+            Files.delete(dir);
+        }
     }
 
     @Provide
