@@ -2,9 +2,7 @@ package dev.kosa8.egress;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -24,8 +22,8 @@ import java.util.List;
  * it otherwise, so the framing the guest sees is never ambiguous. While it
  * stays open, its requests to the same host reuse one upstream connection
  * ({@link UpstreamSlot}), opened to the address checked when it was dialed.
- * This class finds the request its upstream connection and sends it;
- * {@link ResponseRelay} carries the response back.
+ * This class prepares and sends the request; {@link UpstreamDial} finds it
+ * its upstream connection, and {@link ResponseRelay} carries the response back.
  */
 final class HttpForward {
     static final List<CharSequence> HOP_BY_HOP = List.of(HttpHeaderNames.CONNECTION,
@@ -111,6 +109,11 @@ final class HttpForward {
         return port;
     }
 
+    /** The upstream speaks TLS, verified by the broker against the host name. */
+    boolean tls() {
+        return tls;
+    }
+
     /** The guest is one HTTP/2 stream. */
     boolean framed() {
         return framed;
@@ -181,147 +184,11 @@ final class HttpForward {
             }
         }
         guest.config().setAutoRead(false);
-        connect(host + ":" + port);
-    }
-
-    /**
-     * Finds the request an upstream connection: a stream of a shared HTTP/2 one, an idle HTTP/1.1 one, or a new
-     * one. An HTTP/2 guest's request offers HTTP/2 to the server ({@link UpstreamHttp2}); a WebSocket handshake and
-     * an HTTP/1.1 guest's requests offer HTTP/1.1 only, so their framing and upgrade stay what the guest sent.
-     */
-    private void connect(String key) {
-        boolean offerH2 = tls && framed && !webSocket && broker.upstreamHttp2() != null && !slot.isHttp1(key);
-        if (offerH2) {
-            UpstreamHttp2.Session s = slot.session(key);
-            if (s != null) {
-                openStream(s);
-                return;
-            }
-            if (slot.dialing(key)) {
-                slot.await(key, () -> connect(key));
-                return;
-            }
-        }
-        UpstreamSlot.Idle kept = webSocket ? null : slot.take(key); // a WebSocket keeps its connection for good
-        if (kept != null) {
-            send(kept.channel(), kept.target());
-            return;
-        }
-        if (offerH2 && !broker.http2Upstreams().tryAcquire()) {
-            // the sandbox holds its most HTTP/2 upstream connections (Broker.MAX_HTTP2_UPSTREAMS): this one
-            // speaks HTTP/1.1, which holds nothing ahead of the guest
-            offerH2 = false;
-        }
-        if (offerH2) {
-            slot.dialStarted(key);
-        }
-        dial(key, offerH2);
-    }
-
-    private void dial(String key, boolean offerH2) {
-        broker.resolveAsync(host, port).whenComplete((target, err) -> guest.eventLoop().execute(() -> {
-            if (err != null) {
-                endDial(key, offerH2);
-                Upstreams.Refused r = Upstreams.refusal(err);
-                fail(Denials.unreachable(broker.sandboxId(), r), r.getMessage(), null);
-                return;
-            }
-            broker.dial(guest.eventLoop(), new ChannelInitializer<>() {
-                        @Override
-                        protected void initChannel(Channel ch) {
-                            if (tls) {
-                                ch.pipeline().addLast(dev.kosa8.egress.tls.UpstreamTls.handlerFor(offerH2
-                                        ? broker.upstreamHttp2() : broker.upstreamTls(), ch.alloc(), host, port));
-                            }
-                            if (!offerH2) {
-                                ch.pipeline().addLast(CODEC, new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
-                            }
-                        }
-                    }, target.address())
-                    .addListener((ChannelFutureListener) f -> {
-                        if (!f.isSuccess()) {
-                            endDial(key, offerH2);
-                            fail(HttpResponseStatus.BAD_GATEWAY, "cannot connect to " + host + " (" + target.via()
-                                    + "): " + f.cause().getMessage(), target.via());
-                            return;
-                        }
-                        Channel up = f.channel();
-                        if (offerH2) {
-                            // the permit goes with the connection, whichever protocol its server chose
-                            up.closeFuture().addListener(x -> broker.http2Upstreams().release());
-                        }
-                        Channel owner = slot.owner();
-                        broker.track(host, port, owner);
-                        // the upstream dies with the guest's connection; the listener goes with the upstream
-                        io.netty.util.concurrent.GenericFutureListener<io.netty.util.concurrent.Future<? super Void>>
-                                closeUpstream = g -> up.close();
-                        owner.closeFuture().addListener(closeUpstream);
-                        up.closeFuture().addListener(x -> {
-                            owner.closeFuture().removeListener(closeUpstream);
-                            slot.drop(up);
-                        });
-                        if (offerH2) {
-                            negotiated(key, up, target);
-                        } else {
-                            send(up, target);
-                        }
-                    });
-        }));
-    }
-
-    private void endDial(String key, boolean offerH2) {
-        if (offerH2) {
-            broker.http2Upstreams().release(); // no connection was made: its permit back
-            slot.dialEnded(key);
-        }
-    }
-
-    /** Once the TLS handshake says which protocol the server chose, the request goes on in it. */
-    private void negotiated(String key, Channel up, Upstreams.Target target) {
-        io.netty.handler.ssl.SslHandler ssl = up.pipeline().get(io.netty.handler.ssl.SslHandler.class);
-        ssl.handshakeFuture().addListener(h -> {
-            if (!h.isSuccess()) {
-                slot.dialEnded(key);
-                upstreamFailed(target, h.cause());
-                up.close();
-                return;
-            }
-            if (io.netty.handler.ssl.ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol())) {
-                UpstreamHttp2.Session s;
-                try {
-                    s = UpstreamHttp2.install(up, key, target);
-                } catch (RuntimeException e) { // the requests waiting for this dial go on, not hang
-                    slot.dialEnded(key);
-                    upstreamFailed(target, e);
-                    up.close();
-                    return;
-                }
-                slot.share(s);
-                openStream(s); // first: the stream that dialed is the first the new connection carries
-                slot.dialEnded(key);
-                return;
-            }
-            slot.http1(key); // chose http/1.1, or no protocol at all
-            up.pipeline().addLast(CODEC, new HttpClientCodec(8192, 64 * 1024, 64 * 1024));
-            slot.dialEnded(key);
-            send(up, target);
-        });
-        up.read(); // the handshake reads on its own from here until it is done
-    }
-
-    private void openStream(UpstreamHttp2.Session s) {
-        s.open().addListener(f -> {
-            if (f.isSuccess()) {
-                send((Channel) f.getNow(), s.target());
-            } else {
-                fail(HttpResponseStatus.BAD_GATEWAY, "cannot open an HTTP/2 stream to " + host + ": "
-                        + f.cause().getMessage(), s.target().via());
-            }
-        });
+        new UpstreamDial(broker, this).connect(host + ":" + port);
     }
 
     /** The upstream's TLS failed (typically its certificate did not verify): a 502 that says so, and a log line. */
-    private void upstreamFailed(Upstreams.Target target, Throwable cause) {
+    void upstreamFailed(Upstreams.Target target, Throwable cause) {
         Exchange exchange = new Exchange(broker.audit(), listener, host, port, request.method().name(), path,
                 target.via(), target.reason(reason));
         Throwable c = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null
@@ -335,7 +202,7 @@ final class HttpForward {
     }
 
     /** Sends the request on an open upstream connection, with this request's relay for the response. */
-    private void send(Channel up, Upstreams.Target target) {
+    void send(Channel up, Upstreams.Target target) {
         Exchange exchange = new Exchange(broker.audit(), listener, host, port, request.method().name(), path,
                 target.via(), target.reason(reason));
         exchange.sent(SpooledRequest.bodyLength(request));
@@ -401,11 +268,11 @@ final class HttpForward {
                 && h.containsValue(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE, true);
     }
 
-    private void fail(HttpResponseStatus status, String why, String address) {
+    void fail(HttpResponseStatus status, String why, String address) {
         fail(Denials.ending(status, broker.sandboxId(), null, why), why, address);
     }
 
-    private void fail(io.netty.handler.codec.http.FullHttpResponse res, String why, String address) {
+    void fail(io.netty.handler.codec.http.FullHttpResponse res, String why, String address) {
         ReferenceCountUtil.safeRelease(request);
         broker.audit().write(new AuditEvent(Instant.now(), listener.label(), host, port, request.method().name(), path,
                 address, "deny", why, null, null, null));
