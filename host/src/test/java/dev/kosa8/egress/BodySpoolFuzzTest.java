@@ -15,7 +15,6 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.util.ResourceLeakDetector;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -51,24 +50,8 @@ class BodySpoolFuzzTest {
     private static Path dir;
     private static EventLoopGroup group;
     private static Broker broker;
-    private static ResourceLeakDetector.Level previousLeakLevel;
+    private static NettyWarnings netty;
     private static final java.util.Queue<String> leaks = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private static final java.util.logging.Handler LEAKS = new java.util.logging.Handler() {
-        @Override
-        public void publish(java.util.logging.LogRecord r) {
-            if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
-                leaks.add(r.getMessage());
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
 
     record Upload(byte[] body, List<Integer> cuts, boolean declared, int memoryBound) {
         @Override
@@ -81,9 +64,7 @@ class BodySpoolFuzzTest {
     @BeforeContainer
     static void start() throws Exception {
         dir = Files.createTempDirectory("spool-fuzz");
-        java.util.logging.Logger.getLogger("io.netty").addHandler(LEAKS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        netty = NettyWarnings.into(leaks);
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         broker = Broker.start("sbx-spool-fuzz", dir.resolve("run"), EgressPolicy.DENY_ALL,
                 new AuditLog(dir.resolve("net.log"), m -> { }), new Upstreams(h -> {
@@ -96,8 +77,7 @@ class BodySpoolFuzzTest {
     @AfterContainer
     static void stop() throws Exception {
         broker.close();
-        ResourceLeakDetector.setLevel(previousLeakLevel);
-        java.util.logging.Logger.getLogger("io.netty").removeHandler(LEAKS);
+        netty.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.util.ResourceLeakDetector;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -21,10 +20,6 @@ import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -46,23 +41,6 @@ class BrokerBigBodyTest {
     static final String FOREIGN = "ot-aaaaBBBBccccDDDDeeeeFFFF0123456789";
     static final long MIB = 1 << 20;
     static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage());
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
     @TempDir
     static Path dir;
     static EventLoopGroup group;
@@ -73,13 +51,11 @@ class BrokerBigBodyTest {
     static Path caPem;
     static Path body100;
     static String body100Sha;
-    static ResourceLeakDetector.Level previousLeakLevel;
+    static NettyWarnings netty;
 
     @BeforeAll
     static void start() throws Exception {
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        netty = NettyWarnings.into(problems);
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         up = new TestUpstream(dir.resolve("up"), HOST);
         up.handle("/early", x -> { // answers after 1 MiB of the body, reads no more, and closes
@@ -135,8 +111,7 @@ class BrokerBigBodyTest {
         broker.close();
         up.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
+        netty.close();
     }
 
     /** After every case: nothing held on disk, no spool file open, no buffer leaked. */

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.util.ResourceLeakDetector;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -21,10 +20,6 @@ import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,23 +44,6 @@ class BrokerUpstreamHttp2Test {
     static final String REAL = "h2r-REALrealREALreal0123456789";
     static final long MIB = 1 << 20;
     static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage());
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
     @TempDir
     static Path dir;
     static EventLoopGroup group;
@@ -75,13 +53,11 @@ class BrokerUpstreamHttp2Test {
     static Broker broker;
     static UnixBridge tls;
     static Path caPem;
-    static ResourceLeakDetector.Level previousLeakLevel;
+    static NettyWarnings netty;
 
     @BeforeAll
     static void start() throws Exception {
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        netty = NettyWarnings.into(problems);
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         upstreamGroup = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         up = new H2Upstream(dir.resolve("up"), HOST, true, upstreamGroup);
@@ -111,8 +87,7 @@ class BrokerUpstreamHttp2Test {
         h1.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         upstreamGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
+        netty.close();
     }
 
     /** After every case: no spool held, no buffer leaked (collected, then found at later allocations). */

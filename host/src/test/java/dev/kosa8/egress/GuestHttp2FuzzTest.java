@@ -14,7 +14,6 @@ import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
 import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
-import io.netty.util.ResourceLeakDetector;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -29,10 +28,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -71,35 +66,15 @@ class GuestHttp2FuzzTest {
     private static final List<String> METHODS = List.of("GET", "GET", "POST", "CONNECT", "OPTIONS", "G E T", "");
     private static final Set<Integer> REFUSALS = Set.of(400, 403, 413, 421, 431);
     private static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    private static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    private static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage() + (r.getThrown() == null ? ""
-                        : " " + r.getThrown()));
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
     private static Path dir;
     private static EventLoopGroup group;
     private static Broker broker;
-    private static ResourceLeakDetector.Level previousLeakLevel;
+    private static NettyWarnings netty;
 
     @BeforeContainer
     static void start() throws Exception {
         dir = Files.createTempDirectory("h2-fuzz");
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        netty = NettyWarnings.into(problems);
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         broker = Broker.start("sbx-h2-fuzz", dir.resolve("run"), new EgressPolicy(false,
                         List.of(AllowRule.parse("GET " + HOST + "/only-this-path-is-allowed"))),
@@ -111,8 +86,7 @@ class GuestHttp2FuzzTest {
     @AfterContainer
     static void stop() throws Exception {
         broker.close();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
+        netty.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
