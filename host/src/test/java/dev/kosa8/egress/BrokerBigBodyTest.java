@@ -45,6 +45,7 @@ class BrokerBigBodyTest {
     static Path dir;
     static EventLoopGroup group;
     static TestUpstream up;
+    static InterceptingBroker intercepting;
     static Broker broker;
     static UnixBridge tls;
     static UnixBridge http;
@@ -85,20 +86,17 @@ class BrokerBigBodyTest {
         }
         EgressTestSettings test = new EgressTestSettings(Map.of(HOST + ":443", up.httpsPort(), HOST + ":80",
                 up.httpPort(), "dead.test:443", nothingListens), Map.of(), Optional.of(up.caPem));
-        var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-big");
-        caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
-        broker = Broker.start("sbx-big", dir.resolve("run"),
+        // an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
+        intercepting = InterceptingBroker.start("sbx-big", dir,
                 new EgressPolicy(false, List.of(AllowRule.parse("GET,POST,PUT " + HOST + "/sink"),
                         AllowRule.parse("POST " + HOST + "/early"),
                         AllowRule.parse("POST " + HOST + "/slow"), AllowRule.parse("dead.test"))),
-                new AuditLog(dir.resolve("net.log"), problems::add), Upstreams.system(test), ca,
-                dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
-        // as the daemon does (EgressService): an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
-        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
-                dev.kosa8.egress.tls.HostCas.NONE));
+                test, problems::add, group);
+        broker = intercepting.broker();
+        caPem = intercepting.caPem();
+        tls = intercepting.tls();
         broker.secrets(new SecretBindings(List.of(new SecretBinding("OTHER_TOKEN", "other.test", 443,
                 "Authorization", "Bearer {}", FOREIGN, "ot-REALrealREALreal0123456789"))));
-        tls = new UnixBridge(broker.sockets().get(Listener.TLS));
         http = new UnixBridge(broker.sockets().get(Listener.HTTP));
         body100 = dir.resolve("body100");
         body100Sha = writeBody(body100, 100 * MIB, -1);
@@ -106,9 +104,8 @@ class BrokerBigBodyTest {
 
     @AfterAll
     static void stop() throws Exception {
-        tls.close();
         http.close();
-        broker.close();
+        intercepting.close();
         up.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         netty.close();
@@ -463,13 +460,7 @@ class BrokerBigBodyTest {
     }
 
     static BrokerTest.Run curl(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("curl", "-sS", "--max-time", "120", "--noproxy", "",
-                "--cacert", caPem.toString(), "--connect-to", HOST + ":443:127.0.0.1:" + tls.port()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        return new BrokerTest.Run(p.waitFor(), out, err);
+        return intercepting.curl(HOST, args);
     }
 
     /** Writes {@code size} pseudo-random bytes, with {@link #FOREIGN} at {@code at} unless negative; its SHA-256. */

@@ -50,6 +50,7 @@ class BrokerUpstreamHttp2Test {
     static EventLoopGroup upstreamGroup;
     static H2Upstream up;
     static H2Upstream h1;
+    static InterceptingBroker intercepting;
     static Broker broker;
     static UnixBridge tls;
     static Path caPem;
@@ -64,25 +65,21 @@ class BrokerUpstreamHttp2Test {
         h1 = new H2Upstream(dir.resolve("up"), H1, false, upstreamGroup);
         EgressTestSettings test = new EgressTestSettings(Map.of(HOST + ":443", up.port(), H1 + ":443", h1.port()),
                 Map.of(), Optional.of(up.caPem));
-        var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-h2up");
-        caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
-        broker = Broker.start("sbx-h2up", dir.resolve("run"),
-                new EgressPolicy(false, List.of(AllowRule.parse(HOST), AllowRule.parse(H1))),
-                new AuditLog(dir.resolve("net.log"), problems::add), Upstreams.system(test), ca,
-                dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
-        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
-                dev.kosa8.egress.tls.HostCas.NONE));
+        intercepting = InterceptingBroker.start("sbx-h2up", dir,
+                new EgressPolicy(false, List.of(AllowRule.parse(HOST), AllowRule.parse(H1))), test, problems::add,
+                group);
+        broker = intercepting.broker();
+        caPem = intercepting.caPem();
+        tls = intercepting.tls();
         broker.secrets(new SecretBindings(List.of(
                 new SecretBinding("H2_TOKEN", HOST, 443, "Authorization", "Bearer {}", PLACEHOLDER, REAL),
                 new SecretBinding("OTHER_TOKEN", "other.test", 443, "Authorization", "Bearer {}",
                         BrokerBigBodyTest.FOREIGN, "ot-REALrealREALreal0123456789"))));
-        tls = new UnixBridge(broker.sockets().get(Listener.TLS));
     }
 
     @AfterAll
     static void stop() throws Exception {
-        tls.close();
-        broker.close();
+        intercepting.close();
         up.close();
         h1.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
@@ -279,13 +276,6 @@ class BrokerUpstreamHttp2Test {
     }
 
     static BrokerTest.Run curl(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("curl", "-sS", "--max-time", "120", "--noproxy", "",
-                "--cacert", caPem.toString(), "--connect-to", HOST + ":443:127.0.0.1:" + tls.port()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).start();
-        byte[] err = new byte[0];
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        err = p.getErrorStream().readAllBytes();
-        return new BrokerTest.Run(p.waitFor(), out, new String(err, StandardCharsets.UTF_8));
+        return intercepting.curl(HOST, args);
     }
 }
