@@ -4,10 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kosa8.secrets.SentinelDetector;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
@@ -17,14 +14,9 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpVersion;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -47,8 +39,7 @@ class BodySpoolFuzzTest {
     static final SecretBindings SECRETS = new SecretBindings(List.of(new SecretBinding("OTHER_TOKEN", "other.test",
             443, "Authorization", "Bearer {}", FOREIGN, "ot-REALrealREALreal0123456789")));
     static final SentinelDetector DETECTOR = SECRETS.misplacedDetector("body.test", 443, true).orElseThrow();
-    private static Path dir;
-    private static EventLoopGroup group;
+    private static FuzzBroker fuzz;
     private static Broker broker;
     private static NettyWarnings netty;
     private static final java.util.Queue<String> leaks = new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -63,27 +54,17 @@ class BodySpoolFuzzTest {
 
     @BeforeContainer
     static void start() throws Exception {
-        dir = Files.createTempDirectory("spool-fuzz");
         netty = NettyWarnings.into(leaks);
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        broker = Broker.start("sbx-spool-fuzz", dir.resolve("run"), EgressPolicy.DENY_ALL,
-                new AuditLog(dir.resolve("net.log"), m -> { }), new Upstreams(h -> {
-                    throw new java.net.UnknownHostException(h);
-                }, EgressTestSettings.NONE), null, null, group);
+        fuzz = FuzzBroker.start("sbx-spool-fuzz", EgressPolicy.DENY_ALL, m -> { });
+        broker = fuzz.broker();
         broker.secrets(SECRETS);
         broker.spool().io(Runnable::run); // the spool's file I/O in line: an embedded channel is one thread's
     }
 
     @AfterContainer
     static void stop() throws Exception {
-        broker.close();
+        fuzz.close();
         netty.close();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 
     @Provide

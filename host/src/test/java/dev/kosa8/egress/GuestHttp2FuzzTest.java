@@ -5,10 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.handler.codec.http2.DefaultHttp2FrameReader;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
@@ -16,10 +13,7 @@ import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,8 +21,6 @@ import java.util.Queue;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -66,33 +58,22 @@ class GuestHttp2FuzzTest {
     private static final List<String> METHODS = List.of("GET", "GET", "POST", "CONNECT", "OPTIONS", "G E T", "");
     private static final Set<Integer> REFUSALS = Set.of(400, 403, 413, 421, 431);
     private static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    private static Path dir;
-    private static EventLoopGroup group;
+    private static FuzzBroker fuzz;
     private static Broker broker;
     private static NettyWarnings netty;
 
     @BeforeContainer
     static void start() throws Exception {
-        dir = Files.createTempDirectory("h2-fuzz");
         netty = NettyWarnings.into(problems);
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        broker = Broker.start("sbx-h2-fuzz", dir.resolve("run"), new EgressPolicy(false,
-                        List.of(AllowRule.parse("GET " + HOST + "/only-this-path-is-allowed"))),
-                new AuditLog(dir.resolve("net.log"), problems::add), new Upstreams(h -> {
-                    throw new java.net.UnknownHostException(h);
-                }, EgressTestSettings.NONE), null, null, group);
+        fuzz = FuzzBroker.start("sbx-h2-fuzz", new EgressPolicy(false,
+                List.of(AllowRule.parse("GET " + HOST + "/only-this-path-is-allowed"))), problems::add);
+        broker = fuzz.broker();
     }
 
     @AfterContainer
     static void stop() throws Exception {
-        broker.close();
+        fuzz.close();
         netty.close();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 
     /**
