@@ -374,7 +374,8 @@ class GuestHttp2FuzzTest {
         return c;
     }
 
-    private static byte[] frame(int type, int flags, int stream, byte[] payload) {
+    /** One HTTP/2 frame (RFC 9113 4.1): its 24-bit length, type, flags and 31-bit stream, then the payload. */
+    static byte[] frame(int type, int flags, int stream, byte[] payload) {
         ByteArrayOutputStream f = new ByteArrayOutputStream();
         f.write(payload.length >> 16);
         f.write(payload.length >> 8);

@@ -1,5 +1,6 @@
 package dev.kosa8.egress;
 
+import static dev.kosa8.egress.GuestHttp2FuzzTest.frame;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
@@ -213,20 +214,5 @@ class UpstreamHttp2FuzzTest {
             default -> c[at] = (byte) 0xff;
         }
         return c;
-    }
-
-    private static byte[] frame(int type, int flags, int stream, byte[] payload) {
-        ByteArrayOutputStream f = new ByteArrayOutputStream();
-        f.write(payload.length >> 16);
-        f.write(payload.length >> 8);
-        f.write(payload.length);
-        f.write(type);
-        f.write(flags);
-        f.write(stream >> 24);
-        f.write(stream >> 16);
-        f.write(stream >> 8);
-        f.write(stream);
-        f.writeBytes(payload);
-        return f.toByteArray();
     }
 }
