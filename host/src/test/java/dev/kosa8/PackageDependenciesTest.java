@@ -90,7 +90,7 @@ class PackageDependenciesTest {
     /** Rows of packages in other modules: they are named as targets only, and have no classes here. */
     private static final Set<String> OTHER_MODULES = Set.of("protocol", "client");
 
-    /** One class's use of another, both by their binary names ({@code dev.kosa8.egress.HttpForward$ResponseRelay}). */
+    /** One class's use of another, both by their binary names ({@code dev.kosa8.egress.UpstreamSlot$Idle}). */
     record Dependency(String from, String to) {
         @Override
         public String toString() {

@@ -23,7 +23,7 @@ import io.netty.util.concurrent.Future;
  * requests, each judged on its own first exactly as an HTTP/1.1 one
  * ({@link HttpEntry}). Netty's codec reads the server's frames under the
  * limits below; a stream is read only as fast as the guest takes its response
- * ({@link HttpForward}'s relay reads on when the guest's side is writable),
+ * ({@link ResponseRelay} reads on when the guest's side is writable),
  * and HTTP/2 flow control holds the server to {@link #STREAM_WINDOW} ahead of
  * that per stream and {@link #CONNECTION_WINDOW} per connection, so a slow
  * guest holds the server back instead of filling the daemon's heap.

@@ -4,10 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kosa8.secrets.SentinelDetector;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
@@ -15,17 +12,11 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.util.ResourceLeakDetector;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -48,27 +39,10 @@ class BodySpoolFuzzTest {
     static final SecretBindings SECRETS = new SecretBindings(List.of(new SecretBinding("OTHER_TOKEN", "other.test",
             443, "Authorization", "Bearer {}", FOREIGN, "ot-REALrealREALreal0123456789")));
     static final SentinelDetector DETECTOR = SECRETS.misplacedDetector("body.test", 443, true).orElseThrow();
-    private static Path dir;
-    private static EventLoopGroup group;
+    private static FuzzBroker fuzz;
     private static Broker broker;
-    private static ResourceLeakDetector.Level previousLeakLevel;
+    private static NettyWarnings netty;
     private static final java.util.Queue<String> leaks = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    private static final java.util.logging.Handler LEAKS = new java.util.logging.Handler() {
-        @Override
-        public void publish(java.util.logging.LogRecord r) {
-            if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
-                leaks.add(r.getMessage());
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
 
     record Upload(byte[] body, List<Integer> cuts, boolean declared, int memoryBound) {
         @Override
@@ -80,30 +54,17 @@ class BodySpoolFuzzTest {
 
     @BeforeContainer
     static void start() throws Exception {
-        dir = Files.createTempDirectory("spool-fuzz");
-        java.util.logging.Logger.getLogger("io.netty").addHandler(LEAKS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        broker = Broker.start("sbx-spool-fuzz", dir.resolve("run"), EgressPolicy.DENY_ALL,
-                new AuditLog(dir.resolve("net.log"), m -> { }), new Upstreams(h -> {
-                    throw new java.net.UnknownHostException(h);
-                }, EgressTestSettings.NONE), null, null, group);
+        netty = NettyWarnings.into(leaks);
+        fuzz = FuzzBroker.start("sbx-spool-fuzz", EgressPolicy.DENY_ALL, m -> { });
+        broker = fuzz.broker();
         broker.secrets(SECRETS);
         broker.spool().io(Runnable::run); // the spool's file I/O in line: an embedded channel is one thread's
     }
 
     @AfterContainer
     static void stop() throws Exception {
-        broker.close();
-        ResourceLeakDetector.setLevel(previousLeakLevel);
-        java.util.logging.Logger.getLogger("io.netty").removeHandler(LEAKS);
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        fuzz.close();
+        netty.close();
     }
 
     @Provide

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.util.ResourceLeakDetector;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -21,10 +20,6 @@ import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -46,40 +41,22 @@ class BrokerBigBodyTest {
     static final String FOREIGN = "ot-aaaaBBBBccccDDDDeeeeFFFF0123456789";
     static final long MIB = 1 << 20;
     static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage());
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
     @TempDir
     static Path dir;
     static EventLoopGroup group;
     static TestUpstream up;
+    static InterceptingBroker intercepting;
     static Broker broker;
     static UnixBridge tls;
     static UnixBridge http;
     static Path caPem;
     static Path body100;
     static String body100Sha;
-    static ResourceLeakDetector.Level previousLeakLevel;
+    static NettyWarnings netty;
 
     @BeforeAll
     static void start() throws Exception {
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        netty = NettyWarnings.into(problems);
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         up = new TestUpstream(dir.resolve("up"), HOST);
         up.handle("/early", x -> { // answers after 1 MiB of the body, reads no more, and closes
@@ -109,20 +86,17 @@ class BrokerBigBodyTest {
         }
         EgressTestSettings test = new EgressTestSettings(Map.of(HOST + ":443", up.httpsPort(), HOST + ":80",
                 up.httpPort(), "dead.test:443", nothingListens), Map.of(), Optional.of(up.caPem));
-        var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-big");
-        caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
-        broker = Broker.start("sbx-big", dir.resolve("run"),
+        // an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
+        intercepting = InterceptingBroker.start("sbx-big", dir,
                 new EgressPolicy(false, List.of(AllowRule.parse("GET,POST,PUT " + HOST + "/sink"),
                         AllowRule.parse("POST " + HOST + "/early"),
                         AllowRule.parse("POST " + HOST + "/slow"), AllowRule.parse("dead.test"))),
-                new AuditLog(dir.resolve("net.log"), problems::add), Upstreams.system(test), ca,
-                dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
-        // as the daemon does (EgressService): an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
-        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
-                dev.kosa8.egress.tls.HostCas.NONE));
+                test, problems::add, group);
+        broker = intercepting.broker();
+        caPem = intercepting.caPem();
+        tls = intercepting.tls();
         broker.secrets(new SecretBindings(List.of(new SecretBinding("OTHER_TOKEN", "other.test", 443,
                 "Authorization", "Bearer {}", FOREIGN, "ot-REALrealREALreal0123456789"))));
-        tls = new UnixBridge(broker.sockets().get(Listener.TLS));
         http = new UnixBridge(broker.sockets().get(Listener.HTTP));
         body100 = dir.resolve("body100");
         body100Sha = writeBody(body100, 100 * MIB, -1);
@@ -130,13 +104,11 @@ class BrokerBigBodyTest {
 
     @AfterAll
     static void stop() throws Exception {
-        tls.close();
         http.close();
-        broker.close();
+        intercepting.close();
         up.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
+        netty.close();
     }
 
     /** After every case: nothing held on disk, no spool file open, no buffer leaked. */
@@ -488,13 +460,7 @@ class BrokerBigBodyTest {
     }
 
     static BrokerTest.Run curl(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("curl", "-sS", "--max-time", "120", "--noproxy", "",
-                "--cacert", caPem.toString(), "--connect-to", HOST + ":443:127.0.0.1:" + tls.port()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        return new BrokerTest.Run(p.waitFor(), out, err);
+        return intercepting.curl(HOST, args);
     }
 
     /** Writes {@code size} pseudo-random bytes, with {@link #FOREIGN} at {@code at} unless negative; its SHA-256. */

@@ -48,10 +48,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -130,35 +126,14 @@ class BrokerFuzzTest {
     private static UnixBridge interceptBridge;
     private static javax.net.ssl.SSLContext trustsInterceptCa;
     private static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    private static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    private static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            // the models' embedded channels report the failures they are fed to
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()
-                    && !r.getLoggerName().startsWith("io.netty.channel.embedded.")) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage() + (r.getThrown() == null ? ""
-                        : " " + r.getThrown()));
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
     private static Thread.UncaughtExceptionHandler previousHandler;
-    private static ResourceLeakDetector.Level previousLeakLevel;
+    private static NettyWarnings netty;
 
     @BeforeContainer
     static void startBrokers() throws IOException {
         dir = Files.createTempDirectory("broker-fuzz");
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID); // every buffer tracked: leaks get logged
+        // the models' embedded channels report the failures they are fed to
+        netty = NettyWarnings.into(problems, r -> r.getLoggerName().startsWith("io.netty.channel.embedded."));
         previousHandler = Thread.getDefaultUncaughtExceptionHandler();
         Thread.setDefaultUncaughtExceptionHandler((t, e) -> problems.add("uncaught in " + t.getName() + ": " + e));
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
@@ -202,8 +177,7 @@ class BrokerFuzzTest {
         allowing.close();
         denying.close();
         nothingListens.close();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
+        netty.close();
         Thread.setDefaultUncaughtExceptionHandler(previousHandler);
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         try (Stream<Path> all = Files.walk(dir)) {

@@ -44,6 +44,7 @@ class BrokerOAuthTest {
     static TestUpstream other;
     static FakeOAuth fake;
     static Path caPem;
+    static InterceptingBroker intercepting;
     static Broker broker;
     static UnixBridge tls;
     static UnixBridge http;
@@ -60,26 +61,22 @@ class BrokerOAuthTest {
         EgressTestSettings test = new EgressTestSettings(Map.of("token.test:443", token.httpsPort(),
                 "api.test:443", api.httpsPort(), "other.test:443", other.httpsPort()), Map.of(),
                 Optional.of(token.caPem));
-        var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-oauth");
-        caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
-        broker = Broker.start("sbx-oauth", dir.resolve("run"),
+        // an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
+        intercepting = InterceptingBroker.start("sbx-oauth", dir,
                 // the token host is allowed passthrough: its token responses are read all the same
                 new EgressPolicy(false, List.of(AllowRule.parse("passthrough token.test"), AllowRule.parse("api.test"),
                         AllowRule.parse("other.test"))),
-                new AuditLog(dir.resolve("net.log"), m -> { }), Upstreams.system(test), ca,
-                dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
-        // as the daemon does (EgressService): an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
-        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
-                dev.kosa8.egress.tls.HostCas.NONE));
-        tls = new UnixBridge(broker.sockets().get(Listener.TLS));
+                test, m -> { }, group);
+        broker = intercepting.broker();
+        caPem = intercepting.caPem();
+        tls = intercepting.tls();
         http = new UnixBridge(broker.sockets().get(Listener.HTTP));
     }
 
     @AfterAll
     static void stop() throws Exception {
-        tls.close();
         http.close();
-        broker.close();
+        intercepting.close();
         token.close();
         api.close();
         other.close();

@@ -38,6 +38,7 @@ class BrokerSecretsTest {
     /** A server whose certificate no CA the broker trusts signed. */
     static TestUpstream stranger;
     static Path caPem;
+    static InterceptingBroker intercepting;
     static Broker broker;
     static UnixBridge tls;
     static UnixBridge http;
@@ -59,28 +60,24 @@ class BrokerSecretsTest {
                 keyed.httpPort(), "other.test:443", other.httpsPort(), "other.test:80", other.httpPort(),
                 "stranger.test:443", stranger.httpsPort()), Map.of(),
                 Optional.of(keyed.caPem));
-        var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-secrets");
-        caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
-        broker = Broker.start("sbx-secrets", dir.resolve("run"),
+        // an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
+        intercepting = InterceptingBroker.start("sbx-secrets", dir,
                 // keyed.test is allowed passthrough: its key makes the broker read it all the same, and once the key
                 // is revoked it is passed through again
                 new EgressPolicy(false, List.of(AllowRule.parse("passthrough keyed.test"),
                         AllowRule.parse("GET,POST other.test/"),
                         AllowRule.parse("stranger.test"))),
-                new AuditLog(dir.resolve("net.log"), m -> { }), Upstreams.system(test), ca,
-                dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
-        // as the daemon does (EgressService): an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
-        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
-                dev.kosa8.egress.tls.HostCas.NONE));
-        tls = new UnixBridge(broker.sockets().get(Listener.TLS));
+                test, m -> { }, group);
+        broker = intercepting.broker();
+        caPem = intercepting.caPem();
+        tls = intercepting.tls();
         http = new UnixBridge(broker.sockets().get(Listener.HTTP));
     }
 
     @AfterAll
     static void stop() throws Exception {
-        tls.close();
         http.close();
-        broker.close();
+        intercepting.close();
         keyed.close();
         other.close();
         stranger.close();

@@ -46,6 +46,7 @@ class BrokerTest {
     static WebSocketEcho echo;
     static dev.kosa8.egress.tls.SandboxCa ca;
     static Path caPem;
+    static InterceptingBroker intercepting;
     static Broker broker;
     static UnixBridge tls;
     static UnixBridge proxy;
@@ -73,24 +74,21 @@ class BrokerTest {
                 Map.entry("rules.test:443", rules.httpsPort()), Map.entry("untrusted.test:443", upstream.httpsPort()),
                 Map.entry("web.test:443", web.httpsPort()), Map.entry("ws.test:443", echo.port())),
                 Map.of("rebind.test", "127.0.0.1"), Optional.of(trusted));
-        ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-test");
-        caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
-        broker = Broker.start("sbx-test", dir.resolve("run"), POLICY, new AuditLog(dir.resolve("net.log"), m -> { }),
-                Upstreams.system(test), ca, dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
-        // as the daemon does (EgressService): an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
-        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
-                dev.kosa8.egress.tls.HostCas.NONE));
-        tls = new UnixBridge(broker.sockets().get(Listener.TLS));
+        // an HTTP/2 guest's upstream is offered h2; these servers take HTTP/1.1
+        intercepting = InterceptingBroker.start("sbx-test", dir, POLICY, test, m -> { }, group);
+        broker = intercepting.broker();
+        ca = intercepting.ca();
+        caPem = intercepting.caPem();
+        tls = intercepting.tls();
         proxy = new UnixBridge(broker.sockets().get(Listener.PROXY));
         http = new UnixBridge(broker.sockets().get(Listener.HTTP));
     }
 
     @AfterAll
     static void stop() throws Exception {
-        tls.close();
         proxy.close();
         http.close();
-        broker.close();
+        intercepting.close();
         upstream.close();
         rules.close();
         web.close();

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.util.ResourceLeakDetector;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -21,10 +20,6 @@ import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,70 +44,47 @@ class BrokerUpstreamHttp2Test {
     static final String REAL = "h2r-REALrealREALreal0123456789";
     static final long MIB = 1 << 20;
     static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage());
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
     @TempDir
     static Path dir;
     static EventLoopGroup group;
     static EventLoopGroup upstreamGroup;
     static H2Upstream up;
     static H2Upstream h1;
+    static InterceptingBroker intercepting;
     static Broker broker;
     static UnixBridge tls;
     static Path caPem;
-    static ResourceLeakDetector.Level previousLeakLevel;
+    static NettyWarnings netty;
 
     @BeforeAll
     static void start() throws Exception {
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        netty = NettyWarnings.into(problems);
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         upstreamGroup = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         up = new H2Upstream(dir.resolve("up"), HOST, true, upstreamGroup);
         h1 = new H2Upstream(dir.resolve("up"), H1, false, upstreamGroup);
         EgressTestSettings test = new EgressTestSettings(Map.of(HOST + ":443", up.port(), H1 + ":443", h1.port()),
                 Map.of(), Optional.of(up.caPem));
-        var ca = dev.kosa8.egress.tls.SandboxCa.loadOrCreate(dir.resolve("sandbox-ca"), "sbx-h2up");
-        caPem = Files.writeString(dir.resolve("sandbox-ca.pem"), ca.certificatePem());
-        broker = Broker.start("sbx-h2up", dir.resolve("run"),
-                new EgressPolicy(false, List.of(AllowRule.parse(HOST), AllowRule.parse(H1))),
-                new AuditLog(dir.resolve("net.log"), problems::add), Upstreams.system(test), ca,
-                dev.kosa8.egress.tls.UpstreamTls.clientContext(test.trustedCa()), group);
-        broker.upstreamHttp2(dev.kosa8.egress.tls.UpstreamTls.http2ClientContext(test.trustedCa(),
-                dev.kosa8.egress.tls.HostCas.NONE));
+        intercepting = InterceptingBroker.start("sbx-h2up", dir,
+                new EgressPolicy(false, List.of(AllowRule.parse(HOST), AllowRule.parse(H1))), test, problems::add,
+                group);
+        broker = intercepting.broker();
+        caPem = intercepting.caPem();
+        tls = intercepting.tls();
         broker.secrets(new SecretBindings(List.of(
                 new SecretBinding("H2_TOKEN", HOST, 443, "Authorization", "Bearer {}", PLACEHOLDER, REAL),
                 new SecretBinding("OTHER_TOKEN", "other.test", 443, "Authorization", "Bearer {}",
                         BrokerBigBodyTest.FOREIGN, "ot-REALrealREALreal0123456789"))));
-        tls = new UnixBridge(broker.sockets().get(Listener.TLS));
     }
 
     @AfterAll
     static void stop() throws Exception {
-        tls.close();
-        broker.close();
+        intercepting.close();
         up.close();
         h1.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         upstreamGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
+        netty.close();
     }
 
     /** After every case: no spool held, no buffer leaked (collected, then found at later allocations). */
@@ -304,13 +276,6 @@ class BrokerUpstreamHttp2Test {
     }
 
     static BrokerTest.Run curl(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("curl", "-sS", "--max-time", "120", "--noproxy", "",
-                "--cacert", caPem.toString(), "--connect-to", HOST + ":443:127.0.0.1:" + tls.port()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).start();
-        byte[] err = new byte[0];
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        err = p.getErrorStream().readAllBytes();
-        return new BrokerTest.Run(p.waitFor(), out, new String(err, StandardCharsets.UTF_8));
+        return intercepting.curl(HOST, args);
     }
 }

@@ -5,22 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.handler.codec.http2.DefaultHttp2FrameReader;
 import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
 import io.netty.handler.codec.http2.Http2FrameAdapter;
 import io.netty.handler.codec.http2.Http2Headers;
-import io.netty.util.ResourceLeakDetector;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,12 +21,6 @@ import java.util.Queue;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -71,54 +58,22 @@ class GuestHttp2FuzzTest {
     private static final List<String> METHODS = List.of("GET", "GET", "POST", "CONNECT", "OPTIONS", "G E T", "");
     private static final Set<Integer> REFUSALS = Set.of(400, 403, 413, 421, 431);
     private static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    private static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    private static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage() + (r.getThrown() == null ? ""
-                        : " " + r.getThrown()));
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private static Path dir;
-    private static EventLoopGroup group;
+    private static FuzzBroker fuzz;
     private static Broker broker;
-    private static ResourceLeakDetector.Level previousLeakLevel;
+    private static NettyWarnings netty;
 
     @BeforeContainer
     static void start() throws Exception {
-        dir = Files.createTempDirectory("h2-fuzz");
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        broker = Broker.start("sbx-h2-fuzz", dir.resolve("run"), new EgressPolicy(false,
-                        List.of(AllowRule.parse("GET " + HOST + "/only-this-path-is-allowed"))),
-                new AuditLog(dir.resolve("net.log"), problems::add), new Upstreams(h -> {
-                    throw new java.net.UnknownHostException(h);
-                }, EgressTestSettings.NONE), null, null, group);
+        netty = NettyWarnings.into(problems);
+        fuzz = FuzzBroker.start("sbx-h2-fuzz", new EgressPolicy(false,
+                List.of(AllowRule.parse("GET " + HOST + "/only-this-path-is-allowed"))), problems::add);
+        broker = fuzz.broker();
     }
 
     @AfterContainer
     static void stop() throws Exception {
-        broker.close();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        fuzz.close();
+        netty.close();
     }
 
     /**
@@ -419,7 +374,8 @@ class GuestHttp2FuzzTest {
         return c;
     }
 
-    private static byte[] frame(int type, int flags, int stream, byte[] payload) {
+    /** One HTTP/2 frame (RFC 9113 4.1): its 24-bit length, type, flags and 31-bit stream, then the payload. */
+    static byte[] frame(int type, int flags, int stream, byte[] payload) {
         ByteArrayOutputStream f = new ByteArrayOutputStream();
         f.write(payload.length >> 16);
         f.write(payload.length >> 8);

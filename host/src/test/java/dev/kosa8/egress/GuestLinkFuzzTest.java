@@ -10,7 +10,6 @@ import dev.kosa8.protocol.NetLink;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.util.ResourceLeakDetector;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -31,10 +30,6 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -61,25 +56,7 @@ import net.jqwik.api.lifecycle.BeforeContainer;
  * is left; nothing reached Netty's log as an unhandled exception or a leak; and each case took seconds at most.
  */
 class GuestLinkFuzzTest {
-    private static final Logger NETTY_LOG = Logger.getLogger("io.netty");
     private static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    private static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage() + (r.getThrown() == null ? ""
-                        : " " + r.getThrown()));
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
     /** The frame decoder's own refusals, named by their class as the link's log names them. */
     private static final List<String> DECODER_REFUSALS = List.of("TooLongFrameException: ",
             "CorruptedFrameException: ");
@@ -90,14 +67,12 @@ class GuestLinkFuzzTest {
     static EventLoopGroup group;
     static TestUpstream upstream;
     static Broker broker;
-    static ResourceLeakDetector.Level previousLeakLevel;
+    static NettyWarnings netty;
 
     @BeforeContainer
     static void start() throws Exception {
         dir = Files.createTempDirectory("link-fuzz");
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        netty = NettyWarnings.into(problems);
         group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         upstream = new TestUpstream(dir, "api.test");
         EgressTestSettings test = new EgressTestSettings(Map.of("api.test:80", upstream.httpPort()), Map.of(),
@@ -112,8 +87,7 @@ class GuestLinkFuzzTest {
         broker.close();
         upstream.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
+        netty.close();
         try (Stream<Path> all = Files.walk(dir)) {
             for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);

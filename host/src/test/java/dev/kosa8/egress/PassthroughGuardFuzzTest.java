@@ -5,28 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kosa8.net.HostName;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.util.ResourceLeakDetector;
 import java.io.ByteArrayOutputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Queue;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -62,54 +49,22 @@ class PassthroughGuardFuzzTest {
     private static final byte[] HRR_RANDOM = HexFormat.of()
             .parseHex("cf21ad74e59a6111be1d8c021e65b891c2a211167abb8c5e079e09e2c8a8339c");
     private static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    private static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    private static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage() + (r.getThrown() == null ? ""
-                        : " " + r.getThrown()));
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private static Path dir;
-    private static EventLoopGroup group;
+    private static FuzzBroker fuzz;
     private static Broker broker;
-    private static ResourceLeakDetector.Level previousLeakLevel;
+    private static NettyWarnings netty;
 
     @BeforeContainer
     static void start() throws Exception {
-        dir = Files.createTempDirectory("guard-fuzz");
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        broker = Broker.start("sbx-guard-fuzz", dir.resolve("run"), new EgressPolicy(false,
-                        List.of(AllowRule.parse("passthrough " + HOST))),
-                new AuditLog(dir.resolve("net.log"), problems::add), new Upstreams(h -> {
-                    throw new java.net.UnknownHostException(h);
-                }, EgressTestSettings.NONE), null, null, group);
+        netty = NettyWarnings.into(problems);
+        fuzz = FuzzBroker.start("sbx-guard-fuzz", new EgressPolicy(false,
+                List.of(AllowRule.parse("passthrough " + HOST))), problems::add);
+        broker = fuzz.broker();
     }
 
     @AfterContainer
     static void stop() throws Exception {
-        broker.close();
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        fuzz.close();
+        netty.close();
     }
 
     /** What the server says, between two of the guest's reads. */

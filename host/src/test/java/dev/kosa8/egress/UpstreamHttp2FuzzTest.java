@@ -1,5 +1,6 @@
 package dev.kosa8.egress;
 
+import static dev.kosa8.egress.GuestHttp2FuzzTest.frame;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
@@ -18,7 +19,6 @@ import io.netty.handler.codec.http2.DefaultHttp2HeadersEncoder;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.ResourceLeakDetector;
 import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -26,10 +26,6 @@ import java.util.List;
 import java.util.Queue;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -51,37 +47,16 @@ import net.jqwik.api.lifecycle.BeforeContainer;
 class UpstreamHttp2FuzzTest {
     private static final List<String> STATUSES = List.of("200", "200", "204", "404", "103", "100", "999", "abc", "");
     private static final Queue<String> problems = new ConcurrentLinkedQueue<>();
-    private static final Logger NETTY_LOG = Logger.getLogger("io.netty");
-    private static final Handler NETTY_PROBLEMS = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                problems.add(r.getLoggerName() + ": " + r.getMessage() + (r.getThrown() == null ? ""
-                        : " " + r.getThrown()));
-            }
-        }
-
-        @Override
-        public void flush() {
-        }
-
-        @Override
-        public void close() {
-        }
-    };
-    private static ResourceLeakDetector.Level previousLeakLevel;
+    private static NettyWarnings netty;
 
     @BeforeContainer
     static void start() {
-        NETTY_LOG.addHandler(NETTY_PROBLEMS);
-        previousLeakLevel = ResourceLeakDetector.getLevel();
-        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        netty = NettyWarnings.into(problems);
     }
 
     @AfterContainer
     static void stop() {
-        NETTY_LOG.removeHandler(NETTY_PROBLEMS);
-        ResourceLeakDetector.setLevel(previousLeakLevel);
+        netty.close();
     }
 
     record Input(byte[] bytes, int mutations) {
@@ -239,20 +214,5 @@ class UpstreamHttp2FuzzTest {
             default -> c[at] = (byte) 0xff;
         }
         return c;
-    }
-
-    private static byte[] frame(int type, int flags, int stream, byte[] payload) {
-        ByteArrayOutputStream f = new ByteArrayOutputStream();
-        f.write(payload.length >> 16);
-        f.write(payload.length >> 8);
-        f.write(payload.length);
-        f.write(type);
-        f.write(flags);
-        f.write(stream >> 24);
-        f.write(stream >> 16);
-        f.write(stream >> 8);
-        f.write(stream);
-        f.writeBytes(payload);
-        return f.toByteArray();
     }
 }
