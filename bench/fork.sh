@@ -7,6 +7,8 @@
 #   bench/fork.sh [N] [FILES] [MIB]        defaults: 4 10000 200 (the issue's figure)
 #
 # Uses the kosa8 home of the environment (KOSA8_HOME, else the XDG default) and its daemon; the image must exist.
+# The folder and the copies go under BENCH_TMP (default /tmp): to measure clones, put it and KOSA8_HOME on one
+# file system with reflinks (XFS, Btrfs), e.g. a loop-mounted XFS (BENCHMARKS.md names the run).
 # The sandbox (1 GiB) and its forks are removed at the end. Writes its result under bench/results/ (bench/lib.sh);
 # progress on stderr.
 set -euo pipefail
@@ -17,7 +19,7 @@ files=${2:-10000}
 mib=${3:-200}
 if [[ -n ${KOSA8_HOME:-} ]]; then data=$KOSA8_HOME/data; else data=${XDG_DATA_HOME:-$HOME/.local/share}/kosa8; fi
 
-work=$(mktemp -d /tmp/kosa8-bench-fork.XXXXXX)
+work=$(mktemp -d "${BENCH_TMP:-/tmp}/kosa8-bench-fork.XXXXXX")
 id="" forks=()
 cleanup() {
   [[ -n $id ]] && "$k" rm -f "$id" "${forks[@]}" >/dev/null 2>&1 || true
@@ -27,6 +29,9 @@ trap cleanup EXIT
 say() { echo "$*" >&2; }
 now() { date +%s%N; }
 kib() { du -sk "$@" | awk '{s += $1} END {print s}'; }
+# Blocks the file system holding $work has in use (KiB), after a sync: what clones share, du counts once per
+# file and df once. Only meaningful on a file system nothing else writes to meanwhile (a dedicated one).
+fs_kib() { sync -f "$work"; df --output=used -k "$work" | tail -1 | tr -d ' '; }
 
 say "making a folder of $files files, $mib MiB"
 python3 - "$work/folder" "$files" "$mib" <<'EOF'
@@ -43,27 +48,36 @@ id=$("$k" create --memory 1G --workspace "$work/folder")
 cp=$("$k" checkpoint --wait "$id" -m "before the tries")
 before=$(kib "$data/sandboxes")
 
-say "fork --count $n"
+fs_type=$(stat -f -c %T "$work")
+say "fork --count $n (the folder's file system: $fs_type)"
+fs_before=$(fs_kib)
 t0=$(now)
 mapfile -t forks < <("$k" fork "$id" "$cp" --count "$n" --workspace "$work/try")
 t1=$(now)
 fork_ms=$(( (t1 - t0) / 1000000 ))
 folders_kib=$(kib "$work"/try-*)
 sandboxes_kib=$(( $(kib "$data/sandboxes") - before ))
+fs_forks_kib=$(( $(fs_kib) - fs_before ))
 
 say "cp -a of the folder, $n times"
+fs_before=$(fs_kib)
 t0=$(now)
 for ((i = 1; i <= n; i++)); do cp -a "$work/folder" "$work/copy-$i"; done
 sync -f "$work"
 t1=$(now)
 cp_ms=$(( (t1 - t0) / 1000000 ))
 cp_kib=$(kib "$work"/copy-*)
+fs_cp_kib=$(( $(fs_kib) - fs_before ))
 
 echo "fork --count $n: $fork_ms ms; the forks' folders ${folders_kib} KiB, their sandbox directories ${sandboxes_kib} KiB"
 echo "cp -a x$n: $cp_ms ms, ${cp_kib} KiB"
+echo "blocks the $fs_type file system gained: forks ${fs_forks_kib} KiB, cp -a ${fs_cp_kib} KiB"
 bench_row name="\`fork --count $n\` of a 1 GiB sandbox with a $mib MiB, $files-file folder, as the caller waits" \
   unit=ms samples="$fork_ms" baseline_name="\`cp -a\` of the folder $n times" baseline="$cp_ms" goal="none set"
 bench_row name="disk the $n forks add (folder copies and sandbox directories)" unit=KiB \
   samples="$(( folders_kib + sandboxes_kib ))" baseline_name="$n \`cp -a\` copies of the folder" baseline="$cp_kib" \
-  goal="none set (no sharing: each fork's folder is a full copy; docs/checkpoints.md)"
+  goal="none set (du counts a clone's blocks in full: see the next row)"
+bench_row name="blocks the $fs_type file system holding the folder and the kosa8 home gained for the $n forks" \
+  unit=KiB samples="$fs_forks_kib" baseline_name="for $n \`cp -a\` copies (coreutils clones where it can)" \
+  baseline="$fs_cp_kib" goal="not N full copies of the folder"
 bench_write

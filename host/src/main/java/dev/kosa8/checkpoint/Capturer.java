@@ -39,7 +39,10 @@ final class Capturer {
     private final MessageDigest sha;
     private final List<Entry> entries = new ArrayList<>();
     private final List<String> added = new ArrayList<>();
+    private final Clones clones = new Clones();
     int filesRead;
+    /** Of the files read, those stored as clones ({@link Clones}): no bytes written for them. */
+    int filesCloned;
     long bytesRead;
     long bytesTotal;
 
@@ -139,6 +142,12 @@ final class Capturer {
             if (!before.isRegular() || before.ino() != st.ino() || before.dev() != st.dev()) {
                 throw changed(path);
             }
+            if (st.size() > 0 && !clones.unsupported()) {
+                Entry cloned = cloned(f, path, before);
+                if (cloned != null) {
+                    return cloned;
+                }
+            }
             Path tmp = null;
             try {
                 sha.reset();
@@ -166,13 +175,7 @@ final class Capturer {
                         spill.close();
                     }
                 }
-                Posix.Stat after = Posix.stat(f.fd());
-                if (after.size() != total || after.mtimeSec() != before.mtimeSec()
-                        || after.mtimeNsec() != before.mtimeNsec() || after.size() != before.size()
-                        || !f.touched() && (after.ctimeSec() != before.ctimeSec()
-                                || after.ctimeNsec() != before.ctimeNsec())) {
-                    throw changed(path);
-                }
+                Posix.Stat after = checkUnchanged(f, path, before, total);
                 if (tmp == null) {
                     buf.flip();
                     sha.update(buf.duplicate());
@@ -200,6 +203,64 @@ final class Capturer {
         } finally {
             Posix.close(f.fd());
         }
+    }
+
+    /**
+     * The object made as a clone of the open file ({@link Clones}): no bytes written, the clone read once for
+     * its hash, so the object's name is its content's by construction, and the file checked unchanged from
+     * before the clone to after the read. Null where the file system cannot clone; then nothing is left.
+     */
+    private Entry cloned(Access.Opened f, String path, Posix.Stat before) throws IOException {
+        Path tmp = objects.temporaryPath();
+        if (!clones.cloneFile(f.fd(), tmp)) {
+            return null;
+        }
+        try {
+            sha.reset();
+            long total = 0;
+            int in = Posix.open(ByteNames.fromHostPath(tmp), Posix.O_RDONLY);
+            try {
+                buf.clear();
+                int n;
+                while ((n = Posix.read(in, buf)) > 0) {
+                    total += n;
+                    buf.flip();
+                    sha.update(buf);
+                    buf.clear();
+                }
+            } finally {
+                Posix.close(in);
+            }
+            Posix.Stat after = checkUnchanged(f, path, before, total);
+            String hash = HexFormat.of().formatHex(sha.digest());
+            Path committing = tmp;
+            tmp = null;
+            if (objects.commit(committing, hash)) {
+                added.add(hash);
+                hooks.at("object-stored");
+            }
+            filesRead++;
+            filesCloned++;
+            bytesRead += total;
+            return Entry.file(path, after, hash);
+        } finally {
+            if (tmp != null) {
+                Files.deleteIfExists(tmp);
+            }
+        }
+    }
+
+    /** The file's stat after it was read, which must be its stat before (but for a chmod of ours). */
+    private static Posix.Stat checkUnchanged(Access.Opened f, String path, Posix.Stat before, long bytesRead)
+            throws IOException {
+        Posix.Stat after = Posix.stat(f.fd());
+        if (after.size() != bytesRead || after.mtimeSec() != before.mtimeSec()
+                || after.mtimeNsec() != before.mtimeNsec() || after.size() != before.size()
+                || !f.touched() && (after.ctimeSec() != before.ctimeSec()
+                        || after.ctimeNsec() != before.ctimeNsec())) {
+            throw changed(path);
+        }
+        return after;
     }
 
     /** Hashes and writes out what the buffer holds, and empties it. */

@@ -168,7 +168,7 @@ public final class FolderSnapshots {
         }
         writeHead(p.id);
         Capturer c = p.capturer;
-        return new Capture(p.id, c.entryCount(), c.filesRead, c.bytesRead, c.bytesTotal,
+        return new Capture(p.id, c.entryCount(), c.filesRead, c.bytesRead, c.filesCloned, c.bytesTotal,
                 Duration.ofNanos(System.nanoTime() - p.started));
     }
 
@@ -321,7 +321,7 @@ public final class FolderSnapshots {
         if (moveHead) {
             writeHead(id);
         }
-        return new Restore(id, restorer.filesWritten, restorer.entriesRemoved,
+        return new Restore(id, restorer.filesWritten, restorer.filesCloned, restorer.entriesRemoved,
                 Duration.ofNanos(System.nanoTime() - t0));
     }
 

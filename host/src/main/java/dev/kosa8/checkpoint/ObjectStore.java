@@ -67,13 +67,18 @@ final class ObjectStore {
      * storing one costs an open, the writes, a close and a rename: nothing else.
      */
     Temporary newTemporary() throws IOException {
+        Path p = temporaryPath();
+        return new Temporary(p, FileChannel.open(p, EnumSet.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(READ_ONLY)));
+    }
+
+    /** A fresh name for a temporary object, not yet made (the store's directory is). */
+    Path temporaryPath() throws IOException {
         if (!dirMade) {
             Files.createDirectories(dir);
             dirMade = true;
         }
-        Path p = dir.resolve(TEMP_PREFIX + tempBase + "-" + tempCount++);
-        return new Temporary(p, FileChannel.open(p, EnumSet.of(StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(READ_ONLY)));
+        return dir.resolve(TEMP_PREFIX + tempBase + "-" + tempCount++);
     }
 
     /** Writes {@code content} (position to limit) to a new temporary object and returns its name. */

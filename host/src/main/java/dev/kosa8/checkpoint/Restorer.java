@@ -7,13 +7,11 @@ import static dev.kosa8.checkpoint.Posix.O_DIRECTORY;
 import static dev.kosa8.checkpoint.Posix.O_EXCL;
 import static dev.kosa8.checkpoint.Posix.O_NOFOLLOW;
 import static dev.kosa8.checkpoint.Posix.O_PATH;
+import static dev.kosa8.checkpoint.Posix.O_RDONLY;
 import static dev.kosa8.checkpoint.Posix.O_WRONLY;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
@@ -54,7 +52,9 @@ final class Restorer {
     private final MessageDigest sha;
     private final SecureRandom random = new SecureRandom();
     private Map<String, List<Entry>> children = Map.of();
+    private final Clones clones = new Clones();
     int filesWritten;
+    int filesCloned;
     int entriesRemoved;
 
     Restorer(ObjectStore objects, KnownContent known) {
@@ -243,21 +243,38 @@ final class Restorer {
         }
     }
 
-    /** Writes the object {@code e} names to {@code fd}, checking its hash and size on the way. */
+    /**
+     * Writes the object {@code e} names to {@code fd}, checking its hash and size on the way: a clone of it
+     * where the file system can ({@link Clones}; then the object is read back for the check), else a copy.
+     */
     private void copyObject(Entry e, int fd) throws IOException {
         sha.reset();
         long total = 0;
-        try (FileChannel in = FileChannel.open(objects.path(e.sha256()), StandardOpenOption.READ)) {
+        int in;
+        try {
+            in = Posix.open(ByteNames.fromHostPath(objects.path(e.sha256()).toAbsolutePath()), O_RDONLY);
+        } catch (PosixException x) {
+            throw x.errno == Posix.ENOENT
+                    ? new IOException("the snapshot's object " + e.sha256() + " is missing", x) : x;
+        }
+        try {
+            boolean cloned = e.size() > 0 && clones.cloneInto(fd, in);
+            if (cloned) {
+                filesCloned++;
+            }
             buf.clear();
-            while (in.read(buf) >= 0) {
+            int n;
+            while ((n = Posix.read(in, buf)) > 0) {
+                total += n;
                 buf.flip();
-                total += buf.remaining();
                 sha.update(buf.duplicate());
-                Posix.writeFully(fd, buf);
+                if (!cloned) {
+                    Posix.writeFully(fd, buf);
+                }
                 buf.clear();
             }
-        } catch (NoSuchFileException x) {
-            throw new IOException("the snapshot's object " + e.sha256() + " is missing", x);
+        } finally {
+            Posix.close(in);
         }
         if (total != e.size() || !HexFormat.of().formatHex(sha.digest()).equals(e.sha256())) {
             throw new IOException("the snapshot's object " + e.sha256() + " is damaged");

@@ -416,9 +416,12 @@ public final class Undo {
         }
     }
 
-    /** Writes the workspace as checkpoint {@code c} held it into {@code folder}, a new, empty one. */
-    public void copyFolder(Checkpoint c, Path folder) throws IOException {
-        new FolderSnapshots(checkpoints().resolve("workspace")).copyTo(c.id(), folder);
+    /**
+     * Writes the workspace as checkpoint {@code c} held it into {@code folder}, a new, empty one: each file a
+     * clone of the store's object where the file system can, else a copy ({@link Restore#filesCloned}).
+     */
+    public Restore copyFolder(Checkpoint c, Path folder) throws IOException {
+        return new FolderSnapshots(checkpoints().resolve("workspace")).copyTo(c.id(), folder);
     }
 
     /**

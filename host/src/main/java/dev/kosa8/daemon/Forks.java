@@ -96,7 +96,10 @@ final class Forks {
             parentUndo.copyDisk(at.checkpoint(), layout.rootDisk(parent.id()), layout.rootDisk(id), layout.qemuLog(id));
             CrashPoints.reached("fork", "disk");
             if (!folder.isEmpty()) {
-                parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
+                var copied = parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
+                log.accept("sandbox " + id + ": folder " + folder + " written: " + copied.filesWritten()
+                        + " entries, " + copied.filesCloned() + " files cloned from the snapshot store, in "
+                        + copied.took().toMillis() + " ms");
                 CrashPoints.reached("fork", "folder");
                 startFolder(parentUndo, at, s, Path.of(folder)); // its diff and adopt: against the instant
             }

@@ -1,0 +1,99 @@
+package dev.kosa8.checkpoint;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import dev.kosa8.host.NativeCall;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Whole-file clones: {@code ioctl(dst, FICLONE, src)}, which makes {@code dst}
+ * share {@code src}'s blocks, copy-on-write, on a file system that has
+ * reflinks (XFS made with {@code reflink=1}, the default since xfsprogs 5.1;
+ * Btrfs; bcachefs). A fork's folder and a rewound file then cost no new
+ * space for what they share with the snapshot store, and take no time to
+ * write: the same thing {@code cp --reflink=auto} does.
+ *
+ * <p>Where the file system has no reflinks (ext4, tmpfs), or the two files
+ * are on different ones, the call fails at once with {@code EOPNOTSUPP},
+ * {@code EXDEV}, {@code EINVAL} or {@code ENOTTY}, and the caller copies the
+ * bytes as before; the answer is remembered, so a store that cannot clone
+ * does not ask for every file. Any other error (a full disk, say) is the
+ * caller's to report, as a write's would be.
+ *
+ * <p>The clone is checked as a copy is: the caller reads it back and compares
+ * the hash, so a damaged object is found either way.
+ */
+final class Clones {
+    /** {@code _IOW(0x94, 9, int)}, the same on every Linux architecture. */
+    static final long FICLONE = 0x40049409L;
+    private static final int EPERM = 1, EXDEV = 18, ENOTTY = 25, EINVAL = 22, EOPNOTSUPP = 95;
+
+    private static final MethodHandle IOCTL = NativeCall.handle("ioctl", 2, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT);
+    private static final int O_WRONLY = 01, O_CREAT = 0100, O_EXCL = 0200, O_CLOEXEC = 02000000, READ_ONLY = 0444;
+    private static final MethodHandle OPEN = NativeCall.handle("open", 2, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
+
+    /** {@code KOSA8_NO_REFLINK=1} in the daemon's environment: always copy (to measure clones against copies). */
+    private boolean unsupported = !NativeCall.AVAILABLE || "1".equals(System.getenv("KOSA8_NO_REFLINK"));
+
+    /**
+     * Makes {@code dstFd} (an empty file open for writing) a clone of {@code srcFd}. False, with nothing
+     * changed, where this file system cannot clone between them; from then on false without asking.
+     */
+    boolean cloneInto(int dstFd, int srcFd) throws PosixException {
+        if (unsupported) {
+            return false;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            NativeCall.call(arena, "ioctl", st -> (int) IOCTL.invokeExact(st, dstFd, FICLONE, srcFd), true,
+                    errno -> new PosixException(errno, "ioctl FICLONE", ""));
+            return true;
+        } catch (PosixException e) {
+            if (e.errno == EOPNOTSUPP || e.errno == EXDEV || e.errno == EINVAL || e.errno == ENOTTY
+                    || e.errno == EPERM) {
+                unsupported = true;
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Creates {@code dst} (a new name; read-only, as objects are) as a clone of {@code srcFd}. False, with
+     * {@code dst} not made, where this file system cannot clone; on any other failure {@code dst} is gone too.
+     */
+    boolean cloneFile(int srcFd, Path dst) throws IOException {
+        if (unsupported) {
+            return false;
+        }
+        int fd;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = NativeCall.cString(arena, ByteNames.fromHostPath(dst.toAbsolutePath()),
+                    errno -> new PosixException(errno, "open", dst.toString()));
+            fd = (int) NativeCall.call(arena, "open", st -> (int) OPEN.invokeExact(st, p,
+                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, READ_ONLY), true,
+                    errno -> new PosixException(errno, "open", dst.toString()));
+        }
+        boolean made = false;
+        try {
+            made = cloneInto(fd, srcFd);
+            return made;
+        } finally {
+            Posix.close(fd);
+            if (!made) {
+                Files.deleteIfExists(dst);
+            }
+        }
+    }
+
+    /** Whether the last answer was that this store cannot clone (for the restore's figures and the tests). */
+    boolean unsupported() {
+        return unsupported;
+    }
+}
