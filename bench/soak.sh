@@ -196,10 +196,19 @@ wait "${pids[@]}" || true # a worker's status is its last round's; failures are 
 sleep 3
 end_figures=$(measure)
 disk_end=$(du -sm "$data" | cut -f1)
-# and with every sandbox gone: against the daemon before any was made, what a leak would leave
+# and with every sandbox gone: against the daemon before any was made, what a leak would leave. Pools keep an idle
+# thread for up to 60 s (Java's cached pools, Netty's, the fork-join pools) before it retires: the count is read
+# until it is within the bound or 120 s have passed, and the wait is reported; a leak stays past it.
 "$k" rm -f "${ids[@]}" >/dev/null
-sleep 3
-empty_figures=$(measure)
+read -r _ thi _ _ _ _ <<<"$idle_figures"
+settle_t0=$(date +%s)
+while :; do
+  sleep 5
+  empty_figures=$(measure)
+  read -r _ the _ _ _ _ <<<"$empty_figures"
+  (( the <= thi + thi / 10 + 16 || $(date +%s) - settle_t0 >= 120 )) && break
+done
+settled_s=$(( $(date +%s) - settle_t0 ))
 
 cat "$work"/*.ops > "$work/all.ops"
 total=$(wc -l < "$work/all.ops")
@@ -240,7 +249,8 @@ read -r he the re fde qe qne <<<"$empty_figures"
 read -r hi thi ri fdi _ _ <<<"$idle_figures"
 echo "daemon with no sandbox, before and after: heap in use $hi -> $he MiB, threads $thi -> $the, RSS $ri -> $re MiB," \
   "open descriptors $fdi -> $fde, QEMUs left $qne"
-echo "bound (before + 10% + 16): threads $(within "$thi" "$the"), descriptors $(within "$fdi" "$fde")"
+echo "bound (before + 10% + 16): threads $(within "$thi" "$the"), descriptors $(within "$fdi" "$fde")" \
+  "(read ${settled_s} s after the last sandbox went)"
 if [[ -s $work/failures.log ]]; then
   echo "failures (first 40 lines of $data/../soak-failures.log):"
   cp "$work/failures.log" "$data/../soak-failures.log"
