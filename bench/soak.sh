@@ -14,7 +14,8 @@
 # logged with its output.
 #
 # Reported (printed, and written under bench/results/): operations done and failures per kind; exec latency p50 and
-# p99 per minute (goal: flat); the daemon's heap in use and thread count, its RSS and open descriptors, and the
+# p99 per minute, and the p50 divided by the machine's own pace that minute (a bare JVM start timed every 5 s, with
+# the load average: on a shared machine the raw latency follows the load; the ratio is what must stay flat); the daemon's heap in use and thread count, its RSS and open descriptors, and the
 # summed RSS of every QEMU, at the start and at the end (the hostile sandbox removed first); the daemon's figures
 # again with every sandbox removed, against the daemon before any was made (where a leak shows); disk used by the
 # kosa8 home's data. Uses the kosa8 home of
@@ -131,6 +132,20 @@ worker() { # ID FOLDER END_EPOCH
   done
 }
 
+# probe END_EPOCH: the machine's own pace, every 5 s: a bare JVM start (`java -version`, the CPU-bound half of a
+# CLI call, nothing of kosa8's in it) timed, and the load average. An exec's latency divided by this minute's probe
+# is what kosa8 adds that load alone does not explain: that ratio, not the raw latency, must stay flat.
+probe() {
+  local end=$1 t0 t1
+  while (( $(date +%s) < end )); do
+    t0=$(date +%s%3N)
+    "$JAVA_HOME/bin/java" -Xshare:auto -version >/dev/null 2>&1 || true
+    t1=$(date +%s%3N)
+    echo "$t0 probe ok $(( t1 - t0 )) $(cut -d' ' -f1 /proc/loadavg)" >> "$work/probe.log"
+    sleep 5
+  done
+}
+
 hostile() { # ID END_EPOCH: connections held open, DNS queries, console output, all the time
   local id=$1 end=$2
   "$k" exec "$id" -- sh -c "nohup python3 -c '
@@ -171,6 +186,8 @@ end=$(( t_start + minutes * 60 ))
 echo "soak: $boxes sandboxes × $minutes min at $memory MiB, from $(date -u +%T)"
 hostile "$bad" "$end" &
 pids=($!)
+probe "$end" &
+pids+=($!)
 for ((i = 0; i < boxes; i++)); do worker "${ids[i]}" "${folders[i]}" "$end" & pids+=($!); done
 wait "${pids[@]}" || true # a worker's status is its last round's; failures are counted in the logs
 # the hostile guest's held connections are the daemon's descriptors until it goes: measured without it, so what
@@ -179,10 +196,19 @@ wait "${pids[@]}" || true # a worker's status is its last round's; failures are 
 sleep 3
 end_figures=$(measure)
 disk_end=$(du -sm "$data" | cut -f1)
-# and with every sandbox gone: against the daemon before any was made, what a leak would leave
+# and with every sandbox gone: against the daemon before any was made, what a leak would leave. Pools keep an idle
+# thread for up to 60 s (Java's cached pools, Netty's, the fork-join pools) before it retires: the count is read
+# until it is within the bound or 120 s have passed, and the wait is reported; a leak stays past it.
 "$k" rm -f "${ids[@]}" >/dev/null
-sleep 3
-empty_figures=$(measure)
+read -r _ thi _ _ _ _ <<<"$idle_figures"
+settle_t0=$(date +%s)
+while :; do
+  sleep 5
+  empty_figures=$(measure)
+  read -r _ the _ _ _ _ <<<"$empty_figures"
+  (( the <= thi + thi / 10 + 16 || $(date +%s) - settle_t0 >= 120 )) && break
+done
+settled_s=$(( $(date +%s) - settle_t0 ))
 
 cat "$work"/*.ops > "$work/all.ops"
 total=$(wc -l < "$work/all.ops")
@@ -191,8 +217,8 @@ echo
 echo "operations: $total, failures: $failed (goal 0)"
 awk '{n[$2]++; if ($3 == "fail") f[$2]++} END {for (k in n) printf "  %-18s %6d done, %d failed\n", k, n[k], f[k]}' \
   "$work/all.ops" | sort
-echo "exec latency per minute (ms, the CLI's start included):"
-per_minute=""
+echo "exec latency per minute (ms, the CLI's start included), against the machine's pace (a bare JVM start):"
+per_minute="" ratios="" loads=""
 for ((m = 0; m < minutes; m++)); do
   lo=$(( (t_start + m * 60) * 1000 )) hi=$(( (t_start + (m + 1) * 60) * 1000 ))
   xs=$(awk -v lo="$lo" -v hi="$hi" '$2 == "exec" && $3 == "ok" && $1 >= lo && $1 < hi {print $4}' "$work/all.ops" | sort -n)
@@ -201,8 +227,16 @@ for ((m = 0; m < minutes; m++)); do
     p50=$(awk -v n="$n" 'NR == int((n + 1) / 2) {print}' <<<"$xs")
     p99=$(awk -v n="$n" 'NR == (int(n * 0.99) > 0 ? int(n * 0.99) : 1) {print}' <<<"$xs")
   else p50=-; p99=-; fi
-  echo "  minute $(( m + 1 )): p50 $p50, p99 $p99 ($n execs)"
-  per_minute+="$p50/$p99 "
+  ps=$(awk -v lo="$lo" -v hi="$hi" '$1 >= lo && $1 < hi {print $4}' "$work/probe.log" 2>/dev/null | sort -n)
+  pn=$(grep -c . <<<"$ps" || true)
+  load=$(awk -v lo="$lo" -v hi="$hi" '$1 >= lo && $1 < hi {s += $5; n++} END {if (n) printf "%.1f", s / n; else print "-"}' \
+    "$work/probe.log" 2>/dev/null || echo -)
+  if (( pn > 0 )); then
+    pp=$(awk -v n="$pn" 'NR == int((n + 1) / 2) {print}' <<<"$ps")
+    ratio=$([[ $p50 == - ]] && echo - || awk -v a="$p50" -v b="$pp" 'BEGIN {printf "%.2f", a / b}')
+  else pp=-; ratio=-; fi
+  echo "  minute $(( m + 1 )): p50 $p50, p99 $p99 ($n execs); bare JVM start p50 $pp; ratio $ratio; load $load"
+  per_minute+="$p50/$p99 " ratios+="$ratio " loads+="$load "
 done
 read -r h0 th0 r0 fd0 q0 qn0 <<<"$start_figures"
 read -r h1 th1 r1 fd1 q1 qn1 <<<"$end_figures"
@@ -215,7 +249,8 @@ read -r he the re fde qe qne <<<"$empty_figures"
 read -r hi thi ri fdi _ _ <<<"$idle_figures"
 echo "daemon with no sandbox, before and after: heap in use $hi -> $he MiB, threads $thi -> $the, RSS $ri -> $re MiB," \
   "open descriptors $fdi -> $fde, QEMUs left $qne"
-echo "bound (before + 10% + 16): threads $(within "$thi" "$the"), descriptors $(within "$fdi" "$fde")"
+echo "bound (before + 10% + 16): threads $(within "$thi" "$the"), descriptors $(within "$fdi" "$fde")" \
+  "(read ${settled_s} s after the last sandbox went)"
 if [[ -s $work/failures.log ]]; then
   echo "failures (first 40 lines of $data/../soak-failures.log):"
   cp "$work/failures.log" "$data/../soak-failures.log"
@@ -232,6 +267,10 @@ bench_row name="operations done ($shape)" unit=ops better=higher figure="$total"
 bench_row name="failures ($shape)" unit=ops figure="$failed" baseline_name="none: the goal is 0" goal=0
 bench_row name="exec p50, last minute (samples: each minute's)" unit=ms figure="$(last "$p50s")" samples="$p50s" \
   baseline_name="the first minute's" baseline="$(first "$p50s")" goal="flat"
+ratio_s=$(tr ' ' '\n' <<<"$ratios" | grep -v -- - | tr '\n' ' ')
+bench_row name="exec p50 ÷ a bare JVM start's p50 in the same minute, last minute (samples: each minute's; load \
+averages: $loads)" unit=x figure="$(last "$ratio_s")" samples="$ratio_s" baseline_name="the first minute's" \
+  baseline="$(first "$ratio_s")" goal="flat"
 bench_row name="exec p99, last minute (samples: each minute's)" unit=ms figure="$(last "$p99s")" samples="$p99s" \
   baseline_name="the first minute's" baseline="$(first "$p99s")" goal="flat"
 bench_row name="daemon heap in use at the end" unit=MiB figure="$h1" baseline_name="$at_start" baseline="$h0"
