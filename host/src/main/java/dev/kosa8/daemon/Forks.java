@@ -7,10 +7,14 @@ import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.secrets.GrantedSecret;
 import java.io.IOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.Consumer;
@@ -38,9 +42,12 @@ final class Forks {
     private final MachineLauncher launcher;
     private final TurnCheckpoints turns;
     private final Consumer<String> log;
+    /** Removes a sandbox as {@code kosa8 rm -f} does: for a fork that failed half-made. */
+    private final Consumer<Sandbox> discard;
 
     Forks(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, SandboxNetworks networks,
-          MachineLauncher launcher, TurnCheckpoints turns, Consumer<String> log) {
+          MachineLauncher launcher, TurnCheckpoints turns, Consumer<Sandbox> discard, Consumer<String> log) {
+        this.discard = discard;
         this.turns = turns;
         this.layout = layout;
         this.store = store;
@@ -61,10 +68,12 @@ final class Forks {
             Undo.ForkPoint at = parentUndo.forkPoint(checkpoint);
             String id = SandboxIds.newId();
             String folder = "";
+            boolean made = false;
             if (!p.workspace().isEmpty()) {
                 Path target = workspace == null || workspace.isEmpty()
                         ? Path.of(p.workspace()).resolveSibling(Path.of(p.workspace()).getFileName() + "-" + id)
                         : Path.of(workspace).toAbsolutePath().normalize();
+                made = !Files.exists(target, LinkOption.NOFOLLOW_LINKS);
                 folder = forkFolder(target);
             }
             List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
@@ -85,11 +94,13 @@ final class Forks {
             store.save(r);
             CrashPoints.reached("fork", "recorded");
             String forkFolder = folder;
-            return s.locked(() -> start(parent, parentUndo, at, s, forkFolder));
+            boolean folderMade = made;
+            return s.locked(() -> start(parent, parentUndo, at, s, forkFolder, folderMade));
         });
     }
 
-    private Sandbox start(Sandbox parent, Undo parentUndo, Undo.ForkPoint at, Sandbox s, String folder) {
+    private Sandbox start(Sandbox parent, Undo parentUndo, Undo.ForkPoint at, Sandbox s, String folder,
+                          boolean folderMade) {
         String id = s.id();
         try {
             Files.createDirectories(layout.directory(id));
@@ -121,21 +132,40 @@ final class Forks {
             log.accept("sandbox " + id + " forked from " + parent.id() + " at " + at.checkpoint().id());
             return s;
         } catch (IOException | RuntimeException e) {
-            s.closeRuntime();
-            try {
-                Files.deleteIfExists(layout.forking(id)); // failed, and said so: the user sees it and removes it
-            } catch (IOException ignored) {
-                // then the next daemon removes it
-            }
-            s.record(s.record().failed(MachineLauncher.firstLine(String.valueOf(e.getMessage()))));
-            store.save(s.record());
-            if (e instanceof KosaException k) {
-                throw k;
-            }
-            throw new KosaException(KosaException.Kind.VM, "cannot fork " + parent.id() + " at "
-                    + at.checkpoint().id() + ": " + e.getMessage(), "the parent and its checkpoint are untouched; "
-                    + "remove the failed fork with `kosa8 rm " + id + "`", e);
+            // A fork is made whole or not at all, as when the daemon dies making one (Recovery): nobody has used
+            // it, so nothing of it is kept to be removed by hand, and the same --workspace can be tried again.
+            log.accept("sandbox " + id + ": the fork failed (" + MachineLauncher.firstLine(String.valueOf(
+                    e.getMessage())) + "); removing it");
+            String left = discard(s, folder, folderMade);
+            String why = e instanceof KosaException k ? k.getMessage() : e.getMessage();
+            throw new KosaException(e instanceof KosaException k ? k.kind() : KosaException.Kind.VM, "cannot fork "
+                    + parent.id() + " at " + at.checkpoint().id() + ": " + why, "the parent and its checkpoint are "
+                    + "untouched" + left, e);
         }
+    }
+
+    /**
+     * Removes a fork that failed half-made: its machine, record and directory ({@code discard}, as
+     * {@code kosa8 rm -f}), and the folder it was writing, which held nothing before it (it had to be new or
+     * empty) but the checkpoint's copy. Says what could not be removed.
+     */
+    private String discard(Sandbox s, String folder, boolean made) {
+        String left = ", and nothing of the fork is left";
+        try {
+            discard.accept(s);
+        } catch (RuntimeException x) {
+            log.accept("sandbox " + s.id() + ": cannot remove the failed fork: " + x.getMessage());
+            left = "; remove what is left of the fork with `kosa8 rm -f " + s.id() + "`";
+        }
+        if (!folder.isEmpty()) {
+            try {
+                emptyFolder(Path.of(folder), made);
+            } catch (IOException x) {
+                log.accept("sandbox " + s.id() + ": cannot empty the failed fork's folder " + folder + ": " + x);
+                left += "; its folder " + folder + " could not be emptied (" + x.getMessage() + "): delete it by hand";
+            }
+        }
+        return left;
     }
 
     /**
@@ -172,6 +202,46 @@ final class Forks {
             throw new KosaException(KosaException.Kind.USAGE, "cannot make the fork's workspace " + target + ": "
                     + e.getMessage(), "name another folder with --workspace DIR", e);
         }
+    }
+
+    /**
+     * Deletes what {@code folder} holds, and the folder itself when the fork made it; never following a symlink
+     * (the guest may have made some), and making a directory the guest left read-only writable first.
+     */
+    private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_RWX =
+            PosixFilePermissions.fromString("rwx------");
+
+    static void emptyFolder(Path folder, boolean itself) throws IOException {
+        if (!Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Files.walkFileTree(folder, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                var mode = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
+                if (mode.addAll(OWNER_RWX)) { // the guest left it read-only: the owner may change that
+                    Files.setPosixFilePermissions(dir, mode);
+                }
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException failed) throws IOException {
+                if (failed != null) {
+                    throw failed;
+                }
+                if (itself || !dir.equals(folder)) {
+                    Files.delete(dir);
+                }
+                return FileVisitResult.CONTINUE;
+            }
+        });
     }
 
     private static void copyTree(Path from, Path to) throws IOException {

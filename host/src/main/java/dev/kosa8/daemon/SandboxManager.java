@@ -138,7 +138,8 @@ public final class SandboxManager {
         this.images = new SandboxImages(paths, bootImages, builds, log);
         this.disk = new SandboxDisk(paths, layout, registry, specs, templates, builds);
         this.undo = new SandboxUndo(layout, store, launcher, new Standbys(log),
-                new Forks(layout, store, registry, networks, launcher, turns, log), turns, qemuBinary, log);
+                new Forks(layout, store, registry, networks, launcher, turns, s -> remove(s, true, true), log), turns,
+                qemuBinary, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
         this.log = log;
         this.held = new SandboxHeld(layout, registry, log);

@@ -366,11 +366,18 @@ class CrashWalkIT {
         return Kosa.ok(T, "checkpoints", id).stdout().lines().skip(1).map(l -> l.split("\\s+")[0]).toList();
     }
 
-    /** Each checkpoint's state as `kosa8 checkpoints` lists it: pending, committed or failed. */
-    static Map<String, String> checkpointStates() {
+    /**
+     * Each checkpoint's state as `kosa8 checkpoints --json` gives it: pending, committed (no state given) or
+     * failed. Not the table's columns: its size ("12.3 MiB") holds a space, and a split on spaces read "MiB" as
+     * every committed checkpoint's state, so the rewinds below checked none.
+     */
+    static Map<String, String> checkpointStates() throws Exception {
         Map<String, String> states = new LinkedHashMap<>();
-        Kosa.ok(T, "checkpoints", id).stdout().lines().skip(1).map(l -> l.split("\\s+"))
-                .forEach(f -> states.put(f[0], f[3]));
+        for (var c : JSON.readTree(Kosa.ok(T, "checkpoints", id, "--json").stdout())) {
+            String state = c.path("state").asText("");
+            states.put(c.path("id").asText(), state.isEmpty() ? "committed" : state);
+        }
+        assertThat(states.keySet()).as("the JSON lists what the table lists").containsExactlyElementsOf(checkpointIds());
         return states;
     }
 
