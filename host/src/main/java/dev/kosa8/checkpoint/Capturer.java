@@ -233,9 +233,9 @@ final class Capturer {
             }
             Posix.Stat after = checkUnchanged(f, path, before, total);
             String hash = HexFormat.of().formatHex(sha.digest());
-            Path committing = tmp;
+            boolean fresh = objects.commit(tmp, hash); // renamed into place, or deleted as a duplicate
             tmp = null;
-            if (objects.commit(committing, hash)) {
+            if (fresh) {
                 added.add(hash);
                 hooks.at("object-stored");
             }

@@ -21,19 +21,26 @@ import java.nio.file.Path;
  * write: the same thing {@code cp --reflink=auto} does.
  *
  * <p>Where the file system has no reflinks (ext4, tmpfs), or the two files
- * are on different ones, the call fails at once with {@code EOPNOTSUPP},
- * {@code EXDEV}, {@code EINVAL} or {@code ENOTTY}, and the caller copies the
- * bytes as before; the answer is remembered, so a store that cannot clone
- * does not ask for every file. Any other error (a full disk, say) is the
- * caller's to report, as a write's would be.
+ * are on different mounts (another file system, a bind mount, another Btrfs
+ * subvolume), the call fails at once with {@code EOPNOTSUPP}, {@code EXDEV}
+ * or {@code ENOTTY}, and the caller copies the bytes as before; that answer
+ * is remembered, so a store that cannot clone does not ask for every file.
+ * A full disk, a quota or an I/O error is the caller's to report, as a
+ * write's would be. Any other refusal concerns that one file, which is
+ * copied.
  *
- * <p>The clone is checked as a copy is: the caller reads it back and compares
- * the hash, so a damaged object is found either way.
+ * <p>The clone is checked as a copy is: the caller reads the file it made
+ * back and compares the hash, so a damaged object, or a clone the file
+ * system made short, is found either way.
  */
 final class Clones {
-    /** {@code _IOW(0x94, 9, int)}, the same on every Linux architecture. */
+    /**
+     * {@code _IOW(0x94, 9, int)} as x86-64 and arm64 encode it (powerpc, mips and sparc encode {@code _IOW}
+     * otherwise: there the call fails with ENOTTY and every file is copied).
+     */
     static final long FICLONE = 0x40049409L;
-    private static final int EPERM = 1, EXDEV = 18, ENOTTY = 25, EINVAL = 22, EOPNOTSUPP = 95;
+    private static final int EIO = 5, EXDEV = 18, ENOTTY = 25, ENOSPC = 28, ENOSYS = 38, EOPNOTSUPP = 95,
+            EDQUOT = 122;
 
     private static final MethodHandle IOCTL = NativeCall.handle("ioctl", 2, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT);
     private static final int O_WRONLY = 01, O_CREAT = 0100, O_EXCL = 0200, O_CLOEXEC = 02000000, READ_ONLY = 0444;
@@ -55,12 +62,16 @@ final class Clones {
                     errno -> new PosixException(errno, "ioctl FICLONE", ""));
             return true;
         } catch (PosixException e) {
-            if (e.errno == EOPNOTSUPP || e.errno == EXDEV || e.errno == EINVAL || e.errno == ENOTTY
-                    || e.errno == EPERM) {
-                unsupported = true;
+            if (e.errno == EOPNOTSUPP || e.errno == EXDEV || e.errno == ENOTTY || e.errno == ENOSYS) {
+                unsupported = true; // this file system, or this pair of mounts, has no clones: ask no more
                 return false;
             }
-            throw e;
+            if (e.errno == ENOSPC || e.errno == EDQUOT || e.errno == EIO) {
+                throw e; // a copy would fail the same way
+            }
+            // this file only (EINVAL for a Btrfs nodatacow file, EAGAIN for OpenZFS's dirty blocks, ETXTBSY for a
+            // swap file, ...): it is copied, and the next is asked again
+            return false;
         }
     }
 

@@ -245,7 +245,7 @@ final class Restorer {
 
     /**
      * Writes the object {@code e} names to {@code fd}, checking its hash and size on the way: a clone of it
-     * where the file system can ({@link Clones}; then the object is read back for the check), else a copy.
+     * where the file system can ({@link Clones}; then the file made is read back for the check), else a copy.
      */
     private void copyObject(Entry e, int fd) throws IOException {
         sha.reset();
@@ -257,11 +257,20 @@ final class Restorer {
             throw x.errno == Posix.ENOENT
                     ? new IOException("the snapshot's object " + e.sha256() + " is missing", x) : x;
         }
+        boolean cloned;
         try {
-            boolean cloned = e.size() > 0 && clones.cloneInto(fd, in);
-            if (cloned) {
-                filesCloned++;
-            }
+            cloned = e.size() > 0 && clones.cloneInto(fd, in);
+        } catch (IOException x) {
+            Posix.close(in);
+            throw x;
+        }
+        if (cloned) {
+            // the file made, read back through a descriptor of its own: what it holds is what is checked
+            filesCloned++;
+            Posix.close(in);
+            in = Posix.reopen(fd, O_RDONLY);
+        }
+        try {
             buf.clear();
             int n;
             while ((n = Posix.read(in, buf)) > 0) {

@@ -7,14 +7,9 @@ import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.secrets.GrantedSecret;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.Consumer;
@@ -68,13 +63,13 @@ final class Forks {
             Undo.ForkPoint at = parentUndo.forkPoint(checkpoint);
             String id = SandboxIds.newId();
             String folder = "";
-            boolean made = false;
+            ForkFolder forkFolder = null;
             if (!p.workspace().isEmpty()) {
                 Path target = workspace == null || workspace.isEmpty()
                         ? Path.of(p.workspace()).resolveSibling(Path.of(p.workspace()).getFileName() + "-" + id)
                         : Path.of(workspace).toAbsolutePath().normalize();
-                made = !Files.exists(target, LinkOption.NOFOLLOW_LINKS);
-                folder = forkFolder(target);
+                forkFolder = ForkFolder.prepare(target, registry.all());
+                folder = forkFolder.path().toString();
             }
             List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
             SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
@@ -84,7 +79,9 @@ final class Forks {
             Sandbox s = new Sandbox(r, layout.undo(id, log));
             try {
                 Files.createDirectories(layout.directory(id));
-                Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n");
+                // the second line: what the folder was, for a daemon that dies before the fork is made (Recovery)
+                Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n"
+                        + (forkFolder == null ? "" : forkFolder.marker() + "\n"));
                 Files.writeString(layout.forkedFrom(id), parent.id() + " " + at.checkpoint().id() + "\n");
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot make the fork's directory "
@@ -93,15 +90,14 @@ final class Forks {
             registry.add(s);
             store.save(r);
             CrashPoints.reached("fork", "recorded");
-            String forkFolder = folder;
-            boolean folderMade = made;
-            return s.locked(() -> start(parent, parentUndo, at, s, forkFolder, folderMade));
+            ForkFolder made = forkFolder;
+            return s.locked(() -> start(parent, parentUndo, at, s, made));
         });
     }
 
-    private Sandbox start(Sandbox parent, Undo parentUndo, Undo.ForkPoint at, Sandbox s, String folder,
-                          boolean folderMade) {
+    private Sandbox start(Sandbox parent, Undo parentUndo, Undo.ForkPoint at, Sandbox s, ForkFolder forkFolder) {
         String id = s.id();
+        String folder = forkFolder == null ? "" : forkFolder.path().toString();
         try {
             Files.createDirectories(layout.directory(id));
             parentUndo.copyDisk(at.checkpoint(), layout.rootDisk(parent.id()), layout.rootDisk(id), layout.qemuLog(id));
@@ -136,7 +132,7 @@ final class Forks {
             // it, so nothing of it is kept to be removed by hand, and the same --workspace can be tried again.
             log.accept("sandbox " + id + ": the fork failed (" + MachineLauncher.firstLine(String.valueOf(
                     e.getMessage())) + "); removing it");
-            String left = discard(s, folder, folderMade);
+            String left = discard(s, forkFolder);
             String why = e instanceof KosaException k ? k.getMessage() : e.getMessage();
             throw new KosaException(e instanceof KosaException k ? k.kind() : KosaException.Kind.VM, "cannot fork "
                     + parent.id() + " at " + at.checkpoint().id() + ": " + why, "the parent and its checkpoint are "
@@ -146,26 +142,28 @@ final class Forks {
 
     /**
      * Removes a fork that failed half-made: its machine, record and directory ({@code discard}, as
-     * {@code kosa8 rm -f}), and the folder it was writing, which held nothing before it (it had to be new or
-     * empty) but the checkpoint's copy. Says what could not be removed.
+     * {@code kosa8 rm -f}), then the folder it was writing, which held nothing before it (it had to be new or
+     * empty) but the checkpoint's copy ({@link ForkFolder#takeBack}); only once the fork's machine is gone, so
+     * no guest writes there meanwhile. Says what could not be removed.
      */
-    private String discard(Sandbox s, String folder, boolean made) {
-        String left = ", and nothing of the fork is left";
+    private String discard(Sandbox s, ForkFolder folder) {
         try {
             discard.accept(s);
         } catch (RuntimeException x) {
             log.accept("sandbox " + s.id() + ": cannot remove the failed fork: " + x.getMessage());
-            left = "; remove what is left of the fork with `kosa8 rm -f " + s.id() + "`";
+            return "; remove what is left of the fork with `kosa8 rm -f " + s.id() + "`"
+                    + (folder == null ? "" : ", then its folder " + folder.path());
         }
-        if (!folder.isEmpty()) {
+        if (folder != null) {
             try {
-                emptyFolder(Path.of(folder), made);
+                folder.takeBack();
             } catch (IOException x) {
-                log.accept("sandbox " + s.id() + ": cannot empty the failed fork's folder " + folder + ": " + x);
-                left += "; its folder " + folder + " could not be emptied (" + x.getMessage() + "): delete it by hand";
+                log.accept("sandbox " + s.id() + ": cannot empty the failed fork's folder " + folder.path() + ": " + x);
+                return ", and the fork is removed, but its folder " + folder.path() + " could not be emptied ("
+                        + x.getMessage() + "): delete it by hand";
             }
         }
-        return left;
+        return ", and nothing of the fork is left";
     }
 
     /**
@@ -180,68 +178,6 @@ final class Forks {
                     + "); reading the folder instead");
             Baseline.capture(s.undo(), folder, s.id(), log);
         }
-    }
-
-    /** The fork's own workspace folder: made if missing, else it must be an empty directory. */
-    private static String forkFolder(Path target) {
-        try {
-            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-                boolean empty;
-                try (var entries = Files.list(target)) {
-                    empty = entries.findAny().isEmpty();
-                }
-                if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) || !empty) {
-                    throw new KosaException(KosaException.Kind.USAGE, "the fork's workspace " + target
-                            + " exists and is not an empty folder", "name a new folder with --workspace DIR");
-                }
-            } else {
-                Files.createDirectories(target);
-            }
-            return target.toRealPath().toString();
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.USAGE, "cannot make the fork's workspace " + target + ": "
-                    + e.getMessage(), "name another folder with --workspace DIR", e);
-        }
-    }
-
-    /**
-     * Deletes what {@code folder} holds, and the folder itself when the fork made it; never following a symlink
-     * (the guest may have made some), and making a directory the guest left read-only writable first.
-     */
-    private static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_RWX =
-            PosixFilePermissions.fromString("rwx------");
-
-    static void emptyFolder(Path folder, boolean itself) throws IOException {
-        if (!Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        Files.walkFileTree(folder, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                var mode = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
-                if (mode.addAll(OWNER_RWX)) { // the guest left it read-only: the owner may change that
-                    Files.setPosixFilePermissions(dir, mode);
-                }
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException failed) throws IOException {
-                if (failed != null) {
-                    throw failed;
-                }
-                if (itself || !dir.equals(folder)) {
-                    Files.delete(dir);
-                }
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 
     private static void copyTree(Path from, Path to) throws IOException {

@@ -62,7 +62,16 @@ final class Recovery {
             if (java.nio.file.Files.exists(layout.forking(r.id()))) {
                 // a fork the previous daemon died making: nobody was given its id; it goes, QEMU included
                 log.accept("removing sandbox " + r.id() + ", a fork left half-made by a previous daemon");
+                ForkFolder folder = forkFolder(r);
                 discardLeftover(s);
+                if (folder != null) {
+                    try {
+                        folder.takeBack(); // as Forks does when a fork fails: the same --workspace works again
+                    } catch (java.io.IOException e) {
+                        log.accept("sandbox " + r.id() + ": cannot empty the half-made fork's folder "
+                                + folder.path() + ": " + e + "; delete it by hand");
+                    }
+                }
                 continue;
             }
             for (String failed : s.undo().recover()) {
@@ -163,6 +172,19 @@ final class Recovery {
     }
 
     /** Stops a previous daemon's QEMU for the sandbox, if it still runs, and removes its files. */
+    /** The half-made fork's folder as its marker describes it; null if none or not described (an older daemon). */
+    private ForkFolder forkFolder(SandboxRecord r) {
+        if (r.workspace().isEmpty()) {
+            return null;
+        }
+        try {
+            List<String> lines = java.nio.file.Files.readAllLines(layout.forking(r.id()));
+            return lines.size() < 2 ? null : ForkFolder.fromMarker(java.nio.file.Path.of(r.workspace()), lines.get(1));
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
+
     private void discardLeftover(Sandbox s) {
         SandboxRecord r = s.record();
         QemuKill.ifSame(r.qemuPid(), r.qemuStarted());
