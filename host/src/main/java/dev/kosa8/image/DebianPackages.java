@@ -96,22 +96,7 @@ final class DebianPackages {
         }
         if (archive != null) {
             ArchivePackages.Fetched checked = archive().download(pkg);
-            try {
-                Path tmp = Files.createTempFile(debs, ".fetch-", ".deb");
-                Files.copy(checked.file(), tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-                String got = dev.kosa8.image.debian.DebCache.hash(tmp);
-                if (!got.equals(checked.sha256())) {
-                    Files.delete(tmp);
-                    throw new KosaException(KosaException.Kind.IMAGE, "the copy of " + pkg.fileName()
-                            + " from the archive client's cache has the SHA-256 " + got + ", not the signed "
-                            + checked.sha256(), "run `kosa8 image build` again");
-                }
-                dev.kosa8.host.AtomicFile.write(sum, (got + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-                Files.move(tmp, deb, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            } catch (IOException e) {
-                throw new KosaException(KosaException.Kind.HOST, "cannot write " + deb + ": " + e.getMessage(),
-                        "check that " + debs + " is writable", e);
-            }
+            copyChecked(checked.file(), checked.sha256(), deb, sum);
             return deb;
         }
         withUpdateOnFailure("download " + pkg.aptSelector(),
@@ -131,6 +116,38 @@ final class DebianPackages {
                     "check that " + debs + " is writable", e);
         }
         return deb;
+    }
+
+    /**
+     * Copies the archive client's checked {@code from} to {@code deb} through a {@code .fetch-*.deb} beside it,
+     * hashed again on the way in, and records the hash in {@code sum}; on any failure the temporary file is gone.
+     */
+    static void copyChecked(Path from, String sha256, Path deb, Path sum) {
+        Path tmp = null;
+        try {
+            tmp = Files.createTempFile(deb.getParent(), ".fetch-", ".deb");
+            Files.copy(from, tmp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            String got = dev.kosa8.image.debian.DebCache.hash(tmp);
+            if (!got.equals(sha256)) {
+                throw new KosaException(KosaException.Kind.IMAGE, "the copy of " + deb.getFileName()
+                        + " from the archive client's cache has the SHA-256 " + got + ", not the signed " + sha256,
+                        "run `kosa8 image build` again");
+            }
+            dev.kosa8.host.AtomicFile.write(sum, (got + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            Files.move(tmp, deb, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot write " + deb + ": " + e.getMessage(),
+                    "check that " + deb.getParent() + " is writable", e);
+        } finally {
+            if (tmp != null) {
+                try {
+                    // gone after the move; on every failure (copy, hash, mismatch, record) removed here
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // a .fetch- file never read by name: the next build's own temporary file does not collide
+                }
+            }
+        }
     }
 
     /** Null when {@code deb} is a regular file whose SHA-256 is the one {@code sum} records, else what is wrong. */

@@ -116,4 +116,59 @@ class DebianPackagesCacheTest {
         assertThat(notes).anySatisfy(n -> assertThat(n).contains("the cached busybox-static_1.35.0-4_amd64.deb was "
                 + "damaged"));
     }
+
+    /** The {@code .fetch-*.deb} temporary files left in the cache folder. */
+    List<Path> fetchTemporaries() throws Exception {
+        try (var s = Files.list(tmp.resolve("debs"))) {
+            return s.filter(p -> p.getFileName().toString().startsWith(".fetch-")).toList();
+        }
+    }
+
+    @Test
+    void whenRecordingTheCopyFailsNoTemporaryFileIsLeft() throws Exception {
+        Path debs = tmp.resolve("debs");
+        Path sum = debs.resolve(BUSYBOX.fileName() + ".sha256");
+        // once the cache is cleared, something puts a folder where the hash record goes: writing it fails
+        DebianPackages failing = new DebianPackages(debs, tmp.resolve("build.log"), false, () -> {
+            try {
+                Files.createDirectories(sum.resolve("in-the-way"));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            DebianArchive archive = new DebianArchive(new ArchiveHttp(new ProxySettings(Map.of())), KEY.keys(),
+                    new DebCache(tmp.resolve("debian")), () -> Instant.parse("2026-12-05T12:00:00Z"));
+            return new ArchivePackages(archive, List.of(new Source("debian", fx.mirror("debian"), "bookworm",
+                    "main")), "amd64", line -> {
+            }, notes::add);
+        }, notes::add);
+        assertThatThrownBy(() -> failing.download(BUSYBOX)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("cannot write " + debs.resolve(BUSYBOX.fileName()));
+        assertThat(fetchTemporaries()).isEmpty();
+        assertThat(debs.resolve(BUSYBOX.fileName())).doesNotExist();
+    }
+
+    @Test
+    void whenTheCopyOrItsHashFailsNoTemporaryFileIsLeft() throws Exception {
+        Path debs = tmp.resolve("debs");
+        Files.createDirectories(debs);
+        Path deb = debs.resolve(BUSYBOX.fileName());
+        Path sum = debs.resolve(BUSYBOX.fileName() + ".sha256");
+        String hash = FixtureArchive.sha256(real);
+        // the source gone (the copy fails), a folder (the copy is an empty folder, its hash fails), other bytes
+        Path other = tmp.resolve("other.deb");
+        Files.write(other, new byte[]{1, 2, 3});
+        Files.createDirectories(tmp.resolve("a-folder"));
+        for (Path from : List.of(tmp.resolve("missing.deb"), tmp.resolve("a-folder"), other)) {
+            assertThatThrownBy(() -> DebianPackages.copyChecked(from, hash, deb, sum))
+                    .isInstanceOf(KosaException.class);
+            assertThat(fetchTemporaries()).as("after copying " + from).isEmpty();
+            assertThat(deb).doesNotExist();
+            assertThat(sum).doesNotExist();
+        }
+        Path good = tmp.resolve("good.deb");
+        Files.write(good, real);
+        DebianPackages.copyChecked(good, hash, deb, sum);
+        assertThat(deb).hasBinaryContent(real);
+        assertThat(fetchTemporaries()).isEmpty();
+    }
 }

@@ -6,6 +6,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -40,6 +41,7 @@ public final class ArchiveHttp {
 
     private final HttpClient client;
     private final Duration idle;
+    private final Duration connectTimeout;
 
     public ArchiveHttp(ProxySettings proxy) {
         this(proxy, IDLE);
@@ -48,8 +50,9 @@ public final class ArchiveHttp {
     /** With another idle bound (tests: a second). */
     ArchiveHttp(ProxySettings proxy, Duration idle) {
         this.idle = idle;
+        this.connectTimeout = idle.compareTo(Duration.ofSeconds(20)) < 0 ? idle : Duration.ofSeconds(20);
         this.client = HttpClient.newBuilder().proxy(proxy).followRedirects(HttpClient.Redirect.NORMAL)
-                .connectTimeout(idle.compareTo(Duration.ofSeconds(20)) < 0 ? idle : Duration.ofSeconds(20)).build();
+                .connectTimeout(connectTimeout).build();
     }
 
     /** The body of {@code uri}, refused past {@code max} bytes. */
@@ -117,6 +120,10 @@ public final class ArchiveHttp {
         HttpResponse<InputStream> r;
         try {
             r = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+        } catch (HttpConnectTimeoutException e) {
+            throw new IOException("could not connect to " + uri.getHost() + (uri.getPort() < 0 ? "" : ":"
+                    + uri.getPort()) + " within " + connectTimeout.toSeconds() + " s, the connect timeout (check "
+                    + "the network, and the proxy settings: https_proxy, http_proxy, no_proxy)", e);
         } catch (HttpTimeoutException e) {
             throw new IOException("no answer within " + idle.toSeconds() + " s (the server or proxy stalled)", e);
         } catch (InterruptedException e) {

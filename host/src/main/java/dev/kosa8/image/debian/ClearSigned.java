@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -32,12 +33,14 @@ import java.util.Set;
  * signed part ends), a signature whose type is not a canonical text
  * document's, a SHA-1 or MD5 signature, a signature by a known key that
  * does not verify, and a message with no good signature by a known key.
- * Refused too, for the signing (sub)key and for the primary key it belongs
- * to: a revoked key, a key that had expired when it signed, and a key that
- * has expired since (as apt counts a signature by an expired key as worth
- * nothing, however old the signature: an old file replayed), and a
- * signature past its own expiration time. Signatures by keys kosa8 does not
- * know are ignored (Debian signs with several).
+ * A signature that verifies counts for nothing (as apt counts it) when its
+ * signing (sub)key or the primary key it belongs to is revoked, had expired
+ * when it signed, or has expired since (however old the signature: an old
+ * file replayed), or when the signature is past its own expiration time;
+ * the file is then accepted on another good signature, as apt does (Debian
+ * signs with several keys: trixie's InRelease also by the bookworm key, which
+ * expires first), and refused with those reasons when there is none.
+ * Signatures by keys kosa8 does not know are ignored.
  */
 public final class ClearSigned {
     private static final String BEGIN = "-----BEGIN PGP SIGNED MESSAGE-----";
@@ -134,9 +137,14 @@ public final class ClearSigned {
         return out;
     }
 
+    /** Why a verified signature counts for nothing; {@code rank}: the lower, the clearer, shown first. */
+    private record Worthless(int rank, String reason) {
+    }
+
     private static List<String> check(List<PGPSignature> sigs, byte[] signed, ArchiveKeys keys, String what,
                                       Instant now) {
         List<String> good = new ArrayList<>();
+        List<Worthless> skipped = new ArrayList<>();
         for (PGPSignature sig : sigs) {
             PGPPublicKey key = keys.key(sig.getKeyID());
             if (key == null) {
@@ -150,31 +158,7 @@ public final class ClearSigned {
                 throw ArchiveErrors.unverified(what + ": the signature by " + fpr + " uses a weak hash ("
                         + sig.getHashAlgorithm() + ")");
             }
-            Instant made = sig.getCreationTime().toInstant();
-            PGPPublicKey primary = keys.primary(sig.getKeyID());
-            for (PGPPublicKey k : primary == key ? List.of(key) : List.of(key, primary)) {
-                String which = "the key " + fpr + (k == key ? "" : " (its primary key "
-                        + ArchiveKeys.hex(k.getFingerprint()) + ")");
-                if (k.hasRevocation()) {
-                    throw ArchiveErrors.unverified(what + ": signed by " + which + ", which is revoked");
-                }
-                Optional<Instant> expires = ArchiveKeys.expiry(k);
-                if (expires.isPresent() && made.isAfter(expires.get())) {
-                    throw ArchiveErrors.unverified(what + ": signed at " + made + " by " + which
-                            + ", which had expired at " + expires.get());
-                }
-                if (expires.isPresent() && now.isAfter(expires.get())) {
-                    throw ArchiveErrors.unverified(what + ": signed at " + made + " by " + which + ", which expired at "
-                            + expires.get() + "; a signature by an expired key is not trusted, however old (an old "
-                            + "file replayed, or kosa8's shipped keys need the archive's newer ones)");
-                }
-            }
-            long lifetime = sig.getHashedSubPackets() == null ? 0
-                    : sig.getHashedSubPackets().getSignatureExpirationTime();
-            if (lifetime > 0 && now.isAfter(made.plusSeconds(lifetime))) {
-                throw ArchiveErrors.unverified(what + ": the signature by " + fpr + " expired at "
-                        + made.plusSeconds(lifetime));
-            }
+            // verified first: what a packet that does not verify says about its key or its time is not believed
             boolean ok;
             try {
                 sig.init(new BcPGPContentVerifierBuilderProvider(), key);
@@ -187,7 +171,18 @@ public final class ClearSigned {
                 throw ArchiveErrors.unverified(what + ": the signature by the key " + fpr
                         + " does not match the text (tampered with, or damaged on the way)");
             }
-            good.add(fpr);
+            Optional<Worthless> why = worthless(sig, key, keys.primary(sig.getKeyID()), fpr, now);
+            if (why.isPresent()) {
+                skipped.add(why.get());
+            } else {
+                good.add(fpr);
+            }
+        }
+        if (good.isEmpty() && !skipped.isEmpty()) {
+            throw ArchiveErrors.unverified(what + ": " + String.join("; ", skipped.stream()
+                    .sorted(Comparator.comparingInt(Worthless::rank)).map(Worthless::reason).toList())
+                    + (skipped.size() == 1 ? "" : "; each such signature counts for nothing")
+                    + ", and no other signature by a key kosa8 ships is good");
         }
         if (good.isEmpty()) {
             throw ArchiveErrors.unverified(what + " is not signed by any Debian archive key kosa8 ships (signed by "
@@ -195,6 +190,38 @@ public final class ClearSigned {
                     + ")");
         }
         return good;
+    }
+
+    /**
+     * Why a signature that verified counts for nothing, as apt counts one (its gpgv's REVKEYSIG, EXPKEYSIG,
+     * EXPSIG): its key or that key's primary key revoked, expired when it signed or since, or the signature
+     * itself expired; the clearest reason when several hold.
+     */
+    private static Optional<Worthless> worthless(PGPSignature sig, PGPPublicKey key, PGPPublicKey primary,
+                                                 String fpr, Instant now) {
+        Instant made = sig.getCreationTime().toInstant();
+        List<Worthless> why = new ArrayList<>();
+        for (PGPPublicKey k : primary == key ? List.of(key) : List.of(key, primary)) {
+            String which = "the key " + fpr + (k == key ? "" : " (its primary key "
+                    + ArchiveKeys.hex(k.getFingerprint()) + ")");
+            if (k.hasRevocation()) {
+                why.add(new Worthless(0, "signed by " + which + ", which is revoked"));
+            }
+            Optional<Instant> expires = ArchiveKeys.expiry(k);
+            if (expires.isPresent() && made.isAfter(expires.get())) {
+                why.add(new Worthless(1, "signed at " + made + " by " + which + ", which had expired at "
+                        + expires.get()));
+            } else if (expires.isPresent() && now.isAfter(expires.get())) {
+                why.add(new Worthless(2, "signed at " + made + " by " + which + ", which expired at " + expires.get()
+                        + "; a signature by an expired key is not trusted, however old (an old file replayed, or "
+                        + "kosa8's shipped keys need the archive's newer ones)"));
+            }
+        }
+        long lifetime = sig.getHashedSubPackets() == null ? 0 : sig.getHashedSubPackets().getSignatureExpirationTime();
+        if (lifetime > 0 && now.isAfter(made.plusSeconds(lifetime))) {
+            why.add(new Worthless(3, "the signature by " + fpr + " expired at " + made.plusSeconds(lifetime)));
+        }
+        return why.stream().min(Comparator.comparingInt(Worthless::rank));
     }
 
     private static String stripSpaces(String line) {

@@ -4,13 +4,18 @@ import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.KosaException;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.HexFormat;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The {@code Date} of the newest signed Release accepted from each mirror
@@ -22,15 +27,43 @@ import java.util.Optional;
  * per mirror: a mirror never used before starts without one, as with apt.
  */
 final class ReleaseDates {
+    /** The file in the folder that builds lock while they compare and record a date; it stays, empty. */
+    static final String LOCK_FILE = ".lock";
+    /** One lock per lock file for this process's threads: an OS file lock does not exclude them from each other. */
+    private static final ConcurrentHashMap<Path, ReentrantLock> IN_PROCESS = new ConcurrentHashMap<>();
+
     private final Path dir;
 
     ReleaseDates(Path dir) {
         this.dir = dir;
     }
 
-    /** Refuses {@code r} from {@code s} when it is older than one accepted before; else remembers its date. */
+    /**
+     * Refuses {@code r} from {@code s} when it is older than one accepted before; else remembers its date. The
+     * read, the comparison and the write are one step under {@link #LOCK_FILE} (held by this process's threads one
+     * at a time, and by other processes through an OS file lock), so two builds at once never write an older date
+     * over a newer one: the recorded date never goes backwards.
+     */
     void accept(Source s, ReleaseFile r) {
         Path f = file(s);
+        try {
+            Files.createDirectories(dir);
+            Path lockPath = dir.resolve(LOCK_FILE).toAbsolutePath().normalize();
+            ReentrantLock inProcess = IN_PROCESS.computeIfAbsent(lockPath, p -> new ReentrantLock());
+            inProcess.lock();
+            try (FileChannel ch = FileChannel.open(lockPath, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+                 FileLock ignored = ch.lock()) {
+                compareAndWrite(s, r, f);
+            } finally {
+                inProcess.unlock();
+            }
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot write " + f + ": " + e.getMessage(),
+                    "check that " + dir + " is writable", e);
+        }
+    }
+
+    private void compareAndWrite(Source s, ReleaseFile r, Path f) throws IOException {
         Optional<Instant> last = last(f);
         if (last.isPresent() && r.date().isBefore(last.get())) {
             throw new KosaException(KosaException.Kind.IMAGE, "refused an old Release from the Debian archive: "
@@ -41,14 +74,8 @@ final class ReleaseDates {
                             + "you pointed kosa8 at an older snapshot of the archive on purpose, delete " + f);
         }
         if (last.isEmpty() || r.date().isAfter(last.get())) {
-            try {
-                Files.createDirectories(dir);
-                AtomicFile.write(f, ("Date: " + r.date() + "\nMirror: " + s.mirror().base() + "\nSuite: " + s.suite()
-                        + "\n").getBytes(StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                throw new KosaException(KosaException.Kind.HOST, "cannot write " + f + ": " + e.getMessage(),
-                        "check that " + dir + " is writable", e);
-            }
+            AtomicFile.write(f, ("Date: " + r.date() + "\nMirror: " + s.mirror().base() + "\nSuite: " + s.suite()
+                    + "\n").getBytes(StandardCharsets.UTF_8));
         }
     }
 

@@ -153,4 +153,38 @@ class ArchiveHttpTest {
         // what the server got out before the client hung up: socket buffers, not the endless body
         assertThat(sent.get()).isLessThan(64L << 20);
     }
+
+    @Test
+    void aServerThatCannotBeConnectedToIsReportedAsAConnectTimeoutNotAStall() throws Exception {
+        // a listener that never accepts, its backlog filled: Linux drops further SYNs, so a connect hangs
+        try (ServerSocket full = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            List<Socket> queued = new java.util.ArrayList<>();
+            try {
+                boolean hangs = false;
+                for (int i = 0; i < 64 && !hangs; i++) {
+                    Socket c = new Socket();
+                    queued.add(c);
+                    try {
+                        c.connect(full.getLocalSocketAddress(), 200);
+                    } catch (java.net.SocketTimeoutException e) {
+                        hangs = true;
+                    }
+                }
+                assertThat(hangs).as("a connect to the full listener hangs").isTrue();
+                URI uri = URI.create("http://127.0.0.1:" + full.getLocalPort() + "/debian/dists/bookworm/InRelease");
+                assertTimeoutPreemptively(Duration.ofSeconds(15), () ->
+                        assertThatThrownBy(() -> http().fetch(uri, 10_000, "bookworm's InRelease"))
+                                .isInstanceOf(KosaException.class)
+                                .hasMessageContaining("could not fetch bookworm's InRelease (" + uri + ")")
+                                .hasMessageContaining("could not connect to 127.0.0.1:" + full.getLocalPort()
+                                        + " within 1 s, the connect timeout")
+                                .hasMessageContaining("proxy settings")
+                                .hasMessageNotContaining("stalled"));
+            } finally {
+                for (Socket c : queued) {
+                    c.close();
+                }
+            }
+        }
+    }
 }

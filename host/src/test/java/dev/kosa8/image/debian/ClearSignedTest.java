@@ -179,6 +179,65 @@ class ClearSignedTest {
                 .hasMessageContaining("expired at " + NOW.minusSeconds(DAY));
     }
 
+    /** One armoured block holding a signature of {@link #TEXT} by each signer, made at {@code made}. */
+    static byte[] signedBy(Instant made, String text, TestSigner... signers) throws Exception {
+        byte[] data = TestSigner.signed(text);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (org.bouncycastle.bcpg.ArmoredOutputStream a = org.bouncycastle.bcpg.ArmoredOutputStream.builder()
+                .clearHeaders().build(out)) {
+            for (TestSigner s : signers) {
+                org.bouncycastle.openpgp.PGPSignatureGenerator g = new org.bouncycastle.openpgp.PGPSignatureGenerator(
+                        new org.bouncycastle.openpgp.operator.bc.BcPGPContentSignerBuilder(
+                                s.pair.getPublicKey().getAlgorithm(), HashAlgorithmTags.SHA512), s.pair.getPublicKey());
+                g.init(PGPSignature.CANONICAL_TEXT_DOCUMENT, s.pair.getPrivateKey());
+                org.bouncycastle.openpgp.PGPSignatureSubpacketGenerator h =
+                        new org.bouncycastle.openpgp.PGPSignatureSubpacketGenerator();
+                h.setSignatureCreationTime(false, java.util.Date.from(made));
+                h.setIssuerKeyID(false, s.pair.getKeyID());
+                g.setHashedSubpackets(h.generate());
+                g.update(data);
+                g.generate().encode(a);
+            }
+        }
+        return TestSigner.message(TEXT, out.toString(StandardCharsets.US_ASCII));
+    }
+
+    @Test
+    void aGoodSignatureBesideOneByARevokedKeyIsAcceptedInEitherOrder() throws Exception {
+        TestSigner good = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 0, false, false);
+        TestSigner revoked = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 0, false, true);
+        ArchiveKeys keys = TestSigner.keysOf(revoked, good);
+        String fpr = ArchiveKeys.hex(good.pair.getPublicKey().getFingerprint());
+        assertThat(ClearSigned.verify(signedBy(NOW.minusSeconds(DAY), TEXT, revoked, good), keys, "x", NOW)
+                .signers()).containsExactly(fpr);
+        assertThat(ClearSigned.verify(signedBy(NOW.minusSeconds(DAY), TEXT, good, revoked), keys, "x", NOW)
+                .signers()).containsExactly(fpr);
+    }
+
+    @Test
+    void withNoGoodSignatureTheReasonsOfTheWorthlessOnesAreGivenTheClearestFirst() throws Exception {
+        TestSigner expired = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 5 * DAY, false, false);
+        TestSigner revoked = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 0, true, false);
+        byte[] msg = signedBy(NOW.minusSeconds(6 * DAY), TEXT, expired, revoked);
+        assertThatThrownBy(() -> ClearSigned.verify(msg, TestSigner.keysOf(expired, revoked), "InRelease", NOW))
+                .isInstanceOf(KosaException.class)
+                .hasMessageContaining("InRelease: signed by the key ")
+                .hasMessageContaining("which is revoked; signed at ")
+                .hasMessageContaining("which expired at " + NOW.minusSeconds(5 * DAY))
+                .hasMessageContaining("no other signature by a key kosa8 ships is good");
+    }
+
+    @Test
+    void aSignatureThatDoesNotVerifyIsRefusedAsSuchNotForItsKeysExpiry() throws Exception {
+        TestSigner expired = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 5 * DAY, false, false);
+        TestSigner good = TestSigner.withSubkey(NOW.minusSeconds(10 * DAY), 0, 0, false, false);
+        String msg = new String(signedBy(NOW.minusSeconds(6 * DAY), TEXT, expired, good), StandardCharsets.UTF_8)
+                .replace("1484322", "1484323");
+        assertThatThrownBy(() -> ClearSigned.verify(msg.getBytes(StandardCharsets.UTF_8),
+                TestSigner.keysOf(expired, good), "x", NOW)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("does not match the text").hasMessageNotContaining("expired");
+    }
+
     @Test
     void theShippedKeysExpireWhenDocsImageMdSays() {
         // primary keys and signing subkeys expire together; a check against "now" must not refuse them before then
