@@ -124,6 +124,7 @@ final class Forks {
             CrashPoints.reached("fork", "restored", () -> s.vm() == null ? 0 : s.vm().process().pid());
             s.undo().startFrom(parentUndo, at.checkpoint());
             CrashPoints.reached("fork", "based", () -> s.vm() == null ? 0 : s.vm().process().pid());
+            machineAnswers(s);
             Files.deleteIfExists(layout.forking(id)); // made: from here it is a sandbox like any other
             log.accept("sandbox " + id + " forked from " + parent.id() + " at " + at.checkpoint().id());
             return s;
@@ -137,6 +138,24 @@ final class Forks {
             throw new KosaException(e instanceof KosaException k ? k.kind() : KosaException.Kind.VM, "cannot fork "
                     + parent.id() + " at " + at.checkpoint().id() + ": " + why, "the parent and its checkpoint are "
                     + "untouched" + left, e);
+        }
+    }
+
+    /**
+     * A fork is handed out only with its machine answering: one whose QEMU died while it was being made (the
+     * steps after the restore do not talk to QEMU, so they would not notice) fails, and is removed, rather than
+     * being reported made and then found dead. A QMP round trip, since a killed QEMU can answer none.
+     */
+    private static void machineAnswers(Sandbox s) {
+        var vm = s.vm();
+        if (vm == null || !vm.isAlive()) {
+            throw new IllegalStateException("the fork's QEMU exited while the fork was being made");
+        }
+        try {
+            vm.qmp().execute("query-status", java.util.Map.of(), java.time.Duration.ofSeconds(30));
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("the fork's QEMU stopped answering while the fork was being made: "
+                    + e.getMessage(), e);
         }
     }
 
