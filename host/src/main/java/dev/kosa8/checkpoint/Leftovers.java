@@ -59,6 +59,12 @@ final class Leftovers {
                         if (dot > 0 && name.substring(dot).startsWith(".vmstate")
                                 && !committed.contains(name.substring(0, dot))) {
                             log.accept("removing the machine state of an unfinished checkpoint " + name);
+                            // QEMU sends nothing now (the callers sweep only then): a writer a dead daemon
+                            // started before QEMU connected would listen for ever, holding the file
+                            int ended = dev.kosa8.vm.MachineState.endWritersOf(f);
+                            if (ended > 0) {
+                                log.accept("ended " + ended + " state writer(s) left listening for " + name);
+                            }
                             Files.deleteIfExists(f);
                         }
                     }

@@ -63,6 +63,14 @@ public final class MachineState {
     }
 
     /**
+     * Ends any state writer still open on {@code file} (see {@code StreamWriter.endWritersOf}); for the sweep of
+     * an unfinished checkpoint's files, once QEMU sends no stream. Returns how many were ended.
+     */
+    public static int endWritersOf(Path file) {
+        return StreamWriter.endWritersOf(file);
+    }
+
+    /**
      * Waits until QEMU sends no machine state: a stream a daemon that died
      * left to its writer ({@link StreamWriter}) ends first, since QEMU saves
      * one machine at a time and refuses a new one meanwhile. Returns at once

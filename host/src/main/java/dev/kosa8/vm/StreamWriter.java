@@ -28,6 +28,8 @@ import java.util.concurrent.TimeUnit;
 final class StreamWriter {
     /** Exit status when the file could not be written; the stream was still read to its end. */
     static final int WRITE_FAILED = 75;
+    /** The writer's name ({@code $0} of its script), by which {@link #endWritersOf} finds it. */
+    private static final String NAME = "kosa8-vmstate";
     private static final String SCRIPT = """
             set -o pipefail
             "$1" -u UNIX-LISTEN:"$2",unlink-early,unlink-close STDOUT | { cat > "$3" || { cat > /dev/null; exit 75; }; }
@@ -66,7 +68,7 @@ final class StreamWriter {
             Files.createFile(file); // refuses an existing file, as the stream must start a new one
         }
         Path errors = socket.resolveSibling(socket.getFileName() + ".err");
-        Process p = new ProcessBuilder(List.of("setsid", "bash", "-c", SCRIPT, "kosa8-vmstate", socat,
+        Process p = new ProcessBuilder(List.of("setsid", "bash", "-c", SCRIPT, NAME, socat,
                 socket.toString(), file.toString()))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
@@ -151,6 +153,35 @@ final class StreamWriter {
         } catch (IOException ignored) {
             // stale files are replaced on the next start
         }
+    }
+
+    /**
+     * Ends every writer (of any daemon, this one's or a dead one's) still open on {@code file}: the
+     * {@code kosa8-vmstate} session whose last argument it is, with what it started. For a file whose stream
+     * QEMU no longer sends, or never began: a daemon killed between starting a writer and QEMU connecting left
+     * one listening for ever, holding the file. Returns how many writers were ended.
+     */
+    static int endWritersOf(Path file) {
+        Path wanted = file.toAbsolutePath().normalize();
+        java.util.Map<Long, ProcessHandle> matching = new java.util.HashMap<>();
+        for (ProcessHandle p : ProcessHandle.allProcesses().toList()) {
+            String[] args = p.info().arguments().orElse(null);
+            // bash -c SCRIPT kosa8-vmstate SOCAT SOCKET FILE (and the subshell of its pipeline, a copy of it)
+            if (args != null && args.length >= 4 && args[args.length - 4].equals(NAME)
+                    && Path.of(args[args.length - 1]).toAbsolutePath().normalize().equals(wanted)) {
+                matching.put(p.pid(), p);
+            }
+        }
+        int ended = 0;
+        for (ProcessHandle p : matching.values()) {
+            if (p.parent().map(parent -> matching.containsKey(parent.pid())).orElse(false)) {
+                continue; // its writer's own subshell: ended with it
+            }
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            ended++;
+        }
+        return ended;
     }
 
     private static String errorText(Path errors) {

@@ -12,6 +12,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -77,6 +78,33 @@ class StreamWriterTest {
 
         assertThat(w.finish(Duration.ofSeconds(30), false)).isEqualTo(data.length);
         assertThat(Files.readAllBytes(file)).isEqualTo(data);
+    }
+
+    /**
+     * A writer whose QEMU never connected (its daemon died between starting it and the migration) is found by
+     * its file and ended with its socat; another writer, and the process that started neither, are left alone.
+     */
+    @Test
+    void aWriterLeftListeningIsFoundByItsFileAndEndedAndNoOtherIs() throws Exception {
+        StreamWriter abandoned = StreamWriter.start(tmp.resolve("a.sock"), tmp.resolve("a.vmstate.tmp"));
+        StreamWriter other = StreamWriter.start(tmp.resolve("b.sock"), tmp.resolve("b.vmstate.tmp"));
+        ProcessHandle a = ProcessHandle.of(abandoned.pid()).orElseThrow();
+        List<ProcessHandle> itsSocat = a.descendants().toList();
+        assertThat(itsSocat).as("the writer's socat").isNotEmpty();
+
+        assertThat(StreamWriter.endWritersOf(tmp.resolve("./a.vmstate.tmp"))).isEqualTo(1);
+        a.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        for (ProcessHandle child : itsSocat) {
+            child.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        assertThat(ProcessHandle.of(other.pid()).map(ProcessHandle::isAlive)).contains(true);
+        assertThat(StreamWriter.endWritersOf(tmp.resolve("a.vmstate.tmp"))).as("none left").isZero();
+
+        // the other one still writes its stream whole
+        byte[] data = new byte[4096];
+        new Random(5).nextBytes(data);
+        send(tmp.resolve("b.sock"), data);
+        assertThat(other.finish(Duration.ofSeconds(30), false)).isEqualTo(data.length);
     }
 
     @Test
