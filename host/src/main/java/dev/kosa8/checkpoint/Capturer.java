@@ -217,17 +217,10 @@ final class Capturer {
         }
         try {
             sha.reset();
-            long total = 0;
+            long total;
             int in = Posix.open(ByteNames.fromHostPath(tmp), Posix.O_RDONLY);
             try {
-                buf.clear();
-                int n;
-                while ((n = Posix.read(in, buf)) > 0) {
-                    total += n;
-                    buf.flip();
-                    sha.update(buf);
-                    buf.clear();
-                }
+                total = Digests.readAll(in, buf, sha, null);
             } finally {
                 Posix.close(in);
             }

@@ -249,7 +249,7 @@ final class Restorer {
      */
     private void copyObject(Entry e, int fd) throws IOException {
         sha.reset();
-        long total = 0;
+        long total;
         int in;
         try {
             in = Posix.open(ByteNames.fromHostPath(objects.path(e.sha256()).toAbsolutePath()), O_RDONLY);
@@ -271,17 +271,7 @@ final class Restorer {
             in = Posix.reopen(fd, O_RDONLY);
         }
         try {
-            buf.clear();
-            int n;
-            while ((n = Posix.read(in, buf)) > 0) {
-                total += n;
-                buf.flip();
-                sha.update(buf.duplicate());
-                if (!cloned) {
-                    Posix.writeFully(fd, buf);
-                }
-                buf.clear();
-            }
+            total = Digests.readAll(in, buf, sha, cloned ? null : chunk -> Posix.writeFully(fd, chunk));
         } finally {
             Posix.close(in);
         }
