@@ -219,8 +219,15 @@ class BrokerBigBodyTest {
             }
             out.flush();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (broker.spool().used() < 19 * MIB && System.nanoTime() < deadline) {
-                Thread.sleep(20);
+            // wait until the 20 MiB sent have all been taken in: the count is read twice below, and must not move between
+            long last = -1;
+            while (System.nanoTime() < deadline) {
+                long now = broker.spool().used();
+                if (now >= 19 * MIB && now == last) {
+                    break;
+                }
+                last = now;
+                Thread.sleep(200);
             }
             // counted in the sandbox's disk budget (the daemon's DiskUsage) while held: the file itself is unlinked
             assertThat(broker.spooledBytes()).isEqualTo(broker.spool().used()).isGreaterThanOrEqualTo(19 * MIB);
