@@ -59,6 +59,7 @@ final class Recovery {
             Sandbox s = new Sandbox(r, layout.undo(r.id(), log), running);
             registry.add(s);
             Standbys.sweep(r.qemuPid(), layout.machineDirs(r.id()), log);
+            StrayQemus.end(r.id(), layout.machineDirs(r.id()), r.qemuPid(), log);
             if (java.nio.file.Files.exists(layout.forking(r.id()))) {
                 // a fork the previous daemon died making: nobody was given its id; it goes, QEMU included
                 log.accept("removing sandbox " + r.id() + ", a fork left half-made by a previous daemon");

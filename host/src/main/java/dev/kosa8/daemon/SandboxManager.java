@@ -325,6 +325,7 @@ public final class SandboxManager {
             s.update(rt -> rt.stopping(true));
             save(s, s.record().withState(SandboxState.REMOVING));
             s.closeRuntime();
+            StrayQemus.end(s.id(), layout.machineDirs(s.id()), 0, log);
             ports.close(s.id());
             // a checkpoint still committing stops with its machine and takes its parts back before the files go
             if (!s.undo().cancel(Duration.ofSeconds(30))) {
