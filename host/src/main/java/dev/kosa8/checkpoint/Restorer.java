@@ -1,6 +1,5 @@
 package dev.kosa8.checkpoint;
 
-import static dev.kosa8.checkpoint.Posix.AT_REMOVEDIR;
 import static dev.kosa8.checkpoint.Posix.EEXIST;
 import static dev.kosa8.checkpoint.Posix.O_CREAT;
 import static dev.kosa8.checkpoint.Posix.O_DIRECTORY;
@@ -282,27 +281,7 @@ final class Restorer {
 
     /** Removes one entry, a directory with all it holds; a symlink itself, never what it points to. */
     private void remove(int dirFd, String name, Posix.Stat st) throws IOException {
-        if (st.isDir()) {
-            Access.Opened d = Access.openDir(dirFd, name);
-            try {
-                Posix.Stat self = Posix.stat(d.fd());
-                if ((self.permissions() & 0700) != 0700) {
-                    Posix.fchmod(d.fd(), self.permissions() | 0700);
-                }
-                for (String child : Posix.list(d.fd())) {
-                    Posix.Stat c = Posix.statAtOrNull(d.fd(), child);
-                    if (c != null) {
-                        remove(d.fd(), child, c);
-                    }
-                }
-            } finally {
-                Posix.close(d.fd());
-            }
-            Posix.unlinkAt(dirFd, name, AT_REMOVEDIR);
-        } else {
-            Posix.unlinkAt(dirFd, name, 0);
-        }
-        entriesRemoved++;
+        entriesRemoved += TreeRemoval.remove(dirFd, name, st);
     }
 
     private String temporaryName(Set<String> siblings) {

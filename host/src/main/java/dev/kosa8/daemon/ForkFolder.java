@@ -1,21 +1,17 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.checkpoint.TreeRemoval;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
-import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -28,14 +24,18 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>What it was is written into the fork's {@code forking} marker
  * ({@link #marker}), so a daemon that died making the fork takes the folder
- * back as this one would ({@link #fromMarker}).
+ * back as this one would ({@link #fromMarker}). The marker names the folder's
+ * inode too: a folder the user deleted and made again since is not the fork's,
+ * and is left alone.
+ *
+ * @param identity the folder's device, inode and birth time ({@code DEV:INO:BIRTH_NS}) when the fork took
+ *                 it; empty when not known (a marker of an older daemon)
  */
-record ForkFolder(Path path, boolean made, Set<PosixFilePermission> mode, FileTime mtime) {
-    private static final Set<PosixFilePermission> OWNER_RWX = PosixFilePermissions.fromString("rwx------");
-
+record ForkFolder(Path path, boolean made, Set<PosixFilePermission> mode, FileTime mtime, String identity) {
     /**
      * Makes {@code target} the fork's folder: made if missing, else it must be an empty directory; refused inside
-     * (or as) the folder of any sandbox in {@code sandboxes}.
+     * (or as) the folder of any sandbox in {@code sandboxes}. The caller keeps other forks from preparing
+     * meanwhile ({@link Forks}), so two forks never take one folder.
      */
     static ForkFolder prepare(Path target, Collection<Sandbox> sandboxes) {
         Map<String, String> folders = new LinkedHashMap<>();
@@ -45,7 +45,12 @@ record ForkFolder(Path path, boolean made, Set<PosixFilePermission> mode, FileTi
         return prepare(target, folders);
     }
 
-    /** As {@link #prepare(Path, Collection)}, given each sandbox's folder by id (empty: none). */
+    /**
+     * As {@link #prepare(Path, Collection)}, given each sandbox's folder by id (empty: none). Everything after
+     * the check is done on the real path the check judged, never on {@code target} again: a symlink on the way
+     * (a guest's, say) that changes meanwhile cannot move the fork elsewhere. The folder is made with one
+     * exclusive {@code mkdir}, so a folder is counted as the fork's own only if this call made it.
+     */
     static ForkFolder prepare(Path target, Map<String, String> folders) {
         try {
             Path real = realOfExisting(target);
@@ -57,41 +62,51 @@ record ForkFolder(Path path, boolean made, Set<PosixFilePermission> mode, FileTi
                             "name a folder outside every sandbox's folder with --workspace DIR");
                 }
             }
-            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+            Files.createDirectories(real.getParent());
+            boolean made;
+            try {
+                Files.createDirectory(real);
+                made = true;
+            } catch (FileAlreadyExistsException e) {
+                made = false;
                 boolean empty;
-                try (var entries = Files.list(target)) {
+                try (var entries = Files.list(real)) {
                     empty = entries.findAny().isEmpty();
                 }
-                if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) || !empty) {
+                if (!Files.isDirectory(real, LinkOption.NOFOLLOW_LINKS) || !empty) {
                     throw new KosaException(KosaException.Kind.USAGE, "the fork's workspace " + target
                             + " exists and is not an empty folder", "name a new folder with --workspace DIR");
                 }
-                Path p = target.toRealPath();
-                return new ForkFolder(p, false, Files.getPosixFilePermissions(p), Files.getLastModifiedTime(p));
             }
-            Files.createDirectories(target);
-            return new ForkFolder(target.toRealPath(), true, Set.of(), FileTime.fromMillis(0));
+            if (!real.toRealPath().equals(real)) {
+                throw new KosaException(KosaException.Kind.USAGE, "the fork's workspace " + target + " changed "
+                        + "while it was made (a symlink on its way moved)", "name a folder no guest can change");
+            }
+            return made ? new ForkFolder(real, true, Set.of(), FileTime.fromMillis(0), identityOf(real))
+                    : new ForkFolder(real, false, Files.getPosixFilePermissions(real, LinkOption.NOFOLLOW_LINKS),
+                    Files.getLastModifiedTime(real, LinkOption.NOFOLLOW_LINKS), identityOf(real));
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cannot make the fork's workspace " + target + ": "
                     + e.getMessage(), "name another folder with --workspace DIR", e);
         }
     }
 
-    /** The marker's line for this folder: {@code made}, or {@code kept MODE MTIME_NS}. */
+    /** The marker's line for this folder: {@code made IDENTITY}, or {@code kept MODE MTIME_NS IDENTITY}. */
     String marker() {
-        return made ? "made" : "kept " + PosixFilePermissions.toString(mode) + " " + mtime.to(TimeUnit.NANOSECONDS);
+        return (made ? "made" : "kept " + PosixFilePermissions.toString(mode) + " " + mtime.to(TimeUnit.NANOSECONDS))
+                + (identity.isEmpty() ? "" : " " + identity);
     }
 
     /** The folder a marker line speaks of; a marker without one (an older daemon's) keeps the folder as it is. */
     static ForkFolder fromMarker(Path path, String line) {
         String[] f = line.strip().split(" ");
-        if (f.length == 1 && f[0].equals("made")) {
-            return new ForkFolder(path, true, Set.of(), FileTime.fromMillis(0));
+        if (f.length >= 1 && f.length <= 2 && f[0].equals("made")) {
+            return new ForkFolder(path, true, Set.of(), FileTime.fromMillis(0), f.length == 2 ? f[1] : "");
         }
-        if (f.length == 3 && f[0].equals("kept")) {
+        if (f.length >= 3 && f.length <= 4 && f[0].equals("kept")) {
             try {
                 return new ForkFolder(path, false, PosixFilePermissions.fromString(f[1]),
-                        FileTime.from(Long.parseLong(f[2]), TimeUnit.NANOSECONDS));
+                        FileTime.from(Long.parseLong(f[2]), TimeUnit.NANOSECONDS), f.length == 4 ? f[3] : "");
             } catch (IllegalArgumentException e) {
                 return null;
             }
@@ -99,62 +114,37 @@ record ForkFolder(Path path, boolean made, Set<PosixFilePermission> mode, FileTi
         return null;
     }
 
-    /** Takes the folder back to what it was before the fork: gone, or empty with its mode and mtime. */
+    /**
+     * Takes the folder back to what it was before the fork: gone, or empty with its mode and mtime. A folder
+     * that is gone already is nothing to do; one that is no longer the folder the fork took (deleted and made
+     * again since) is left as it is, and said.
+     */
     void takeBack() throws IOException {
-        emptyFolder(path, made);
-        if (!made && Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        if (!identity.isEmpty() && !identity.equals(identityOf(path))) {
+            throw new IOException(path + " is no longer the folder the fork took (it was made again since); "
+                    + "left as it is");
+        }
+        TreeRemoval.empty(path, made);
+        if (!made) {
             Files.setPosixFilePermissions(path, mode);
             Files.setLastModifiedTime(path, mtime);
         }
     }
 
     /**
-     * Deletes what {@code folder} holds, and the folder itself if {@code itself}: by directory descriptor
-     * ({@link SecureDirectoryStream}), each entry opened without following a symlink, so a symlink the guest
-     * made is removed itself and nothing it points to is touched; a directory the guest left read-only is made
-     * writable first (by its descriptor).
+     * The folder's device, inode and birth time, {@code DEV:INO:BIRTH_NS}: a file system may give a folder made
+     * again the inode number of the one deleted (ext4 does, at once), never the same birth time. Where a file
+     * system records no birth time the JDK gives the mtime instead, which the fork's copy changes: the folder is
+     * then left as it is, and said, which is the safe side.
      */
-    static void emptyFolder(Path folder, boolean itself) throws IOException {
-        if (!Files.isDirectory(folder, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        Path parent = folder.toAbsolutePath().getParent();
-        Path name = folder.getFileName();
-        try (DirectoryStream<Path> up = Files.newDirectoryStream(parent)) {
-            if (!(up instanceof SecureDirectoryStream<Path> sup)) {
-                throw new IOException("this platform cannot delete by directory descriptor");
-            }
-            try (SecureDirectoryStream<Path> dir = sup.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
-                empty(dir);
-            }
-            if (itself) {
-                sup.deleteDirectory(name);
-            }
-        }
-    }
-
-    private static void empty(SecureDirectoryStream<Path> dir) throws IOException {
-        PosixFileAttributeView self = dir.getFileAttributeView(PosixFileAttributeView.class);
-        Set<PosixFilePermission> mode = self.readAttributes().permissions();
-        if (mode.addAll(OWNER_RWX)) {
-            self.setPermissions(mode);
-        }
-        List<Path> names = new ArrayList<>();
-        for (Path entry : dir) {
-            names.add(entry.getFileName());
-        }
-        for (Path n : names) {
-            BasicFileAttributes a = dir.getFileAttributeView(n, PosixFileAttributeView.class,
-                    LinkOption.NOFOLLOW_LINKS).readAttributes();
-            if (a.isDirectory()) {
-                try (SecureDirectoryStream<Path> child = dir.newDirectoryStream(n, LinkOption.NOFOLLOW_LINKS)) {
-                    empty(child);
-                }
-                dir.deleteDirectory(n);
-            } else {
-                dir.deleteFile(n);
-            }
-        }
+    private static String identityOf(Path p) throws IOException {
+        FileTime born = Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class,
+                LinkOption.NOFOLLOW_LINKS).creationTime();
+        return Files.getAttribute(p, "unix:dev", LinkOption.NOFOLLOW_LINKS) + ":"
+                + Files.getAttribute(p, "unix:ino", LinkOption.NOFOLLOW_LINKS) + ":" + born.to(TimeUnit.NANOSECONDS);
     }
 
     /** {@code p} with symlinks resolved in the part of it that exists. */

@@ -39,6 +39,8 @@ final class Forks {
     private final Consumer<String> log;
     /** Removes a sandbox as {@code kosa8 rm -f} does: for a fork that failed half-made. */
     private final Consumer<Sandbox> discard;
+    /** Held while a fork's folder is chosen and until the fork is in the registry, where the next check sees it. */
+    private final Object takingFolders = new Object();
 
     Forks(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, SandboxNetworks networks,
           MachineLauncher launcher, TurnCheckpoints turns, Consumer<Sandbox> discard, Consumer<String> log) {
@@ -62,37 +64,65 @@ final class Forks {
             Undo parentUndo = parent.undo();
             Undo.ForkPoint at = parentUndo.forkPoint(checkpoint);
             String id = SandboxIds.newId();
-            String folder = "";
+            Sandbox s;
             ForkFolder forkFolder = null;
-            if (!p.workspace().isEmpty()) {
-                Path target = workspace == null || workspace.isEmpty()
-                        ? Path.of(p.workspace()).resolveSibling(Path.of(p.workspace()).getFileName() + "-" + id)
-                        : Path.of(workspace).toAbsolutePath().normalize();
-                forkFolder = ForkFolder.prepare(target, registry.all());
-                folder = forkFolder.path().toString();
+            synchronized (takingFolders) { // from the check to the registry: no other fork takes the same folder
+                String folder = "";
+                if (!p.workspace().isEmpty()) {
+                    Path target = workspace == null || workspace.isEmpty()
+                            ? Path.of(p.workspace()).resolveSibling(Path.of(p.workspace()).getFileName() + "-" + id)
+                            : Path.of(workspace).toAbsolutePath().normalize();
+                    forkFolder = ForkFolder.prepare(target, registry.all());
+                    folder = forkFolder.path().toString();
+                }
+                try {
+                    s = register(parent, at, id, folder, forkFolder, createdBy);
+                } catch (RuntimeException e) {
+                    takeBack(id, forkFolder); // the folder it made, empty still: the same --workspace works again
+                    throw e;
+                }
             }
-            List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
-            SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
-                    p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
-                    p.workspaceTransport(), p.image(), p.budget())
-                    .withCreatedBy(createdBy == null || createdBy.isEmpty() ? p.createdBy() : createdBy);
-            Sandbox s = new Sandbox(r, layout.undo(id, log));
-            try {
-                Files.createDirectories(layout.directory(id));
-                // the second line: what the folder was, for a daemon that dies before the fork is made (Recovery)
-                Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n"
-                        + (forkFolder == null ? "" : forkFolder.marker() + "\n"));
-                Files.writeString(layout.forkedFrom(id), parent.id() + " " + at.checkpoint().id() + "\n");
-            } catch (IOException e) {
-                throw new KosaException(KosaException.Kind.HOST, "cannot make the fork's directory "
-                        + layout.directory(id) + ": " + e.getMessage(), "check that the disk has room", e);
-            }
-            registry.add(s);
-            store.save(r);
+            store.save(s.record());
             CrashPoints.reached("fork", "recorded");
             ForkFolder made = forkFolder;
             return s.locked(() -> start(parent, parentUndo, at, s, made));
         });
+    }
+
+    /** The fork's record and directory, with its {@code forking} marker, and the fork in the registry. */
+    private Sandbox register(Sandbox parent, Undo.ForkPoint at, String id, String folder, ForkFolder forkFolder,
+                             String createdBy) {
+        SandboxRecord p = parent.record();
+        List<GrantedSecret> granted = networks.grantNew(p.secrets().stream().map(GrantedSecret::name).toList());
+        SandboxRecord r = new SandboxRecord(id, Instant.now(), false, p.cpus(), p.memoryMiB(), p.accelerator(),
+                p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
+                p.workspaceTransport(), p.image(), p.budget())
+                .withCreatedBy(createdBy == null || createdBy.isEmpty() ? p.createdBy() : createdBy);
+        Sandbox s = new Sandbox(r, layout.undo(id, log));
+        try {
+            Files.createDirectories(layout.directory(id));
+            // the second line: what the folder was, for a daemon that dies before the fork is made (Recovery)
+            Files.writeString(layout.forking(id), parent.id() + " " + at.checkpoint().id() + "\n"
+                    + (forkFolder == null ? "" : forkFolder.marker() + "\n"));
+            Files.writeString(layout.forkedFrom(id), parent.id() + " " + at.checkpoint().id() + "\n");
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.HOST, "cannot make the fork's directory "
+                    + layout.directory(id) + ": " + e.getMessage(), "check that the disk has room", e);
+        }
+        registry.add(s);
+        return s;
+    }
+
+    /** A fork that could not even be registered gives back the folder it took; said, never thrown. */
+    private void takeBack(String id, ForkFolder folder) {
+        if (folder == null) {
+            return;
+        }
+        try {
+            folder.takeBack();
+        } catch (IOException e) {
+            log.accept("fork " + id + ": cannot take back its folder " + folder.path() + ": " + e.getMessage());
+        }
     }
 
     private Sandbox start(Sandbox parent, Undo parentUndo, Undo.ForkPoint at, Sandbox s, ForkFolder forkFolder) {

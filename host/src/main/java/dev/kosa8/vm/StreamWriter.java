@@ -165,7 +165,7 @@ final class StreamWriter {
         Path wanted = file.toAbsolutePath().normalize();
         java.util.Map<Long, ProcessHandle> matching = new java.util.HashMap<>();
         for (ProcessHandle p : ProcessHandle.allProcesses().toList()) {
-            String[] args = p.info().arguments().orElse(null);
+            String[] args = QemuProcess.arguments(p.pid()).orElse(null); // whole, where info() reads one page
             // bash -c SCRIPT kosa8-vmstate SOCAT SOCKET FILE (and the subshell of its pipeline, a copy of it)
             if (args != null && args.length >= 4 && args[args.length - 4].equals(NAME)
                     && Path.of(args[args.length - 1]).toAbsolutePath().normalize().equals(wanted)) {

@@ -2,6 +2,7 @@ package dev.kosa8.daemon;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kosa8.checkpoint.TreeRemoval;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -21,13 +22,18 @@ class ForkFolderCleanupTest {
         Files.createSymbolicLink(tmp.resolve("fork/out"), outside);
         Files.createSymbolicLink(tmp.resolve("fork/sub/keep-link"), outside.resolve("keep"));
         Files.setPosixFilePermissions(tmp.resolve("fork/sub"), PosixFilePermissions.fromString("r-xr-xr-x"));
+        // what a guest may do through the folder: a directory its owner can neither list nor enter
+        Path closed = Files.createDirectories(tmp.resolve("fork/closed/inner"));
+        Files.writeString(closed.resolve("f"), "x");
+        Files.setPosixFilePermissions(closed, PosixFilePermissions.fromString("---------"));
+        Files.setPosixFilePermissions(closed.getParent(), PosixFilePermissions.fromString("-wx------"));
         return tmp.resolve("fork");
     }
 
     @Test
     void aFolderTheForkMadeGoesWholeAndNoSymlinkIsFollowed() throws Exception {
         Path fork = guestMadeFolder();
-        ForkFolder.emptyFolder(fork, true);
+        TreeRemoval.empty(fork, true);
         assertThat(fork).doesNotExist();
         assertThat(tmp.resolve("outside/keep")).hasContent("the user's");
     }
@@ -36,7 +42,7 @@ class ForkFolderCleanupTest {
     void aFolderThatWasThereEmptyIsLeftEmpty() throws Exception {
         Path fork = guestMadeFolder();
         Files.setPosixFilePermissions(fork, PosixFilePermissions.fromString("rwxr-x---"));
-        ForkFolder.emptyFolder(fork, false);
+        TreeRemoval.empty(fork, false);
         assertThat(fork).isEmptyDirectory();
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(fork))).as("its mode kept")
                 .isEqualTo("rwxr-x---");
@@ -80,8 +86,34 @@ class ForkFolderCleanupTest {
     }
 
     @Test
+    void aFolderMadeAgainSinceTheForkTookItIsLeftAsItIs() throws Exception {
+        ForkFolder made = ForkFolder.prepare(tmp.resolve("again"), java.util.Map.of());
+        Files.delete(made.path());
+        Files.createDirectory(made.path());
+        Files.writeString(made.path().resolve("the user's work"), "x");
+        ForkFolder read = ForkFolder.fromMarker(made.path(), made.marker());
+        org.assertj.core.api.Assertions.assertThatThrownBy(read::takeBack)
+                .hasMessageContaining("no longer the folder the fork took");
+        assertThat(made.path().resolve("the user's work")).hasContent("x");
+        // a marker of an older daemon names no inode: taken back as before
+        assertThat(ForkFolder.fromMarker(made.path(), "made").identity()).isEmpty();
+    }
+
+    @Test
+    void aFolderIsTheForksOwnOnlyIfThisPrepareMadeIt() throws Exception {
+        Path target = tmp.resolve("link-to-real/new");
+        Files.createDirectories(tmp.resolve("real"));
+        Files.createSymbolicLink(tmp.resolve("link-to-real"), tmp.resolve("real"));
+        ForkFolder first = ForkFolder.prepare(target, java.util.Map.of());
+        assertThat(first.made()).isTrue();
+        assertThat(first.path()).isEqualTo(tmp.resolve("real/new").toRealPath());
+        ForkFolder second = ForkFolder.prepare(target, java.util.Map.of());
+        assertThat(second.made()).as("there, empty: not made by this call, so never deleted by it").isFalse();
+    }
+
+    @Test
     void aMissingFolderIsNothingToDo() throws Exception {
-        ForkFolder.emptyFolder(tmp.resolve("never-made"), true);
+        TreeRemoval.empty(tmp.resolve("never-made"), true);
         assertThat(tmp.resolve("never-made")).doesNotExist();
     }
 }

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Found by review: docs/checkpoints.md says a failed fork leaves a folder that was there empty "left empty, its mode
- * kept". The copy (Forks.start: Undo.copyFolder) puts the snapshot's root mode on the folder, and emptyFolder
- * never puts the user's back, so a failure after the copy leaves the user's folder with the parent's mode.
+ * kept". The copy (Forks.start: Undo.copyFolder) puts the snapshot's root mode on the folder, and emptying it
+ * never put the user's back, so a failure after the copy leaves the user's folder with the parent's mode.
  */
 class ForkFolderModeAfterCopyTest {
     @TempDir
