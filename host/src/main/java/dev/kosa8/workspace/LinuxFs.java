@@ -158,8 +158,26 @@ final class LinuxFs {
      * {@link #stat} and {@code readlinkAt(fd, "")}. {@code ".."} that stays inside is allowed; if a rename
      * races with it the kernel answers EAGAIN, which is retried a few times. {@code ""} means the root.
      * {@code O_CLOEXEC} is always added; {@code mode} (permission bits only) is passed only when creating.
+     * Where the kernel has no {@code openat2} (Linux before 5.6, or a seccomp filter that refuses it), or the
+     * portable profile is chosen ({@link PathResolution}), the same contract is kept by {@link BeneathWalk}.
      */
     static int openBeneath(int rootFd, String relPath, int flags, int mode) throws ErrnoException {
+        if (PathResolution.portable()) {
+            return BeneathWalk.open(rootFd, relPath, flags, mode);
+        }
+        try {
+            return openat2Beneath(rootFd, relPath, flags, mode);
+        } catch (ErrnoException e) {
+            if (e.errno != ENOSYS || !NativeCall.AVAILABLE) {
+                throw e;
+            }
+            PathResolution.noOpenat2();
+            return BeneathWalk.open(rootFd, relPath, flags, mode);
+        }
+    }
+
+    /** {@link #openBeneath} by the kernel's {@code openat2}, whichever the profile. */
+    static int openat2Beneath(int rootFd, String relPath, int flags, int mode) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment path = cString(arena, relPath.isEmpty() ? "." : relPath, "openat2");
             boolean creates = (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
