@@ -54,9 +54,11 @@ record ForkFolder(Path path, boolean made, Set<PosixFilePermission> mode, FileTi
     static ForkFolder prepare(Path target, Map<String, String> folders) {
         try {
             Path real = realOfExisting(target);
+            Path named = target.toAbsolutePath().normalize();
             for (var f : folders.entrySet()) {
                 String ws = f.getValue();
-                if (!ws.isEmpty() && real.startsWith(Path.of(ws))) {
+                // by the real path (a link to a sandbox's folder) and by the name given (a guest's link out of it)
+                if (!ws.isEmpty() && (real.startsWith(Path.of(ws)) || named.startsWith(Path.of(ws)))) {
                     throw new KosaException(KosaException.Kind.USAGE, "the fork's workspace " + target + " is inside "
                             + "the folder of sandbox " + f.getKey() + " (" + ws + "), which its guest can change",
                             "name a folder outside every sandbox's folder with --workspace DIR");
@@ -78,13 +80,20 @@ record ForkFolder(Path path, boolean made, Set<PosixFilePermission> mode, FileTi
                             + " exists and is not an empty folder", "name a new folder with --workspace DIR");
                 }
             }
-            if (!real.toRealPath().equals(real)) {
-                throw new KosaException(KosaException.Kind.USAGE, "the fork's workspace " + target + " changed "
-                        + "while it was made (a symlink on its way moved)", "name a folder no guest can change");
+            try {
+                if (!real.toRealPath().equals(real)) {
+                    throw new KosaException(KosaException.Kind.USAGE, "the fork's workspace " + target + " changed "
+                            + "while it was made (a symlink on its way moved)", "name a folder no guest can change");
+                }
+                return made ? new ForkFolder(real, true, Set.of(), FileTime.fromMillis(0), identityOf(real))
+                        : new ForkFolder(real, false, Files.getPosixFilePermissions(real, LinkOption.NOFOLLOW_LINKS),
+                        Files.getLastModifiedTime(real, LinkOption.NOFOLLOW_LINKS), identityOf(real));
+            } catch (IOException | RuntimeException e) {
+                if (made) {
+                    Files.deleteIfExists(real); // made a moment ago, and empty: nothing of it is left
+                }
+                throw e;
             }
-            return made ? new ForkFolder(real, true, Set.of(), FileTime.fromMillis(0), identityOf(real))
-                    : new ForkFolder(real, false, Files.getPosixFilePermissions(real, LinkOption.NOFOLLOW_LINKS),
-                    Files.getLastModifiedTime(real, LinkOption.NOFOLLOW_LINKS), identityOf(real));
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cannot make the fork's workspace " + target + ": "
                     + e.getMessage(), "name another folder with --workspace DIR", e);

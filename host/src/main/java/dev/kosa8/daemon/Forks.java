@@ -193,9 +193,16 @@ final class Forks {
      * Removes a fork that failed half-made: its machine, record and directory ({@code discard}, as
      * {@code kosa8 rm -f}), then the folder it was writing, which held nothing before it (it had to be new or
      * empty) but the checkpoint's copy ({@link ForkFolder#takeBack}); only once the fork's machine is gone, so
-     * no guest writes there meanwhile. Says what could not be removed.
+     * no guest writes there meanwhile. Says what could not be removed. Under {@link #takingFolders}: from the
+     * fork leaving the registry until its folder is taken back, no other fork may take that folder as empty.
      */
     private String discard(Sandbox s, ForkFolder folder) {
+        synchronized (takingFolders) {
+            return discardHoldingFolders(s, folder);
+        }
+    }
+
+    private String discardHoldingFolders(Sandbox s, ForkFolder folder) {
         try {
             discard.accept(s);
         } catch (RuntimeException x) {

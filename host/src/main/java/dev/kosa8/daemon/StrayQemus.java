@@ -25,7 +25,7 @@ import java.util.function.Consumer;
  * so in the log: each one found is a bug to look into.
  */
 final class StrayQemus {
-    private static final Duration KILL_WAIT = Duration.ofSeconds(10);
+    private static final Duration KILL_WAIT = Duration.ofSeconds(10), EXIT_WAIT = Duration.ofSeconds(2);
 
     private StrayQemus() {
     }
@@ -43,12 +43,16 @@ final class StrayQemus {
                 continue;
             }
             String what = p.info().command().map(c -> Path.of(c).getFileName().toString()).orElse("process");
-            p.destroyForcibly();
             try {
-                p.onExit().get(KILL_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                log.accept("sandbox " + id + ": " + what + " (pid " + p.pid() + ") did not end within "
-                        + KILL_WAIT.toSeconds() + " s of SIGKILL");
+                if (endsWithin(p, EXIT_WAIT)) {
+                    continue; // on its way out already (a jail's bubblewrap, just after the QEMU under it ended)
+                }
+                p.destroyForcibly();
+                if (!endsWithin(p, KILL_WAIT)) {
+                    log.accept("sandbox " + id + ": " + what + " (pid " + p.pid() + ") no record named did not "
+                            + "end within " + KILL_WAIT.toSeconds() + " s of SIGKILL; kill it by hand");
+                    continue;
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return killed;
@@ -58,6 +62,17 @@ final class StrayQemus {
                     + "please report this with the daemon's log");
         }
         return killed;
+    }
+
+    private static boolean endsWithin(ProcessHandle p, Duration wait) throws InterruptedException {
+        try {
+            p.onExit().get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return !p.isAlive();
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        }
     }
 
     /** The QEMUs and jails, as their command lines tell, whose monitor socket is in one of {@code dirs}. */

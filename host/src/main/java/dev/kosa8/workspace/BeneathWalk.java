@@ -53,10 +53,19 @@ final class BeneathWalk {
                 names.add(n);
             }
         }
-        Deque<Integer> through = new ArrayDeque<>(); // the directories opened so far, the current one first
+        if (relPath.length() >= PATH_MAX) {
+            throw new ErrnoException(ErrnoException.ENAMETOOLONG, "openat"); // as openat2 refuses it
+        }
+        // the directories opened so far, the current one first; those below it are kept only while a ".." ahead
+        // may step back to them (the server's own paths have none: then at most one is open)
+        Deque<Integer> through = new ArrayDeque<>();
+        int lastUp = names.lastIndexOf("..");
         try {
             for (int i = 0; i < names.size() - 1; i++) {
                 step(rootFd, through, names.get(i));
+                while (i >= lastUp && through.size() > 1) {
+                    LinuxFs.close(through.removeLast());
+                }
             }
             String last = names.isEmpty() ? "." : names.getLast();
             if (last.equals("..")) {
@@ -114,7 +123,7 @@ final class BeneathWalk {
         }
     }
 
-    private static final int RETRIES = 8;
+    private static final int RETRIES = 8, PATH_MAX = 4096;
 
     /**
      * The last component, never followed if it is a symlink. Where the caller would have it followed ({@code

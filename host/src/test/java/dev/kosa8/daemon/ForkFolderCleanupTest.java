@@ -59,6 +59,11 @@ class ForkFolderCleanupTest {
                     .hasMessageContaining("inside the folder of sandbox abc123");
             assertThat(parentWs.resolve("try")).doesNotExist();
         }
+        // a link the guest made in its folder, to an empty folder of the user's: named inside, so refused too
+        Path usersEmpty = Files.createDirectories(tmp.resolve("users-empty"));
+        Files.createSymbolicLink(parentWs.resolve("out"), usersEmpty);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ForkFolder.prepare(parentWs.resolve("out"), folders))
+                .hasMessageContaining("inside the folder of sandbox abc123");
         ForkFolder beside = ForkFolder.prepare(tmp.resolve("parent-ws-fork"), folders);
         assertThat(beside.made()).isTrue();
         assertThat(beside.path()).isDirectory();

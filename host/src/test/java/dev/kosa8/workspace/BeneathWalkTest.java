@@ -2,6 +2,7 @@ package dev.kosa8.workspace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +41,8 @@ class BeneathWalkTest {
     @Test
     void theProfileTheEnvironmentChoseIsTheOneThatRuns() throws Exception {
         Files.createSymbolicLink(root.resolve("link"), Path.of("/etc"));
-        boolean portable = PathResolution.PORTABLE.equals(System.getenv(PathResolution.PROFILE_VARIABLE));
+        boolean portable = PathResolution.PORTABLE.equals(System.getenv(PathResolution.PROFILE_VARIABLE))
+                || !PathResolution.KERNEL_HAS_OPENAT2;
         assertThat(PathResolution.portable()).isEqualTo(portable);
         assertThatThrownBy(() -> LinuxFs.openBeneath(rootFd, "link/passwd", LinuxFs.O_RDONLY, 0))
                 .isInstanceOf(ErrnoException.class).hasMessageStartingWith(portable ? "openat:" : "openat2:");
@@ -48,6 +50,7 @@ class BeneathWalkTest {
 
     @Test
     void everyPathOfATrickyTreeGetsTheAnswerOpenat2Gives() throws Exception {
+        assumeTrue(PathResolution.KERNEL_HAS_OPENAT2, "this kernel has no openat2 to compare with");
         Files.createDirectories(root.resolve("a/b/c"));
         Files.writeString(root.resolve("a/b/file"), "x");
         Files.createSymbolicLink(root.resolve("a/out"), Path.of("/etc"));
@@ -85,6 +88,39 @@ class BeneathWalkTest {
         assertThat(compared).isEqualTo(names.length * names.length * 4 * flagsTried.length);
         assertThat(tmp.resolve("made-outside")).doesNotExist();
         assertThat(Files.readString(tmp.resolve("secret.txt"))).isEqualTo("outside");
+    }
+
+    @Test
+    void aDeepPathHoldsNoDescriptorPerLevelAndTheLengthBoundIsOpenat2s() throws Exception {
+        String deep = "d/".repeat(2047); // 4094 bytes: one short of PATH_MAX with its NUL
+        int dir = LinuxFs.openBeneath(rootFd, "", LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
+        for (int level = 0; level < 2047; level++) { // by descriptor: the tree's full names pass PATH_MAX
+            LinuxFs.mkdirAt(dir, "d", 0755);
+            int next = LinuxFs.openBeneath(dir, "d", LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
+            LinuxFs.close(dir);
+            dir = next;
+        }
+        LinuxFs.close(dir);
+        int probe = LinuxFs.openRoot(root.toString());
+        LinuxFs.close(probe); // the lowest free descriptor now; the walk's result takes it unless others are held
+        int fd = BeneathWalk.open(rootFd, deep, LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
+        try {
+            // one per level held would put it 2,046 above (another thread's open may take a number meanwhile)
+            assertThat(fd).as("2,047 levels walked, each directory closed once the next is open")
+                    .isLessThan(probe + 16);
+        } finally {
+            LinuxFs.close(fd);
+        }
+        String tooLong = deep + "dd"; // 4096 bytes
+        assertThatThrownBy(() -> BeneathWalk.open(rootFd, tooLong, LinuxFs.O_PATH, 0))
+                .isInstanceOfSatisfying(ErrnoException.class, e -> assertThat(e.errno)
+                        .isEqualTo(ErrnoException.ENAMETOOLONG));
+        if (PathResolution.KERNEL_HAS_OPENAT2) {
+            assertThatThrownBy(() -> LinuxFs.openat2Beneath(rootFd, tooLong, LinuxFs.O_PATH, 0))
+                    .isInstanceOfSatisfying(ErrnoException.class, e -> assertThat(e.errno)
+                            .isEqualTo(ErrnoException.ENAMETOOLONG));
+        }
+        dev.kosa8.checkpoint.TreeRemoval.empty(root.resolve("d"), true); // by descriptor too, for the same reason
     }
 
     @Test
