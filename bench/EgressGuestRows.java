@@ -36,6 +36,27 @@ final class EgressGuestRows {
     private EgressGuestRows() {
     }
 
+    /**
+     * Launched by bench/egress.sh for {@code --guest} on its own (not through EgressBench, which names the host's
+     * classes), so that it compiles against the jar of any build, one from before issue 34 included.
+     */
+    public static void main(String[] args) throws Exception {
+        int rounds = 5, requests = 2000, bulkMb = 100;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--requests" -> requests = Integer.parseInt(args[++i]);
+                case "--bulk-mb" -> bulkMb = Integer.parseInt(args[++i]);
+                case "--guest", "--curl-only" -> { } // the guest rows are all this measures
+                case "--warm-mb" -> i++;
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        BenchResult result = new BenchResult("egress");
+        run(result, rounds, requests, bulkMb);
+        result.write();
+    }
+
     static void run(BenchResult result, int rounds, int connections, int bulkMb) throws Exception {
         String build = System.getenv().getOrDefault("KOSA8_BENCH_BUILD", ".");
         Path kosa8 = Path.of(build, "kosa8").toAbsolutePath();

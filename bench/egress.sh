@@ -16,5 +16,7 @@
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 bench_init egress "$@"
-exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -Dbench.source="$repo/bench/EgressBench.java" \
-  -cp "$jar" "$repo/bench/EgressBench.java" --rounds "${1:-5}" --requests "${2:-2000}" --bulk-mb "${3:-100}" "${@:4}"
+main=EgressBench.java
+for a in "${@:4}"; do [[ $a == --guest ]] && main=EgressGuestRows.java; done # compiles against any build's jar
+exec "$JAVA_HOME/bin/java" -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -Dbench.source="$repo/bench/$main" \
+  -cp "$jar" "$repo/bench/$main" --rounds "${1:-5}" --requests "${2:-2000}" --bulk-mb "${3:-100}" "${@:4}"
