@@ -53,13 +53,14 @@ final class Recovery {
 
     /** Loads every record; those whose machine may still run are registered waiting for {@link #reattach}. */
     void load() {
+        List<StrayQemus.Machine> machines = StrayQemus.scan();
         for (SandboxRecord r : store.loadAll(log)) {
             boolean running = (r.state() == SandboxState.RUNNING || r.state() == SandboxState.STARTING)
                     && !r.ephemeral();
             Sandbox s = new Sandbox(r, layout.undo(r.id(), log), running);
             registry.add(s);
             Standbys.sweep(r.qemuPid(), layout.machineDirs(r.id()), log);
-            StrayQemus.end(r.id(), layout.machineDirs(r.id()), r.qemuPid(), log);
+            StrayQemus.end(r.id(), layout.machineDirs(r.id()), r.qemuPid(), log, machines);
             if (java.nio.file.Files.exists(layout.forking(r.id()))) {
                 // a fork the previous daemon died making: nobody was given its id; it goes, QEMU included
                 log.accept("removing sandbox " + r.id() + ", a fork left half-made by a previous daemon");

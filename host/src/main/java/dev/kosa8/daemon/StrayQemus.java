@@ -37,8 +37,17 @@ final class StrayQemus {
      * @return how many it killed
      */
     static int end(String id, List<Path> dirs, long keep, Consumer<String> log) {
+        return end(id, dirs, keep, log, scan());
+    }
+
+    /**
+     * As {@link #end(String, List, long, Consumer)}, over the machines of an earlier {@link #scan} (a daemon's
+     * start sweeps every sandbox from one scan of the host's processes, not one scan each); one that ended
+     * since is passed over.
+     */
+    static int end(String id, List<Path> dirs, long keep, Consumer<String> log, List<Machine> machines) {
         int killed = 0;
-        for (ProcessHandle p : of(dirs)) {
+        for (ProcessHandle p : of(dirs, machines)) {
             if (keep > 0 && related(p, keep)) {
                 continue;
             }
@@ -75,20 +84,28 @@ final class StrayQemus {
         }
     }
 
-    /** The QEMUs and jails, as their command lines tell, whose monitor socket is in one of {@code dirs}. */
-    static List<ProcessHandle> of(List<Path> dirs) {
+    /** A QEMU or jail on this host, and the directory of its monitor socket, as its command line tells. */
+    record Machine(ProcessHandle process, Path dir) {
+    }
+
+    /** Every QEMU and jail of this host with a monitor socket, this daemon's or not: one pass over all processes. */
+    static List<Machine> scan() {
         long self = ProcessHandle.current().pid();
-        List<ProcessHandle> found = new ArrayList<>();
+        List<Machine> found = new ArrayList<>();
         ProcessHandle.allProcesses()
                 .filter(p -> p.pid() != self && isMachine(p))
-                .forEach(p -> {
-                    Optional<Path> dir = QemuProcess.arguments(p.pid()).flatMap(QemuCommandLine::qmpSocket)
-                            .map(Path::getParent);
-                    if (dir.isPresent() && dirs.contains(dir.get())) {
-                        found.add(p);
-                    }
-                });
+                .forEach(p -> QemuProcess.arguments(p.pid()).flatMap(QemuCommandLine::qmpSocket)
+                        .map(Path::getParent).ifPresent(dir -> found.add(new Machine(p, dir))));
         return found;
+    }
+
+    /** The QEMUs and jails whose monitor socket is in one of {@code dirs}. */
+    static List<ProcessHandle> of(List<Path> dirs) {
+        return of(dirs, scan());
+    }
+
+    private static List<ProcessHandle> of(List<Path> dirs, List<Machine> machines) {
+        return machines.stream().filter(m -> dirs.contains(m.dir())).map(Machine::process).toList();
     }
 
     private static boolean isMachine(ProcessHandle p) {

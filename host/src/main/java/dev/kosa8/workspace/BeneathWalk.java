@@ -45,6 +45,9 @@ final class BeneathWalk {
         if (relPath.startsWith("/")) {
             throw new ErrnoException(ErrnoException.EXDEV, "openat");
         }
+        if (relPath.length() >= PATH_MAX) {
+            throw new ErrnoException(ErrnoException.ENAMETOOLONG, "openat"); // as openat2 refuses it
+        }
         boolean creates = (flags & LinuxFs.O_CREAT) != 0;
         boolean trailingSlash = relPath.endsWith("/");
         List<String> names = new ArrayList<>();
@@ -52,9 +55,6 @@ final class BeneathWalk {
             if (!n.isEmpty()) {
                 names.add(n);
             }
-        }
-        if (relPath.length() >= PATH_MAX) {
-            throw new ErrnoException(ErrnoException.ENAMETOOLONG, "openat"); // as openat2 refuses it
         }
         // the directories opened so far, the current one first; those below it are kept only while a ".." ahead
         // may step back to them (the server's own paths have none: then at most one is open)
