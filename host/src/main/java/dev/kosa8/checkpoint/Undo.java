@@ -202,25 +202,8 @@ public final class Undo {
      * count for them). Their disk snapshots are inside the root disk.
      */
     public long bytesHeld() throws IOException {
-        long bytes = 0;
-        for (Path dir : List.of(checkpoints(), sandboxDir.resolve("suspended"))) {
-            if (!Files.isDirectory(dir)) {
-                continue;
-            }
-            try (var walk = Files.walk(dir)) {
-                for (Path f : walk.toList()) {
-                    try {
-                        var a = Files.readAttributes(f, "unix:size,nlink,isRegularFile", java.nio.file.LinkOption.NOFOLLOW_LINKS);
-                        if (Boolean.TRUE.equals(a.get("isRegularFile")) && ((Number) a.get("nlink")).intValue() == 1) {
-                            bytes += ((Number) a.get("size")).longValue();
-                        }
-                    } catch (java.nio.file.NoSuchFileException gone) {
-                        // removed meanwhile
-                    }
-                }
-            }
-        }
-        return bytes;
+        return dev.kosa8.host.LiveTreeBytes.of(checkpoints(), true)
+                + dev.kosa8.host.LiveTreeBytes.of(sandboxDir.resolve("suspended"), true);
     }
 
     private KosaException failed(Checkpoint c) {

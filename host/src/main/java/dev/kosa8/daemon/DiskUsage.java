@@ -113,18 +113,12 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
         return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? Files.size(p) : 0;
     }
 
-    /** The bytes of the regular files beneath {@code dir} (none when it is not there). */
+    /**
+     * The bytes of the regular files beneath {@code dir} (none when it is not
+     * there), counted while the sandbox runs and changes them.
+     */
     static long tree(Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            return 0;
-        }
-        long n = 0;
-        try (var walk = Files.walk(dir)) {
-            for (Path p : walk.toList()) {
-                n += size(p);
-            }
-        }
-        return n;
+        return dev.kosa8.host.LiveTreeBytes.of(dir);
     }
 
     /** The largest files a log can grow to: what {@link DiskBudget} keeps room for. */

@@ -251,13 +251,7 @@ final class Templates {
                     continue;
                 }
                 String shape = name.lastIndexOf('-') > 0 ? name.substring(0, name.lastIndexOf('-')) : name;
-                long bytes = 0;
-                try (var walk = Files.walk(dir)) {
-                    for (Path f : walk.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS))
-                            .toList()) {
-                        bytes += Files.size(f);
-                    }
-                }
+                long bytes = dev.kosa8.host.LiveTreeBytes.of(dir);
                 out.add(new Sized(name, said(dir).path("bootImage").asText(""), dir.equals(current(shape)), bytes,
                         dir.resolve("disk.qcow2")));
             }
@@ -270,15 +264,7 @@ final class Templates {
 
     /** The bytes deleting a tree frees: its files not also linked elsewhere. */
     private static long bytesFreed(Path dir) throws IOException {
-        long bytes = 0;
-        try (var walk = Files.walk(dir)) {
-            for (Path f : walk.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).toList()) {
-                if (((Number) Files.getAttribute(f, "unix:nlink")).intValue() == 1) {
-                    bytes += Files.size(f);
-                }
-            }
-        }
-        return bytes;
+        return dev.kosa8.host.LiveTreeBytes.of(dir, true);
     }
 
     /** {@code <shape>.current} names the shape's template directory; each template has a directory of its own. */
