@@ -5,7 +5,7 @@ import dev.kosa8.protocol.NetLink;
 /**
  * The windows the agent grants the host towards the guest, over all streams
  * of the network link: each stream opens with {@link NetLink#OPEN_WINDOW},
- * and grows, up to {@link NetLink#WINDOW}, each time it credits bytes it
+ * and grows, up to {@link NetLink#DOWN_WINDOW}, each time it credits bytes it
  * wrote into its guest's socket, while the sum stays within
  * {@link NetLink#DOWN_BUDGET} with an open window kept for each stream that
  * may still open. So the host's bytes that guest programs have not read cost
@@ -31,7 +31,7 @@ final class DownWindows {
     /** What a stream whose window is {@code window} may grow by as it credits bytes it wrote: 0 when the budget is spent. */
     int grow(int window) {
         long room = NetLink.DOWN_BUDGET - granted - (long) (NetLink.AGENT_STREAMS - open) * NetLink.OPEN_WINDOW;
-        int more = (int) Math.max(0, Math.min(NetLink.WINDOW - window, room));
+        int more = (int) Math.max(0, Math.min(NetLink.DOWN_WINDOW - window, room));
         granted += more;
         return more;
     }

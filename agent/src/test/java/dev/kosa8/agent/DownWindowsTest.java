@@ -14,7 +14,7 @@ class DownWindowsTest {
         int window = w.open();
         assertThat(window).isEqualTo(NetLink.OPEN_WINDOW);
         window += w.grow(window);
-        assertThat(window).isEqualTo(NetLink.WINDOW);
+        assertThat(window).isEqualTo(NetLink.DOWN_WINDOW);
         assertThat(w.grow(window)).as("never past its most").isZero();
         w.close(window);
         assertThat(w.granted()).isZero();
@@ -33,13 +33,13 @@ class DownWindowsTest {
                     - (long) (NetLink.AGENT_STREAMS - windows.size()) * NetLink.OPEN_WINDOW);
         }
         assertThat(w.granted()).isEqualTo(NetLink.DOWN_BUDGET);
-        assertThat(windows.getFirst()).as("the first to grow grew to its most").isEqualTo(NetLink.WINDOW);
+        assertThat(windows.getFirst()).as("the first to grow grew to its most").isEqualTo(NetLink.DOWN_WINDOW);
         assertThat(windows.getLast()).as("the last kept its open window").isEqualTo(NetLink.OPEN_WINDOW);
         assertThat(w.grow(NetLink.OPEN_WINDOW)).as("nothing left to grow by").isZero();
         // a grown stream that ends gives its room to the next that grows
         w.close(windows.removeFirst());
         int window = w.open();
-        assertThat(window + w.grow(window)).isEqualTo(NetLink.WINDOW);
+        assertThat(window + w.grow(window)).isEqualTo(NetLink.DOWN_WINDOW);
         assertThat(w.granted()).isEqualTo(NetLink.DOWN_BUDGET);
     }
 }

@@ -98,7 +98,7 @@ class NetRelayTest {
         assertThat(new String(g.getInputStream().readNBytes(5), StandardCharsets.US_ASCII)).isEqualTo("world");
         // the 5 bytes written, and the window grown from its opening size to its most (the budget has room)
         assertThat(host.next(Message.Credit.class)).isEqualTo(
-                new Message.Credit(ch, Message.Stream.STDIN, 5 + NetLink.WINDOW - NetLink.OPEN_WINDOW));
+                new Message.Credit(ch, Message.Stream.STDIN, 5 + NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW));
         g.shutdownOutput();
         assertThat(host.next(Message.Eof.class)).isEqualTo(new Message.Eof(ch, Message.Stream.STDOUT));
         host.send(new Message.Eof(ch, Message.Stream.STDIN));
@@ -253,7 +253,7 @@ class NetRelayTest {
         assertThat(g.getInputStream().readNBytes(big.length)).isEqualTo(big);
         assertThat(new String(g.getInputStream().readNBytes(3), StandardCharsets.US_ASCII)).isEqualTo("end");
         long credited = 0;
-        while (credited < big.length + 3 + NetLink.WINDOW - NetLink.OPEN_WINDOW) { // the bytes, the window grown
+        while (credited < big.length + 3 + NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW) { // the bytes, the window grown
             credited += host.next(Message.Credit.class).bytes();
         }
         g.getOutputStream().write(5);
@@ -275,18 +275,18 @@ class NetRelayTest {
             credited += host.next(Message.Credit.class).bytes();
         }
         assertThat(credited).as("what was written, and the window grown to its most")
-                .isEqualTo(NetLink.WINDOW);
-        assertThat(relay.granted()).isEqualTo(NetLink.WINDOW);
+                .isEqualTo(NetLink.DOWN_WINDOW);
+        assertThat(relay.granted()).isEqualTo(NetLink.DOWN_WINDOW);
         // the grown window holds: a window's worth in one go is taken
-        for (int sent = 0; sent < NetLink.WINDOW; sent += NetLink.CHUNK) {
-            host.send(new Message.Data(ch, Message.Stream.STDIN, new byte[Math.min(NetLink.CHUNK, NetLink.WINDOW - sent)]));
+        for (int sent = 0; sent < NetLink.DOWN_WINDOW; sent += NetLink.CHUNK) {
+            host.send(new Message.Data(ch, Message.Stream.STDIN, new byte[Math.min(NetLink.CHUNK, NetLink.DOWN_WINDOW - sent)]));
         }
-        assertThat(g.getInputStream().readNBytes(NetLink.WINDOW)).hasSize(NetLink.WINDOW);
+        assertThat(g.getInputStream().readNBytes(NetLink.DOWN_WINDOW)).hasSize(NetLink.DOWN_WINDOW);
         credited = 0;
-        while (credited < NetLink.WINDOW) {
+        while (credited < NetLink.DOWN_WINDOW) {
             credited += host.next(Message.Credit.class).bytes();
         }
-        assertThat(credited).as("what was written, no more: the window is at its most").isEqualTo(NetLink.WINDOW);
+        assertThat(credited).as("what was written, no more: the window is at its most").isEqualTo(NetLink.DOWN_WINDOW);
         // a byte past it is a host overrunning the window: that stream is reset, nothing else
         Socket stalled = guest(443);
         int st = host.next(Message.NetOpen.class).channel();

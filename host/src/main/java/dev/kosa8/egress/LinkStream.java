@@ -25,8 +25,8 @@ import java.util.ArrayDeque;
  * connection that came through QEMU's relay was. Runs on its link's event
  * loop alone, so it needs no locks.
  *
- * <p>Flow control both ways, one window per direction ({@link NetLink#WINDOW}; towards the guest it starts at
- * {@link NetLink#OPEN_WINDOW} and the agent grows it):
+ * <p>Flow control both ways, one window per direction ({@link NetLink#WINDOW} from the guest; towards it, from
+ * {@link NetLink#OPEN_WINDOW} as the agent grows it up to {@link NetLink#DOWN_WINDOW}):
  * the guest's bytes are credited back once written into the broker's socket,
  * so the daemon holds at most one window of them per stream; the broker's
  * bytes are read only while the guest has window left and the link's port
@@ -68,7 +68,7 @@ final class LinkStream {
     private boolean upShut;
     /**
      * Bytes the guest may still be sent: {@link NetLink#OPEN_WINDOW} at first, and what the agent credits, which
-     * grows the window up to {@link NetLink#WINDOW} as the agent's budget allows.
+     * grows the window up to {@link NetLink#DOWN_WINDOW} as the agent's budget allows.
      */
     private int downWindow = NetLink.OPEN_WINDOW;
     /** A read from the broker not yet sent for want of window. */
@@ -169,7 +169,7 @@ final class LinkStream {
         if (c.stream() != Message.Stream.STDIN) {
             throw new ProtocolException("the guest may only credit the bytes it was sent on stream " + channel);
         }
-        if (downWindow + c.bytes() > NetLink.WINDOW) {
+        if (downWindow + c.bytes() > NetLink.DOWN_WINDOW) {
             throw new ProtocolException("the guest credited stream " + channel + " more than it was sent");
         }
         downWindow += c.bytes();

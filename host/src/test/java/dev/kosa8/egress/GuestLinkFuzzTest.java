@@ -186,7 +186,8 @@ class GuestLinkFuzzTest {
                 Arbitraries.bytes().array(byte[].class).ofMaxSize(200),
                 Arbitraries.integers().between(NetLink.CHUNK, Limits.MAX_DATA).map(byte[]::new));
         Arbitrary<Integer> credit = Arbitraries.oneOf(Arbitraries.integers().between(1, 4096),
-                Arbitraries.integers().between(NetLink.WINDOW - 1, Limits.INITIAL_WINDOW));
+                Arbitraries.integers().between(NetLink.WINDOW - 1, Limits.INITIAL_WINDOW),
+                Arbitraries.integers().between(NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW - 2, NetLink.DOWN_WINDOW));
         Arbitrary<Message> one = Arbitraries.frequencyOf(
                 net.jqwik.api.Tuple.of(4, Combinators.combine(ch, port).as(Message.NetOpen::new)),
                 net.jqwik.api.Tuple.of(5, Combinators.combine(ch, stream, bytes).as(Message.Data::new)),

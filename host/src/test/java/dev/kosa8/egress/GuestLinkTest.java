@@ -134,7 +134,7 @@ class GuestLinkTest {
     void theBrokersBytesGoNoFurtherThanTheGuestsWindowUntilItCredits() throws Exception {
         attached();
         agent.send(new Message.NetOpen(3, 80));
-        agent.send(new Message.Data(3, Message.Stream.STDOUT, ("GET /big?n=" + (4 * NetLink.WINDOW)
+        agent.send(new Message.Data(3, Message.Stream.STDOUT, ("GET /big?n=" + (2 * NetLink.DOWN_WINDOW)
                 + " HTTP/1.1\r\nHost: api.test\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
         long got = 0;
         while (got < NetLink.OPEN_WINDOW) {
@@ -154,7 +154,7 @@ class GuestLinkTest {
         assertThat(more).isEqualTo(4096);
         assertThat(agent.poll(Duration.ofMillis(300))).isNull();
         // the agent grows the window, crediting more than it was sent, up to the most a window may be
-        int grown = 4096 + NetLink.WINDOW - NetLink.OPEN_WINDOW;
+        int grown = 4096 + NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW;
         agent.send(new Message.Credit(3, Message.Stream.STDIN, grown));
         more = 0;
         while (more < grown) {
@@ -267,15 +267,17 @@ class GuestLinkTest {
             throws Exception {
         GuestLink link = attached();
         int streams = 128;
-        long offered = (long) streams * NetLink.WINDOW; // what the windows alone would let the daemon queue
+        long answer = 2L * NetLink.WINDOW;
+        // what the windows alone would let the daemon queue
+        long offered = streams * Math.min(answer, NetLink.DOWN_WINDOW);
         long bound = GuestLink.HIGH_WATER + 2L * streams * NetLink.CHUNK;
         assertThat(offered).isGreaterThan(3 * bound);
         agent.paused = true;
         for (int ch = 1; ch <= streams; ch++) {
             agent.send(new Message.NetOpen(ch, 80));
             // the agent grows each window to its most, as it does for streams whose guests read
-            agent.send(new Message.Credit(ch, Message.Stream.STDIN, NetLink.WINDOW - NetLink.OPEN_WINDOW));
-            agent.send(new Message.Data(ch, Message.Stream.STDOUT, ("GET /big?n=" + (2 * NetLink.WINDOW)
+            agent.send(new Message.Credit(ch, Message.Stream.STDIN, NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW));
+            agent.send(new Message.Data(ch, Message.Stream.STDOUT, ("GET /big?n=" + answer
                     + " HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
         }
         waitFor(() -> link.streams() == streams, "every stream is open");
@@ -306,7 +308,7 @@ class GuestLinkTest {
             }
         }
         assertThat(got).hasSize(streams);
-        assertThat(got.values()).allSatisfy(n -> assertThat(n).isGreaterThan(2L * NetLink.WINDOW));
+        assertThat(got.values()).allSatisfy(n -> assertThat(n).isGreaterThan(answer));
         waitFor(() -> link.streams() == 0, "every stream over");
     }
 

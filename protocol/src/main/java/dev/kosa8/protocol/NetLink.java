@@ -45,12 +45,21 @@ public final class NetLink {
      */
     public static final int WINDOW = 256 * 1024;
     /**
-     * The window a stream starts with towards the guest. The agent grows it, up to {@link #WINDOW}, as it credits
+     * The window a stream starts with towards the guest. The agent grows it, up to {@link #DOWN_WINDOW}, as it credits
      * what it wrote into the guest's socket, while what it has granted over all streams stays within
      * {@link #DOWN_BUDGET}: so the host's bytes that guest programs do not read cost the agent a bounded heap, and
      * the agent never has to stop reading the port for them (which would stall every stream behind one).
      */
     public static final int OPEN_WINDOW = 32 * 1024;
+    /**
+     * The most a stream's window towards the guest grows to: four times {@link #WINDOW}. A stream moves at most a
+     * window per round trip of its credits (the guest's socket, the agent, the port and QEMU's main loop, then the
+     * daemon: about 10 ms under TCG here), so a 256 KiB window held a download to about 25 MB/s; at 1 MiB the
+     * link itself is the limit (docs/network.md, "Throughput"). It costs no memory bound: what the agent grants
+     * over all streams stays within {@link #DOWN_BUDGET}, and the daemon holds towards the guest what the port
+     * takes plus two reads per stream, whatever the window.
+     */
+    public static final int DOWN_WINDOW = 4 * WINDOW;
     /**
      * The most the agent grants over all streams towards the guest: every stream's {@link #OPEN_WINDOW} (one per
      * stream up to {@link #AGENT_STREAMS}, kept for streams not yet open) and as much again for the windows it grows.
