@@ -142,7 +142,7 @@ final class BeneathWalk {
         if (follows && (flags & LinuxFs.O_PATH) != 0) { // O_PATH opened the link itself, which was not asked for
             boolean link;
             try {
-                link = LinuxFs.stat(fd).isSymlink();
+                link = FdCalls.stat(fd).isSymlink();
             } catch (ErrnoException e) {
                 LinuxFs.close(fd);
                 throw e;
@@ -162,7 +162,7 @@ final class BeneathWalk {
 
     private static LinuxFs.Stat statOrNull(int dir, String name) {
         try {
-            return LinuxFs.statAt(dir, name);
+            return NameCalls.statAt(dir, name);
         } catch (ErrnoException e) {
             return null;
         }

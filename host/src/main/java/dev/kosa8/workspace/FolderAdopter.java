@@ -137,7 +137,7 @@ public final class FolderAdopter {
                     TreeCopy.makeParents(root, path);
                     int d = LinuxFs.openBeneath(root, Fid.parent(path), LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
                     try {
-                        LinuxFs.mkdirAt(d, Fid.lastName(path), 0700);
+                        NameCalls.mkdirAt(d, Fid.lastName(path), 0700);
                     } finally {
                         LinuxFs.close(d);
                     }

@@ -126,7 +126,7 @@ final class HeldMoves {
         }
         int d = ops.parentFd(to, false);
         try {
-            LinuxFs.renameAt(d, Fid.lastName(temp), d, Fid.lastName(to));
+            NameCalls.renameAt(d, Fid.lastName(temp), d, Fid.lastName(to));
         } catch (ErrnoException e) {
             TreeCopy.remove(toRoot, temp);
             throw e;
@@ -135,7 +135,7 @@ final class HeldMoves {
         }
         int s = ops.parentFd(from, false);
         try {
-            LinuxFs.unlinkAt(s, Fid.lastName(from), 0);
+            NameCalls.unlinkAt(s, Fid.lastName(from), 0);
         } finally {
             LinuxFs.close(s);
         }

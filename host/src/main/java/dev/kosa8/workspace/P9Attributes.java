@@ -19,7 +19,7 @@ final class P9Attributes {
     }
 
     P9Reply getattr(Fid f) throws ErrnoException {
-        LinuxFs.Stat st = f.withFdIfOpen(LinuxFs::stat);
+        LinuxFs.Stat st = f.withFdIfOpen(FdCalls::stat);
         if (st == null) {
             st = ops.statPath(f.path());
         }
@@ -56,16 +56,16 @@ final class P9Attributes {
 
     private P9Reply setattr(Fid f, P9Request.Setattr s, int fd) throws ErrnoException {
         int valid = s.valid();
-        LinuxFs.Stat st = LinuxFs.stat(fd);
+        LinuxFs.Stat st = FdCalls.stat(fd);
         boolean symlink = st.isSymlink();
         if ((valid & 1) != 0 && !symlink) {
-            LinuxFs.chmodFd(fd, P9Operations.safeMode(s.mode(), st.isDir()));
+            FdCalls.chmodFd(fd, P9Operations.safeMode(s.mode(), st.isDir()));
         }
         if ((valid & 8) != 0) {
             if (!st.isRegular()) {
                 throw new ErrnoException(st.isDir() ? ErrnoException.EISDIR : ErrnoException.EINVAL, "truncate");
             }
-            LinuxFs.truncateFd(fd, s.size());
+            FdCalls.truncateFd(fd, s.size());
         }
         if ((valid & (16 | 32)) != 0) {
             long aSec = 0, aNsec = LinuxFs.UTIME_OMIT, mSec = 0, mNsec = LinuxFs.UTIME_OMIT;
@@ -82,12 +82,12 @@ final class P9Attributes {
             if (symlink) {
                 int dir = ops.parentFd(f.path(), false);
                 try {
-                    LinuxFs.utimensAt(dir, Fid.lastName(f.path()), aSec, aNsec, mSec, mNsec);
+                    NameCalls.utimensAt(dir, Fid.lastName(f.path()), aSec, aNsec, mSec, mNsec);
                 } finally {
                     LinuxFs.close(dir);
                 }
             } else {
-                LinuxFs.utimensFd(fd, aSec, aNsec, mSec, mNsec);
+                FdCalls.utimensFd(fd, aSec, aNsec, mSec, mNsec);
             }
         }
         // uid and gid (2, 4): ownership is mapped, everything belongs to the host user
@@ -107,10 +107,10 @@ final class P9Attributes {
     String readlink(Fid f) throws ErrnoException {
         int fd = ops.pathFd(f.path());
         try {
-            if (!LinuxFs.stat(fd).isSymlink()) {
+            if (!FdCalls.stat(fd).isSymlink()) {
                 throw new ErrnoException(ErrnoException.EINVAL, "readlink of a file that is no symlink");
             }
-            return LinuxFs.readlinkAt(fd, "");
+            return NameCalls.readlinkAt(fd, "");
         } finally {
             LinuxFs.close(fd);
         }

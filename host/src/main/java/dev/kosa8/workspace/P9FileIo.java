@@ -30,7 +30,7 @@ final class P9FileIo {
         }
         ByteBuffer data = out.duplicate();
         data.position(start + P9Codec.READ_DATA_OFFSET).limit(start + P9Codec.READ_DATA_OFFSET + count);
-        int n = f.withFd(fd -> LinuxFs.pread(fd, data, r.offset()));
+        int n = f.withFd(fd -> FdCalls.pread(fd, data, r.offset()));
         P9Codec.finishRead(out, start, tag, n);
     }
 
@@ -52,7 +52,7 @@ final class P9FileIo {
             ByteBuffer piece = data.slice(data.position(), Math.min(data.remaining(), P9Operations.WRITE_PIECE));
             int n;
             try {
-                n = LinuxFs.pwrite(fd, piece, offset + total);
+                n = FdCalls.pwrite(fd, piece, offset + total);
             } catch (ErrnoException e) {
                 if (total > 0) {
                     return total;
@@ -93,18 +93,18 @@ final class P9FileIo {
 
     /** Packs the directory's entries from {@code offset} into {@code entries} until the next does not fit. */
     private ByteBuffer packEntries(int fd, long offset, int count, ByteBuffer entries) throws ErrnoException {
-        LinuxFs.Stat dirStat = LinuxFs.stat(fd);
+        LinuxFs.Stat dirStat = FdCalls.stat(fd);
         // entries share the directory's device (a mount point inside is rare): mix its device in the same way
         long deviceMix = ops.qid(dirStat).path() ^ dirStat.ino();
-        LinuxFs.lseek(fd, offset, 0);
+        FdCalls.lseek(fd, offset, 0);
         ByteBuffer raw = DIRENTS.get();
         while (true) {
             raw.clear().limit(Math.min(Math.max(count, 512), raw.capacity()));
-            int n = LinuxFs.getdents(fd, raw);
+            int n = FdCalls.getdents(fd, raw);
             if (n <= 0) {
                 return entries;
             }
-            for (LinuxFs.DirEntry e : LinuxFs.parseDirents(raw, n)) {
+            for (LinuxFs.DirEntry e : FdCalls.parseDirents(raw, n)) {
                 Qid q = new Qid(direntQidType(e.type()), 0, e.ino() ^ deviceMix);
                 if (!P9Codec.putDirEntry(entries, q, e.nextOffset(), (byte) e.type(), e.name())) {
                     return entries;
@@ -122,17 +122,17 @@ final class P9FileIo {
             throws ErrnoException {
         java.util.Set<String> units = held.unitNamesIn(dirPath);
         java.util.List<Object[]> list = new java.util.ArrayList<>();
-        LinuxFs.Stat dirStat = LinuxFs.stat(fd);
+        LinuxFs.Stat dirStat = FdCalls.stat(fd);
         long deviceMix = ops.qid(dirStat).path() ^ dirStat.ino();
-        LinuxFs.lseek(fd, 0, 0);
+        FdCalls.lseek(fd, 0, 0);
         ByteBuffer raw = DIRENTS.get();
         while (true) {
             raw.clear();
-            int n = LinuxFs.getdents(fd, raw);
+            int n = FdCalls.getdents(fd, raw);
             if (n <= 0) {
                 break;
             }
-            for (LinuxFs.DirEntry e : LinuxFs.parseDirents(raw, n)) {
+            for (LinuxFs.DirEntry e : FdCalls.parseDirents(raw, n)) {
                 if (!units.contains(e.name())) {
                     list.add(new Object[] {new Qid(direntQidType(e.type()), 0, e.ino() ^ deviceMix), e.type(), e.name()});
                 }
@@ -165,7 +165,7 @@ final class P9FileIo {
     P9Reply fsync(P9Request.Fsync s) throws ErrnoException {
         Fid f = ops.fid(s.fid());
         f.withFdIfOpen(fd -> {
-            LinuxFs.fsync(fd, s.datasync() != 0);
+            FdCalls.fsync(fd, s.datasync() != 0);
             return Boolean.TRUE;
         });
         return new P9Reply.Fsync();
@@ -177,7 +177,7 @@ final class P9FileIo {
             throw new ErrnoException(ErrnoException.EINVAL, "lock type");
         }
         // never blocks the server: a lock held elsewhere is answered BLOCKED and the guest retries
-        boolean got = f.withFd(fd -> LinuxFs.setLock(fd, l.type(), l.start(), l.length()));
+        boolean got = f.withFd(fd -> FdCalls.setLock(fd, l.type(), l.start(), l.length()));
         return new P9Reply.Lock((byte) (got ? 0 : 1));
     }
 
@@ -186,7 +186,7 @@ final class P9FileIo {
         if (g.type() < 0 || g.type() > 2) {
             throw new ErrnoException(ErrnoException.EINVAL, "lock type");
         }
-        LinuxFs.Flock held = f.withFd(fd -> LinuxFs.getLock(fd, g.type(), g.start(), g.length()));
+        LinuxFs.Flock held = f.withFd(fd -> FdCalls.getLock(fd, g.type(), g.start(), g.length()));
         if (held.type() == 2) {
             return new P9Reply.GetLock((byte) 2, g.start(), g.length(), g.procId(), g.clientId());
         }

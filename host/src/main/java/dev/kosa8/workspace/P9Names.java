@@ -20,11 +20,11 @@ final class P9Names {
         int d = ops.parentFd(Fid.child(dir.path(), name), true);
         try {
             int mode = P9Operations.safeMode(m.mode(), true);
-            LinuxFs.mkdirAt(d, name, mode);
-            LinuxFs.Stat st = LinuxFs.statAt(d, name);
+            NameCalls.mkdirAt(d, name, mode);
+            LinuxFs.Stat st = NameCalls.statAt(d, name);
             if ((st.mode() & 07777) != mode) {
                 fixMode(Fid.child(dir.path(), name), mode);
-                st = LinuxFs.statAt(d, name);
+                st = NameCalls.statAt(d, name);
             }
             return new P9Reply.Mkdir(ops.qid(st));
         } finally {
@@ -35,7 +35,7 @@ final class P9Names {
     private void fixMode(String path, int mode) throws ErrnoException {
         int fd = ops.pathFd(path);
         try {
-            LinuxFs.chmodFd(fd, mode);
+            FdCalls.chmodFd(fd, mode);
         } finally {
             LinuxFs.close(fd);
         }
@@ -55,8 +55,8 @@ final class P9Names {
         int d = ops.parentFd(path, false);
         try {
             // the target is only text: the server never follows it, the guest kernel resolves it in the guest
-            LinuxFs.symlinkAt(s.target(), d, name);
-            return new P9Reply.Symlink(ops.qid(LinuxFs.statAt(d, name)));
+            NameCalls.symlinkAt(s.target(), d, name);
+            return new P9Reply.Symlink(ops.qid(NameCalls.statAt(d, name)));
         } finally {
             LinuxFs.close(d);
         }
@@ -74,11 +74,11 @@ final class P9Names {
         try {
             int perm = P9Operations.safeMode(m.mode(), false);
             int mode = (type == 0 ? LinuxFs.S_IFREG : type) | perm;
-            LinuxFs.mknodAt(d, name, mode, 0);
-            LinuxFs.Stat st = LinuxFs.statAt(d, name);
+            NameCalls.mknodAt(d, name, mode, 0);
+            LinuxFs.Stat st = NameCalls.statAt(d, name);
             if ((st.mode() & 07777) != perm && type != LinuxFs.S_IFIFO) {
                 fixMode(Fid.child(dir.path(), name), perm);
-                st = LinuxFs.statAt(d, name);
+                st = NameCalls.statAt(d, name);
             }
             return new P9Reply.Mknod(ops.qid(st));
         } finally {
@@ -104,7 +104,7 @@ final class P9Names {
         try {
             int to = ops.parentFd(dest, false);
             try {
-                LinuxFs.linkAt(from, Fid.lastName(target.path()), to, name);
+                NameCalls.linkAt(from, Fid.lastName(target.path()), to, name);
             } finally {
                 LinuxFs.close(to);
             }
@@ -152,7 +152,7 @@ final class P9Names {
         try {
             int b = ops.parentFd(to, directory);
             try {
-                LinuxFs.renameAt(a, fromName, b, toName);
+                NameCalls.renameAt(a, fromName, b, toName);
             } finally {
                 LinuxFs.close(b);
             }
@@ -198,7 +198,7 @@ final class P9Names {
         }
         int d = ops.parentFd(path, directory);
         try {
-            LinuxFs.unlinkAt(d, name, flags);
+            NameCalls.unlinkAt(d, name, flags);
         } finally {
             LinuxFs.close(d);
         }

@@ -186,13 +186,13 @@ final class P9Operations {
     }
 
     private P9Reply attach(P9Request.Attach a) throws ErrnoException {
-        LinuxFs.Stat st = LinuxFs.stat(rootFd);
+        LinuxFs.Stat st = FdCalls.stat(rootFd);
         addFid(a.fid(), new Fid("", Fid.Kind.FILE, qid(st).type()));
         return new P9Reply.Attach(qid(st));
     }
 
     private P9Reply statfs() throws ErrnoException {
-        LinuxFs.StatFs s = LinuxFs.statfs(rootFd);
+        LinuxFs.StatFs s = FdCalls.statfs(rootFd);
         return new P9Reply.Statfs(0x01021997, (int) s.bsize(), s.blocks(), s.bfree(), s.bavail(), s.files(),
                 s.ffree(), s.fsid(), (int) s.namelen());
     }
@@ -366,7 +366,7 @@ final class P9Operations {
     LinuxFs.Stat statPath(String path) throws ErrnoException {
         int fd = pathFd(path);
         try {
-            return LinuxFs.stat(fd);
+            return FdCalls.stat(fd);
         } finally {
             LinuxFs.close(fd);
         }
@@ -398,7 +398,7 @@ final class P9Operations {
             int fd = openChecked(f.path(), flags);
             LinuxFs.Stat st;
             try {
-                st = LinuxFs.stat(fd);
+                st = FdCalls.stat(fd);
             } catch (ErrnoException e) {
                 LinuxFs.close(fd);
                 throw e;
@@ -427,7 +427,7 @@ final class P9Operations {
     private int openChecked(String path, int flags) throws ErrnoException {
         int pathFd = pathFd(path);
         try {
-            LinuxFs.Stat st = LinuxFs.stat(pathFd);
+            LinuxFs.Stat st = FdCalls.stat(pathFd);
             if (st.isSymlink()) {
                 throw new ErrnoException(ErrnoException.ELOOP, "open of a symlink");
             }
@@ -488,7 +488,7 @@ final class P9Operations {
             if (created) {
                 keepMode(fd, mode);
             }
-            st = LinuxFs.stat(fd);
+            st = FdCalls.stat(fd);
         } catch (ErrnoException e) {
             LinuxFs.close(fd);
             throw e;
@@ -506,7 +506,7 @@ final class P9Operations {
     /** The daemon's umask would narrow the mode the guest asked for; put it back. */
     private void keepMode(int fd, int mode) throws ErrnoException {
         if ((mode & umask) != 0) {
-            LinuxFs.chmodFd(fd, mode);
+            FdCalls.chmodFd(fd, mode);
         }
     }
 

@@ -37,7 +37,7 @@ final class TreeCopy {
             throw e;
         }
         try {
-            return LinuxFs.stat(fd);
+            return FdCalls.stat(fd);
         } finally {
             LinuxFs.close(fd);
         }
@@ -52,7 +52,7 @@ final class TreeCopy {
         makeParents(root, parent);
         int d = LinuxFs.openBeneath(root, Fid.parent(parent), LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
         try {
-            LinuxFs.mkdirAt(d, Fid.lastName(parent), 0755);
+            NameCalls.mkdirAt(d, Fid.lastName(parent), 0755);
         } catch (ErrnoException e) {
             if (e.errno != ErrnoException.EEXIST) {
                 throw e;
@@ -80,12 +80,12 @@ final class TreeCopy {
             if (st.isSymlink()) {
                 int fromDir = LinuxFs.openBeneath(from, Fid.parent(fromPath), LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
                 try {
-                    LinuxFs.symlinkAt(LinuxFs.readlinkAt(fromDir, Fid.lastName(fromPath)), toDir, name);
+                    NameCalls.symlinkAt(NameCalls.readlinkAt(fromDir, Fid.lastName(fromPath)), toDir, name);
                 } finally {
                     LinuxFs.close(fromDir);
                 }
             } else if (st.isDir()) {
-                LinuxFs.mkdirAt(toDir, name, 0700);
+                NameCalls.mkdirAt(toDir, name, 0700);
                 for (String child : names(from, fromPath)) {
                     copy(from, Fid.child(fromPath, child), to, Fid.child(toPath, child));
                 }
@@ -121,12 +121,12 @@ final class TreeCopy {
         try {
             if (there != null && (there.isDir() || next.isDir())) {
                 // a directory cannot be renamed over a file or a non-empty directory: swap them, in one step
-                LinuxFs.exchangeAt(d, Fid.lastName(temp), d, name);
-                LinuxFs.fsync(d, false);
+                NameCalls.exchangeAt(d, Fid.lastName(temp), d, name);
+                FdCalls.fsync(d, false);
                 remove(root, temp); // now the old version
             } else {
-                LinuxFs.renameAt(d, Fid.lastName(temp), d, name);
-                LinuxFs.fsync(d, false);
+                NameCalls.renameAt(d, Fid.lastName(temp), d, name);
+                FdCalls.fsync(d, false);
             }
         } finally {
             LinuxFs.close(d);
@@ -143,17 +143,17 @@ final class TreeCopy {
                 long at = 0;
                 while (true) {
                     buf.clear();
-                    int n = LinuxFs.pread(in, buf, at);
+                    int n = FdCalls.pread(in, buf, at);
                     if (n <= 0) {
                         break;
                     }
                     buf.flip();
                     while (buf.hasRemaining()) {
-                        at += LinuxFs.pwrite(out, buf, at);
+                        at += FdCalls.pwrite(out, buf, at);
                     }
                 }
-                LinuxFs.fsync(out, false);
-                LinuxFs.chmodFd(out, mode);
+                FdCalls.fsync(out, false);
+                FdCalls.chmodFd(out, mode);
             } finally {
                 LinuxFs.close(out);
             }
@@ -165,7 +165,7 @@ final class TreeCopy {
     static void chmod(int root, String path, int mode) throws ErrnoException {
         int fd = LinuxFs.openBeneath(root, path, LinuxFs.O_PATH | LinuxFs.O_NOFOLLOW, 0);
         try {
-            LinuxFs.chmodFd(fd, mode);
+            FdCalls.chmodFd(fd, mode);
         } finally {
             LinuxFs.close(fd);
         }
@@ -179,11 +179,11 @@ final class TreeCopy {
             ByteBuffer raw = DIRENTS.get();
             while (true) {
                 raw.clear();
-                int n = LinuxFs.getdents(fd, raw);
+                int n = FdCalls.getdents(fd, raw);
                 if (n <= 0) {
                     break;
                 }
-                for (LinuxFs.DirEntry e : LinuxFs.parseDirents(raw, n)) {
+                for (LinuxFs.DirEntry e : FdCalls.parseDirents(raw, n)) {
                     if (!e.name().equals(".") && !e.name().equals("..")) {
                         out.add(e.name());
                     }
@@ -209,7 +209,7 @@ final class TreeCopy {
         }
         int d = LinuxFs.openBeneath(root, Fid.parent(path), LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
         try {
-            LinuxFs.unlinkAt(d, Fid.lastName(path), st.isDir() ? LinuxFs.AT_REMOVEDIR : 0);
+            NameCalls.unlinkAt(d, Fid.lastName(path), st.isDir() ? LinuxFs.AT_REMOVEDIR : 0);
         } finally {
             LinuxFs.close(d);
         }
@@ -257,7 +257,7 @@ final class TreeCopy {
                 long at = 0;
                 while (true) {
                     buf.clear();
-                    int n = LinuxFs.pread(fd, buf, at);
+                    int n = FdCalls.pread(fd, buf, at);
                     if (n <= 0) {
                         break;
                     }
@@ -276,7 +276,7 @@ final class TreeCopy {
     static String readlink(int root, String path) throws ErrnoException {
         int fd = LinuxFs.openBeneath(root, path, LinuxFs.O_PATH | LinuxFs.O_NOFOLLOW, 0);
         try {
-            return LinuxFs.readlinkAt(fd, "");
+            return NameCalls.readlinkAt(fd, "");
         } finally {
             LinuxFs.close(fd);
         }
@@ -292,7 +292,7 @@ final class TreeCopy {
         try {
             ByteBuffer buf = ByteBuffer.allocateDirect((int) Math.min(limit, Math.max(st.size(), 0)));
             while (buf.hasRemaining()) {
-                if (LinuxFs.pread(fd, buf, buf.position()) <= 0) {
+                if (FdCalls.pread(fd, buf, buf.position()) <= 0) {
                     break;
                 }
             }

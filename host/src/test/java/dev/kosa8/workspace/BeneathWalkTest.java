@@ -95,7 +95,7 @@ class BeneathWalkTest {
         String deep = "d/".repeat(2047); // 4094 bytes: one short of PATH_MAX with its NUL
         int dir = LinuxFs.openBeneath(rootFd, "", LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
         for (int level = 0; level < 2047; level++) { // by descriptor: the tree's full names pass PATH_MAX
-            LinuxFs.mkdirAt(dir, "d", 0755);
+            NameCalls.mkdirAt(dir, "d", 0755);
             int next = LinuxFs.openBeneath(dir, "d", LinuxFs.O_PATH | LinuxFs.O_DIRECTORY, 0);
             LinuxFs.close(dir);
             dir = next;
@@ -151,7 +151,7 @@ class BeneathWalkTest {
                     int fd = BeneathWalk.open(rootFd, "d/e/secret.txt", LinuxFs.O_RDONLY, 0);
                     try {
                         java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(64);
-                        int n = LinuxFs.pread(fd, buf, 0);
+                        int n = FdCalls.pread(fd, buf, 0);
                         assertThat(java.nio.charset.StandardCharsets.ISO_8859_1.decode(buf.flip()).toString()
                                 .substring(0, n)).isEqualTo("inside");
                         opened.incrementAndGet();
@@ -180,7 +180,7 @@ class BeneathWalkTest {
         try {
             int fd = open.run();
             try {
-                return "fd " + Integer.toOctalString(LinuxFs.stat(fd).type());
+                return "fd " + Integer.toOctalString(FdCalls.stat(fd).type());
             } finally {
                 LinuxFs.close(fd);
             }

@@ -72,7 +72,7 @@ class LinuxFsTest {
 
     private static String read(int fd, long offset) throws ErrnoException {
         ByteBuffer buf = ByteBuffer.allocateDirect(4096);
-        int n = LinuxFs.pread(fd, buf, offset);
+        int n = FdCalls.pread(fd, buf, offset);
         return ISO_8859_1.decode(buf.flip()).toString().substring(0, n);
     }
 
@@ -83,9 +83,9 @@ class LinuxFsTest {
 
         assertThat(read(open("a/b/c.txt", O_RDONLY), 0)).isEqualTo("hello");
         assertThat(read(open("a/../a/./b/c.txt", O_RDONLY), 1)).isEqualTo("ello");
-        assertThat(LinuxFs.stat(open("a/b", O_RDONLY | O_DIRECTORY)).ino())
+        assertThat(FdCalls.stat(open("a/b", O_RDONLY | O_DIRECTORY)).ino())
                 .isEqualTo(Files.getAttribute(root.resolve("a/b"), "unix:ino"));
-        assertThat(LinuxFs.stat(open("", O_PATH)).ino()).isEqualTo(Files.getAttribute(root, "unix:ino"));
+        assertThat(FdCalls.stat(open("", O_PATH)).ino()).isEqualTo(Files.getAttribute(root, "unix:ino"));
         assertErrno(ErrnoException.ENOTDIR, () -> open("a/b/c.txt", O_RDONLY | O_DIRECTORY));
         assertErrno(ErrnoException.ENOENT, () -> open("a/missing", O_RDONLY));
     }
@@ -130,10 +130,10 @@ class LinuxFsTest {
 
         int fd = open("etc", O_PATH | O_NOFOLLOW);
 
-        assertThat(LinuxFs.stat(fd).isSymlink()).isTrue();
-        assertThat(LinuxFs.readlinkAt(fd, "")).isEqualTo("/etc");
-        assertThat(LinuxFs.statAt(rootFd, "etc").isSymlink()).isTrue();
-        assertThat(LinuxFs.readlinkAt(rootFd, "etc")).isEqualTo("/etc");
+        assertThat(FdCalls.stat(fd).isSymlink()).isTrue();
+        assertThat(NameCalls.readlinkAt(fd, "")).isEqualTo("/etc");
+        assertThat(NameCalls.statAt(rootFd, "etc").isSymlink()).isTrue();
+        assertThat(NameCalls.readlinkAt(rootFd, "etc")).isEqualTo("/etc");
     }
 
     @Test
@@ -143,8 +143,8 @@ class LinuxFsTest {
         Files.createSymbolicLink(root.resolve("link"), secret);
         int fd = open("link", O_PATH | O_NOFOLLOW);
 
-        assertErrno(ErrnoException.EOPNOTSUPP, () -> LinuxFs.chmodFd(fd, 0777));
-        assertErrno(ErrnoException.EINVAL, () -> LinuxFs.truncateFd(fd, 0));
+        assertErrno(ErrnoException.EOPNOTSUPP, () -> FdCalls.chmodFd(fd, 0777));
+        assertErrno(ErrnoException.EINVAL, () -> FdCalls.truncateFd(fd, 0));
 
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(secret))).isEqualTo("rw-------");
         assertThat(Files.readString(secret)).isEqualTo("outside");
@@ -158,7 +158,7 @@ class LinuxFsTest {
         Files.setLastModifiedTime(file, FileTime.from(Instant.ofEpochSecond(1_600_000_000L, 123_456_789)));
         Map<String, Object> nio = Files.readAttributes(file, "unix:*", LinkOption.NOFOLLOW_LINKS);
 
-        LinuxFs.Stat st = LinuxFs.statAt(rootFd, "f");
+        LinuxFs.Stat st = NameCalls.statAt(rootFd, "f");
 
         assertThat(st.isRegular()).isTrue();
         assertThat(st.mode()).isEqualTo(nio.get("mode")).isEqualTo(LinuxFs.S_IFREG | 0640);
@@ -170,7 +170,7 @@ class LinuxFsTest {
         assertThat(LinuxFs.makedev(st.devMajor(), st.devMinor())).isEqualTo(nio.get("dev"));
         assertThat(st.mtimeSec()).isEqualTo(1_600_000_000L);
         assertThat(st.mtimeNsec()).isEqualTo(123_456_789L);
-        assertThat(LinuxFs.stat(open("f", O_PATH))).isEqualTo(st);
+        assertThat(FdCalls.stat(open("f", O_PATH))).isEqualTo(st);
     }
 
     @Test
@@ -179,21 +179,21 @@ class LinuxFsTest {
         ByteBuffer heap = ByteBuffer.wrap("xxhello".getBytes(ISO_8859_1)).position(2);
         ByteBuffer direct = ByteBuffer.allocateDirect(5).put("world".getBytes(ISO_8859_1)).flip();
 
-        assertThat(LinuxFs.pwrite(fd, heap, 0)).isEqualTo(5);
-        assertThat(LinuxFs.pwrite(fd, direct, 10)).isEqualTo(5);
+        assertThat(FdCalls.pwrite(fd, heap, 0)).isEqualTo(5);
+        assertThat(FdCalls.pwrite(fd, direct, 10)).isEqualTo(5);
         assertThat(heap.hasRemaining()).isFalse();
         assertThat(direct.hasRemaining()).isFalse();
         assertThat(Files.readString(root.resolve("data"), ISO_8859_1)).isEqualTo("hello\0\0\0\0\0world");
 
         ByteBuffer buf = ByteBuffer.allocateDirect(100).position(7);
-        assertThat(LinuxFs.pread(fd, buf, 3)).isEqualTo(12);
+        assertThat(FdCalls.pread(fd, buf, 3)).isEqualTo(12);
         assertThat(buf.position()).isEqualTo(19);
         assertThat(ISO_8859_1.decode(buf.flip().position(7)).toString()).isEqualTo("lo\0\0\0\0\0world");
-        assertThat(LinuxFs.pread(fd, ByteBuffer.allocateDirect(10), 15)).isZero();
-        assertThatThrownBy(() -> LinuxFs.pread(fd, ByteBuffer.allocate(10), 0)).isInstanceOf(IllegalArgumentException.class);
-        assertThat(LinuxFs.lseek(fd, 0, LinuxFs.SEEK_END)).isEqualTo(15L);
-        LinuxFs.fsync(fd, false);
-        LinuxFs.fsync(fd, true);
+        assertThat(FdCalls.pread(fd, ByteBuffer.allocateDirect(10), 15)).isZero();
+        assertThatThrownBy(() -> FdCalls.pread(fd, ByteBuffer.allocate(10), 0)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(FdCalls.lseek(fd, 0, LinuxFs.SEEK_END)).isEqualTo(15L);
+        FdCalls.fsync(fd, false);
+        FdCalls.fsync(fd, true);
     }
 
     @Test
@@ -208,12 +208,12 @@ class LinuxFsTest {
         ByteBuffer buf = ByteBuffer.allocateDirect(4096);
         List<String> seen = new ArrayList<>();
         int calls = 0;
-        for (int n; (n = LinuxFs.getdents(fd, buf.clear())) > 0; calls++) {
+        for (int n; (n = FdCalls.getdents(fd, buf.clear())) > 0; calls++) {
             assertThat(buf.position()).isEqualTo(n);
-            List<LinuxFs.DirEntry> entries = LinuxFs.parseDirents(buf, n);
+            List<LinuxFs.DirEntry> entries = FdCalls.parseDirents(buf, n);
             entries.forEach(e -> seen.add(e.name()));
             assertThat(entries).allSatisfy(e -> assertThat(e.ino()).isPositive());
-            LinuxFs.lseek(fd, entries.getLast().nextOffset(), LinuxFs.SEEK_SET);
+            FdCalls.lseek(fd, entries.getLast().nextOffset(), LinuxFs.SEEK_SET);
         }
 
         assertThat(calls).isGreaterThan(10);
@@ -223,49 +223,49 @@ class LinuxFsTest {
 
     @Test
     void directoryOperationsWorkAndReportTheRightErrno() throws Exception {
-        LinuxFs.mkdirAt(rootFd, "d", 0755);
+        NameCalls.mkdirAt(rootFd, "d", 0755);
         assertThat(root.resolve("d")).isDirectory();
-        assertErrno(ErrnoException.EEXIST, () -> LinuxFs.mkdirAt(rootFd, "d", 0755));
+        assertErrno(ErrnoException.EEXIST, () -> NameCalls.mkdirAt(rootFd, "d", 0755));
         int d = open("d", O_PATH | O_DIRECTORY);
 
         track(LinuxFs.openBeneath(d, "f", O_CREAT | O_WRONLY, 0600));
-        assertErrno(ErrnoException.ENOTEMPTY, () -> LinuxFs.unlinkAt(rootFd, "d", AT_REMOVEDIR));
-        LinuxFs.renameAt(d, "f", rootFd, "g");
+        assertErrno(ErrnoException.ENOTEMPTY, () -> NameCalls.unlinkAt(rootFd, "d", AT_REMOVEDIR));
+        NameCalls.renameAt(d, "f", rootFd, "g");
         assertThat(root.resolve("g")).isRegularFile();
-        assertErrno(ErrnoException.ENOENT, () -> LinuxFs.renameAt(d, "f", rootFd, "h"));
-        LinuxFs.unlinkAt(rootFd, "d", AT_REMOVEDIR);
+        assertErrno(ErrnoException.ENOENT, () -> NameCalls.renameAt(d, "f", rootFd, "h"));
+        NameCalls.unlinkAt(rootFd, "d", AT_REMOVEDIR);
         assertThat(root.resolve("d")).doesNotExist();
-        assertErrno(ErrnoException.ENOENT, () -> LinuxFs.unlinkAt(rootFd, "d", 0));
+        assertErrno(ErrnoException.ENOENT, () -> NameCalls.unlinkAt(rootFd, "d", 0));
 
-        LinuxFs.linkAt(rootFd, "g", rootFd, "g2");
-        assertThat(LinuxFs.statAt(rootFd, "g").nlink()).isEqualTo(2L);
-        LinuxFs.symlinkAt("../../anywhere", rootFd, "s");
+        NameCalls.linkAt(rootFd, "g", rootFd, "g2");
+        assertThat(NameCalls.statAt(rootFd, "g").nlink()).isEqualTo(2L);
+        NameCalls.symlinkAt("../../anywhere", rootFd, "s");
         assertThat(Files.readSymbolicLink(root.resolve("s"))).isEqualTo(Path.of("../../anywhere"));
-        LinuxFs.linkAt(rootFd, "s", rootFd, "s2");
-        assertThat(LinuxFs.statAt(rootFd, "s2").isSymlink()).isTrue();
-        LinuxFs.mknodAt(rootFd, "fifo", LinuxFs.S_IFIFO | 0644, 0);
-        assertThat(LinuxFs.statAt(rootFd, "fifo").type()).isEqualTo(LinuxFs.S_IFIFO);
-        LinuxFs.unlinkAt(rootFd, "g2", 0);
-        assertThat(LinuxFs.statAt(rootFd, "g").nlink()).isEqualTo(1L);
+        NameCalls.linkAt(rootFd, "s", rootFd, "s2");
+        assertThat(NameCalls.statAt(rootFd, "s2").isSymlink()).isTrue();
+        NameCalls.mknodAt(rootFd, "fifo", LinuxFs.S_IFIFO | 0644, 0);
+        assertThat(NameCalls.statAt(rootFd, "fifo").type()).isEqualTo(LinuxFs.S_IFIFO);
+        NameCalls.unlinkAt(rootFd, "g2", 0);
+        assertThat(NameCalls.statAt(rootFd, "g").nlink()).isEqualTo(1L);
     }
 
     @Test
     void nameArgumentsAreSingleComponents() throws Exception {
         Files.createDirectory(root.resolve("a"));
-        assertErrno(ErrnoException.EINVAL, () -> LinuxFs.statAt(rootFd, ".."));
-        assertErrno(ErrnoException.EINVAL, () -> LinuxFs.mkdirAt(rootFd, "a/b", 0755));
-        assertErrno(ErrnoException.EINVAL, () -> LinuxFs.renameAt(rootFd, "a", rootFd, "../escaped"));
-        assertErrno(ErrnoException.EINVAL, () -> LinuxFs.unlinkAt(rootFd, ".", AT_REMOVEDIR));
-        assertErrno(ErrnoException.ENOENT, () -> LinuxFs.statAt(rootFd, ""));
+        assertErrno(ErrnoException.EINVAL, () -> NameCalls.statAt(rootFd, ".."));
+        assertErrno(ErrnoException.EINVAL, () -> NameCalls.mkdirAt(rootFd, "a/b", 0755));
+        assertErrno(ErrnoException.EINVAL, () -> NameCalls.renameAt(rootFd, "a", rootFd, "../escaped"));
+        assertErrno(ErrnoException.EINVAL, () -> NameCalls.unlinkAt(rootFd, ".", AT_REMOVEDIR));
+        assertErrno(ErrnoException.ENOENT, () -> NameCalls.statAt(rootFd, ""));
         assertThat(tmp.resolve("escaped")).doesNotExist();
     }
 
     @Test
     void nulAndWideCharsAreInvalid() throws Exception {
         assertErrno(ErrnoException.EINVAL, () -> open("a\0b", O_RDONLY));
-        assertErrno(ErrnoException.EINVAL, () -> LinuxFs.mkdirAt(rootFd, "x\0", 0755));
-        assertErrno(ErrnoException.EINVAL, () -> LinuxFs.symlinkAt("t\0", rootFd, "s"));
-        assertErrno(ErrnoException.EINVAL, () -> LinuxFs.mkdirAt(rootFd, "\u0100", 0755));
+        assertErrno(ErrnoException.EINVAL, () -> NameCalls.mkdirAt(rootFd, "x\0", 0755));
+        assertErrno(ErrnoException.EINVAL, () -> NameCalls.symlinkAt("t\0", rootFd, "s"));
+        assertErrno(ErrnoException.EINVAL, () -> NameCalls.mkdirAt(rootFd, "\u0100", 0755));
         try (var list = Files.list(root)) {
             assertThat(list).isEmpty();
         }
@@ -274,19 +274,19 @@ class LinuxFsTest {
     @Test
     void nonUtf8NamesRoundTripAsByteStrings() throws Exception {
         String name = "\u00ff\u00fe\u0080";
-        LinuxFs.mkdirAt(rootFd, name, 0755);
-        LinuxFs.symlinkAt("\u00e9\u00ff", rootFd, "l");
+        NameCalls.mkdirAt(rootFd, name, 0755);
+        NameCalls.symlinkAt("\u00e9\u00ff", rootFd, "l");
 
         int fd = open("", O_RDONLY | O_DIRECTORY);
         ByteBuffer buf = ByteBuffer.allocateDirect(4096);
-        int n = LinuxFs.getdents(fd, buf);
-        assertThat(LinuxFs.parseDirents(buf, n)).extracting(LinuxFs.DirEntry::name)
+        int n = FdCalls.getdents(fd, buf);
+        assertThat(FdCalls.parseDirents(buf, n)).extracting(LinuxFs.DirEntry::name)
                 .containsExactlyInAnyOrder(".", "..", name, "l");
-        assertThat(LinuxFs.parseDirents(buf, n)).filteredOn(e -> e.name().equals(name))
+        assertThat(FdCalls.parseDirents(buf, n)).filteredOn(e -> e.name().equals(name))
                 .extracting(LinuxFs.DirEntry::type).containsExactly(LinuxFs.DT_DIR);
-        assertThat(LinuxFs.statAt(rootFd, name).isDir()).isTrue();
-        assertThat(LinuxFs.stat(open(name, O_PATH)).isDir()).isTrue();
-        assertThat(LinuxFs.readlinkAt(rootFd, "l")).isEqualTo("\u00e9\u00ff");
+        assertThat(NameCalls.statAt(rootFd, name).isDir()).isTrue();
+        assertThat(FdCalls.stat(open(name, O_PATH)).isDir()).isTrue();
+        assertThat(NameCalls.readlinkAt(rootFd, "l")).isEqualTo("\u00e9\u00ff");
     }
 
     @Test
@@ -294,18 +294,18 @@ class LinuxFsTest {
         Files.writeString(root.resolve("f"), "0123456789");
         int fd = open("f", O_PATH);
 
-        LinuxFs.chmodFd(fd, 0604);
-        LinuxFs.truncateFd(fd, 3);
-        LinuxFs.utimensFd(fd, 1000, 5, 2000, 7);
+        FdCalls.chmodFd(fd, 0604);
+        FdCalls.truncateFd(fd, 3);
+        FdCalls.utimensFd(fd, 1000, 5, 2000, 7);
 
-        LinuxFs.Stat st = LinuxFs.stat(fd);
+        LinuxFs.Stat st = FdCalls.stat(fd);
         assertThat(st.mode() & 07777).isEqualTo(0604);
         assertThat(st.size()).isEqualTo(3L);
         assertThat(List.of(st.atimeSec(), st.atimeNsec(), st.mtimeSec(), st.mtimeNsec()))
                 .containsExactly(1000L, 5L, 2000L, 7L);
 
-        LinuxFs.utimensFd(fd, 0, LinuxFs.UTIME_OMIT, 3000, 0);
-        st = LinuxFs.stat(fd);
+        FdCalls.utimensFd(fd, 0, LinuxFs.UTIME_OMIT, 3000, 0);
+        st = FdCalls.stat(fd);
         assertThat(List.of(st.atimeSec(), st.mtimeSec())).containsExactly(1000L, 3000L);
         assertThat(Files.readString(root.resolve("f"))).isEqualTo("012");
     }
@@ -314,12 +314,12 @@ class LinuxFsTest {
     void utimensAtChangesASymlinkNotItsTarget() throws Exception {
         Files.writeString(root.resolve("f"), "x");
         Files.createSymbolicLink(root.resolve("l"), Path.of("f"));
-        long before = LinuxFs.statAt(rootFd, "f").mtimeSec();
+        long before = NameCalls.statAt(rootFd, "f").mtimeSec();
 
-        LinuxFs.utimensAt(rootFd, "l", 100, 0, 200, 0);
+        NameCalls.utimensAt(rootFd, "l", 100, 0, 200, 0);
 
-        assertThat(LinuxFs.statAt(rootFd, "l").mtimeSec()).isEqualTo(200L);
-        assertThat(LinuxFs.statAt(rootFd, "f").mtimeSec()).isEqualTo(before);
+        assertThat(NameCalls.statAt(rootFd, "l").mtimeSec()).isEqualTo(200L);
+        assertThat(NameCalls.statAt(rootFd, "f").mtimeSec()).isEqualTo(before);
     }
 
     @Test
@@ -328,23 +328,23 @@ class LinuxFsTest {
         int a = open("f", O_RDWR);
         int b = open("f", O_RDWR);
 
-        assertThat(LinuxFs.setLock(a, F_WRLCK, 0, 100)).isTrue();
-        assertThat(LinuxFs.setLock(b, F_RDLCK, 50, 10)).isFalse();
-        assertThat(LinuxFs.setLock(b, F_WRLCK, 100, 10)).isTrue();
-        LinuxFs.Flock held = LinuxFs.getLock(b, F_RDLCK, 0, 0);
+        assertThat(FdCalls.setLock(a, F_WRLCK, 0, 100)).isTrue();
+        assertThat(FdCalls.setLock(b, F_RDLCK, 50, 10)).isFalse();
+        assertThat(FdCalls.setLock(b, F_WRLCK, 100, 10)).isTrue();
+        LinuxFs.Flock held = FdCalls.getLock(b, F_RDLCK, 0, 0);
         assertThat(held.type()).isEqualTo(F_WRLCK);
         assertThat(held.start()).isZero();
         assertThat(held.length()).isEqualTo(100L);
         assertThat(held.pid()).isEqualTo(-1);
 
-        assertThat(LinuxFs.setLock(a, F_UNLCK, 0, 0)).isTrue();
-        assertThat(LinuxFs.getLock(b, F_WRLCK, 0, 100).type()).isEqualTo(F_UNLCK);
-        assertThat(LinuxFs.setLock(b, F_RDLCK, 50, 10)).isTrue();
+        assertThat(FdCalls.setLock(a, F_UNLCK, 0, 0)).isTrue();
+        assertThat(FdCalls.getLock(b, F_WRLCK, 0, 100).type()).isEqualTo(F_UNLCK);
+        assertThat(FdCalls.setLock(b, F_RDLCK, 50, 10)).isTrue();
     }
 
     @Test
     void statfsDescribesTheFileSystem() throws Exception {
-        LinuxFs.StatFs fs = LinuxFs.statfs(open("", O_RDONLY | O_DIRECTORY));
+        LinuxFs.StatFs fs = FdCalls.statfs(open("", O_RDONLY | O_DIRECTORY));
 
         assertThat(fs.type()).isNotZero();
         assertThat(fs.bsize()).isPositive();
@@ -366,7 +366,7 @@ class LinuxFsTest {
         assertThat(LinuxFs.makedev(8, 1)).isEqualTo(0x801L);
         assertThat(LinuxFs.makedev(0x12345, 0x6789a)).isEqualTo(0x0001_2000_6783_459aL);
         int dev = track(LinuxFs.openRoot("/dev"));
-        LinuxFs.Stat nul = LinuxFs.statAt(dev, "null");
+        LinuxFs.Stat nul = NameCalls.statAt(dev, "null");
         assertThat(nul.type()).isEqualTo(LinuxFs.S_IFCHR);
         assertThat(nul.rdevEncoded()).isEqualTo(Files.getAttribute(Path.of("/dev/null"), "unix:rdev"));
     }

@@ -339,7 +339,7 @@ class WorkspaceServerAttackTest {
 
         int fd = LinuxFs.openRoot(folder.toString());
         try {
-            LinuxFs.mknodAt(fd, "null", S_IFCHR | 0666, LinuxFs.makedev(1, 3));
+            NameCalls.mknodAt(fd, "null", S_IFCHR | 0666, LinuxFs.makedev(1, 3));
         } catch (ErrnoException notRoot) {
             return;
         } finally {
