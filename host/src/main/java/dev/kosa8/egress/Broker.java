@@ -56,11 +56,12 @@ public final class Broker implements AutoCloseable {
      */
     static final int DNS_CONNECTIONS = NetLink.DNS_STREAMS;
     /**
-     * Send buffer of each guest connection's unix socket, the way downloads leave the broker: half a stream's window
-     * on the network link, which the kernel doubles to one window. The daemon's end of the link reads these sockets
+     * Send buffer of each guest connection's unix socket, the way downloads leave the broker: half of
+     * {@link NetLink#WINDOW}, which the kernel doubles to 256 KiB. The daemon's end of the link reads these sockets
      * only as far as the guest's window allows, except that once the broker has ended a connection Netty reads its
-     * socket to the end, into the daemon's heap: this buffer is what bounds that, to one window per stream (64 MiB
-     * with all {@link #MAX_CONNECTIONS} of a guest that does not read; docs/network.md).
+     * socket to the end, into the daemon's heap: this buffer is what bounds that, to 256 KiB per stream (64 MiB
+     * with all {@link #MAX_CONNECTIONS} of a guest that does not read; docs/network.md), whatever the window
+     * towards the guest has grown to ({@link NetLink#DOWN_WINDOW}).
      * <p>
      * It was 1 MiB while a socat relay per connection read the other end (on another core, in another process):
      * Linux's default (208 KiB here) made the event loop fill the socket and park again for every few TLS records,

@@ -254,16 +254,25 @@ final class LinkStream {
         }
     }
 
+    /**
+     * Sends what is held as far as the window goes, in frames of at most {@link NetLink#CHUNK}: once the broker's
+     * side has ended, {@link #held} may hold a whole socket buffer (Netty reads it to the end), far more than one
+     * {@link Message.Data} may carry, and one credit may open a window of up to {@link NetLink#DOWN_WINDOW}.
+     */
     private void sendHeld() {
         if (held == null) {
             return;
         }
-        int n = Math.min(downWindow, held.readableBytes());
-        if (n > 0) {
+        boolean sent = false;
+        while (downWindow > 0 && held.isReadable()) {
+            int n = Math.min(NetLink.CHUNK, Math.min(downWindow, held.readableBytes()));
             byte[] bytes = new byte[n];
             held.readBytes(bytes);
             downWindow -= n;
             link.send(new Message.Data(channel, Message.Stream.STDIN, bytes));
+            sent = true;
+        }
+        if (sent) {
             link.flushSoon();
         }
         if (!held.isReadable()) {

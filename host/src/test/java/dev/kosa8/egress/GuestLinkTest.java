@@ -164,6 +164,68 @@ class GuestLinkTest {
         assertThat(agent.poll(Duration.ofMillis(300))).isNull();
     }
 
+    /**
+     * An answer that the broker ends while its stream has no window left: the daemon then reads the broker's
+     * socket to its end and holds it all (more than one frame may carry). One credit opening the window wide
+     * sends it on in frames of at most {@link NetLink#CHUNK}; the link lives on. (It sent the held bytes as one
+     * frame, over {@link Limits#MAX_DATA}, which ended the link and every stream of the sandbox.)
+     */
+    @Test
+    void anAnswerHeldWholeOnceTheBrokerEndedGoesOnInFramesAfterOneLargeCredit() throws Exception {
+        GuestLink link = attached();
+        int body = 200 * 1024;
+        agent.send(new Message.NetOpen(5, 80));
+        agent.send(new Message.Data(5, Message.Stream.STDOUT, ("GET /big?n=" + body
+                + " HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
+        long got = 0;
+        while (got < NetLink.OPEN_WINDOW) {
+            if (agent.next() instanceof Message.Data d) {
+                got += d.bytes().length;
+            }
+        }
+        // the broker has ended the connection and the daemon read its socket to the end: more than a frame held
+        waitFor(() -> link.buffered() > Limits.MAX_DATA, "the rest of the answer held in the daemon");
+        agent.send(new Message.Credit(5, Message.Stream.STDIN, NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW));
+        boolean ended = false;
+        while (!ended) {
+            Message m = agent.next();
+            assertThat(m).as("the link carries on").isNotNull();
+            if (m instanceof Message.Data d) {
+                assertThat(d.bytes().length).isLessThanOrEqualTo(NetLink.CHUNK);
+                got += d.bytes().length;
+            } else if (m instanceof Message.Eof e) {
+                assertThat(e).isEqualTo(new Message.Eof(5, Message.Stream.STDIN));
+                ended = true;
+            }
+        }
+        assertThat(got).as("the whole answer, headers and body").isGreaterThan(body);
+        agent.send(new Message.Eof(5, Message.Stream.STDOUT));
+        waitFor(() -> link.streams() == 0, "the stream over");
+        // and the link still opens streams
+        agent.send(new Message.NetOpen(6, 80));
+        agent.send(new Message.Data(6, Message.Stream.STDOUT, REQUEST.getBytes(StandardCharsets.US_ASCII)));
+        Message first;
+        do {
+            first = agent.next();
+        } while (first instanceof Message.Credit);
+        assertThat(first).isInstanceOf(Message.Data.class);
+        agent.send(new Message.NetReset(6));
+    }
+
+    /** A credit that would open a window towards the guest past {@link NetLink#DOWN_WINDOW} breaks the protocol. */
+    @Test
+    void aCreditPastTheMostAWindowMayBeEndsTheLink() throws Exception {
+        GuestLink link = attached();
+        agent.send(new Message.NetOpen(8, 80));
+        waitFor(() -> link.streams() == 1, "the stream is open");
+        agent.send(new Message.Credit(8, Message.Stream.STDIN, NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW + 1));
+        Message m;
+        do {
+            m = agent.next();
+        } while (m != null);
+        waitFor(() -> link.streams() == 0, "the link's streams are gone with it");
+    }
+
     @Test
     void whatTheAgentSentBeforeAnsweringIsAnEarlierSessionsAndDropped() throws Exception {
         GuestLink link = broker.attach(portSocket, daemonLog::add);

@@ -21,9 +21,10 @@ import java.util.List;
  *   <li>{@link Message.Data} and {@link Message.Eof}: the connection's bytes and its half-closes,
  *       {@link Message.Stream#STDOUT} from the guest, {@link Message.Stream#STDIN} towards it, as an exec's
  *       streams run.</li>
- *   <li>{@link Message.Credit}: flow control per direction, as for exec streams, with a window of
- *       {@link #WINDOW} bytes: a receiver credits bytes once it has written them on (into the guest's socket, into
- *       the broker's), so each side holds at most one window per stream and direction.</li>
+ *   <li>{@link Message.Credit}: flow control per direction, as for exec streams: a receiver credits bytes once it
+ *       has written them on (into the guest's socket, into the broker's), so each side holds at most one window
+ *       per stream and direction: {@link #WINDOW} bytes from the guest; towards it {@link #OPEN_WINDOW} at first,
+ *       grown by the agent up to {@link #DOWN_WINDOW} within {@link #DOWN_BUDGET} over all streams.</li>
  *   <li>{@link Message.NetReset} (either way): the stream ends at once. From the host it refuses a stream (beyond
  *       {@link #MAX_STREAMS}, or a port with no listener), or says the broker's side broke off; the agent resets
  *       the guest's connection, so the program sees ECONNRESET at once rather than waiting.</li>

@@ -196,6 +196,16 @@ class CodecTest {
         assertThat(w.acquire(1)).isEqualTo(-1);
     }
 
+    /**
+     * The agent grows a stream's window towards the guest with one credit of what it wrote and what it grants:
+     * at most the whole of {@link NetLink#DOWN_WINDOW}, which must stay a credit the protocol carries.
+     */
+    @Test
+    void theLargestCreditTheAgentGrantsIsOneTheProtocolCarries() {
+        Message.Credit most = new Message.Credit(1, Message.Stream.STDIN, NetLink.DOWN_WINDOW);
+        assertThat(roundTrip(most)).isEqualTo(most);
+    }
+
     @Test
     void aNetworkStreamNamesOnlyAPortAndItsChannelIsADataChannel() {
         for (int port : new int[] {0, -1, 65536}) {
