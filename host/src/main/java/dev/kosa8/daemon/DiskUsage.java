@@ -109,8 +109,17 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
                 .run(KosaException.Kind.VM, doing));
     }
 
+    /**
+     * A log's size; 0 when it is not there, also when it went between the look and the read (a log rotates by
+     * moving the file aside and then making the next, as often as the guest writes enough).
+     */
     private static long size(Path p) throws IOException {
-        return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? Files.size(p) : 0;
+        try {
+            var a = Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            return a.isRegularFile() ? a.size() : 0;
+        } catch (java.nio.file.NoSuchFileException gone) {
+            return 0;
+        }
     }
 
     /**
