@@ -113,18 +113,10 @@ public final class ImageStore {
         return bytes;
     }
 
+    /** What a part's files take (0 if it cannot be read: the figure is a report, never a reason to fail). */
     private static long treeBytes(Path dir) {
-        if (!Files.isDirectory(dir)) {
-            return 0;
-        }
-        try (var walk = Files.walk(dir)) {
-            return walk.filter(Files::isRegularFile).mapToLong(f -> {
-                try {
-                    return Files.size(f);
-                } catch (IOException e) {
-                    return 0;
-                }
-            }).sum();
+        try {
+            return dev.kosa8.host.LiveTreeBytes.of(dir);
         } catch (IOException e) {
             return 0;
         }
