@@ -183,6 +183,28 @@ class SandboxPortsTest {
         }
     }
 
+    /** The sandbox removed (or the daemon leaving): every port closes, its connections reset, its host port free. */
+    @Test
+    void closingResetsEveryConnectionAndFreesEveryHostPort() throws Exception {
+        FakeAgent.Guest holds = (ch, out) -> out.send(new Message.Started(ch, 0));
+        try (FakeAgent agent = new FakeAgent(dir, holds)) {
+            SandboxPorts p = ports(agent.connection, PortLimits.DEFAULT);
+            PortMapping a = p.publish(PortMapping.loopback(8000, 0));
+            PortMapping b = p.publish(PortMapping.loopback(8001, 0));
+            try (Socket s = connect(a)) {
+                await(() -> p.list().getFirst().connections() == 1);
+                p.close();
+                assertThat(resetByHost(s)).isTrue();
+            }
+            assertThat(p.mappings()).isEmpty();
+            for (PortMapping m : List.of(a, b)) {
+                try (ServerSocket again = new ServerSocket(m.hostPort(), 1, InetAddress.getLoopbackAddress())) {
+                    assertThat(again.getLocalPort()).isEqualTo(m.hostPort());
+                }
+            }
+        }
+    }
+
     @Test
     void unpublishingByEitherPortResetsItsConnectionsAndFreesTheHostPort() throws Exception {
         FakeAgent.Guest holds = (ch, out) -> out.send(new Message.Started(ch, 0));
