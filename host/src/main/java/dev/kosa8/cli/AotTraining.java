@@ -57,12 +57,14 @@ final class AotTraining {
             System.setOut(quiet);
             System.setErr(quiet);
             DaemonClient d = new DaemonClient(paths);
-            d.ensureRunning(BuildId.current(), Duration.ofSeconds(5));
+            d.ensureRunning(BuildId.current(), Duration.ofSeconds(5)); // asks GET /v1/version: no build file yet
+            Files.writeString(paths.daemonBuild(), BuildId.current() + "\n"); // each line below: the file read
             // what Main.main does before it dispatches (the hook off, the home from the environment), then each
             // line as Main.main runs it: the same code, so the same classes and call sites, in the cache
-            if (dev.kosa8.host.CrashPoints.Settings.of(java.util.Map.of()).on()) {
+            if (dev.kosa8.host.CrashPoints.install(java.util.Map.of()).on()) {
                 throw new IllegalStateException("the crash hook on without its variable");
             }
+            linkWhatNoLineRuns();
             HostPaths.fromEnvironment();
             Main main = new Main(paths);
             String[][] lines = {
@@ -99,10 +101,26 @@ final class AotTraining {
             System.setOut(out);
             System.setErr(err);
             Files.deleteIfExists(paths.daemonSocket());
+            Files.deleteIfExists(paths.daemonBuild());
             Files.deleteIfExists(paths.runtime());
             Files.deleteIfExists(dir);
         }
         return done;
+    }
+
+    /**
+     * The classes of the hot path that no trained line runs, linked here: the
+     * exception that verifying the crash hook loads, and {@link CliExit}, whose
+     * halt would end the training. The JVM leaves a loaded but unlinked class
+     * out of the AOT cache, and the first start that needs one then opens the
+     * 47 MB jar to find it (its central directory read: about 20 ms).
+     * Picocli's own classes cannot be kept at all (compiled for Java 5): the
+     * hot path must not load them ({@link UsageError}).
+     */
+    private static void linkWhatNoLineRuns() throws ClassNotFoundException {
+        for (Class<?> c : List.of(dev.kosa8.host.CrashPoints.InjectedFault.class, CliExit.class)) {
+            Class.forName(c.getName(), true, AotTraining.class.getClassLoader());
+        }
     }
 
     /** The stand-in daemon: fixed answers, one connection at a time, until the socket closes. */
@@ -138,7 +156,10 @@ final class AotTraining {
                 out.write(b);
                 out.flush();
             } catch (IOException e) {
-                return; // closed: training is over
+                if (!server.isOpen()) {
+                    return; // closed: training is over
+                }
+                // a connection closed without a request: the CLI's check that something listens
             }
         }
     }

@@ -34,7 +34,7 @@ final class CheckpointCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (id == null) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), "name the sandbox: kosa8 checkpoint ID");
+            throw UsageError.of(new picocli.CommandLine(this), "name the sandbox: kosa8 checkpoint ID");
         }
         return run(main.daemon(), id, message, await);
     }

@@ -150,11 +150,15 @@ public final class DaemonClient {
 
     /**
      * Makes sure a daemon of this very build answers, starting one if needed:
-     * one request when it does. A daemon of another build (the jar was
+     * no request when its build file names this build and its socket takes a
+     * connection; else one {@code GET /v1/version}. A daemon of another build (the jar was
      * rebuilt) is asked to stop and replaced; sandboxes keep running and the
      * new daemon re-attaches to them.
      */
     public void ensureRunning(String build, Duration timeout) {
+        if (ownBuildListens(build)) {
+            return;
+        }
         Object version = version();
         if (version != null) {
             if (Json.text(version, "build").equals(build)) {
@@ -172,6 +176,24 @@ public final class DaemonClient {
         }
         throw new KosaException(KosaException.Kind.DAEMON, "kosa8d did not start within " + timeout.toSeconds() + " s",
                 "see its log at " + paths.daemonLog());
+    }
+
+    /**
+     * True when the daemon's build file names {@code build} and its socket
+     * takes a connection: no request, so no round trip (40-130 ms of every
+     * command when it asked {@code GET /v1/version}: docs/performance.md). A
+     * daemon killed outright leaves both files; its socket then refuses.
+     */
+    private boolean ownBuildListens(String build) {
+        try {
+            if (!Files.readString(paths.daemonBuild()).strip().equals(build)) {
+                return false;
+            }
+            SocketChannel.open(UnixDomainSocketAddress.of(paths.daemonSocket())).close();
+            return true;
+        } catch (IOException | RuntimeException e) {
+            return false; // no file, or none listens: ask, and start one
+        }
     }
 
     /**

@@ -43,6 +43,9 @@ public final class Main {
 
     final HostPaths paths;
 
+    /** Whether {@link #dispatch} ran the line on {@link HotPath}: then the CLI ends by {@link CliExit#halt}. */
+    boolean ranHot;
+
     public Main() {
         this(HostPaths.fromEnvironment());
     }
@@ -75,8 +78,12 @@ public final class Main {
         StartTrace.begin(); // off unless KOSA8_START_TRACE is set
         dev.kosa8.host.CrashPoints.install(System.getenv()); // tests only (secret set, image build); off unless set
         StartTrace.step("crash hook");
-        int code = dispatch(args, new Main());
+        Main main = new Main();
+        int code = dispatch(args, main);
         StartTrace.end();
+        if (main.ranHot) {
+            CliExit.halt(code); // without System.exit's logger lookup: CliExit
+        }
         System.exit(code);
     }
 
@@ -88,6 +95,7 @@ public final class Main {
      */
     static int dispatch(String[] args, Main main) {
         Optional<Integer> hot = HotPath.run(args, main);
+        main.ranHot = hot.isPresent();
         return hot.isPresent() ? hot.get() : run(args);
     }
 

@@ -44,8 +44,7 @@ final class OutputFollower {
      */
     int run(long from, boolean follow) {
         next = from;
-        Thread hook = new Thread(this::sayWhereItStopped);
-        Runtime.getRuntime().addShutdownHook(hook);
+        Thread hook = CliExit.atExit(this::sayWhereItStopped, "kosa8-follow");
         try {
             while (true) {
                 Object r = calls.output(proc, next, READ_BYTES, follow ? WAIT_SECONDS : 0);
@@ -70,11 +69,7 @@ final class OutputFollower {
             }
         } finally {
             over = true;
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException e) {
-                // shutting down: the hook runs
-            }
+            CliExit.cancel(hook);
         }
     }
 

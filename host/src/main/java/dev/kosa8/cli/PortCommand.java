@@ -56,7 +56,7 @@ final class PortCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (id == null || guestPort == null) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "Missing required parameters: "
+            throw UsageError.of(spec.commandLine(), "Missing required parameters: "
                     + (id == null ? "'ID', 'GUEST_PORT'" : "'GUEST_PORT'")
                     + " (or a command: `kosa8 port ls ID`, `kosa8 port rm ID PORT`)");
         }

@@ -33,7 +33,7 @@ final class RewindCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         if (turn != null && checkpoint != null) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw UsageError.of(new picocli.CommandLine(this),
                     "give a CHECKPOINT or --turn N, not both");
         }
         return rewind(main.daemon(), id, turn != null ? "turn=" + turn

@@ -47,8 +47,11 @@ final class Terminal {
                     // the terminal is gone
                 }
             };
-            Runtime.getRuntime().addShutdownHook(new Thread(restore));
-            return restore;
+            Thread hook = CliExit.atExit(restore, "kosa8-terminal");
+            return () -> {
+                CliExit.cancel(hook);
+                restore.run();
+            };
         } catch (IOException e) {
             return () -> { };
         }

@@ -88,10 +88,25 @@ public final class Daemon {
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.DAEMON, "cannot restrict the socket's mode", "", e);
         }
+        writeBuild();
         log("kosa8d " + VERSION + " (" + build + ") listening on " + socket + ", pid " + ProcessHandle.current().pid());
         // after listening: a CLI waiting for this daemon finds it up at once; requests for a sandbox wait for its own
         sandboxes.reattachMachines();
         e2b.restore();
+    }
+
+    /** Names this daemon's build beside its socket ({@link HostPaths#daemonBuild()}), whole or not at all. */
+    private void writeBuild() {
+        Path file = paths.daemonBuild();
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        try {
+            Files.writeString(tmp, build + "\n");
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            // the CLI then asks GET /v1/version, as before the file
+            log("cannot write " + file + ": " + e.getMessage());
+        }
     }
 
     private void lock() {
@@ -133,6 +148,7 @@ public final class Daemon {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3000);
         }
         try {
+            Files.deleteIfExists(paths.daemonBuild());
             Files.deleteIfExists(paths.daemonSocket());
             if (lockFile != null) {
                 lockFile.close();

@@ -81,6 +81,15 @@ public record HostPaths(Path data, Path cache, Path runtime) {
         return runtime.resolve("kosa8d.sock");
     }
 
+    /**
+     * The build of the daemon serving {@link #daemonSocket()}, one line, which
+     * it writes once it listens: the CLI reads it instead of asking the daemon
+     * ({@code GET /v1/version}, a round trip before every command).
+     */
+    public Path daemonBuild() {
+        return runtime().resolve("kosa8d.build");
+    }
+
     public Path daemonLog() {
         return data.resolve("kosa8d.log");
     }

@@ -89,6 +89,30 @@ class DaemonRestartIT {
         assertThat(Kosa.ok(T, "exec", id, "--", "echo", "again").stdout()).isEqualTo("again\n");
     }
 
+    /**
+     * A CLI of another build (the jar rebuilt) finds the daemon's build file
+     * naming this one: it replaces the daemon before its command runs, the
+     * command runs once, and the sandbox goes on under the new daemon; then a
+     * CLI of this build takes it back the same way.
+     */
+    @Test
+    void aCliOfAnotherBuildReplacesTheDaemonBeforeItsCommandRunsOnce() throws Exception {
+        SharedSandbox.Booted box = SANDBOX.running();
+        String id = box.id();
+        Path buildFile = Kosa.HOME.resolve("run/kosa8d.build");
+        String ours = Files.readString(buildFile).strip();
+        Path ran = box.workspace().resolve("ran");
+        Files.deleteIfExists(ran);
+        Kosa.Result other = Kosa.runWith(java.util.Map.of("JDK_JAVA_OPTIONS", "-Dkosa8.build=it-another-build"), T,
+                new byte[0], "exec", id, "--", "sh", "-c", "echo once >> /workspace/ran");
+        assertThat(other.exitCode()).as(other.toString()).isZero();
+        assertThat(Files.readString(ran)).as("the command ran once").isEqualTo("once\n");
+        assertThat(Files.readString(buildFile).strip()).as("a daemon of the other build serves").isEqualTo(
+                "it-another-build");
+        assertThat(Kosa.ok(T, "exec", id, "--", "echo", "back").stdout()).isEqualTo("back\n");
+        assertThat(Files.readString(buildFile).strip()).as("this build's daemon again").isEqualTo(ours);
+    }
+
     static JsonNode inspect(String id) throws Exception {
         return JSON.readTree(Kosa.ok(T, "inspect", id).stdout());
     }

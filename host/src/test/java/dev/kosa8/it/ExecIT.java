@@ -20,6 +20,40 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(SharedSandbox.class)
 class ExecIT {
 
+    /**
+     * The commands an agent calls all day, started by the real launcher as a
+     * user starts them, never read the 47 MB jar (its central directory alone
+     * is about 20 ms of each start: docs/performance.md): every class comes
+     * from the AOT cache, and nothing opens the jar for its manifest or its
+     * service files. Each line as it prints, with the JVM's class log.
+     */
+    @Test
+    void theHotCommandsThroughTheLauncherNeverReadTheJar(SharedSandbox.Booted box, @TempDir Path logs)
+            throws Exception {
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("kosa8");
+        launch(launcher, logs.resolve("warm.log"), "--version"); // the launcher's full check, the cache trained
+        String[][] lines = {{"--version"}, {"ls"}, {"exec", box.id(), "--", "true"}};
+        for (String[] line : lines) {
+            Path log = logs.resolve(line[0] + ".log");
+            launch(launcher, log, line);
+            List<String> read = Files.readAllLines(log).stream().filter(l -> l.contains("source: file:")
+                    || l.contains("java/util/zip/ZipFile$Source'")).toList();
+            assertThat(read).as("kosa8 %s: classes from the jar, or the jar opened", String.join(" ", line)).isEmpty();
+            assertThat(Files.readString(log)).as("the log is there").contains("source: shared objects file");
+        }
+    }
+
+    private static void launch(Path launcher, Path log, String... args) throws Exception {
+        List<String> argv = new ArrayList<>(List.of(launcher.toString()));
+        argv.addAll(List.of(args));
+        ProcessBuilder pb = Kosa.builder(args).command(argv).redirectErrorStream(true); // the tests' environment
+        pb.environment().put("JDK_JAVA_OPTIONS", "-Xlog:class+load=info,class+init=info:file=" + log);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
+        assertThat(p.exitValue()).as("kosa8 %s: %s", String.join(" ", args), out).isZero();
+    }
+
     @Test
     void echoesAndReturnsTheCommandsExitCode(SharedSandbox.Booted box) {
         Kosa.Result r = box.exec("sh", "-c", "echo out; echo err >&2; exit 7");
