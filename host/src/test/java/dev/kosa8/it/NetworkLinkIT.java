@@ -46,7 +46,7 @@ class NetworkLinkIT {
                 """.formatted(api.httpPort(), api.httpsPort()));
         id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "512M", "--workspace", folder.toString(),
                 "--allow", "api.test").stdout().strip();
-        other = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "512M", "--workspace", "none",
+        other = Kosa.ok(Duration.ofMinutes(15), "create", "--workspace", "none",
                 "--allow", "api.test").stdout().strip();
     }
 

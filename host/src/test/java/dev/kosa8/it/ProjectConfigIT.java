@@ -27,7 +27,7 @@ class ProjectConfigIT {
         Path file = folder.resolve(".kosa8/config.toml");
         Files.writeString(file, """
                 # this project's sandboxes
-                memory = "384M"
+                memory = "256M"
                 allow = ["example.test"]
                 """);
         String ws = folder.toRealPath().toString();
@@ -40,11 +40,11 @@ class ProjectConfigIT {
         String id = Kosa.ok(T, "create", "--workspace", ws).stdout().strip();
         try {
             JsonNode inspect = JsonMapper.builder().build().readTree(Kosa.ok(T, "inspect", id).stdout());
-            assertThat(inspect.path("memoryMiB").asInt()).isEqualTo(384);
+            assertThat(inspect.path("memoryMiB").asInt()).isEqualTo(256);
             assertThat(Kosa.ok(T, "net", id).stdout()).contains("example.test");
             long memTotalKiB = Long.parseLong(Kosa.ok(T, "exec", id, "--", "sh", "-c",
                     "awk '/MemTotal/ {print $2}' /proc/meminfo").stdout().strip());
-            assertThat(memTotalKiB / 1024).isBetween(250L, 384L);
+            assertThat(memTotalKiB / 1024).isBetween(180L, 256L);
 
             // the sandbox cannot widen the next sandbox's policy: its write to the file is held, not applied
             Kosa.Result widen = Kosa.run(T, "exec", id, "--", "sh", "-c",

@@ -53,7 +53,7 @@ class SdkIT {
         Kosa.ok(Duration.ofMinutes(15), "image", "ensure");
         kosa8 = Kosa8.connect(Kosa.HOME.resolve("run/kosa8d.sock"));
         folder = Files.createTempDirectory(Kosa.CWD, "sdk-");
-        box = kosa8.create(SandboxSpec.builder().workspace(folder).memoryMiB(768).build());
+        box = kosa8.create(SandboxSpec.builder().workspace(folder).memoryMiB(512).build());
     }
 
     @AfterAll
@@ -74,7 +74,7 @@ class SdkIT {
         assertThat(kosa8.sandboxes()).extracting(SandboxInfo::id).contains(box.id());
         SandboxInfo info = box.info();
         assertThat(info.running()).isTrue();
-        assertThat(info.memoryMiB()).isEqualTo(768);
+        assertThat(info.memoryMiB()).isEqualTo(512);
         assertThat(Path.of(info.workspace())).isEqualTo(folder.toRealPath());
         // found by a prefix, and closing what was found leaves the sandbox be
         try (Sandbox found = kosa8.sandbox(box.id().substring(0, 6))) {
@@ -280,7 +280,7 @@ class SdkIT {
     @Order(11)
     void aKeptSandboxOutlivesItsHandle() {
         String id;
-        try (Sandbox kept = kosa8.create(SandboxSpec.builder().keep(true).memoryMiB(512).build())) {
+        try (Sandbox kept = kosa8.create(SandboxSpec.builder().keep(true).build())) {
             id = kept.id();
         }
         assertThat(kosa8.sandboxes()).extracting(SandboxInfo::id).contains(id);
