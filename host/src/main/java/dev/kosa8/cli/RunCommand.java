@@ -44,6 +44,7 @@ final class RunCommand implements Callable<Integer> {
     /** Runs the command in a new sandbox; shared with {@link HotPath}. */
     static int run(Main main, SandboxOptions sandbox, ExecOptions exec, List<String> command, boolean rm) {
         Images.ensure(main.paths, System.err);
+        StartTrace.step("the image checked");
         DaemonClient d = main.daemon();
         List<String> argv = command == null ? List.of() : command;
         String image = sandbox.image();
@@ -53,10 +54,12 @@ final class RunCommand implements Callable<Integer> {
         var spec = exec.spec(argv);
         if (rm) {
             DaemonConnection.Stream stream = d.upgrade("/v1/run?" + sandbox.query());
+            StartTrace.step("the sandbox made");
             if (!sandbox.publish.isEmpty()) {
                 PortCommand.announce(stream.sandbox(), d.get("/v1/sandboxes/" + stream.sandbox()).path("ports"));
             }
             int code = Exec.run(stream, spec, exec.interactive);
+            StartTrace.step("the command run");
             noticeHeld(d, stream.sandbox());
             return code;
         }
