@@ -54,6 +54,9 @@ final class McpHttpFilter implements Filter {
         }
         if (!token.matches(HttpGuard.bearer(req.getHeader("Authorization")))) {
             res.setHeader("WWW-Authenticate", "Bearer realm=\"kosa8\"");
+            // its body is not read, so Jetty ends the connection after the answer: said, so that a client does not
+            // send its next request on it (Java's HttpClient did, now and then, and lost it: "received no bytes")
+            res.setHeader("Connection", "close");
             refuse(res, 401, req.getHeader("Authorization") == null ? "no bearer token: every request needs "
                     + "the header Authorization: Bearer TOKEN" : "wrong bearer token",
                     "the token is printed when `kosa8 mcp --http` starts, and is in mcp-http.json in kosa8's "

@@ -120,6 +120,8 @@ class McpHttpServerTest {
         HttpResponse<String> none = post(initialize());
         assertThat(none.statusCode()).isEqualTo(401);
         assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"kosa8\"");
+        assertThat(none.headers().firstValue("Connection")).as("the connection ends: the body was not read")
+                .hasValue("close");
         assertThat(error(none).path("message").asText()).contains("no bearer token");
         assertThat(error(none).path("data").path("suggestion").asText()).contains("mcp-http.json");
 
