@@ -1,5 +1,6 @@
 package dev.kosa8.cli;
 
+import dev.kosa8.client.DaemonConnection;
 import dev.kosa8.host.BuildId;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.protocol.FrameReader;
@@ -61,7 +62,7 @@ final class AotTraining {
             Files.writeString(paths.daemonBuild(), BuildId.current() + "\n"); // each line below: the file read
             // what Main.main does before it dispatches (the hook off, the home from the environment), then each
             // line as Main.main runs it: the same code, so the same classes and call sites, in the cache
-            if (dev.kosa8.host.CrashPoints.install(java.util.Map.of()).on()) {
+            if (dev.kosa8.host.CrashPoints.Settings.of(java.util.Map.of()).on()) {
                 throw new IllegalStateException("the crash hook on without its variable");
             }
             linkWhatNoLineRuns();
@@ -83,11 +84,21 @@ final class AotTraining {
                 }
                 done.add(line[0]);
             }
-            // run's first step: is the image there? (none in this temporary home)
-            if (new dev.kosa8.image.ImageBuilder(paths, step -> { }).ensuredBefore()) {
+            // run's first step, as Images.ensure takes it: is the image there? (none in this temporary home)
+            if (new dev.kosa8.image.ImageBuilder(paths, Images.printer(quiet)).ensuredBefore()) {
                 throw new IllegalStateException("an image in the training's empty home");
             }
             done.add("the image check");
+            // and the rest of run, as HotPath reads its line, past the image (a new sandbox of the stand-in's)
+            String[] run = {"run", "--", "true"};
+            if (!(HotPath.parse(run).orElse(null) instanceof HotPath.Run r)) {
+                throw new IllegalStateException("the hot path no longer takes " + String.join(" ", run));
+            }
+            int ran = RunCommand.runWithImage(main, SandboxOptions.defaults(), r.exec(), r.command(), true);
+            if (ran != 0) {
+                throw new IllegalStateException("the stand-in's run exited " + ran);
+            }
+            done.add("run");
             // an error as the daemon answers it, printed as Main prints it
             try {
                 d.call("GET", "/v1/sandboxes/missing");
@@ -110,16 +121,21 @@ final class AotTraining {
 
     /**
      * The classes of the hot path that no trained line runs, linked here: the
-     * exception that verifying the crash hook loads, and {@link CliExit}, whose
-     * halt would end the training. The JVM leaves a loaded but unlinked class
+     * crash hook, which only the entry points may install, and the exception
+     * that verifying it loads; {@link CliExit}, whose
+     * halt would end the training; what {@code run}'s image check reads only
+     * when there is an image (none in the training's home), and the
+     * terminal's of {@code exec -t} (no terminal here). The JVM leaves a loaded but unlinked class
      * out of the AOT cache, and the first start that needs one then opens the
      * 47 MB jar to find it (its central directory read: about 20 ms).
      * Picocli's own classes cannot be kept at all (compiled for Java 5): the
      * hot path must not load them ({@link UsageError}).
      */
     private static void linkWhatNoLineRuns() throws ClassNotFoundException {
-        for (Class<?> c : List.of(dev.kosa8.host.CrashPoints.InjectedFault.class, CliExit.class)) {
-            Class.forName(c.getName(), true, AotTraining.class.getClassLoader());
+        for (String c : List.of(dev.kosa8.host.CrashPoints.class.getName(),
+                dev.kosa8.host.CrashPoints.InjectedFault.class.getName(), CliExit.class.getName(),
+                "dev.kosa8.image.WorkspaceModule", Terminal.class.getName())) { // the image's: not public
+            Class.forName(c, true, AotTraining.class.getClassLoader());
         }
     }
 
@@ -133,7 +149,7 @@ final class AotTraining {
                 String[] first = request.lines().findFirst().orElse("").split(" ");
                 String method = first[0];
                 String path = first.length > 1 ? first[1].replaceFirst("\\?.*", "") : "";
-                if (path.endsWith("/exec")) {
+                if (path.endsWith("/exec") || path.equals("/v1/run")) {
                     exec(in, out);
                     continue;
                 }
@@ -145,6 +161,7 @@ final class AotTraining {
                     case "POST /v1/sandboxes/0123456789ab/checkpoints" -> CHECKPOINT;
                     case "GET /v1/sandboxes/0123456789ab/checkpoints" -> "[" + CHECKPOINT + "]";
                     case "POST /v1/sandboxes/0123456789ab/rewind" -> "{\"id\":\"c20260101T000000-0000\",\"rewindMillis\":1}";
+                    case "GET /v1/held/0123456789ab" -> "{\"count\":0}";
                     default -> {
                         status = 404;
                         yield "{\"kind\":\"USAGE\",\"error\":\"no such thing\",\"suggestion\":\"none\"}";
@@ -169,7 +186,8 @@ final class AotTraining {
 
     /** An exec stream: switched, the command's stdin read to its end, then its exit. */
     private static void exec(InputStream in, OutputStream out) throws IOException {
-        out.write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: kosa8-stream\r\n\r\n"
+        out.write(("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: kosa8-stream\r\n"
+                + DaemonConnection.SANDBOX_HEADER + ": 0123456789ab\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII));
         out.flush();
         FrameReader r = new FrameReader(in);

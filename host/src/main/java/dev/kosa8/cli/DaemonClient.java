@@ -179,14 +179,19 @@ public final class DaemonClient {
     }
 
     /**
-     * True when the daemon's build file names {@code build} and its socket
-     * takes a connection: no request, so no round trip (40-130 ms of every
-     * command when it asked {@code GET /v1/version}: docs/performance.md). A
-     * daemon killed outright leaves both files; its socket then refuses.
+     * True when the daemon's build file names {@code build}, is no older than
+     * the socket, and the socket takes a connection: no request, so no round
+     * trip (40-130 ms of every command when it asked {@code GET /v1/version}:
+     * docs/performance.md). A daemon killed outright leaves both files; its
+     * socket then refuses. A daemon writes the file after it binds its socket
+     * (and removes any before), so a file older than the socket is another
+     * daemon's: one that wrote none (a build from before the file) serves.
      */
     private boolean ownBuildListens(String build) {
         try {
-            if (!Files.readString(paths.daemonBuild()).strip().equals(build)) {
+            Path file = paths.daemonBuild();
+            if (!Files.readString(file).strip().equals(build) || Files.getLastModifiedTime(file)
+                    .compareTo(Files.getLastModifiedTime(paths.daemonSocket())) < 0) {
                 return false;
             }
             SocketChannel.open(UnixDomainSocketAddress.of(paths.daemonSocket())).close();

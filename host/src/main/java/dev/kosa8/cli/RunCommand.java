@@ -45,6 +45,11 @@ final class RunCommand implements Callable<Integer> {
     static int run(Main main, SandboxOptions sandbox, ExecOptions exec, List<String> command, boolean rm) {
         Images.ensure(main.paths, System.err);
         StartTrace.step("the image checked");
+        return runWithImage(main, sandbox, exec, command, rm);
+    }
+
+    /** The rest of {@link #run}, once the image is there ({@link AotTraining} runs this part: it has no image). */
+    static int runWithImage(Main main, SandboxOptions sandbox, ExecOptions exec, List<String> command, boolean rm) {
         DaemonClient d = main.daemon();
         List<String> argv = command == null ? List.of() : command;
         String image = sandbox.image();

@@ -65,6 +65,8 @@ public final class Daemon {
         Path socket = paths.daemonSocket();
         try {
             Files.deleteIfExists(socket);
+            // a daemon killed outright left its build named; until this one names its own, none is
+            Files.deleteIfExists(paths.daemonBuild());
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.DAEMON, "cannot remove the stale socket " + socket, "", e);
         }
@@ -106,6 +108,11 @@ public final class Daemon {
         } catch (IOException e) {
             // the CLI then asks GET /v1/version, as before the file
             log("cannot write " + file + ": " + e.getMessage());
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException again) {
+                log("cannot remove " + file + " either: " + again.getMessage());
+            }
         }
     }
 

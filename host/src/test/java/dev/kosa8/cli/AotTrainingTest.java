@@ -13,7 +13,7 @@ class AotTrainingTest {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         var done = AotTraining.train(new PrintStream(printed, true));
         assertThat(done).containsExactly("--version", "ls", "ls", "checkpoint", "checkpoints", "rewind", "exec",
-                "the image check", "an error");
+                "the image check", "run", "an error");
         assertThat(printed.toString()).as("what the commands printed").contains("kosa8 ").contains("0123456789ab")
                 .contains("c20260101T000000-0000").contains("kosa8: no such thing");
     }

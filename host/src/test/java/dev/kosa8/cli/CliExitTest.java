@@ -26,8 +26,11 @@ class CliExitTest {
 
     @Test
     void haltRunsWhatWasRegisteredOnceFlushesAndKeepsTheCode() throws Exception {
-        Process p = new ProcessBuilder(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
-                System.getProperty("java.class.path"), Child.class.getName())).start();
+        ProcessBuilder pb = new ProcessBuilder(List.of(ProcessHandle.current().info().command().orElse("java"), "-cp",
+                System.getProperty("java.class.path"), Child.class.getName()));
+        pb.environment().remove("JAVA_TOOL_OPTIONS"); // the JVM would say on stderr that it picked them up
+        pb.environment().remove("JDK_JAVA_OPTIONS");
+        Process p = pb.start();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
                 .isEqualTo("printed without a line end [ran at exit]");
