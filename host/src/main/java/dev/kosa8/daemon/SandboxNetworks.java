@@ -77,6 +77,13 @@ public final class SandboxNetworks {
         return cas;
     }
 
+    /** Refuses a new sandbox that would share a folder holding kosa8's network or test settings. */
+    void refuseSettingsIn(String workspace) {
+        if (workspace != null && !workspace.isEmpty()) {
+            egress.refuseInNewWorkspace(Path.of(workspace));
+        }
+    }
+
     /** Starts the broker of a sandbox about to run, with its policy and its secrets' values. */
     Broker startBroker(SandboxRecord r) {
         // every sandbox's folder, running or not: any guest may write its own, and test settings read from one

@@ -55,6 +55,16 @@ public final class EgressService implements AutoCloseable {
     }
 
     /**
+     * Refuses a new sandbox whose folder holds what test settings or the user's network settings are read from:
+     * before anything of it is made. Any sandbox's guest could write them, running or not (a failed one may
+     * start again), so one such sandbox would stop every broker from starting ({@link #start}).
+     */
+    public void refuseInNewWorkspace(Path folder) {
+        test.get().refuseInNew(folder);
+        settings().refuseInNew(folder);
+    }
+
+    /**
      * Starts a sandbox's broker: sockets in {@code runtimeDir}, audit log
      * {@code net.log} and CA files ({@code ca/}) in {@code sandboxDir}. Refused while test settings, or the user's
      * network settings, are read from inside any of {@code workspaces} (sandbox id to its workspace folder: every

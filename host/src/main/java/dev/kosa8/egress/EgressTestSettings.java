@@ -50,6 +50,15 @@ public record EgressTestSettings(Map<String, Integer> loopback, Map<String, Stri
      * (through symbolic links too: both sides are compared as real paths).
      */
     public void refuseInside(Path workspace, String sandboxId) {
+        refuse(workspace, "the workspace of sandbox " + sandboxId);
+    }
+
+    /** As {@link #refuseInside(Path, String)}, for the folder a sandbox about to be made would share. */
+    public void refuseInNew(Path workspace) {
+        refuse(workspace, "the folder the new sandbox would share");
+    }
+
+    private void refuse(Path workspace, String whose) {
         if (!enabled() || workspace == null || workspace.toString().isEmpty()) {
             return;
         }
@@ -57,7 +66,7 @@ public record EgressTestSettings(Map<String, Integer> loopback, Map<String, Stri
         for (Path f : files) {
             if (RealPaths.of(f).startsWith(folder)) {
                 throw new KosaException(KosaException.Kind.USAGE, "the egress test settings (" + ENVIRONMENT
-                        + ") read " + f + ", which is inside the workspace of sandbox " + sandboxId + " (" + workspace
+                        + ") read " + f + ", which is inside " + whose + " (" + workspace
                         + "): its guest could write them and open its own network",
                         "keep test settings and their CA outside every workspace, or unset " + ENVIRONMENT);
             }

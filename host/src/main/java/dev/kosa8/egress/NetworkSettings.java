@@ -129,6 +129,17 @@ public record NetworkSettings(AddressExceptions exceptions, boolean trustHostCas
      * itself address exceptions, presets or trusted CAs.
      */
     public void refuseInside(Path workspace, String sandboxId) {
+        refuseInside(workspace, "the workspace of sandbox " + sandboxId, "give that sandbox another workspace (`kosa8 rm "
+                + sandboxId + "`), or keep kosa8's config directory and CA files outside every workspace");
+    }
+
+    /** As {@link #refuseInside(Path, String)}, for the folder a sandbox about to be made would share. */
+    public void refuseInNew(Path workspace) {
+        refuseInside(workspace, "the folder the new sandbox would share", "give it another folder (`--workspace "
+                + "DIR`, or `--workspace none`), or keep kosa8's config directory and CA files outside it");
+    }
+
+    private void refuseInside(Path workspace, String whose, String remedy) {
         if (workspace == null || workspace.toString().isEmpty()) {
             return;
         }
@@ -136,10 +147,8 @@ public record NetworkSettings(AddressExceptions exceptions, boolean trustHostCas
         for (Path f : guarded) {
             if (RealPaths.of(f).startsWith(folder)) {
                 throw new KosaException(KosaException.Kind.USAGE, "kosa8's network settings read " + f
-                        + ", which is inside the workspace of sandbox " + sandboxId + " (" + workspace
-                        + "): its guest could change them and open its own network",
-                        "give that sandbox another workspace (`kosa8 rm " + sandboxId + "`), or keep kosa8's config "
-                                + "directory and CA files outside every workspace");
+                        + ", which is inside " + whose + " (" + workspace
+                        + "): its guest could change them and open its own network", remedy);
             }
         }
     }

@@ -52,6 +52,8 @@ class EgressTestSettingsTest {
         assertThatThrownBy(() -> inside.refuseInside(workspace, "sbx-1")).isInstanceOf(KosaException.class)
                 .hasMessageContaining("inside the workspace of sandbox sbx-1").hasMessageContaining("t.json");
         assertThatThrownBy(() -> inside.refuseInside(link, "sbx-1")).isInstanceOf(KosaException.class);
+        assertThatThrownBy(() -> inside.refuseInNew(link)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("inside the folder the new sandbox would share");
 
         EgressTestSettings caInside = read(write(outside.resolve("t.json"), workspace.resolve("sub/ca.pem")));
         assertThatThrownBy(() -> caInside.refuseInside(workspace, "sbx-2")).isInstanceOf(KosaException.class)

@@ -68,6 +68,9 @@ class NetworkSettingsTest {
         assertThatThrownBy(() -> inside.refuseInside(workspace, "sbx-1")).isInstanceOf(KosaException.class)
                 .hasMessageContaining("inside the workspace of sandbox sbx-1");
         assertThatThrownBy(() -> inside.refuseInside(link, "sbx-1")).isInstanceOf(KosaException.class);
+        assertThatThrownBy(() -> inside.refuseInNew(link)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("inside the folder the new sandbox would share")
+                .satisfies(e -> assertThat(((KosaException) e).suggestion()).contains("--workspace"));
         NetworkSettings viaLink = NetworkSettings.load(link.resolve("config"));
         assertThatThrownBy(() -> viaLink.refuseInside(workspace, "sbx-2")).isInstanceOf(KosaException.class);
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -48,6 +49,25 @@ class HostNetworkSettingsIT {
         args[2] = "--";
         System.arraycopy(command, 0, args, 3, command.length);
         return Kosa.run(T, args);
+    }
+
+    /**
+     * A folder holding kosa8's config directory is refused as a new sandbox's, kept or not, whatever its network,
+     * before anything of the sandbox is made: no record is left to stop every broker after it (one once was, by
+     * a refused `run` from a folder above the kosa8 home, and every sandbox then failed to start).
+     */
+    @Test
+    void aFolderHoldingKosa8sSettingsIsRefusedBeforeAnySandboxIsMade() throws Exception {
+        Path config = Files.createDirectories(Kosa.HOME.resolve("config"));
+        String before = Kosa.ok(T, "ls", "-q").stdout();
+        for (String[] line : List.of(new String[] {"create", "--workspace", config.toString()},
+                new String[] {"create", "--net", "none", "--workspace", config.toString()},
+                new String[] {"run", "--workspace", config.toString(), "--", "true"})) {
+            Kosa.Result r = Kosa.run(T, line);
+            assertThat(r.exitCode()).as(r.toString()).isEqualTo(2);
+            assertThat(r.stderr()).contains("inside the folder the new sandbox would share").contains("--workspace");
+        }
+        assertThat(Kosa.ok(T, "ls", "-q").stdout()).as("no sandbox left behind").isEqualTo(before);
     }
 
     @Test
