@@ -31,6 +31,11 @@ final class SandboxLayout {
 
     private final HostPaths paths;
 
+    /** kosa8's own folders, which no sandbox's folder may hold ({@link OwnFolders}). */
+    HostPaths paths() {
+        return paths;
+    }
+
     SandboxLayout(HostPaths paths) {
         this.paths = paths;
     }

@@ -233,7 +233,9 @@ public final class SandboxManager {
                 networks.network(req.net(), req.allow(), granted, req.trustHostCas()), granted, req.workspaceTransport(),
                 image, req.budget().applyTo(settings.budget())).withCreatedBy(req.createdBy());
         launcher.specs().validate(unbound);
-        networks.refuseSettingsIn(unbound.workspace()); // whatever its network: a guest writing them opens others'
+        // whatever its network: a guest writing them would open others' networks, or change their records
+        networks.refuseSettingsIn(unbound.workspace());
+        OwnFolders.refuseInside(unbound.workspace(), paths);
         DiskBudget.admitSandbox(unbound.memoryMiB(), unbound.budget(),
                 launcher.newDiskSize(pinned != null ? pinned : bootImages.of(unbound)));
         // last of the checks, first of what is made: a host port in use fails the create with nothing left behind
@@ -260,20 +262,7 @@ public final class SandboxManager {
             // before the guest can write to it: what `kosa8 diff` compares with by default
             Baseline.capture(s.undo(), Path.of(r.workspace()), id, log);
         }
-        try {
-            s.locked(() -> launcher.boot(s, true));
-        } catch (RuntimeException e) {
-            if (r.ephemeral()) {
-                // no one can name it (`run` never says its id): a failed one would only pile up, and its folder
-                // still count against the next sandbox's broker
-                try {
-                    remove(s, true);
-                } catch (RuntimeException again) {
-                    e.addSuppressed(again);
-                }
-            }
-            throw e;
-        }
+        s.locked(() -> launcher.boot(s, true));
         return s;
     }
 

@@ -5,12 +5,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Paths compared as the file system resolves them, so that a symbolic link cannot hide where a file lies. */
-final class RealPaths {
+public final class RealPaths {
     private RealPaths() {
     }
 
     /** The path with symbolic links resolved as far as it exists, the rest appended as given. */
-    static Path of(Path p) {
+    public static Path of(Path p) {
         Path abs = p.toAbsolutePath().normalize();
         Path existing = abs;
         while (existing != null && !Files.exists(existing)) {
