@@ -72,8 +72,7 @@ final class Forks {
                     Path target = workspace == null || workspace.isEmpty()
                             ? Path.of(p.workspace()).resolveSibling(Path.of(p.workspace()).getFileName() + "-" + id)
                             : Path.of(workspace).toAbsolutePath().normalize();
-                    networks.refuseSettingsIn(target.toString()); // as a new sandbox's folder: SandboxManager.create
-                    OwnFolders.refuseInside(target.toString(), layout.paths());
+                    OwnFolders.refuseAsNew(target.toString(), layout.paths(), networks); // as create's
                     forkFolder = ForkFolder.prepare(target, registry.all());
                     folder = forkFolder.path().toString();
                 }

@@ -17,7 +17,16 @@ final class OwnFolders {
     private OwnFolders() {
     }
 
-    static void refuseInside(String workspace, HostPaths paths) {
+    /**
+     * Refuses {@code workspace} as a new sandbox's folder, whatever its network, when it holds kosa8's network
+     * or test settings (a guest writing them would open others' networks) or one of kosa8's own folders.
+     */
+    static void refuseAsNew(String workspace, HostPaths paths, SandboxNetworks networks) {
+        networks.refuseSettingsIn(workspace);
+        refuseInside(workspace, paths);
+    }
+
+    private static void refuseInside(String workspace, HostPaths paths) {
         if (workspace == null || workspace.isEmpty()) {
             return;
         }

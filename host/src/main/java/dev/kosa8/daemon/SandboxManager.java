@@ -233,9 +233,7 @@ public final class SandboxManager {
                 networks.network(req.net(), req.allow(), granted, req.trustHostCas()), granted, req.workspaceTransport(),
                 image, req.budget().applyTo(settings.budget())).withCreatedBy(req.createdBy());
         launcher.specs().validate(unbound);
-        // whatever its network: a guest writing them would open others' networks, or change their records
-        networks.refuseSettingsIn(unbound.workspace());
-        OwnFolders.refuseInside(unbound.workspace(), paths);
+        OwnFolders.refuseAsNew(unbound.workspace(), paths, networks);
         DiskBudget.admitSandbox(unbound.memoryMiB(), unbound.budget(),
                 launcher.newDiskSize(pinned != null ? pinned : bootImages.of(unbound)));
         // last of the checks, first of what is made: a host port in use fails the create with nothing left behind
