@@ -31,7 +31,8 @@ public record Locked(String name, String version, String architecture, String sh
         return new Locked(name, version, architecture, sha256, size, label, filename);
     }
 
-    String line() {
+    /** The entry as a lock file writes it: seven words. */
+    public String line() {
         return String.join(" ", name, version, architecture, sha256, String.valueOf(size), archive, filename);
     }
 }

@@ -55,6 +55,9 @@ class ArchiveParsersFuzzTest {
         clean(() -> DebianVersion.parse(text));
         clean(() -> LockFile.parse(LockFile.HEADER + "\n" + text, "lock"));
         clean(() -> LockFile.parse(text, "lock"));
+        clean(() -> LockFile.parse(LockFile.HEADER_2 + "\n" + text, "lock"));
+        clean(() -> LockFile.parse(LockFile.HEADER_2 + "\n@kernel " + text, "lock"));
+        clean(() -> LockFile.parse(LockFile.HEADER_2 + "\n@" + text, "lock"));
     }
 
     /** The cache's record of the last Release date, whatever a crash or a hand left in it, never breaks a build. */
