@@ -23,7 +23,7 @@ import picocli.CommandLine.ParentCommand;
         description = {"Build, list, inspect, remove and prune images."},
         subcommands = {ImageCommand.Build.class, ImageCommand.Ls.class, ImageCommand.Inspect.class,
             ImageCommand.Import.class, ImageCommand.Pull.class, ImageCommand.Rm.class, ImageCommand.Prune.class,
-            ImageEnsureCommand.class})
+            ImageEnsureCommand.class, ImageLockCommand.class})
 final class ImageCommand {
     @ParentCommand
     Main main;
@@ -34,9 +34,12 @@ final class ImageCommand {
         "Supported: FROM, RUN, ENV, ARG, COPY, ADD (files of the context), WORKDIR, USER, LABEL, ENTRYPOINT, CMD; "
                 + "anything else is an error naming its line. See docs/images.md.",
         "Without CONTEXT or -f: builds kosa8's own image (kosa8/debian: Debian's kernel, an initramfs with the "
-                + "kosa8 init, a Debian root with git, curl and python3), looking up the newest packages."},
+                + "kosa8 init, a Debian root with git, curl and python3), looking up the newest packages; with "
+                + "--from-lock, exactly the packages of a lock `kosa8 image lock` wrote."},
         footer = {"", "Examples:",
             "  kosa8 image build -t app .",
+            "  kosa8 image lock > kosa8-image.lock    # later, or on another machine:",
+            "  kosa8 image build --from-lock kosa8-image.lock",
             "  kosa8 image build -t app --allow @debian --trust-host-cas -f docker/Dockerfile .",
             "  kosa8 run --image app -- jq --version"})
     static final class Build implements Callable<Integer> {
@@ -59,6 +62,12 @@ final class ImageCommand {
         @Option(names = "--trust-host-cas", negatable = true,
                 description = "Let RUN steps trust this machine's locally added CAs (as `kosa8 run --trust-host-cas`).")
         Boolean trustHostCas;
+
+        @Option(names = "--from-lock", paramLabel = "FILE", description = {"Build kosa8's own image from exactly "
+                + "the Debian packages FILE names (written by `kosa8 image lock`): the same kernel, busybox and root "
+                + "filesystem versions, each .deb checked against the lock's SHA-256; no newer version is taken. "
+                + "Not with CONTEXT or -f."})
+        Path fromLock;
 
         @Option(names = "--no-cache", description = "Build every step again, taking nothing from the cache.")
         boolean noCache;
@@ -83,6 +92,16 @@ final class ImageCommand {
 
         @Override
         public Integer call() throws IOException {
+            if (fromLock != null && (context != null || file != null)) {
+                throw new KosaException(KosaException.Kind.USAGE, "--from-lock builds kosa8's own image; it takes no "
+                        + "CONTEXT or Dockerfile", "run `kosa8 image build --from-lock " + fromLock + "` alone");
+            }
+            if (fromLock != null) {
+                Image img = new ImageBuilder(parent.main.paths, Images.printer(System.err))
+                        .buildFromLock(fromLock.toAbsolutePath().normalize());
+                System.out.println(img.id());
+                return 0;
+            }
             if (context == null && file == null) {
                 Image img = new ImageBuilder(parent.main.paths, Images.printer(System.err)).build();
                 System.out.println(img.id());

@@ -7,6 +7,7 @@ import dev.kosa8.image.debian.DebCache;
 import dev.kosa8.image.debian.DebianArchive;
 import dev.kosa8.image.debian.DownloadProgress;
 import dev.kosa8.image.debian.LockFile;
+import dev.kosa8.image.debian.Locked;
 import dev.kosa8.image.debian.Mirror;
 import dev.kosa8.image.debian.PackageEntry;
 import dev.kosa8.image.debian.ProxySettings;
@@ -107,22 +108,45 @@ final class ArchivePackages {
         return new AptRecord(fields);
     }
 
-    /** A {@code .deb} in the archive client's cache and the SHA-256 its signed index gives it. */
-    record Fetched(Path file, String sha256) {
+    /** A {@code .deb} in the archive client's cache and the lock entry it was checked against. */
+    record Fetched(Path file, Locked entry) {
+        String sha256() {
+            return entry.sha256();
+        }
+    }
+
+    /**
+     * Exactly the file {@code entry} names, from the cache or its archive's mirror, checked against its SHA-256;
+     * no index is read (a lock's package the suite has since replaced is still fetched, while the mirror keeps it).
+     */
+    Fetched download(Locked entry) {
+        return new Fetched(archive.download(new LockFile(List.of(), List.of(entry)), mirrors, progress()).getFirst(),
+                entry);
+    }
+
+    /** Every root filesystem package of {@code lock}, checked, in the lock's order; no index is read. */
+    List<Path> download(LockFile lock) {
+        List<Path> files = archive.download(new LockFile(lock.comments(), lock.packages()), mirrors, progress());
+        log.accept("debian archive: " + files.size() + " root filesystem packages of the lock fetched and checked");
+        return files;
     }
 
     /** Downloads exactly {@code pkg} (checked against the signed index) and returns its file in the cache. */
     Fetched download(DebPackage pkg) {
+        return download(locked(pkg));
+    }
+
+    /** The lock entry of exactly {@code pkg} in the signed indices; an error if they now have another version. */
+    Locked locked(DebPackage pkg) {
         PackageEntry e = entry(pkg.name());
         if (!e.versionText().equals(pkg.version()) || !e.architecture().equals(pkg.architecture())) {
             throw new KosaException(KosaException.Kind.IMAGE, "the Debian archive no longer has " + pkg.name() + " "
                     + pkg.version() + " (" + pkg.architecture() + "): it has " + e.versionText() + " ("
                     + e.architecture() + ")", "run `kosa8 image build`, which takes the newest packages");
         }
-        dev.kosa8.image.debian.Locked l = e.locked();
-        LockFile one = new LockFile(List.of(), List.of(new dev.kosa8.image.debian.Locked(l.name(), l.version(),
-                l.architecture(), l.sha256(), l.size(), index().index().origin(e.name()), l.filename())));
-        return new Fetched(archive.download(one, mirrors, progress()).getFirst(), l.sha256());
+        Locked l = e.locked();
+        return new Locked(l.name(), l.version(), l.architecture(), l.sha256(), l.size(),
+                index().index().origin(e.name()), l.filename());
     }
 
     /**
@@ -137,7 +161,7 @@ final class ArchivePackages {
         try {
             java.nio.file.Files.createDirectories(aptCache);
             for (int i = 0; i < files.size(); i++) {
-                dev.kosa8.image.debian.Locked p = lock.packages().get(i);
+                Locked p = lock.packages().get(i);
                 Path target = aptCache.resolve(new DebPackage(p.name(), p.version(), p.architecture()).fileName());
                 if (!java.nio.file.Files.isRegularFile(target)) {
                     Path tmp = java.nio.file.Files.createTempFile(aptCache, ".fetch-", ".part");

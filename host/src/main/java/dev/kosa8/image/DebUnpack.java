@@ -64,12 +64,46 @@ final class DebUnpack {
         }
     }
 
+    /** The most a package's {@code control} file may hold here; Debian's largest are a few KiB. */
+    static final int MAX_CONTROL = 1 << 20;
+
+    /**
+     * The text of {@code deb}'s {@code control} file (its {@code control.tar} member's {@code ./control}), as
+     * {@code dpkg-deb -f} reads it: the package's own stanza, at most {@link #MAX_CONTROL} bytes.
+     */
+    static String control(Path deb) {
+        try (InputStream raw = new BufferedInputStream(Files.newInputStream(deb));
+             ArArchiveInputStream ar = new ArArchiveInputStream(raw)) {
+            ArArchiveEntry e;
+            while ((e = ar.getNextEntry()) != null) {
+                if (e.getName().startsWith("control.tar")) {
+                    TarArchiveInputStream tar = new TarArchiveInputStream(decompress(e.getName(), ar));
+                    TarArchiveEntry t;
+                    while ((t = tar.getNextEntry()) != null) {
+                        if (t.getName().equals("./control") || t.getName().equals("control")) {
+                            byte[] text = tar.readNBytes(MAX_CONTROL + 1);
+                            if (text.length > MAX_CONTROL) {
+                                throw bad(deb, "its control file is over " + MAX_CONTROL + " bytes");
+                            }
+                            return new String(text, java.nio.charset.StandardCharsets.UTF_8);
+                        }
+                    }
+                    throw bad(deb, "its " + e.getName() + " has no ./control");
+                }
+            }
+            throw bad(deb, "it has no control.tar member");
+        } catch (IOException e) {
+            throw bad(deb, e.toString());
+        }
+    }
+
     private static InputStream decompress(String member, InputStream in) throws IOException {
-        return switch (member) {
-            case "data.tar.xz" -> new XZInputStream(in);
-            case "data.tar.zst" -> new ZstdCompressorInputStream(in);
-            case "data.tar.gz" -> new GzipCompressorInputStream(in);
-            case "data.tar" -> in;
+        String suffix = member.substring(member.indexOf(".tar"));
+        return switch (suffix) {
+            case ".tar.xz" -> new XZInputStream(in);
+            case ".tar.zst" -> new ZstdCompressorInputStream(in);
+            case ".tar.gz" -> new GzipCompressorInputStream(in);
+            case ".tar" -> in;
             default -> throw new IOException("the compression of " + member + " is not one kosa8 reads");
         };
     }

@@ -2,6 +2,8 @@ package dev.kosa8.image;
 
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.image.debian.LockFile;
+import dev.kosa8.image.debian.Locked;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,6 +32,8 @@ final class DebianPackages {
     private final java.util.function.Supplier<ArchivePackages> archive;
     private ArchivePackages opened;
     private boolean updated;
+    /** Packages to fetch by their lock entry, not by the index ({@code kosa8 image build --from-lock}). */
+    private final java.util.Map<DebPackage, Locked> pinned = new java.util.HashMap<>();
 
     /** Through the host's apt. */
     DebianPackages(Path debs, Path log, boolean root) {
@@ -62,6 +66,53 @@ final class DebianPackages {
         return archive == null ? java.util.Optional.empty() : java.util.Optional.of(archive());
     }
 
+    /**
+     * Fetches {@code entry}'s package by the lock entry itself (its archive path and SHA-256), not by the
+     * signed index, which may have replaced that version since: what {@code --from-lock} builds from.
+     */
+    void pin(Locked entry) {
+        if (archive == null) {
+            throw new KosaException(KosaException.Kind.USAGE, "a build from a lock fetches its packages with kosa8's"
+                    + " own archive client, and KOSA8_DEBIAN_FETCH=apt turns that off", "unset KOSA8_DEBIAN_FETCH");
+        }
+        pinned.put(new DebPackage(entry.name(), entry.version(), entry.architecture()), entry);
+    }
+
+    /**
+     * The lock entry {@code pkg}'s cached {@code .deb} was checked against, when kosa8's archive client fetched
+     * it (recorded beside it as {@code NAME.deb.locked}, a lock of that one package, and only while the file's
+     * recorded SHA-256 is that entry's); empty for a file apt fetched, or one fetched before kosa8 kept these.
+     */
+    java.util.Optional<Locked> locked(DebPackage pkg) {
+        Path entry = debs.resolve(pkg.fileName() + ".locked");
+        Path sum = debs.resolve(pkg.fileName() + ".sha256");
+        try {
+            if (!Files.isRegularFile(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    || !Files.isRegularFile(sum, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return java.util.Optional.empty();
+            }
+            java.util.Optional<Locked> l = LockFile.parse(Files.readString(entry), entry.toString()).packages()
+                    .stream().findFirst();
+            String sha = Files.readString(sum, java.nio.charset.StandardCharsets.US_ASCII).strip();
+            return l.filter(x -> x.sha256().equals(sha) && x.name().equals(pkg.name())
+                    && x.version().equals(pkg.version()) && x.architecture().equals(pkg.architecture()));
+        } catch (IOException | RuntimeException e) {
+            return java.util.Optional.empty(); // not known: the image's lock says so, naming the part
+        }
+    }
+
+    /** The SHA-256 the cached {@code .deb} of {@code pkg} was checked against when it came, if it is cached. */
+    java.util.Optional<String> recordedSha256(DebPackage pkg) {
+        Path sum = debs.resolve(pkg.fileName() + ".sha256");
+        try {
+            return Files.isRegularFile(sum, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    ? java.util.Optional.of(Files.readString(sum, java.nio.charset.StandardCharsets.US_ASCII).strip())
+                    : java.util.Optional.empty();
+        } catch (IOException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
     /** The version of {@code name} that would be installed now. */
     AptRecord candidate(String name) {
         if (archive != null) {
@@ -79,9 +130,14 @@ final class DebianPackages {
     Path download(DebPackage pkg) {
         Path deb = debs.resolve(pkg.fileName());
         Path sum = debs.resolve(pkg.fileName() + ".sha256");
+        Path entry = debs.resolve(pkg.fileName() + ".locked");
         try {
             if (Files.exists(deb, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                 String damage = damage(deb, sum);
+                Locked pin = pinned.get(pkg);
+                if (damage == null && pin != null && !pin.sha256().equals(Files.readString(sum).strip())) {
+                    damage = "is not the file the lock names (its SHA-256 is not " + pin.sha256() + ")";
+                }
                 if (damage == null) {
                     return deb;
                 }
@@ -89,14 +145,23 @@ final class DebianPackages {
                 Files.delete(deb);
             }
             Files.deleteIfExists(sum);
+            Files.deleteIfExists(entry);
             Files.createDirectories(debs);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot check or clear " + deb + ": " + e.getMessage(),
                     "check that " + debs + " is writable, or delete " + deb, e);
         }
         if (archive != null) {
-            ArchivePackages.Fetched checked = archive().download(pkg);
+            Locked pin = pinned.get(pkg);
+            ArchivePackages.Fetched checked = pin != null ? archive().download(pin) : archive().download(pkg);
             copyChecked(checked.file(), checked.sha256(), deb, sum);
+            try {
+                dev.kosa8.host.AtomicFile.write(entry, new LockFile(java.util.List.of(), java.util.List.of(
+                        checked.entry())).text().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                note.accept("cannot record where " + pkg.fileName() + " came from (" + e.getMessage()
+                        + "): the image's lock will not name it");
+            }
             return deb;
         }
         withUpdateOnFailure("download " + pkg.aptSelector(),

@@ -111,17 +111,29 @@ public final class ImageBuilder {
 
     /** Looks up the newest Debian packages and builds what they, or anything else, changed. */
     public Image build() {
-        return run(true);
+        return run(true, Optional.empty());
+    }
+
+    /**
+     * Builds the image of exactly the packages a whole image's lock names ({@code kosa8 image lock}): the same
+     * kernel, busybox and root filesystem packages, each file checked against the lock's SHA-256 ({@link LockedBuild}).
+     */
+    public Image buildFromLock(Path lockFile) {
+        return run(true, Optional.of(LockedBuild.read(lockFile, recipe)));
     }
 
     private Image run(boolean newestPackages) {
+        return run(newestPackages, Optional.empty());
+    }
+
+    private Image run(boolean newestPackages, Optional<LockedBuild> locked) {
         Path images = paths.images();
         Path log = images.resolve("logs").resolve(LOG_NAME.format(Instant.now()));
         try {
             Files.createDirectories(images);
             try (BuildLock lock = BuildLock.acquire(images,
                     () -> progress.note("another kosa8 is building the image; waiting for it"))) {
-                return underLock(newestPackages, images, log);
+                return underLock(newestPackages, locked, images, log);
             }
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.IMAGE, "building the image failed: " + e
@@ -132,7 +144,8 @@ public final class ImageBuilder {
         }
     }
 
-    private Image underLock(boolean newestPackages, Path images, Path log) throws IOException {
+    private Image underLock(boolean newestPackages, Optional<LockedBuild> locked, Path images, Path log)
+            throws IOException {
         ImageStore store = new ImageStore(images);
         PartStore parts = new PartStore(images);
         int stale = parts.removeStalePartials();
@@ -146,11 +159,14 @@ public final class ImageBuilder {
 
         Optional<ImageManifest> pinned = newestPackages ? Optional.empty()
                 : store.currentId().flatMap(store::manifest);
-        DebPackage kernelPackage = pinned.map(ImageManifest::kernelPackage)
+        locked.ifPresent(l -> l.pin(apt));
+        DebPackage kernelPackage = locked.map(LockedBuild::kernel).or(() -> pinned.map(ImageManifest::kernelPackage))
                 .orElseGet(() -> apt.candidate(recipe.kernelMetapackage()).firstDependency());
-        DebPackage busyboxPackage = pinned.map(ImageManifest::busyboxPackage)
+        DebPackage busyboxPackage = locked.map(LockedBuild::busybox)
+                .or(() -> pinned.map(ImageManifest::busyboxPackage))
                 .orElseGet(() -> apt.candidate(recipe.busyboxPackage()).toPackage());
-        PartHashes hashes = PartHashes.of(recipe, kernelPackage, busyboxPackage, guest, java.version());
+        PartHashes hashes = PartHashes.of(recipe, kernelPackage, busyboxPackage, guest, java.version(),
+                WorkspaceModule.toolchain(), locked.map(LockedBuild::digest).orElse(null));
 
         Optional<Image> existing = store.find(hashes.imageId());
         if (existing.isPresent()) {
@@ -205,15 +221,17 @@ public final class ImageBuilder {
                         }
                         Map<String, String> facts = new java.util.HashMap<>(KernelPart.facts(dir, v));
                         facts.put("ws9pModule", notBuilt.map(r -> "not built: " + r).orElse("built"));
+                        apt.locked(kernelPackage).ifPresent(l -> facts.put(ImageLocks.FACT, l.line()));
                         writeManifest(dir, kind, hash, start, inputs, facts);
                     });
                 }
                 case ROOTFS -> {
-                    inputs = Map.of("suite", recipe.suite(), "includes", String.join(",", recipe.includes()),
-                            "java", java.version(), "recipe", recipe.version());
+                    inputs = new java.util.HashMap<>(Map.of("suite", recipe.suite(), "includes",
+                            String.join(",", recipe.includes()), "java", java.version(), "recipe", recipe.version()));
+                    locked.ifPresent(l -> inputs.put("lock", l.digest()));
                     parts.build(kind, hash, dir -> {
                         String lock = RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log,
-                                (what, about) -> steps.begin(kind, what, about), dir, apt.archiveClient());
+                                (what, about) -> steps.begin(kind, what, about), dir, apt.archiveClient(), locked);
                         appendLog(log, "root filesystem's package lock: " + lock);
                         writeManifest(dir, kind, hash, start, inputs,
                                 Map.of("qcow2Bytes", String.valueOf(Files.size(dir.resolve(RootfsPart.FILE))),
@@ -229,8 +247,10 @@ public final class ImageBuilder {
                     Path kernelDir = parts.directory(PartKind.KERNEL, hashes.kernel());
                     parts.build(kind, hash, dir -> {
                         InitramfsPart.make(deb, apt, kernelDir, guest, dir);
-                        writeManifest(dir, kind, hash, start, inputs,
+                        Map<String, String> facts = new java.util.HashMap<>(
                                 Map.of("cpioBytes", String.valueOf(Files.size(dir.resolve(InitramfsPart.FILE)))));
+                        apt.locked(busyboxPackage).ifPresent(l -> facts.put(ImageLocks.FACT, l.line()));
+                        writeManifest(dir, kind, hash, start, inputs, facts);
                     });
                 }
             }

@@ -15,6 +15,16 @@ record PartHashes(String kernel, String initramfs, String rootfs) {
     /** {@code toolchain}: what the host offers to build the workspace's module ({@link WorkspaceModule#toolchain}). */
     static PartHashes of(Recipe recipe, DebPackage kernelPackage, DebPackage busybox,
                          GuestFiles guest, String javaVersion, String toolchain) {
+        return of(recipe, kernelPackage, busybox, guest, javaVersion, toolchain, null);
+    }
+
+    /**
+     * As above; {@code lockDigest} ({@link LockedBuild#digest}), when not null, is the root filesystem's exact
+     * package list, which then goes into its hash: a root filesystem built from a lock is found again only for
+     * that lock. Without one the hash is as it always was, so images built before keep their ids.
+     */
+    static PartHashes of(Recipe recipe, DebPackage kernelPackage, DebPackage busybox,
+                         GuestFiles guest, String javaVersion, String toolchain, String lockDigest) {
         String kernel = ContentHash.of("kernel")
                 .add("recipe", recipe.version())
                 .add("part", KernelPart.VERSION)
@@ -33,14 +43,14 @@ record PartHashes(String kernel, String initramfs, String rootfs) {
                 .add("agent", guest.agentJar())
                 .add("guest-command", guest.guestCommand())
                 .hex();
-        String rootfs = ContentHash.of("rootfs")
+        ContentHash rootfsHash = ContentHash.of("rootfs")
                 .add("recipe", recipe.version())
                 .add("part", RootfsPart.VERSION)
                 .add("suite", recipe.suite())
                 .add("includes", recipe.includes())
                 .add("disk", recipe.diskSize())
-                .add("java", javaVersion)
-                .hex();
+                .add("java", javaVersion);
+        String rootfs = (lockDigest == null ? rootfsHash : rootfsHash.add("lock", lockDigest)).hex();
         return new PartHashes(kernel, initramfs, rootfs);
     }
 

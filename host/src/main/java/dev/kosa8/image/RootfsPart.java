@@ -62,21 +62,48 @@ final class RootfsPart {
      */
     static String make(Recipe recipe, JavaRuntime java, Path aptCache, Path log, StepReporter steps, Path dir,
                        Optional<ArchivePackages> archive) throws IOException {
+        return make(recipe, java, aptCache, log, steps, dir, archive, Optional.empty());
+    }
+
+    /**
+     * As above; with {@code locked}, exactly the lock's packages are installed, from a repository of their
+     * checked files alone ({@link FlatRepo}), and a tree that then holds anything else fails the build.
+     */
+    static String make(Recipe recipe, JavaRuntime java, Path aptCache, Path log, StepReporter steps, Path dir,
+                       Optional<ArchivePackages> archive, Optional<LockedBuild> locked) throws IOException {
         Path tree = dir.resolve("tree");
         Path raw = dir.resolve("raw.img");
 
-        steps.begin("mmdebstrap " + recipe.suite(), Duration.ofSeconds(30));
+        steps.begin("mmdebstrap " + recipe.suite() + (locked.isPresent() ? " from the lock" : ""),
+                Duration.ofSeconds(30));
         Files.createDirectories(aptCache);
-        Optional<LockFile> lock = archive.map(a ->
-                a.prefetchRootfs(recipe.includes(), recipe.suite(), aptCache));
-        HostCommand.of(mmdebstrap(recipe, aptCache, tree)).logTo(log).timeout(Duration.ofMinutes(20))
+        Optional<LockFile> lock;
+        List<String> argv;
+        Path repo = dir.resolve("repo");
+        if (locked.isPresent()) {
+            ArchivePackages a = archive.orElseThrow(() -> new KosaException(KosaException.Kind.USAGE,
+                    "a build from a lock needs kosa8's own archive client", "unset KOSA8_DEBIAN_FETCH"));
+            lock = Optional.of(locked.get().rootfs());
+            FlatRepo.write(repo, recipe.suite(), lock.get().packages(), a.download(lock.get()));
+            argv = mmdebstrapFromRepo(recipe, lock.get(), repo, tree);
+        } else {
+            lock = archive.map(a -> a.prefetchRootfs(recipe.includes(), recipe.suite(), aptCache));
+            argv = mmdebstrap(recipe, aptCache, tree);
+        }
+        HostCommand.of(argv).logTo(log).timeout(Duration.ofMinutes(20))
                 .run(KosaException.Kind.IMAGE, "root filesystem: mmdebstrap " + recipe.suite());
+        PartStore.deleteTree(repo);
         String lockFate = "not made";
         if (lock.isPresent()) {
             List<String> diff = RootfsLock.differences(lock.get(), tree);
             if (diff.isEmpty()) {
                 lock.get().write(dir.resolve(RootfsLock.FILE));
                 lockFate = "kept";
+            } else if (locked.isPresent()) {
+                throw new KosaException(KosaException.Kind.IMAGE, "the root filesystem built from "
+                        + locked.get().source() + " does not hold exactly its packages: "
+                        + String.join(", ", diff.subList(0, Math.min(diff.size(), 10))),
+                        "see the build log; a lock an image build of this kosa8 wrote installs whole");
             } else {
                 lockFate = "differs: " + String.join(", ", diff.subList(0, Math.min(diff.size(), 10)));
             }
@@ -127,6 +154,21 @@ final class RootfsPart {
         Path cacerts = jre.resolve("lib/security/cacerts");
         Files.deleteIfExists(cacerts);
         Files.createSymbolicLink(cacerts, Path.of(JavaTrustStore.GUEST_PATH));
+    }
+
+    /**
+     * The mmdebstrap command line for a build from a lock: the one source is the repository of the lock's files,
+     * and every locked package is asked for by name (apt has no other version of any of them to take).
+     */
+    static List<String> mmdebstrapFromRepo(Recipe recipe, LockFile lock, Path repo, Path tree) {
+        List<String> argv = new ArrayList<>(List.of("mmdebstrap", "--mode=root", "--variant=minbase",
+                "--include=" + String.join(",", lock.packages().stream().map(p -> p.name()).toList()),
+                "--skip=download/empty", "--skip=essential/unlink",
+                "--customize-hook=rm -f \"$1\"/var/cache/apt/archives/*.deb"));
+        argv.add(recipe.suite());
+        argv.add(tree.toString());
+        argv.add(FlatRepo.sourceLine(repo));
+        return argv;
     }
 
     /** The mmdebstrap command line; the apt cache is synced in before and out after. */

@@ -5,6 +5,7 @@ import dev.kosa8.image.debian.ArchiveHttp;
 import dev.kosa8.image.debian.DebCache;
 import dev.kosa8.image.debian.DebianArchive;
 import dev.kosa8.image.debian.FixtureArchive;
+import dev.kosa8.image.debian.Locked;
 import dev.kosa8.image.debian.ProxySettings;
 import dev.kosa8.image.debian.Source;
 import dev.kosa8.image.debian.TestSigner;
@@ -80,6 +81,46 @@ class DebianPackagesCacheTest {
         assertThat(Files.readAllBytes(deb)).isEqualTo(real); // from the archive client's checked copy
         assertThat(notes).anySatisfy(n -> assertThat(n).contains("the cached busybox-static_1.35.0-4_amd64.deb")
                 .contains("changed on disk since it was checked").contains("deleted, downloading it again"));
+    }
+
+    @Test
+    void theLockEntryADebWasCheckedAgainstIsKeptAndTrustedOnlyWhileItIsThatFilesHash() throws Exception {
+        Path deb = packages.download(BUSYBOX);
+        Locked l = packages.locked(BUSYBOX).orElseThrow();
+        assertThat(l.sha256()).isEqualTo(FixtureArchive.sha256(real));
+        assertThat(l.filename()).isEqualTo("pool/main/b/busybox-static/busybox-static_1.35.0-4_amd64.deb");
+        assertThat(l.archive()).isEqualTo("debian");
+        Files.writeString(deb.resolveSibling(deb.getFileName() + ".sha256"), "00".repeat(32) + "\n");
+        assertThat(packages.locked(BUSYBOX)).isEmpty(); // a record of another file: not this one's entry
+        assertThat(packages.locked(new DebPackage("busybox-static", "1.35.0-5", "amd64"))).isEmpty();
+    }
+
+    @Test
+    void aPinnedPackageIsFetchedByItsEntryEvenWhenTheIndexHasMovedOnAndACachedOtherFileIsNotTaken()
+            throws Exception {
+        Path deb = packages.download(BUSYBOX);
+        Locked l = packages.locked(BUSYBOX).orElseThrow();
+        // the suite moves on: its index now names only a newer busybox; the pinned one is still in the pool
+        fx.publish("debian", "bookworm", fx.deb("debian", "busybox-static", "1.35.0-5", 300_000), "");
+        DebianArchive archive = new DebianArchive(new ArchiveHttp(new ProxySettings(Map.of())), KEY.keys(),
+                new DebCache(tmp.resolve("debian-2")), () -> Instant.parse("2026-12-06T12:00:00Z"));
+        DebianPackages unpinned = packagesIn(archive, tmp.resolve("debs-2"));
+        assertThatThrownBy(() -> unpinned.download(BUSYBOX)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("no longer has busybox-static 1.35.0-4"); // the index decides
+        DebianPackages fresh = packagesIn(archive, tmp.resolve("debs"));
+        Files.write(deb, new byte[300_000]); // a file of that name, checked as something else
+        Files.writeString(deb.resolveSibling(deb.getFileName() + ".sha256"),
+                FixtureArchive.sha256(new byte[300_000]) + "\n");
+        fresh.pin(l);
+        assertThat(Files.readAllBytes(fresh.download(BUSYBOX))).isEqualTo(real);
+        assertThat(notes).anySatisfy(n -> assertThat(n).contains("is not the file the lock names"));
+        assertThat(fresh.locked(BUSYBOX)).contains(l);
+    }
+
+    private DebianPackages packagesIn(DebianArchive archive, Path debs) {
+        return new DebianPackages(debs, tmp.resolve("build.log"), false, () -> new ArchivePackages(archive,
+                List.of(new Source("debian", fx.mirror("debian"), "bookworm", "main")), "amd64", line -> {
+                }, notes::add), notes::add);
     }
 
     @Test

@@ -63,6 +63,19 @@ class PartHashesTest {
     }
 
     @Test
+    void aLockedRootFilesystemIsItsOwnPartAndEachLockAnother() {
+        PartHashes plain = PartHashes.of(Recipe.STANDARD, KERNEL, BUSYBOX, GUEST, JAVA, "make");
+        PartHashes locked = PartHashes.of(Recipe.STANDARD, KERNEL, BUSYBOX, GUEST, JAVA, "make", "a".repeat(64));
+        PartHashes other = PartHashes.of(Recipe.STANDARD, KERNEL, BUSYBOX, GUEST, JAVA, "make", "b".repeat(64));
+
+        assertThat(PartHashes.of(Recipe.STANDARD, KERNEL, BUSYBOX, GUEST, JAVA, "make", null)).isEqualTo(plain);
+        assertThat(locked.rootfs()).isNotEqualTo(plain.rootfs()).isNotEqualTo(other.rootfs());
+        assertThat(locked.kernel()).isEqualTo(plain.kernel()); // the same kernel package: its part is reused
+        assertThat(locked.initramfs()).isEqualTo(plain.initramfs());
+        assertThat(locked.imageId()).isNotEqualTo(plain.imageId());
+    }
+
+    @Test
     void aNewJavaRebuildsTheRootFilesystemOnly() {
         PartHashes before = hashes(KERNEL, GUEST, JAVA);
         PartHashes after = hashes(KERNEL, GUEST, "Eclipse Adoptium 25.0.4+7-LTS");
