@@ -30,15 +30,13 @@ final class OwnFolders {
         if (workspace == null || workspace.isEmpty()) {
             return;
         }
-        Path folder = RealPaths.of(Path.of(workspace));
-        for (Path own : List.of(paths.data(), paths.cache(), paths.runtime())) {
-            if (RealPaths.of(own).startsWith(folder)) {
-                throw new KosaException(KosaException.Kind.USAGE, "kosa8 keeps its own files in " + own
-                        + ", which is inside the folder the new sandbox would share (" + workspace + "): its guest"
-                        + " could read and change other sandboxes' records, keys and checkpoints",
-                        "give it another folder (`--workspace DIR`, or `--workspace none`), or keep kosa8's folders "
-                                + "(KOSA8_HOME) outside it");
-            }
-        }
+        List<Path> kosa8s = List.of(paths.data(), paths.cache(), paths.runtime());
+        RealPaths.firstInside(kosa8s, Path.of(workspace)).ifPresent(own -> {
+            throw new KosaException(KosaException.Kind.USAGE, "kosa8 keeps its own files in " + own
+                    + ", which is inside the folder the new sandbox would share (" + workspace + "): its guest"
+                    + " could read and change other sandboxes' records, keys and checkpoints",
+                    "give it another folder (`--workspace DIR`, or `--workspace none`), or keep kosa8's folders "
+                            + "(KOSA8_HOME) outside it");
+        });
     }
 }

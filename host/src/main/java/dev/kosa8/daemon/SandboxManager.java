@@ -8,19 +8,16 @@ import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
 import dev.kosa8.image.NamedImage;
-import dev.kosa8.secrets.GrantedSecret;
 import dev.kosa8.secrets.SecretStore;
 import dev.kosa8.vm.AcceleratorProbe;
 import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.ConsoleLog;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.WorkspaceTransport;
-import dev.kosa8.workspace.WorkspaceFolder;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -108,6 +105,7 @@ public final class SandboxManager {
     private final SandboxFiles files = new SandboxFiles(new dev.kosa8.files.GuestFiles(
             dev.kosa8.files.FileLimits.DEFAULT));
     private final SandboxStops stops;
+    private final SandboxCreation creation;
 
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
@@ -146,6 +144,8 @@ public final class SandboxManager {
         this.adoptions = new Adoptions(layout, registry, log);
         this.stops = new SandboxStops(layout, store, log);
         this.ports = new PublishedPorts(store, dev.kosa8.ports.PortLimits.DEFAULT, log);
+        this.creation = new SandboxCreation(paths, settings.budget(), layout, store, registry, networks, launcher,
+                bootImages, ports, log);
         this.processes = new SandboxProcesses(new dev.kosa8.processes.Processes(settings.processes()), layout,
                 networks);
     }
@@ -201,10 +201,6 @@ public final class SandboxManager {
         return networks;
     }
 
-    public Sandbox create(CreateRequest req) {
-        return create(req, null);
-    }
-
     /** The images sandboxes boot, by name. */
     BootImages bootImages() {
         return bootImages;
@@ -215,53 +211,14 @@ public final class SandboxManager {
         return images;
     }
 
-    /**
-     * Makes a sandbox; with {@code pinned}, one that boots that image's root disk (a build sandbox, on a step's
-     * disk) with no template, whatever its record's image says.
-     */
+    /** Makes a sandbox: its checks first, then its ports, record, directory and boot ({@link SandboxCreation}). */
+    public Sandbox create(CreateRequest req) {
+        return create(req, null);
+    }
+
+    /** As {@link #create(CreateRequest)}; with {@code pinned}, a build sandbox booting that image's root disk. */
     Sandbox create(CreateRequest req, BootImage pinned) {
-        String id = SandboxIds.newId();
-        SandboxImage image = new SandboxImage(req.image(), bootImages.config(req.image()));
-        List<GrantedSecret> granted = networks.grantNew(req.secrets());
-        if (!granted.isEmpty() && req.net() == NetMode.NONE) {
-            throw new KosaException(KosaException.Kind.USAGE, "--secret needs a network: the key is put into requests"
-                    + " on their way out", "drop --net none, or drop --secret");
-        }
-        SandboxRecord unbound = new SandboxRecord(id, Instant.now(), req.ephemeral(), req.cpus(), req.memoryMiB(),
-                req.accelerator(), "", SandboxState.STARTING, 0, null, "",
-                WorkspaceFolder.check(req.workspace(), Path.of(System.getProperty("user.home"))),
-                networks.network(req.net(), req.allow(), granted, req.trustHostCas()), granted, req.workspaceTransport(),
-                image, req.budget().applyTo(settings.budget())).withCreatedBy(req.createdBy());
-        launcher.specs().validate(unbound);
-        OwnFolders.refuseAsNew(unbound.workspace(), paths, networks);
-        DiskBudget.admitSandbox(unbound.memoryMiB(), unbound.budget(),
-                launcher.newDiskSize(pinned != null ? pinned : bootImages.of(unbound)));
-        // last of the checks, first of what is made: a host port in use fails the create with nothing left behind
-        java.util.concurrent.atomic.AtomicReference<Sandbox> made = new java.util.concurrent.atomic.AtomicReference<>();
-        SandboxRecord r = unbound.withPorts(ports.bind(id, made::get, req.ports()));
-        Sandbox s;
-        try {
-            if (!r.workspace().isEmpty()) {
-                HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
-            }
-            s = new Sandbox(r, layout.undo(id, log));
-        } catch (RuntimeException e) {
-            ports.close(id);
-            throw e;
-        }
-        made.set(s);
-        if (pinned != null) {
-            bootImages.pin(id, pinned);
-            layout.makeBuildLayers(id); // a build sandbox: before its QEMU starts, so that its jail shows them
-        }
-        registry.add(s);
-        store.save(r);
-        if (!r.workspace().isEmpty() && !r.ephemeral()) {
-            // before the guest can write to it: what `kosa8 diff` compares with by default
-            Baseline.capture(s.undo(), Path.of(r.workspace()), id, log);
-        }
-        s.locked(() -> launcher.boot(s, true));
-        return s;
+        return creation.create(req, pinned);
     }
 
     /**

@@ -62,15 +62,12 @@ public record EgressTestSettings(Map<String, Integer> loopback, Map<String, Stri
         if (!enabled() || workspace == null || workspace.toString().isEmpty()) {
             return;
         }
-        Path folder = RealPaths.of(workspace);
-        for (Path f : files) {
-            if (RealPaths.of(f).startsWith(folder)) {
-                throw new KosaException(KosaException.Kind.USAGE, "the egress test settings (" + ENVIRONMENT
-                        + ") read " + f + ", which is inside " + whose + " (" + workspace
-                        + "): its guest could write them and open its own network",
-                        "keep test settings and their CA outside every workspace, or unset " + ENVIRONMENT);
-            }
-        }
+        RealPaths.firstInside(files, workspace).ifPresent(f -> {
+            throw new KosaException(KosaException.Kind.USAGE, "the egress test settings (" + ENVIRONMENT
+                    + ") read " + f + ", which is inside " + whose + " (" + workspace
+                    + "): its guest could write them and open its own network",
+                    "keep test settings and their CA outside every workspace, or unset " + ENVIRONMENT);
+        });
     }
 
     public boolean enabled() {

@@ -143,13 +143,10 @@ public record NetworkSettings(AddressExceptions exceptions, boolean trustHostCas
         if (workspace == null || workspace.toString().isEmpty()) {
             return;
         }
-        Path folder = RealPaths.of(workspace);
-        for (Path f : guarded) {
-            if (RealPaths.of(f).startsWith(folder)) {
-                throw new KosaException(KosaException.Kind.USAGE, "kosa8's network settings read " + f
-                        + ", which is inside " + whose + " (" + workspace
-                        + "): its guest could change them and open its own network", remedy);
-            }
-        }
+        RealPaths.firstInside(guarded, workspace).ifPresent(f -> {
+            throw new KosaException(KosaException.Kind.USAGE, "kosa8's network settings read " + f
+                    + ", which is inside " + whose + " (" + workspace
+                    + "): its guest could change them and open its own network", remedy);
+        });
     }
 }
