@@ -67,9 +67,9 @@ class PackageDependenciesTest {
 
     /** The layer table of docs/design.md, "Dependencies", bottom first. */
     static final List<Row> TABLE = List.of(
-            new Row(List.of("host"), List.of()),
-            new Row(List.of("net"), List.of()),
             new Row(List.of("protocol"), List.of()),
+            new Row(List.of("host"), List.of("protocol")),
+            new Row(List.of("net"), List.of()),
             new Row(List.of("client"), List.of("protocol")),
             new Row(List.of("vm"), List.of("host", "protocol")),
             new Row(List.of("workspace"), List.of("host", "protocol")),
@@ -77,7 +77,7 @@ class PackageDependenciesTest {
             new Row(List.of("egress", "egress.tls"), List.of("secrets", "vm", "host", "net", "protocol")),
             new Row(List.of("image", "image.oci", "image.debian"), List.of("host")),
             new Row(List.of("agents"), List.of("secrets", "host")),
-            new Row(List.of("checkpoint", "checkpoint.ram"), List.of("workspace", "vm", "host")),
+            new Row(List.of("checkpoint", "checkpoint.ram"), List.of("workspace", "vm", "host", "protocol")),
             new Row(List.of("ports"), List.of("vm", "host", "protocol")),
             new Row(List.of("processes"), List.of("host", "protocol")),
             new Row(List.of("files"), List.of("host", "protocol")),

@@ -1,5 +1,6 @@
 package dev.kosa8.agent;
 
+import dev.kosa8.protocol.LinuxAbi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -13,11 +14,14 @@ import java.lang.invoke.MethodHandle;
  * {@link ClockAndEntropy}); {@link Libc} is the plumbing under all of them.
  */
 final class Posix {
-    static final int O_RDONLY = 0;
-    static final int O_RDWR = 02;
-    /** Reads and writes straight between the device and the caller's memory, past the page cache. */
-    static final int O_DIRECT = 040000;
-    static final int O_CLOEXEC = 02000000;
+    static final int O_RDONLY = LinuxAbi.O_RDONLY;
+    static final int O_RDWR = LinuxAbi.O_RDWR;
+    /**
+     * Reads and writes straight between the device and the caller's memory, past the page cache. This
+     * architecture's: x86-64's value is arm64's O_DIRECTORY ({@link LinuxAbi}).
+     */
+    static final int O_DIRECT = LinuxAbi.current().oDirect();
+    static final int O_CLOEXEC = LinuxAbi.O_CLOEXEC;
 
     private static final MethodHandle OPEN = Libc.handle("open",
             ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT);

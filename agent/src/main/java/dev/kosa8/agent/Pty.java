@@ -1,5 +1,6 @@
 package dev.kosa8.agent;
 
+import dev.kosa8.protocol.LinuxAbi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -7,9 +8,9 @@ import java.lang.invoke.MethodHandle;
 
 /** A pseudo-terminal's master side, owned by one TTY exec. */
 final class Pty implements AutoCloseable {
-    private static final int O_RDWR = 02;
-    private static final int O_NOCTTY = 0400;
-    private static final long TIOCSWINSZ = 0x5414;
+    private static final int O_RDWR = LinuxAbi.O_RDWR;
+    private static final int O_NOCTTY = LinuxAbi.O_NOCTTY;
+    private static final long TIOCSWINSZ = LinuxAbi.TIOCSWINSZ;
     private static final MethodHandle POSIX_OPENPT = Libc.handle("posix_openpt",
             ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
     private static final MethodHandle GRANTPT = Libc.handle("grantpt", ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);

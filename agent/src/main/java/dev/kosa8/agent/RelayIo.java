@@ -1,5 +1,6 @@
 package dev.kosa8.agent;
 
+import dev.kosa8.protocol.LinuxAbi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -14,8 +15,8 @@ import java.lang.invoke.MethodHandle;
  */
 final class RelayIo {
     private static final int F_GETFL = 3, F_SETFL = 4, F_SETPIPE_SZ = 1031;
-    private static final int O_NONBLOCK = 04000;
-    private static final long FIONREAD = 0x541B;
+    private static final int O_NONBLOCK = LinuxAbi.O_NONBLOCK;
+    private static final long FIONREAD = LinuxAbi.FIONREAD;
     private static final int SPLICE_F_NONBLOCK = 2;
     private static final short POLLOUT = 4;
     /** The size of glibc's {@code cpu_set_t}: 1024 CPUs, one bit each. */

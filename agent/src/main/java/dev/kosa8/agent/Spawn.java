@@ -1,5 +1,6 @@
 package dev.kosa8.agent;
 
+import dev.kosa8.protocol.LinuxAbi;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -32,8 +33,8 @@ final class Spawn {
     private static final int POSIX_SPAWN_SETSIGDEF = 0x04;
     private static final int POSIX_SPAWN_SETSIGMASK = 0x08;
     private static final int POSIX_SPAWN_SETSID = 0x80;
-    private static final int O_RDWR = 02;
-    private static final int O_CLOEXEC = 02000000;
+    private static final int O_RDWR = LinuxAbi.O_RDWR;
+    private static final int O_CLOEXEC = LinuxAbi.O_CLOEXEC;
     /** glibc's opaque spawn structures are 80 and 336 bytes; allocate with room to spare. */
     private static final long OPAQUE = 1024;
 

@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import dev.kosa8.host.NativeCall;
+import dev.kosa8.protocol.LinuxAbi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -39,8 +40,11 @@ import java.util.List;
  * of the workspace code.
  */
 final class Posix {
-    static final int O_RDONLY = 0, O_WRONLY = 01, O_CREAT = 0100, O_EXCL = 0200, O_NONBLOCK = 04000;
-    static final int O_DIRECTORY = 0200000, O_NOFOLLOW = 0400000, O_CLOEXEC = 02000000, O_PATH = 010000000;
+    static final int O_RDONLY = LinuxAbi.O_RDONLY, O_WRONLY = LinuxAbi.O_WRONLY, O_CREAT = LinuxAbi.O_CREAT;
+    static final int O_EXCL = LinuxAbi.O_EXCL, O_NONBLOCK = LinuxAbi.O_NONBLOCK, O_CLOEXEC = LinuxAbi.O_CLOEXEC;
+    static final int O_PATH = LinuxAbi.O_PATH;
+    /** These two differ on arm64 (so does getdents64's number): this architecture's ({@link LinuxAbi}). */
+    static final int O_DIRECTORY = LinuxAbi.current().oDirectory(), O_NOFOLLOW = LinuxAbi.current().oNofollow();
     static final int AT_FDCWD = -100, AT_SYMLINK_NOFOLLOW = 0x100, AT_REMOVEDIR = 0x200, AT_EMPTY_PATH = 0x1000;
     static final int S_IFMT = 0170000, S_IFSOCK = 0140000, S_IFLNK = 0120000, S_IFREG = 0100000;
     static final int S_IFBLK = 060000, S_IFDIR = 040000, S_IFCHR = 020000, S_IFIFO = 010000;
@@ -48,10 +52,10 @@ final class Posix {
     static final int ENOSPC = 28, ENOSYS = 38, ENOTEMPTY = 39, ELOOP = 40;
     static final long UTIME_OMIT = (1L << 30) - 2;
 
-    /** False off x86-64 Linux; then every call fails with ENOSYS. */
+    /** False off Linux on x86-64 or arm64 ({@link NativeCall#AVAILABLE}); then every call fails with ENOSYS. */
     static final boolean AVAILABLE = NativeCall.AVAILABLE;
 
-    private static final long SYS_GETDENTS64 = 217;
+    private static final long SYS_GETDENTS64 = LinuxAbi.current().sysGetdents64();
     private static final int STATX_BASIC_STATS = 0x7ff, STATX_SIZE = 256, PATH_MAX = 4096, DIRENT_BUFFER = 32 * 1024;
 
     private static final MemorySegment EMPTY = Arena.global().allocate(1);

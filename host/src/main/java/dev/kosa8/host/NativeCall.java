@@ -2,6 +2,7 @@ package dev.kosa8.host;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import dev.kosa8.protocol.LinuxAbi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -21,9 +22,12 @@ import java.util.function.IntFunction;
  * place.
  */
 public final class NativeCall {
-    /** False off x86-64 Linux: the callers' constants are that ABI's; every call then fails with ENOSYS. */
+    /**
+     * True on Linux on an architecture whose numbers kosa8 has ({@link LinuxAbi}: x86-64 and arm64), which every
+     * caller takes its flags and system-call numbers from; elsewhere every call fails with ENOSYS.
+     */
     public static final boolean AVAILABLE = "Linux".equals(System.getProperty("os.name"))
-            && ("amd64".equals(System.getProperty("os.arch")) || "x86_64".equals(System.getProperty("os.arch")));
+            && LinuxAbi.current().supported();
     public static final int EINTR = 4, EINVAL = 22, ENOSYS = 38;
 
     private static final Linker LINKER = AVAILABLE ? Linker.nativeLinker() : null;

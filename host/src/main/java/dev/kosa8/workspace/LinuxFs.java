@@ -11,6 +11,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import dev.kosa8.host.NativeCall;
+import dev.kosa8.protocol.LinuxAbi;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -36,11 +37,15 @@ import java.nio.charset.StandardCharsets;
  * call captures errno, retries EINTR, and throws {@link ErrnoException}.
  */
 final class LinuxFs {
-    static final int O_RDONLY = 0, O_WRONLY = 01, O_RDWR = 02, O_CREAT = 0100, O_EXCL = 0200;
-    static final int O_NOCTTY = 0400, O_TRUNC = 01000, O_APPEND = 02000, O_NONBLOCK = 04000;
-    static final int O_DSYNC = 010000, O_DIRECT = 040000, O_LARGEFILE = 0100000, O_DIRECTORY = 0200000;
-    static final int O_NOFOLLOW = 0400000, O_NOATIME = 01000000, O_CLOEXEC = 02000000;
-    static final int O_SYNC = 04010000, O_PATH = 010000000, O_TMPFILE = 020200000;
+    /** This architecture's system-call numbers and flags: four open flags and getdents64 differ on arm64. */
+    static final LinuxAbi ABI = LinuxAbi.current();
+    static final int O_RDONLY = LinuxAbi.O_RDONLY, O_WRONLY = LinuxAbi.O_WRONLY, O_RDWR = LinuxAbi.O_RDWR;
+    static final int O_CREAT = LinuxAbi.O_CREAT, O_EXCL = LinuxAbi.O_EXCL, O_NOCTTY = LinuxAbi.O_NOCTTY;
+    static final int O_TRUNC = LinuxAbi.O_TRUNC, O_APPEND = LinuxAbi.O_APPEND, O_NONBLOCK = LinuxAbi.O_NONBLOCK;
+    static final int O_DSYNC = LinuxAbi.O_DSYNC, O_NOATIME = LinuxAbi.O_NOATIME, O_CLOEXEC = LinuxAbi.O_CLOEXEC;
+    static final int O_SYNC = LinuxAbi.O_SYNC, O_PATH = LinuxAbi.O_PATH;
+    static final int O_DIRECT = ABI.oDirect(), O_LARGEFILE = ABI.oLargefile(), O_DIRECTORY = ABI.oDirectory();
+    static final int O_NOFOLLOW = ABI.oNofollow(), O_TMPFILE = ABI.oTmpfile();
     static final int AT_FDCWD = -100, AT_SYMLINK_NOFOLLOW = 0x100, AT_REMOVEDIR = 0x200, AT_EMPTY_PATH = 0x1000;
     static final int S_IFMT = 0170000, S_IFSOCK = 0140000, S_IFLNK = 0120000, S_IFREG = 0100000;
     static final int S_IFBLK = 060000, S_IFDIR = 040000, S_IFCHR = 020000, S_IFIFO = 010000;
@@ -49,14 +54,15 @@ final class LinuxFs {
     static final long UTIME_NOW = (1L << 30) - 1, UTIME_OMIT = (1L << 30) - 2;
     static final int F_RDLCK = 0, F_WRLCK = 1, F_UNLCK = 2;
 
-    static final long SYS_GETDENTS64 = 217, SYS_OPENAT2 = 437;
+    static final long SYS_GETDENTS64 = ABI.sysGetdents64(), SYS_OPENAT2 = ABI.sysOpenat2();
     private static final long RESOLVE_NO_MAGICLINKS = 0x02, RESOLVE_NO_SYMLINKS = 0x04, RESOLVE_BENEATH = 0x08;
-    private static final long OPEN_HOW_SIZE = 24;
-    static final int STATX_BASIC_STATS = 0x7ff, STATX_BTIME = 0x800, STATX_SIZE = 256;
-    static final int STATFS_SIZE = 120, FLOCK_SIZE = 32, F_OFD_GETLK = 36, F_OFD_SETLK = 37;
+    private static final long OPEN_HOW_SIZE = LinuxAbi.OPEN_HOW_SIZE;
+    static final int STATX_BASIC_STATS = 0x7ff, STATX_BTIME = 0x800, STATX_SIZE = LinuxAbi.STATX_SIZE;
+    static final int STATFS_SIZE = LinuxAbi.STATFS_SIZE, FLOCK_SIZE = LinuxAbi.FLOCK_SIZE;
+    static final int F_OFD_GETLK = 36, F_OFD_SETLK = 37;
     static final int PATH_MAX = 4096, EAGAIN_RETRIES = 8;
 
-    /** False off x86-64 Linux; then every call throws ENOSYS. */
+    /** False off Linux on x86-64 or arm64 ({@link NativeCall#AVAILABLE}); then every call throws ENOSYS. */
     static final boolean AVAILABLE = NativeCall.AVAILABLE;
 
     static final MemorySegment EMPTY = Arena.global().allocate(1);

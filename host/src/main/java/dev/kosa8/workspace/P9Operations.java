@@ -440,7 +440,10 @@ final class P9Operations {
         }
     }
 
-    /** The guest's open flags, minus what must not reach the host (O_NOATIME, O_DIRECT, async I/O). */
+    /**
+     * The guest's open flags (9P's wire encoding) as the host's ({@link LinuxAbi#fromDotl}: four bits sit elsewhere
+     * on arm64), minus what must not reach the host (O_NOATIME, O_DIRECT, async I/O).
+     */
     static int hostFlags(int dotl) {
         int keep = LinuxFs.O_WRONLY | LinuxFs.O_RDWR | LinuxFs.O_CREAT | LinuxFs.O_EXCL | LinuxFs.O_TRUNC
                 | LinuxFs.O_APPEND | LinuxFs.O_DSYNC | LinuxFs.O_SYNC | LinuxFs.O_DIRECTORY;
@@ -448,7 +451,7 @@ final class P9Operations {
         if (accmode == 3) {
             accmode = LinuxFs.O_RDONLY;
         }
-        return (dotl & keep & ~3) | accmode;
+        return (LinuxFs.ABI.fromDotl(dotl) & keep & ~3) | accmode;
     }
 
     private P9Reply lcreate(P9Request.Lcreate c) throws ErrnoException {
