@@ -48,12 +48,16 @@ ensure_host_packages() {
 # keyring test (users never need these; kosa8 falls back to a 0600 file where there is no keyring); zstd and setcap
 # for the image tests' zstd layers and file capabilities (kosa8 itself reads zstd in Java and writes xattrs with
 # debugfs); Go (golang-go) to build the Go client GuestClientsIT runs in a guest; XFS's tools (xfsprogs) for the
-# clone tests, which mount a small XFS with reflinks on a loop device (checkpoint.ReflinkVolume); Debian's arm64
-# cross compiler (gcc-aarch64-linux-gnu), against whose headers LinuxAbiTest checks arm64's system-call numbers.
+# clone tests, which mount a small XFS with reflinks on a loop device (checkpoint.ReflinkVolume); Debian's cross
+# compiler for the other architecture, against whose headers LinuxAbiTest checks its system-call numbers.
 ensure_test_packages() {
   ensure_programs dbus-run-session=dbus gnome-keyring-daemon=gnome-keyring secret-tool=libsecret-tools \
     docker-registry=docker-registry skopeo=skopeo htpasswd=apache2-utils gcc=gcc musl-gcc=musl-tools node=nodejs \
-    npm=npm zstd=zstd setcap=libcap2-bin go=golang-go mkfs.xfs=xfsprogs aarch64-linux-gnu-gcc=gcc-aarch64-linux-gnu
+    npm=npm zstd=zstd setcap=libcap2-bin go=golang-go mkfs.xfs=xfsprogs
+  case "$(uname -m)" in # the other architecture's compiler; the host's own gcc is its own architecture's
+    x86_64) ensure_programs aarch64-linux-gnu-gcc=gcc-aarch64-linux-gnu ;;
+    aarch64) ensure_programs x86_64-linux-gnu-gcc=gcc-x86-64-linux-gnu ;;
+  esac
 }
 
 # ensure_programs PROGRAM=PACKAGE...: installs the Debian packages of the programs that are missing (as root),

@@ -20,7 +20,7 @@ final class Posix {
      * Reads and writes straight between the device and the caller's memory, past the page cache. This
      * architecture's: x86-64's value is arm64's O_DIRECTORY ({@link LinuxAbi}).
      */
-    static final int O_DIRECT = LinuxAbi.current().oDirect();
+    static final int O_DIRECT = direct();
     static final int O_CLOEXEC = LinuxAbi.O_CLOEXEC;
 
     private static final MethodHandle OPEN = Libc.handle("open",
@@ -30,6 +30,15 @@ final class Posix {
     private static final MethodHandle CLOSE = Libc.handle("close", ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
 
     private Posix() {
+    }
+
+    /** This architecture's O_DIRECT; on one kosa8 has no numbers for, a failure rather than a page-cached disk. */
+    private static int direct() {
+        if (!LinuxAbi.current().supported()) {
+            throw new IllegalStateException("kosa8's agent has no system-call numbers for this architecture ("
+                    + System.getProperty("os.arch") + ")");
+        }
+        return LinuxAbi.current().oDirect();
     }
 
     /** Opens a file as a bare descriptor, close-on-exec, for I/O into native memory without the JDK's streams. */

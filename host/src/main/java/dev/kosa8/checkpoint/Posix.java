@@ -56,7 +56,7 @@ final class Posix {
     static final boolean AVAILABLE = NativeCall.AVAILABLE;
 
     private static final long SYS_GETDENTS64 = LinuxAbi.current().sysGetdents64();
-    private static final int STATX_BASIC_STATS = 0x7ff, STATX_SIZE = 256, PATH_MAX = 4096, DIRENT_BUFFER = 32 * 1024;
+    private static final int STATX_BASIC_STATS = 0x7ff, STATX_SIZE = LinuxAbi.STATX_SIZE, PATH_MAX = 4096, DIRENT_BUFFER = 32 * 1024;
 
     private static final MemorySegment EMPTY = Arena.global().allocate(1);
 

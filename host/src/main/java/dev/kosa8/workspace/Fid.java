@@ -39,7 +39,7 @@ final class Fid {
     private int fd = -1;
     /** Once dropped (clunked, removed, replaced) a fid never holds a descriptor again. */
     private boolean dropped;
-    /** The Linux open flags the guest opened the fid with, or -1. */
+    /** The open flags the guest opened the fid with, in 9P's own encoding (not the host's), or -1. */
     volatile int openFlags = -1;
     /** The qid type of the file when the fid was made (a directory or not). */
     final byte qidType;

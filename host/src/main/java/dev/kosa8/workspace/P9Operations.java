@@ -1,5 +1,6 @@
 package dev.kosa8.workspace;
 
+import dev.kosa8.protocol.LinuxAbi;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -445,13 +446,18 @@ final class P9Operations {
      * on arm64), minus what must not reach the host (O_NOATIME, O_DIRECT, async I/O).
      */
     static int hostFlags(int dotl) {
-        int keep = LinuxFs.O_WRONLY | LinuxFs.O_RDWR | LinuxFs.O_CREAT | LinuxFs.O_EXCL | LinuxFs.O_TRUNC
-                | LinuxFs.O_APPEND | LinuxFs.O_DSYNC | LinuxFs.O_SYNC | LinuxFs.O_DIRECTORY;
+        return hostFlags(LinuxFs.ABI, dotl);
+    }
+
+    /** As {@link #hostFlags(int)}, for a host of {@code abi}'s architecture. */
+    static int hostFlags(LinuxAbi abi, int dotl) {
+        int keep = LinuxAbi.O_WRONLY | LinuxAbi.O_RDWR | LinuxAbi.O_CREAT | LinuxAbi.O_EXCL | LinuxAbi.O_TRUNC
+                | LinuxAbi.O_APPEND | LinuxAbi.O_DSYNC | LinuxAbi.O_SYNC | abi.oDirectory();
         int accmode = dotl & 3;
         if (accmode == 3) {
-            accmode = LinuxFs.O_RDONLY;
+            accmode = LinuxAbi.O_RDONLY;
         }
-        return (LinuxFs.ABI.fromDotl(dotl) & keep & ~3) | accmode;
+        return (abi.fromDotl(dotl) & keep & ~3) | accmode;
     }
 
     private P9Reply lcreate(P9Request.Lcreate c) throws ErrnoException {
