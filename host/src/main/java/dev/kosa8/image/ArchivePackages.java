@@ -124,6 +124,28 @@ final class ArchivePackages {
                 entry);
     }
 
+    /**
+     * Refuses a lock naming any package the archive's signed indices do not list exactly so (name, version,
+     * architecture, SHA-256, size, path, archive). A lock's packages are installed as root on this host
+     * (mmdebstrap runs their maintainer scripts), so a lock from elsewhere is trusted no further than the archive
+     * signed it: a lock file alone, edited or hostile, cannot name a file of its choosing.
+     */
+    void verify(LockFile lock, String source) {
+        List<Locked> unsigned = lock.all().stream().filter(l -> !index().index().lists(l)).toList();
+        if (!unsigned.isEmpty()) {
+            Locked first = unsigned.getFirst();
+            throw new KosaException(KosaException.Kind.IMAGE, unsigned.size() + " package(s) of " + source
+                    + " are not in the Debian archive's signed indices as it names them (the first: " + first.name()
+                    + " " + first.version() + " " + first.architecture() + " from " + first.archive() + ", SHA-256 "
+                    + first.sha256() + "); kosa8 installs only packages the archive signed",
+                    "if the archive has since replaced them, point KOSA8_DEBIAN_MIRROR (and KOSA8_DEBIAN_SECURITY_MIRROR)"
+                            + " at a snapshot of the archive from the lock's date, e.g. https://snapshot.debian.org/"
+                            + "archive/debian/YYYYMMDDT000000Z/, whose signed indices list them; else build with "
+                            + "`kosa8 image build` and lock that image");
+        }
+        log.accept("debian archive: every package of " + source + " is in the signed indices as locked");
+    }
+
     /** Every root filesystem package of {@code lock}, checked, in the lock's order; no index is read. */
     List<Path> download(LockFile lock) {
         List<Path> files = archive.download(new LockFile(lock.comments(), lock.packages()), mirrors, progress());

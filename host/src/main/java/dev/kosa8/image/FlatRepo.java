@@ -43,7 +43,7 @@ final class FlatRepo {
 
     /** The apt source line of the repository in {@code dir}. */
     static String sourceLine(Path dir) {
-        return "deb [trusted=yes] copy://" + dir.toAbsolutePath() + " ./";
+        return "deb [trusted=yes] copy://" + dir.toAbsolutePath().toUri().getRawPath() + " ./"; // a space: %20
     }
 
     /**
@@ -127,6 +127,7 @@ final class FlatRepo {
 
     private static KosaException bad(Locked p, String why) {
         return new KosaException(KosaException.Kind.IMAGE, p.name() + " " + p.version() + "'s control file is not "
-                + "the package the lock names: " + why, "delete it from kosa8's cache and build again");
+                + "the package the lock names: " + why, "the lock does not describe that file (its SHA-256 pins these "
+                + "very bytes): write it again with `kosa8 image lock` from an image built the usual way");
     }
 }

@@ -144,7 +144,7 @@ public final class ImageBuilder {
         }
     }
 
-    private Image underLock(boolean newestPackages, Optional<LockedBuild> locked, Path images, Path log)
+    private Image underLock(boolean newestPackages, Optional<LockedBuild> given, Path images, Path log)
             throws IOException {
         ImageStore store = new ImageStore(images);
         PartStore parts = new PartStore(images);
@@ -159,15 +159,24 @@ public final class ImageBuilder {
 
         Optional<ImageManifest> pinned = newestPackages ? Optional.empty()
                 : store.currentId().flatMap(store::manifest);
+        // a current image built from a lock stays that lock's
+        Optional<LockedBuild> locked = given.isEmpty() && pinned.isPresent() ? lockOf(pinned.get(), parts) : given;
         locked.ifPresent(l -> l.pin(apt));
-        DebPackage kernelPackage = locked.map(LockedBuild::kernel).or(() -> pinned.map(ImageManifest::kernelPackage))
+        DebPackage kernelPackage = pinned.map(ImageManifest::kernelPackage).or(() -> locked.map(LockedBuild::kernel))
                 .orElseGet(() -> apt.candidate(recipe.kernelMetapackage()).firstDependency());
-        DebPackage busyboxPackage = locked.map(LockedBuild::busybox)
-                .or(() -> pinned.map(ImageManifest::busyboxPackage))
+        DebPackage busyboxPackage = pinned.map(ImageManifest::busyboxPackage)
+                .or(() -> locked.map(LockedBuild::busybox))
                 .orElseGet(() -> apt.candidate(recipe.busyboxPackage()).toPackage());
         PartHashes hashes = PartHashes.of(recipe, kernelPackage, busyboxPackage, guest, java.version(),
                 WorkspaceModule.toolchain(), locked.map(LockedBuild::digest).orElse(null));
 
+        if (given.isPresent()) {
+            // a lock from a file names what would run as root here: taken only as far as the archive signed it,
+            // also when its image is here already (the parts are found by package version, not by the lock's hashes)
+            apt.archiveClient().orElseThrow(() -> new KosaException(KosaException.Kind.USAGE, "a build from a lock "
+                    + "needs kosa8's own archive client", "unset KOSA8_DEBIAN_FETCH"))
+                    .verify(given.get().lock(), given.get().source());
+        }
         Optional<Image> existing = store.find(hashes.imageId());
         if (existing.isPresent()) {
             if (!store.currentId().equals(Optional.of(existing.get().id()))) {
@@ -189,8 +198,9 @@ public final class ImageBuilder {
             throw new KosaException(KosaException.Kind.IMAGE,
                     "building the guest's root filesystem currently needs root: mmdebstrap must create files "
                             + "owned by other users and device nodes",
-                    "run `sudo --preserve-env=HOME,XDG_DATA_HOME,XDG_CACHE_HOME,KOSA8_HOME kosa8 image build` once; "
-                            + "it hands the files back to you, and later builds reuse the root filesystem");
+                    "run `sudo --preserve-env=HOME,XDG_DATA_HOME,XDG_CACHE_HOME,KOSA8_HOME kosa8 image build"
+                            + locked.map(l -> " " + l.option()).orElse("`") + " once; it hands the files back to you,"
+                            + " and later builds reuse the root filesystem");
         }
         appendLog(log, "kosa8 image build: image " + hashes.imageId() + ", kernel " + kernelPackage.fileName()
                 + ", busybox " + busyboxPackage.fileName() + ", java " + java.version()
@@ -269,6 +279,21 @@ public final class ImageBuilder {
             noteEnsured(images, image.id());
         }
         return image;
+    }
+
+    /**
+     * The lock image {@code m} was built from, when its root filesystem was ({@code kosa8 image build --from-lock}:
+     * the part's {@code lock} input), so that an ensure keeps that image, and rebuilds what it lacks from the very
+     * same packages, instead of taking the suite's newest; empty for an image built the usual way.
+     */
+    private Optional<LockedBuild> lockOf(ImageManifest m, PartStore parts) throws IOException {
+        Path rootfs = parts.directory(PartKind.ROOTFS, m.parts().rootfs());
+        if (!Files.isRegularFile(rootfs.resolve(Manifests.FILE))
+                || !Manifests.readPart(rootfs).inputs().containsKey("lock")) {
+            return Optional.empty();
+        }
+        // what is on this machine only: an ensure needs no network. The lock was checked when the image was built
+        return Optional.of(LockedBuild.recorded(ImageLocks.recorded(paths, m), m.id()));
     }
 
     /** Notes that an ensure with these inputs found image {@code id} ({@link #ensuredBefore}). */

@@ -41,14 +41,7 @@ public final class ImageLocks {
         ImageManifest m = store.manifest(full).orElseThrow(() -> new KosaException(KosaException.Kind.USAGE,
                 "image " + full + " has no manifest", "list the images with `kosa8 image ls`"));
         PartStore parts = new PartStore(paths.images());
-        Path rootfs = parts.directory(PartKind.ROOTFS, m.parts().rootfs()).resolve(RootfsLock.FILE);
-        if (!Files.isRegularFile(rootfs)) {
-            throw new KosaException(KosaException.Kind.USAGE, "image " + full + "'s root filesystem has no "
-                    + "package list: it was built through the host's apt (KOSA8_DEBIAN_FETCH=apt), or its tree did "
-                    + "not hold exactly the packages resolved (its manifest's packagesLock fact says which)",
-                    "build an image with kosa8's own archive client: `kosa8 image build`");
-        }
-        LockFile lock = LockFile.read(rootfs);
+        LockFile lock = rootfsLock(parts, m);
         DebianPackages debs = new DebianPackages(paths.cache().resolve("debs"), paths.images().resolve("logs")
                 .resolve("image-lock.log"), false, () -> new ArchivePackages(paths.cache().resolve("debian"),
                 Recipe.STANDARD.suite(), "amd64", System.getenv(), line -> {
@@ -59,6 +52,36 @@ public final class ImageLocks {
         others.put("busybox", entry(parts.directory(PartKind.INITRAMFS, m.parts().initramfs()), m.busyboxPackage(),
                 debs, note));
         return lock.withParts(others);
+    }
+
+    /**
+     * Image {@code m}'s lock from what this machine holds alone: the root filesystem's list and the parts'
+     * recorded packages, those that are recorded (no index is read, so a part built before they were recorded
+     * is left out).
+     */
+    static LockFile recorded(HostPaths paths, ImageManifest m) throws IOException {
+        PartStore parts = new PartStore(paths.images());
+        Map<String, Locked> others = new LinkedHashMap<>();
+        for (var p : Map.of("kernel", parts.directory(PartKind.KERNEL, m.parts().kernel()),
+                "busybox", parts.directory(PartKind.INITRAMFS, m.parts().initramfs())).entrySet()) {
+            String line = Manifests.readPart(p.getValue()).facts().get(FACT);
+            if (line != null) {
+                others.put(p.getKey(), LockFile.parse(LockFile.HEADER + "\n" + line + "\n", p.getValue()
+                        + "'s manifest").packages().getFirst());
+            }
+        }
+        return rootfsLock(parts, m).withParts(others);
+    }
+
+    private static LockFile rootfsLock(PartStore parts, ImageManifest m) {
+        Path rootfs = parts.directory(PartKind.ROOTFS, m.parts().rootfs()).resolve(RootfsLock.FILE);
+        if (!Files.isRegularFile(rootfs)) {
+            throw new KosaException(KosaException.Kind.USAGE, "image " + m.id() + "'s root filesystem has no "
+                    + "package list: it was built through the host's apt (KOSA8_DEBIAN_FETCH=apt), or its tree did "
+                    + "not hold exactly the packages resolved (its manifest's packagesLock fact says which)",
+                    "build an image with kosa8's own archive client: `kosa8 image build`");
+        }
+        return LockFile.read(rootfs);
     }
 
     /** The lock entry of the package {@code part} was made from: recorded, cached, or from the signed index. */

@@ -18,10 +18,26 @@ import java.util.stream.Collectors;
  * kosa8's recipe first, so a lock for another suite or one missing a package
  * the image needs fails before anything is fetched.
  *
- * @param source where the lock came from, for messages
+ * @param source where the lock came from, for messages: its file, or the image it was recorded with
  */
 record LockedBuild(LockFile lock, String source) {
+    /** The lock of an image as this machine recorded it when the image was built from a lock. */
+    static LockedBuild recorded(LockFile lock, String imageId) {
+        return new LockedBuild(lock, "image " + imageId + "'s lock");
+    }
+
+    /** The command-line option that builds from this lock again, for a message. */
+    String option() {
+        return source.startsWith("image ") ? "--from-lock FILE` (FILE written by `kosa8 image lock "
+                + source.substring(6, source.indexOf('\'')) + "`)" : "--from-lock " + source + "`";
+    }
+
     private static final Set<String> ARCHITECTURES = Set.of("amd64", "all");
+    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9+.-]+");
+    private static final java.util.regex.Pattern VERSION_FORM = java.util.regex.Pattern.compile("[0-9][0-9A-Za-z.+~:-]*");
+    private static final java.util.regex.Pattern PATH = java.util.regex.Pattern.compile("pool/[A-Za-z0-9+._~/-]+");
+    private static final java.util.regex.Pattern FILE =
+            java.util.regex.Pattern.compile("[a-z0-9][A-Za-z0-9+.~_-]*\\.deb");
 
     /** Reads and checks {@code file} for {@code recipe}. */
     static LockedBuild read(Path file, Recipe recipe) {
@@ -54,7 +70,20 @@ record LockedBuild(LockFile lock, String source) {
                     + lock.part("kernel").orElseThrow().name() + ", " + lock.part("busybox").orElseThrow().name()
                     + ")", "lock an image this kosa8 built");
         }
+        Set<String> seenNames = new java.util.HashSet<>();
+        Set<String> seenFiles = new java.util.HashSet<>();
         for (Locked p : lock.all()) {
+            String file = p.filename().substring(p.filename().lastIndexOf('/') + 1);
+            // names reach apt's command line and file names the repository's folder: Debian's own forms only
+            if (!NAME.matcher(p.name()).matches() || !VERSION_FORM.matcher(p.version()).matches()
+                    || !PATH.matcher(p.filename()).matches() || !FILE.matcher(file).matches()) {
+                throw usage(source + " names a package Debian could not: " + p.name() + " " + p.version() + " "
+                        + p.filename(), "use a lock `kosa8 image lock` wrote, unedited");
+            }
+            if (!seenNames.add(p.name()) || !seenFiles.add(file)) {
+                throw usage(source + " names " + p.name() + " (or its file " + file + ") twice",
+                        "use a lock `kosa8 image lock` wrote, unedited");
+            }
             if (!ARCHITECTURES.contains(p.architecture())) {
                 throw usage(source + " names " + p.name() + " for " + p.architecture() + "; this kosa8 builds amd64 "
                         + "images", "lock an amd64 image");
@@ -70,14 +99,17 @@ record LockedBuild(LockFile lock, String source) {
         return deb(lock.part("busybox").orElseThrow());
     }
 
-    /** Fetch the kernel and busybox by their entries, not by the index. */
+    /** Fetch the kernel and busybox by their entries (those the lock names), not by the index. */
     void pin(DebianPackages apt) {
         lock.parts().values().forEach(apt::pin);
     }
 
+    /** Bump when the way a root filesystem is built from a lock changes, so those built the old way are rebuilt. */
+    static final String VERSION = "2";
+
     /** The root filesystem's exact package list, for its hash ({@link PartHashes}): each file's SHA-256 by name. */
     String digest() {
-        ContentHash h = ContentHash.of("package-lock");
+        ContentHash h = ContentHash.of("package-lock").add("version", VERSION);
         lock.packages().forEach(p -> h.add(p.name(), p.line()));
         return h.hex();
     }

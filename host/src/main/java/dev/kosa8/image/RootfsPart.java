@@ -164,11 +164,24 @@ final class RootfsPart {
         List<String> argv = new ArrayList<>(List.of("mmdebstrap", "--mode=root", "--variant=minbase",
                 "--include=" + String.join(",", lock.packages().stream().map(p -> p.name()).toList()),
                 "--skip=download/empty", "--skip=essential/unlink",
-                "--customize-hook=rm -f \"$1\"/var/cache/apt/archives/*.deb"));
+                "--customize-hook=rm -f \"$1\"/var/cache/apt/archives/*.deb",
+                // mmdebstrap writes its source (the build's own repository, gone after) into the image: the
+                // guest's apt gets the suite's sources instead, as an image built the usual way has them
+                "--customize-hook=printf '%s' '" + sources(recipe.suite()) + "' > \"$1\"/etc/apt/sources.list"));
         argv.add(recipe.suite());
         argv.add(tree.toString());
         argv.add(FlatRepo.sourceLine(repo));
         return argv;
+    }
+
+    /** The apt sources mmdebstrap writes into an image of {@code suite} it builds from Debian's own mirrors. */
+    static String sources(String suite) {
+        if (!suite.matches("[a-z]+")) {
+            throw new IllegalArgumentException("bad suite " + suite);
+        }
+        return "deb http://deb.debian.org/debian " + suite + " main\n"
+                + "deb http://deb.debian.org/debian " + suite + "-updates main\n"
+                + "deb http://security.debian.org/debian-security " + suite + "-security main\n";
     }
 
     /** The mmdebstrap command line; the apt cache is synced in before and out after. */

@@ -5,6 +5,7 @@ import dev.kosa8.image.debian.ArchiveHttp;
 import dev.kosa8.image.debian.DebCache;
 import dev.kosa8.image.debian.DebianArchive;
 import dev.kosa8.image.debian.FixtureArchive;
+import dev.kosa8.image.debian.LockFile;
 import dev.kosa8.image.debian.Locked;
 import dev.kosa8.image.debian.ProxySettings;
 import dev.kosa8.image.debian.Source;
@@ -115,6 +116,25 @@ class DebianPackagesCacheTest {
         assertThat(Files.readAllBytes(fresh.download(BUSYBOX))).isEqualTo(real);
         assertThat(notes).anySatisfy(n -> assertThat(n).contains("is not the file the lock names"));
         assertThat(fresh.locked(BUSYBOX)).contains(l);
+    }
+
+    @Test
+    void aLockIsBuiltOnlyAsFarAsTheSignedIndicesListItsEntriesExactly() throws Exception {
+        packages.download(BUSYBOX);
+        Locked signed = packages.locked(BUSYBOX).orElseThrow();
+        ArchivePackages archive = packages.archiveClient().orElseThrow();
+        archive.verify(new LockFile(List.of(), List.of(signed)), "the lock"); // listed as it is: passes
+        for (Locked edited : List.of(
+                new Locked(signed.name(), signed.version(), "amd64", "00".repeat(32), signed.size(), "debian",
+                        signed.filename()),
+                new Locked(signed.name(), "1.35.0-3", "amd64", signed.sha256(), signed.size(), "debian",
+                        signed.filename()),
+                new Locked(signed.name(), signed.version(), "amd64", signed.sha256(), signed.size(),
+                        "debian-security", signed.filename()))) {
+            assertThatThrownBy(() -> archive.verify(new LockFile(List.of(), List.of(signed, edited)), "the lock"))
+                    .isInstanceOf(KosaException.class).hasMessageContaining("1 package(s) of the lock are not in")
+                    .satisfies(e -> assertThat(((KosaException) e).suggestion()).contains("snapshot"));
+        }
     }
 
     private DebianPackages packagesIn(DebianArchive archive, Path debs) {

@@ -78,6 +78,20 @@ class FlatRepoTest {
         assertThat(run(apt, policy)).contains("release o=kosa8,a=bookworm,n=bookworm");
         run(apt.resolve("out"), aptGet(apt, "download", "kosa8-a", "kosa8-b"));
         assertThat(DebCache.hash(apt.resolve("out/kosa8-a_1.0-1_all.deb"))).isEqualTo(DebCache.hash(a));
+
+        // and apt holds each file to the index's SHA-256: one changed after the index was written is refused
+        Path inRepo = repo.resolve("kosa8-a_1.0-1_all.deb");
+        byte[] bytes = Files.readAllBytes(inRepo);
+        bytes[bytes.length - 1] ^= 1;
+        Files.delete(inRepo); // a hard link into the cache: the cached file itself stays as it was
+        Files.write(inRepo, bytes);
+        Files.delete(apt.resolve("out/kosa8-a_1.0-1_all.deb"));
+        Process p = new ProcessBuilder(aptGet(apt, "download", "kosa8-a")).directory(apt.resolve("out").toFile())
+                .redirectErrorStream(true).start();
+        String refused = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(refused).isNotZero();
+        assertThat(refused).contains("Hash Sum mismatch");
+        assertThat(DebCache.hash(a)).isEqualTo(locked(a, "kosa8-a", "1.0-1").sha256());
     }
 
     @Test

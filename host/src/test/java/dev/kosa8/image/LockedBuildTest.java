@@ -71,6 +71,18 @@ class LockedBuildTest {
         arm.add(locked("libfoo", "arm64", 'c'));
         assertThatThrownBy(() -> build(List.of(SUITE), arm, PARTS).check(Recipe.STANDARD))
                 .isInstanceOf(KosaException.class).hasMessageContaining("libfoo for arm64");
+        List<Locked> dashed = new ArrayList<>(rootfs('a'));
+        dashed.add(new Locked("-oAPT::x", "1", "amd64", "c".repeat(64), 1, "debian", "pool/main/x/x_1_amd64.deb"));
+        assertThatThrownBy(() -> build(List.of(SUITE), dashed, PARTS).check(Recipe.STANDARD))
+                .isInstanceOf(KosaException.class).hasMessageContaining("names a package Debian could not");
+        List<Locked> percent = new ArrayList<>(rootfs('a'));
+        percent.add(new Locked("libx", "1", "amd64", "c".repeat(64), 1, "debian", "pool/main/x/x%zz_1_amd64.deb"));
+        assertThatThrownBy(() -> build(List.of(SUITE), percent, PARTS).check(Recipe.STANDARD))
+                .isInstanceOf(KosaException.class).hasMessageContaining("names a package Debian could not");
+        List<Locked> twice = new ArrayList<>(rootfs('a'));
+        twice.add(new Locked("libc6", "2.0-1", "amd64", "d".repeat(64), 10, "debian", "pool/main/x/libc6_2_amd64.deb"));
+        assertThatThrownBy(() -> build(List.of(SUITE), twice, PARTS).check(Recipe.STANDARD))
+                .isInstanceOf(KosaException.class).hasMessageContaining("twice");
         assertThatThrownBy(() -> build(List.of(SUITE), rootfs('a'), Map.of("kernel", PARTS.get("kernel"),
                 "busybox", locked("busybox", "amd64", 'f'))).check(Recipe.STANDARD))
                 .isInstanceOf(KosaException.class).hasMessageContaining("kernel or busybox line names another");

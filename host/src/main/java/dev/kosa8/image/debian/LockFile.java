@@ -136,7 +136,13 @@ public record LockFile(List<String> comments, List<Locked> packages, Map<String,
                     throw new KosaException(KosaException.Kind.USAGE, what + " line " + (i + 1) + " has a bad size",
                             "name a lock file an image build wrote, unedited");
                 }
-                Locked p = new Locked(w[0], w[1], w[2], w[3], size, w[5], w[6]);
+                Locked p;
+                try {
+                    p = new Locked(w[0], w[1], w[2], w[3], size, w[5], w[6]);
+                } catch (KosaException e) {
+                    throw new KosaException(KosaException.Kind.USAGE, what + " line " + (i + 1) + " is not a package "
+                            + "entry (a bad name, version, hash or path)", "name a lock file an image build wrote, unedited");
+                }
                 if (part == null) {
                     out.add(p);
                 } else {

@@ -16,6 +16,8 @@ public final class PackageIndex {
     private final Map<String, PackageEntry> byName = new HashMap<>();
     private final Map<String, List<PackageEntry>> providers = new HashMap<>();
     private final Map<String, String> origins = new HashMap<>();
+    /** Every entry the signed indices list, each version (not only the newest), as its lock line. */
+    private final java.util.Set<String> listed = new java.util.HashSet<>();
 
     /** An index of {@code entries}; of two with one name the newer is kept. */
     public static PackageIndex of(Collection<PackageEntry> entries) {
@@ -41,6 +43,7 @@ public final class PackageIndex {
         Stanzas.each(text, what, s -> {
             PackageEntry e = PackageEntry.of(s, what);
             if (e.architecture().equals(architecture) || e.architecture().equals("all")) {
+                listed.add(e.locked().withArchive(origin).line());
                 add(e, origin);
             }
         });
@@ -70,6 +73,14 @@ public final class PackageIndex {
         for (Relation p : e.provides()) {
             providers.computeIfAbsent(p.name(), k -> new ArrayList<>()).add(e);
         }
+    }
+
+    /**
+     * Whether the signed indices list exactly {@code l}: this name, version and architecture, with this SHA-256
+     * and size, at this path of this archive (any version the suites list, not only the newest).
+     */
+    public boolean lists(Locked l) {
+        return listed.contains(l.line());
     }
 
     public Optional<PackageEntry> get(String name) {
