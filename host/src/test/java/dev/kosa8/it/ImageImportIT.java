@@ -37,7 +37,9 @@ class ImageImportIT {
         Files.createDirectories(dir);
         Path deb;
         try (Stream<Path> s = Files.list(Kosa.HOME.resolve("cache/debs"))) {
-            deb = s.filter(p -> p.getFileName().toString().startsWith("busybox-static")).findFirst().orElseThrow();
+            // the .deb itself, not the records kept beside it (NAME.deb.sha256, NAME.deb.locked)
+            deb = s.filter(p -> p.getFileName().toString().startsWith("busybox-static_")
+                    && p.getFileName().toString().endsWith(".deb")).findFirst().orElseThrow();
         }
         Path unpacked = dir.resolve("busybox-deb");
         Process p = new ProcessBuilder("dpkg-deb", "-x", deb.toString(), unpacked.toString()).inheritIO().start();
