@@ -7,6 +7,7 @@ import dev.kosa8.image.debian.Locked;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -19,25 +20,25 @@ import java.util.stream.Collectors;
  * the image needs fails before anything is fetched.
  *
  * @param source where the lock came from, for messages: its file, or the image it was recorded with
+ * @param option the command-line option that builds from this lock again, for a message
  */
-record LockedBuild(LockFile lock, String source) {
+record LockedBuild(LockFile lock, String source, String option) {
+    private static final Set<String> ARCHITECTURES = Set.of("amd64", "all");
+    private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9+.-]+");
+    private static final Pattern VERSION_FORM = Pattern.compile("[0-9][0-9A-Za-z.+~:-]*");
+    private static final Pattern PATH = Pattern.compile("pool/[A-Za-z0-9+._~/-]+");
+    private static final Pattern FILE = Pattern.compile("[a-z0-9][A-Za-z0-9+.~_-]*\\.deb");
+
+    /** A lock read from {@code source}, a file. */
+    LockedBuild(LockFile lock, String source) {
+        this(lock, source, "--from-lock " + source + "`");
+    }
+
     /** The lock of an image as this machine recorded it when the image was built from a lock. */
     static LockedBuild recorded(LockFile lock, String imageId) {
-        return new LockedBuild(lock, "image " + imageId + "'s lock");
+        return new LockedBuild(lock, "image " + imageId + "'s lock",
+                "--from-lock FILE` (FILE written by `kosa8 image lock " + imageId + "`)");
     }
-
-    /** The command-line option that builds from this lock again, for a message. */
-    String option() {
-        return source.startsWith("image ") ? "--from-lock FILE` (FILE written by `kosa8 image lock "
-                + source.substring(6, source.indexOf('\'')) + "`)" : "--from-lock " + source + "`";
-    }
-
-    private static final Set<String> ARCHITECTURES = Set.of("amd64", "all");
-    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[a-z0-9][a-z0-9+.-]+");
-    private static final java.util.regex.Pattern VERSION_FORM = java.util.regex.Pattern.compile("[0-9][0-9A-Za-z.+~:-]*");
-    private static final java.util.regex.Pattern PATH = java.util.regex.Pattern.compile("pool/[A-Za-z0-9+._~/-]+");
-    private static final java.util.regex.Pattern FILE =
-            java.util.regex.Pattern.compile("[a-z0-9][A-Za-z0-9+.~_-]*\\.deb");
 
     /** Reads and checks {@code file} for {@code recipe}. */
     static LockedBuild read(Path file, Recipe recipe) {
