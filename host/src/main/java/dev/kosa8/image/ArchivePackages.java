@@ -138,10 +138,8 @@ final class ArchivePackages {
                     + " are not in the Debian archive's signed indices as it names them (the first: " + first.name()
                     + " " + first.version() + " " + first.architecture() + " from " + first.archive() + ", SHA-256 "
                     + first.sha256() + "); kosa8 installs only packages the archive signed",
-                    "if the archive has since replaced them, point KOSA8_DEBIAN_MIRROR (and KOSA8_DEBIAN_SECURITY_MIRROR)"
-                            + " at a snapshot of the archive from the lock's date, e.g. https://snapshot.debian.org/"
-                            + "archive/debian/YYYYMMDDT000000Z/, whose signed indices list them; else build with "
-                            + "`kosa8 image build` and lock that image");
+                    "a lock builds only while the archive still lists its versions (a security or point release "
+                            + "replaces them); build with `kosa8 image build` and lock that image");
         }
         log.accept("debian archive: every package of " + source + " is in the signed indices as locked");
     }

@@ -61,6 +61,11 @@ final class DebianPackages {
         return opened;
     }
 
+    /** Whether packages come through kosa8's archive client (not {@code KOSA8_DEBIAN_FETCH=apt}). */
+    boolean usesArchiveClient() {
+        return archive != null;
+    }
+
     /** kosa8's archive client, unless this builder goes through the host's apt. */
     java.util.Optional<ArchivePackages> archiveClient() {
         return archive == null ? java.util.Optional.empty() : java.util.Optional.of(archive());

@@ -161,7 +161,9 @@ public final class ImageBuilder {
                 : store.currentId().flatMap(store::manifest);
         // a current image built from a lock stays that lock's
         Optional<LockedBuild> locked = given.isEmpty() && pinned.isPresent() ? lockOf(pinned.get(), parts) : given;
-        locked.ifPresent(l -> l.pin(apt));
+        if (given.isPresent() || apt.usesArchiveClient()) { // a recorded lock under KOSA8_DEBIAN_FETCH=apt: by version
+            locked.ifPresent(l -> l.pin(apt));
+        }
         DebPackage kernelPackage = pinned.map(ImageManifest::kernelPackage).or(() -> locked.map(LockedBuild::kernel))
                 .orElseGet(() -> apt.candidate(recipe.kernelMetapackage()).firstDependency());
         DebPackage busyboxPackage = pinned.map(ImageManifest::busyboxPackage)
@@ -198,9 +200,9 @@ public final class ImageBuilder {
             throw new KosaException(KosaException.Kind.IMAGE,
                     "building the guest's root filesystem currently needs root: mmdebstrap must create files "
                             + "owned by other users and device nodes",
-                    "run `sudo --preserve-env=HOME,XDG_DATA_HOME,XDG_CACHE_HOME,KOSA8_HOME kosa8 image build"
-                            + locked.map(l -> " " + l.option()).orElse("`") + " once; it hands the files back to you,"
-                            + " and later builds reuse the root filesystem");
+                    "run `sudo --preserve-env=HOME,XDG_DATA_HOME,XDG_CACHE_HOME,KOSA8_HOME kosa8 "
+                            + locked.map(LockedBuild::command).orElse("image build") + "` once; it hands the files "
+                            + "back to you, and later builds reuse the root filesystem");
         }
         appendLog(log, "kosa8 image build: image " + hashes.imageId() + ", kernel " + kernelPackage.fileName()
                 + ", busybox " + busyboxPackage.fileName() + ", java " + java.version()
@@ -288,9 +290,13 @@ public final class ImageBuilder {
      */
     private Optional<LockedBuild> lockOf(ImageManifest m, PartStore parts) throws IOException {
         Path rootfs = parts.directory(PartKind.ROOTFS, m.parts().rootfs());
-        if (!Files.isRegularFile(rootfs.resolve(Manifests.FILE))
-                || !Manifests.readPart(rootfs).inputs().containsKey("lock")) {
-            return Optional.empty();
+        try {
+            if (!Files.isRegularFile(rootfs.resolve(Manifests.FILE))
+                    || !Manifests.readPart(rootfs).inputs().containsKey("lock")) {
+                return Optional.empty();
+            }
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty(); // a damaged part: the ensure rebuilds it, as it did before locks
         }
         // what is on this machine only: an ensure needs no network. The lock was checked when the image was built
         return Optional.of(LockedBuild.recorded(ImageLocks.recorded(paths, m), m.id()));

@@ -64,6 +64,9 @@ public final class ImageLocks {
         Map<String, Locked> others = new LinkedHashMap<>();
         for (var p : Map.of("kernel", parts.directory(PartKind.KERNEL, m.parts().kernel()),
                 "busybox", parts.directory(PartKind.INITRAMFS, m.parts().initramfs())).entrySet()) {
+            if (!Files.isRegularFile(p.getValue().resolve(Manifests.FILE))) {
+                continue; // a part not there (yet): made again by its version, as the image's manifest names it
+            }
             String line = Manifests.readPart(p.getValue()).facts().get(FACT);
             if (line != null) {
                 others.put(p.getKey(), LockFile.parse(LockFile.HEADER + "\n" + line + "\n", p.getValue()

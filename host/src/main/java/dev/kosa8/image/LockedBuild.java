@@ -20,9 +20,9 @@ import java.util.stream.Collectors;
  * the image needs fails before anything is fetched.
  *
  * @param source where the lock came from, for messages: its file, or the image it was recorded with
- * @param option the command-line option that builds from this lock again, for a message
+ * @param command the kosa8 command that builds from this lock again, for a message
  */
-record LockedBuild(LockFile lock, String source, String option) {
+record LockedBuild(LockFile lock, String source, String command) {
     private static final Set<String> ARCHITECTURES = Set.of("amd64", "all");
     private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9+.-]+");
     private static final Pattern VERSION_FORM = Pattern.compile("[0-9][0-9A-Za-z.+~:-]*");
@@ -31,13 +31,13 @@ record LockedBuild(LockFile lock, String source, String option) {
 
     /** A lock read from {@code source}, a file. */
     LockedBuild(LockFile lock, String source) {
-        this(lock, source, "--from-lock " + source + "`");
+        this(lock, source, "image build --from-lock " + source);
     }
 
     /** The lock of an image as this machine recorded it when the image was built from a lock. */
     static LockedBuild recorded(LockFile lock, String imageId) {
-        return new LockedBuild(lock, "image " + imageId + "'s lock",
-                "--from-lock FILE` (FILE written by `kosa8 image lock " + imageId + "`)");
+        // ensure rebuilds from the lock as recorded, offline; --from-lock would check it against today's archive
+        return new LockedBuild(lock, "image " + imageId + "'s lock", "image ensure");
     }
 
     /** Reads and checks {@code file} for {@code recipe}. */

@@ -133,7 +133,7 @@ class DebianPackagesCacheTest {
                         "debian-security", signed.filename()))) {
             assertThatThrownBy(() -> archive.verify(new LockFile(List.of(), List.of(signed, edited)), "the lock"))
                     .isInstanceOf(KosaException.class).hasMessageContaining("1 package(s) of the lock are not in")
-                    .satisfies(e -> assertThat(((KosaException) e).suggestion()).contains("snapshot"));
+                    .satisfies(e -> assertThat(((KosaException) e).suggestion()).contains("kosa8 image build"));
         }
     }
 

@@ -45,9 +45,8 @@ class LockedBuildTest {
         assertThat(b.busybox().name()).isEqualTo("busybox-static");
         assertThat(b.rootfs().parts()).isEmpty();
         assertThat(b.rootfs().packages()).hasSize(Recipe.STANDARD.includes().size() + 1);
-        assertThat(b.option()).isEqualTo("--from-lock the.lock`"); // as the root-needed message quotes it
-        assertThat(LockedBuild.recorded(b.lock(), "0123456789abcdef").option())
-                .isEqualTo("--from-lock FILE` (FILE written by `kosa8 image lock 0123456789abcdef`)");
+        assertThat(b.command()).isEqualTo("image build --from-lock the.lock"); // as the root-needed message quotes it
+        assertThat(LockedBuild.recorded(b.lock(), "0123456789abcdef").command()).isEqualTo("image ensure");
     }
 
     @Test

@@ -86,5 +86,13 @@ class ImageLockIT {
         t0 = System.nanoTime();
         assertThat(Kosa.ok(T, "image", "build", "--from-lock", file.toString()).stdout().strip()).isEqualTo(id);
         System.out.printf("ImageLockIT: the same lock again %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+
+        // the image is here, but a lock with one hash edited is not answered with it: every entry is checked
+        Locked k = lock.part("kernel").orElseThrow();
+        Path edited = Kosa.HOME.resolveSibling("it-image-edited.lock");
+        Files.writeString(edited, lock.text().replace(k.sha256(), "0000" + k.sha256().substring(4)));
+        Kosa.Result refused = Kosa.run(T, "image", "build", "--from-lock", edited.toString());
+        assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(5);
+        assertThat(refused.stderr()).contains("are not in the Debian archive's signed indices", k.name());
     }
 }
