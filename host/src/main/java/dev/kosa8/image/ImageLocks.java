@@ -67,11 +67,7 @@ public final class ImageLocks {
             if (!Files.isRegularFile(p.getValue().resolve(Manifests.FILE))) {
                 continue; // a part not there (yet): made again by its version, as the image's manifest names it
             }
-            String line = Manifests.readPart(p.getValue()).facts().get(FACT);
-            if (line != null) {
-                others.put(p.getKey(), LockFile.parse(LockFile.HEADER + "\n" + line + "\n", p.getValue()
-                        + "'s manifest").packages().getFirst());
-            }
+            recordedEntry(p.getValue()).ifPresent(l -> others.put(p.getKey(), l));
         }
         return rootfsLock(parts, m).withParts(others);
     }
@@ -87,13 +83,19 @@ public final class ImageLocks {
         return LockFile.read(rootfs);
     }
 
+    /** The lock entry {@code part}'s manifest records for the package it was made from ({@link #FACT}), if any. */
+    private static Optional<Locked> recordedEntry(Path part) throws IOException {
+        String line = Manifests.readPart(part).facts().get(FACT);
+        return line == null ? Optional.empty() : Optional.of(LockFile.parse(LockFile.HEADER + "\n" + line + "\n",
+                part + "'s manifest").packages().getFirst());
+    }
+
     /** The lock entry of the package {@code part} was made from: recorded, cached, or from the signed index. */
     private static Locked entry(Path part, DebPackage pkg, DebianPackages debs, Consumer<String> note) {
         try {
-            String recorded = Manifests.readPart(part).facts().get(FACT);
-            if (recorded != null) {
-                return LockFile.parse(LockFile.HEADER + "\n" + recorded + "\n", part + "'s manifest").packages()
-                        .getFirst();
+            Optional<Locked> recorded = recordedEntry(part);
+            if (recorded.isPresent()) {
+                return recorded.get();
             }
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot read " + part + "'s manifest: " + e.getMessage(),
