@@ -30,6 +30,9 @@ import java.util.Map;
  * host that went while the machine was stopped). Either way the relay resets
  * every stream of the session before, so no connection of a checkpoint's, a
  * template's or an earlier daemon's reaches the new host.
+ *
+ * <p>A {@link Message.NetWindowData} is turned back here into the Data it stands for, read from the network window
+ * ({@link NetWindowReader}), and its slot given back at once; the relay sees only the Data.
  */
 final class NetPort {
     /** How often a port with no host is read again. */
@@ -55,7 +58,7 @@ final class NetPort {
                 NetRelay relay = new NetRelay(bind, new FileOutputStream(port.getFD()));
                 relay.start();
                 Log.info("network: listening on " + NetLink.GUEST_ADDRESS + " " + NetLink.PORTS + ", link on " + device);
-                serve(new FileInputStream(port.getFD()), relay, bootMillis, POLL_MILLIS);
+                serve(new FileInputStream(port.getFD()), relay, NetWindowReader.open(), bootMillis, POLL_MILLIS);
             } catch (IOException | RuntimeException e) {
                 Log.info("network: cannot start (" + e + "); the sandbox has no network");
             } catch (InterruptedException e) {
@@ -87,8 +90,12 @@ final class NetPort {
     /**
      * Reads the host's messages from the port forever. End of file means no host: the session (if any) ends
      * and the port is read again every {@code pollMillis}. What comes outside a session is dropped.
+     *
+     * @param window the network window, or null: the host is then not told the agent reads it, and sends every byte
+     *               through the port
      */
-    static void serve(InputStream port, NetRelay relay, long bootMillis, long pollMillis) throws InterruptedException {
+    static void serve(InputStream port, NetRelay relay, NetWindowReader window, long bootMillis, long pollMillis)
+            throws InterruptedException {
         FrameReader reader = reader(port);
         boolean session = false;
         while (true) {
@@ -121,8 +128,16 @@ final class NetPort {
                     session = false;
                     continue;
                 }
-                relay.beginSession(new Message.Hello(Limits.VERSION, AgentMain.SOFTWARE, bootMillis));
+                relay.beginSession(new Message.Hello(Limits.VERSION, AgentMain.SOFTWARE, bootMillis), window != null);
                 session = true;
+            } else if (session && m instanceof Message.NetWindowData d) {
+                NetStream.Down piece = window == null ? null : window.read(d);
+                relay.toHost(new Message.NetWindowReturn(d.slot(), d.serial()));
+                if (piece != null) {
+                    relay.fromWindow(d.channel(), piece);
+                } else {
+                    relay.lost(d.channel());
+                }
             } else if (session) {
                 relay.fromHost(m);
             }

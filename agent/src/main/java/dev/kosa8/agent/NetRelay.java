@@ -101,12 +101,45 @@ final class NetRelay {
 
     // --- from the port's reader thread ---
 
-    /** A host said Hello: the streams of any session before are reset, the Hello answered, and the session begins. */
-    void beginSession(Message.Hello answer) {
+    /**
+     * A host said Hello: the streams of any session before are reset, the Hello answered (followed by
+     * {@link Message.NetWindowReady} if the agent reads the network window), and the session begins.
+     */
+    void beginSession(Message.Hello answer, boolean window) {
         post(() -> {
             resetAll(false);
             outbox.send(answer);
+            if (window) {
+                outbox.send(new Message.NetWindowReady());
+            }
             session = true;
+        });
+    }
+
+    /** Sends {@code m} to the host as it is, from any thread (the port's reader gives window slots back). */
+    void toHost(Message m) {
+        outbox.send(m);
+    }
+
+    /**
+     * A piece of the host's bytes read from the network window ({@link NetWindowReader}), as a Data's would be;
+     * its buffer goes back to the reader once written into the guest's socket, or dropped.
+     */
+    void fromWindow(int channel, NetStream.Down piece) {
+        post(() -> receive(channel, piece));
+    }
+
+    /**
+     * The host's bytes for the stream on {@code channel} could not be had (a window slot that held another's): the
+     * stream is reset both ways, since its bytes would have a hole.
+     */
+    void lost(int channel) {
+        post(() -> {
+            NetStream s = streams.get(channel);
+            if (s != null) {
+                Log.info("network link: stream " + channel + " lost a piece from the host's window; resetting it");
+                reset(s, true);
+            }
         });
     }
 
@@ -173,19 +206,9 @@ final class NetRelay {
     private void dispatch(Message m) {
         switch (m) {
             case Message.Data d -> {
-                NetStream s = streams.get(d.channel());
-                if (s == null || d.stream() != Message.Stream.STDIN || s.downEof) {
-                    return; // a stream already over: late bytes go nowhere
+                if (d.stream() == Message.Stream.STDIN) {
+                    receive(d.channel(), new NetStream.Down(ByteBuffer.wrap(d.bytes()), null));
                 }
-                if (s.downUncredited + d.bytes().length > s.downWindow) {
-                    Log.info("network link: the host overran stream " + s.channel + "'s window; resetting it");
-                    reset(s, true);
-                    return;
-                }
-                s.downUncredited += d.bytes().length;
-                s.down.add(ByteBuffer.wrap(d.bytes()));
-                s.downBytes += d.bytes().length;
-                writeDown(s);
             }
             case Message.Eof e -> {
                 NetStream s = streams.get(e.channel());
@@ -214,6 +237,26 @@ final class NetRelay {
             }
             default -> Log.info("network link: ignoring " + m.getClass().getSimpleName() + " from the host");
         }
+    }
+
+    /** The host's bytes for a stream's guest connection: queued and written as far as the socket takes them. */
+    private void receive(int channel, NetStream.Down piece) {
+        NetStream s = streams.get(channel);
+        int n = piece.bytes().remaining();
+        if (s == null || s.downEof) {
+            piece.done();
+            return; // a stream already over: late bytes go nowhere
+        }
+        if (s.downUncredited + n > s.downWindow) {
+            piece.done();
+            Log.info("network link: the host overran stream " + s.channel + "'s window; resetting it");
+            reset(s, true);
+            return;
+        }
+        s.downUncredited += n;
+        s.down.add(piece);
+        s.downBytes += n;
+        writeDown(s);
     }
 
     private void accept(ServerSocketChannel server) throws IOException {
@@ -284,12 +327,12 @@ final class NetRelay {
         int written = 0;
         try {
             while (!s.down.isEmpty()) {
-                ByteBuffer b = s.down.peek();
+                ByteBuffer b = s.down.peek().bytes();
                 written += s.socket.write(b);
                 if (b.hasRemaining()) {
                     break;
                 }
-                s.down.poll();
+                s.down.poll().done();
             }
         } catch (IOException e) {
             credit(s, written);
@@ -343,7 +386,7 @@ final class NetRelay {
         if (tellHost) {
             outbox.send(new Message.NetReset(s.channel));
         }
-        s.down.clear();
+        s.dropDown();
         s.key.cancel();
         abort(s.socket);
     }

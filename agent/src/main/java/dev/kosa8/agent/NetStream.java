@@ -23,7 +23,7 @@ final class NetStream {
     /** Reading is paused until the host's outbox drains ({@link NetRelay}'s budget), not for want of window. */
     boolean starved;
     /** The host's bytes for the guest not yet written into its socket, oldest first. */
-    final ArrayDeque<ByteBuffer> down = new ArrayDeque<>();
+    final ArrayDeque<Down> down = new ArrayDeque<>();
     int downBytes;
     /** The window the host has towards the guest: {@link NetLink#OPEN_WINDOW}, grown by {@link DownWindows}. */
     int downWindow;
@@ -33,6 +33,26 @@ final class NetStream {
     boolean downEof;
     /** The socket is shut for writing. */
     boolean downEnded;
+
+    /**
+     * A piece of the host's bytes for the guest: a Data's bytes, or a network window slot's read into one of the
+     * reader's own buffers ({@link NetWindowReader}), which {@code release} gives back once written or dropped.
+     */
+    record Down(ByteBuffer bytes, Runnable release) {
+        void done() {
+            if (release != null) {
+                release.run();
+            }
+        }
+    }
+
+    /** Drops what the host sent and the guest did not get, giving back the buffers it was in. */
+    void dropDown() {
+        for (Down d : down) {
+            d.done();
+        }
+        down.clear();
+    }
 
     NetStream(int channel, SocketChannel socket, SelectionKey key, int downWindow) {
         this.channel = channel;

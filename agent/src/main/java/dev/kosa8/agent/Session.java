@@ -117,6 +117,9 @@ final class Session implements Outbox {
             case Message.WatchEvents e -> throw new ProtocolException("WatchEvents comes from the agent");
             case Message.NetOpen o -> throw new ProtocolException("network streams have a port of their own");
             case Message.NetReset r -> throw new ProtocolException("network streams have a port of their own");
+            case Message.NetWindowReady r -> throw new ProtocolException("network streams have a port of their own");
+            case Message.NetWindowData d -> throw new ProtocolException("network streams have a port of their own");
+            case Message.NetWindowReturn r -> throw new ProtocolException("network streams have a port of their own");
         }
     }
 

@@ -51,7 +51,7 @@ class NetRelayTest {
         relay.start();
         Thread reader = new Thread(() -> {
             try {
-                NetPort.serve(host.toAgent, relay, 0, 5);
+                NetPort.serve(host.toAgent, relay, null, 0, 5);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

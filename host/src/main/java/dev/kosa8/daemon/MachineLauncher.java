@@ -384,7 +384,7 @@ final class MachineLauncher {
     void attachNetwork(Sandbox s, VmSpec spec) {
         var broker = s.broker();
         if (broker != null && spec.netSocket() != null) {
-            broker.attach(spec.netSocket(), m -> log.accept("sandbox " + s.id() + ": " + m));
+            broker.attach(spec.netSocket(), spec.netWindow(), m -> log.accept("sandbox " + s.id() + ": " + m));
         }
     }
 

@@ -33,6 +33,12 @@ final class Rechannel {
                     + "their own");
             case Message.NetReset r -> throw new dev.kosa8.protocol.ProtocolException("network streams have a link of "
                     + "their own");
+            case Message.NetWindowReady r -> throw new dev.kosa8.protocol.ProtocolException("network streams have a "
+                    + "link of their own");
+            case Message.NetWindowData d -> throw new dev.kosa8.protocol.ProtocolException("network streams have a "
+                    + "link of their own");
+            case Message.NetWindowReturn r -> throw new dev.kosa8.protocol.ProtocolException("network streams have a "
+                    + "link of their own");
             case Message.Connect c -> throw new dev.kosa8.protocol.ProtocolException("only the daemon connects to a "
                     + "sandbox's published ports");
             case Message.FileRequest f -> throw new dev.kosa8.protocol.ProtocolException("file operations go through "

@@ -26,7 +26,7 @@ final class SandboxLayout {
     /** The subdirectory of a sandbox's runtime directory for a QEMU started while another runs. */
     static final String ALT = "alt";
     private static final List<String> MACHINE_FILES = List.of("qmp.sock", "agent.sock", "ws9p.sock", "net.sock",
-            "ws9p.window", "ws9p.writes", "vmstate.sock", "vmstate.sock.err", "incoming.sock", "console.sock",
+            "ws9p.window", "ws9p.writes", "net.window", "vmstate.sock", "vmstate.sock.err", "incoming.sock", "console.sock",
             MemoryDump.FIFO, Standbys.PID_FILE);
 
     private final HostPaths paths;

@@ -251,12 +251,15 @@ public final class Broker implements AutoCloseable {
      * Joins the broker to the network port of the sandbox's machine, the unix socket QEMU keeps behind it
      * ({@link GuestLink}): called whenever a machine starts or replaces the one before (a boot, a restore, a
      * daemon's re-attach). The link to the machine before, if any, ends, and its streams with it.
+     *
+     * @param netWindow the machine's network window file ({@code VmSpec.netWindow()}), or null to send every byte
+     *                  through the port
      */
-    public synchronized GuestLink attach(Path netSocket, java.util.function.Consumer<String> log) {
+    public synchronized GuestLink attach(Path netSocket, Path netWindow, java.util.function.Consumer<String> log) {
         if (link != null) {
             link.close();
         }
-        link = closed ? null : GuestLink.connect(this, netSocket, group, log);
+        link = closed ? null : GuestLink.connect(this, netSocket, netWindow, group, log);
         return link;
     }
 

@@ -63,6 +63,8 @@ public final class GuestLink implements AutoCloseable {
 
     private final Broker broker;
     private final Path socket;
+    /** The network window, null if the sandbox has none; each session starts it afresh. */
+    private final NetWindow window;
     private final EventLoopGroup group;
     private final Consumer<String> log;
     private final CompletableFuture<Void> answered = new CompletableFuture<>();
@@ -71,16 +73,28 @@ public final class GuestLink implements AutoCloseable {
     private volatile boolean closed;
     private volatile int attempts;
 
-    private GuestLink(Broker broker, Path socket, EventLoopGroup group, Consumer<String> log) {
+    private GuestLink(Broker broker, Path socket, NetWindow window, EventLoopGroup group, Consumer<String> log) {
         this.broker = broker;
         this.socket = socket;
+        this.window = window;
         this.group = group;
         this.log = log;
     }
 
-    /** Connects to the port's socket and starts serving; the agent's answer comes when it comes. */
-    static GuestLink connect(Broker broker, Path socket, EventLoopGroup group, Consumer<String> log) {
-        GuestLink link = new GuestLink(broker, socket, group, log);
+    /**
+     * Connects to the port's socket and starts serving; the agent's answer comes when it comes.
+     *
+     * @param window the network window's file ({@code VmSpec.netWindow()}), or null to send every byte through the
+     *               port; a window that cannot be opened is logged and left out
+     */
+    static GuestLink connect(Broker broker, Path socket, Path window, EventLoopGroup group, Consumer<String> log) {
+        NetWindow w = null;
+        try {
+            w = NetWindow.open(window);
+        } catch (java.io.IOException e) {
+            log.accept("network link: no window (" + e.getMessage() + "); every byte goes through the port");
+        }
+        GuestLink link = new GuestLink(broker, socket, w, group, log);
         link.connect();
         return link;
     }
@@ -165,6 +179,9 @@ public final class GuestLink implements AutoCloseable {
         if (c != null) {
             c.close().awaitUninterruptibly(2000);
         }
+        if (window != null) {
+            window.close();
+        }
     }
 
     /** One connection to the port: its Hello, its streams. Runs on its channel's event loop. */
@@ -178,6 +195,9 @@ public final class GuestLink implements AutoCloseable {
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
             ch = ctx.channel();
+            if (window != null) {
+                window.newSession();
+            }
             send(new Message.Hello(Limits.VERSION, "kosa8d", 0));
             ch.flush();
             ch.eventLoop().schedule(() -> {
@@ -239,6 +259,16 @@ public final class GuestLink implements AutoCloseable {
                     LinkStream s = streams.get(r.channel());
                     if (s != null) {
                         s.reset(false);
+                    }
+                }
+                case Message.NetWindowReady r -> {
+                    if (window != null) {
+                        window.enable();
+                    }
+                }
+                case Message.NetWindowReturn r -> {
+                    if (window != null) {
+                        window.giveBack(r); // one not lent under its serial (a late one) frees nothing
                     }
                 }
                 default -> throw new ProtocolException("the guest sent " + m.getClass().getSimpleName()
@@ -333,6 +363,11 @@ public final class GuestLink implements AutoCloseable {
                     ch.flush();
                 });
             }
+        }
+
+        @Override
+        public NetWindow window() {
+            return window;
         }
 
         @Override

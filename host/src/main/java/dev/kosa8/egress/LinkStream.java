@@ -53,7 +53,13 @@ final class LinkStream {
 
         /** Whether the link's port takes more now; when it does again the session {@link #resume}s its streams. */
         boolean writable();
+
+        /** The session's network window, through which larger pieces go; null if the sandbox has none. */
+        NetWindow window();
     }
+
+    /** The least the broker's socket is read for at once. */
+    static final int MIN_READ = 512;
 
     private final int channel;
     private final Listener listener;
@@ -102,9 +108,7 @@ final class LinkStream {
         ChannelFuture f = new Bootstrap().group(linkChannel.eventLoop()).channel(EpollDomainSocketChannel.class)
                 .option(ChannelOption.AUTO_READ, false)
                 .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                .option(ChannelOption.RCVBUF_ALLOCATOR,
-                        new io.netty.channel.AdaptiveRecvByteBufAllocator(512, 8192, NetLink.CHUNK)
-                                .maxMessagesPerRead(1))
+                .option(ChannelOption.RCVBUF_ALLOCATOR, new Reads())
                 .handler(new FromBroker())
                 .connect(new DomainSocketAddress(socket.toString()));
         broker = f.channel();
@@ -255,21 +259,31 @@ final class LinkStream {
     }
 
     /**
-     * Sends what is held as far as the window goes, in frames of at most {@link NetLink#CHUNK}: once the broker's
-     * side has ended, {@link #held} may hold a whole socket buffer (Netty reads it to the end), far more than one
-     * {@link Message.Data} may carry, and one credit may open a window of up to {@link NetLink#DOWN_WINDOW}.
+     * Sends what is held as far as the window goes: through a slot of the network window where it takes the piece
+     * ({@link NetWindow#takes}, at most {@link NetLink#SLOT_DATA} a slot), else in frames of at most
+     * {@link NetLink#CHUNK} through the port. Once the broker's side has ended, {@link #held} may hold a whole socket
+     * buffer (Netty reads it to the end), far more than one {@link Message.Data} may carry, and one credit may open
+     * a window of up to {@link NetLink#DOWN_WINDOW}.
      */
     private void sendHeld() {
         if (held == null) {
             return;
         }
         boolean sent = false;
+        NetWindow window = link.window();
         while (downWindow > 0 && held.isReadable()) {
-            int n = Math.min(NetLink.CHUNK, Math.min(downWindow, held.readableBytes()));
-            byte[] bytes = new byte[n];
-            held.readBytes(bytes);
-            downWindow -= n;
-            link.send(new Message.Data(channel, Message.Stream.STDIN, bytes));
+            int n = Math.min(downWindow, held.readableBytes());
+            Message.NetWindowData lent = window != null && window.takes(n)
+                    ? window.lend(channel, held, Math.min(n, NetLink.SLOT_DATA)) : null;
+            if (lent != null) {
+                downWindow -= lent.count();
+                link.send(lent);
+            } else {
+                byte[] bytes = new byte[Math.min(NetLink.CHUNK, n)];
+                held.readBytes(bytes);
+                downWindow -= bytes.length;
+                link.send(new Message.Data(channel, Message.Stream.STDIN, bytes));
+            }
             sent = true;
         }
         if (sent) {
@@ -280,6 +294,21 @@ final class LinkStream {
             held = null;
             sendEofIfDone();
         }
+    }
+
+    /**
+     * How much one read of the broker's socket asks for: what the guest's window has room for, so a read is sent at
+     * once and not held, up to a window slot while one is free, else up to what one Data on the port carries (so
+     * what the daemon holds for a guest that keeps every slot and stops reading its port is what it held before the
+     * window: the port's queue and a read or two of {@link NetLink#CHUNK} per stream).
+     */
+    int readSize() {
+        if (downWindow <= 0 || held != null) {
+            return NetLink.CHUNK; // the drain after the broker's end, which reads whatever the window
+        }
+        NetWindow window = link.window();
+        int most = window != null && window.takes(NetWindow.THRESHOLD) ? NetLink.SLOT_DATA : NetLink.CHUNK;
+        return Math.max(MIN_READ, Math.min(most, downWindow));
     }
 
     private void sendEofIfDone() {
@@ -315,6 +344,23 @@ final class LinkStream {
         }
     }
 
+    /** One read of the broker's socket per request, of {@link #readSize} bytes. */
+    private final class Reads extends io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator {
+        Reads() {
+            super(1);
+        }
+
+        @Override
+        public Handle newHandle() {
+            return new MaxMessageHandle() {
+                @Override
+                public int guess() {
+                    return readSize();
+                }
+            };
+        }
+    }
+
     private final class FromBroker extends ChannelInboundHandlerAdapter {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
@@ -324,7 +370,14 @@ final class LinkStream {
             }
             // one read per request, but once the broker's side has ended Netty reads its socket to the end whatever
             // was requested: what comes then is kept behind what is held, at most the socket's buffer
-            held = held == null ? b : io.netty.buffer.Unpooled.wrappedBuffer(held, b);
+            if (held == null) {
+                held = b;
+            } else {
+                // one flat list of reads, however many the drain after the broker's end brings
+                io.netty.buffer.CompositeByteBuf all = held instanceof io.netty.buffer.CompositeByteBuf c ? c
+                        : ctx.alloc().compositeBuffer(Integer.MAX_VALUE).addComponent(true, held);
+                held = all.addComponent(true, b);
+            }
             sendHeld();
         }
 

@@ -107,6 +107,13 @@ public final class QemuCommandLine {
                     + ",format=raw,if=none,file.locking=off"));
             a.addAll(List.of("-device", "virtio-blk-device,drive=ws9pwr,serial=" + Ws9p.WRITE_WINDOW_SERIAL));
         }
+        if (spec.netSocket() != null) {
+            // a stream's larger pieces towards the guest, past the port's 4 KiB reads: read-only for the guest,
+            // written only by the daemon (dev.kosa8.egress.NetWindow). Last, for the same reason as the one before
+            a.addAll(List.of("-drive", "id=netwin,file=" + escape(spec.netWindow().toString())
+                    + ",format=raw,if=none,readonly=on,file.locking=off"));
+            a.addAll(List.of("-device", "virtio-blk-device,drive=netwin,serial=" + NetLink.WINDOW_SERIAL));
+        }
         a.addAll(List.of("-qmp", "unix:" + escape(spec.qmpSocket().toString()) + ",server=on,wait=off"));
         return List.copyOf(a);
     }

@@ -1,6 +1,7 @@
 package dev.kosa8.vm;
 
 import dev.kosa8.protocol.Message;
+import dev.kosa8.protocol.NetLink;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -293,6 +294,7 @@ public final class Vm implements AutoCloseable {
             Files.deleteIfExists(spec.agentSocket());
             if (spec.netSocket() != null) {
                 Files.deleteIfExists(spec.netSocket());
+                freshWindow(spec.netWindow(), NetLink.WINDOW_BYTES);
             }
             if (spec.workspaceSocket() != null) {
                 Files.deleteIfExists(spec.workspaceSocket());
@@ -369,7 +371,7 @@ public final class Vm implements AutoCloseable {
                 f.write(ByteBuffer.allocate(1), bytes - 1);
             }
         } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.HOST, "cannot make the workspace's window file " + window
+            throw new KosaException(KosaException.Kind.HOST, "cannot make the window file " + window
                     + ": " + e.getMessage(), "check the free space and permissions of " + window.getParent(), e);
         }
     }

@@ -23,7 +23,7 @@ import java.util.List;
  *                      daemon's server), or null for a sandbox with no workspace
  * @param netSocket     the unix socket behind the network link's virtio-serial port, which the daemon joins to
  *                      the sandbox's egress broker ({@code dev.kosa8.protocol.NetLink}); null for a sandbox with no
- *                      network at all
+ *                      network at all. The network window's file lies beside it ({@link #netWindow})
  * @param jail          the jail QEMU runs in ({@link Jail#NONE}: none)
  * @param consoleLimit  the most bytes of console output kept on the host ({@link ConsoleLog})
  */
@@ -104,6 +104,15 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
      */
     public Path workspaceWindow() {
         return workspaceSocket == null ? null : workspaceSocket.resolveSibling("ws9p.window");
+    }
+
+    /**
+     * The file QEMU gives the guest as the network window, a read-only disk the network link writes a stream's
+     * larger pieces into ({@code dev.kosa8.egress.NetWindow}), beside the network's socket; null without a network.
+     * Made afresh for each QEMU, {@code NetLink.WINDOW_BYTES} long.
+     */
+    public Path netWindow() {
+        return netSocket == null ? null : netSocket.resolveSibling("net.window");
     }
 
     /** The size of the workspace's write window: 16 slots of one 1 MiB request each. */

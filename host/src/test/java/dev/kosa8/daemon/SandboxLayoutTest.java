@@ -15,12 +15,19 @@ class SandboxLayoutTest {
     Path home;
 
     @Test
-    void cleaningARuntimeDirectoryRemovesEverySocketAMachineLeavesTheNetworkLinksToo() throws Exception {
+    void cleaningARuntimeDirectoryRemovesEveryFileAMachineLeavesTheNetworkLinksToo() throws Exception {
         SandboxLayout layout = new SandboxLayout(new HostPaths(home.resolve("data"), home.resolve("cache"),
                 home.resolve("run")));
         Path run = Files.createDirectories(layout.runtime("abcdef012345"));
-        for (String name : List.of("qmp.sock", "agent.sock", "ws9p.sock", "net.sock")) {
-            Files.createFile(run.resolve(name));
+        // every file a QEMU's machine folder holds, as the machine's spec names them: in the folder and in alt/
+        for (Path dir : List.of(run, Files.createDirectories(run.resolve(SandboxLayout.ALT)))) {
+            dev.kosa8.vm.VmSpec spec = new dev.kosa8.vm.VmSpec("abcdef012345", dev.kosa8.vm.Accelerator.TCG, 1, 256,
+                    Path.of("/k"), Path.of("/i"), Path.of("/r"), "", Path.of("/c"), dir.resolve("qmp.sock"),
+                    dir.resolve("agent.sock"), dir.resolve("ws9p.sock"), dir.resolve("net.sock"));
+            for (Path file : List.of(spec.qmpSocket(), spec.agentSocket(), spec.workspaceSocket(), spec.netSocket(),
+                    spec.consoleSocket(), spec.workspaceWindow(), spec.workspaceWrites(), spec.netWindow())) {
+                Files.createFile(file);
+            }
         }
         List<String> log = new ArrayList<>();
         layout.cleanRuntime("abcdef012345", log::add);

@@ -47,7 +47,8 @@ import net.jqwik.api.lifecycle.BeforeContainer;
  * A hostile agent on the network link's port: what the daemon's end ({@link GuestLink}) decodes from the guest,
  * after a proper Hello. Random bytes; and sequences of link messages, valid and not (streams opened twice or to
  * ports with no listener, bytes on the host's stream, past a window or after an end, credits for bytes never sent,
- * resets of streams that never were, messages only the host sends), with bytes of their frames flipped, cut or
+ * resets of streams that never were, the network window's (ready said again, slots given back that were never lent
+ * or under another serial), messages only the host sends), with bytes of their frames flipped, cut or
  * inserted, each frame's length then told truly or not. Through a real broker and a loopback server behind it.
  *
  * <p>After each: the daemon either still serves the link (a stream to a port with no listener is refused with a
@@ -194,6 +195,9 @@ class GuestLinkFuzzTest {
                 net.jqwik.api.Tuple.of(2, Combinators.combine(ch, stream).as(Message.Eof::new)),
                 net.jqwik.api.Tuple.of(2, Combinators.combine(ch, stream, credit).as(Message.Credit::new)),
                 net.jqwik.api.Tuple.of(2, ch.map(Message.NetReset::new)),
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(new Message.NetWindowReady())),
+                net.jqwik.api.Tuple.of(1, Combinators.combine(Arbitraries.integers().between(0, NetLink.SLOTS - 1),
+                        Arbitraries.longs()).as(Message.NetWindowReturn::new)),
                 net.jqwik.api.Tuple.of(1, Arbitraries.of(new Message.Hello(Limits.VERSION, "again", 0),
                         new Message.Ping(7), new Message.Exec(5, Message.ExecSpec.of("sh")),
                         new Message.Signal(1, 9), new Message.Exited(1, 0, 0))));
@@ -216,7 +220,12 @@ class GuestLinkFuzzTest {
         private Case(Path path, ServerSocketChannel port) throws Exception {
             this.path = path;
             this.port = port;
-            this.link = broker.attach(path, log::add);
+            Path window = path.resolveSibling(path.getFileName() + ".window");
+            try (var f = java.nio.channels.FileChannel.open(window, java.nio.file.StandardOpenOption.CREATE_NEW,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                f.write(java.nio.ByteBuffer.allocate(1), NetLink.WINDOW_BYTES - 1);
+            }
+            this.link = broker.attach(path, window, log::add);
             this.socket = port.accept();
             FrameReader reader = new FrameReader(Channels.newInputStream(socket));
             Thread.ofVirtual().start(() -> {
@@ -335,6 +344,7 @@ class GuestLinkFuzzTest {
             socket.close();
             port.close();
             Files.deleteIfExists(path);
+            Files.deleteIfExists(path.resolveSibling(path.getFileName() + ".window"));
         }
     }
 }

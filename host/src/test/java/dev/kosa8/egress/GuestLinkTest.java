@@ -88,7 +88,7 @@ class GuestLinkTest {
 
     /** Attaches the broker to the port and plays the agent on the connection it makes: answers its Hello. */
     GuestLink attached() throws Exception {
-        GuestLink link = broker.attach(portSocket, daemonLog::add);
+        GuestLink link = broker.attach(portSocket, null, daemonLog::add);
         agent = new Agent(port.accept());
         assertThat(agent.next()).isInstanceOf(Message.Hello.class);
         agent.send(new Message.Hello(Limits.VERSION, "test-agent", 0));
@@ -212,6 +212,132 @@ class GuestLinkTest {
         agent.send(new Message.NetReset(6));
     }
 
+    /** Attaches with a network window file, answers the Hello and says the agent reads the window. */
+    GuestLink attachedWithWindow(Path window) throws Exception {
+        try (var f = java.nio.channels.FileChannel.open(window, java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            f.write(java.nio.ByteBuffer.allocate(1), NetLink.WINDOW_BYTES - 1);
+        }
+        GuestLink link = broker.attach(portSocket, window, daemonLog::add);
+        agent = new Agent(port.accept());
+        assertThat(agent.next()).isInstanceOf(Message.Hello.class);
+        agent.send(new Message.Hello(Limits.VERSION, "test-agent", 0));
+        agent.send(new Message.NetWindowReady());
+        link.answered().get(10, TimeUnit.SECONDS);
+        return link;
+    }
+
+    /** The bytes a NetWindowData points at, read from the window file as the guest reads its disk, header checked. */
+    static byte[] slot(Path window, Message.NetWindowData d) throws IOException {
+        try (var f = java.nio.channels.FileChannel.open(window)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(NetLink.SLOT_HEADER + d.count())
+                    .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            f.read(b, (long) d.slot() * NetLink.SLOT_SIZE);
+            assertThat(b.getLong(0)).as("the slot's header names its serial").isEqualTo(d.serial());
+            assertThat(b.getInt(8)).isEqualTo(d.count());
+            assertThat(b.getInt(12)).isEqualTo(d.channel());
+            return java.util.Arrays.copyOfRange(b.array(), NetLink.SLOT_HEADER, NetLink.SLOT_HEADER + d.count());
+        }
+    }
+
+    /**
+     * With an agent that reads the network window, a download's larger pieces come through the window's slots,
+     * each given back by the agent, and the bytes are exactly the broker's, in order: the same answer as through
+     * the port.
+     */
+    @Test
+    void largerPiecesComeThroughTheWindowAndTheAnswerIsWhole() throws Exception {
+        Path window = dir.resolve("net-" + System.nanoTime() + ".window");
+        GuestLink link = attachedWithWindow(window);
+        int body = 4 << 20;
+        agent.send(new Message.NetOpen(9, 80));
+        agent.send(new Message.Data(9, Message.Stream.STDOUT, ("GET /pattern?n=" + body
+                + " HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
+        ByteArrayOutputStream answer = new ByteArrayOutputStream();
+        int throughWindow = 0;
+        int granted = NetLink.OPEN_WINDOW;
+        while (true) {
+            Message m = agent.next();
+            assertThat(m).as("the link carries on").isNotNull();
+            byte[] bytes;
+            if (m instanceof Message.NetWindowData d) {
+                assertThat(d.channel()).isEqualTo(9);
+                assertThat(d.count()).isGreaterThanOrEqualTo(NetWindow.THRESHOLD);
+                bytes = slot(window, d);
+                agent.send(new Message.NetWindowReturn(d.slot(), d.serial()));
+                throughWindow += d.count();
+            } else if (m instanceof Message.Data d) {
+                bytes = d.bytes();
+            } else if (m instanceof Message.Eof) {
+                break;
+            } else {
+                continue;
+            }
+            answer.write(bytes);
+            // grow the window as an agent does, to the most it may be
+            int grow = Math.min(bytes.length, NetLink.DOWN_WINDOW - granted);
+            granted += grow;
+            agent.send(new Message.Credit(9, Message.Stream.STDIN, bytes.length + grow));
+        }
+        String text = answer.toString(StandardCharsets.ISO_8859_1);
+        int start = text.indexOf("\r\n\r\n") + 4;
+        assertThat(text).startsWith("HTTP/1.1 200");
+        assertThat(answer.size() - start).as("the whole body").isEqualTo(body);
+        byte[] all = answer.toByteArray();
+        for (int i = 0; i < body; i++) {
+            if (all[start + i] != TestUpstream.patternByte(i)) {
+                throw new AssertionError("byte " + i + " of the body is not the broker's: a piece misplaced or lost");
+            }
+        }
+        assertThat(throughWindow).as("pieces of it through the window").isPositive();
+        agent.send(new Message.Eof(9, Message.Stream.STDOUT));
+        waitFor(() -> link.streams() == 0, "the stream over");
+    }
+
+    /**
+     * An agent that never gives a slot back costs speed, not the download: once every slot is lent the link sends
+     * through the port, and a return under a wrong serial frees nothing.
+     */
+    @Test
+    void anAgentThatKeepsEverySlotGetsTheRestThroughThePort() throws Exception {
+        Path window = dir.resolve("net-" + System.nanoTime() + ".window");
+        attachedWithWindow(window);
+        int body = (NetLink.SLOTS + 8) * NetLink.SLOT_DATA;
+        agent.send(new Message.NetOpen(11, 80));
+        agent.send(new Message.Data(11, Message.Stream.STDOUT, ("GET /big?n=" + body
+                + " HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII)));
+        long got = 0;
+        int lent = 0;
+        int granted = NetLink.OPEN_WINDOW;
+        boolean forged = false;
+        while (true) {
+            Message m = agent.next();
+            assertThat(m).as("the link carries on").isNotNull();
+            int n;
+            if (m instanceof Message.NetWindowData d) {
+                slot(window, d);
+                n = d.count();
+                lent++;
+                if (!forged) {
+                    forged = true;
+                    agent.send(new Message.NetWindowReturn(d.slot(), d.serial() + 1)); // frees nothing
+                }
+            } else if (m instanceof Message.Data d) {
+                n = d.bytes().length;
+            } else if (m instanceof Message.Eof) {
+                break;
+            } else {
+                continue;
+            }
+            got += n;
+            int grow = Math.min(n, NetLink.DOWN_WINDOW - granted);
+            granted += grow;
+            agent.send(new Message.Credit(11, Message.Stream.STDIN, n + grow));
+        }
+        assertThat(lent).as("every slot lent once, none again").isEqualTo(NetLink.SLOTS);
+        assertThat(got).isGreaterThan(body);
+    }
+
     /** A credit that would open a window towards the guest past {@link NetLink#DOWN_WINDOW} breaks the protocol. */
     @Test
     void aCreditPastTheMostAWindowMayBeEndsTheLink() throws Exception {
@@ -228,7 +354,7 @@ class GuestLinkTest {
 
     @Test
     void whatTheAgentSentBeforeAnsweringIsAnEarlierSessionsAndDropped() throws Exception {
-        GuestLink link = broker.attach(portSocket, daemonLog::add);
+        GuestLink link = broker.attach(portSocket, null, daemonLog::add);
         agent = new Agent(port.accept());
         assertThat(agent.next()).isInstanceOf(Message.Hello.class);
         // a restored machine's frames of its last session, still in the port
@@ -302,7 +428,7 @@ class GuestLinkTest {
 
     @Test
     void aConnectionThatEndsBeforeTheAnswerIsMadeAgainAndAttachingAgainEndsTheLinkBefore() throws Exception {
-        GuestLink link = broker.attach(portSocket, daemonLog::add);
+        GuestLink link = broker.attach(portSocket, null, daemonLog::add);
         try (SocketChannel first = port.accept()) {
             // a frame cut in two at the end of the machine's last session: unreadable
             first.write(java.nio.ByteBuffer.wrap(new byte[] {0, 0, 0, 9, 99}));
@@ -316,7 +442,7 @@ class GuestLinkTest {
         try (ServerSocketChannel other = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             Path next = dir.resolve("net-next-" + System.nanoTime() + ".sock");
             other.bind(UnixDomainSocketAddress.of(next));
-            broker.attach(next, daemonLog::add);
+            broker.attach(next, null, daemonLog::add);
             assertThat(before.next()).as("the link to the machine before ends").isNull();
             try (Agent replaced = new Agent(other.accept())) {
                 assertThat(replaced.next()).isInstanceOf(Message.Hello.class);
@@ -327,7 +453,20 @@ class GuestLinkTest {
     @Test
     void aGuestThatStopsReadingItsPortHoldsInTheDaemonThePortsBufferAndAReadPerStreamNotAWindowEach()
             throws Exception {
-        GuestLink link = attached();
+        stopsReadingItsPort(attached(), null);
+    }
+
+    /**
+     * The same with an agent that said it reads the network window and then keeps every slot (it reads nothing): once
+     * the slots are lent the link falls back to the port, and what the daemon holds is bounded as before.
+     */
+    @Test
+    void anAgentThatKeepsEverySlotAndStopsReadingHoldsInTheDaemonNoMoreThanWithoutTheWindow() throws Exception {
+        Path window = dir.resolve("net-" + System.nanoTime() + ".window");
+        stopsReadingItsPort(attachedWithWindow(window), window);
+    }
+
+    private void stopsReadingItsPort(GuestLink link, Path window) throws Exception {
         int streams = 128;
         long answer = 2L * NetLink.WINDOW;
         // what the windows alone would let the daemon queue
@@ -364,6 +503,11 @@ class GuestLinkTest {
             if (m instanceof Message.Data d) {
                 got.merge(d.channel(), (long) d.bytes().length, Long::sum);
                 agent.send(new Message.Credit(d.channel(), Message.Stream.STDIN, d.bytes().length));
+            } else if (m instanceof Message.NetWindowData d) {
+                assertThat(window).as("window pieces only to an agent that reads the window").isNotNull();
+                got.merge(d.channel(), (long) slot(window, d).length, Long::sum);
+                agent.send(new Message.NetWindowReturn(d.slot(), d.serial()));
+                agent.send(new Message.Credit(d.channel(), Message.Stream.STDIN, d.count()));
             } else if (m instanceof Message.Eof e) {
                 ended++;
                 agent.send(new Message.Eof(e.channel(), Message.Stream.STDOUT));
@@ -397,7 +541,7 @@ class GuestLinkTest {
                     List.of(AllowRule.parse("passthrough sink.test"))), new AuditLog(dir.resolve("sink.log"), m -> { }),
                     Upstreams.system(test), null, dev.kosa8.egress.tls.UpstreamTls.clientContext(Optional.empty()),
                     group)) {
-                GuestLink link = sink.attach(portSocket, daemonLog::add);
+                GuestLink link = sink.attach(portSocket, null, daemonLog::add);
                 agent = new Agent(port.accept());
                 assertThat(agent.next()).isInstanceOf(Message.Hello.class);
                 agent.send(new Message.Hello(Limits.VERSION, "test-agent", 0));

@@ -85,6 +85,20 @@ public final class TestUpstream implements AutoCloseable {
                     }
                 }
             });
+            context(s, "/pattern", x -> { // bytes that say where they are: a piece misplaced or lost shows
+                long n = Long.parseLong(x.getRequestURI().getQuery().substring(2));
+                x.sendResponseHeaders(200, n);
+                byte[] chunk = new byte[64 * 1024];
+                try (OutputStream out = x.getResponseBody()) {
+                    for (long at = 0; at < n; at += chunk.length) {
+                        int len = (int) Math.min(n - at, chunk.length);
+                        for (int i = 0; i < len; i++) {
+                            chunk[i] = patternByte(at + i);
+                        }
+                        out.write(chunk, 0, len);
+                    }
+                }
+            });
             context(s, "/stream", x -> { // server-sent events: the second only after the client read the first
                 x.getResponseHeaders().set("Content-Type", "text/event-stream");
                 x.sendResponseHeaders(200, 0);
@@ -229,5 +243,10 @@ public final class TestUpstream implements AutoCloseable {
     public void close() {
         http.stop(0);
         https.stop(0);
+    }
+
+    /** Byte {@code i} of a {@code /pattern} answer's body: its position, mixed, so no two nearby pieces are alike. */
+    public static byte patternByte(long i) {
+        return (byte) (i ^ (i >>> 8) * 31 ^ (i >>> 16) * 7);
     }
 }

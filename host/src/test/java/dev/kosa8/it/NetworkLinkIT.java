@@ -364,4 +364,40 @@ class NetworkLinkIT {
         }
         assertThat(after.stdout().strip()).as("a connection whose host side was the daemon before").isEqualTo("reset");
     }
+
+    /**
+     * A download's larger pieces come through the network window, a read-only disk of the daemon's file (also
+     * through a daemon that re-attached after a restart, as this one has), and arrive whole and in order; the
+     * guest, root and all, cannot write that disk, and the host's file stays as the daemon wrote it.
+     */
+    @Test
+    @Order(5)
+    void aDownloadComesWholeThroughTheNetworkWindowWhichTheGuestCannotWrite() throws Exception {
+        int n = 8 << 20;
+        java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+        for (long i = 0; i < n; i++) {
+            sha.update(dev.kosa8.egress.TestUpstream.patternByte(i));
+        }
+        String expected = java.util.HexFormat.of().formatHex(sha.digest());
+        Kosa.Result r = sh(other, "curl -sS --max-time 120 --noproxy '*' http://api.test/pattern?n=" + n
+                + " | sha256sum");
+        assertThat(r.stdout()).as(r.toString()).startsWith(expected);
+        Path window = Kosa.HOME.resolve("run").resolve(other).resolve("net.window");
+        byte[] before = Files.readAllBytes(window);
+        int written = 0;
+        for (byte b : before) {
+            written += b == 0 ? 0 : 1;
+        }
+        assertThat(written).as("the daemon wrote the download's pieces into the window").isGreaterThan(1 << 20);
+        Kosa.Result w = sh(other, "for d in /sys/block/*; do [ \"$(cat $d/serial 2>/dev/null)\" ="
+                + " kosa8-net-window ] && w=/dev/${d##*/}; done; echo window=$w;"
+                + " head -c 65536 /dev/urandom > /tmp/junk; dd if=/tmp/junk of=$w bs=4096 count=16 conv=notrunc"
+                + " oflag=direct 2>&1 || echo refused-direct; dd if=/tmp/junk of=$w bs=4096 count=16 conv=fsync 2>&1"
+                + " || echo refused-buffered; blockdev --setrw $w 2>&1; dd if=/tmp/junk of=$w bs=4096 count=16"
+                + " oflag=direct 2>&1 || echo refused-after-setrw");
+        assertThat(w.stdout()).as(w.toString()).contains("window=/dev/vd", "refused-direct", "refused-buffered",
+                "refused-after-setrw");
+        assertThat(Files.readAllBytes(window)).as("the host's window file").isEqualTo(before);
+        assertThat(sh(other, CURL).stdout()).as("and the network works on").isEqualTo("hello from api.test GET");
+    }
 }

@@ -71,6 +71,16 @@ class QemuCommandLineTest {
         assertThat(argv).containsSequence("-chardev", "socket,id=net,path=/run/k,,1/net.sock,server=on,wait=off");
         assertThat(argv).containsSequence("-device", "virtio-serial-device,id=netbus,max_ports=2");
         assertThat(argv).containsSequence("-device", "virtserialport,bus=netbus.0,chardev=net,name=dev.kosa8.net");
+        // the network window: a disk the guest can only read, whatever it asks of it
+        assertThat(argv).containsSequence("-drive",
+                "id=netwin,file=/run/k,,1/net.window,format=raw,if=none,readonly=on,file.locking=off");
+        assertThat(argv).containsSequence("-device", "virtio-blk-device,drive=netwin,serial=kosa8-net-window");
+        VmSpec both = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
+                s.rootDisk(), s.kernelArgs(), s.consoleLog(), s.qmpSocket(), s.agentSocket(), s.workspaceSocket(),
+                Path.of("/run/k/net.sock"));
+        String all = String.join(" ", QemuCommandLine.of(both, "qemu"));
+        assertThat(all.indexOf("drive=netwin")).as("after every device before it, so they keep their transports")
+                .isGreaterThan(all.indexOf("drive=ws9pwr")).isGreaterThan(0);
         assertThat(argv).as("QEMU starts nothing for the network: every seccomp group stays denied")
                 .containsSequence("-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
         String joined = String.join(" ", argv);

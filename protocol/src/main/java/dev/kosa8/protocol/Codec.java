@@ -30,7 +30,8 @@ public final class Codec {
     private static final int HELLO = 1, PING = 2, PONG = 3, EXEC = 4, STARTED = 5, DATA = 6, EOF = 7,
             CREDIT = 8, SIGNAL = 9, RESIZE = 10, EXITED = 11, FAILED = 12, PUT_FILE = 13, GET_FILE = 14,
             FILE_INFO = 15, MOUNT_WORKSPACE = 16, FREEZE = 17, THAW = 18, NET_OPEN = 19, NET_RESET = 20, ASK = 21,
-            ANSWER = 22, CONNECT = 23, FILE_REQUEST = 24, FILE_ENTRIES = 25, WATCH_EVENTS = 26;
+            ANSWER = 22, CONNECT = 23, FILE_REQUEST = 24, FILE_ENTRIES = 25, WATCH_EVENTS = 26,
+            NET_WINDOW_READY = 27, NET_WINDOW_DATA = 28, NET_WINDOW_RETURN = 29;
 
     private Codec() {
     }
@@ -77,6 +78,10 @@ public final class Codec {
             case Message.Thaw t -> w.u8(THAW).i32(t.channel()).i64(t.epochMillis()).bytes(t.seed());
             case Message.NetOpen o -> w.u8(NET_OPEN).i32(o.channel()).i32(o.port());
             case Message.NetReset r -> w.u8(NET_RESET).i32(r.channel());
+            case Message.NetWindowReady r -> w.u8(NET_WINDOW_READY);
+            case Message.NetWindowData d -> w.u8(NET_WINDOW_DATA).i32(d.channel()).i32(d.slot()).i32(d.count())
+                    .i64(d.serial());
+            case Message.NetWindowReturn r -> w.u8(NET_WINDOW_RETURN).i32(r.slot()).i64(r.serial());
             case Message.Connect c -> w.u8(CONNECT).i32(c.channel()).i32(c.port());
             case Message.Ask a -> w.u8(ASK).i64(a.id()).text(a.label());
             case Message.Answer a -> w.u8(ANSWER).i64(a.id()).u8(a.outcome().ordinal()).text(a.text());
@@ -126,6 +131,9 @@ public final class Codec {
                 case THAW -> new Message.Thaw(r.i32(), r.i64(), r.bytes(512));
                 case NET_OPEN -> new Message.NetOpen(r.i32(), r.i32());
                 case NET_RESET -> new Message.NetReset(r.i32());
+                case NET_WINDOW_READY -> new Message.NetWindowReady();
+                case NET_WINDOW_DATA -> new Message.NetWindowData(r.i32(), r.i32(), r.i32(), r.i64());
+                case NET_WINDOW_RETURN -> new Message.NetWindowReturn(r.i32(), r.i64());
                 case CONNECT -> new Message.Connect(r.i32(), r.i32());
                 case ASK -> new Message.Ask(r.i64(), r.text(Limits.MAX_LABEL));
                 case ANSWER -> new Message.Answer(r.i64(), r.outcome(), r.text(Limits.MAX_SHORT_TEXT));

@@ -11,9 +11,9 @@ public final class Limits {
      * Protocol version spoken by this build: raised whenever a message's encoding changes, so that a daemon and
      * an agent of different builds (an image built by an older kosa8, booted through the API) refuse each other
      * at the handshake, saying what to do, instead of misreading frames. 2: {@code PutFile} names an owner, and
-     * the file operations' messages (2026-12-05).
+     * the file operations' messages (2026-12-05). 3: the network window's messages (2026-12-06).
      */
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
     /** Largest frame, header excluded. */
     public static final int MAX_FRAME = 256 * 1024;
     /** Largest payload of one {@link Message.Data}. */

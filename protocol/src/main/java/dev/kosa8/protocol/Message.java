@@ -296,6 +296,50 @@ public sealed interface Message {
     }
 
     /**
+     * Net link only, agent to host, once per session right after the agent's Hello: the agent reads the network
+     * window ({@link NetLink#WINDOW_SERIAL}), so the host may send a stream's larger pieces through it
+     * ({@link NetWindowData}). Without it the host sends every byte through the port.
+     */
+    record NetWindowReady() implements Message {
+        @Override
+        public int channel() {
+            return 0;
+        }
+    }
+
+    /**
+     * Net link only, host to agent: in place of a {@link Data} towards the guest on {@code channel}, its
+     * {@code count} bytes lie in {@code slot} of the network window, behind a header that repeats {@code serial}
+     * ({@link NetLink#SLOT_HEADER}). The agent reads them, gives the slot back ({@link NetWindowReturn}) and goes on as
+     * for a Data; a header with another serial (a machine restored from a checkpoint reading what a later session
+     * wrote) resets the stream instead.
+     */
+    record NetWindowData(int channel, int slot, int count, long serial) implements Message {
+        public NetWindowData {
+            Limits.checkChannel(channel);
+            NetLink.checkSlot(slot);
+            if (count < 1 || count > NetLink.SLOT_DATA) {
+                throw new ProtocolException("a window slot holds 1 to " + NetLink.SLOT_DATA + " bytes, not " + count);
+            }
+        }
+    }
+
+    /**
+     * Net link only, agent to host: the agent has read {@code slot}, lent under {@code serial}; the host may write
+     * it again. One that names a slot not lent under that serial frees nothing.
+     */
+    record NetWindowReturn(int slot, long serial) implements Message {
+        public NetWindowReturn {
+            NetLink.checkSlot(slot);
+        }
+
+        @Override
+        public int channel() {
+            return 0;
+        }
+    }
+
+    /**
      * A published port ({@link PortLink}): the host accepted a connection on the host's side and asks the agent to
      * connect to {@code port} on the guest's loopback, carrying it on this channel. Host to guest only: the guest
      * has no message that opens anything on the host. Answered by {@link Started} once connected (then the

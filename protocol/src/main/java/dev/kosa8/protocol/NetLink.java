@@ -25,6 +25,11 @@ import java.util.List;
  *       has written them on (into the guest's socket, into the broker's), so each side holds at most one window
  *       per stream and direction: {@link #WINDOW} bytes from the guest; towards it {@link #OPEN_WINDOW} at first,
  *       grown by the agent up to {@link #DOWN_WINDOW} within {@link #DOWN_BUDGET} over all streams.</li>
+ *   <li>{@link Message.NetWindowData} (host to agent): a Data towards the guest whose bytes lie in a slot of the
+ *       network window ({@link #WINDOW_SERIAL}), a read-only disk, rather than in the frame; the agent reads the slot
+ *       and gives it back ({@link Message.NetWindowReturn}). The host sends these only to an agent that said it reads
+ *       the window ({@link Message.NetWindowReady}), only while a slot is free, and only for pieces large enough to be
+ *       worth a block request; everything else goes through the port as before.</li>
  *   <li>{@link Message.NetReset} (either way): the stream ends at once. From the host it refuses a stream (beyond
  *       {@link #MAX_STREAMS}, or a port with no listener), or says the broker's side broke off; the agent resets
  *       the guest's connection, so the program sees ECONNRESET at once rather than waiting.</li>
@@ -88,7 +93,31 @@ public final class NetLink {
      */
     public static final int AGENT_STREAMS = MAX_STREAMS + DNS_STREAMS + 32;
 
+    /**
+     * The serial number of the network window's disk: a read-only virtio-blk disk the daemon writes a stream's larger
+     * pieces into and the agent reads with O_DIRECT ({@link Message.NetWindowData}). Why: towards the guest the port
+     * moves 4 KiB per turn of QEMU's main loop (its socket chardev reads no more at once), which held a download to
+     * half of what QEMU's own user network reached; a block request moves a whole slot in one.
+     */
+    public static final String WINDOW_SERIAL = "kosa8-net-window";
+    /** The bytes of a slot's header: the serial it was lent under (8 bytes), its count (4) and channel (4), little-endian. */
+    public static final int SLOT_HEADER = 16;
+    /** The most bytes one slot carries: one {@link Message.Data}'s worth, so the agent hands each on as one. */
+    public static final int SLOT_DATA = Limits.MAX_DATA;
+    /** A slot's size in the window: its header and data, rounded up to whole 4 KiB pages (O_DIRECT reads sectors). */
+    public static final int SLOT_SIZE = (SLOT_HEADER + SLOT_DATA + 4095) / 4096 * 4096;
+    /** Slots in the window: eight streams' full windows ({@link #DOWN_WINDOW}) at once. */
+    public static final int SLOTS = 64;
+    /** The window's size in bytes, the size of the file the daemon makes for each QEMU. */
+    public static final long WINDOW_BYTES = (long) SLOTS * SLOT_SIZE;
+
     private NetLink() {
+    }
+
+    static void checkSlot(int slot) {
+        if (slot < 0 || slot >= SLOTS) {
+            throw new ProtocolException("window slot " + slot + " is out of range 0.." + (SLOTS - 1));
+        }
     }
 
     static void checkPort(int port) {

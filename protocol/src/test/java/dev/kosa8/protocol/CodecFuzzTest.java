@@ -133,6 +133,12 @@ class CodecFuzzTest {
                         Arbitraries.bytes().array(byte[].class).ofMaxSize(512)).as(Message.Thaw::new),
                 Combinators.combine(ch, Arbitraries.integers().between(1, 65535)).as(Message.NetOpen::new),
                 ch.map(Message.NetReset::new),
+                Arbitraries.just(new Message.NetWindowReady()),
+                Combinators.combine(ch, Arbitraries.integers().between(0, NetLink.SLOTS - 1),
+                        Arbitraries.integers().between(1, NetLink.SLOT_DATA), Arbitraries.longs())
+                        .as(Message.NetWindowData::new),
+                Combinators.combine(Arbitraries.integers().between(0, NetLink.SLOTS - 1), Arbitraries.longs())
+                        .as(Message.NetWindowReturn::new),
                 Combinators.combine(ch, Arbitraries.integers().between(1, 65535)).as(Message.Connect::new),
                 Combinators.combine(Arbitraries.longs().greaterOrEqual(1),
                         text.filter(s -> s.codePoints().noneMatch(Character::isISOControl))).as(Message.Ask::new),

@@ -47,6 +47,10 @@ class CodecTest {
                 new Message.NetOpen(10, 443),
                 new Message.NetOpen(Integer.MAX_VALUE, 65535),
                 new Message.NetReset(10),
+                new Message.NetWindowReady(),
+                new Message.NetWindowData(10, 0, 1, 0), new Message.NetWindowData(Integer.MAX_VALUE,
+                        NetLink.SLOTS - 1, NetLink.SLOT_DATA, Long.MIN_VALUE),
+                new Message.NetWindowReturn(0, -1), new Message.NetWindowReturn(NetLink.SLOTS - 1, Long.MAX_VALUE),
                 new Message.Connect(7, 8000),
                 new Message.Connect(Integer.MAX_VALUE, 65535),
                 new Message.Ask(1, "tool: Bash"), new Message.Ask(Long.MAX_VALUE, ""),
@@ -214,6 +218,16 @@ class CodecTest {
         }
         assertThatThrownBy(() -> new Message.NetOpen(0, 80)).isInstanceOf(ProtocolException.class);
         assertThatThrownBy(() -> new Message.NetReset(-3)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.NetWindowData(1, NetLink.SLOTS, 1, 0))
+                .isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.NetWindowData(1, -1, 1, 0)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.NetWindowData(1, 0, 0, 0)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.NetWindowData(1, 0, NetLink.SLOT_DATA + 1, 0))
+                .isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.NetWindowData(0, 0, 1, 0)).isInstanceOf(ProtocolException.class);
+        assertThatThrownBy(() -> new Message.NetWindowReturn(NetLink.SLOTS, 0)).isInstanceOf(ProtocolException.class);
+        assertThat(NetLink.SLOT_SIZE % 4096).isZero();
+        assertThat(NetLink.SLOT_SIZE).isGreaterThanOrEqualTo(NetLink.SLOT_HEADER + NetLink.SLOT_DATA);
         assertThatThrownBy(() -> new Message.Connect(1, 0)).isInstanceOf(ProtocolException.class);
         assertThatThrownBy(() -> new Message.Connect(1, 65536)).isInstanceOf(ProtocolException.class);
         assertThatThrownBy(() -> new Message.Connect(0, 80)).isInstanceOf(ProtocolException.class);

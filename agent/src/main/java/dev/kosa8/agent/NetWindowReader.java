@@ -1,0 +1,111 @@
+package dev.kosa8.agent;
+
+import dev.kosa8.protocol.Message;
+import dev.kosa8.protocol.NetLink;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.concurrent.ArrayBlockingQueue;
+
+/**
+ * The network window in the guest: the read-only disk ({@link NetLink#WINDOW_SERIAL}) whose slots hold the larger
+ * pieces the host sends towards the guest's connections ({@link Message.NetWindowData}). Each is read with one
+ * O_DIRECT pread, past the guest's page cache (the host rewrites a slot once it is given back, and a cached copy
+ * would be an earlier piece). The host's {@code dev.kosa8.egress.NetWindow} says why the window exists.
+ *
+ * <p>Read by the port's reader ({@link NetPort}) alone; the relay's thread gives its buffers back.
+ */
+final class NetWindowReader {
+    /**
+     * Buffers a slot is read into and handed to the relay, which writes the guest's socket straight from it and
+     * gives it back: no copy in the agent's heap, no garbage per piece. 16 of them (2 MiB, off the heap) cover two
+     * streams' whole windows; with none free a slot is read into the reader's own buffer and copied out.
+     */
+    static final int BUFFERS = 16;
+    private static final int SECTOR = 512;
+    private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final int fd;
+    private final MemorySegment spare;
+    private final ArrayBlockingQueue<MemorySegment> free = new ArrayBlockingQueue<>(BUFFERS);
+    private final MemorySegment st;
+
+    NetWindowReader(int fd, Arena arena) {
+        this.fd = fd;
+        this.spare = arena.allocate(NetLink.SLOT_SIZE, 4096);
+        for (int i = 0; i < BUFFERS; i++) {
+            free.add(arena.allocate(NetLink.SLOT_SIZE, 4096));
+        }
+        this.st = Libc.callState(arena);
+    }
+
+    /** Opens the guest's network window, found by its serial number among the block devices; null if it has none. */
+    static NetWindowReader open() {
+        try {
+            Path disk = WorkspaceDevices.disk(NetLink.WINDOW_SERIAL);
+            if (disk == null) {
+                Log.info("network: the guest has no network window; every byte comes through the port");
+                return null;
+            }
+            int fd = Posix.open("/dev/" + disk.getFileName(), Posix.O_RDONLY | Posix.O_DIRECT);
+            NetWindowReader reader = new NetWindowReader(fd, Arena.global());
+            // one read before the host is told: a disk that cannot be read leaves every byte to the port, rather
+            // than costing each larger piece its stream
+            RelayIo.preadFully(fd, reader.spare, 4096, 0, reader.st);
+            Log.info("network: larger pieces come through the window /dev/" + disk.getFileName());
+            return reader;
+        } catch (java.io.IOException | RuntimeException e) {
+            Log.info("network: no network window (" + e.getMessage() + "); every byte comes through the port");
+            return null;
+        }
+    }
+
+    /**
+     * The bytes {@code d} points at, in one of the reader's buffers (its {@code release} gives it back) or, with none
+     * free, copied; null when the slot's header is not {@code d}'s (the slot was written for another message: a
+     * machine restored from a checkpoint reads what a later session of the host wrote) or it cannot be read. Either
+     * way the slot may be given back.
+     */
+    NetStream.Down read(Message.NetWindowData d) {
+        MemorySegment buffer = free.poll();
+        boolean own = buffer != null;
+        if (!own) {
+            buffer = spare;
+        }
+        // whole 4 KiB pages: a disk's logical blocks may be that large, and a slot is a whole number of them
+        long length = (NetLink.SLOT_HEADER + (long) d.count() + 4095) / 4096 * 4096;
+        try {
+            RelayIo.preadFully(fd, buffer, length, (long) d.slot() * NetLink.SLOT_SIZE, st);
+        } catch (RuntimeException e) {
+            Log.info("network: cannot read window slot " + d.slot() + " (" + e.getMessage() + ")");
+            giveBack(buffer, own);
+            return null;
+        }
+        if (buffer.get(LE_LONG, 0) != d.serial() || buffer.get(LE_INT, 8) != d.count()
+                || buffer.get(LE_INT, 12) != d.channel()) {
+            giveBack(buffer, own);
+            return null;
+        }
+        MemorySegment bytes = buffer.asSlice(NetLink.SLOT_HEADER, d.count());
+        if (!own) {
+            return new NetStream.Down(ByteBuffer.wrap(bytes.toArray(ValueLayout.JAVA_BYTE)), null);
+        }
+        MemorySegment taken = buffer;
+        return new NetStream.Down(bytes.asByteBuffer(), () -> free.add(taken));
+    }
+
+    private void giveBack(MemorySegment buffer, boolean own) {
+        if (own) {
+            free.add(buffer);
+        }
+    }
+
+    /** Buffers free now (tests). */
+    int freeBuffers() {
+        return free.size();
+    }
+}
