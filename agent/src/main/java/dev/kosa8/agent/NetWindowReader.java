@@ -20,11 +20,13 @@ import java.util.concurrent.ArrayBlockingQueue;
  */
 final class NetWindowReader {
     /**
-     * Buffers a slot is read into and handed to the relay, which writes the guest's socket straight from it and
-     * gives it back: no copy in the agent's heap, no garbage per piece. 16 of them (2 MiB, off the heap) cover two
-     * streams' whole windows; with none free a slot is read into the reader's own buffer and copied out.
+     * The most buffers a slot is read into and handed to the relay, which writes the guest's socket straight from
+     * it and gives it back: no copy in the agent's heap, no garbage per piece. Made as pieces need them (an idle
+     * agent has none), up to 32 (4.1 MiB, off the heap): a stream's whole window ({@link NetLink#DOWN_WINDOW}) in
+     * pieces of 32 KiB or more. With none free a slot is read into the reader's own buffer and copied into the heap,
+     * which costs the agent's small heap collections under load (measured: docs/network.md, "Throughput").
      */
-    static final int BUFFERS = 16;
+    static final int BUFFERS = 32;
     private static final int SECTOR = 512;
     private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -33,13 +35,14 @@ final class NetWindowReader {
     private final MemorySegment spare;
     private final ArrayBlockingQueue<MemorySegment> free = new ArrayBlockingQueue<>(BUFFERS);
     private final MemorySegment st;
+    private final Arena arena;
+    /** Buffers made so far, at most {@link #BUFFERS}. */
+    private int made;
 
     NetWindowReader(int fd, Arena arena) {
         this.fd = fd;
+        this.arena = arena;
         this.spare = arena.allocate(NetLink.SLOT_SIZE, 4096);
-        for (int i = 0; i < BUFFERS; i++) {
-            free.add(arena.allocate(NetLink.SLOT_SIZE, 4096));
-        }
         this.st = Libc.callState(arena);
     }
 
@@ -72,6 +75,10 @@ final class NetWindowReader {
      */
     NetStream.Down read(Message.NetWindowData d) {
         MemorySegment buffer = free.poll();
+        if (buffer == null && made < BUFFERS) {
+            made++;
+            buffer = arena.allocate(NetLink.SLOT_SIZE, 4096);
+        }
         boolean own = buffer != null;
         if (!own) {
             buffer = spare;
@@ -104,8 +111,13 @@ final class NetWindowReader {
         }
     }
 
-    /** Buffers free now (tests). */
+    /** Buffers made and not lent now (tests). */
     int freeBuffers() {
         return free.size();
+    }
+
+    /** Buffers made so far (tests). */
+    int buffersMade() {
+        return made;
     }
 }

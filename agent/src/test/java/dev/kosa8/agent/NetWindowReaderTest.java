@@ -126,7 +126,7 @@ class NetWindowReaderTest {
             // the port's bytes credited
         }
         assertThat(m).isEqualTo(new Message.NetWindowReturn(NetLink.SLOTS - 1, 78));
-        NetRelayTest.waitFor(() -> window.freeBuffers() == NetWindowReader.BUFFERS,
+        NetRelayTest.waitFor(() -> window.freeBuffers() == window.buffersMade(),
                 "the reader's buffers back once their bytes are in the guest's socket");
     }
 
@@ -148,7 +148,7 @@ class NetWindowReaderTest {
             reset |= m.equals(new Message.NetReset(ch));
             returned |= m.equals(new Message.NetWindowReturn(3, 999));
         }
-        assertThat(window.freeBuffers()).as("the buffer it was read into is back").isEqualTo(NetWindowReader.BUFFERS);
+        assertThat(window.freeBuffers()).as("the buffer it was read into is back").isEqualTo(window.buffersMade());
     }
 
     /**
@@ -177,13 +177,13 @@ class NetWindowReaderTest {
             }
         }
         assertThat(guest.getInputStream().readNBytes(sent.size())).isEqualTo(sent.toByteArray());
-        NetRelayTest.waitFor(() -> window.freeBuffers() == NetWindowReader.BUFFERS, "every buffer back once read");
+        NetRelayTest.waitFor(() -> window.freeBuffers() == window.buffersMade(), "every buffer back once read");
         // pieces held for a program that does not read go back when its stream is reset
         for (int i = 0; i < 4; i++) {
             writeSlot(i, 200 + i, ch, bytes(piece, i));
             host.send(new Message.NetWindowData(ch, i, piece, 200 + i));
         }
         host.send(new Message.NetReset(ch));
-        NetRelayTest.waitFor(() -> window.freeBuffers() == NetWindowReader.BUFFERS, "every buffer back after a reset");
+        NetRelayTest.waitFor(() -> window.freeBuffers() == window.buffersMade(), "every buffer back after a reset");
     }
 }
