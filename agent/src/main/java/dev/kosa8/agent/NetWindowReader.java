@@ -22,11 +22,16 @@ final class NetWindowReader {
     /**
      * The most buffers a slot is read into and handed to the relay, which writes the guest's socket straight from
      * it and gives it back: no copy in the agent's heap, no garbage per piece. Made as pieces need them (an idle
-     * agent has none), up to 32 (4.1 MiB, off the heap): a stream's whole window ({@link NetLink#DOWN_WINDOW}) in
-     * pieces of 32 KiB or more. With none free a slot is read into the reader's own buffer and copied into the heap,
+     * agent has none), up to 32 (4.1 MiB, off the heap), at most {@link #PER_STREAM} for one stream. With none free a
+     * slot is read into the reader's own buffer and copied into the heap,
      * which costs the agent's small heap collections under load (measured: docs/network.md, "Throughput").
      */
     static final int BUFFERS = 32;
+    /**
+     * The most of them one stream holds: half, so a stream whose program stopped reading leaves the rest to the
+     * others (a 1 MiB window in pieces of 16 KiB would be 64 pieces).
+     */
+    static final int PER_STREAM = BUFFERS / 2;
     private static final int SECTOR = 512;
     private static final ValueLayout.OfLong LE_LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt LE_INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -36,6 +41,9 @@ final class NetWindowReader {
     private final ArrayBlockingQueue<MemorySegment> free = new ArrayBlockingQueue<>(BUFFERS);
     private final MemorySegment st;
     private final Arena arena;
+    /** Buffers lent to each stream's pieces, by channel: taken on the port's reader, given back on the relay. */
+    private final java.util.concurrent.ConcurrentHashMap<Integer, Integer> held =
+            new java.util.concurrent.ConcurrentHashMap<>();
     /** Buffers made so far, at most {@link #BUFFERS}. */
     private int made;
 
@@ -74,10 +82,17 @@ final class NetWindowReader {
      * way the slot may be given back.
      */
     NetStream.Down read(Message.NetWindowData d) {
-        MemorySegment buffer = free.poll();
-        if (buffer == null && made < BUFFERS) {
-            made++;
-            buffer = arena.allocate(NetLink.SLOT_SIZE, 4096);
+        MemorySegment buffer = null;
+        if (heldBy(d.channel()) < PER_STREAM) {
+            buffer = free.poll();
+            if (buffer == null && made < BUFFERS) {
+                try {
+                    buffer = arena.allocate(NetLink.SLOT_SIZE, 4096);
+                    made++;
+                } catch (OutOfMemoryError e) {
+                    buffer = null; // the spare, then; the link reads on
+                }
+            }
         }
         boolean own = buffer != null;
         if (!own) {
@@ -102,7 +117,18 @@ final class NetWindowReader {
             return new NetStream.Down(ByteBuffer.wrap(bytes.toArray(ValueLayout.JAVA_BYTE)), null);
         }
         MemorySegment taken = buffer;
-        return new NetStream.Down(bytes.asByteBuffer(), () -> free.add(taken));
+        int channel = d.channel();
+        held.merge(channel, 1, Integer::sum);
+        return new NetStream.Down(bytes.asByteBuffer(), () -> {
+            held.computeIfPresent(channel, (c, n) -> n == 1 ? null : n - 1);
+            free.add(taken);
+        });
+    }
+
+    /** Buffers the stream on {@code channel} holds now (tests). */
+    int heldBy(int channel) {
+        Integer n = held.get(channel);
+        return n == null ? 0 : n;
     }
 
     private void giveBack(MemorySegment buffer, boolean own) {

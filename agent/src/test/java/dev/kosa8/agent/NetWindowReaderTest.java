@@ -152,6 +152,45 @@ class NetWindowReaderTest {
     }
 
     /**
+     * A stream whose pieces wait (its program does not read) holds at most {@link NetWindowReader#PER_STREAM} of the
+     * reader's buffers, and all streams together at most {@link NetWindowReader#BUFFERS}; further pieces are copied
+     * out, and a buffer given back is lent again. (Read directly: a loopback socket takes a whole window before its
+     * writer waits, so through the relay no piece would wait here.)
+     */
+    @Test
+    void aStreamHoldsAtMostItsShareOfTheBuffersAndAllOfThemAtMostEvery() throws Exception {
+        java.util.List<NetStream.Down> held = new java.util.ArrayList<>();
+        int slot = 0;
+        for (int ch = 1; ch <= 3; ch++) {
+            for (int i = 0; i < NetWindowReader.PER_STREAM + 2; i++, slot = (slot + 1) % NetLink.SLOTS) {
+                byte[] b = bytes(NetLink.OPEN_WINDOW, slot);
+                writeSlot(slot, 1000 + slot, ch, b);
+                NetStream.Down d = window.read(new Message.NetWindowData(ch, slot, b.length, 1000 + slot));
+                assertThat(d).isNotNull();
+                byte[] got = new byte[b.length];
+                d.bytes().duplicate().get(got);
+                assertThat(got).as("a piece's bytes, pooled or copied").isEqualTo(b);
+                held.add(d);
+            }
+            assertThat(window.heldBy(ch)).as("stream %d's share", ch)
+                    .isEqualTo(Math.min(NetWindowReader.PER_STREAM,
+                            NetWindowReader.BUFFERS - (ch - 1) * NetWindowReader.PER_STREAM));
+        }
+        assertThat(window.buffersMade()).isEqualTo(NetWindowReader.BUFFERS);
+        assertThat(held.stream().filter(d -> d.release() != null)).hasSize(NetWindowReader.BUFFERS);
+        held.getFirst().done();
+        assertThat(window.heldBy(1)).isEqualTo(NetWindowReader.PER_STREAM - 1);
+        writeSlot(0, 5000, 1, bytes(NetLink.OPEN_WINDOW, 9));
+        NetStream.Down again = window.read(new Message.NetWindowData(1, 0, NetLink.OPEN_WINDOW, 5000));
+        assertThat(again.release()).as("the buffer given back is lent again").isNotNull();
+        again.done();
+        for (NetStream.Down d : held.subList(1, held.size())) {
+            d.done();
+        }
+        assertThat(window.freeBuffers()).isEqualTo(NetWindowReader.BUFFERS);
+    }
+
+    /**
      * More pieces than the reader has buffers, for a program that reads late: whether a piece waited in one of the
      * buffers or was copied out (with none free), all of it reaches the program in order, and every buffer comes
      * back; pieces held for a stream that is reset give theirs back too.

@@ -279,6 +279,11 @@ final class LinkStream {
                 downWindow -= lent.count();
                 link.send(lent);
             } else {
+                String failure = window == null ? null : window.failure();
+                if (failure != null) {
+                    link.log("cannot write the network window (" + failure + "); every byte goes through the port "
+                            + "until the link's next session");
+                }
                 byte[] bytes = new byte[Math.min(NetLink.CHUNK, n)];
                 held.readBytes(bytes);
                 downWindow -= bytes.length;

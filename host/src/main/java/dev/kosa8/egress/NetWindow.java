@@ -59,6 +59,8 @@ final class NetWindow implements AutoCloseable {
     private int out;
     private long nextSerial;
     private boolean enabled;
+    /** Why a write to the window failed in this session, until {@link #failure} hands it over; null if none. */
+    private String failure;
 
     private NetWindow(FileChannel file) {
         this.file = file;
@@ -77,7 +79,10 @@ final class NetWindow implements AutoCloseable {
             throw new IOException("the network window " + path + " is not a plain file of " + NetLink.WINDOW_BYTES
                     + " bytes");
         }
-        FileChannel f = FileChannel.open(path, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        // read and write: an open of a FIFO swapped in after the check then returns at once (write-only would wait for
+        // a reader), and its size, 0, is refused below
+        FileChannel f = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS);
         if (f.size() != NetLink.WINDOW_BYTES) {
             f.close();
             throw new IOException("the network window " + path + " holds " + f.size() + " bytes, not "
@@ -136,13 +141,24 @@ final class NetWindow implements AutoCloseable {
                 to += file.write(bytes, to);
             }
         } catch (IOException e) {
-            return null; // the port carries it
+            // the file cannot take it (its file system full, say): off for the session, said once, and the port
+            // carries this piece and every one after, read in the port's sizes again
+            enabled = false;
+            failure = e.getMessage() == null ? e.toString() : e.getMessage();
+            return null;
         }
         data.skipBytes(count);
         lent[slot] = true;
         serials[slot] = serial;
         out++;
         return new Message.NetWindowData(channel, slot, count, serial);
+    }
+
+    /** Why the window was turned off for this session by a failed write, once; null if it was not (or was said). */
+    synchronized String failure() {
+        String f = failure;
+        failure = null;
+        return f;
     }
 
     /** The agent gave a slot back: freed only if it is lent under that serial; whether it was. */

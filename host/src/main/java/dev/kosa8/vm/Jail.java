@@ -21,8 +21,8 @@ import java.util.Set;
  *       {@code /bin} links or folders, the loader's cache), the kernel, the initramfs and every file the root
  *       disk rests on ({@link DiskChain}: a template's disk, the image's root file system);</li>
  *   <li>read-write: the sandbox's root disk, and the machine's own runtime folder (its monitor, agent,
- *       workspace, network link and console sockets, the workspace's window files, the sockets a checkpoint's
- *       state goes out and a restore's comes in by);</li>
+ *       workspace, network link and console sockets, the workspace's and the network's window files, the
+ *       sockets a checkpoint's state goes out and a restore's comes in by);</li>
  *   <li>a {@code /dev} of its own ({@code null}, {@code zero}, {@code urandom}, ...; {@code /dev/kvm} under
  *       KVM) and a {@code /proc} of its own PID namespace.</li>
  * </ul>

@@ -133,6 +133,20 @@ class NetWindowTest {
         }
     }
 
+    /** A write the file does not take turns the window off for the session, said once; the piece stays for the port. */
+    @Test
+    void aFailedWriteTurnsTheWindowOffForTheSessionAndSaysSoOnce() throws IOException {
+        NetWindow w = window();
+        w.enable();
+        w.close(); // every write fails from here on
+        ByteBuf data = bytes(NetWindow.THRESHOLD, 0);
+        assertThat(w.lend(1, data, NetWindow.THRESHOLD)).isNull();
+        assertThat(data.readableBytes()).as("the piece stays for the port").isEqualTo(NetWindow.THRESHOLD);
+        assertThat(w.takes(NetWindow.THRESHOLD)).as("off for the session").isFalse();
+        assertThat(w.failure()).isNotNull();
+        assertThat(w.failure()).as("said once").isNull();
+    }
+
     @Test
     void aWindowFileTooSmallIsRefused() throws IOException {
         Path file = dir.resolve("small.window");
