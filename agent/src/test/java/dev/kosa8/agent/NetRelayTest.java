@@ -42,22 +42,31 @@ class NetRelayTest {
     @BeforeEach
     void start() throws Exception {
         host = new HostSide();
+        relay = relayServing(host, null);
+        ports = relay.bound();
+    }
+
+    /**
+     * A relay listening on loopback (each guest port on a port of its own) and the port's reader serving it from
+     * {@code host}, as the agent runs them; {@code window} as {@link NetPort#serve} takes it.
+     */
+    static NetRelay relayServing(HostSide host, NetWindowReader window) throws IOException {
         Map<Integer, InetSocketAddress> bind = new LinkedHashMap<>();
         for (int p : NetLink.PORTS) {
             bind.put(p, new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         }
-        relay = new NetRelay(bind, host.fromAgentSink());
-        ports = relay.bound();
+        NetRelay relay = new NetRelay(bind, host.fromAgentSink());
         relay.start();
         Thread reader = new Thread(() -> {
             try {
-                NetPort.serve(host.toAgent, relay, null, 0, 5);
+                NetPort.serve(host.toAgent, relay, window, 0, 5);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }, "test-net-port");
         reader.setDaemon(true);
         reader.start();
+        return relay;
     }
 
     @AfterEach

@@ -8,7 +8,6 @@ import dev.kosa8.protocol.Message;
 import dev.kosa8.protocol.NetLink;
 import java.io.IOException;
 import java.lang.foreign.Arena;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
@@ -18,7 +17,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,23 +45,9 @@ class NetWindowReaderTest {
         }
         fd = Posix.open(file.toString(), Posix.O_RDONLY | Posix.O_DIRECT);
         host = new NetRelayTest.HostSide();
-        Map<Integer, InetSocketAddress> bind = new LinkedHashMap<>();
-        for (int p : NetLink.PORTS) {
-            bind.put(p, new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-        }
-        relay = new NetRelay(bind, host.fromAgentSink());
-        ports = relay.bound();
-        relay.start();
         window = new NetWindowReader(fd, Arena.global());
-        Thread reader = new Thread(() -> {
-            try {
-                NetPort.serve(host.toAgent, relay, window, 0, 5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "test-net-port");
-        reader.setDaemon(true);
-        reader.start();
+        relay = NetRelayTest.relayServing(host, window);
+        ports = relay.bound();
     }
 
     @AfterEach

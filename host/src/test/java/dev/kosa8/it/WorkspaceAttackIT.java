@@ -38,14 +38,8 @@ class WorkspaceAttackIT {
         byte[] before = Files.readAllBytes(window);
         assertThat(java.util.Arrays.copyOf(before, probe.length)).as("the read went through the window")
                 .isEqualTo(probe);
-        Kosa.Result r = box.exec("sh", "-c", "for d in /sys/block/*; do [ \"$(cat $d/serial 2>/dev/null)\" ="
-                + " kosa8-ws9p-window ] && w=/dev/${d##*/}; done; echo window=$w;"
-                + " head -c 65536 /dev/urandom > /tmp/junk; dd if=/tmp/junk of=$w bs=4096 count=16 conv=notrunc"
-                + " oflag=direct 2>&1 || echo refused-direct; dd if=/tmp/junk of=$w bs=4096 count=16 conv=fsync 2>&1"
-                + " || echo refused-buffered; blockdev --setrw $w 2>&1; dd if=/tmp/junk of=$w bs=4096 count=16"
-                + " oflag=direct 2>&1 || echo refused-after-setrw");
-        assertThat(r.stdout()).as(r.toString()).contains("window=/dev/vd", "refused-direct", "refused-buffered",
-                "refused-after-setrw");
+        Kosa.Result r = box.exec("sh", "-c", ReadOnlyDisk.writeAttempts("kosa8-ws9p-window"));
+        assertThat(r.stdout()).as(r.toString()).contains(ReadOnlyDisk.ALL_REFUSED);
         assertThat(Files.readAllBytes(window)).as("the host's window file").isEqualTo(before);
         canary.assertUntouched();
     }
