@@ -64,9 +64,14 @@ final class NetWindowReader {
             }
             int fd = Posix.open("/dev/" + disk.getFileName(), Posix.O_RDONLY | Posix.O_DIRECT);
             NetWindowReader reader = new NetWindowReader(fd, Arena.global());
-            // one read before the host is told: a disk that cannot be read leaves every byte to the port, rather
-            // than costing each larger piece its stream
-            RelayIo.preadFully(fd, reader.spare, 4096, 0, reader.st);
+            try {
+                // one read before the host is told: a disk that cannot be read leaves every byte to the port, rather
+                // than costing each larger piece its stream
+                RelayIo.preadFully(fd, reader.spare, 4096, 0, reader.st);
+            } catch (RuntimeException e) {
+                Posix.close(fd);
+                throw e;
+            }
             Log.info("network: larger pieces come through the window /dev/" + disk.getFileName());
             return reader;
         } catch (java.io.IOException | RuntimeException e) {
