@@ -410,8 +410,13 @@ final class NetRelay {
 
     /** Number of open streams (for tests). */
     int streamCount() throws InterruptedException {
-        var f = new java.util.concurrent.CompletableFuture<Integer>();
-        post(() -> f.complete(streams.size()));
+        return onRelay(streams::size);
+    }
+
+    /** {@code what}, computed on the relay's thread, which alone may read its state (tests). */
+    private <T> T onRelay(java.util.function.Supplier<T> what) throws InterruptedException {
+        var f = new java.util.concurrent.CompletableFuture<T>();
+        post(() -> f.complete(what.get()));
         try {
             return f.get();
         } catch (java.util.concurrent.ExecutionException e) {
@@ -442,12 +447,6 @@ final class NetRelay {
 
     /** What the relay has granted the host over all streams (for tests): at most {@link NetLink#DOWN_BUDGET}. */
     long granted() throws InterruptedException {
-        var f = new java.util.concurrent.CompletableFuture<Long>();
-        post(() -> f.complete(downWindows.granted()));
-        try {
-            return f.get();
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new IllegalStateException(e);
-        }
+        return onRelay(downWindows::granted);
     }
 }

@@ -115,11 +115,8 @@ final class Session implements Outbox {
             case Message.FileInfo f -> throw new ProtocolException("FileInfo comes from the agent");
             case Message.FileEntries f -> throw new ProtocolException("FileEntries comes from the agent");
             case Message.WatchEvents e -> throw new ProtocolException("WatchEvents comes from the agent");
-            case Message.NetOpen o -> throw new ProtocolException("network streams have a port of their own");
-            case Message.NetReset r -> throw new ProtocolException("network streams have a port of their own");
-            case Message.NetWindowReady r -> throw new ProtocolException("network streams have a port of their own");
-            case Message.NetWindowData d -> throw new ProtocolException("network streams have a port of their own");
-            case Message.NetWindowReturn r -> throw new ProtocolException("network streams have a port of their own");
+            case Message.NetOpen _, Message.NetReset _, Message.NetWindowReady _, Message.NetWindowData _,
+                 Message.NetWindowReturn _ -> throw new ProtocolException("network streams have a port of their own");
         }
     }
 

@@ -29,16 +29,9 @@ final class Rechannel {
                     throw new dev.kosa8.protocol.ProtocolException("only the daemon mounts the workspace");
             case Message.Freeze f -> throw new dev.kosa8.protocol.ProtocolException("only the daemon freezes the guest");
             case Message.Thaw t -> throw new dev.kosa8.protocol.ProtocolException("only the daemon thaws the guest");
-            case Message.NetOpen o -> throw new dev.kosa8.protocol.ProtocolException("network streams have a link of "
-                    + "their own");
-            case Message.NetReset r -> throw new dev.kosa8.protocol.ProtocolException("network streams have a link of "
-                    + "their own");
-            case Message.NetWindowReady r -> throw new dev.kosa8.protocol.ProtocolException("network streams have a "
-                    + "link of their own");
-            case Message.NetWindowData d -> throw new dev.kosa8.protocol.ProtocolException("network streams have a "
-                    + "link of their own");
-            case Message.NetWindowReturn r -> throw new dev.kosa8.protocol.ProtocolException("network streams have a "
-                    + "link of their own");
+            case Message.NetOpen _, Message.NetReset _, Message.NetWindowReady _, Message.NetWindowData _,
+                 Message.NetWindowReturn _ ->
+                    throw new dev.kosa8.protocol.ProtocolException("network streams have a link of their own");
             case Message.Connect c -> throw new dev.kosa8.protocol.ProtocolException("only the daemon connects to a "
                     + "sandbox's published ports");
             case Message.FileRequest f -> throw new dev.kosa8.protocol.ProtocolException("file operations go through "

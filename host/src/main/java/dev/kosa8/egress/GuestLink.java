@@ -90,7 +90,7 @@ public final class GuestLink implements AutoCloseable {
     static GuestLink connect(Broker broker, Path socket, Path window, EventLoopGroup group, Consumer<String> log) {
         NetWindow w = null;
         try {
-            w = NetWindow.open(window);
+            w = NetWindow.open(window, m -> log.accept("network link: " + m));
         } catch (java.io.IOException e) {
             log.accept("network link: no window (" + e.getMessage() + "); every byte goes through the port");
         }

@@ -108,7 +108,7 @@ final class LinkStream {
         ChannelFuture f = new Bootstrap().group(linkChannel.eventLoop()).channel(EpollDomainSocketChannel.class)
                 .option(ChannelOption.AUTO_READ, false)
                 .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                .option(ChannelOption.RCVBUF_ALLOCATOR, new Reads())
+                .option(ChannelOption.RCVBUF_ALLOCATOR, new StreamReads(this::readSize))
                 .handler(new FromBroker())
                 .connect(new DomainSocketAddress(socket.toString()));
         broker = f.channel();
@@ -279,11 +279,6 @@ final class LinkStream {
                 downWindow -= lent.count();
                 link.send(lent);
             } else {
-                String failure = window == null ? null : window.failure();
-                if (failure != null) {
-                    link.log("cannot write the network window (" + failure + "); every byte goes through the port "
-                            + "until the link's next session");
-                }
                 byte[] bytes = new byte[Math.min(NetLink.CHUNK, n)];
                 held.readBytes(bytes);
                 downWindow -= bytes.length;
@@ -346,23 +341,6 @@ final class LinkStream {
         }
         while (!early.isEmpty()) {
             early.poll().release();
-        }
-    }
-
-    /** One read of the broker's socket per request, of {@link #readSize} bytes. */
-    private final class Reads extends io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator {
-        Reads() {
-            super(1);
-        }
-
-        @Override
-        public Handle newHandle() {
-            return new MaxMessageHandle() {
-                @Override
-                public int guess() {
-                    return readSize();
-                }
-            };
         }
     }
 

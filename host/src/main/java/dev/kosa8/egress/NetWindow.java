@@ -59,16 +59,16 @@ final class NetWindow implements AutoCloseable {
     private int out;
     private long nextSerial;
     private boolean enabled;
-    /** Why a write to the window failed in this session, until {@link #failure} hands it over; null if none. */
-    private String failure;
+    private final java.util.function.Consumer<String> log;
 
-    private NetWindow(FileChannel file) {
+    private NetWindow(FileChannel file, java.util.function.Consumer<String> log) {
         this.file = file;
+        this.log = log;
         newSession();
     }
 
     /** Opens the window file the daemon made for this QEMU; null for none (the link then uses the port alone). */
-    static NetWindow open(Path path) throws IOException {
+    static NetWindow open(Path path, java.util.function.Consumer<String> log) throws IOException {
         if (path == null) {
             return null;
         }
@@ -88,7 +88,7 @@ final class NetWindow implements AutoCloseable {
             throw new IOException("the network window " + path + " holds " + f.size() + " bytes, not "
                     + NetLink.WINDOW_BYTES);
         }
-        return new NetWindow(f);
+        return new NetWindow(f, log);
     }
 
     /** A new session of the link: nothing lent counts any more, and the window is off until the agent is ready. */
@@ -144,7 +144,8 @@ final class NetWindow implements AutoCloseable {
             // the file cannot take it (its file system full, say): off for the session, said once, and the port
             // carries this piece and every one after, read in the port's sizes again
             enabled = false;
-            failure = e.getMessage() == null ? e.toString() : e.getMessage();
+            log.accept("cannot write the network window (" + e + "); every byte goes through the port until the "
+                    + "link's next session");
             return null;
         }
         data.skipBytes(count);
@@ -152,13 +153,6 @@ final class NetWindow implements AutoCloseable {
         serials[slot] = serial;
         out++;
         return new Message.NetWindowData(channel, slot, count, serial);
-    }
-
-    /** Why the window was turned off for this session by a failed write, once; null if it was not (or was said). */
-    synchronized String failure() {
-        String f = failure;
-        failure = null;
-        return f;
     }
 
     /** The agent gave a slot back: freed only if it is lent under that serial; whether it was. */

@@ -343,11 +343,8 @@ public final class AgentConnection implements AutoCloseable {
             case Message.MountWorkspace mw -> throw new ProtocolException("the guest may not mount on the host");
             case Message.Freeze f -> throw new ProtocolException("the guest may not freeze the host");
             case Message.Thaw t -> throw new ProtocolException("the guest may not thaw the host");
-            case Message.NetOpen o -> throw new ProtocolException("network streams have a port of their own");
-            case Message.NetReset r -> throw new ProtocolException("network streams have a port of their own");
-            case Message.NetWindowReady r -> throw new ProtocolException("network streams have a port of their own");
-            case Message.NetWindowData d -> throw new ProtocolException("network streams have a port of their own");
-            case Message.NetWindowReturn r -> throw new ProtocolException("network streams have a port of their own");
+            case Message.NetOpen _, Message.NetReset _, Message.NetWindowReady _, Message.NetWindowData _,
+                 Message.NetWindowReturn _ -> throw new ProtocolException("network streams have a port of their own");
             case Message.Connect c -> throw new ProtocolException("the guest may not open connections on the host");
             case Message.Signal s -> throw new ProtocolException("the guest may not signal the host");
             case Message.Resize r -> throw new ProtocolException("the guest may not resize the host's terminal");
