@@ -352,15 +352,28 @@ final class NetRelay {
         finishOrWatch(s);
     }
 
-    /** Credits what went into the guest's socket, and grows the stream's window if the budget has room. */
+    /**
+     * Counts what went into the guest's socket, and credits it to the host once it is {@link NetStream#creditStep}
+     * or more, growing the stream's window if the budget has room. The host reads its broker socket for as much as
+     * its window has room ({@code dev.kosa8.egress.LinkStream}), so a credit for each piece written would keep a
+     * window-bound download in pieces the size of the first ones; credits of a slot's worth make every piece a
+     * whole slot, and halve the messages. A stream the host has filled is credited all the same: its whole window
+     * is at least the step.
+     */
     private void credit(NetStream s, int written) {
-        if (written > 0) {
-            s.downBytes -= written;
-            s.downUncredited -= written;
-            int more = downWindows.grow(s.downWindow);
-            s.downWindow += more;
-            outbox.send(new Message.Credit(s.channel, Message.Stream.STDIN, written + more));
+        if (written <= 0) {
+            return;
         }
+        s.downBytes -= written;
+        s.creditDue += written;
+        if (s.creditDue < s.creditStep()) {
+            return;
+        }
+        s.downUncredited -= s.creditDue;
+        int more = downWindows.grow(s.downWindow);
+        s.downWindow += more;
+        outbox.send(new Message.Credit(s.channel, Message.Stream.STDIN, s.creditDue + more));
+        s.creditDue = 0;
     }
 
     private void finishOrWatch(NetStream s) {

@@ -29,6 +29,8 @@ final class NetStream {
     int downWindow;
     /** The host's bytes received and not yet credited back: at most {@link #downWindow}. */
     int downUncredited;
+    /** Of those, the bytes written into the guest's socket, credited once they reach {@link #creditStep}. */
+    int creditDue;
     /** The host has sent its Eof; once {@link #down} is written the socket is shut for writing. */
     boolean downEof;
     /** The socket is shut for writing. */
@@ -59,6 +61,15 @@ final class NetStream {
         this.socket = socket;
         this.key = key;
         this.downWindow = downWindow;
+    }
+
+    /**
+     * How much written the host is credited for at once: a window slot's worth ({@link NetLink#SLOT_DATA}), or half
+     * the window while it is smaller. Never more than the window, so a host that filled it always gets its credit
+     * once the guest has read what it sent.
+     */
+    int creditStep() {
+        return Math.min(NetLink.SLOT_DATA, Math.max(1, downWindow / 2));
     }
 
     /** Both ways are over: the socket can close. */

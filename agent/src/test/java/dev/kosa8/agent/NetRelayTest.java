@@ -105,11 +105,15 @@ class NetRelayTest {
         host.send(new Message.Credit(ch, Message.Stream.STDOUT, 5));
         host.send(new Message.Data(ch, Message.Stream.STDIN, "world".getBytes(StandardCharsets.US_ASCII)));
         assertThat(new String(g.getInputStream().readNBytes(5), StandardCharsets.US_ASCII)).isEqualTo("world");
-        // the 5 bytes written, and the window grown from its opening size to its most (the budget has room)
-        assertThat(host.next(Message.Credit.class)).isEqualTo(
-                new Message.Credit(ch, Message.Stream.STDIN, 5 + NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW));
         g.shutdownOutput();
-        assertThat(host.next(Message.Eof.class)).isEqualTo(new Message.Eof(ch, Message.Stream.STDOUT));
+        // 5 bytes are less than a credit's step (half the opening window): not credited alone
+        assertThat(host.next()).isEqualTo(new Message.Eof(ch, Message.Stream.STDOUT));
+        byte[] rest = new byte[NetLink.OPEN_WINDOW / 2 - 5];
+        host.send(new Message.Data(ch, Message.Stream.STDIN, rest));
+        assertThat(g.getInputStream().readNBytes(rest.length)).hasSize(rest.length);
+        // a step's worth written: credited, and the window grown from its opening size to its most (the budget has room)
+        assertThat(host.next(Message.Credit.class)).isEqualTo(
+                new Message.Credit(ch, Message.Stream.STDIN, NetLink.OPEN_WINDOW / 2 + NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW));
         host.send(new Message.Eof(ch, Message.Stream.STDIN));
         assertThat(g.getInputStream().read()).as("the host's end of file").isEqualTo(-1);
         waitFor(() -> relay.streamCount() == 0, "the stream is forgotten once both ways ended");
@@ -261,15 +265,56 @@ class NetRelayTest {
         host.send(new Message.Data(ch, Message.Stream.STDIN, "end".getBytes(StandardCharsets.US_ASCII)));
         assertThat(g.getInputStream().readNBytes(big.length)).isEqualTo(big);
         assertThat(new String(g.getInputStream().readNBytes(3), StandardCharsets.US_ASCII)).isEqualTo("end");
-        long credited = 0;
-        while (credited < big.length + 3 + NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW) { // the bytes, the window grown
-            credited += host.next(Message.Credit.class).bytes();
-        }
+        // the first half window's bytes credited and the window grown (the rest waits for a whole step: below)
+        assertThat(host.next(Message.Credit.class).bytes()).isGreaterThanOrEqualTo(NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW);
         g.getOutputStream().write(5);
         assertThat(host.next(Message.Data.class).bytes()).as("the stream lives on").containsExactly(5);
         Socket other = guest(443);
         assertThat(host.next(Message.NetOpen.class).port()).as("and the link").isEqualTo(443);
         other.close();
+    }
+
+    /**
+     * Credits come a window slot's worth at a time ({@link NetStream#creditStep}), so the host, which reads as much as
+     * its window has room, sends whole slots; and a host that filled the window with smaller pieces always gets its
+     * credit once the guest has read them, whatever their sizes.
+     */
+    @Test
+    void theHostIsCreditedASlotsWorthAtATimeAndNeverLeftWithAFullWindow() throws Exception {
+        hello();
+        Socket g = guest(80);
+        int ch = host.next(Message.NetOpen.class).channel();
+        // half the opening window in odd pieces: one credit, for all of it, the window grown to its most
+        int sent = sendInPieces(ch, NetLink.OPEN_WINDOW / 2, 1000, 777);
+        assertThat(g.getInputStream().readNBytes(sent)).hasSize(sent);
+        assertThat(host.next(Message.Credit.class).bytes()).isEqualTo(sent + NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW);
+        // the whole grown window in pieces of 10 KB, all read: the host is credited a slot's worth or more at a time,
+        // and what stays uncredited is less than a slot, so the host has room whatever it sent
+        sent = sendInPieces(ch, NetLink.DOWN_WINDOW, 10_000, 0);
+        assertThat(g.getInputStream().readNBytes(sent)).hasSize(sent);
+        long credited = 0;
+        while (sent - credited >= NetLink.SLOT_DATA) {
+            Message.Credit c = host.next(Message.Credit.class);
+            assertThat(c.bytes()).as("a slot's worth or more").isGreaterThanOrEqualTo(NetLink.SLOT_DATA);
+            credited += c.bytes();
+        }
+        assertThat(host.poll(300)).as("less than a slot's worth is not credited alone").isNull();
+        // and goes with the next bytes that make a slot's worth
+        int more = NetLink.SLOT_DATA - (int) (sent - credited);
+        sendInPieces(ch, more, 5000, 0);
+        assertThat(g.getInputStream().readNBytes(more)).hasSize(more);
+        assertThat(host.next(Message.Credit.class).bytes()).isEqualTo(NetLink.SLOT_DATA);
+    }
+
+    /** Sends {@code total} bytes on {@code ch} as Data of {@code first}, {@code first + grow}, ... bytes; returns it. */
+    private int sendInPieces(int ch, int total, int first, int grow) throws Exception {
+        int sent = 0;
+        for (int piece = first; sent < total; piece += grow) {
+            int n = Math.min(piece, total - sent);
+            host.send(new Message.Data(ch, Message.Stream.STDIN, new byte[n]));
+            sent += n;
+        }
+        return sent;
     }
 
     @Test
@@ -292,10 +337,11 @@ class NetRelayTest {
         }
         assertThat(g.getInputStream().readNBytes(NetLink.DOWN_WINDOW)).hasSize(NetLink.DOWN_WINDOW);
         credited = 0;
-        while (credited < NetLink.DOWN_WINDOW) {
+        while (NetLink.DOWN_WINDOW - credited >= NetLink.SLOT_DATA) { // credited a slot's worth at a time
             credited += host.next(Message.Credit.class).bytes();
         }
-        assertThat(credited).as("what was written, no more: the window is at its most").isEqualTo(NetLink.DOWN_WINDOW);
+        assertThat(credited).as("what was written, no more: the window is at its most")
+                .isLessThanOrEqualTo(NetLink.DOWN_WINDOW);
         // a byte past it is a host overrunning the window: that stream is reset, nothing else
         Socket stalled = guest(443);
         int st = host.next(Message.NetOpen.class).channel();
