@@ -14,6 +14,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * a daemon restart, is not there at all), and nothing else in the relay may
  * wait on that. Frames queued together are written together and flushed once.
  *
+ * <p>The relay's thread queues what it sends in one turn of its loop with {@link #later} and hands it over
+ * with {@link #flush} at the turn's end: one wake-up of the writer and one write to the port for all of it (each
+ * write to the port is an exit to the machine monitor), where a message each was a wake-up and a write each.
+ *
  * <p>The bytes of queued Data are counted: above {@link #BUDGET} the relay
  * stops reading guest sockets until the queue drains below half of it
  * ({@code drained}), so guests sending faster than the host takes it cost a
@@ -23,7 +27,10 @@ final class NetOutbox {
     /** Queued Data bytes above which the relay stops reading the guest's connections. */
     static final long BUDGET = 4L << 20;
 
-    private final LinkedBlockingQueue<Message> queue = new LinkedBlockingQueue<>();
+    /** Each element a message or a turn's batch of them ({@code List<Message>}). */
+    private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    /** The relay's turn's messages, not yet handed to the writer: used by the relay's thread alone. */
+    private java.util.List<Message> turn = new java.util.ArrayList<>();
     private final AtomicLong queuedBytes = new AtomicLong();
     private final OutputStream out;
     private final Runnable drained;
@@ -38,11 +45,30 @@ final class NetOutbox {
         t.start();
     }
 
+    /** Queues {@code m} for the writer at once, from any thread. */
     void send(Message m) {
+        count(m);
+        queue.add(m);
+    }
+
+    /** Queues {@code m} with the relay's turn, sent at its {@link #flush}; counted in the budget at once. */
+    void later(Message m) {
+        count(m);
+        turn.add(m);
+    }
+
+    /** Hands the turn's messages to the writer, all in one. */
+    void flush() {
+        if (!turn.isEmpty()) {
+            queue.add(turn);
+            turn = new java.util.ArrayList<>();
+        }
+    }
+
+    private void count(Message m) {
         if (m instanceof Message.Data d && queuedBytes.addAndGet(d.bytes().length) > BUDGET) {
             overBudget = true;
         }
-        queue.add(m);
     }
 
     /** Whether the queued Data exceed the budget: the relay reads no guest socket until {@code drained}. */
@@ -53,23 +79,33 @@ final class NetOutbox {
     private void writeLoop() {
         try {
             while (true) {
-                Message m = queue.take();
+                Object next = queue.take();
                 do {
-                    out.write(Codec.encode(m));
-                    if (m instanceof Message.Data d) {
-                        long left = queuedBytes.addAndGet(-d.bytes().length);
-                        if (overBudget && left < BUDGET / 2) {
-                            overBudget = false;
-                            drained.run();
+                    if (next instanceof java.util.List<?> batch) {
+                        for (Object m : batch) {
+                            write((Message) m);
                         }
+                    } else {
+                        write((Message) next);
                     }
-                } while ((m = queue.poll()) != null);
+                } while ((next = queue.poll()) != null);
                 out.flush();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (IOException e) {
             Log.info("network link: cannot write to the port (" + e.getMessage() + "); the sandbox's network is gone");
+        }
+    }
+
+    private void write(Message m) throws IOException {
+        out.write(Codec.encode(m));
+        if (m instanceof Message.Data d) {
+            long left = queuedBytes.addAndGet(-d.bytes().length);
+            if (overBudget && left < BUDGET / 2) {
+                overBudget = false;
+                drained.run();
+            }
         }
     }
 }

@@ -32,7 +32,7 @@ import java.util.Map;
  * template's or an earlier daemon's reaches the new host.
  *
  * <p>A {@link Message.NetWindowData} is turned back here into the Data it stands for, read from the network window
- * ({@link NetWindowReader}), and its slot given back at once; the relay sees only the Data.
+ * ({@link NetWindowReader}); the relay gives its slot back.
  */
 final class NetPort {
     /** How often a port with no host is read again. */
@@ -131,13 +131,7 @@ final class NetPort {
                 relay.beginSession(new Message.Hello(Limits.VERSION, AgentMain.SOFTWARE, bootMillis), window != null);
                 session = true;
             } else if (session && m instanceof Message.NetWindowData d) {
-                NetStream.Down piece = window == null ? null : window.read(d);
-                relay.toHost(new Message.NetWindowReturn(d.slot(), d.serial()));
-                if (piece != null) {
-                    relay.fromWindow(d.channel(), piece);
-                } else {
-                    relay.lost(d.channel());
-                }
+                relay.fromWindow(d, window == null ? null : window.read(d));
             } else if (session) {
                 relay.fromHost(m);
             }

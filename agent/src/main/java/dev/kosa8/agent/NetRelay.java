@@ -108,36 +108,31 @@ final class NetRelay {
     void beginSession(Message.Hello answer, boolean window) {
         post(() -> {
             resetAll(false);
-            outbox.send(answer);
+            outbox.later(answer);
             if (window) {
-                outbox.send(new Message.NetWindowReady());
+                outbox.later(new Message.NetWindowReady());
             }
             session = true;
         });
     }
 
-    /** Sends {@code m} to the host as it is, from any thread (the port's reader gives window slots back). */
-    void toHost(Message m) {
-        outbox.send(m);
-    }
-
     /**
-     * A piece of the host's bytes read from the network window ({@link NetWindowReader}), as a Data's would be;
-     * its buffer goes back to the reader once written into the guest's socket, or dropped.
+     * A piece of the host's bytes read from the network window slot {@code d} names ({@link NetWindowReader}), as a
+     * Data's would be, or null when it could not be had (the slot held another's: the stream is then reset both
+     * ways, since its bytes would have a hole). Its buffer goes back to the reader once written into the guest's
+     * socket, or dropped; the slot goes back to the host at once, in the same write as the credit for the piece
+     * if there is one.
      */
-    void fromWindow(int channel, NetStream.Down piece) {
-        post(() -> receive(channel, piece));
-    }
-
-    /**
-     * The host's bytes for the stream on {@code channel} could not be had (a window slot that held another's): the
-     * stream is reset both ways, since its bytes would have a hole.
-     */
-    void lost(int channel) {
+    void fromWindow(Message.NetWindowData d, NetStream.Down piece) {
         post(() -> {
-            NetStream s = streams.get(channel);
+            outbox.later(new Message.NetWindowReturn(d.slot(), d.serial()));
+            if (piece != null) {
+                receive(d.channel(), piece);
+                return;
+            }
+            NetStream s = streams.get(d.channel());
             if (s != null) {
-                Log.info("network link: stream " + channel + " lost a piece from the host's window; resetting it");
+                Log.info("network link: stream " + d.channel() + " lost a piece from the host's window; resetting it");
                 reset(s, true);
             }
         });
@@ -199,6 +194,8 @@ final class NetRelay {
                 // a bug, or an allocation or a thread that failed, must cost a connection or two, never the relay:
                 // the next turn starts afresh (what this one left selected is looked at again)
                 Log.info("network relay: " + e);
+            } finally {
+                outbox.flush(); // what the turn sent, in one write
             }
         }
     }
@@ -286,7 +283,7 @@ final class NetRelay {
                     downWindows.open());
             s.key.attach(s);
             streams.put(channel, s);
-            outbox.send(new Message.NetOpen(channel, listeners.get(server)));
+            outbox.later(new Message.NetOpen(channel, listeners.get(server)));
         }
     }
 
@@ -311,13 +308,13 @@ final class NetRelay {
         }
         if (n < 0) {
             s.upEnded = true;
-            outbox.send(new Message.Eof(s.channel, Message.Stream.STDOUT));
+            outbox.later(new Message.Eof(s.channel, Message.Stream.STDOUT));
             finishOrWatch(s);
         } else if (n > 0) {
             byte[] bytes = new byte[n];
             buffer.flip().get(bytes);
             s.upWindow -= n;
-            outbox.send(new Message.Data(s.channel, Message.Stream.STDOUT, bytes));
+            outbox.later(new Message.Data(s.channel, Message.Stream.STDOUT, bytes));
             s.updateInterest();
         }
     }
@@ -372,7 +369,7 @@ final class NetRelay {
         s.downUncredited -= s.creditDue;
         int more = downWindows.grow(s.downWindow);
         s.downWindow += more;
-        outbox.send(new Message.Credit(s.channel, Message.Stream.STDIN, s.creditDue + more));
+        outbox.later(new Message.Credit(s.channel, Message.Stream.STDIN, s.creditDue + more));
         s.creditDue = 0;
     }
 
@@ -397,7 +394,7 @@ final class NetRelay {
         }
         forget(s);
         if (tellHost) {
-            outbox.send(new Message.NetReset(s.channel));
+            outbox.later(new Message.NetReset(s.channel));
         }
         s.dropDown();
         s.key.cancel();
