@@ -22,14 +22,14 @@ final class NetWindowReader {
     /**
      * The most buffers a slot is read into and handed to the relay, which writes the guest's socket straight from
      * it and gives it back: no copy in the agent's heap, no garbage per piece. Made as pieces need them (an idle
-     * agent has none), up to 32 (4.1 MiB, off the heap), at most {@link #PER_STREAM} for one stream. With none free a
+     * agent has none), up to 16 (4.1 MiB, off the heap), at most {@link #PER_STREAM} for one stream. With none free a
      * slot is read into the reader's own buffer and copied into the heap,
      * which costs the agent's small heap collections under load (measured: docs/network.md, "Throughput").
      */
-    static final int BUFFERS = 32;
+    static final int BUFFERS = 16;
     /**
      * The most of them one stream holds: half, so a stream whose program stopped reading leaves the rest to the
-     * others (a 1 MiB window in pieces of 16 KiB would be 64 pieces).
+     * others (a 1 MiB window is four whole slots, or 64 pieces of 16 KiB).
      */
     static final int PER_STREAM = BUFFERS / 2;
     private static final int SECTOR = 512;

@@ -13,7 +13,7 @@ public final class Limits {
      * at the handshake, saying what to do, instead of misreading frames. 2: {@code PutFile} names an owner, and
      * the file operations' messages (2026-12-05). 3: the network window's messages (2026-12-06).
      */
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
     /** Largest frame, header excluded. */
     public static final int MAX_FRAME = 256 * 1024;
     /** Largest payload of one {@link Message.Data}. */

@@ -102,12 +102,17 @@ public final class NetLink {
     public static final String WINDOW_SERIAL = "kosa8-net-window";
     /** The bytes of a slot's header: the serial it was lent under (8 bytes), its count (4) and channel (4), little-endian. */
     public static final int SLOT_HEADER = 16;
-    /** The most bytes one slot carries: one {@link Message.Data}'s worth, so the agent hands each on as one. */
-    public static final int SLOT_DATA = Limits.MAX_DATA;
+    /**
+     * The most bytes one slot carries: 256 KiB, a quarter of {@link #DOWN_WINDOW}, so a stream's window is four
+     * pieces in flight. A piece costs the guest a block request, a pread, the relay's turn and a credit whatever its
+     * size, and under TCG that cost per piece, not the copying, is most of a download's (docs/network.md,
+     * "Throughput"): 128 KiB slots spent about twice as much of the agent's CPU per byte.
+     */
+    public static final int SLOT_DATA = 256 * 1024;
     /** A slot's size in the window: its header and data, rounded up to whole 4 KiB pages (O_DIRECT reads sectors). */
     public static final int SLOT_SIZE = (SLOT_HEADER + SLOT_DATA + 4095) / 4096 * 4096;
     /** Slots in the window: eight streams' full windows ({@link #DOWN_WINDOW}) at once. */
-    public static final int SLOTS = 64;
+    public static final int SLOTS = 32;
     /** The window's size in bytes, the size of the file the daemon makes for each QEMU. */
     public static final long WINDOW_BYTES = (long) SLOTS * SLOT_SIZE;
 
