@@ -27,8 +27,8 @@ final class NetOutbox {
     /** Queued Data bytes above which the relay stops reading the guest's connections. */
     static final long BUDGET = 4L << 20;
 
-    /** Each element a message or a turn's batch of them ({@code List<Message>}). */
-    private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    /** Each element a turn's batch of messages. */
+    private final LinkedBlockingQueue<java.util.List<Message>> queue = new LinkedBlockingQueue<>();
     /** The relay's turn's messages, not yet handed to the writer: used by the relay's thread alone. */
     private java.util.List<Message> turn = new java.util.ArrayList<>();
     private final AtomicLong queuedBytes = new AtomicLong();
@@ -43,12 +43,6 @@ final class NetOutbox {
         Thread t = new Thread(this::writeLoop, "net-out");
         t.setDaemon(true);
         t.start();
-    }
-
-    /** Queues {@code m} for the writer at once, from any thread. */
-    void send(Message m) {
-        count(m);
-        queue.add(m);
     }
 
     /** Queues {@code m} with the relay's turn, sent at its {@link #flush}; counted in the budget at once. */
@@ -79,16 +73,12 @@ final class NetOutbox {
     private void writeLoop() {
         try {
             while (true) {
-                Object next = queue.take();
+                java.util.List<Message> batch = queue.take();
                 do {
-                    if (next instanceof java.util.List<?> batch) {
-                        for (Object m : batch) {
-                            write((Message) m);
-                        }
-                    } else {
-                        write((Message) next);
+                    for (Message m : batch) {
+                        write(m);
                     }
-                } while ((next = queue.poll()) != null);
+                } while ((batch = queue.poll()) != null);
                 out.flush();
             }
         } catch (InterruptedException e) {

@@ -173,6 +173,7 @@ final class NetRelay {
                 while ((task = tasks.poll()) != null) {
                     task.run();
                 }
+                outbox.flush(); // the host's messages' answers (credits, slots back) wait for no socket of the turn
                 for (SelectionKey key : selector.selectedKeys()) {
                     if (!key.isValid()) {
                         continue;
@@ -252,7 +253,6 @@ final class NetRelay {
         }
         s.downUncredited += n;
         s.down.add(piece);
-        s.downBytes += n;
         writeDown(s);
     }
 
@@ -361,15 +361,15 @@ final class NetRelay {
         if (written <= 0) {
             return;
         }
-        s.downBytes -= written;
         s.creditDue += written;
         if (s.creditDue < s.creditStep()) {
             return;
         }
-        s.downUncredited -= s.creditDue;
+        // a credit carries at most a whole window (DOWN_WINDOW, within what a Credit may carry: CodecTest)
         int more = downWindows.grow(s.downWindow);
-        s.downWindow += more;
         outbox.later(new Message.Credit(s.channel, Message.Stream.STDIN, s.creditDue + more));
+        s.downUncredited -= s.creditDue;
+        s.downWindow += more;
         s.creditDue = 0;
     }
 

@@ -24,7 +24,6 @@ final class NetStream {
     boolean starved;
     /** The host's bytes for the guest not yet written into its socket, oldest first. */
     final ArrayDeque<Down> down = new ArrayDeque<>();
-    int downBytes;
     /** The window the host has towards the guest: {@link NetLink#OPEN_WINDOW}, grown by {@link DownWindows}. */
     int downWindow;
     /** The host's bytes received and not yet credited back: at most {@link #downWindow}. */

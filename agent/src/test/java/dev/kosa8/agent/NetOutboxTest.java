@@ -41,7 +41,7 @@ class NetOutboxTest {
     }
 
     @Test
-    void aTurnsMessagesGoToThePortInOneWriteInTheirOrderAndNothingBeforeTheFlush() throws Exception {
+    void aTurnsMessagesGoToThePortInOneWriteInTheirOrderAndNothingBeforeTheTurnEnds() throws Exception {
         Port port = new Port();
         NetOutbox outbox = new NetOutbox(port, () -> { });
         List<Message> turn = List.of(new Message.NetWindowReturn(3, 77), new Message.Credit(5, Message.Stream.STDIN, 1000),
@@ -54,8 +54,11 @@ class NetOutboxTest {
             expected.write(Codec.encode(m));
         }
         assertThat(port.next()).isEqualTo(expected.toByteArray());
-        outbox.send(new Message.NetReset(9));
-        assertThat(port.next()).as("a message sent at once goes alone").isEqualTo(Codec.encode(new Message.NetReset(9)));
+        outbox.later(new Message.NetReset(9));
+        outbox.flush();
+        assertThat(port.next()).as("the next turn's, in a write of its own").isEqualTo(Codec.encode(new Message.NetReset(9)));
+        outbox.flush();
+        assertThat(port.writes.poll(200, TimeUnit.MILLISECONDS)).as("an empty turn writes nothing").isNull();
     }
 
     @Test

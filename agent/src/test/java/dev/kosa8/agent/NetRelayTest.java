@@ -265,7 +265,7 @@ class NetRelayTest {
         host.send(new Message.Data(ch, Message.Stream.STDIN, "end".getBytes(StandardCharsets.US_ASCII)));
         assertThat(g.getInputStream().readNBytes(big.length)).isEqualTo(big);
         assertThat(new String(g.getInputStream().readNBytes(3), StandardCharsets.US_ASCII)).isEqualTo("end");
-        // the first half window's bytes credited and the window grown (the rest waits for a whole step: below)
+        // a step's worth (half the opening window) credited, and the window grown; the rest waits for the next step
         assertThat(host.next(Message.Credit.class).bytes()).isGreaterThanOrEqualTo(NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW);
         g.getOutputStream().write(5);
         assertThat(host.next(Message.Data.class).bytes()).as("the stream lives on").containsExactly(5);
@@ -306,6 +306,19 @@ class NetRelayTest {
         assertThat(host.next(Message.Credit.class).bytes()).isEqualTo(NetLink.SLOT_DATA);
     }
 
+    /**
+     * The step is at most half the window, whatever it has grown to (or stayed at, with the budget spent): so a host
+     * that filled the window is credited once the guest has read it, and never waits for a credit held back.
+     */
+    @Test
+    void aCreditStepIsAtMostHalfTheWindowAndNeverNothing() {
+        for (int window = NetLink.OPEN_WINDOW; window <= NetLink.DOWN_WINDOW; window += 4096) {
+            int step = new NetStream(1, null, null, window).creditStep();
+            assertThat(step).as("window %d", window).isPositive().isLessThanOrEqualTo(window / 2)
+                    .isLessThanOrEqualTo(NetLink.SLOT_DATA);
+        }
+    }
+
     /** Sends {@code total} bytes on {@code ch} as Data of {@code first}, {@code first + grow}, ... bytes; returns it. */
     private int sendInPieces(int ch, int total, int first, int grow) throws Exception {
         int sent = 0;
@@ -322,26 +335,26 @@ class NetRelayTest {
         hello();
         Socket g = guest(80);
         int ch = host.next(Message.NetOpen.class).channel();
+        // the host's count, as the daemon keeps it: it may send what the window opened with and what was credited
+        long sent = NetLink.OPEN_WINDOW;
         host.send(new Message.Data(ch, Message.Stream.STDIN, new byte[NetLink.OPEN_WINDOW]));
         assertThat(g.getInputStream().readNBytes(NetLink.OPEN_WINDOW)).hasSize(NetLink.OPEN_WINDOW);
         long credited = 0;
-        while (credited < NetLink.OPEN_WINDOW) {
+        while (credited < NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW) { // the growth comes with the first step's credit
             credited += host.next(Message.Credit.class).bytes();
         }
-        assertThat(credited).as("what was written, and the window grown to its most")
-                .isEqualTo(NetLink.DOWN_WINDOW);
+        assertThat(NetLink.OPEN_WINDOW + credited - sent).as("room: the window grown to its most, less what is uncredited")
+                .isGreaterThan(NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW).isLessThanOrEqualTo(NetLink.DOWN_WINDOW);
         assertThat(relay.granted()).isEqualTo(NetLink.DOWN_WINDOW);
-        // the grown window holds: a window's worth in one go is taken
-        for (int sent = 0; sent < NetLink.DOWN_WINDOW; sent += NetLink.CHUNK) {
-            host.send(new Message.Data(ch, Message.Stream.STDIN, new byte[Math.min(NetLink.CHUNK, NetLink.DOWN_WINDOW - sent)]));
-        }
-        assertThat(g.getInputStream().readNBytes(NetLink.DOWN_WINDOW)).hasSize(NetLink.DOWN_WINDOW);
-        credited = 0;
-        while (NetLink.DOWN_WINDOW - credited >= NetLink.SLOT_DATA) { // credited a slot's worth at a time
+        // the grown window holds: all the room the host has, in one go, is taken
+        long room = NetLink.OPEN_WINDOW + credited - sent;
+        sent += sendInPieces(ch, (int) room, NetLink.CHUNK, 0);
+        assertThat(g.getInputStream().readNBytes((int) room)).hasSize((int) room);
+        while (sent - (credited - (NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW)) >= NetLink.SLOT_DATA) {
             credited += host.next(Message.Credit.class).bytes();
         }
-        assertThat(credited).as("what was written, no more: the window is at its most")
-                .isLessThanOrEqualTo(NetLink.DOWN_WINDOW);
+        assertThat(credited - sent).as("what was written, no more: the window is at its most")
+                .isLessThanOrEqualTo(NetLink.DOWN_WINDOW - NetLink.OPEN_WINDOW);
         // a byte past it is a host overrunning the window: that stream is reset, nothing else
         Socket stalled = guest(443);
         int st = host.next(Message.NetOpen.class).channel();

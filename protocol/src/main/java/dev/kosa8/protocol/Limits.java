@@ -11,7 +11,7 @@ public final class Limits {
      * Protocol version spoken by this build: raised whenever a message's encoding changes, so that a daemon and
      * an agent of different builds (an image built by an older kosa8, booted through the API) refuse each other
      * at the handshake, saying what to do, instead of misreading frames. 2: {@code PutFile} names an owner, and
-     * the file operations' messages (2026-12-05). 3: the network window's messages (2026-12-06).
+     * the file operations' messages (2026-12-05). 3: the network window's messages (2026-12-06). 4: the network window's slots of 256 KiB, 32 of them (2026-12-06).
      */
     public static final int VERSION = 4;
     /** Largest frame, header excluded. */

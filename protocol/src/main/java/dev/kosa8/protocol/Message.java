@@ -83,9 +83,9 @@ public sealed interface Message {
     }
 
     /**
-     * The receiver of a stream has consumed {@code bytes} more and grants that much more window. A credit of 0 is
-     * allowed and changes nothing: every receiver credits back what a Data frame carried, and a peer may send an
-     * empty one.
+     * The receiver of a stream has consumed {@code bytes} more and grants that much more window (the network link's
+     * agent adds what it grows the window by, and credits in steps: docs/network.md). A credit of 0 is allowed and
+     * changes nothing: a peer may send an empty one.
      */
     record Credit(int channel, Stream stream, int bytes) implements Message {
         public Credit {

@@ -19,6 +19,18 @@ class CodecTest {
         return Codec.decode(ByteBuffer.wrap(frame, Codec.HEADER, frame.length - Codec.HEADER));
     }
 
+    /**
+     * The network link's agent credits what it wrote and what it grows the window by in one Credit: at most a whole
+     * grown window, which a Credit must be able to carry, and a window slot's worth fits in a window.
+     */
+    @Test
+    void aCreditCarriesAWholeNetworkWindowAndAWindowHoldsSlots() {
+        assertThat(NetLink.DOWN_WINDOW).isLessThanOrEqualTo(Limits.INITIAL_WINDOW);
+        assertThat(roundTrip(new Message.Credit(1, Message.Stream.STDIN, NetLink.DOWN_WINDOW)))
+                .isEqualTo(new Message.Credit(1, Message.Stream.STDIN, NetLink.DOWN_WINDOW));
+        assertThat(NetLink.SLOT_DATA).isLessThanOrEqualTo(NetLink.DOWN_WINDOW / 2);
+    }
+
     @Test
     void everyMessageTypeSurvivesARoundTrip() {
         var spec = new Message.ExecSpec(List.of("sh", "-c", "echo ü"), Map.of("A", "1", "B", ""), "/tmp", "1000",
