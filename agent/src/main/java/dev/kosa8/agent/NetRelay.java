@@ -240,19 +240,15 @@ final class NetRelay {
     /** The host's bytes for a stream's guest connection: queued and written as far as the socket takes them. */
     private void receive(int channel, NetStream.Down piece) {
         NetStream s = streams.get(channel);
-        int n = piece.bytes().remaining();
         if (s == null || s.downEof) {
             piece.done();
             return; // a stream already over: late bytes go nowhere
         }
-        if (s.downUncredited + n > s.downWindow) {
-            piece.done();
+        if (!s.take(piece)) {
             Log.info("network link: the host overran stream " + s.channel + "'s window; resetting it");
             reset(s, true);
             return;
         }
-        s.downUncredited += n;
-        s.down.add(piece);
         writeDown(s);
     }
 
@@ -321,22 +317,16 @@ final class NetRelay {
 
     /** Writes the host's bytes into the guest's socket as far as it takes them, and credits what went in. */
     private void writeDown(NetStream s) {
-        int written = 0;
+        Message.Credit credit;
         try {
-            while (!s.down.isEmpty()) {
-                ByteBuffer b = s.down.peek().bytes();
-                written += s.socket.write(b);
-                if (b.hasRemaining()) {
-                    break;
-                }
-                s.down.poll().done();
-            }
+            credit = s.credited(s.writeDown(), downWindows);
         } catch (IOException e) {
-            credit(s, written);
             reset(s, true); // the guest closed or reset its connection
             return;
         }
-        credit(s, written);
+        if (credit != null) {
+            outbox.later(credit);
+        }
         if (s.down.isEmpty() && s.downEof && !s.downEnded) {
             s.downEnded = true;
             try {
@@ -347,30 +337,6 @@ final class NetRelay {
             }
         }
         finishOrWatch(s);
-    }
-
-    /**
-     * Counts what went into the guest's socket, and credits it to the host once it is {@link NetStream#creditStep}
-     * or more, growing the stream's window if the budget has room. The host reads its broker socket for as much as
-     * its window has room ({@code dev.kosa8.egress.LinkStream}), so a credit for each piece written would keep a
-     * window-bound download in pieces the size of the first ones; credits of a slot's worth make every piece a
-     * whole slot, and halve the messages. A stream the host has filled is credited all the same: its whole window
-     * is at least the step.
-     */
-    private void credit(NetStream s, int written) {
-        if (written <= 0) {
-            return;
-        }
-        s.creditDue += written;
-        if (s.creditDue < s.creditStep()) {
-            return;
-        }
-        // a credit carries at most a whole window (DOWN_WINDOW, within what a Credit may carry: CodecTest)
-        int more = downWindows.grow(s.downWindow);
-        outbox.later(new Message.Credit(s.channel, Message.Stream.STDIN, s.creditDue + more));
-        s.downUncredited -= s.creditDue;
-        s.downWindow += more;
-        s.creditDue = 0;
     }
 
     private void finishOrWatch(NetStream s) {

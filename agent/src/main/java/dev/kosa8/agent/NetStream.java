@@ -1,6 +1,8 @@
 package dev.kosa8.agent;
 
+import dev.kosa8.protocol.Message;
 import dev.kosa8.protocol.NetLink;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -9,7 +11,8 @@ import java.util.ArrayDeque;
 /**
  * One guest connection to the broker's address, as the agent relays it: its
  * socket, the window it may still send the host ({@code up}), and the bytes
- * from the host it has not yet written into the socket ({@code down}). Used
+ * from the host it has not yet written into the socket ({@code down}), which
+ * it writes and credits back in steps ({@link #credited}). Used
  * by {@link NetRelay}'s thread alone.
  */
 final class NetStream {
@@ -69,6 +72,54 @@ final class NetStream {
      */
     int creditStep() {
         return Math.min(NetLink.SLOT_DATA, Math.max(1, downWindow / 2));
+    }
+
+    /** Takes a piece of the host's bytes to write into the socket; false (the piece dropped) if it overran the window. */
+    boolean take(Down piece) {
+        int n = piece.bytes().remaining();
+        if (downUncredited + n > downWindow) {
+            piece.done();
+            return false;
+        }
+        downUncredited += n;
+        down.add(piece);
+        return true;
+    }
+
+    /** Writes the host's bytes into the socket as far as it takes them, giving back each piece once written; the bytes written. */
+    int writeDown() throws IOException {
+        int written = 0;
+        while (!down.isEmpty()) {
+            ByteBuffer b = down.peek().bytes();
+            written += socket.write(b);
+            if (b.hasRemaining()) {
+                break;
+            }
+            down.poll().done();
+        }
+        return written;
+    }
+
+    /**
+     * Counts what went into the socket, and returns the credit for it once it is {@link #creditStep} or more, the
+     * window grown by what {@code windows} allows; null until then. The host reads its broker socket for as much as
+     * its window has room ({@code dev.kosa8.egress.LinkStream}), so a credit for each piece written would keep a
+     * window-bound download in pieces the size of the first ones; credits of a slot's worth make every piece a whole
+     * slot, and halve the messages. A stream the host has filled is credited all the same: its whole window is at
+     * least the step.
+     */
+    Message.Credit credited(int written, DownWindows windows) {
+        creditDue += written;
+        if (written <= 0 || creditDue < creditStep()) {
+            return null;
+        }
+        // a credit carries at most a whole window (DOWN_WINDOW, within what a Credit may carry: CodecTest)
+        int more = windows.grow(downWindow);
+        Message.Credit credit = new Message.Credit(channel, Message.Stream.STDIN, creditDue + more);
+        downUncredited -= creditDue;
+        downWindow += more;
+        creditDue = 0;
+        return credit;
     }
 
     /** Both ways are over: the socket can close. */
