@@ -13,7 +13,6 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -57,7 +56,7 @@ final class NetRelay {
     private final Selector selector;
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final Map<Integer, NetStream> streams = new HashMap<>();
-    private final Map<ServerSocketChannel, Integer> listeners = new LinkedHashMap<>();
+    private final NetListeners listeners;
     private final NetOutbox outbox;
     private final DownWindows downWindows = new DownWindows();
     private boolean session;
@@ -74,23 +73,12 @@ final class NetRelay {
     NetRelay(Map<Integer, InetSocketAddress> bind, java.io.OutputStream port) throws IOException {
         this.selector = Selector.open();
         this.outbox = new NetOutbox(port, () -> post(this::budgetFreed));
-        for (var e : bind.entrySet()) {
-            ServerSocketChannel server = ServerSocketChannel.open();
-            server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
-            server.bind(e.getValue(), 512);
-            server.configureBlocking(false);
-            server.register(selector, SelectionKey.OP_ACCEPT);
-            listeners.put(server, e.getKey());
-        }
+        this.listeners = new NetListeners(bind, selector);
     }
 
     /** Where each guest port's listener is bound (for tests binding port 0). */
     Map<Integer, InetSocketAddress> bound() throws IOException {
-        Map<Integer, InetSocketAddress> out = new LinkedHashMap<>();
-        for (var e : listeners.entrySet()) {
-            out.put(e.getValue(), (InetSocketAddress) e.getKey().getLocalAddress());
-        }
-        return out;
+        return listeners.bound();
     }
 
     void start() {
@@ -263,14 +251,14 @@ final class NetRelay {
                     Log.info("network link: more than " + NetLink.AGENT_STREAMS + " streams open; resetting new "
                             + "connections here until some end");
                 }
-                abort(guest);
+                NetListeners.abort(guest);
                 continue;
             }
             try {
                 guest.configureBlocking(false);
                 guest.setOption(StandardSocketOptions.TCP_NODELAY, true);
             } catch (IOException e) {
-                abort(guest); // it broke before it was a stream: nothing to tell the host
+                NetListeners.abort(guest); // it broke before it was a stream: nothing to tell the host
                 continue;
             }
             int channel = nextChannel;
@@ -279,7 +267,7 @@ final class NetRelay {
                     downWindows.open());
             s.key.attach(s);
             streams.put(channel, s);
-            outbox.later(new Message.NetOpen(channel, listeners.get(server)));
+            outbox.later(new Message.NetOpen(channel, listeners.port(server)));
         }
     }
 
@@ -364,7 +352,7 @@ final class NetRelay {
         }
         s.dropDown();
         s.key.cancel();
-        abort(s.socket);
+        NetListeners.abort(s.socket);
     }
 
     private void resetAll(boolean tellHost) {
@@ -397,20 +385,6 @@ final class NetRelay {
             return f.get();
         } catch (java.util.concurrent.ExecutionException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    /** A connection closed with a reset (SO_LINGER 0): its program sees ECONNRESET at once. */
-    private static void abort(SocketChannel c) {
-        try {
-            c.setOption(StandardSocketOptions.SO_LINGER, 0);
-        } catch (IOException ignored) {
-            // closed as it is
-        }
-        try {
-            c.close();
-        } catch (IOException ignored) {
-            // closed either way
         }
     }
 
