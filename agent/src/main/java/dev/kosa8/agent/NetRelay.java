@@ -114,16 +114,20 @@ final class NetRelay {
     void fromWindow(Message.NetWindowData d, NetStream.Down piece) {
         post(() -> {
             outbox.later(new Message.NetWindowReturn(d.slot(), d.serial()));
-            if (piece != null) {
-                receive(d.channel(), piece);
-                return;
-            }
-            NetStream s = streams.get(d.channel());
-            if (s != null) {
-                Log.info("network link: stream " + d.channel() + " lost a piece from the host's window; resetting it");
-                reset(s, true);
-            }
+            forStream(d.channel(), () -> window(d, piece));
         });
+    }
+
+    private void window(Message.NetWindowData d, NetStream.Down piece) {
+        if (piece != null) {
+            receive(d.channel(), piece);
+            return;
+        }
+        NetStream s = streams.get(d.channel());
+        if (s != null) {
+            Log.info("network link: stream " + d.channel() + " lost a piece from the host's window; resetting it");
+            reset(s, true);
+        }
     }
 
     /** The host has gone: every stream is reset, and connections are refused until the next session. */
@@ -139,7 +143,29 @@ final class NetRelay {
      * by the windows the relay grants ({@link DownWindows}), so the port is read on whatever the guests read.
      */
     void fromHost(Message m) {
-        post(() -> dispatch(m));
+        post(() -> forStream(m.channel(), () -> dispatch(m)));
+    }
+
+    /**
+     * Runs what one stream's message or socket asks of the relay. A throw there (a bug, an allocation that failed)
+     * resets that stream both ways, as a broken connection would be, so neither its program nor the host waits on
+     * it for ever; the relay and every other stream go on.
+     */
+    private void forStream(int channel, Runnable work) {
+        try {
+            work.run();
+        } catch (RuntimeException | OutOfMemoryError e) {
+            Log.info("network relay: stream " + channel + ": " + e + "; resetting it");
+            NetStream s = streams.get(channel);
+            if (s != null) {
+                try {
+                    reset(s, true);
+                } catch (RuntimeException again) {
+                    forget(s); // what its reset could not undo goes with it
+                    Log.info("network relay: stream " + channel + ": " + again + " while resetting it");
+                }
+            }
+        }
     }
 
     private void post(Runnable task) {
@@ -170,12 +196,14 @@ final class NetRelay {
                         accept(server);
                     } else {
                         NetStream s = (NetStream) key.attachment();
-                        if (key.isWritable()) {
-                            writeDown(s);
-                        }
-                        if (key.isValid() && key.isReadable()) {
-                            readUp(s);
-                        }
+                        forStream(s.channel, () -> {
+                            if (key.isWritable()) {
+                                writeDown(s);
+                            }
+                            if (key.isValid() && key.isReadable()) {
+                                readUp(s);
+                            }
+                        });
                     }
                 }
                 selector.selectedKeys().clear();

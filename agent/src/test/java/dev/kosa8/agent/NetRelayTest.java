@@ -119,6 +119,35 @@ class NetRelayTest {
         waitFor(() -> relay.streamCount() == 0, "the stream is forgotten once both ways ended");
     }
 
+    @Test
+    void aStreamWhoseTurnThrowsIsResetBothWaysAndTheRelayAndTheOtherStreamsGoOn() throws Exception {
+        hello();
+        Socket a = guest(80);
+        int chA = host.next(Message.NetOpen.class).channel();
+        Socket b = guest(443);
+        int chB = host.next(Message.NetOpen.class).channel();
+        // a piece whose buffer cannot go back once written: stream a's turn throws (a bug's stand-in)
+        relay.fromWindow(new Message.NetWindowData(chA, 3, 5, 7L), new NetStream.Down(
+                java.nio.ByteBuffer.wrap("hello".getBytes(StandardCharsets.US_ASCII)), () -> {
+                    throw new IllegalStateException("test: the buffer cannot go back");
+                }));
+        List<Message> answers = List.of(host.next(), host.next());
+        assertThat(answers).as("the slot goes back, and the host hears the stream is gone")
+                .containsExactlyInAnyOrder(new Message.NetWindowReturn(3, 7L), new Message.NetReset(chA));
+        assertThatThrownBy(() -> {
+            InputStream in = a.getInputStream();
+            while (in.read() >= 0) {
+                // the piece may come before the reset
+            }
+        }).as("the guest's program sees its connection broken, not a hang").isInstanceOf(SocketException.class);
+        waitFor(() -> relay.streamCount() == 1, "stream a is forgotten");
+        host.send(new Message.Data(chB, Message.Stream.STDIN, "world".getBytes(StandardCharsets.US_ASCII)));
+        assertThat(new String(b.getInputStream().readNBytes(5), StandardCharsets.US_ASCII)).isEqualTo("world");
+        Socket c = guest(80);
+        assertThat(host.next(Message.NetOpen.class).port()).as("new connections are taken").isEqualTo(80);
+        c.close();
+    }
+
     /**
      * A connection the relay resets at once: the program sees the reset when it connects (the reset came before
      * its connect returned) or at its first read, within a moment either way.
