@@ -61,6 +61,24 @@ final class EgressGuestRows {
         result.write();
     }
 
+    /**
+     * Downloads {@code mb} MB from the bench's own upstream on the host before any sandbox does: the server runs in
+     * this JVM, which has just started, and a cold upstream on the guest's 2 cores would count in the fresh
+     * sandbox's first download on either path (an agent's upstream is a warm server elsewhere).
+     */
+    static void warmUpstream(HttpServer server, int mb) throws IOException {
+        byte[] sink = new byte[256 * 1024];
+        for (int moved = 0; moved < Math.max(mb, 100); moved += 50) {
+            var c = (java.net.HttpURLConnection) java.net.URI.create("http://127.0.0.1:" + server.getAddress().getPort()
+                    + "/bulk?bytes=50000000").toURL().openConnection(java.net.Proxy.NO_PROXY);
+            try (var in = c.getInputStream()) {
+                while (in.read(sink) >= 0) {
+                    // discarded
+                }
+            }
+        }
+    }
+
     static void run(BenchResult result, int rounds, int connections, int bulkMb, int warmMb) throws Exception {
         String build = System.getenv().getOrDefault("KOSA8_BENCH_BUILD", ".");
         Path kosa8 = Path.of(build, "kosa8").toAbsolutePath();
@@ -84,6 +102,7 @@ final class EgressGuestRows {
             }
         });
         server.start();
+        warmUpstream(server, warmMb);
         Path config = Files.createTempFile("kosa8-egress-bench", ".json");
         Files.writeString(config, "{\"loopback\": {\"bench.test:80\": " + server.getAddress().getPort() + "}}\n");
         Cli cli = new Cli(kosa8, config);

@@ -9,7 +9,8 @@
 # Further options (from the 4th argument on): --curl-only (skips the JDK client's rows, for quick A/B runs),
 # --warm-mb N (MB each path moves before anything is counted; default 2000, which the JIT needs to settle: smaller
 # is for trying the bench out, not for figures; with --guest, default 300), --guest (the rows through a real guest
-# instead, and nothing else: the fresh sandbox's first BULK_MB download, then after WARM_MB more, ROUNDS rounds of
+# instead, and nothing else: the bench's own upstream warmed first by WARM_MB (at least 100) downloaded on the host,
+# the fresh sandbox's first BULK_MB download, then after WARM_MB more, ROUNDS rounds of
 # REQUESTS connections, each timed from its connect to the end of a small answer, and a BULK_MB download, in a
 # sandbox of the build's kosa8 (bench/EgressGuestRows.java); the path before issue 34 against the one
 # after: bench/ab.sh egress BASE NEW 3 200 50 --guest). Prints Markdown tables on stdout and writes its result under

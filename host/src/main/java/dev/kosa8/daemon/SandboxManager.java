@@ -122,7 +122,7 @@ public final class SandboxManager {
         this.layout = new SandboxLayout(paths);
         this.store = new SandboxStore(layout.sandboxes());
         MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget());
-        Templates templates = new Templates(paths, qemuBinary, specs::confine, log);
+        Templates templates = new Templates(paths, qemuBinary, specs::confine, egress, log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,
                 log);
         MachineWatch watch = new MachineWatch(store, layout, log);

@@ -1,8 +1,9 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.egress.EgressService;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.checkpoint.ram.RamStore;
-import dev.kosa8.egress.EgressService;
 import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.HostCommand;
@@ -79,15 +80,21 @@ final class Templates {
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
 
     private final java.util.function.UnaryOperator<VmSpec> confine;
+    private final EgressService egress;
 
     Templates(HostPaths paths, String qemuBinary, Consumer<String> log) {
-        this(paths, qemuBinary, java.util.function.UnaryOperator.identity(), log);
+        this(paths, qemuBinary, java.util.function.UnaryOperator.identity(), null, log);
     }
 
-    /** @param confine puts a template's machine in the jail, with the console limit, the sandboxes' machines have */
+    /**
+     * @param confine puts a template's machine in the jail, with the console limit, the sandboxes' machines have
+     * @param egress  where a template with a network rehearses its downloads ({@link #rehearseNetwork}); null: it
+     *                does not
+     */
     Templates(HostPaths paths, String qemuBinary, java.util.function.UnaryOperator<VmSpec> confine,
-              Consumer<String> log) {
+              EgressService egress, Consumer<String> log) {
         this.confine = confine;
+        this.egress = egress;
         this.root = paths.data().resolve("templates");
         this.runtime = paths.runtime().resolve("templates");
         this.qemuBinary = qemuBinary;
@@ -101,12 +108,13 @@ final class Templates {
             Path dir = current(shape.name());
             if (dir == null || !Files.isRegularFile(dir.resolve("template.json"))) {
                 dir = make(shape, image, bootTimeout);
-            } else if (said(dir).path("rehearsals").asInt(0) < REHEARSALS) {
+            } else if (said(dir).path("rehearsals").asInt(0) < REHEARSALS || unrehearsedNetwork(shape, dir)) {
                 // made before its agent rehearsed its wake this often (template.json says how often, 0 if it does
-                // not): every sandbox of it would pay for that on each restore, so the shape gets a new one (the old
-                // one stays for the sandboxes made from it, and serves on if the new one cannot be made)
-                log.accept("template " + dir.getFileName() + " rehearsed its restore fewer than " + REHEARSALS
-                        + " times; making a new one");
+                // not), or its network path at all: every sandbox of it would pay for that on each restore or first
+                // download, so the shape gets a new one (the old one stays for the sandboxes made from it, and
+                // serves on if the new one cannot be made)
+                log.accept("template " + dir.getFileName() + " was made before its agent rehearsed its restore "
+                        + REHEARSALS + " times and its network; making a new one");
                 try {
                     dir = make(shape, image, bootTimeout);
                 } catch (KosaException e) {
@@ -115,6 +123,14 @@ final class Templates {
             }
             return template(dir);
         }
+    }
+
+    /**
+     * A template with a network made before templates rehearsed their downloads (its {@code template.json} has no
+     * {@code netRehearsals}; one whose rehearsal failed says 0, and is not made again for it).
+     */
+    private boolean unrehearsedNetwork(Shape shape, Path dir) {
+        return shape.net() && egress != null && !said(dir).has("netRehearsals");
     }
 
     private static Template template(Path dir) {
@@ -313,6 +329,59 @@ final class Templates {
         }
     }
 
+    /**
+     * Moves {@value #NET_REHEARSALS} downloads of {@value #NET_REHEARSAL_MIB} MiB through the template's network
+     * link before it is saved ({@link dev.kosa8.egress.NetRehearsal}: a link whose HTTP listener answers every
+     * request with zeros; nothing leaves the host), fetched by the guest's curl or wget, so
+     * every sandbox of the shape starts with an agent that has compiled its network path. A fresh sandbox's first
+     * download otherwise ran at half the speed of later ones under TCG (docs/network.md, "Throughput"). A
+     * rehearsal that cannot run is logged and the template is made without it.
+     *
+     * @return the downloads that completed
+     */
+    private int rehearseNetwork(Vm vm, VmSpec spec, Path run) {
+        if (egress == null || spec.netSocket() == null) {
+            return 0;
+        }
+        long t0 = System.nanoTime();
+        int done = 0;
+        try (var r = egress.rehearse(run.resolve("rehearsal"), NET_REHEARSAL_MIB << 20, spec.netSocket(),
+                spec.netWindow())) {
+            if (!r.awaitLinked(Duration.ofSeconds(30))) {
+                log.accept("template: its agent did not answer on the network link; made without a network rehearsal");
+                return 0;
+            }
+            for (; done < NET_REHEARSALS; done++) {
+                var result = GuestCommand.run(vm.agent(), List.of("sh", "-c", FETCH, "kosa8-rehearsal", r.url()),
+                        Duration.ofSeconds(120));
+                if (result.exitCode() != 0) {
+                    log.accept("template: a rehearsal download failed (" + result.stderr().strip()
+                            + "); made after " + done + " of " + NET_REHEARSALS);
+                    break;
+                }
+            }
+            log.accept("template: rehearsed " + done + " downloads (" + (r.served() >> 20) + " MiB) in "
+                    + Duration.ofNanos(System.nanoTime() - t0).toMillis() + " ms");
+        } catch (RuntimeException e) {
+            log.accept("template: the network rehearsal stopped (" + e.getMessage() + "); made after " + done);
+        }
+        return done;
+    }
+
+    /**
+     * Fetches {@code $1} to nowhere with the image's curl or wget, else the busybox an imported image's guest has
+     * from kosa8; 127 when there is none of them.
+     */
+    private static final String FETCH = "if command -v curl >/dev/null; then "
+            + "exec curl -sS --noproxy '*' -o /dev/null \"$1\"; "
+            + "elif command -v wget >/dev/null; then exec wget -q -O /dev/null \"$1\"; "
+            + "elif [ -x /run/kosa8/busybox ]; then exec /run/kosa8/busybox wget -q -O /dev/null \"$1\"; "
+            + "else echo 'no curl or wget' >&2; exit 127; fi";
+
+    /** Downloads a template's network rehearsal makes, and the size of each (see {@link #rehearseNetwork}). */
+    static final int NET_REHEARSALS = 6;
+    static final long NET_REHEARSAL_MIB = 50;
+
     /** How many times a template rehearses a checkpoint and a restore (see {@link #rehearseRestore}). */
     static final int REHEARSALS = 300;
 
@@ -352,6 +421,7 @@ final class Templates {
             Vm booted = vm;
             CrashPoints.reached("template", "booted", () -> booted.process().pid());
             rehearseRestore(vm);
+            int downloads = shape.net() ? rehearseNetwork(vm, spec, run) : 0;
             CrashPoints.reached("template", "rehearsed", () -> booted.process().pid());
             boolean trustLaidOut = ca != null && layOut(vm, ca, image);
             try {
@@ -377,7 +447,7 @@ final class Templates {
             disk.toFile().setReadOnly();
             AtomicFile.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
                     "shape", shape, "created", Instant.now().toString(), "bootImage", image.id(),
-                    "trustLaidOut", trustLaidOut, "rehearsals", REHEARSALS)));
+                    "trustLaidOut", trustLaidOut, "rehearsals", REHEARSALS, "netRehearsals", downloads)));
             CrashPoints.reached("template", "described");
             Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
             CrashPoints.reached("template", "moved");

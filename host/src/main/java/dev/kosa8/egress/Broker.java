@@ -259,7 +259,8 @@ public final class Broker implements AutoCloseable {
         if (link != null) {
             link.close();
         }
-        link = closed ? null : GuestLink.connect(this, netSocket, netWindow, group, log);
+        link = closed ? null : GuestLink.connect(new GuestLink.Ends(sockets::get, this::refuseOverCap),
+                netSocket, netWindow, group, log);
         return link;
     }
 

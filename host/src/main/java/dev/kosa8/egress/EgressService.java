@@ -96,6 +96,16 @@ public final class EgressService implements AutoCloseable {
         return b;
     }
 
+    /**
+     * Joins a template's machine to a {@link NetRehearsal} (sockets in {@code runtimeDir}), on the event loops the
+     * sandboxes' links run on, so the daemon's side of the link warms as the agent's does.
+     *
+     * @param bytes the body each request to the rehearsal's HTTP listener gets
+     */
+    public NetRehearsal rehearse(Path runtimeDir, long bytes, Path netSocket, Path netWindow) {
+        return NetRehearsal.start(runtimeDir, bytes, netSocket, netWindow, group, log);
+    }
+
     /** The sandbox's CA (made on first use), whose certificate the guest trusts and whose key stays here. */
     public static SandboxCa certificateAuthority(Path sandboxDir, String sandboxId) {
         return SandboxCa.loadOrCreate(sandboxDir.resolve("ca"), sandboxId);

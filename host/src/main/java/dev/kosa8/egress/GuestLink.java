@@ -61,7 +61,7 @@ public final class GuestLink implements AutoCloseable {
      */
     static final int HIGH_WATER = 2 << 20;
 
-    private final Broker broker;
+    private final Ends ends;
     private final Path socket;
     /** The network window, null if the sandbox has none; each session starts it afresh. */
     private final NetWindow window;
@@ -73,8 +73,16 @@ public final class GuestLink implements AutoCloseable {
     private volatile boolean closed;
     private volatile int attempts;
 
-    private GuestLink(Broker broker, Path socket, NetWindow window, EventLoopGroup group, Consumer<String> log) {
-        this.broker = broker;
+    /**
+     * Where a link's streams go: the unix socket of each listener (null: none, and a stream to it is reset), and who
+     * hears of a stream refused over its listener's cap. A sandbox's {@link Broker}; a template's
+     * {@link NetRehearsal}.
+     */
+    record Ends(java.util.function.Function<Listener, Path> sockets, Consumer<Listener> overCap) {
+    }
+
+    private GuestLink(Ends ends, Path socket, NetWindow window, EventLoopGroup group, Consumer<String> log) {
+        this.ends = ends;
         this.socket = socket;
         this.window = window;
         this.group = group;
@@ -87,14 +95,14 @@ public final class GuestLink implements AutoCloseable {
      * @param window the network window's file ({@code VmSpec.netWindow()}), or null to send every byte through the
      *               port; a window that cannot be opened is logged and left out
      */
-    static GuestLink connect(Broker broker, Path socket, Path window, EventLoopGroup group, Consumer<String> log) {
+    static GuestLink connect(Ends ends, Path socket, Path window, EventLoopGroup group, Consumer<String> log) {
         NetWindow w = null;
         try {
             w = NetWindow.open(window, m -> log.accept("network link: " + m));
         } catch (java.io.IOException e) {
             log.accept("network link: no window (" + e.getMessage() + "); every byte goes through the port");
         }
-        GuestLink link = new GuestLink(broker, socket, w, group, log);
+        GuestLink link = new GuestLink(ends, socket, w, group, log);
         link.connect();
         return link;
     }
@@ -281,20 +289,21 @@ public final class GuestLink implements AutoCloseable {
                 throw new ProtocolException("stream " + o.channel() + " opened twice");
             }
             Listener l = Listener.ofGuestPort(o.port());
-            if (l == null) {
+            Path target = l == null ? null : ends.sockets().apply(l);
+            if (target == null) {
                 send(new Message.NetReset(o.channel()));
                 flushSoon();
                 return;
             }
             if (open(l == Listener.DNS) >= Broker.cap(l)) {
-                broker.refuseOverCap(l);
+                ends.overCap().accept(l);
                 send(new Message.NetReset(o.channel()));
                 flushSoon();
                 return;
             }
             LinkStream s = new LinkStream(o.channel(), l, this);
             streams.put(o.channel(), s);
-            s.connect(ch, broker.sockets().get(l));
+            s.connect(ch, target);
         }
 
         /** The open streams to the DNS listener, or to the others: each kind has a cap of its own. */

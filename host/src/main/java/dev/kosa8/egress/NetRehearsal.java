@@ -1,0 +1,179 @@
+package dev.kosa8.egress;
+
+import dev.kosa8.host.HostPaths;
+import dev.kosa8.host.KosaException;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * A template's network link, for moving bytes through it before the template is saved: a
+ * {@link GuestLink} like a sandbox's, whose HTTP listener answers every request with {@code bytes} zero bytes and
+ * whose other listeners are absent (a stream to them is reset). No broker, no policy, nothing leaves the host:
+ * the template's guest is the image's own init and kosa8's agent, with no user code, and the link is closed before
+ * the machine is saved.
+ *
+ * <p>Why: every sandbox starts from its template's saved RAM, the agent's JVM included. An agent that has carried
+ * a few hundred megabytes has compiled its network path; one that has not interprets it and compiles it during the
+ * sandbox's first download, which under TCG ran at half the speed of later ones (docs/network.md, "Throughput").
+ */
+public final class NetRehearsal implements AutoCloseable {
+    /** Bytes written to the guest's connection per call: a slot's worth, from one buffer no write releases. */
+    private static final int CHUNK = 256 << 10;
+    private static final ByteBuf ZEROS = Unpooled.unreleasableBuffer(
+            Unpooled.directBuffer(CHUNK).writeZero(CHUNK));
+
+    private final long bytes;
+    private final Path dir;
+    private final AtomicLong served = new AtomicLong();
+    private Channel server;
+    private GuestLink link;
+
+    private NetRehearsal(Path dir, long bytes) {
+        this.dir = dir;
+        this.bytes = bytes;
+    }
+
+    /**
+     * Listens in {@code dir} (made private to the user) and joins the machine's network port, as
+     * {@link Broker#attach} does for a sandbox.
+     */
+    static NetRehearsal start(Path dir, long bytes, Path netSocket, Path netWindow, EventLoopGroup group,
+                              Consumer<String> log) {
+        NetRehearsal r = new NetRehearsal(dir, bytes);
+        try {
+            HostPaths.privateDirectory(dir);
+            Path socket = dir.resolve(Listener.HTTP.socketName());
+            Files.deleteIfExists(socket);
+            r.server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
+                    .childHandler(r.new Answer())
+                    .bind(new DomainSocketAddress(socket.toString())).sync().channel();
+            r.link = GuestLink.connect(new GuestLink.Ends(l -> l == Listener.HTTP ? socket : null, l -> { }),
+                    netSocket, netWindow, group, m -> log.accept("network rehearsal: " + m));
+            return r;
+        } catch (IOException | RuntimeException e) {
+            r.close();
+            throw new KosaException(KosaException.Kind.HOST, "cannot start a template's network rehearsal in " + dir
+                    + ": " + e.getMessage(), "check that " + dir + " is writable", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            r.close();
+            throw new KosaException(KosaException.Kind.HOST, "interrupted while starting a network rehearsal", "", e);
+        }
+    }
+
+    /** Whether the agent answered the link's Hello within {@code timeout}. */
+    public boolean awaitLinked(Duration timeout) {
+        try {
+            link.answered().get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** What a program in the guest fetches: the HTTP listener's address, as the guest reaches it. */
+    public String url() {
+        return "http://" + Listener.GUEST_ADDRESS + "/";
+    }
+
+    /** The body bytes handed to the link so far, over every request. */
+    public long served() {
+        return served.get();
+    }
+
+    @Override
+    public void close() {
+        if (link != null) {
+            link.close();
+        }
+        if (server != null) {
+            server.close().awaitUninterruptibly(2000);
+        }
+        try {
+            Files.deleteIfExists(dir.resolve(Listener.HTTP.socketName()));
+        } catch (IOException ignored) {
+            // the template's runtime directory goes as a whole
+        }
+    }
+
+    /** One guest connection: the first bytes it sends are taken as its request; the answer is the body. */
+    @io.netty.channel.ChannelHandler.Sharable
+    private final class Answer extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg);
+            Left left = ctx.channel().attr(LEFT).get();
+            if (left != null) {
+                return; // the rest of the request: nothing in it matters
+            }
+            ctx.channel().attr(LEFT).set(new Left(bytes));
+            ctx.write(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                    + "Content-Length: " + bytes + "\r\nConnection: close\r\n\r\n", StandardCharsets.US_ASCII));
+            pump(ctx);
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            pump(ctx);
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        private void pump(ChannelHandlerContext ctx) {
+            Left left = ctx.channel().attr(LEFT).get();
+            if (left == null || left.n < 0) {
+                return;
+            }
+            while (left.n > 0 && ctx.channel().isWritable()) {
+                int n = (int) Math.min(CHUNK, left.n);
+                left.n -= n;
+                ctx.write(ZEROS.slice(0, n)).addListener(f -> {
+                    if (f.isSuccess()) {
+                        served.addAndGet(n);
+                    }
+                });
+            }
+            if (left.n == 0) {
+                left.n = -1;
+                ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            } else {
+                ctx.flush();
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+
+    /** The body bytes a connection has still to be written; -1 once all were. */
+    private static final class Left {
+        long n;
+
+        Left(long n) {
+            this.n = n;
+        }
+    }
+
+    private static final io.netty.util.AttributeKey<Left> LEFT = io.netty.util.AttributeKey.valueOf(
+            "kosa8.rehearsal.left");
+}
