@@ -161,8 +161,10 @@ final class NetRelay {
                 try {
                     reset(s, true);
                 } catch (RuntimeException again) {
-                    forget(s); // what its reset could not undo goes with it
                     Log.info("network relay: stream " + channel + ": " + again + " while resetting it");
+                    forget(s);
+                    s.key.cancel();
+                    NetListeners.abort(s.socket);
                 }
             }
         }
@@ -378,9 +380,10 @@ final class NetRelay {
         if (tellHost) {
             outbox.later(new Message.NetReset(s.channel));
         }
-        s.dropDown();
+        // the socket first: whatever the pieces' release does, the program sees its reset and nothing more is written
         s.key.cancel();
         NetListeners.abort(s.socket);
+        s.dropDown();
     }
 
     private void resetAll(boolean tellHost) {

@@ -7,6 +7,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * One guest connection to the broker's address, as the agent relays it: its
@@ -52,10 +54,19 @@ final class NetStream {
 
     /** Drops what the host sent and the guest did not get, giving back the buffers it was in. */
     void dropDown() {
-        for (Down d : down) {
-            d.done();
-        }
+        List<Down> dropped = new ArrayList<>(down);
         down.clear();
+        RuntimeException first = null;
+        for (Down d : dropped) {
+            try {
+                d.done();
+            } catch (RuntimeException e) {
+                first = first == null ? e : first; // every other piece still goes back
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 
     NetStream(int channel, SocketChannel socket, SelectionKey key, int downWindow) {

@@ -114,7 +114,7 @@ final class Templates {
                 // download, so the shape gets a new one (the old one stays for the sandboxes made from it, and
                 // serves on if the new one cannot be made)
                 log.accept("template " + dir.getFileName() + " was made before its agent rehearsed its restore "
-                        + REHEARSALS + " times and its network; making a new one");
+                        + REHEARSALS + " times, or before it rehearsed its network; making a new one");
                 try {
                     dir = make(shape, image, bootTimeout);
                 } catch (KosaException e) {
@@ -339,24 +339,30 @@ final class Templates {
      *
      * @return the downloads that completed
      */
-    private int rehearseNetwork(Vm vm, VmSpec spec, Path run) {
+    private int rehearseNetwork(Vm vm, VmSpec spec, Path sockets) {
         if (egress == null || spec.netSocket() == null) {
             return 0;
         }
         long t0 = System.nanoTime();
+        long deadline = t0 + NET_REHEARSAL_LIMIT.toNanos();
         int done = 0;
-        try (var r = egress.rehearse(run.resolve("rehearsal"), NET_REHEARSAL_MIB << 20, spec.netSocket(),
-                spec.netWindow())) {
+        try (var r = egress.rehearse(sockets, NET_REHEARSAL_MIB << 20, spec.netSocket(), spec.netWindow())) {
             if (!r.awaitLinked(Duration.ofSeconds(30))) {
                 log.accept("template: its agent did not answer on the network link; made without a network rehearsal");
                 return 0;
             }
             for (; done < NET_REHEARSALS; done++) {
+                Duration left = Duration.ofNanos(deadline - System.nanoTime());
+                if (left.toSeconds() < 1) {
+                    log.accept("template: the network rehearsal took its " + NET_REHEARSAL_LIMIT.toSeconds()
+                            + " s; made after " + done + " of " + NET_REHEARSALS + " downloads");
+                    break;
+                }
                 var result = GuestCommand.run(vm.agent(), List.of("sh", "-c", FETCH, "kosa8-rehearsal", r.url()),
-                        Duration.ofSeconds(120));
+                        left);
                 if (result.exitCode() != 0) {
-                    log.accept("template: a rehearsal download failed (" + result.stderr().strip()
-                            + "); made after " + done + " of " + NET_REHEARSALS);
+                    log.accept("template: a rehearsal download failed (exit " + result.exitCode() + ": "
+                            + shown(result.stderr()) + "); made after " + done + " of " + NET_REHEARSALS);
                     break;
                 }
             }
@@ -364,9 +370,28 @@ final class Templates {
                     + Duration.ofNanos(System.nanoTime() - t0).toMillis() + " ms");
         } catch (RuntimeException e) {
             log.accept("template: the network rehearsal stopped (" + e.getMessage() + "); made after " + done);
+        } finally {
+            try {
+                deleteTree(sockets);
+            } catch (IOException e) {
+                log.accept("template: cannot remove " + sockets + ": " + e.getMessage());
+            }
         }
         return done;
     }
+
+    /** What a guest program said, for the daemon's log: its first 200 characters, control characters escaped. */
+    private static String shown(String guestText) {
+        String s = guestText.strip();
+        s = s.length() > 200 ? s.substring(0, 200) + "…" : s;
+        StringBuilder b = new StringBuilder();
+        s.codePoints().forEach(c -> b.append(Character.isISOControl(c) ? String.format("\\u%04x", c)
+                : Character.toString(c)));
+        return b.toString();
+    }
+
+    /** The most a template's network rehearsal may take, all downloads together. */
+    static final Duration NET_REHEARSAL_LIMIT = Duration.ofMinutes(3);
 
     /**
      * Fetches {@code $1} to nowhere with the image's curl or wget, else the busybox an imported image's guest has
@@ -421,7 +446,10 @@ final class Templates {
             Vm booted = vm;
             CrashPoints.reached("template", "booted", () -> booted.process().pid());
             rehearseRestore(vm);
-            int downloads = shape.net() ? rehearseNetwork(vm, spec, run) : 0;
+            // the rehearsal's socket lies beside the machine's runtime folder, not in it: that folder is QEMU's
+            // (its jail hides only what is there when QEMU starts), and QEMU must not reach a listener of the daemon
+            int downloads = shape.net() ? rehearseNetwork(vm, spec, runtime.resolve(run.getFileName()
+                    + ".rehearsal")) : 0;
             CrashPoints.reached("template", "rehearsed", () -> booted.process().pid());
             boolean trustLaidOut = ca != null && layOut(vm, ca, image);
             try {

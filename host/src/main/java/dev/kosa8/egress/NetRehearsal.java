@@ -3,18 +3,11 @@ package dev.kosa8.egress;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
-import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,11 +26,6 @@ import java.util.function.Consumer;
  * sandbox's first download, which under TCG ran at half the speed of later ones (docs/network.md, "Throughput").
  */
 public final class NetRehearsal implements AutoCloseable {
-    /** Bytes written to the guest's connection per call: a slot's worth, from one buffer no write releases. */
-    private static final int CHUNK = 256 << 10;
-    private static final ByteBuf ZEROS = Unpooled.unreleasableBuffer(
-            Unpooled.directBuffer(CHUNK).writeZero(CHUNK));
-
     private final long bytes;
     private final Path dir;
     private final AtomicLong served = new AtomicLong();
@@ -61,8 +49,10 @@ public final class NetRehearsal implements AutoCloseable {
             Path socket = dir.resolve(Listener.HTTP.socketName());
             Files.deleteIfExists(socket);
             r.server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
-                    .childHandler(r.new Answer())
+                    .childOption(io.netty.channel.ChannelOption.SO_SNDBUF, Broker.GUEST_SEND_BUFFER)
+                    .childHandler(new ZeroAnswer(bytes, r.served))
                     .bind(new DomainSocketAddress(socket.toString())).sync().channel();
+            Files.setPosixFilePermissions(socket, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
             r.link = GuestLink.connect(new GuestLink.Ends(l -> l == Listener.HTTP ? socket : null, l -> { }),
                     netSocket, netWindow, group, m -> log.accept("network rehearsal: " + m));
             return r;
@@ -114,66 +104,4 @@ public final class NetRehearsal implements AutoCloseable {
             // the template's runtime directory goes as a whole
         }
     }
-
-    /** One guest connection: the first bytes it sends are taken as its request; the answer is the body. */
-    @io.netty.channel.ChannelHandler.Sharable
-    private final class Answer extends ChannelInboundHandlerAdapter {
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ReferenceCountUtil.release(msg);
-            Left left = ctx.channel().attr(LEFT).get();
-            if (left != null) {
-                return; // the rest of the request: nothing in it matters
-            }
-            ctx.channel().attr(LEFT).set(new Left(bytes));
-            ctx.write(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-                    + "Content-Length: " + bytes + "\r\nConnection: close\r\n\r\n", StandardCharsets.US_ASCII));
-            pump(ctx);
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            pump(ctx);
-            ctx.fireChannelWritabilityChanged();
-        }
-
-        private void pump(ChannelHandlerContext ctx) {
-            Left left = ctx.channel().attr(LEFT).get();
-            if (left == null || left.n < 0) {
-                return;
-            }
-            while (left.n > 0 && ctx.channel().isWritable()) {
-                int n = (int) Math.min(CHUNK, left.n);
-                left.n -= n;
-                ctx.write(ZEROS.slice(0, n)).addListener(f -> {
-                    if (f.isSuccess()) {
-                        served.addAndGet(n);
-                    }
-                });
-            }
-            if (left.n == 0) {
-                left.n = -1;
-                ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-            } else {
-                ctx.flush();
-            }
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            ctx.close();
-        }
-    }
-
-    /** The body bytes a connection has still to be written; -1 once all were. */
-    private static final class Left {
-        long n;
-
-        Left(long n) {
-            this.n = n;
-        }
-    }
-
-    private static final io.netty.util.AttributeKey<Left> LEFT = io.netty.util.AttributeKey.valueOf(
-            "kosa8.rehearsal.left");
 }
