@@ -63,7 +63,6 @@ public final class DaemonMain {
             System.out.println("kosa8d: " + e.getMessage() + (e.suggestion().isEmpty() ? "" : " — " + e.suggestion()));
             System.exit(e.exitCode());
         }
-        egress.warmUpLater(paths.runtime().resolve("warm-up"));
         d.awaitStop();
         System.exit(0);
     }

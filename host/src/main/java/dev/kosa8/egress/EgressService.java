@@ -106,29 +106,6 @@ public final class EgressService implements AutoCloseable {
         return NetRehearsal.start(runtimeDir, bytes, netSocket, netWindow, group, log);
     }
 
-    /** Downloads the daemon's warm-up moves through its own network path, and the size of each ({@link #warmUpLater}). */
-    static final int WARM_UP_DOWNLOADS = 6;
-    static final long WARM_UP_BYTES = 50L << 20;
-
-    /**
-     * Compiles the daemon's side of the network path once, on a thread of its own, before a sandbox's first
-     * download needs it: {@link LinkWarmUp} moves {@value #WARM_UP_DOWNLOADS} downloads through a broker and link of
-     * its own in {@code dir} (nothing leaves the host). A warm-up that fails is logged and costs nothing else.
-     */
-    public void warmUpLater(Path dir) {
-        Thread.ofPlatform().name("kosa8-link-warm-up").daemon(true).start(() -> {
-            try {
-                var m = LinkWarmUp.run(dir, WARM_UP_DOWNLOADS, WARM_UP_BYTES, group, log);
-                log.accept("warmed the network path: " + m.downloads() + " downloads, " + (m.bytes() >> 20)
-                        + " MiB in " + m.took().toMillis() + " ms");
-            } catch (java.io.IOException | RuntimeException e) {
-                log.accept("the network path's warm-up stopped: " + e.getMessage());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-    }
-
     /** The sandbox's CA (made on first use), whose certificate the guest trusts and whose key stays here. */
     public static SandboxCa certificateAuthority(Path sandboxDir, String sandboxId) {
         return SandboxCa.loadOrCreate(sandboxDir.resolve("ca"), sandboxId);

@@ -14,8 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * An HTTP server's whole work for warming the network path: the first bytes a connection sends are taken as its
  * request, and the answer is {@code bytes} zeros behind a {@code 200} head, written as the connection takes them;
- * then the connection ends. For {@link NetRehearsal} (behind a template's link) and {@link LinkWarmUp} (the
- * upstream of the daemon's own warm-up): nothing a sandbox reaches.
+ * then the connection ends. For {@link NetRehearsal}, behind a template's link: nothing a sandbox reaches.
  */
 @ChannelHandler.Sharable
 final class ZeroAnswer extends ChannelInboundHandlerAdapter {
