@@ -113,6 +113,39 @@ class NetRehearsalTest {
     }
 
     @Test
+    void aStreamThatSendsNothingGetsNothingAndClosingWithADownloadUnderWayEndsIt() throws Exception {
+        NetRehearsal r = linked(64L << 20);
+        agent.send(new Message.NetOpen(1, 80)); // no request: no answer
+        agent.send(new Message.NetOpen(2, 80));
+        agent.send(new Message.Data(2, Message.Stream.STDOUT, GuestLinkTest.REQUEST.getBytes(
+                StandardCharsets.US_ASCII)));
+        long got = 0;
+        // the opening window's worth of the second stream's answer (head included), never credited: under way
+        while (got < dev.kosa8.protocol.NetLink.OPEN_WINDOW) {
+            Message m = agent.next();
+            assertThat(m).as("the silent stream is answered nothing").satisfies(x -> {
+                if (x instanceof Message.Data d) {
+                    assertThat(d.channel()).isEqualTo(2);
+                }
+            });
+            if (m instanceof Message.Data d) {
+                got += d.bytes().length;
+            } else if (m instanceof Message.Credit) {
+                continue; // the request's bytes, written on
+            } else {
+                break;
+            }
+        }
+        r.close();
+        Message m;
+        while ((m = agent.next()) != null) {
+            assertThat(m).as("only the streams' ends or the rest of what was sent before the close")
+                    .isInstanceOfAny(Message.Data.class, Message.NetReset.class, Message.Credit.class);
+        }
+        assertThat(r.served()).as("the 64 MiB answer was cut short").isLessThan(64L << 20);
+    }
+
+    @Test
     void closingEndsTheLinkAndTakesItsSocket() throws Exception {
         NetRehearsal r = linked(1024);
         r.close();

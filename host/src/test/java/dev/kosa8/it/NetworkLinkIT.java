@@ -408,6 +408,13 @@ class NetworkLinkIT {
         // each counted download is one the guest's curl ended with success: every byte its Content-Length named
         assertThat(said.path("netRehearsals").asInt(-1)).as(said.toString())
                 .isEqualTo(6); // dev.kosa8.daemon.Templates.NET_REHEARSALS: all of them
+        Path sockets = Kosa.HOME.resolve("run").resolve("templates");
+        if (Files.isDirectory(sockets)) {
+            try (var names = Files.list(sockets)) {
+                assertThat(names.map(p -> p.getFileName().toString())).as("no rehearsal's listener is left")
+                        .noneMatch(n -> n.endsWith(".rehearsal"));
+            }
+        }
         assertThat(sh(other, CURL).stdout()).as("the sandbox's own link works").isEqualTo("hello from api.test GET");
     }
 }
