@@ -274,18 +274,7 @@ public final class Broker implements AutoCloseable {
         synchronized (this) {
             l = link;
         }
-        if (l == null) {
-            return false;
-        }
-        try {
-            l.answered().get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-            return true;
-        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return l != null && l.answeredWithin(timeout);
     }
 
     /** The DNS listener's query decoder; tests model the broker with the same one. */

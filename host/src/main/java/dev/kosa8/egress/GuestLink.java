@@ -155,6 +155,19 @@ public final class GuestLink implements AutoCloseable {
         return answered;
     }
 
+    /** Whether the agent answered the link's Hello within {@code timeout}: false when it gave up or closed first. */
+    boolean answeredWithin(Duration timeout) {
+        try {
+            answered.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     /** The number of open streams (tests). */
     int streams() throws Exception {
         Session s = session;

@@ -69,15 +69,7 @@ public final class NetRehearsal implements AutoCloseable {
 
     /** Whether the agent answered the link's Hello within {@code timeout}. */
     public boolean awaitLinked(Duration timeout) {
-        try {
-            link.answered().get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-            return true;
-        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return link.answeredWithin(timeout);
     }
 
     /** What a program in the guest fetches: the HTTP listener's address, as the guest reaches it. */

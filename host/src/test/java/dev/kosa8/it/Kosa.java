@@ -90,6 +90,19 @@ public final class Kosa {
         return java.util.HexFormat.of().formatHex(md.digest());
     }
 
+    /** The template sandbox {@code id}'s root disk rests on: the folder of its disk's backing file. */
+    static Path templateOf(String id) throws java.io.IOException {
+        Process info = new ProcessBuilder("qemu-img", "info", "-U", "--output=json", HOME.resolve("data/sandboxes")
+                .resolve(id).resolve("root.qcow2").toString()).redirectErrorStream(true).start();
+        String json = new String(info.getInputStream().readAllBytes());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"backing-filename\": \"([^\"]*)/disk.qcow2\"")
+                .matcher(json);
+        if (!m.find()) {
+            throw new AssertionError("sandbox " + id + " rests on no template: " + json);
+        }
+        return Path.of(m.group(1));
+    }
+
     public static void deleteTree(Path root) throws java.io.IOException {
         try (var walk = java.nio.file.Files.walk(root)) {
             for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {

@@ -398,13 +398,7 @@ class NetworkLinkIT {
     @Test
     @Order(6)
     void theTemplateMovedItsRehearsalDownloadsWholeThroughItsLinkBeforeItWasSaved() throws Exception {
-        Process info = new ProcessBuilder("qemu-img", "info", "-U", "--output=json", Kosa.HOME.resolve(
-                "data/sandboxes").resolve(other).resolve("root.qcow2").toString()).redirectErrorStream(true).start();
-        String json = new String(info.getInputStream().readAllBytes());
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"backing-filename\": \"([^\"]*)/disk.qcow2\"")
-                .matcher(json);
-        assertThat(m.find()).as("the sandbox rests on a template: " + json).isTrue();
-        var said = JSON.readTree(Path.of(m.group(1)).resolve("template.json").toFile());
+        var said = JSON.readTree(Kosa.templateOf(other).resolve("template.json").toFile());
         // each counted download is one the guest's curl ended with success: every byte its Content-Length named
         assertThat(said.path("netRehearsals").asInt(-1)).as(said.toString())
                 .isEqualTo(6); // dev.kosa8.daemon.Templates.NET_REHEARSALS: all of them
