@@ -139,13 +139,7 @@ public final class Broker implements AutoCloseable {
             HostPaths.privateDirectory(dir);
             for (Listener l : Listener.values()) {
                 Path socket = dir.resolve(l.socketName());
-                Files.deleteIfExists(socket);
-                Channel server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
-                        .childOption(io.netty.channel.ChannelOption.SO_SNDBUF, GUEST_SEND_BUFFER)
-                        .childHandler(b.pipelineFor(l))
-                        .bind(new DomainSocketAddress(socket.toString())).sync().channel();
-                b.servers.add(server);
-                Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+                b.servers.add(listen(group, socket, b.pipelineFor(l)));
                 b.sockets.put(l, socket);
             }
             return b;
@@ -158,6 +152,22 @@ public final class Broker implements AutoCloseable {
             b.close();
             throw new KosaException(KosaException.Kind.HOST, "interrupted while starting the network broker", "", e);
         }
+    }
+
+    /**
+     * Listens on the unix socket {@code socket} (one left there before is replaced) for the network link's streams,
+     * each served by {@code handler}, as a broker's listener does: the socket the user's alone, each connection's
+     * send buffer {@link #GUEST_SEND_BUFFER}. Also a template's rehearsal listener ({@link NetRehearsal}).
+     */
+    static Channel listen(EventLoopGroup group, Path socket, ChannelHandler handler)
+            throws IOException, InterruptedException {
+        Files.deleteIfExists(socket);
+        Channel server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
+                .childOption(io.netty.channel.ChannelOption.SO_SNDBUF, GUEST_SEND_BUFFER)
+                .childHandler(handler)
+                .bind(new DomainSocketAddress(socket.toString())).sync().channel();
+        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+        return server;
     }
 
     /**

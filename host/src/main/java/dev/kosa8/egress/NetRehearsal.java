@@ -2,11 +2,8 @@ package dev.kosa8.egress;
 
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.netty.channel.unix.DomainSocketAddress;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,12 +44,7 @@ public final class NetRehearsal implements AutoCloseable {
         try {
             HostPaths.privateDirectory(dir);
             Path socket = dir.resolve(Listener.HTTP.socketName());
-            Files.deleteIfExists(socket);
-            r.server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
-                    .childOption(io.netty.channel.ChannelOption.SO_SNDBUF, Broker.GUEST_SEND_BUFFER)
-                    .childHandler(new ZeroAnswer(bytes, r.served))
-                    .bind(new DomainSocketAddress(socket.toString())).sync().channel();
-            Files.setPosixFilePermissions(socket, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            r.server = Broker.listen(group, socket, new ZeroAnswer(bytes, r.served));
             r.link = GuestLink.connect(new GuestLink.Ends(l -> l == Listener.HTTP ? socket : null, l -> { }),
                     netSocket, netWindow, group, m -> log.accept("network rehearsal: " + m));
             return r;
