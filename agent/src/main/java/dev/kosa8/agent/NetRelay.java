@@ -161,10 +161,8 @@ final class NetRelay {
                 try {
                     reset(s, true);
                 } catch (RuntimeException again) {
+                    // the stream is forgotten and its connection reset before anything of a reset can throw
                     Log.info("network relay: stream " + channel + ": " + again + " while resetting it");
-                    forget(s);
-                    s.key.cancel();
-                    NetListeners.abort(s.socket);
                 }
             }
         }
@@ -312,24 +310,20 @@ final class NetRelay {
             s.updateInterest();
             return;
         }
-        buffer.clear().limit(Math.min(s.upWindow, NetLink.CHUNK));
-        int n;
+        Message m;
         try {
-            n = s.socket.read(buffer);
+            m = s.readUp(buffer);
         } catch (IOException e) {
             reset(s, true); // the guest's connection broke (a reset from its side)
             return;
         }
-        if (n < 0) {
-            s.upEnded = true;
-            outbox.later(new Message.Eof(s.channel, Message.Stream.STDOUT));
-            finishOrWatch(s);
-        } else if (n > 0) {
-            byte[] bytes = new byte[n];
-            buffer.flip().get(bytes);
-            s.upWindow -= n;
-            outbox.later(new Message.Data(s.channel, Message.Stream.STDOUT, bytes));
-            s.updateInterest();
+        if (m != null) {
+            outbox.later(m);
+            if (m instanceof Message.Eof) {
+                finishOrWatch(s);
+            } else {
+                s.updateInterest();
+            }
         }
     }
 
@@ -376,13 +370,13 @@ final class NetRelay {
         if (streams.get(s.channel) != s) {
             return;
         }
+        // the stream and its socket first: whatever comes after throws, the program sees its reset and nothing more
+        // is written
         forget(s);
+        s.abort();
         if (tellHost) {
             outbox.later(new Message.NetReset(s.channel));
         }
-        // the socket first: whatever the pieces' release does, the program sees its reset and nothing more is written
-        s.key.cancel();
-        NetListeners.abort(s.socket);
         s.dropDown();
     }
 

@@ -97,6 +97,32 @@ final class NetStream {
         return true;
     }
 
+    /**
+     * Reads what the guest sent into {@code buffer}, at most the window's worth, as the message the host gets: its
+     * Data, its Eof once the guest closed its side, or null when nothing was there.
+     */
+    Message readUp(ByteBuffer buffer) throws IOException {
+        buffer.clear().limit(Math.min(upWindow, NetLink.CHUNK));
+        int n = socket.read(buffer);
+        if (n < 0) {
+            upEnded = true;
+            return new Message.Eof(channel, Message.Stream.STDOUT);
+        }
+        if (n == 0) {
+            return null;
+        }
+        byte[] bytes = new byte[n];
+        buffer.flip().get(bytes);
+        upWindow -= n;
+        return new Message.Data(channel, Message.Stream.STDOUT, bytes);
+    }
+
+    /** Ends the guest's connection with a reset (its program sees ECONNRESET) and stops watching it. */
+    void abort() {
+        key.cancel();
+        NetListeners.abort(socket);
+    }
+
     /** Writes the host's bytes into the socket as far as it takes them, giving back each piece once written; the bytes written. */
     int writeDown() throws IOException {
         int written = 0;
