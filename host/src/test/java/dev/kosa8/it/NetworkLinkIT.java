@@ -401,7 +401,7 @@ class NetworkLinkIT {
         var said = JSON.readTree(Kosa.templateOf(other).resolve("template.json").toFile());
         // each counted download is one the guest's curl ended with success: every byte its Content-Length named
         assertThat(said.path("netRehearsals").asInt(-1)).as(said.toString())
-                .isEqualTo(6); // dev.kosa8.daemon.Templates.NET_REHEARSALS: all of them
+                .isEqualTo(6); // dev.kosa8.daemon.TemplateRehearsals.NET_REHEARSALS: all of them
         Path sockets = Kosa.HOME.resolve("run").resolve("templates");
         if (Files.isDirectory(sockets)) {
             try (var names = Files.list(sockets)) {
