@@ -3,17 +3,18 @@
 # loopback HTTPS server: direct, through a socat relay (the hop QEMU's guestfwd adds for every guest
 # connection: the baseline), and through the relay into the broker. See bench/EgressBench.java.
 #
-#   bench/egress.sh [ROUNDS] [REQUESTS] [BULK_MB] [--curl-only] [--warm-mb N] [--guest]
+#   bench/egress.sh [ROUNDS] [REQUESTS] [BULK_MB] [--curl-only] [--warm-mb N] [--guest [--fresh N]]
 #
 # Defaults: 5 rounds, 2000 keep-alive requests per path and round, a 100 MB download per path and round.
 # Further options (from the 4th argument on): --curl-only (skips the JDK client's rows, for quick A/B runs),
 # --warm-mb N (MB each path moves before anything is counted; default 2000, which the JIT needs to settle: smaller
 # is for trying the bench out, not for figures; with --guest, default 300), --guest (the rows through a real guest
 # instead, and nothing else: the bench's own upstream warmed first by WARM_MB (at least 100) downloaded on the host,
-# the fresh sandbox's first BULK_MB download, then after WARM_MB more, ROUNDS rounds of
+# the fresh sandbox's first BULK_MB download from a daemon just started, then after WARM_MB more, ROUNDS rounds of
 # REQUESTS connections, each timed from its connect to the end of a small answer, and a BULK_MB download, in a
-# sandbox of the build's kosa8 (bench/EgressGuestRows.java); the path before issue 34 against the one
-# after: bench/ab.sh egress BASE NEW 3 200 50 --guest). Prints Markdown tables on stdout and writes its result under
+# sandbox of the build's kosa8 (bench/EgressGuestRows.java); last the first BULK_MB download of each of --fresh N
+# (default 3) more new sandboxes from the daemon now warm. The path before issue 34 against the one after:
+# bench/ab.sh egress BASE NEW 3 200 50 --guest). Prints Markdown tables on stdout and writes its result under
 # bench/results/ (bench/lib.sh); progress goes to stderr. Needs socat and curl.
 set -euo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
