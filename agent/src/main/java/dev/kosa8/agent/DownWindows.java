@@ -28,12 +28,18 @@ final class DownWindows {
         return NetLink.OPEN_WINDOW;
     }
 
-    /** What a stream whose window is {@code window} may grow by as it credits bytes it wrote: 0 when the budget is spent. */
-    int grow(int window) {
+    /**
+     * What a stream whose window is {@code window} may grow by as it credits bytes it wrote: 0 when the budget is
+     * spent. Nothing is granted until {@link #grant}, so a credit that cannot be made loses nothing of the budget.
+     */
+    int room(int window) {
         long room = NetLink.DOWN_BUDGET - granted - (long) (NetLink.AGENT_STREAMS - open) * NetLink.OPEN_WINDOW;
-        int more = (int) Math.max(0, Math.min(NetLink.DOWN_WINDOW - window, room));
+        return (int) Math.max(0, Math.min(NetLink.DOWN_WINDOW - window, room));
+    }
+
+    /** A stream grew its window by {@code more}, at most its {@link #room}. */
+    void grant(int more) {
         granted += more;
-        return more;
     }
 
     /** A stream whose window had grown to {@code window} is over: its window goes back to the budget. */

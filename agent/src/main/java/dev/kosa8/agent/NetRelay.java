@@ -113,8 +113,11 @@ final class NetRelay {
      */
     void fromWindow(Message.NetWindowData d, NetStream.Down piece) {
         post(() -> {
-            outbox.later(new Message.NetWindowReturn(d.slot(), d.serial()));
-            forStream(d.channel(), () -> window(d, piece));
+            try {
+                outbox.later(new Message.NetWindowReturn(d.slot(), d.serial()));
+            } finally {
+                forStream(d.channel(), () -> window(d, piece)); // the piece is queued or given back either way
+            }
         });
     }
 

@@ -92,8 +92,13 @@ final class NetStream {
             piece.done();
             return false;
         }
+        try {
+            down.add(piece);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            piece.done(); // neither queued nor given back otherwise: its buffer would be lost to the reader
+            throw e;
+        }
         downUncredited += n;
-        down.add(piece);
         return true;
     }
 
@@ -150,9 +155,11 @@ final class NetStream {
         if (written <= 0 || creditDue < creditStep()) {
             return null;
         }
-        // a credit carries at most a whole window (DOWN_WINDOW, within what a Credit may carry: CodecTest)
-        int more = windows.grow(downWindow);
+        // a credit carries at most a whole window (DOWN_WINDOW, within what a Credit may carry: CodecTest); it is
+        // made before anything is counted, so a credit that cannot be made takes nothing from the budget
+        int more = windows.room(downWindow);
         Message.Credit credit = new Message.Credit(channel, Message.Stream.STDIN, creditDue + more);
+        windows.grant(more);
         downUncredited -= creditDue;
         downWindow += more;
         creditDue = 0;
