@@ -386,10 +386,10 @@ public final class FolderSnapshots {
     public synchronized long bytesOnDisk() throws IOException {
         long total = 0;
         for (String hash : objects.all()) {
-            total += allocated(objects.path(hash));
+            total += FileSpace.allocated(objects.path(hash));
         }
         for (String id : ids()) {
-            total += allocated(manifest(id));
+            total += FileSpace.allocated(manifest(id));
         }
         return total;
     }
@@ -406,9 +406,9 @@ public final class FolderSnapshots {
                 mine.removeAll(load(other).objects());
             }
         }
-        long total = allocated(manifest(id));
+        long total = FileSpace.allocated(manifest(id));
         for (String hash : mine) {
-            total += allocated(objects.path(hash));
+            total += FileSpace.allocated(objects.path(hash));
         }
         return total;
     }
@@ -526,15 +526,6 @@ public final class FolderSnapshots {
         int fd = Posix.open(ByteNames.fromHostPath(dir), O_RDONLY | O_DIRECTORY);
         try {
             Posix.fsync(fd);
-        } finally {
-            Posix.close(fd);
-        }
-    }
-
-    private static long allocated(Path p) throws IOException {
-        int fd = Posix.open(ByteNames.fromHostPath(p.getParent()), O_RDONLY | O_DIRECTORY);
-        try {
-            return Posix.statAt(fd, p.getFileName().toString()).blocks() * 512;
         } finally {
             Posix.close(fd);
         }

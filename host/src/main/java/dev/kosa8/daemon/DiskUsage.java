@@ -1,11 +1,10 @@
 package dev.kosa8.daemon;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.kosa8.checkpoint.FileSpace;
 import dev.kosa8.checkpoint.Undo;
-import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.ConsoleLog;
+import dev.kosa8.vm.DiskChain;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -15,8 +14,8 @@ import java.nio.file.Path;
  * What one sandbox keeps on the host's disk, as {@code kosa8 df} and {@code
  * kosa8 inspect} show it and its {@link Budget} counts it.
  *
- * @param disk         the root disk's overlay as allocated on the host ({@code qemu-img}'s actual size), the
- *                     checkpoints' disk snapshots inside it
+ * @param disk         the root disk's overlay as allocated on the host (its blocks: what {@code qemu-img info} calls
+ *                     its actual size), the checkpoints' disk snapshots inside it
  * @param diskVirtual  the root disk's size as the guest sees it: the most the guest can write without a
  *                     checkpoint keeping the old blocks
  * @param checkpoints  what its checkpoints and its pause to disk hold alone ({@link Undo#bytesHeld}), their
@@ -29,8 +28,6 @@ import java.nio.file.Path;
  *                     are unlinked as they are made, so only the broker can say: {@code Broker.spooledBytes})
  */
 public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held, long logs, long other, long spool) {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     /** With no request body spooled. */
     public DiskUsage(long disk, long diskVirtual, long checkpoints, long held, long logs, long other) {
         this(disk, diskVirtual, checkpoints, held, logs, other, 0);
@@ -78,9 +75,10 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
             long virtual = 0;
             Path root = layout.rootDisk(id);
             if (Files.exists(root)) {
-                JsonNode info = info(root, "measuring the disk of sandbox " + id);
-                disk = info.path("actual-size").asLong(Files.size(root));
-                virtual = info.path("virtual-size").asLong(0);
+                // read here, not with qemu-img: a checkpoint's admission measures this before every checkpoint,
+                // and a process start was most of what that cost (issue 37)
+                disk = FileSpace.allocated(root);
+                virtual = DiskChain.virtualSize(root);
             }
             Path console = layout.consoleLog(id);
             long logs = size(console) + size(ConsoleLog.older(console)) + size(layout.netLog(id))
@@ -97,16 +95,11 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
     /** The size of the disk image at {@code disk} as a guest sees it. */
     static long virtualSize(Path disk) {
         try {
-            return info(disk, "reading the size of " + disk).path("virtual-size").asLong(0);
+            return DiskChain.virtualSize(disk);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot read the size of " + disk + ": "
                     + e.getMessage(), "check the image with `kosa8 doctor`", e);
         }
-    }
-
-    private static JsonNode info(Path disk, String doing) throws IOException {
-        return JSON.readTree(HostCommand.of("qemu-img", "info", "-U", "--output=json", disk.toString())
-                .run(KosaException.Kind.VM, doing));
     }
 
     /**

@@ -48,6 +48,28 @@ public final class DiskChain {
         return List.copyOf(chain);
     }
 
+    /**
+     * The size of the disk at {@code image} as its guest sees it: a qcow2 header's size field (bytes 24–31), or the
+     * file's size for a file that is not qcow2 (a raw disk). What {@code qemu-img info} calls its virtual size.
+     */
+    public static long virtualSize(Path image) throws IOException {
+        try (FileChannel f = FileChannel.open(image, StandardOpenOption.READ)) {
+            ByteBuffer header = ByteBuffer.allocate(32);
+            while (header.hasRemaining() && f.read(header, header.position()) > 0) {
+                // read it whole
+            }
+            if (header.position() < 32 || header.getInt(0) != MAGIC) {
+                return f.size();
+            }
+            long size = header.getLong(24);
+            if (size < 0) {
+                throw new IOException(image + " has a damaged header: a size of " + Long.toUnsignedString(size)
+                        + " bytes");
+            }
+            return size;
+        }
+    }
+
     /** The backing file named in one image's header, absolute; null when it has none or is not qcow2. */
     static Path backingOf(Path image) throws IOException {
         try (FileChannel f = FileChannel.open(image, StandardOpenOption.READ)) {

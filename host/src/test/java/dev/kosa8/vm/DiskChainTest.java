@@ -43,6 +43,39 @@ class DiskChainTest {
         assertThat(DiskChain.backingFiles(raw)).as("not qcow2: no backing file").isEmpty();
     }
 
+    private String qemuImgOut(String... args) throws Exception {
+        List<String> argv = new java.util.ArrayList<>(List.of("qemu-img"));
+        argv.addAll(List.of(args));
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isZero();
+        return out;
+    }
+
+    @Test
+    void theVirtualSizeIsWhatQemuImgReadsFromTheHeaderOrARawFilesSize() throws Exception {
+        Path image = dir.resolve("rootfs.qcow2");
+        Path overlay = dir.resolve("root.qcow2");
+        qemuImg("create", "-q", "-f", "qcow2", image.toString(), "3G");
+        // an overlay given its own size, larger than its backing file's, as a sandbox's disk may be
+        qemuImg("create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", image.toString(), overlay.toString(), "5368709632");
+        for (Path disk : List.of(image, overlay)) {
+            var info = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                    qemuImgOut("info", "-U", "--output=json", disk.toString()));
+            assertThat(DiskChain.virtualSize(disk)).as(disk.toString()).isEqualTo(info.get("virtual-size").asLong());
+        }
+        assertThat(DiskChain.virtualSize(overlay)).isEqualTo(5368709632L);
+        Path raw = dir.resolve("raw.img");
+        Files.write(raw, new byte[12288]);
+        assertThat(DiskChain.virtualSize(raw)).as("not qcow2: the file's size").isEqualTo(12288);
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.seek(24);
+            f.writeLong(-1);
+        }
+        assertThatThrownBy(() -> DiskChain.virtualSize(image)).isInstanceOf(IOException.class)
+                .hasMessageContaining("damaged header");
+    }
+
     @Test
     void aNameThatIsNotAPathOrPointsPastTheFileIsRefused() throws Exception {
         Path disk = dir.resolve("root.qcow2");
