@@ -95,7 +95,10 @@ final class NetStream {
         try {
             down.add(piece);
         } catch (RuntimeException | OutOfMemoryError e) {
-            piece.done(); // neither queued nor given back otherwise: its buffer would be lost to the reader
+            // this piece at least goes back to the reader (ArrayDeque stores before it grows, so a growth that
+            // failed leaves the queue looking empty: the pieces before it are then lost to the reader, and the
+            // stream, reset, downloads slower for want of buffers; the agent has bigger troubles then)
+            piece.done();
             throw e;
         }
         downUncredited += n;

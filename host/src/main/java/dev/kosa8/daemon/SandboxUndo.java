@@ -84,7 +84,7 @@ final class SandboxUndo {
                     b.checkpointBytes(), thinnable));
             long instant = System.nanoTime();
             // what a checkpoint adds is in undo's files alone (its disk snapshot is metadata in the root disk):
-            // measured again, the disk's qemu-img and the other files cost the command a process start and walks
+            // measured again, the disk and the other files would cost the command their walks
             DiskUsage after = before.withCheckpoints(undo);
             long measured = System.nanoTime();
             if (!DiskBudget.fits(after, b, s.record().memoryMiB())) {

@@ -21,6 +21,9 @@ import java.util.List;
  * file); a name that is not a plain path (QEMU's {@code json:} or a
  * protocol prefix) or a chain deeper than {@value #MAX_DEPTH} is an error:
  * the jail cannot show QEMU what it would open.
+ *
+ * <p>The same header gives a disk's size as its guest sees it ({@link #virtualSize}), which a checkpoint's
+ * admission reads before every checkpoint.
  */
 public final class DiskChain {
     static final int MAX_DEPTH = 16;
@@ -49,8 +52,9 @@ public final class DiskChain {
     }
 
     /**
-     * The size of the disk at {@code image} as its guest sees it: a qcow2 header's size field (bytes 24–31), or the
-     * file's size for a file that is not qcow2 (a raw disk). What {@code qemu-img info} calls its virtual size.
+     * The size of the disk at {@code image} as its guest sees it: a qcow2 header's size field (bytes 24–31, in
+     * versions 2 and 3 alike), or for a file that is not qcow2 (a raw disk) its size rounded up to a 512-byte sector,
+     * as QEMU sees it. What {@code qemu-img info} calls its virtual size.
      */
     public static long virtualSize(Path image) throws IOException {
         try (FileChannel f = FileChannel.open(image, StandardOpenOption.READ)) {
@@ -58,15 +62,18 @@ public final class DiskChain {
             while (header.hasRemaining() && f.read(header, header.position()) > 0) {
                 // read it whole
             }
-            if (header.position() < 32 || header.getInt(0) != MAGIC) {
-                return f.size();
+            if (header.position() < 4 || header.getInt(0) != MAGIC) {
+                return (f.size() + 511) & ~511L;
             }
-            long size = header.getLong(24);
+            long size = header.position() < 32 ? -1 : header.getLong(24);
             if (size < 0) {
-                throw new IOException(image + " has a damaged header: a size of " + Long.toUnsignedString(size)
-                        + " bytes");
+                throw new IOException(image + " has a damaged qcow2 header: "
+                        + (header.position() < 32 ? "it is cut short" : "a size of " + Long.toUnsignedString(size)
+                        + " bytes"));
             }
             return size;
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new IOException(image + " does not exist", e);
         }
     }
 

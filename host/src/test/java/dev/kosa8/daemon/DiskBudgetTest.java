@@ -101,6 +101,28 @@ class DiskBudgetTest {
     }
 
     @Test
+    void aRootDiskIsMeasuredAsQemuImgMeasuresIt(@TempDir Path root) throws Exception {
+        SandboxLayout layout = new SandboxLayout(new HostPaths(root, root, root));
+        String id = "abc123abc123";
+        Path disk = layout.rootDisk(id);
+        Files.createDirectories(disk.getParent());
+        run("qemu-img", "create", "-q", "-f", "qcow2", disk.toString(), "4G");
+        run("qemu-io", "-f", "qcow2", "-c", "write -P 5 0 6M", disk.toString());
+        DiskUsage u = DiskUsage.of(layout, id, new Undo(layout.directory(id), id, m -> { }));
+        var info = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
+                run("qemu-img", "info", "-U", "--output=json", disk.toString()));
+        assertThat(u.disk()).isEqualTo(info.get("actual-size").asLong()).isGreaterThan(6L << 20);
+        assertThat(u.diskVirtual()).isEqualTo(info.get("virtual-size").asLong()).isEqualTo(4 * GIB);
+    }
+
+    private static String run(String... argv) throws Exception {
+        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isZero();
+        return out;
+    }
+
+    @Test
     void aNewSandboxWhoseBudgetCannotHoldItsDiskWrittenInFullIsRefusedBeforeItIsMade() {
         // a 4 GiB disk and 1 GiB of RAM: at least 5 GiB and the logs' 37 MiB
         assertThat(DiskBudget.least(4 * GIB, 1024, BUDGET)).isEqualTo(5 * GIB + (4L << 20) + (32L << 20) + (1L << 20));

@@ -3,11 +3,13 @@ package dev.kosa8.vm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -17,12 +19,13 @@ class DiskChainTest {
     @TempDir
     Path dir;
 
-    private void qemuImg(String... args) throws Exception {
-        List<String> argv = new java.util.ArrayList<>(List.of("qemu-img"));
+    private String qemuImg(String... args) throws Exception {
+        List<String> argv = new ArrayList<>(List.of("qemu-img"));
         argv.addAll(List.of(args));
         Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor()).as(out).isZero();
+        return out;
     }
 
     @Test
@@ -43,37 +46,36 @@ class DiskChainTest {
         assertThat(DiskChain.backingFiles(raw)).as("not qcow2: no backing file").isEmpty();
     }
 
-    private String qemuImgOut(String... args) throws Exception {
-        List<String> argv = new java.util.ArrayList<>(List.of("qemu-img"));
-        argv.addAll(List.of(args));
-        Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor()).as(out).isZero();
-        return out;
-    }
-
     @Test
-    void theVirtualSizeIsWhatQemuImgReadsFromTheHeaderOrARawFilesSize() throws Exception {
+    void theVirtualSizeIsWhatQemuImgSaysForQcow2OfEitherVersionAndForARawFile() throws Exception {
         Path image = dir.resolve("rootfs.qcow2");
         Path overlay = dir.resolve("root.qcow2");
+        Path old = dir.resolve("v2.qcow2");
         qemuImg("create", "-q", "-f", "qcow2", image.toString(), "3G");
         // an overlay given its own size, larger than its backing file's, as a sandbox's disk may be
         qemuImg("create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", image.toString(), overlay.toString(), "5368709632");
-        for (Path disk : List.of(image, overlay)) {
-            var info = new com.fasterxml.jackson.databind.ObjectMapper().readTree(
-                    qemuImgOut("info", "-U", "--output=json", disk.toString()));
-            assertThat(DiskChain.virtualSize(disk)).as(disk.toString()).isEqualTo(info.get("virtual-size").asLong());
+        qemuImg("create", "-q", "-f", "qcow2", "-o", "compat=0.10", old.toString(), "100M");
+        Path raw = dir.resolve("raw.img");
+        Files.write(raw, new byte[12289]); // not a whole sector: QEMU rounds it up
+        for (Path disk : List.of(image, overlay, old, raw)) {
+            long expected = new ObjectMapper().readTree(qemuImg("info", "-U", "--output=json", disk.toString()))
+                    .get("virtual-size").asLong();
+            assertThat(DiskChain.virtualSize(disk)).as(disk.toString()).isEqualTo(expected);
         }
         assertThat(DiskChain.virtualSize(overlay)).isEqualTo(5368709632L);
-        Path raw = dir.resolve("raw.img");
-        Files.write(raw, new byte[12288]);
-        assertThat(DiskChain.virtualSize(raw)).as("not qcow2: the file's size").isEqualTo(12288);
+        assertThat(DiskChain.virtualSize(raw)).isEqualTo(12800);
         try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
             f.seek(24);
             f.writeLong(-1);
         }
         assertThatThrownBy(() -> DiskChain.virtualSize(image)).isInstanceOf(IOException.class)
-                .hasMessageContaining("damaged header");
+                .hasMessageContaining("damaged qcow2 header");
+        Path cut = dir.resolve("cut.qcow2");
+        Files.write(cut, java.util.Arrays.copyOf(Files.readAllBytes(old), 20));
+        assertThatThrownBy(() -> DiskChain.virtualSize(cut)).isInstanceOf(IOException.class)
+                .hasMessageContaining("cut short");
+        assertThatThrownBy(() -> DiskChain.virtualSize(dir.resolve("missing.qcow2"))).isInstanceOf(IOException.class)
+                .hasMessageContaining("does not exist");
     }
 
     @Test
