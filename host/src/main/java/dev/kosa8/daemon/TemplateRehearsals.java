@@ -1,6 +1,7 @@
 package dev.kosa8.daemon;
 
 import dev.kosa8.egress.EgressService;
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.VmSpec;
@@ -105,7 +106,7 @@ final class TemplateRehearsals {
             log.accept("template: the network rehearsal stopped (" + e.getMessage() + "); made after " + done);
         } finally {
             try {
-                Templates.deleteTree(sockets);
+                FileTrees.delete(sockets);
             } catch (IOException e) {
                 log.accept("template: cannot remove " + sockets + ": " + e.getMessage());
             }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.CrashPoints;
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -245,7 +246,7 @@ final class Templates {
                     if (dir.equals(current(shape))) {
                         Files.deleteIfExists(pointer(shape));
                     }
-                    deleteTree(dir);
+                    FileTrees.delete(dir);
                 }
             }
         }
@@ -306,7 +307,7 @@ final class Templates {
         Path run = runtime.resolve(Integer.toHexString(shape.name().hashCode()));
         Vm vm = null;
         try {
-            deleteTree(work);
+            FileTrees.delete(work);
             Files.createDirectories(work);
             HostPaths.privateDirectory(run);
             Path disk = work.resolve("disk.qcow2");
@@ -358,7 +359,7 @@ final class Templates {
             vm = null;
             keepAsPages(work, ramId(dir));
             CrashPoints.reached("template", "pages");
-            deleteTree(work.resolve("ca")); // the template's CA key is of no further use
+            FileTrees.delete(work.resolve("ca")); // the template's CA key is of no further use
             disk.toFile().setReadOnly();
             AtomicFile.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
                     "shape", shape, "created", Instant.now().toString(), "bootImage", image.id(),
@@ -376,7 +377,7 @@ final class Templates {
                 vm.kill();
             }
             try {
-                deleteTree(work);
+                FileTrees.delete(work);
             } catch (IOException ignored) {
                 // a leftover .making- directory is replaced by the next attempt
             }
@@ -384,7 +385,7 @@ final class Templates {
                     + e.getMessage(), "see the daemon's log; sandboxes boot without a template meanwhile", e);
         } finally {
             try {
-                deleteTree(run);
+                FileTrees.delete(run);
             } catch (IOException ignored) {
                 // sockets of a QEMU that is gone
             }
@@ -401,17 +402,6 @@ final class Templates {
             new RamStore(work).store(ramId, work.resolve("machine.vmstate"), null);
         } catch (IOException e) {
             log.accept("template " + ramId + ": its RAM is kept as one stream (" + e.getMessage() + ")");
-        }
-    }
-
-    static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        try (var walk = Files.walk(p)) {
-            for (Path f : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(f);
-            }
         }
     }
 }

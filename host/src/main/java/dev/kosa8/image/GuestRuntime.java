@@ -1,5 +1,6 @@
 package dev.kosa8.image;
 
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 import java.io.IOException;
@@ -63,7 +64,7 @@ public final class GuestRuntime {
             Files.move(partial, dir, StandardCopyOption.ATOMIC_MOVE);
         } finally {
             if (Files.exists(partial)) {
-                PartStore.deleteTree(partial);
+                FileTrees.delete(partial);
             }
         }
         return dir;

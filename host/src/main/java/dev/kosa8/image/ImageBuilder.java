@@ -2,6 +2,7 @@ package dev.kosa8.image;
 
 import dev.kosa8.host.AtomicFile;
 import dev.kosa8.host.BuildId;
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
@@ -224,7 +225,7 @@ public final class ImageBuilder {
                         Path scratch = dir.resolve("ws9p-build");
                         Optional<String> notBuilt = WorkspaceModule.build(kernelPackage, apt, scratch, log,
                                 dir.resolve(KernelPart.MODULES).resolve(WorkspaceModule.NAME + ".ko"));
-                        PartStore.deleteTree(scratch);
+                        FileTrees.delete(scratch);
                         if (notBuilt.isEmpty()) {
                             KernelPart.appendModule(dir, WorkspaceModule.NAME);
                         } else {

@@ -1,6 +1,7 @@
 package dev.kosa8.image;
 
 import dev.kosa8.host.AtomicFile;
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.host.RecordFile;
@@ -82,7 +83,7 @@ public final class ImageStore {
             if (currentId().filter(id::equals).isPresent()) {
                 Files.delete(images.resolve(CURRENT));
             }
-            PartStore.deleteTree(dir);
+            FileTrees.delete(dir);
             removeUnusedParts();
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot remove image " + id + ": " + e.getMessage(), "", e);
@@ -167,7 +168,7 @@ public final class ImageStore {
         if (!Files.isDirectory(target)) {
             Files.createDirectories(target.getParent());
             Path partial = target.resolveSibling(PartStore.PARTIAL_PREFIX + m.id());
-            PartStore.deleteTree(partial);
+            FileTrees.delete(partial);
             Files.createDirectory(partial);
             for (Path file : files(m, parts)) {
                 Files.createSymbolicLink(partial.resolve(file.getFileName()), partial.relativize(file));
@@ -246,7 +247,7 @@ public final class ImageStore {
             try (DirectoryStream<Path> s = Files.newDirectoryStream(kindDir)) {
                 for (Path p : s) {
                     if (!used.contains(p) && !p.getFileName().toString().startsWith(".")) {
-                        PartStore.deleteTree(p);
+                        FileTrees.delete(p);
                     }
                 }
             }

@@ -1,5 +1,6 @@
 package dev.kosa8.image;
 
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.image.CpioArchive.CharDevice;
 import dev.kosa8.image.CpioArchive.Directory;
 import dev.kosa8.image.CpioArchive.Entry;
@@ -40,7 +41,7 @@ final class InitramfsPart {
         try (OutputStream out = Files.newOutputStream(dir.resolve(FILE))) {
             CpioArchive.write(entries(busybox, modules, guest), out);
         }
-        PartStore.deleteTree(unpacked);
+        FileTrees.delete(unpacked);
     }
 
     /** Everything in the initramfs; {@code modules} in load order. */

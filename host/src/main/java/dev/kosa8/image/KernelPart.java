@@ -1,5 +1,6 @@
 package dev.kosa8.image;
 
+import dev.kosa8.host.FileTrees;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -41,7 +42,7 @@ final class KernelPart {
             order.add(m.name());
         }
         Files.writeString(modulesDir.resolve(ORDER), String.join("\n", order) + "\n");
-        PartStore.deleteTree(unpacked);
+        FileTrees.delete(unpacked);
         return version;
     }
 

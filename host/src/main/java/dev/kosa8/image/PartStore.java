@@ -1,13 +1,11 @@
 package dev.kosa8.image;
 
+import dev.kosa8.host.FileTrees;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.UUID;
 
 /**
@@ -50,13 +48,13 @@ final class PartStore {
                 throw new IllegalStateException("the " + kind + " maker wrote no manifest");
             }
             if (Files.exists(target)) {
-                deleteTree(target); // a target without a manifest: an incomplete leftover
+                FileTrees.delete(target); // a target without a manifest: an incomplete leftover
             }
             Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
             return target;
         } finally {
             if (Files.exists(partial)) {
-                deleteTree(partial);
+                FileTrees.delete(partial);
             }
         }
     }
@@ -71,34 +69,11 @@ final class PartStore {
             }
             try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, PARTIAL_PREFIX + "*")) {
                 for (Path p : s) {
-                    deleteTree(p);
+                    FileTrees.delete(p);
                     removed++;
                 }
             }
         }
         return removed;
-    }
-
-    /** Deletes a directory tree without following symbolic links out of it. */
-    static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        Files.walkFileTree(root, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-                if (e != null) {
-                    throw e;
-                }
-                Files.delete(dir);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 }

@@ -1,5 +1,6 @@
 package dev.kosa8.image;
 
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 
@@ -92,7 +93,7 @@ final class RootfsPart {
         }
         HostCommand.of(argv).logTo(log).timeout(Duration.ofMinutes(20))
                 .run(KosaException.Kind.IMAGE, "root filesystem: mmdebstrap " + recipe.suite());
-        PartStore.deleteTree(repo);
+        FileTrees.delete(repo);
         String lockFate = "not made";
         if (lock.isPresent()) {
             List<String> diff = RootfsLock.differences(lock.get(), tree);
@@ -128,7 +129,7 @@ final class RootfsPart {
         HostCommand.of("mke2fs", "-q", "-t", "ext4", "-F", "-L", "kosa8-root", "-d", tree.toString(),
                         raw.toString(), recipe.diskSize())
                 .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: mke2fs");
-        PartStore.deleteTree(tree);
+        FileTrees.delete(tree);
         HostCommand.of("qemu-img", "convert", "-O", "qcow2", raw.toString(), dir.resolve(FILE).toString())
                 .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: qemu-img convert");
         Files.delete(raw);

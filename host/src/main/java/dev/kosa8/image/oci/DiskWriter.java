@@ -1,5 +1,6 @@
 package dev.kosa8.image.oci;
 
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.KosaException;
 import java.io.BufferedWriter;
@@ -69,10 +70,10 @@ final class DiskWriter {
             Files.deleteIfExists(raw);
             Files.deleteIfExists(script);
             if (Files.isDirectory(cwd)) {
-                ImageImport.deleteTree(cwd);
+                FileTrees.delete(cwd);
             }
             if (Files.isDirectory(values)) {
-                ImageImport.deleteTree(values);
+                FileTrees.delete(values);
             }
         }
         return size;

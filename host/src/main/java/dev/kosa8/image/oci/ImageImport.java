@@ -1,5 +1,6 @@
 package dev.kosa8.image.oci;
 
+import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.GuestRuntime;
 import dev.kosa8.image.NamedImage;
@@ -75,7 +76,7 @@ public final class ImageImport {
                         Instant.now()));
             }
         } finally {
-            deleteTree(scratch);
+            FileTrees.delete(scratch);
         }
     }
 
@@ -133,27 +134,5 @@ public final class ImageImport {
             }
         });
         return bytes[0];
-    }
-
-    static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        Files.walkFileTree(root, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path f, BasicFileAttributes a) throws IOException {
-                Files.delete(f);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-                if (e != null) {
-                    throw e;
-                }
-                Files.delete(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 }

@@ -67,7 +67,7 @@ class ImageArchiveFuzzTest {
                 assertThat(e.getMessage()).isNotBlank();
             }
         } finally {
-            ImageImport.deleteTree(dir);
+            dev.kosa8.host.FileTrees.delete(dir);
         }
     }
 

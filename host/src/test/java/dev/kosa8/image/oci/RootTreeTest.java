@@ -184,7 +184,7 @@ class RootTreeTest {
                 assertThat(s.map(p -> p.getFileName().toString()).toList()).containsExactly("root");
             }
         } finally {
-            ImageImport.deleteTree(base);
+            dev.kosa8.host.FileTrees.delete(base);
         }
     }
 
