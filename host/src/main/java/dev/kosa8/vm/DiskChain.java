@@ -59,9 +59,7 @@ public final class DiskChain {
     public static long virtualSize(Path image) throws IOException {
         try (FileChannel f = FileChannel.open(image, StandardOpenOption.READ)) {
             ByteBuffer header = ByteBuffer.allocate(32);
-            while (header.hasRemaining() && f.read(header, header.position()) > 0) {
-                // read it whole
-            }
+            readFully(f, header, 0);
             if (header.position() < 4 || header.getInt(0) != MAGIC) {
                 return (f.size() + 511) & ~511L;
             }
@@ -81,7 +79,7 @@ public final class DiskChain {
     static Path backingOf(Path image) throws IOException {
         try (FileChannel f = FileChannel.open(image, StandardOpenOption.READ)) {
             ByteBuffer header = ByteBuffer.allocate(20);
-            if (f.read(header, 0) < 20) {
+            if (readFully(f, header, 0) < 20) {
                 return null;
             }
             header.flip();
@@ -98,9 +96,7 @@ public final class DiskChain {
                         + " bytes)");
             }
             ByteBuffer name = ByteBuffer.allocate(size);
-            while (name.hasRemaining() && f.read(name, offset + name.position()) > 0) {
-                // read it whole
-            }
+            readFully(f, name, offset);
             String text = new String(name.array(), 0, name.position(), StandardCharsets.UTF_8);
             if (text.startsWith("json:") || text.matches("^[a-z][a-z0-9+]*:.*") || text.indexOf('\0') >= 0) {
                 throw new IOException(image + " rests on \"" + text + "\", which is not a file path");
@@ -108,5 +104,13 @@ public final class DiskChain {
             Path p = Path.of(text);
             return (p.isAbsolute() ? p : image.toAbsolutePath().getParent().resolve(p)).normalize();
         }
+    }
+
+    /** Reads {@code buffer} full from {@code position} on, or to the file's end; the bytes read. */
+    private static int readFully(FileChannel f, ByteBuffer buffer, long position) throws IOException {
+        while (buffer.hasRemaining() && f.read(buffer, position + buffer.position()) > 0) {
+            // until full or at the end
+        }
+        return buffer.position();
     }
 }
