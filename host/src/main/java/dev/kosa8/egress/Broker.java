@@ -88,16 +88,7 @@ public final class Broker implements AutoCloseable {
     private final java.util.concurrent.Semaphore http2Upstreams = new java.util.concurrent.Semaphore(MAX_HTTP2_UPSTREAMS);
     private final Map<Listener, Path> sockets = new EnumMap<>(Listener.class);
     private final List<Channel> servers = new ArrayList<>();
-    /** Every open guest connection, closed with the broker. */
-    private final io.netty.channel.group.ChannelGroup children =
-            new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
-    /** The open guest connections to the DNS listener, also in {@link #children}: they have a cap of their own. */
-    private final io.netty.channel.group.ChannelGroup dnsChildren =
-            new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
-    private final java.util.concurrent.atomic.AtomicBoolean capWarned = new java.util.concurrent.atomic.AtomicBoolean();
-    private final java.util.concurrent.atomic.AtomicBoolean dnsCapWarned =
-            new java.util.concurrent.atomic.AtomicBoolean();
-    private final java.util.Set<Carried> carried = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final CarriedConnections carried = new CarriedConnections();
     private volatile EgressPolicy policy;
     /** The sandbox's {@code kosa8 secret}s, as the daemon last gave them. */
     private volatile SecretBindings granted = SecretBindings.NONE;
@@ -108,6 +99,8 @@ public final class Broker implements AutoCloseable {
     private volatile QueryRate dnsRate;
     /** Request bodies too long for memory, on disk while they are judged ({@link BodySpool}). */
     private final SpoolBudget spool;
+    /** The open guest connections, each listener's within its cap. */
+    private final GuestConnections connections;
     private EventLoopGroup group;
     private GuestLink link;
     private boolean closed;
@@ -121,6 +114,7 @@ public final class Broker implements AutoCloseable {
         this.audit = audit;
         this.upstreams = upstreams;
         this.spool = new SpoolBudget(null);
+        this.connections = new GuestConnections(audit);
     }
 
     /**
@@ -195,30 +189,15 @@ public final class Broker implements AutoCloseable {
 
     /** The send buffer of each open guest connection, as the kernel reports it (one closing meanwhile is left out). */
     List<Integer> guestSendBuffers() {
-        List<Integer> sizes = new ArrayList<>();
-        for (Channel c : children) {
-            try {
-                sizes.add(c.config().getOption(io.netty.channel.ChannelOption.SO_SNDBUF));
-            } catch (io.netty.channel.ChannelException closed) {
-                // its socket closed between the listing and the question
-            }
-        }
-        return sizes;
+        return connections.sendBuffers();
     }
 
     private ChannelHandler pipelineFor(Listener l) {
         return new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel ch) {
-                int open = l == Listener.DNS ? dnsChildren.size() : children.size() - dnsChildren.size();
-                if (open >= cap(l)) {
-                    refuseOverCap(l);
-                    ch.close();
+                if (!connections.admit(l, ch)) {
                     return;
-                }
-                children.add(ch);
-                if (l == Listener.DNS) {
-                    dnsChildren.add(ch);
                 }
                 var p = ch.pipeline();
                 switch (l) {
@@ -242,21 +221,6 @@ public final class Broker implements AutoCloseable {
         };
     }
 
-    /** The open connections a listener may have: DNS's are counted apart from the others'. */
-    static int cap(Listener l) {
-        return l == Listener.DNS ? DNS_CONNECTIONS : MAX_CONNECTIONS;
-    }
-
-    /** A connection beyond its {@link #cap} is refused: the audit log says so the first time. */
-    void refuseOverCap(Listener l) {
-        boolean dns = l == Listener.DNS;
-        if ((dns ? dnsCapWarned : capWarned).compareAndSet(false, true)) {
-            audit.write(new AuditEvent(java.time.Instant.now(), l.label(), null, null, null, null, null,
-                    "deny", "more than " + cap(l) + " open " + (dns ? "DNS " : "") + "connections: closing new ones",
-                    null, null, null));
-        }
-    }
-
     /**
      * Joins the broker to the network port of the sandbox's machine, the unix socket QEMU keeps behind it
      * ({@link GuestLink}): called whenever a machine starts or replaces the one before (a boot, a restore, a
@@ -269,7 +233,7 @@ public final class Broker implements AutoCloseable {
         if (link != null) {
             link.close();
         }
-        link = closed ? null : GuestLink.connect(new GuestLink.Ends(sockets::get, this::refuseOverCap),
+        link = closed ? null : GuestLink.connect(new GuestLink.Ends(sockets::get, connections::refuseOverCap),
                 netSocket, netWindow, group, log);
         return link;
     }
@@ -302,16 +266,10 @@ public final class Broker implements AutoCloseable {
 
     /** @param passedThrough TLS relayed unread, which a newly bound key cannot reach */
     void track(String host, int port, Channel guest, boolean passedThrough) {
-        Carried c = new Carried(host, port, guest, passedThrough);
-        if (carried.add(c)) { // once per guest connection and host: keep-alive connections carry many requests
-            guest.closeFuture().addListener(f -> carried.remove(c));
-        }
+        carried.add(host, port, guest, passedThrough);
         if (!policy.connect(host, port).allowed()) {
             guest.close(); // the policy changed while this connection was being set up
         }
-    }
-
-    private record Carried(String host, int port, Channel guest, boolean passedThrough) {
     }
 
     public String sandboxId() {
@@ -325,11 +283,7 @@ public final class Broker implements AutoCloseable {
     /** Takes effect at once: for new connections and queries, and by closing carried connections it no longer allows. */
     public void policy(EgressPolicy next) {
         policy = next;
-        for (Carried c : carried) {
-            if (!next.connect(c.host(), c.port()).allowed()) {
-                c.guest().close();
-            }
-        }
+        carried.closeDisallowed(next);
     }
 
     /**
@@ -382,11 +336,7 @@ public final class Broker implements AutoCloseable {
     private synchronized void rebind() {
         SecretBindings next = granted.with(logins.bindings());
         secrets = next;
-        for (Carried c : carried) {
-            if (c.passedThrough() && !next.boundTo(c.host(), c.port()).isEmpty()) {
-                c.guest().close();
-            }
-        }
+        carried.closePassedThroughToKeyedHosts(next);
     }
 
     /**
@@ -401,7 +351,7 @@ public final class Broker implements AutoCloseable {
 
     /** The guest connections open on the broker's listeners (tests). */
     int openConnections() {
-        return children.size();
+        return connections.open();
     }
 
     /** The rate the DNS listener keeps to; null for none. */
@@ -478,7 +428,7 @@ public final class Broker implements AutoCloseable {
         for (Channel c : servers) {
             c.close().awaitUninterruptibly(2000);
         }
-        children.close().awaitUninterruptibly(2000); // their upstreams close with them
+        connections.closeAll(2000); // their upstreams close with them
         for (Path p : sockets.values()) {
             try {
                 Files.deleteIfExists(p);

@@ -308,7 +308,7 @@ public final class GuestLink implements AutoCloseable {
                 flushSoon();
                 return;
             }
-            if (open(l == Listener.DNS) >= Broker.cap(l)) {
+            if (open(l == Listener.DNS) >= GuestConnections.cap(l)) {
                 ends.overCap().accept(l);
                 send(new Message.NetReset(o.channel()));
                 flushSoon();
