@@ -451,10 +451,14 @@ class BrokerTest {
         try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.connect(UnixDomainSocketAddress.of(broker.sockets().get(Listener.TLS)));
             OutputStream out = Channels.newOutputStream(ch);
-            out.write(first);
+            // one write: the second hello is in the broker's socket before the server can answer the first (two
+            // writes let a loaded machine deschedule this thread between them, and a hello sent after TLS 1.3's
+            // ServerHello is meant to pass unread: the guard has stepped aside, and the server refuses it itself)
+            byte[] both = second == null ? first : java.util.Arrays.copyOf(first, first.length + second.length);
             if (second != null) {
-                out.write(second);
+                System.arraycopy(second, 0, both, first.length, second.length);
             }
+            out.write(both);
             return Channels.newInputStream(ch).readAllBytes();
         }
     }
@@ -831,7 +835,8 @@ class BrokerTest {
     }
 
     static String audit() throws IOException {
-        return Files.readString(dir.resolve("net.log"));
+        Path log = dir.resolve("net.log");
+        return Files.exists(log) ? Files.readString(log) : ""; // the broker writes it with its first line
     }
 
     /** The first audit line written at or after {@code since} that matches, waited for up to 10 s. */
