@@ -58,7 +58,9 @@ final class DaemonLauncher {
         if (new File("/usr/bin/setsid").canExecute()) {
             argv.addAll(List.of("/usr/bin/setsid", "-f"));
         }
-        argv.addAll(List.of(java, "-XX:+UseSerialGC", "-Xss512k",
+        // the heap starts at 16 MiB and grows as the work needs (the JVM's default start is 1/64 of the machine's
+        // memory, which the serial collector never gives back); daemon.HeapTrim gives a grown heap back when quiet
+        argv.addAll(List.of(java, "-XX:+UseSerialGC", "-Xms16m", "-Xss512k",
                 "--enable-native-access=ALL-UNNAMED",
                 // aircompressor's pure-Java zstd (image.oci.LayerStream) reads arrays through sun.misc.Unsafe
                 "--sun-misc-unsafe-memory-access=allow", "-Dkosa8.build=" + Main.build(), "-cp", classpath, "dev.kosa8.daemon.DaemonMain"));

@@ -95,6 +95,7 @@ public final class Daemon {
         // after listening: a CLI waiting for this daemon finds it up at once; requests for a sandbox wait for its own
         sandboxes.reattachMachines();
         e2b.restore();
+        HeapTrim.start(this::log);
     }
 
     /** Names this daemon's build beside its socket ({@link HostPaths#daemonBuild()}), whole or not at all. */
