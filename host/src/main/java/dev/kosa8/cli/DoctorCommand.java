@@ -7,6 +7,8 @@ import dev.kosa8.host.HostCheck;
 import dev.kosa8.host.HostRequirement;
 import dev.kosa8.host.HostTools;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.host.Mounts;
+import dev.kosa8.host.Wsl;
 import dev.kosa8.image.ImageStore;
 import dev.kosa8.secrets.SecretStore;
 import dev.kosa8.vm.Jail;
@@ -29,15 +31,17 @@ final class DoctorCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         HostCheck host = HostCheck.host();
+        Wsl wsl = Wsl.host();
         tools(host);
+        wsl(wsl);
         jail();
         Path kvm = Path.of("/dev/kvm");
         if (!Files.exists(kvm)) {
             warn("kvm", "/dev/kvm is missing: sandboxes run under TCG (software emulation, much slower)",
-                    "enable virtualization in the firmware and load kvm_intel or kvm_amd");
+                    wsl.any() ? wsl.kvmMissingFix() : "enable virtualization in the firmware and load kvm_intel or kvm_amd");
         } else if (!Files.isWritable(kvm)) {
             warn("kvm", "/dev/kvm is not writable by you: sandboxes run under TCG",
-                    "sudo usermod -aG kvm $USER, then log in again");
+                    wsl.any() ? wsl.kvmGroupFix() : "sudo usermod -aG kvm $USER, then log in again");
         } else {
             ok("kvm", "/dev/kvm is usable (a probe boot decides whether the guest runs under it)");
         }
@@ -108,6 +112,36 @@ final class DoctorCommand implements Callable<Integer> {
         if (!lines.isEmpty()) {
             System.out.println("        everything required that is missing, in one line:");
             lines.forEach(l -> System.out.println("          " + l));
+        }
+    }
+
+    /**
+     * Under WSL: which one (WSL 1 cannot run kosa8), and whether kosa8's
+     * home or the folder a command here would share lies on a Windows drive,
+     * which reaches Linux through a file server of Windows' own: slow for a
+     * sandbox's folder, and without the Unix modes and links kosa8's state
+     * needs. Nothing under plain Linux.
+     */
+    private void wsl(Wsl wsl) {
+        if (!wsl.any()) {
+            return;
+        }
+        if (wsl.version() == Wsl.Version.WSL1) {
+            check("wsl", false, "WSL 1 (kernel " + wsl.kernelRelease() + "): no Linux kernel of its own, so no "
+                    + "KVM, no jail and no checkpoints", wsl.wsl1Fix());
+            return;
+        }
+        ok("wsl", "WSL 2" + (wsl.distribution().isEmpty() ? "" : ", distribution " + wsl.distribution())
+                + ", kernel " + wsl.kernelRelease() + ": kosa8 runs as on any Linux (docs/wsl2.md)");
+        for (var place : List.of(java.util.Map.entry("kosa8's home", main.paths.data()),
+                java.util.Map.entry("this folder", Path.of("").toAbsolutePath()))) {
+            var mount = Mounts.host(place.getValue());
+            if (mount.isPresent() && mount.get().windowsDrive()) {
+                warn("wsl", place.getKey() + " (" + place.getValue() + ") is on a Windows drive ("
+                                + mount.get().point() + ", " + mount.get().type() + "): slow to share, without Unix modes",
+                        place.getKey().equals("kosa8's home") ? "set KOSA8_HOME to a folder in the Linux file system"
+                                : "keep the project in the Linux file system (e.g. ~/src) and run kosa8 there");
+            }
         }
     }
 
