@@ -11,10 +11,12 @@ import java.util.function.Consumer;
  * quiet. The daemon runs on the serial collector, which shrinks the heap
  * only after a full collection ({@code MaxHeapFreeRatio}) and never below
  * {@code -Xms} ({@link dev.kosa8.cli.DaemonLauncher} starts it at 16 MiB
- * instead of the JVM's default, 1/64 of the machine's memory); a daemon
- * that goes quiet after a burst of sandboxes makes no collection at all, and
- * kept the grown heap for good (a soak's daemon: 16 MiB of objects in use,
- * 385 MiB resident, with no sandbox left; docs/limits.md, "The daemon's own
+ * instead of the JVM's default, 1/64 of the machine's memory, and turns off
+ * {@code ShrinkHeapInSteps}, which would shrink by nothing at the first
+ * collection, 10 % at the second, 40 % at the third); a daemon that goes
+ * quiet after a burst of sandboxes makes no collection at all, and kept the
+ * grown heap for good (a soak's daemon: 16 MiB of objects in use, 385 MiB
+ * resident, with no sandbox left; docs/limits.md, "The daemon's own
  * memory").
  *
  * <p>Every {@link #PERIOD} it looks: when no collection ran in the whole
