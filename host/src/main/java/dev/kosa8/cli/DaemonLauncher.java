@@ -58,11 +58,12 @@ final class DaemonLauncher {
         if (new File("/usr/bin/setsid").canExecute()) {
             argv.addAll(List.of("/usr/bin/setsid", "-f"));
         }
-        // memory given back when quiet (docs/limits.md, "The daemon's own memory"): the heap starts at 16 MiB and
-        // grows as the work needs (the JVM's default start, 1/64 of the machine's memory, is a floor the serial
-        // collector never shrinks below); a full collection shrinks it at once, not in four damped steps, and
-        // daemon.HeapTrim asks for one when the daemon is quiet; the C library's free memory is trimmed each minute
-        argv.addAll(List.of(java, "-XX:+UseSerialGC", "-Xms16m", "-XX:-ShrinkHeapInSteps",
+        // memory given back when quiet (docs/limits.md, "The daemon's own memory"): the heap starts at 32 MiB, its
+        // young generation at 24 of it, and grows as the work needs (the JVM's default start, 1/64 of the machine's
+        // memory, is a floor the serial collector never shrinks below); a full collection shrinks it at once, not in
+        // four damped steps, and daemon.HeapTrim asks for one when the daemon is quiet; the C library's free memory
+        // is trimmed each minute
+        argv.addAll(List.of(java, "-XX:+UseSerialGC", "-Xms32m", "-XX:NewSize=24m", "-XX:-ShrinkHeapInSteps",
                 "-XX:TrimNativeHeapInterval=60000", "-Xss512k",
                 "--enable-native-access=ALL-UNNAMED",
                 // aircompressor's pure-Java zstd (image.oci.LayerStream) reads arrays through sun.misc.Unsafe

@@ -10,7 +10,7 @@ import java.util.function.Consumer;
  * Gives the heap a busy spell grew back to the system once the daemon is
  * quiet. The daemon runs on the serial collector, which shrinks the heap
  * only after a full collection ({@code MaxHeapFreeRatio}) and never below
- * {@code -Xms} ({@link dev.kosa8.cli.DaemonLauncher} starts it at 16 MiB
+ * {@code -Xms} ({@link dev.kosa8.cli.DaemonLauncher} starts it at 32 MiB
  * instead of the JVM's default, 1/64 of the machine's memory, and turns off
  * {@code ShrinkHeapInSteps}, which would shrink by nothing at the first
  * collection, 10 % at the second, 40 % at the third); a daemon that goes
