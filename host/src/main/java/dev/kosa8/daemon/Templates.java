@@ -4,26 +4,15 @@ import dev.kosa8.egress.EgressService;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kosa8.checkpoint.ram.RamStore;
-import dev.kosa8.host.AtomicFile;
-import dev.kosa8.host.CrashPoints;
 import dev.kosa8.host.FileTrees;
-import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
-import dev.kosa8.vm.Accelerator;
-import dev.kosa8.vm.GuestCommand;
-import dev.kosa8.vm.MachineState;
 import dev.kosa8.vm.SavedMachine;
-import dev.kosa8.vm.TscFrequency;
-import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.VmSpec;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -74,14 +63,10 @@ final class Templates {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private final Path root;
-    private final Path runtime;
-    private final String qemuBinary;
     private final Consumer<String> log;
-    private final GuestTrust trust;
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
-
-    private final java.util.function.UnaryOperator<VmSpec> confine;
     private final TemplateRehearsals rehearsals;
+    private final TemplateMaker maker;
 
     Templates(HostPaths paths, String qemuBinary, Consumer<String> log) {
         this(paths, qemuBinary, java.util.function.UnaryOperator.identity(), null, log);
@@ -94,13 +79,11 @@ final class Templates {
      */
     Templates(HostPaths paths, String qemuBinary, java.util.function.UnaryOperator<VmSpec> confine,
               EgressService egress, Consumer<String> log) {
-        this.confine = confine;
         this.rehearsals = new TemplateRehearsals(egress, log);
         this.root = paths.data().resolve("templates");
-        this.runtime = paths.runtime().resolve("templates");
-        this.qemuBinary = qemuBinary;
         this.log = log;
-        this.trust = new GuestTrust(log);
+        this.maker = new TemplateMaker(root, paths.runtime().resolve("templates"), qemuBinary, confine, rehearsals,
+                log);
     }
 
     /** The template of this shape, made first if there is none yet. */
@@ -158,7 +141,7 @@ final class Templates {
     }
 
     /** The name of a template's RAM image and pack: unique among templates, never a checkpoint's id. */
-    private static String ramId(Path dir) {
+    static String ramId(Path dir) {
         return "template-" + dir.getFileName();
     }
 
@@ -180,24 +163,6 @@ final class Templates {
 
     /** A template removed (or, in a dry run, that would be) and the bytes that frees. */
     record Pruned(String name, long bytes) {
-    }
-
-    /**
-     * Lays the template's CA out in the guest ({@link GuestTrust#layOut}); an image whose trust stores cannot take
-     * it (an imported one without a shell or a CA bundle) gets a template without, said in the log, and each
-     * sandbox then installs its own CA as after a cold boot.
-     */
-    private boolean layOut(Vm vm, dev.kosa8.egress.tls.SandboxCa ca, BootImage image) {
-        try {
-            return trust.layOut(vm.agent(), ca, image, Duration.ofSeconds(60));
-        } catch (RuntimeException e) {
-            if (java.nio.file.Files.isRegularFile(image.systemCertificates())) {
-                throw e;
-            }
-            log.accept("template of image " + image.id() + ": its trust stores do not take the CA (" + e.getMessage()
-                    + ")");
-            return false;
-        }
     }
 
     /**
@@ -291,6 +256,11 @@ final class Templates {
         return root.resolve(shape + ".current");
     }
 
+    /** Makes the shape's template ({@link TemplateMaker}) and points the shape at it. */
+    private Path make(Shape shape, BootImage image, Duration bootTimeout) {
+        return maker.make(shape, image, bootTimeout, pointer(shape.name()));
+    }
+
     private Path current(String shape) {
         try {
             String name = Files.readString(pointer(shape)).strip();
@@ -300,108 +270,4 @@ final class Templates {
         }
     }
 
-    private Path make(Shape shape, BootImage image, Duration bootTimeout) {
-        long t0 = System.nanoTime();
-        Path dir = root.resolve(shape.name() + "-" + Long.toHexString(System.currentTimeMillis()));
-        Path work = root.resolve(".making-" + shape.name());
-        Path run = runtime.resolve(Integer.toHexString(shape.name().hashCode()));
-        Vm vm = null;
-        try {
-            FileTrees.delete(work);
-            Files.createDirectories(work);
-            HostPaths.privateDirectory(run);
-            Path disk = work.resolve("disk.qcow2");
-            HostCommand.of("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
-                            image.rootDisk().toAbsolutePath().toString(), disk.toString())
-                    .logTo(work.resolve("qemu.log"))
-                    .run(KosaException.Kind.VM, "creating a template's disk");
-            CrashPoints.reached("template", "disk");
-            Accelerator accel = Accelerator.parse(shape.accelerator());
-            String args = image.kernelArgs() + TscFrequency.kernelArg(accel);
-            dev.kosa8.egress.tls.SandboxCa ca = null;
-            if (shape.net()) {
-                // a CA of the template's own: the init then writes every setting a CA brings; each sandbox's
-                // replaces it after the restore
-                ca = EgressService.certificateAuthority(work, "template");
-                args += " kosa8.net=1 " + EgressService.kernelArgument(ca);
-            }
-            VmSpec spec = new VmSpec("template-" + Integer.toHexString(shape.name().hashCode()), accel, shape.cpus(),
-                    shape.memoryMiB(), image.kernel(), image.initramfs(), disk, args, work.resolve("console.log"),
-                    run.resolve("qmp.sock"), run.resolve("agent.sock"), shape.workspace() ? run.resolve("ws9p.sock")
-                    : null, shape.net() ? run.resolve("net.sock") : null);
-            spec = confine.apply(spec);
-            vm = Vm.boot(spec, qemuBinary, bootTimeout, q -> { });
-            Vm booted = vm;
-            CrashPoints.reached("template", "booted", () -> booted.process().pid());
-            TemplateRehearsals.restore(vm);
-            // the rehearsal's socket lies beside the machine's runtime folder, not in it: that folder is QEMU's
-            // (its jail hides only what is there when QEMU starts), and QEMU must not reach a listener of the daemon
-            int downloads = shape.net() ? rehearsals.network(vm, spec, runtime.resolve(run.getFileName()
-                    + ".rehearsal")) : 0;
-            CrashPoints.reached("template", "rehearsed", () -> booted.process().pid());
-            boolean trustLaidOut = ca != null && layOut(vm, ca, image);
-            try {
-                GuestCommand.run(vm.agent(), List.of("sync"), Duration.ofSeconds(60));
-            } catch (dev.kosa8.vm.AgentConnection.AgentException e) {
-                // an imported image may have no sync: kosa8's own busybox beside it has (the machine is saved
-                // stopped anyway, its page cache with its RAM)
-                try {
-                    GuestCommand.run(vm.agent(), List.of("/run/kosa8/busybox", "sync"), Duration.ofSeconds(60));
-                } catch (dev.kosa8.vm.AgentConnection.AgentException e2) {
-                    log.accept("template " + shape.name() + ": no sync in the image (" + e.getMessage() + ")");
-                }
-            }
-            vm.qmp().execute("stop", Map.of(), Duration.ofSeconds(30));
-            MachineState.saveStopped(vm.qmp(), run.resolve("vmstate.sock"), work.resolve("machine.vmstate"),
-                    Duration.ofMinutes(10));
-            CrashPoints.reached("template", "saved", () -> booted.process().pid());
-            vm.quit(Duration.ofSeconds(15));
-            vm = null;
-            keepAsPages(work, ramId(dir));
-            CrashPoints.reached("template", "pages");
-            FileTrees.delete(work.resolve("ca")); // the template's CA key is of no further use
-            disk.toFile().setReadOnly();
-            AtomicFile.write(work.resolve("template.json"), JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(Map.of(
-                    "shape", shape, "created", Instant.now().toString(), "bootImage", image.id(),
-                    "trustLaidOut", trustLaidOut, "rehearsals", TemplateRehearsals.REHEARSALS, "netRehearsals", downloads)));
-            CrashPoints.reached("template", "described");
-            Files.move(work, dir, StandardCopyOption.ATOMIC_MOVE);
-            CrashPoints.reached("template", "moved");
-            AtomicFile.write(pointer(shape.name()), (dir.getFileName() + "\n").getBytes(StandardCharsets.US_ASCII));
-            CrashPoints.reached("template", "current");
-            log.accept("made template " + dir.getFileName() + " in " + Duration.ofNanos(System.nanoTime() - t0)
-                    .toMillis() + " ms");
-            return dir;
-        } catch (IOException | RuntimeException e) {
-            if (vm != null) {
-                vm.kill();
-            }
-            try {
-                FileTrees.delete(work);
-            } catch (IOException ignored) {
-                // a leftover .making- directory is replaced by the next attempt
-            }
-            throw new KosaException(KosaException.Kind.VM, "cannot make the booted template " + shape.name() + ": "
-                    + e.getMessage(), "see the daemon's log; sandboxes boot without a template meanwhile", e);
-        } finally {
-            try {
-                FileTrees.delete(run);
-            } catch (IOException ignored) {
-                // sockets of a QEMU that is gone
-            }
-        }
-    }
-
-    /**
-     * Keeps the template's RAM as pages (and deletes the stream), so each
-     * sandbox made from it can share them with its first checkpoint; a
-     * stream {@link RamStore} cannot take apart stays whole, and says why.
-     */
-    private void keepAsPages(Path work, String ramId) {
-        try {
-            new RamStore(work).store(ramId, work.resolve("machine.vmstate"), null);
-        } catch (IOException e) {
-            log.accept("template " + ramId + ": its RAM is kept as one stream (" + e.getMessage() + ")");
-        }
-    }
 }
