@@ -38,10 +38,10 @@ final class DoctorCommand implements Callable<Integer> {
         Path kvm = Path.of("/dev/kvm");
         if (!Files.exists(kvm)) {
             warn("kvm", "/dev/kvm is missing: sandboxes run under TCG (software emulation, much slower)",
-                    wsl.any() ? wsl.kvmMissingFix() : "enable virtualization in the firmware and load kvm_intel or kvm_amd");
+                    wsl.kvmMissingFix());
         } else if (!Files.isWritable(kvm)) {
             warn("kvm", "/dev/kvm is not writable by you: sandboxes run under TCG",
-                    wsl.any() ? wsl.kvmGroupFix() : "sudo usermod -aG kvm $USER, then log in again");
+                    wsl.kvmGroupFix());
         } else {
             ok("kvm", "/dev/kvm is usable (a probe boot decides whether the guest runs under it)");
         }
@@ -132,15 +132,21 @@ final class DoctorCommand implements Callable<Integer> {
             return;
         }
         ok("wsl", "WSL 2" + (wsl.distribution().isEmpty() ? "" : ", distribution " + wsl.distribution())
-                + ", kernel " + wsl.kernelRelease() + ": kosa8 runs as on any Linux (docs/wsl2.md)");
-        for (var place : List.of(java.util.Map.entry("kosa8's home", main.paths.data()),
-                java.util.Map.entry("this folder", Path.of("").toAbsolutePath()))) {
+                + ", kernel " + wsl.kernelRelease() + ": kosa8 runs as on any Linux; closing the last WSL terminal "
+                + "stops the distribution and its sandboxes (docs/wsl2.md)");
+        var places = new java.util.LinkedHashMap<String, Path>();
+        places.put("kosa8's data", main.paths.data());
+        places.put("kosa8's cache", main.paths.cache());
+        places.put("kosa8's sockets", main.paths.runtime());
+        places.put("this folder", Path.of("").toAbsolutePath());
+        for (var place : places.entrySet()) {
             var mount = Mounts.host(place.getValue());
             if (mount.isPresent() && mount.get().windowsDrive()) {
                 warn("wsl", place.getKey() + " (" + place.getValue() + ") is on a Windows drive ("
                                 + mount.get().point() + ", " + mount.get().type() + "): slow to share, without Unix modes",
-                        place.getKey().equals("kosa8's home") ? "set KOSA8_HOME to a folder in the Linux file system"
-                                : "keep the project in the Linux file system (e.g. ~/src) and run kosa8 there");
+                        place.getKey().equals("this folder")
+                                ? "keep the project in the Linux file system (e.g. ~/src) and run kosa8 there"
+                                : "set KOSA8_HOME to a folder in the Linux file system, e.g. /home/<you>/.kosa8");
             }
         }
     }

@@ -2,6 +2,8 @@ package dev.kosa8.daemon;
 
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
 import java.lang.management.MemoryUsage;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -19,28 +21,46 @@ import java.util.function.Consumer;
  * resident, with no sandbox left; docs/limits.md, "The daemon's own
  * memory").
  *
- * <p>Every {@link #PERIOD} it looks: when no collection ran in the whole
- * period (the daemon allocated less than its young generation: quiet) and
- * the heap holds more than {@link #SLACK} and more than three times its use
- * free, it asks for one full collection, which shrinks the heap. What that
- * leaves free is at most {@code 0.7/0.3} of what is in use (the JVM's
- * {@code MaxHeapFreeRatio} of 70), under the three times, so a quiet
- * daemon is trimmed once per burst, not every period. The collection stops
- * the daemon for as long as it takes to copy what is in use (tens of
- * milliseconds at the daemon's 10-60 MiB) at a moment nothing is asking.
+ * <p>Every {@link #PERIOD} it looks at the old generation, the part a
+ * full collection sizes (to at most {@code 0.7/0.3} of what it holds, the
+ * JVM's {@code MaxHeapFreeRatio} of 70; the young generation is emptied and
+ * sized after it). When no collection ran in the whole period (the daemon
+ * allocated less than its young generation: quiet), none ran since its own
+ * last one either (nothing can have grown since), and the old generation
+ * holds more than {@link #SLACK} and more than two and a half times its use
+ * free, it asks for one full collection. What that leaves free is under
+ * that (2.33 times), and without a collection between, no second one is asked for: a
+ * quiet daemon is trimmed once per burst, and a daemon whose heap cannot
+ * shrink (one run in the foreground by {@code kosa8 daemon run}, in the
+ * CLI's JVM and its default floor) is asked once, not every period. The
+ * collection stops the daemon for as long as it takes to copy what is in
+ * use (about 50 ms at the daemon's 10-60 MiB) at a moment nothing is asking.
  */
 final class HeapTrim {
     static final Duration PERIOD = Duration.ofSeconds(60);
     static final long SLACK = 64L << 20;
 
-    /** What the heap and its collectors said at one look. */
+    /**
+     * What the collectors and the old generation said at one look.
+     *
+     * @param committed the old generation's committed bytes (the heap's, where the JVM names no old generation)
+     * @param used      the old generation's bytes in use (likewise)
+     */
     record Look(long collections, long committed, long used) {
         static Look now() {
             long n = 0;
             for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
                 n += Math.max(0, gc.getCollectionCount());
             }
-            MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
+            MemoryUsage old = null;
+            for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+                // the serial collector's "Tenured Gen"; "PS Old Gen", "G1 Old Gen" for others
+                if (pool.getType() == MemoryType.HEAP && (pool.getName().contains("Old")
+                        || pool.getName().contains("Tenured"))) {
+                    old = pool.getUsage();
+                }
+            }
+            MemoryUsage heap = old != null ? old : ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
             return new Look(n, heap.getCommitted(), heap.getUsed());
         }
     }
@@ -48,16 +68,22 @@ final class HeapTrim {
     private HeapTrim() {
     }
 
-    /** Whether the daemon was quiet since {@code before} and holds enough free heap to be worth a collection. */
-    static boolean worthIt(Look before, Look now) {
+    /**
+     * Whether the daemon was quiet since {@code before}, made no collection since the one this class asked for
+     * last ({@code lastTrim}, the count right after it; -1 before any), and holds enough free old generation to be
+     * worth a collection.
+     */
+    static boolean worthIt(Look before, Look now, long lastTrim) {
         long free = now.committed() - now.used();
-        return now.collections() == before.collections() && free > SLACK && free > 3 * now.used();
+        return now.collections() == before.collections() && now.collections() != lastTrim && free > SLACK
+                && free > 5 * now.used() / 2;
     }
 
     /** Starts the daemon thread that looks every period; {@code log} hears each trim. */
     static void start(Consumer<String> log) {
         Thread.ofPlatform().daemon().name("heap-trim").start(() -> {
             Look before = Look.now();
+            long lastTrim = -1;
             while (true) {
                 try {
                     Thread.sleep(PERIOD);
@@ -65,14 +91,16 @@ final class HeapTrim {
                     return;
                 }
                 Look now = Look.now();
-                if (worthIt(before, now)) {
+                if (worthIt(before, now, lastTrim)) {
+                    long heapBefore = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getCommitted();
                     long started = System.nanoTime();
                     System.gc();
-                    Look after = Look.now();
+                    MemoryUsage heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage();
+                    now = Look.now();
+                    lastTrim = now.collections();
                     log.accept(String.format("quiet: the heap went from %d to %d MiB (%d MiB in use), a collection of %d ms",
-                            now.committed() >> 20, after.committed() >> 20, after.used() >> 20,
+                            heapBefore >> 20, heap.getCommitted() >> 20, heap.getUsed() >> 20,
                             (System.nanoTime() - started) / 1_000_000));
-                    now = after;
                 }
                 before = now;
             }

@@ -34,9 +34,11 @@ import java.util.function.UnaryOperator;
  * guest's trust stores ({@link GuestTrust}), a sync, the machine saved stopped
  * and its RAM kept as pages ({@link RamStore}). It is written in
  * {@code .making-SHAPE} and committed by a rename, then named as the shape's
- * current template, so a half-made one is never used; a crash at any step
- * (the {@code template} crash points) leaves at most a {@code .making-}
- * directory that the next make or prune removes.
+ * current template, so a half-made one is never used. A crash before the
+ * rename (the {@code template} crash points) leaves a {@code .making-}
+ * directory that the next make or prune removes; one between the rename and
+ * the pointer's write leaves a whole template no shape names, which the next
+ * make replaces and {@code kosa8 image prune} removes.
  */
 final class TemplateMaker {
     private static final ObjectMapper JSON = new ObjectMapper();

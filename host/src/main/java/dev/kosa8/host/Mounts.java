@@ -11,15 +11,16 @@ import java.util.Optional;
  * {@code kosa8 doctor}, which warns of folders on Windows drives under WSL.
  */
 public final class Mounts {
-    /** One mount: where, its file system's type, and its source as the kernel names it. */
-    public record Mount(String point, String type, String source) {
+    /** One mount: where, its file system's type, its source and its file system's options as the kernel names them. */
+    public record Mount(String point, String type, String source, String superOptions) {
         /**
-         * A Windows drive as WSL mounts it: DrvFs, over 9p (its source the drive, {@code C:\}, or
-         * {@code drvfs}) or, in newer WSL, virtiofs.
+         * A Windows drive or share as WSL mounts it: DrvFs, over 9p (its source the drive, {@code C:\}, or
+         * {@code drvfs}; its options {@code aname=drvfs;...}, a share's too) or, in newer WSL, virtiofs.
          */
         public boolean windowsDrive() {
             return type.equals("drvfs") || (type.equals("9p") || type.equals("virtiofs"))
-                    && (source.startsWith("drvfs") || source.matches("[A-Za-z]:.*"));
+                    && (source.startsWith("drvfs") || source.matches("[A-Za-z]:.*")
+                    || superOptions.contains("aname=drvfs"));
         }
     }
 
@@ -32,13 +33,15 @@ public final class Mounts {
         for (String line : mountinfo.lines().toList()) {
             String[] f = line.split(" ");
             int dash = java.util.Arrays.asList(f).indexOf("-");
+            // id parent major:minor root point options [optional fields...] - type source super-options
             if (f.length < 5 || dash < 6 || dash + 2 >= f.length) {
                 continue;
             }
             String point = unescape(f[4]);
             boolean under = point.equals("/") || path.equals(point) || path.startsWith(point + "/");
             if (under && (best == null || point.length() >= best.point().length())) {
-                best = new Mount(point, f[dash + 1], unescape(f[dash + 2])); // a later mount on the same point hides earlier
+                // a later mount on the same point hides the earlier
+                best = new Mount(point, f[dash + 1], unescape(f[dash + 2]), dash + 3 < f.length ? f[dash + 3] : "");
             }
         }
         return Optional.ofNullable(best);

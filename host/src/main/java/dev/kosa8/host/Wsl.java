@@ -18,7 +18,9 @@ import java.util.Map;
  * Microsoft's WSL 2 kernels end in {@code -microsoft-standard-WSL2}, WSL 1
  * reports a Windows build ending in {@code -Microsoft}. A WSL 2 user may boot
  * a kernel of their own, whose release names no Microsoft; WSL still sets
- * {@code WSL_DISTRO_NAME} in every process it starts, which tells those.
+ * {@code WSL_DISTRO_NAME} in every process it starts and registers its
+ * handler for Windows programs ({@code WSLInterop} in binfmt_misc), which tell
+ * those.
  *
  * @param distribution the WSL distribution's name ({@code WSL_DISTRO_NAME}), empty when not under WSL or unset
  */
@@ -35,11 +37,15 @@ public record Wsl(Version version, String distribution, String kernelRelease) {
         } catch (IOException e) {
             release = "";
         }
-        return of(release, System.getenv());
+        return of(release, System.getenv(), Files.exists(Path.of("/proc/sys/fs/binfmt_misc/WSLInterop")));
     }
 
-    /** What {@code release} (the kernel's release) and {@code env} (the process's environment) say. */
-    public static Wsl of(String release, Map<String, String> env) {
+    /**
+     * What {@code release} (the kernel's release), {@code env} (the process's environment) and {@code interop}
+     * (whether WSL's handler for Windows programs is registered, {@code /proc/sys/fs/binfmt_misc/WSLInterop}:
+     * there under {@code sudo}, ssh and services too, which do not carry {@code WSL_DISTRO_NAME}) say.
+     */
+    public static Wsl of(String release, Map<String, String> env, boolean interop) {
         String r = release.toLowerCase(Locale.ROOT);
         String distro = env.getOrDefault("WSL_DISTRO_NAME", "");
         Version v;
@@ -47,7 +53,7 @@ public record Wsl(Version version, String distribution, String kernelRelease) {
             v = Version.WSL2;
         } else if (r.endsWith("-microsoft")) {
             v = Version.WSL1;
-        } else if (!distro.isEmpty()) {
+        } else if (!distro.isEmpty() || interop) {
             v = Version.WSL2; // a kernel of the user's own: WSL 1 always names Microsoft
         } else {
             v = Version.NONE;
@@ -65,8 +71,11 @@ public record Wsl(Version version, String distribution, String kernelRelease) {
                 : distribution;
     }
 
-    /** Why {@code /dev/kvm} is missing here, and what gives it, for {@code doctor}. */
+    /** What gives {@code /dev/kvm} to this host when it is missing (on WSL 2: nested virtualization). */
     public String kvmMissingFix() {
+        if (version != Version.WSL2) {
+            return version == Version.WSL1 ? wsl1Fix() : "enable virtualization in the firmware and load kvm_intel or kvm_amd";
+        }
         return "WSL 2 has /dev/kvm only with nested virtualization: it needs Windows 11 and a CPU with "
                 + "virtualization enabled in the firmware; in Windows put `nestedVirtualization=true` under "
                 + "`[wsl2]` in %UserProfile%\\.wslconfig (the default on Windows 11), then run `wsl --shutdown` "
@@ -75,6 +84,9 @@ public record Wsl(Version version, String distribution, String kernelRelease) {
 
     /** What gives this user {@code /dev/kvm} when it is there but not theirs. */
     public String kvmGroupFix() {
+        if (version == Version.NONE) {
+            return "sudo usermod -aG kvm $USER, then log in again";
+        }
         return "sudo usermod -aG kvm $USER, then in Windows `wsl --terminate " + distributionArgument()
                 + "` and open the distribution again (a new login takes the group)";
     }

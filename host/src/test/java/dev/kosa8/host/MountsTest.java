@@ -13,6 +13,8 @@ class MountsTest {
             71 60 0:57 / /mnt/d rw,noatime - virtiofs drvfsaD rw
             72 60 0:58 / /mnt/wsl rw,relatime - tmpfs none rw
             73 60 0:59 / /home/me/with\\040space rw,relatime - ext4 /dev/sdd rw
+            74 60 0:60 / /mnt/share rw,noatime shared:5 master:2 - 9p share rw,aname=drvfs;path=UNC\\134server\\134share
+            75 60 0:61 / /srv/data rw,relatime shared:7 - ext4 /dev/sde rw
             """;
 
     @Test
@@ -31,6 +33,17 @@ class MountsTest {
         assertThat(Mounts.of("/mnt/wsl/x", WSL).orElseThrow().windowsDrive()).isFalse();
         // a name that only begins like a mount point is not under it
         assertThat(Mounts.of("/mnt/cache", WSL).orElseThrow().point()).isEqualTo("/");
+    }
+
+    @Test
+    void aWindowsShareIsToldByItsOptionsBehindOptionalFields() {
+        var m = Mounts.of("/mnt/share/x", WSL).orElseThrow();
+        assertThat(m.type()).isEqualTo("9p");
+        assertThat(m.windowsDrive()).isTrue();
+        var linux = Mounts.of("/srv/data/y", WSL).orElseThrow();
+        assertThat(linux.point()).isEqualTo("/srv/data");
+        assertThat(linux.type()).isEqualTo("ext4");
+        assertThat(linux.windowsDrive()).isFalse();
     }
 
     @Test
