@@ -84,6 +84,7 @@ final class AgentCommand implements Callable<Integer> {
         }
         AgentDefinition agent = definitions().load(name);
         Path folder = folder(sandbox);
+        sandbox.warnOfWindowsDrive(System.err);
         sandbox.workspace = folder.toString(); // the guest sees it at its real path, which the session is keyed by
         Images.ensure(main.paths, System.err);
         DaemonClient daemon = main.daemon();

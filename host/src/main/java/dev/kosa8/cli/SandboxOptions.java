@@ -199,6 +199,35 @@ final class SandboxOptions {
         return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8);
     }
 
+    /**
+     * Under WSL, says on {@code err} when the folder to share is on a Windows drive, before the sandbox is made:
+     * it works, slowly and without Unix modes or links ({@link #windowsDriveWarning}; docs/wsl2.md).
+     */
+    void warnOfWindowsDrive(java.io.PrintStream err) {
+        String w = workspaceFolder();
+        if (w.isEmpty()) {
+            return;
+        }
+        dev.kosa8.host.Wsl wsl = dev.kosa8.host.Wsl.host();
+        if (wsl.any()) {
+            String warning = windowsDriveWarning(wsl, w, dev.kosa8.host.Mounts.host(java.nio.file.Path.of(w)));
+            if (warning != null) {
+                err.println(warning);
+            }
+        }
+    }
+
+    /** The warning for a folder on {@code mount} under {@code wsl}, or null when there is none to give. */
+    static String windowsDriveWarning(dev.kosa8.host.Wsl wsl, String folder,
+                                      java.util.Optional<dev.kosa8.host.Mounts.Mount> mount) {
+        if (!wsl.any() || mount.isEmpty() || !mount.get().windowsDrive()) {
+            return null;
+        }
+        return "kosa8: warning: " + folder + " is on a Windows drive (" + mount.get().point() + "): the sandbox's"
+                + " folder works there, but slowly, and without Unix modes or symlinks; keep the project in the Linux"
+                + " file system (e.g. ~/src) for speed (docs/wsl2.md)";
+    }
+
     /** The folder to share as an absolute path, or empty for none; the daemon checks it further. */
     String workspaceFolder() {
         if ("none".equals(workspace)) {
