@@ -117,7 +117,7 @@ final class DoctorCommand implements Callable<Integer> {
 
     /**
      * Under WSL: which one (WSL 1 cannot run kosa8), and whether kosa8's
-     * home or the folder a command here would share lies on a Windows drive,
+     * data, cache or sockets, or the folder a command here would share, lie on a Windows drive,
      * which reaches Linux through a file server of Windows' own: slow for a
      * sandbox's folder, and without the Unix modes and links kosa8's state
      * needs. Nothing under plain Linux.
