@@ -30,13 +30,12 @@ import java.util.function.Consumer;
  * holds more than {@link #SLACK} and more than two and a half times its use
  * free, it asks for one full collection. What that leaves free is under
  * that (2.33 times), and without a collection between no second one is
- * asked for: a
- * quiet daemon is trimmed once per burst, and a daemon whose heap cannot
- * shrink (one run in the foreground by {@code kosa8 daemon run}, in the
- * CLI's JVM and its default floor) is asked once after each busy spell,
- * not every period. The
- * collection stops the daemon for as long as it takes to copy what is in
- * use (about 50 ms at the daemon's 10-60 MiB) at a moment nothing is asking.
+ * asked for: a quiet daemon is trimmed once per burst, and a daemon whose
+ * heap cannot shrink (one run in the foreground by {@code kosa8 daemon run},
+ * in the CLI's JVM and its default floor) is asked once after each busy
+ * spell, not every period. The collection stops the daemon for as long as
+ * it takes to copy what is in use (about 50 ms at the daemon's 10-60 MiB) at
+ * a moment nothing is asking.
  */
 final class HeapTrim {
     static final Duration PERIOD = Duration.ofSeconds(60);
