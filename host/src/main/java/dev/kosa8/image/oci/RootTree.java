@@ -4,13 +4,10 @@ import dev.kosa8.host.KosaException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -238,34 +235,7 @@ public final class RootTree {
     /** Deletes a path of this tree and everything under it, never following a link; a missing one is nothing. */
     private void delete(Path p, String key) throws IOException {
         meta.keySet().removeIf(k -> k.equals(key) || k.startsWith(key + "/"));
-        BasicFileAttributes a = attributes(p);
-        if (a == null) {
-            return;
-        }
-        if (!a.isDirectory()) {
-            Files.delete(p);
-            return;
-        }
-        Files.walkFileTree(p, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path f, BasicFileAttributes at) throws IOException {
-                Files.delete(f);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException ex) throws IOException {
-                if (ex != null) {
-                    throw ex;
-                }
-                try {
-                    Files.delete(d);
-                } catch (DirectoryNotEmptyException x) {
-                    throw new IOException("cannot empty " + d, x);
-                }
-                return FileVisitResult.CONTINUE;
-            }
-        });
+        dev.kosa8.host.FileTrees.delete(p);
     }
 
     private static BasicFileAttributes attributes(Path p) throws IOException {
