@@ -84,7 +84,9 @@ final class AotTraining {
                 }
                 done.add(line[0]);
             }
-            // run's first step, as Images.ensure takes it: is the image there? (none in this temporary home)
+            // run's first steps: the Windows-drive check of the folder (this one, as run's default shares it),
+            // then, as Images.ensure takes it, is the image there? (none in this temporary home)
+            SandboxOptions.defaults().warnOfWindowsDrive(quiet);
             if (new dev.kosa8.image.ImageBuilder(paths, Images.printer(quiet)).ensuredBefore()) {
                 throw new IllegalStateException("an image in the training's empty home");
             }
@@ -124,8 +126,9 @@ final class AotTraining {
      * crash hook, which only the entry points may install, and the exception
      * that verifying it loads; {@link CliExit}, whose
      * halt would end the training; what {@code run}'s image check reads only
-     * when there is an image (none in the training's home), and the
-     * terminal's of {@code exec -t} (no terminal here). The JVM leaves a loaded but unlinked class
+     * when there is an image (none in the training's home), the
+     * terminal's of {@code exec -t} (no terminal here), and the mount table
+     * {@code run} reads only under WSL. The JVM leaves a loaded but unlinked class
      * out of the AOT cache, and the first start that needs one then opens the
      * 47 MB jar to find it (its central directory read: about 20 ms).
      * Picocli's own classes cannot be kept at all (compiled for Java 5): the
@@ -134,7 +137,8 @@ final class AotTraining {
     private static void linkWhatNoLineRuns() throws ClassNotFoundException {
         for (String c : List.of(dev.kosa8.host.CrashPoints.class.getName(),
                 dev.kosa8.host.CrashPoints.InjectedFault.class.getName(), CliExit.class.getName(),
-                "dev.kosa8.image.WorkspaceModule", Terminal.class.getName())) { // the image's: not public
+                "dev.kosa8.image.WorkspaceModule", Terminal.class.getName(), // the image's: not public
+                dev.kosa8.host.Mounts.class.getName(), dev.kosa8.host.Mounts.Mount.class.getName())) {
             Class.forName(c, true, AotTraining.class.getClassLoader());
         }
     }
