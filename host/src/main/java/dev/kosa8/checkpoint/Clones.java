@@ -103,6 +103,39 @@ final class Clones {
         }
     }
 
+    /**
+     * Whether a file in {@code fromDir} can be cloned into {@code toDir}: one small scratch file made in
+     * {@code fromDir}, cloned to a scratch name in {@code toDir}, both removed. False on any failure.
+     */
+    static boolean possible(Path fromDir, Path toDir) {
+        Path src = null;
+        Path dst = null;
+        try {
+            src = Files.createTempFile(fromDir, ".kosa8-clone-probe-", "");
+            Files.write(src, new byte[4096]);
+            dst = toDir.resolve(src.getFileName() + "-clone");
+            int fd = Posix.open(src.toAbsolutePath().toString(), Posix.O_RDONLY);
+            try {
+                return new Clones().cloneFile(fd, dst);
+            } finally {
+                Posix.close(fd);
+            }
+        } catch (IOException | RuntimeException e) {
+            return false;
+        } finally {
+            try {
+                if (src != null) {
+                    Files.deleteIfExists(src);
+                }
+                if (dst != null) {
+                    Files.deleteIfExists(dst);
+                }
+            } catch (IOException e) {
+                // scratch files: a name left behind is all that can go wrong
+            }
+        }
+    }
+
     /** Whether the last answer was that this store cannot clone (for the restore's figures and the tests). */
     boolean unsupported() {
         return unsupported;

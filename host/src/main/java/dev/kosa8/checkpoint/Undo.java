@@ -408,6 +408,15 @@ public final class Undo {
     }
 
     /**
+     * Whether a folder restored from this sandbox's snapshot store into {@code dir} would be made of clones
+     * of the store's files (docs/checkpoints.md, "What the copies share"), rather than copies: probed with
+     * one scratch file.
+     */
+    public boolean folderClonesInto(Path dir) {
+        return Clones.possible(checkpoints(), dir);
+    }
+
+    /**
      * Makes the parent's checkpoint a new fork was restored from the base of
      * the fork's first checkpoint, which then stores only the pages changed
      * since, not all RAM in use ({@link RamBase#startFrom}). Without it

@@ -35,6 +35,7 @@ final class DoctorCommand implements Callable<Integer> {
         tools(host);
         wsl(wsl);
         jail();
+        views();
         Path kvm = Path.of("/dev/kvm");
         if (!Files.exists(kvm)) {
             warn("kvm", "/dev/kvm is missing: sandboxes run under TCG (software emulation, much slower)",
@@ -173,6 +174,22 @@ final class DoctorCommand implements Callable<Integer> {
         } else {
             warn("jail", jail.describe() + "; its seccomp filter is then all that stands between a QEMU exploit"
                     + " and your files", jail.fix().isEmpty() ? "none on this system" : jail.fix());
+        }
+    }
+
+    /**
+     * Whether forks' folders can be copy-on-write views here ({@link dev.kosa8.workspace.FolderView}): a view
+     * of an empty folder is mounted as the daemon would mount one. A warning when not: forks then copy.
+     */
+    private void views() {
+        var why = dev.kosa8.workspace.FolderView.unavailable(main.paths.data().resolve("folder-bases"));
+        if (why.isEmpty()) {
+            ok("fork views", "a fork's folder can be a copy-on-write view where the file system has no clones"
+                    + " (docs/checkpoints.md, \"What the copies share\")");
+        } else {
+            warn("fork views", "a fork's folder is a full copy where the file system has no clones: views cannot"
+                    + " be mounted here (" + why.get() + ")", "none needed: forks copy the folder instead (XFS and"
+                    + " Btrfs share it by clones anyway)");
         }
     }
 

@@ -38,6 +38,15 @@ final class ForkCommand implements Callable<Integer> {
             + "it and the fork's id.")
     Path workspace;
 
+    @Option(names = "--folder", paramLabel = "MODE", defaultValue = "auto", description = {"How the fork's folder "
+            + "is made: copy (a folder of its own on the host, beside the original's or in --workspace DIR; its "
+            + "files are clones that share the original's blocks on XFS and Btrfs, full copies elsewhere), view (a "
+            + "copy-on-write view of the checkpoint's folder: the guest sees the whole folder, and only what it "
+            + "changes is stored, in the fork's own directory; see it with `kosa8 diff`, take it with `kosa8 "
+            + "adopt`), or auto (default: copy where the file system clones or --workspace names a folder, "
+            + "view elsewhere, so N forks of a large folder on ext4 do not cost N copies)."})
+    String folderMode;
+
     @Option(names = "--count", paramLabel = "N", defaultValue = "1", description = "How many forks to make from the "
             + "instant, each with its own copy of the folder (default: 1).")
     int count;
@@ -52,12 +61,14 @@ final class ForkCommand implements Callable<Integer> {
             Path folder = workspace == null ? null : count == 1 ? workspace
                     : workspace.resolveSibling(workspace.getFileName() + "-" + i);
             JsonNode s = main.daemon().post("/v1/sandboxes/" + Ids.check(id) + "/fork?checkpoint="
-                    + SandboxOptions.enc(checkpoint) + "&workspace="
+                    + SandboxOptions.enc(checkpoint) + "&folder=" + SandboxOptions.enc(folderMode) + "&workspace="
                     + SandboxOptions.enc(folder == null ? "" : folder.toAbsolutePath().normalize().toString()));
             System.out.println(s.path("id").asText());
             String made = s.path("workspace").asText("");
-            System.err.println("forked " + id + " at " + checkpoint + " into sandbox " + s.path("id").asText()
-                    + (made.isEmpty() ? "" : "; its workspace is " + made)
+            String where = made.isEmpty() ? "" : s.path("workspaceView").asBoolean()
+                    ? "; its folder is a copy-on-write view of the checkpoint's (`kosa8 diff " + s.path("id").asText()
+                    + "` shows what it changes)" : "; its workspace is " + made;
+            System.err.println("forked " + id + " at " + checkpoint + " into sandbox " + s.path("id").asText() + where
                     + (count == 1 ? "" : " (" + i + " of " + count + ")"));
         }
         return 0;

@@ -23,11 +23,27 @@ final class RmCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "ID", description = "The sandboxes.")
     List<String> ids;
 
+    /**
+     * Removes each sandbox named, in order; one that cannot be removed (gone already, running without
+     * {@code -f}) is said and the rest are still removed, and the exit status is then 1.
+     */
     @Override
     public Integer call() {
         DaemonClient d = main.daemon();
+        int failed = 0;
+        java.io.PrintWriter err = new java.io.PrintWriter(System.err, true);
         for (String id : ids) {
-            var r = d.delete("/v1/sandboxes/" + Ids.check(id) + "?force=" + force + "&discardHeld=" + discardHeld);
+            com.fasterxml.jackson.databind.JsonNode r;
+            try {
+                r = d.delete("/v1/sandboxes/" + Ids.check(id) + "?force=" + force + "&discardHeld=" + discardHeld);
+            } catch (dev.kosa8.host.KosaException | dev.kosa8.client.Kosa8Exception e) {
+                if (ids.size() == 1) {
+                    throw e;
+                }
+                Main.report(e, err, false);
+                failed++;
+                continue;
+            }
             System.out.println(id);
             int kept = r.path("heldKept").asInt();
             if (kept > 0) {
@@ -35,6 +51,6 @@ final class RmCommand implements Callable<Integer> {
                         + " kosa8 review " + r.path("removed").asText() + " (or rm --discard-held)");
             }
         }
-        return 0;
+        return failed == 0 ? 0 : 1;
     }
 }

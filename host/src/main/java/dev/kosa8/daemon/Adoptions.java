@@ -59,7 +59,7 @@ final class Adoptions {
             List<String> skipped = new ArrayList<>(plan.skipped());
             FolderAdopter.Outcome done = withHeld(into, h -> FolderAdopter.apply(from, to, plan.steps(), h, dryRun));
             skipped.addAll(done.skipped());
-            Result r = new Result(fork.id(), into.id(), to.toString(), dryRun, done.applied(), done.held(),
+            Result r = new Result(fork.id(), into.id(), into.record().workspace(), dryRun, done.applied(), done.held(),
                     plan.conflicts(), plan.already(), skipped, forkHeld(fork));
             if (!dryRun) {
                 log.accept("sandbox " + into.id() + ": adopted " + r.applied().size() + " change(s) of fork "
@@ -90,7 +90,7 @@ final class Adoptions {
             throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder",
                     "adopt works between sandboxes made with --workspace DIR");
         }
-        return Path.of(w);
+        return s.folder();
     }
 
     private interface WithHeld<T> {

@@ -41,9 +41,33 @@ final class Forks {
     private final Consumer<Sandbox> discard;
     /** Held while a fork's folder is chosen and until the fork is in the registry, where the next check sees it. */
     private final Object takingFolders = new Object();
+    /** The bases of view forks' folders. */
+    private final FolderBases bases;
+
+    /** How a fork's folder is made (docs/checkpoints.md, "What the copies share"). */
+    enum FolderMode {
+        /** A copy (of clones where the file system has them) where clones can be made or a folder is named; else a view. */
+        AUTO,
+        /** A copy in a folder of its own on the host, of clones where the file system has them. */
+        COPY,
+        /** A copy-on-write view of the checkpoint's folder, served to the guest; no folder of its own on the host. */
+        VIEW;
+
+        static FolderMode parse(String s) {
+            return switch (s == null ? "" : s) {
+                case "", "auto" -> AUTO;
+                case "copy" -> COPY;
+                case "view" -> VIEW;
+                default -> throw new KosaException(KosaException.Kind.USAGE, "unknown folder mode: " + s,
+                        "use --folder auto, copy or view");
+            };
+        }
+    }
 
     Forks(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, SandboxNetworks networks,
-          MachineLauncher launcher, TurnCheckpoints turns, Consumer<Sandbox> discard, Consumer<String> log) {
+          MachineLauncher launcher, TurnCheckpoints turns, FolderBases bases, Consumer<Sandbox> discard,
+          Consumer<String> log) {
+        this.bases = bases;
         this.discard = discard;
         this.turns = turns;
         this.layout = layout;
@@ -56,9 +80,10 @@ final class Forks {
 
     /**
      * Forks {@code parent} at checkpoint {@code checkpoint} (an id or a unique prefix); {@code workspace} may be
-     * empty; {@code createdBy} marks who made it ({@code mcp:CLIENT}), empty for as its parent is.
+     * empty; {@code createdBy} marks who made it ({@code mcp:CLIENT}), empty for as its parent is; {@code mode}
+     * says how its folder is made.
      */
-    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy) {
+    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy, FolderMode mode) {
         return parent.locked(() -> {
             SandboxRecord p = parent.record();
             Undo parentUndo = parent.undo();
@@ -69,12 +94,22 @@ final class Forks {
             synchronized (takingFolders) { // from the check to the registry: no other fork takes the same folder
                 String folder = "";
                 if (!p.workspace().isEmpty()) {
-                    Path target = workspace == null || workspace.isEmpty()
-                            ? Path.of(p.workspace()).resolveSibling(Path.of(p.workspace()).getFileName() + "-" + id)
-                            : Path.of(workspace).toAbsolutePath().normalize();
-                    OwnFolders.refuseAsNew(target.toString(), layout.paths(), networks); // as create's
-                    forkFolder = ForkFolder.prepare(target, registry.all());
-                    folder = forkFolder.path().toString();
+                    boolean named = workspace != null && !workspace.isEmpty();
+                    Path own = parent.folderAccess().isView(p) ? null : Path.of(p.workspace());
+                    Path target = named ? Path.of(workspace).toAbsolutePath().normalize() : own == null ? null
+                            : own.resolveSibling(own.getFileName() + "-" + id);
+                    if (view(parent, parentUndo, mode, named, target)) {
+                        folder = layout.folderView(id).toString();
+                    } else {
+                        if (target == null) {
+                            throw new KosaException(KosaException.Kind.USAGE, "sandbox " + parent.id() + "'s folder"
+                                    + " is a view, with no folder on the host for a copy to go beside",
+                                    "name the copy's folder with --workspace DIR, or fork with --folder view");
+                        }
+                        OwnFolders.refuseAsNew(target.toString(), layout.paths(), networks); // as create's
+                        forkFolder = ForkFolder.prepare(target, registry.all());
+                        folder = forkFolder.path().toString();
+                    }
                 }
                 try {
                     s = register(parent, at, id, folder, forkFolder, createdBy);
@@ -90,6 +125,39 @@ final class Forks {
         });
     }
 
+    /**
+     * Whether the fork's folder is to be a view: asked for ({@code view}), or, by default, where no folder is
+     * named, the parent's folder has no place beside it where clones can be made, and this host can make views.
+     */
+    private boolean view(Sandbox parent, Undo parentUndo, FolderMode mode, boolean named, Path target) {
+        if (mode == FolderMode.COPY) {
+            return false;
+        }
+        if (named) {
+            if (mode == FolderMode.VIEW) {
+                throw new KosaException(KosaException.Kind.USAGE, "a fork whose folder is a view has no folder of "
+                        + "its own on the host, so --workspace names nothing", "drop --workspace, or fork with "
+                        + "--folder copy");
+            }
+            return false;
+        }
+        if (mode == FolderMode.AUTO && target != null && parentUndo.folderClonesInto(target.getParent())) {
+            return false; // clones share the content at no cost, and the fork's folder is a real one
+        }
+        var why = dev.kosa8.workspace.FolderView.unavailable(bases.scratch());
+        if (why.isPresent()) {
+            if (mode == FolderMode.VIEW || target == null) {
+                throw new KosaException(KosaException.Kind.HOST, "this host cannot make a copy-on-write view of a "
+                        + "folder: " + why.get(), mode == FolderMode.VIEW ? "fork with --folder copy"
+                        : "name a folder for the fork's copy with --workspace DIR");
+            }
+            log.accept("fork of " + parent.id() + ": its folder is a full copy: views cannot be made here ("
+                    + why.get() + ")");
+            return false;
+        }
+        return true;
+    }
+
     /** The fork's record and directory, with its {@code forking} marker, and the fork in the registry. */
     private Sandbox register(Sandbox parent, Undo.ForkPoint at, String id, String folder, ForkFolder forkFolder,
                              String createdBy) {
@@ -99,7 +167,7 @@ final class Forks {
                 p.imageId(), SandboxState.STARTING, 0, null, "", folder, p.network(), granted,
                 p.workspaceTransport(), p.image(), p.budget())
                 .withCreatedBy(createdBy == null || createdBy.isEmpty() ? p.createdBy() : createdBy);
-        Sandbox s = new Sandbox(r, layout.undo(id, log));
+        Sandbox s = new Sandbox(r, layout.undo(id, log), layout.folderView(id));
         try {
             Files.createDirectories(layout.directory(id));
             // the second line: what the folder was, for a daemon that dies before the fork is made (Recovery)
@@ -133,7 +201,15 @@ final class Forks {
             Files.createDirectories(layout.directory(id));
             parentUndo.copyDisk(at.checkpoint(), layout.rootDisk(parent.id()), layout.rootDisk(id), layout.qemuLog(id));
             CrashPoints.reached("fork", "disk");
-            if (!folder.isEmpty()) {
+            if (s.folderAccess().isView(s.record())) {
+                Path base = bases.treeOf(parent.id(), at.checkpoint().id());
+                s.folderAccess().makeView(base); // named first: a removal meanwhile keeps the base
+                bases.ensure(parentUndo, at, base);
+                log.accept("sandbox " + id + ": its folder is a copy-on-write view of " + base.getParent()
+                        + "; what it changes goes to " + layout.folderView(id).resolve("upper"));
+                CrashPoints.reached("fork", "folder");
+                startFolder(parentUndo, at, s, s.folder());
+            } else if (!folder.isEmpty()) {
                 var copied = parentUndo.copyFolder(at.checkpoint(), Path.of(folder));
                 log.accept("sandbox " + id + ": folder " + folder + " written: " + copied.filesWritten()
                         + " entries, " + copied.filesCloned() + " files cloned from the snapshot store, in "
@@ -150,7 +226,7 @@ final class Forks {
                 var broker = networks.startBroker(s.record());
                 s.update(rt -> rt.withBroker(broker));
             }
-            launcher.restoreFork(s, at.machine(), folder.isEmpty() ? null : Path.of(folder), at.checkpoint().server());
+            launcher.restoreFork(s, at.machine(), s.folder(), at.checkpoint().server());
             turns.woke(s, s.vm(), at.checkpoint(), turns.log(parent.id()));
             CrashPoints.reached("fork", "restored", () -> s.vm() == null ? 0 : s.vm().process().pid());
             s.undo().startFrom(parentUndo, at.checkpoint());

@@ -136,7 +136,7 @@ final class MachineLauncher {
                 }
             }
             if (!r.workspace().isEmpty() && s.workspace() == null) {
-                folders.serve(s, vm, Path.of(r.workspace()));
+                folders.serve(s, vm, s.folder());
             }
             s.update(rt -> rt.workspaceLost(false));
             running(s, vm);
@@ -251,7 +251,7 @@ final class MachineLauncher {
      */
     private Vm resumeFromDisk(Sandbox s, VmSpec spec, Consumer<QemuProcess> started) {
         Undo undo = s.undo();
-        Path folder = s.record().workspace().isEmpty() ? null : Path.of(s.record().workspace());
+        Path folder = s.folder();
         try {
             var saved = undo.suspended();
             if (saved.isEmpty()) {
@@ -288,7 +288,7 @@ final class MachineLauncher {
     Vm relaunch(Sandbox s, SavedMachine state, WorkspaceSnapshot server, Runnable beforeServe) {
         SandboxRecord r = s.record();
         VmSpec spec = nextSpec(s);
-        Path folder = r.workspace().isEmpty() ? null : Path.of(r.workspace());
+        Path folder = s.folder();
         s.update(rt -> rt.withWorkspace(null));
         Standby standby = Standbys.take(s);
         Vm next;

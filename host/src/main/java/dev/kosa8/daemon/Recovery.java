@@ -57,7 +57,7 @@ final class Recovery {
         for (SandboxRecord r : store.loadAll(log)) {
             boolean running = (r.state() == SandboxState.RUNNING || r.state() == SandboxState.STARTING)
                     && !r.ephemeral();
-            Sandbox s = new Sandbox(r, layout.undo(r.id(), log), running);
+            Sandbox s = new Sandbox(r, layout.undo(r.id(), log), layout.folderView(r.id()), running);
             registry.add(s);
             Standbys.sweep(r.qemuPid(), layout.machineDirs(r.id()), log);
             StrayQemus.end(r.id(), layout.machineDirs(r.id()), r.qemuPid(), log, machines);
@@ -152,7 +152,7 @@ final class Recovery {
             }
             s.record(r.withState(SandboxState.RUNNING));
             if (!r.workspace().isEmpty()) {
-                launcher.folders().reconnect(s, vm, Path.of(r.workspace()));
+                launcher.folders().reconnect(s, vm, s.folder());
             }
             watch.watch(s, vm);
             turns.attach(s, vm);

@@ -31,17 +31,36 @@ public final class Sandbox {
      * half re-attached.
      */
     private final CountDownLatch attaching;
+    /** Where the daemon reaches its folder. */
+    private final SandboxFolder folder;
 
-    /** @param undo the sandbox's one undo ({@link SandboxLayout#undo}): it keeps the commit under way */
-    Sandbox(SandboxRecord record, Undo undo) {
-        this(record, undo, false);
+    /**
+     * @param undo       the sandbox's one undo ({@link SandboxLayout#undo}): it keeps the commit under way
+     * @param viewParts  where its folder's parts are if it is a view ({@link SandboxLayout#folderView})
+     */
+    Sandbox(SandboxRecord record, Undo undo, java.nio.file.Path viewParts) {
+        this(record, undo, viewParts, false);
     }
 
     /** @param attaching whether the daemon, just started, is still to re-attach to its machine */
-    Sandbox(SandboxRecord record, Undo undo, boolean attaching) {
+    Sandbox(SandboxRecord record, Undo undo, java.nio.file.Path viewParts, boolean attaching) {
         this.record = record;
         this.undo = undo;
+        this.folder = new SandboxFolder(viewParts);
         this.attaching = new CountDownLatch(attaching ? 1 : 0);
+    }
+
+    /** Where the daemon reaches its folder: the host folder, or its view ({@link SandboxFolder}). */
+    SandboxFolder folderAccess() {
+        return folder;
+    }
+
+    /**
+     * The path the daemon reads and writes the sandbox's folder by, for its folder server, checkpoints, rewinds,
+     * {@code diff}, {@code adopt} and held changes; null for a sandbox with no folder.
+     */
+    java.nio.file.Path folder() {
+        return folder.access(record);
     }
 
     /** The sandbox's checkpoints and pause to disk, with the checkpoint it may be committing. */
@@ -163,11 +182,12 @@ public final class Sandbox {
         return runtime.broker();
     }
 
-    /** Closes the servers (standby, broker, folder server); the machine is left as it is. */
+    /** Closes the servers (standby, broker, folder server) and lets its folder's view go; the machine is left as it is. */
     void closeServers() {
         SandboxRuntime r = runtime;
         runtime = r.withoutServers();
         r.closeServers();
+        folder.release();
     }
 
     /**
@@ -191,6 +211,7 @@ public final class Sandbox {
         SandboxRuntime r = runtime;
         runtime = r.withVm(null).withoutServers();
         r.close();
+        folder.release(); // after its server: nothing of the guest's reaches the view any more
     }
 
     /** Lets go of the machine without stopping it (the daemon exits; a new one re-attaches) and closes the servers. */
@@ -201,6 +222,7 @@ public final class Sandbox {
             r.vm().detach();
         }
         r.closeServers();
+        folder.release();
     }
 
     /** Runs {@code action} under the sandbox's lock. */

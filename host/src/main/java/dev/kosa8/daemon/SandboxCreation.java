@@ -61,7 +61,7 @@ final class SandboxCreation {
             if (!r.workspace().isEmpty()) {
                 HeldLayers.choose(layout, id, req.hold(), req.noHold(), r.workspace());
             }
-            s = new Sandbox(r, layout.undo(id, log));
+            s = new Sandbox(r, layout.undo(id, log), layout.folderView(id));
         } catch (RuntimeException e) {
             ports.close(id);
             throw e;

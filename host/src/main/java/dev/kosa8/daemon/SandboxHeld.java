@@ -121,14 +121,14 @@ final class SandboxHeld {
         return s.locked(() -> {
             WorkspaceServer server = s.workspace();
             if (server != null && server.held() != null) {
-                return paused(server, () -> body.apply(s.id(), s.record().workspace(), server.held()));
+                return paused(server, () -> body.apply(s.id(), s.folder().toString(), server.held()));
             }
             if (s.record().workspace().isEmpty()) {
                 throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder: nothing"
                         + " is held", "");
             }
             try (HeldChanges h = HeldLayers.open(layout, s.id(), log)) {
-                return body.apply(s.id(), s.record().workspace(), h);
+                return body.apply(s.id(), s.folder().toString(), h);
             }
         });
     }

@@ -59,6 +59,14 @@ final class SandboxLayout {
         return directory(id).resolve("forked-from");
     }
 
+    /**
+     * The parts of a fork's folder when it is a copy-on-write view ({@link SandboxFolder}): what the record of
+     * such a fork names as its folder.
+     */
+    Path folderView(String id) {
+        return directory(id).resolve("folder-view");
+    }
+
     Path directory(String id) {
         if (!SandboxIds.isValid(id)) {
             throw new IllegalArgumentException("bad sandbox id: " + id);

@@ -100,6 +100,8 @@ public final class SandboxManager {
     private final TurnCheckpoints turns;
     private final SandboxUndo undo;
     private final SandboxDisk disk;
+    /** The bases of forks' folder views. */
+    private final FolderBases bases;
     private final SandboxProcesses processes;
     private final PublishedPorts ports;
     private final SandboxFiles files = new SandboxFiles(new dev.kosa8.files.GuestFiles(
@@ -135,8 +137,10 @@ public final class SandboxManager {
         ImageBuilds builds = new ImageBuilds(this, log);
         this.images = new SandboxImages(paths, bootImages, builds, log);
         this.disk = new SandboxDisk(paths, layout, registry, specs, templates, builds);
+        this.bases = new FolderBases(layout, log);
         this.undo = new SandboxUndo(layout, store, launcher, new Standbys(log),
-                new Forks(layout, store, registry, networks, launcher, turns, s -> remove(s, true, true), log), turns,
+                new Forks(layout, store, registry, networks, launcher, turns, bases, s -> remove(s, true, true), log),
+                turns,
                 qemuBinary, log);
         this.recovery = new Recovery(layout, store, registry, launcher, networks, watch, turns, log);
         this.log = log;
@@ -230,7 +234,7 @@ public final class SandboxManager {
             throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder",
                     "kosa8 diff compares a sandbox's folder; this one was made with --workspace none");
         }
-        return s.locked(() -> s.undo().diff(Path.of(s.record().workspace()), checkpoint));
+        return s.locked(() -> s.undo().diff(s.folder(), checkpoint));
     }
 
     public List<Sandbox> list() {
@@ -290,7 +294,8 @@ public final class SandboxManager {
                 log.accept("sandbox " + s.id() + ": the commit of checkpoint " + s.undo().committing().orElse("?")
                         + " did not stop within 30 s; removing the sandbox's files anyway");
             }
-            int kept = held.keepOnRemove(s.id(), discardHeld);
+            // a view's held changes were for its own folder, which goes with it
+            int kept = held.keepOnRemove(s.id(), discardHeld || s.folderAccess().isView(s.record()));
             try {
                 store.delete(s.id());
                 layout.cleanRuntime(s.id(), log);
@@ -300,6 +305,9 @@ public final class SandboxManager {
                 files.forget(s);
                 networks.forgetLogins(s.id());
                 bootImages.unpin(s.id());
+                if (s.folderAccess().isView(s.record())) {
+                    bases.dropUnused(); // its base, if it was the last view of it
+                }
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot delete the files of sandbox " + s.id() + ": "
                         + e.getMessage(), "delete " + layout.directory(s.id()) + " by hand", e);

@@ -90,6 +90,7 @@ public final class SandboxStore {
         if (!Files.exists(dir)) {
             return;
         }
+        dev.kosa8.workspace.FolderView.unlock(dir.resolve("folder-view")); // a view's parts, which a walk cannot enter
         try (Stream<Path> walk = Files.walk(dir)) {
             for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);

@@ -166,10 +166,10 @@ final class SandboxUndo {
 
     /**
      * A new persistent sandbox from a checkpoint of {@code parent} ({@link Forks}), marked as made by
-     * {@code createdBy} (empty: as its parent is).
+     * {@code createdBy} (empty: as its parent is), its folder made as {@code folder} says.
      */
-    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy) {
-        return forks.fork(parent, checkpoint, workspace, createdBy);
+    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy, Forks.FolderMode folder) {
+        return forks.fork(parent, checkpoint, workspace, createdBy, folder);
     }
 
     /** The committed checkpoints, oldest first, each with the bytes on disk only it holds. */
@@ -201,7 +201,7 @@ final class SandboxUndo {
     /** The running machine as undo sees it: with its folder's server when it shares one. */
     static Undo.Machine machine(Sandbox s, Vm vm) {
         String ws = s.record().workspace();
-        return new Undo.Machine(vm, ws.isEmpty() ? null : s.workspace(), ws.isEmpty() ? null : Path.of(ws));
+        return new Undo.Machine(vm, ws.isEmpty() ? null : s.workspace(), ws.isEmpty() ? null : s.folder());
     }
 
     /** After a checkpoint or a rewind: a standby QEMU for the next rewind, in the background. */

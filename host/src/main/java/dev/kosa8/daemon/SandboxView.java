@@ -10,14 +10,16 @@ import java.util.Map;
  * daemon that has just started is still re-attaching to its machine (which ends running, or failed saying why).
  *
  * @param secrets the names of the secrets it holds placeholders of, and the variables they are in
- * @param workspace the host folder it shares, empty for none
+ * @param workspace the host folder it shares, empty for none; for a fork whose folder is a copy-on-write view,
+ *                  the directory of the view's parts ({@code upper/} holds what it changed)
+ * @param workspaceView whether its folder is such a view (docs/checkpoints.md, "What the copies share")
  * @param ports     its published ports, as {@code 127.0.0.1:8080->80} (host address and port, guest port)
  * @param createdBy who made it when not the user at a terminal ({@code mcp:CLIENT}); empty otherwise
  */
 public record SandboxView(String id, String state, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
                           String imageId, Instant created, long qemuPid, String failure, String directory,
                           String agent, List<Map<String, String>> secrets,
-                          String workspace, List<String> ports, String createdBy) {
+                          String workspace, boolean workspaceView, List<String> ports, String createdBy) {
 
     static SandboxView of(Sandbox s, String directory) {
         SandboxRecord r = s.record();
@@ -27,6 +29,6 @@ public record SandboxView(String id, String state, boolean ephemeral, int cpus, 
         return new SandboxView(r.id(), state, r.ephemeral(), r.cpus(),
                 r.memoryMiB(), r.accelerator(), r.imageId(), r.created(), r.qemuPid(), r.failure(), directory, agent,
                 r.secrets().stream().map(g -> Map.of("name", g.name(), "env", g.env())).toList(),
-                r.workspace(), r.ports().stream().map(Object::toString).toList(), r.createdBy());
+                r.workspace(), s.folderAccess().isView(r), r.ports().stream().map(Object::toString).toList(), r.createdBy());
     }
 }

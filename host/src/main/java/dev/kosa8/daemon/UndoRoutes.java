@@ -70,7 +70,8 @@ final class UndoRoutes {
                             "`kosa8 checkpoints " + s.id() + "` lists them");
                 }
                 String by = SandboxManager.CreateRequest.checkCreatedBy(param(q, "createdBy", ""));
-                Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""), by);
+                Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""), by,
+                        Forks.FolderMode.parse(param(q, "folder", "")));
                 respond.accept(HttpResponseStatus.CREATED, sandboxView.apply(forked));
             }
             case "adopt" -> {

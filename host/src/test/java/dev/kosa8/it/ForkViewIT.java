@@ -1,0 +1,117 @@
+package dev.kosa8.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Forks whose folders are copy-on-write views (issue 33): on this machine's ext4, which has no clones, two forks
+ * of one checkpoint share one copy of its folder, each storing only what its guest changed; each guest sees the
+ * whole folder and its own changes, the other's and the original's folders untouched; the view survives a
+ * checkpoint and rewind, a stop and start, and a diff and adopt read it; the shared copy goes with the last fork.
+ */
+class ForkViewIT {
+    static final Duration T = Duration.ofMinutes(3);
+    static final Duration FORK = Duration.ofMinutes(8);
+    static final int BIG = 24 << 20;
+
+    @RegisterExtension
+    static final ReplaceableSandbox SANDBOX = new ReplaceableSandbox("ForkViewIT", "--memory", "256M");
+
+    @Test
+    void twoForksShareOneCopyOfTheFolderAndEachKeepsOnlyWhatItChanged() throws Exception {
+        SharedSandbox.Booted box = SANDBOX.running();
+        String id = box.id();
+        Path folder = box.workspace();
+        Files.writeString(folder.resolve("a.txt"), "first\n");
+        Files.createDirectories(folder.resolve("dir"));
+        Files.writeString(folder.resolve("dir/b.txt"), "bee\n");
+        Files.write(folder.resolve("big.bin"), new byte[BIG]);
+        String at = Kosa.ok(T, "checkpoint", id, "-m", "before the tries").stdout().strip();
+
+        Kosa.Result forked = Kosa.ok(FORK, "fork", id, at, "--count", "2");
+        List<String> forks = forked.stdout().lines().toList();
+        assertThat(forks).as(forked.toString()).hasSize(2);
+        assertThat(forked.stderr()).as("ext4 has no clones: the default is a view").contains("copy-on-write view");
+        String one = forks.get(0);
+        String two = forks.get(1);
+        Path bases = Kosa.HOME.resolve("data/folder-bases");
+        try {
+            assertThat(Kosa.ok(T, "inspect", one).stdout()).contains("\"workspaceView\" : true");
+            try (Stream<Path> b = Files.list(bases)) {
+                assertThat(b.map(p -> p.getFileName().toString()).toList()).as("one base for both")
+                        .containsExactly(id + "-" + at);
+            }
+            Path base = bases.resolve(id + "-" + at + "/tree");
+            assertThat(base.resolve("big.bin")).hasSize(BIG);
+
+            Kosa.ok(T, "exec", one, "--", "sh", "-euc", """
+                    cd /workspace
+                    test "$(cat a.txt dir/b.txt)" = "$(printf 'first\\nbee')"
+                    test "$(stat -c %%s big.bin)" = %d
+                    printf 'from one\\n' > a.txt
+                    rm dir/b.txt
+                    mkdir new && printf 'sea\\n' > new/c.txt
+                    printf 'x' | dd of=big.bin bs=1 seek=5 conv=notrunc 2>/dev/null
+                    sync
+                    """.formatted(BIG));
+            assertThat(Kosa.ok(T, "exec", two, "--", "cat", "/workspace/a.txt", "/workspace/dir/b.txt").stdout())
+                    .as("the other fork sees the instant").isEqualTo("first\nbee\n");
+            assertThat(folder.resolve("a.txt")).as("the original's folder").hasContent("first");
+            assertThat(folder.resolve("dir/b.txt")).hasContent("bee");
+            assertThat(base.resolve("a.txt")).as("the shared base").hasContent("first");
+            assertThat(base.resolve("dir/b.txt")).exists();
+            Path upper = Kosa.HOME.resolve("data/sandboxes").resolve(one).resolve("folder-view/upper");
+            assertThat(upper.resolve("a.txt")).hasContent("from one");
+            assertThat(upper.resolve("new/c.txt")).hasContent("sea");
+            assertThat(Files.exists(Kosa.HOME.resolve("data/sandboxes").resolve(two).resolve("folder-view/upper/a.txt")))
+                    .as("a fork that changed nothing stores nothing").isFalse();
+
+            Kosa.Result diff = Kosa.ok(T, "diff", one, "--name-only");
+            assertThat(diff.stdout().lines().toList()).as(diff.toString())
+                    .contains("a.txt", "big.bin", "dir/b.txt", "new/c.txt");
+
+            // a checkpoint and a rewind read and write through the view
+            String mid = Kosa.ok(T, "checkpoint", one, "-m", "one's try").stdout().strip();
+            Kosa.ok(T, "exec", one, "--", "sh", "-euc", "printf 'later\\n' > /workspace/a.txt; rm -r /workspace/new");
+            Kosa.ok(T, "rewind", one, mid);
+            assertThat(Kosa.ok(T, "exec", one, "--", "cat", "/workspace/a.txt", "/workspace/new/c.txt").stdout())
+                    .isEqualTo("from one\nsea\n");
+
+            // stopped and started: the view is mounted again over what it kept
+            Kosa.ok(T, "stop", one);
+            Kosa.ok(T, "start", one);
+            assertThat(Kosa.ok(T, "exec", one, "--", "sh", "-c", "cat /workspace/a.txt; ls /workspace/dir").stdout())
+                    .isEqualTo("from one\n");
+
+            Kosa.Result adopted = Kosa.run(T, "adopt", one);
+            assertThat(adopted.exitCode()).as(adopted.toString()).isZero();
+            assertThat(folder.resolve("a.txt")).hasContent("from one");
+            assertThat(folder.resolve("new/c.txt")).hasContent("sea");
+            assertThat(folder.resolve("dir/b.txt")).doesNotExist();
+
+            Kosa.ok(T, "rm", "-f", one);
+            assertThat(base).as("the other fork still uses the base").isDirectory();
+        } finally {
+            Kosa.run(T, "rm", "-f", one, two); // the one removed already is said, the other removed
+        }
+        assertThat(bases.resolve(id + "-" + at)).as("the base goes with the last fork").doesNotExist();
+        assertThat(count(Kosa.HOME.resolve("data/sandboxes").resolve(one))).isZero();
+    }
+
+    private static long count(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.walk(p)) {
+            return s.count();
+        }
+    }
+}
