@@ -9,9 +9,17 @@ package dev.kosa8.checkpoint;
  * same tick as the stat leaves them equal. {@link KnownContent} therefore
  * trusts only identities whose ctime was already older than the capture, with
  * a margin, when they were recorded (the "racy" rule that git uses too).
+ *
+ * <p>The device is recorded as 0: a fork's folder that is a copy-on-write
+ * view gets a new device number each time it is mounted (overlayfs), which
+ * would make every file look unknown after a stop and start, rehashed at
+ * each capture and rewritten, copied up whole, at each rewind. The inode,
+ * size and both times, the ctime to the nanosecond and set by no one but
+ * the kernel, tell a file apart without it. (Manifests written before
+ * record the device: their files are hashed once more, then known.)
  */
 record Identity(long dev, long ino, long size, long mtimeSec, int mtimeNsec, long ctimeSec, int ctimeNsec) {
     static Identity of(Posix.Stat s) {
-        return new Identity(s.dev(), s.ino(), s.size(), s.mtimeSec(), s.mtimeNsec(), s.ctimeSec(), s.ctimeNsec());
+        return new Identity(0, s.ino(), s.size(), s.mtimeSec(), s.mtimeNsec(), s.ctimeSec(), s.ctimeNsec());
     }
 }

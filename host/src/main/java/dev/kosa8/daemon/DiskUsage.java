@@ -23,7 +23,8 @@ import java.nio.file.Path;
  * @param held         its held layer ({@link HeldLayers#dir}): what the guest wrote to held paths, kept here
  *                     instead of in the folder until accepted or rejected
  * @param logs         its console, network and QEMU logs
- * @param other        its record and CA
+ * @param other        its record and CA, and, for a fork whose folder is a copy-on-write view, what its guest
+ *                     changed there ({@code folder-view/upper}: kept in kosa8's data, not in a folder of the user's)
  * @param spool        the request bodies its network broker holds on disk while it judges them (its spool files
  *                     are unlinked as they are made, so only the broker can say: {@code Broker.spooledBytes})
  */
@@ -83,7 +84,8 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
             Path console = layout.consoleLog(id);
             long logs = size(console) + size(ConsoleLog.older(console)) + size(layout.netLog(id))
                     + size(layout.netLog(id).resolveSibling("net.log.1")) + size(layout.qemuLog(id));
-            long other = size(dir.resolve("sandbox.json")) + tree(layout.ca(id));
+            long other = size(dir.resolve("sandbox.json")) + tree(layout.ca(id))
+                    + dev.kosa8.host.LiveTreeBytes.ofReadable(layout.folderView(id).resolve("upper"));
             long held = tree(HeldLayers.dir(layout, id));
             return new DiskUsage(disk, virtual, undo.bytesHeld(), held, logs, other, spool);
         } catch (IOException e) {

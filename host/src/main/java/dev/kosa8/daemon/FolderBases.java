@@ -1,11 +1,12 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.checkpoint.TreeRemoval;
 import dev.kosa8.checkpoint.Undo;
-import dev.kosa8.host.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -18,6 +19,11 @@ import java.util.stream.Stream;
  * ({@code <data>/folder-bases/PARENT-CHECKPOINT/tree}), so removing the
  * parent or its checkpoint leaves the forks whole. Nothing writes a base
  * after it is made: each view writes its own layer.
+ *
+ * <p>Claiming a base for a new fork ({@link #claim}) and removing the bases
+ * no fork names ({@link #dropUnused}) exclude each other, so a base is never
+ * removed between a fork naming it and using it. This lock is taken last,
+ * under a sandbox's, and takes none.
  */
 final class FolderBases {
     private final Path root;
@@ -41,17 +47,29 @@ final class FolderBases {
     }
 
     /**
-     * Makes {@code tree} ({@link #treeOf}) from the parent's snapshot store if it is not there whole (a base
-     * whose making was cut short is made again). The caller holds the parent's lock, and has named the base in
-     * the fork's view first, so that {@link #dropUnused} meanwhile keeps it.
+     * Makes {@code fork}'s folder a view of the base of {@code parentId}'s checkpoint {@code at}: names the base
+     * in the view, makes the base from the parent's snapshot store if it is not there whole (a base whose making
+     * was cut short is made again), and gives the view's own layer the base's root mode and time, which the guest
+     * sees as the folder's. The caller holds the parent's lock.
+     *
+     * @return the base's tree
      */
-    void ensure(Undo parentUndo, Undo.ForkPoint at, Path tree) throws IOException {
+    synchronized Path claim(SandboxFolder fork, Undo parentUndo, String parentId, Undo.ForkPoint at)
+            throws IOException {
+        Path tree = treeOf(parentId, at.checkpoint().id());
+        fork.makeView(tree);
+        ensure(parentUndo, at, tree);
+        fork.takeRootOf(tree);
+        return tree;
+    }
+
+    private void ensure(Undo parentUndo, Undo.ForkPoint at, Path tree) throws IOException {
         Path dir = tree.getParent();
         if (Files.exists(dir.resolve("made"))) {
             return;
         }
         if (Files.exists(dir)) {
-            FileTrees.delete(dir);
+            TreeRemoval.empty(dir, true);
         }
         Files.createDirectories(tree);
         var copied = parentUndo.copyFolder(at.checkpoint(), tree);
@@ -61,7 +79,7 @@ final class FolderBases {
     }
 
     /** Removes every base no sandbox's view names in its {@code folder-view/base} file; said, never thrown. */
-    void dropUnused() {
+    synchronized void dropUnused() {
         if (!Files.isDirectory(root)) {
             return;
         }
@@ -77,15 +95,23 @@ final class FolderBases {
             log.accept("cannot tell which folder bases are in use (" + e.getMessage() + "); none removed");
             return;
         }
+        List<Path> all;
         try (Stream<Path> bases = Files.list(root)) {
-            for (Path b : bases.toList()) {
-                if (!used.contains(b) && !b.getFileName().toString().startsWith("view-probe-")) {
-                    FileTrees.delete(b);
-                    log.accept("folder base " + b.getFileName() + " removed: no fork uses it");
-                }
-            }
+            all = bases.toList();
         } catch (IOException e) {
-            log.accept("cannot remove an unused folder base: " + e.getMessage());
+            log.accept("cannot list the folder bases: " + e.getMessage());
+            return;
+        }
+        for (Path b : all) {
+            if (used.contains(b) || b.getFileName().toString().startsWith("view-probe-")) {
+                continue;
+            }
+            try { // each on its own: one that cannot be removed leaves the others removed
+                TreeRemoval.empty(b, true);
+                log.accept("folder base " + b.getFileName() + " removed: no fork uses it");
+            } catch (IOException | RuntimeException e) {
+                log.accept("cannot remove the unused folder base " + b + ": " + e.getMessage());
+            }
         }
     }
 }

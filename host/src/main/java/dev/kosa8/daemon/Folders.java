@@ -41,12 +41,21 @@ final class Folders {
      * mounted is not started: running the agent's commands somewhere else
      * than the folder the user named would be worse than failing.
      */
+    /**
+     * The host path the agent also binds the folder at in the guest (so paths the guest prints are the
+     * host's); none for a view, whose path is the daemon's way in ({@code /proc/PID/root/...}), no path of
+     * the user's.
+     */
+    private static String guestPath(Sandbox s, Path folder) {
+        return s.folderAccess().isView(s.record()) ? "" : folder.toString();
+    }
+
     void serve(Sandbox s, Vm vm, Path folder) {
         try {
             WorkspaceServer server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(),
                     vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(10), logFor(s), held(s));
             s.update(r -> r.withWorkspace(server));
-            GuestCommand.mountWorkspace(vm.agent(), folder.toString(), WorkspaceServer.MSIZE, false,
+            GuestCommand.mountWorkspace(vm.agent(), guestPath(s, folder), WorkspaceServer.MSIZE, false,
                     s.record().workspaceTransport(), Duration.ofSeconds(60));
         } catch (RuntimeException e) {
             s.dropHalfStarted();
@@ -71,7 +80,7 @@ final class Folders {
             WorkspaceServer server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(),
                     vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(5), logFor(s), held(s));
             s.update(r -> r.withWorkspace(server));
-            GuestCommand.mountWorkspace(vm.agent(), folder.toString(), WorkspaceServer.MSIZE, true,
+            GuestCommand.mountWorkspace(vm.agent(), guestPath(s, folder), WorkspaceServer.MSIZE, true,
                     s.record().workspaceTransport(), Duration.ofSeconds(30));
             s.update(r -> r.workspaceLost(false));
             log.accept("sandbox " + s.id() + ": workspace mounted afresh; what waited on the old mount got EIO");

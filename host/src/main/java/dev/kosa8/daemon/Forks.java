@@ -202,9 +202,7 @@ final class Forks {
             parentUndo.copyDisk(at.checkpoint(), layout.rootDisk(parent.id()), layout.rootDisk(id), layout.qemuLog(id));
             CrashPoints.reached("fork", "disk");
             if (s.folderAccess().isView(s.record())) {
-                Path base = bases.treeOf(parent.id(), at.checkpoint().id());
-                s.folderAccess().makeView(base); // named first: a removal meanwhile keeps the base
-                bases.ensure(parentUndo, at, base);
+                Path base = bases.claim(s.folderAccess(), parentUndo, parent.id(), at);
                 log.accept("sandbox " + id + ": its folder is a copy-on-write view of " + base.getParent()
                         + "; what it changes goes to " + layout.folderView(id).resolve("upper"));
                 CrashPoints.reached("fork", "folder");

@@ -152,7 +152,17 @@ final class Recovery {
             }
             s.record(r.withState(SandboxState.RUNNING));
             if (!r.workspace().isEmpty()) {
-                launcher.folders().reconnect(s, vm, s.folder());
+                java.nio.file.Path folder = null;
+                try {
+                    folder = s.folder();
+                } catch (KosaException e) { // a view that cannot be mounted: the machine runs on, as reconnect says
+                    s.update(rt -> rt.workspaceLost(true));
+                    log.accept("sandbox " + r.id() + ": " + e.getMessage() + "; its folder answers errors until it "
+                            + "is stopped and started");
+                }
+                if (folder != null) {
+                    launcher.folders().reconnect(s, vm, folder);
+                }
             }
             watch.watch(s, vm);
             turns.attach(s, vm);
@@ -199,7 +209,7 @@ final class Recovery {
             store.delete(r.id());
             layout.cleanRuntime(r.id(), log);
             registry.remove(r.id());
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) { // said, never thrown: the daemon starts whatever is left
             log.accept("sandbox " + r.id() + ": cannot delete the files of sandbox " + r.id() + ": "
                     + e.getMessage() + "; delete " + layout.directory(r.id()) + " by hand");
         }

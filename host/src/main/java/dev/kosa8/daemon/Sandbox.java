@@ -60,7 +60,7 @@ public final class Sandbox {
      * {@code diff}, {@code adopt} and held changes; null for a sandbox with no folder.
      */
     java.nio.file.Path folder() {
-        return folder.access(record);
+        return folder.access(record, runtime.workspace() != null);
     }
 
     /** The sandbox's checkpoints and pause to disk, with the checkpoint it may be committing. */

@@ -187,6 +187,8 @@ public final class SandboxManager {
     /** At daemon start, before it listens: loads every record ({@link Recovery#load}). */
     public void loadRecords() {
         recovery.load();
+        bases.dropUnused(); // a base whose last fork a daemon that died was removing, or was making
+
         for (Sandbox s : registry.all()) {
             ports.restore(s);
         }

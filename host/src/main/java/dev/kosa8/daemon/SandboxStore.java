@@ -90,12 +90,9 @@ public final class SandboxStore {
         if (!Files.exists(dir)) {
             return;
         }
-        dev.kosa8.workspace.FolderView.unlock(dir.resolve("folder-view")); // a view's parts, which a walk cannot enter
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        // not Files.walk: a fork's view keeps what its guest made, modes included, and a directory the guest made
+        // mode 000 would stop a walk (and a removal that fails leaves a record a restarted daemon trips on)
+        dev.kosa8.checkpoint.TreeRemoval.empty(dir, true);
     }
 
     static String utf8(byte[] b) {

@@ -34,6 +34,18 @@ public final class LiveTreeBytes {
      * where it was made.
      */
     public static long of(Path dir, boolean aloneOnly) throws IOException {
+        return of(dir, aloneOnly, false);
+    }
+
+    /**
+     * As {@link #of(Path)}, for a tree whose modes a guest sets (a fork's view's own layer): a directory
+     * it made unreadable counts nothing, rather than failing the measure.
+     */
+    public static long ofReadable(Path dir) throws IOException {
+        return of(dir, false, true);
+    }
+
+    private static long of(Path dir, boolean aloneOnly, boolean skipUnreadable) throws IOException {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
             return 0;
         }
@@ -49,7 +61,8 @@ public final class LiveTreeBytes {
 
             @Override
             public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
-                if (e instanceof NoSuchFileException) {
+                if (e instanceof NoSuchFileException
+                        || (skipUnreadable && e instanceof java.nio.file.AccessDeniedException)) {
                     return FileVisitResult.CONTINUE;
                 }
                 throw e;

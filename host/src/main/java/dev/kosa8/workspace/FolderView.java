@@ -50,7 +50,11 @@ public final class FolderView implements AutoCloseable {
     /** The helper's program: {@code $1} the view's directory, {@code $2} the base, relative to it. */
     private static final String HELPER = "cd \"$1\" && mount -t overlay kosa8-folder-view -o \"lowerdir=$2,"
             + "upperdir=upper,workdir=work,userxattr\" mnt && echo ready && read _";
-    private static volatile Optional<String> unavailable;
+    /** Views can be made here, once a probe found so; a failed probe is tried again after {@link #RETRY}. */
+    private static volatile boolean available;
+    private static volatile Optional<String> lastRefusal = Optional.empty();
+    private static volatile long refusedAt;
+    private static final long RETRY = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
 
     private final Process helper;
     private final Path mountPoint;
@@ -116,6 +120,7 @@ public final class FolderView implements AutoCloseable {
             answer = String.valueOf(e.getCause());
         }
         if (!answer.equals("ready")) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly); // a mount that hangs, not only its shell
             p.destroyForcibly();
             throw new IOException("cannot mount the folder's view: " + (answer.isEmpty() ? "the helper exited "
                     + exitOf(p) : answer));
@@ -181,19 +186,26 @@ public final class FolderView implements AutoCloseable {
 
     /**
      * Why views cannot be made on this host, or empty when they can: a view of an empty base is mounted in a
-     * scratch directory made in {@code scratchParent} (then removed), once per process. No unprivileged user
-     * namespaces (Ubuntu 24.04's AppArmor restriction, a kernel with them off), no overlayfs, no util-linux.
+     * scratch directory made in {@code scratchParent} (then removed). No unprivileged user namespaces (Ubuntu
+     * 24.04's AppArmor restriction, a kernel with them off), no overlayfs, no util-linux. A success is kept for
+     * the process; a refusal for a minute (a probe that timed out on a loaded machine is not the last word).
      */
     public static Optional<String> unavailable(Path scratchParent) {
-        Optional<String> known = unavailable;
-        if (known != null) {
-            return known;
+        if (available) {
+            return Optional.empty();
         }
         synchronized (FolderView.class) {
-            if (unavailable == null) {
-                unavailable = probe(scratchParent);
+            if (available) {
+                return Optional.empty();
             }
-            return unavailable;
+            if (lastRefusal.isPresent() && System.nanoTime() - refusedAt < RETRY) {
+                return lastRefusal;
+            }
+            Optional<String> why = probe(scratchParent);
+            available = why.isEmpty();
+            lastRefusal = why;
+            refusedAt = System.nanoTime();
+            return why;
         }
     }
 

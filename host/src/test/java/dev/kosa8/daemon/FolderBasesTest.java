@@ -54,8 +54,27 @@ class FolderBasesTest {
         SandboxRecord folder = record("bbbbbbbbbbbb", root.resolve("project").toString());
         assertThat(f.isView(view)).isTrue();
         assertThat(f.isView(folder)).isFalse();
-        assertThat(f.access(folder)).isEqualTo(root.resolve("project"));
-        assertThat(f.access(record("bbbbbbbbbbbb", ""))).isNull();
+        assertThat(f.access(folder, false)).isEqualTo(root.resolve("project"));
+        assertThat(f.access(record("bbbbbbbbbbbb", ""), false)).isNull();
+        assertThat(f.isView(record("bbbbbbbbbbbb", "/elsewhere/spelled/otherwise/sandboxes/bbbbbbbbbbbb/folder-view")))
+                .as("the data directory spelled otherwise by another run").isTrue();
+        assertThat(f.isView(record("bbbbbbbbbbbb", "/home/u/sandboxes/cccccccccccc/folder-view")))
+                .as("another sandbox's parts").isFalse();
+    }
+
+    @Test
+    void aViewsBaseFileNamingAnythingButAFolderBaseIsRefused() throws Exception {
+        SandboxLayout layout = new SandboxLayout(new HostPaths(root.resolve("data"), root, root.resolve("run")));
+        SandboxFolder f = new SandboxFolder(layout.folderView("bbbbbbbbbbbb"));
+        Path good = new FolderBases(layout, s -> { }).treeOf("aaaaaaaaaaaa", "c20260101T000000-0000");
+        f.makeView(good);
+        assertThat(f.base()).isEqualTo(good);
+        for (String bad : List.of("/root/.ssh", "relative/folder-bases/aaaaaaaaaaaa-c1/tree",
+                root.resolve("data/folder-bases/../../x/tree").toString(), "/x/folder-bases/not-a-base/tree")) {
+            Files.writeString(layout.folderView("bbbbbbbbbbbb").resolve("base"), bad + "\n");
+            org.assertj.core.api.Assertions.assertThatThrownBy(f::base).as(bad)
+                    .isInstanceOf(java.io.IOException.class).hasMessageContaining("names no folder base");
+        }
     }
 
     private static SandboxRecord record(String id, String workspace) {

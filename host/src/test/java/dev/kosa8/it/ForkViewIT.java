@@ -64,6 +64,12 @@ class ForkViewIT {
                     """.formatted(BIG));
             assertThat(Kosa.ok(T, "exec", two, "--", "cat", "/workspace/a.txt", "/workspace/dir/b.txt").stdout())
                     .as("the other fork sees the instant").isEqualTo("first\nbee\n");
+            assertThat(Kosa.ok(T, "exec", two, "--", "stat", "-c", "%a", "/workspace").stdout().strip())
+                    .as("the folder's own mode, as the original's").isEqualTo(box.exec(T, "stat", "-c", "%a",
+                            "/workspace").stdout().strip());
+            // what a guest can make of its layer must not stop the fork's removal (a walk cannot enter mode 000)
+            Kosa.ok(T, "exec", two, "--", "sh", "-euc", "mkdir -p /workspace/locked/in && touch /workspace/locked/in/f"
+                    + " && chmod 000 /workspace/locked/in /workspace/locked");
             assertThat(folder.resolve("a.txt")).as("the original's folder").hasContent("first");
             assertThat(folder.resolve("dir/b.txt")).hasContent("bee");
             assertThat(base.resolve("a.txt")).as("the shared base").hasContent("first");
@@ -72,7 +78,7 @@ class ForkViewIT {
             assertThat(upper.resolve("a.txt")).hasContent("from one");
             assertThat(upper.resolve("new/c.txt")).hasContent("sea");
             assertThat(Files.exists(Kosa.HOME.resolve("data/sandboxes").resolve(two).resolve("folder-view/upper/a.txt")))
-                    .as("a fork that changed nothing stores nothing").isFalse();
+                    .as("a fork that did not change a file stores nothing of it").isFalse();
 
             Kosa.Result diff = Kosa.ok(T, "diff", one, "--name-only");
             assertThat(diff.stdout().lines().toList()).as(diff.toString())
@@ -104,6 +110,7 @@ class ForkViewIT {
         }
         assertThat(bases.resolve(id + "-" + at)).as("the base goes with the last fork").doesNotExist();
         assertThat(count(Kosa.HOME.resolve("data/sandboxes").resolve(one))).isZero();
+        assertThat(count(Kosa.HOME.resolve("data/sandboxes").resolve(two))).as("its locked layer removed too").isZero();
     }
 
     private static long count(Path p) throws IOException {
