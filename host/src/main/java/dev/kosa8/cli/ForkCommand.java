@@ -18,7 +18,8 @@ import picocli.CommandLine.ParentCommand;
                 "Examples:",
                 "  kosa8 fork 3f2a c20261130T0815                      # workspace copied beside the original's",
                 "  kosa8 fork 3f2a c20261130T0815 --workspace ~/try-b  # into a new or empty folder",
-                "  kosa8 fork 3f2a c20261130T0815 --count 4            # four tries from one instant"})
+                "  kosa8 fork 3f2a c20261130T0815 --count 4            # four tries from one instant",
+                "  kosa8 fork 3f2a c20261130T0815 --folder view        # no copy: only what the fork changes is kept"})
 final class ForkCommand implements Callable<Integer> {
     /** Forks one command makes at most: each is a running machine. */
     static final int MAX_COUNT = 16;
