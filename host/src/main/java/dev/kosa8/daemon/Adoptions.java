@@ -46,7 +46,8 @@ final class Adoptions {
         }
         Sandbox first = fork.id().compareTo(into.id()) < 0 ? fork : into;
         Sandbox second = first == fork ? into : fork;
-        return first.locked(() -> second.locked(() -> adoptLocked(fork, into, dryRun)));
+        return first.locked(() -> second.locked(() -> fork.withFolder(f -> into.withFolder(t ->
+                adoptLocked(fork, into, dryRun)))));
     }
 
     private Result adoptLocked(Sandbox fork, Sandbox into, boolean dryRun) {

@@ -63,6 +63,21 @@ public final class Sandbox {
         return folder.access(record, runtime.workspace() != null);
     }
 
+    /**
+     * Runs {@code body} with {@link #folder()}; a view mounted for it alone (no machine serves the folder: a
+     * {@code diff}, {@code adopt} or review of a stopped fork) is let go after, rather than kept until the next
+     * start. The caller holds the lock.
+     */
+    <T> T withFolder(java.util.function.Function<java.nio.file.Path, T> body) {
+        try {
+            return body.apply(folder());
+        } finally {
+            if (runtime.workspace() == null) {
+                folder.release();
+            }
+        }
+    }
+
     /** The sandbox's checkpoints and pause to disk, with the checkpoint it may be committing. */
     Undo undo() {
         return undo;

@@ -128,7 +128,7 @@ final class SandboxHeld {
                         + " is held", "");
             }
             try (HeldChanges h = HeldLayers.open(layout, s.id(), log)) {
-                return body.apply(s.id(), s.folder().toString(), h);
+                return s.withFolder(f -> body.apply(s.id(), f.toString(), h));
             }
         });
     }

@@ -236,7 +236,7 @@ public final class SandboxManager {
             throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder",
                     "kosa8 diff compares a sandbox's folder; this one was made with --workspace none");
         }
-        return s.locked(() -> s.undo().diff(s.folder(), checkpoint));
+        return s.locked(() -> s.withFolder(f -> s.undo().diff(f, checkpoint)));
     }
 
     public List<Sandbox> list() {

@@ -93,7 +93,12 @@ class ForkViewIT {
 
             // stopped and started: the view is mounted again over what it kept
             Kosa.ok(T, "stop", one);
+            assertThat(helpers(one)).as("the view let go with the machine").isZero();
+            assertThat(Kosa.ok(T, "diff", one, "--name-only").stdout()).as("a stopped fork's view, mounted to read")
+                    .contains("new/c.txt");
+            assertThat(helpers(one)).as("and let go after").isZero();
             Kosa.ok(T, "start", one);
+            assertThat(helpers(one)).as("one view while it runs").isEqualTo(1);
             assertThat(Kosa.ok(T, "exec", one, "--", "sh", "-c", "cat /workspace/a.txt; ls /workspace/dir").stdout())
                     .isEqualTo("from one\n");
 
@@ -111,6 +116,13 @@ class ForkViewIT {
         assertThat(bases.resolve(id + "-" + at)).as("the base goes with the last fork").doesNotExist();
         assertThat(count(Kosa.HOME.resolve("data/sandboxes").resolve(one))).isZero();
         assertThat(count(Kosa.HOME.resolve("data/sandboxes").resolve(two))).as("its locked layer removed too").isZero();
+    }
+
+    /** The view helpers running for sandbox {@code id}'s folder. */
+    private static long helpers(String id) {
+        return ProcessHandle.allProcesses().filter(p -> p.info().arguments().map(a -> String.join(" ", a))
+                .filter(a -> a.contains("kosa8-folder-view") && a.contains("/" + id + "/folder-view")).isPresent())
+                .count();
     }
 
     private static long count(Path p) throws IOException {
