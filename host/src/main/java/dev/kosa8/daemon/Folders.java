@@ -59,8 +59,8 @@ final class Folders {
                     s.record().workspaceTransport(), Duration.ofSeconds(60));
         } catch (RuntimeException e) {
             s.dropHalfStarted();
-            throw new KosaException(KosaException.Kind.VM, "cannot share " + folder + " with sandbox " + s.id()
-                    + ": " + e.getMessage(), "see `kosa8 logs " + s.id() + "` and the daemon's log", e);
+            throw new KosaException(KosaException.Kind.VM, "cannot share " + s.record().workspace() + " with sandbox "
+                    + s.id() + ": " + e.getMessage(), "see `kosa8 logs " + s.id() + "` and the daemon's log", e);
         }
     }
 

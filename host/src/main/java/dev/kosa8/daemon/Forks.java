@@ -44,26 +44,6 @@ final class Forks {
     /** The bases of view forks' folders. */
     private final FolderBases bases;
 
-    /** How a fork's folder is made (docs/checkpoints.md, "What the copies share"). */
-    enum FolderMode {
-        /** A copy (of clones where the file system has them) where clones can be made or a folder is named; else a view. */
-        AUTO,
-        /** A copy in a folder of its own on the host, of clones where the file system has them. */
-        COPY,
-        /** A copy-on-write view of the checkpoint's folder, served to the guest; no folder of its own on the host. */
-        VIEW;
-
-        static FolderMode parse(String s) {
-            return switch (s == null ? "" : s) {
-                case "", "auto" -> AUTO;
-                case "copy" -> COPY;
-                case "view" -> VIEW;
-                default -> throw new KosaException(KosaException.Kind.USAGE, "unknown folder mode: " + s,
-                        "use --folder auto, copy or view");
-            };
-        }
-    }
-
     Forks(SandboxLayout layout, SandboxStore store, SandboxRegistry registry, SandboxNetworks networks,
           MachineLauncher launcher, TurnCheckpoints turns, FolderBases bases, Consumer<Sandbox> discard,
           Consumer<String> log) {
@@ -83,7 +63,7 @@ final class Forks {
      * empty; {@code createdBy} marks who made it ({@code mcp:CLIENT}), empty for as its parent is; {@code mode}
      * says how its folder is made.
      */
-    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy, FolderMode mode) {
+    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy, ForkFolderChoice.Mode mode) {
         return parent.locked(() -> {
             SandboxRecord p = parent.record();
             Undo parentUndo = parent.undo();
@@ -98,7 +78,10 @@ final class Forks {
                     Path own = parent.folderAccess().isView(p) ? null : Path.of(p.workspace());
                     Path target = named ? Path.of(workspace).toAbsolutePath().normalize() : own == null ? null
                             : own.resolveSibling(own.getFileName() + "-" + id);
-                    if (view(parent, parentUndo, mode, named, target)) {
+                    if (ForkFolderChoice.view(mode, named, target != null,
+                            () -> parentUndo.folderClonesInto(target.getParent()),
+                            () -> dev.kosa8.workspace.FolderView.unavailable(bases.scratch()),
+                            why -> log.accept("fork of " + parent.id() + ": " + why))) {
                         folder = layout.folderView(id).toString();
                     } else {
                         if (target == null) {
@@ -123,39 +106,6 @@ final class Forks {
             ForkFolder made = forkFolder;
             return s.locked(() -> start(parent, parentUndo, at, s, made));
         });
-    }
-
-    /**
-     * Whether the fork's folder is to be a view: asked for ({@code view}), or, by default, where no folder is
-     * named, the parent's folder has no place beside it where clones can be made, and this host can make views.
-     */
-    private boolean view(Sandbox parent, Undo parentUndo, FolderMode mode, boolean named, Path target) {
-        if (mode == FolderMode.COPY) {
-            return false;
-        }
-        if (named) {
-            if (mode == FolderMode.VIEW) {
-                throw new KosaException(KosaException.Kind.USAGE, "a fork whose folder is a view has no folder of "
-                        + "its own on the host, so --workspace names nothing", "drop --workspace, or fork with "
-                        + "--folder copy");
-            }
-            return false;
-        }
-        if (mode == FolderMode.AUTO && target != null && parentUndo.folderClonesInto(target.getParent())) {
-            return false; // clones share the content at no cost, and the fork's folder is a real one
-        }
-        var why = dev.kosa8.workspace.FolderView.unavailable(bases.scratch());
-        if (why.isPresent()) {
-            if (mode == FolderMode.VIEW || target == null) {
-                throw new KosaException(KosaException.Kind.HOST, "this host cannot make a copy-on-write view of a "
-                        + "folder: " + why.get(), mode == FolderMode.VIEW ? "fork with --folder copy"
-                        : "name a folder for the fork's copy with --workspace DIR");
-            }
-            log.accept("fork of " + parent.id() + ": its folder is a full copy: views cannot be made here ("
-                    + why.get() + ")");
-            return false;
-        }
-        return true;
     }
 
     /** The fork's record and directory, with its {@code forking} marker, and the fork in the registry. */

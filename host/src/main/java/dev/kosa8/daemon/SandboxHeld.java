@@ -39,12 +39,12 @@ final class SandboxHeld {
     }
 
     Review review(String idOrPrefix, boolean diff) {
-        return with(idOrPrefix, (id, folder, h) -> new Review(id, folder, h.review(Path.of(folder), diff)));
+        return with(idOrPrefix, (id, folder, shown, h) -> new Review(id, shown, h.review(folder, diff)));
     }
 
     Done accept(String idOrPrefix, List<String> paths, boolean all) {
-        return with(idOrPrefix, (id, folder, h) -> {
-            HeldChanges.Outcome o = h.accept(Path.of(folder), paths, all);
+        return with(idOrPrefix, (id, folder, shown, h) -> {
+            HeldChanges.Outcome o = h.accept(folder, paths, all);
             log.accept("sandbox " + id + ": accepted " + o.done() + (o.conflicts().isEmpty() ? ""
                     : ", conflicts left held " + o.conflicts()));
             return new Done(id, o, h.units().size());
@@ -52,7 +52,7 @@ final class SandboxHeld {
     }
 
     Done reject(String idOrPrefix, List<String> paths, boolean all) {
-        return with(idOrPrefix, (id, folder, h) -> {
+        return with(idOrPrefix, (id, folder, shown, h) -> {
             HeldChanges.Outcome o = h.reject(paths, all);
             log.accept("sandbox " + id + ": rejected " + o.done());
             return new Done(id, o, h.units().size());
@@ -121,14 +121,14 @@ final class SandboxHeld {
         return s.locked(() -> {
             WorkspaceServer server = s.workspace();
             if (server != null && server.held() != null) {
-                return paused(server, () -> body.apply(s.id(), s.folder().toString(), server.held()));
+                return paused(server, () -> body.apply(s.id(), s.folder(), s.record().workspace(), server.held()));
             }
             if (s.record().workspace().isEmpty()) {
                 throw new KosaException(KosaException.Kind.USAGE, "sandbox " + s.id() + " shares no folder: nothing"
                         + " is held", "");
             }
             try (HeldChanges h = HeldLayers.open(layout, s.id(), log)) {
-                return s.withFolder(f -> body.apply(s.id(), f.toString(), h));
+                return s.withFolder(f -> body.apply(s.id(), f, s.record().workspace(), h));
             }
         });
     }
@@ -149,7 +149,8 @@ final class SandboxHeld {
         T result;
         boolean empty;
         try (HeldChanges h = HeldChanges.open(dir, HeldLayers.userFile(), log)) {
-            result = body.apply(id, folderOf(h, id), h);
+            String folder = folderOf(h, id);
+            result = body.apply(id, Path.of(folder), folder, h);
             empty = h.units().isEmpty();
         }
         if (empty) {
@@ -189,8 +190,9 @@ final class SandboxHeld {
         return h.folder();
     }
 
+    /** What runs on a sandbox's held changes: {@code folder} is the path to reach its folder by, {@code shown} its name. */
     @FunctionalInterface
     private interface Body<T> {
-        T apply(String id, String folder, HeldChanges h);
+        T apply(String id, Path folder, String shown, HeldChanges h);
     }
 }

@@ -168,7 +168,7 @@ final class SandboxUndo {
      * A new persistent sandbox from a checkpoint of {@code parent} ({@link Forks}), marked as made by
      * {@code createdBy} (empty: as its parent is), its folder made as {@code folder} says.
      */
-    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy, Forks.FolderMode folder) {
+    Sandbox fork(Sandbox parent, String checkpoint, String workspace, String createdBy, ForkFolderChoice.Mode folder) {
         return forks.fork(parent, checkpoint, workspace, createdBy, folder);
     }
 

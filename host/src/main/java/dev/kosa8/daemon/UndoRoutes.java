@@ -71,7 +71,7 @@ final class UndoRoutes {
                 }
                 String by = SandboxManager.CreateRequest.checkCreatedBy(param(q, "createdBy", ""));
                 Sandbox forked = mgr.undo().fork(s, checkpoint, param(q, "workspace", ""), by,
-                        Forks.FolderMode.parse(param(q, "folder", "")));
+                        ForkFolderChoice.Mode.parse(param(q, "folder", "")));
                 respond.accept(HttpResponseStatus.CREATED, sandboxView.apply(forked));
             }
             case "adopt" -> {
