@@ -357,11 +357,18 @@ public final class HeldChanges implements AutoCloseable {
         List<String> conflicts = new ArrayList<>();
         try {
             for (Unit u : chosen) {
-                if (!TreeCopy.fingerprint(root, u.path()).equals(u.base())) {
-                    conflicts.add(u.path());
-                    continue;
+                sweep(root, u);
+                String now = TreeCopy.fingerprint(root, u.path());
+                if (!now.equals(u.base())) {
+                    if (!now.equals(TreeCopy.fingerprint(treeFd, u.path()))) {
+                        conflicts.add(u.path());
+                        continue;
+                    }
+                    // the folder holds the held version already: an accept the daemon died in after placing it
+                } else {
+                    apply(root, u);
                 }
-                apply(root, u);
+                dev.kosa8.host.CrashPoints.reached("accept", "placed");
                 unindex(u);
                 save();
                 TreeCopy.remove(treeFd, u.path());
@@ -383,7 +390,30 @@ public final class HeldChanges implements AutoCloseable {
         if (TreeCopy.statOrNull(treeFd, u.path()) == null) {
             TreeCopy.remove(root, u.path());
         } else {
-            TreeCopy.replace(treeFd, root, u.path(), ".kosa8-accept-");
+            TreeCopy.replace(treeFd, root, u.path(), ACCEPT_TEMP, () -> dev.kosa8.host.CrashPoints.reached("accept",
+                    "copied"));
+        }
+    }
+
+    /** The prefix of the name an accepted unit is copied to beside its place before it is renamed over it. */
+    static final String ACCEPT_TEMP = ".kosa8-accept-";
+
+    /**
+     * Removes what an accept the daemon died in left beside {@code u}'s place: its copy under a temporary
+     * name ({@link #ACCEPT_TEMP}, the unit's name, a dash; a name kosa8 keeps for itself), never the place.
+     */
+    private static void sweep(int root, Unit u) throws ErrnoException {
+        String parent = Fid.parent(u.path());
+        String prefix = ACCEPT_TEMP + Fid.lastName(u.path()) + "-";
+        String at = parent.isEmpty() ? "." : parent;
+        LinuxFs.Stat dir = TreeCopy.statOrNull(root, at);
+        if (dir == null || !dir.isDir()) {
+            return;
+        }
+        for (String name : TreeCopy.names(root, at)) {
+            if (name.startsWith(prefix) && name.substring(prefix.length()).matches("[0-9a-f]{1,16}")) {
+                TreeCopy.remove(root, Fid.child(parent, name));
+            }
         }
     }
 

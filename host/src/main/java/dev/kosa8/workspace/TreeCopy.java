@@ -110,6 +110,11 @@ final class TreeCopy {
      * {@code path}.
      */
     static void replace(int from, int root, String path, String tempPrefix) throws ErrnoException {
+        replace(from, root, path, tempPrefix, () -> { });
+    }
+
+    /** As {@link #replace(int, int, String, String)}, running {@code copied} between the copy and the rename. */
+    static void replace(int from, int root, String path, String tempPrefix, Runnable copied) throws ErrnoException {
         String parent = Fid.parent(path);
         String name = Fid.lastName(path);
         LinuxFs.Stat next = statOrNull(from, path);
@@ -117,6 +122,7 @@ final class TreeCopy {
         makeParents(root, path);
         String temp = Fid.child(parent, tempPrefix + name + "-" + Long.toHexString(System.nanoTime()));
         copy(from, path, root, temp);
+        copied.run();
         int d = LinuxFs.openBeneath(root, parent, LinuxFs.O_RDONLY | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
         try {
             if (there != null && (there.isDir() || next.isDir())) {

@@ -396,6 +396,34 @@ class WorkspaceServerHeldTest {
     }
 
     @Test
+    void anAcceptTheDaemonDiedInIsFinishedByTheNextOneWithNoConflictAndNoCopyLeftBeside() throws Exception {
+        walkOk(ROOT, 2, ".envrc");
+        assertThat(c.lopen(2, O_RDWR | O_TRUNC)).isInstanceOf(P9Reply.Lopen.class);
+        c.write(2, 0, "export A=guest\n".getBytes(UTF_8));
+        c.clunk(2);
+        // as a daemon killed at accept/copied leaves it: the copy beside the place, the place as it was
+        Files.writeString(folder.resolve(".kosa8-accept-.envrc-1a2b3c"), "export A=gu");
+        Files.writeString(folder.resolve(".kosa8-accept-.envrc-not-ours"), "the guest's or the user's");
+        HeldChanges.Outcome first = held.accept(folder, List.of(".envrc"), false);
+        assertThat(first.done()).containsExactly(".envrc");
+        assertThat(Files.readString(folder.resolve(".envrc"))).isEqualTo("export A=guest\n");
+        assertThat(folder.resolve(".kosa8-accept-.envrc-1a2b3c")).doesNotExist();
+        assertThat(folder.resolve(".kosa8-accept-.envrc-not-ours")).as("no name kosa8 makes").exists();
+
+        // as a daemon killed at accept/placed leaves it: the held version in place, the unit still held
+        walkOk(ROOT, 3, ".envrc");
+        assertThat(c.lopen(3, O_RDWR | O_TRUNC)).isInstanceOf(P9Reply.Lopen.class);
+        c.write(3, 0, "export B=guest\n".getBytes(UTF_8));
+        c.clunk(3);
+        assertThat(held.units()).hasSize(1);
+        Files.writeString(folder.resolve(".envrc"), "export B=guest\n");
+        HeldChanges.Outcome again = held.accept(folder, List.of(".envrc"), false);
+        assertThat(again.conflicts()).as("the folder holds what was to be accepted: no conflict").isEmpty();
+        assertThat(again.done()).containsExactly(".envrc");
+        assertThat(held.units()).isEmpty();
+    }
+
+    @Test
     void badPathsToAcceptAreRefusedAndChangeNothing() throws Exception {
         walkOk(ROOT, 1, ".git", "hooks");
         create(1, "pre-commit", "x");
