@@ -17,7 +17,7 @@ import java.util.function.LongSupplier;
 /**
  * For tests only: the fault-injection hook of the crash walk
  * (docs/checkpoints.md, "Crash walk"). Every named step of checkpoint,
- * rewind, fork, stop, start, template creation, image build and secret set
+ * rewind, fork, stop, start, template creation, image build, secret set and accept
  * calls {@link #reached} as it completes; with the hook off (the default, and
  * always in use) that does nothing. The hook is set once, when the process
  * starts, from its own environment variable {@value #ENVIRONMENT}, and from
