@@ -172,16 +172,32 @@ final class StreamWriter {
                 matching.put(p.pid(), p);
             }
         }
-        int ended = 0;
+        // one writer is one session (setsid): its bash and the subshells of its pipeline, however many of them the
+        // listing caught, and whichever of them it caught (a subshell whose parent was read as gone is no writer
+        // of its own: counting by parent found two writers where there was one)
+        java.util.Map<Long, java.util.List<ProcessHandle>> bySession = new java.util.HashMap<>();
         for (ProcessHandle p : matching.values()) {
-            if (p.parent().map(parent -> matching.containsKey(parent.pid())).orElse(false)) {
-                continue; // its writer's own subshell: ended with it
-            }
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            ended++;
+            long sid = session(p.pid());
+            bySession.computeIfAbsent(sid > 0 ? sid : p.pid(), k -> new java.util.ArrayList<>()).add(p);
         }
-        return ended;
+        for (java.util.List<ProcessHandle> writer : bySession.values()) {
+            for (ProcessHandle p : writer) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+        return bySession.size();
+    }
+
+    /** The session of process {@code pid} ({@code /proc/PID/stat}), or 0 when it cannot be read. */
+    private static long session(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(f[3]); // state, ppid, pgrp, session
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     private static String errorText(Path errors) {
