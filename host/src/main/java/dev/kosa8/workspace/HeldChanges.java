@@ -357,7 +357,7 @@ public final class HeldChanges implements AutoCloseable {
         List<String> conflicts = new ArrayList<>();
         try {
             for (Unit u : chosen) {
-                sweep(root, u);
+                TreeCopy.removeLeftCopies(root, u.path(), ACCEPT_TEMP); // of an accept the daemon died in
                 String now = TreeCopy.fingerprint(root, u.path());
                 if (!now.equals(u.base())) {
                     if (!now.equals(TreeCopy.fingerprint(treeFd, u.path()))) {
@@ -397,25 +397,6 @@ public final class HeldChanges implements AutoCloseable {
 
     /** The prefix of the name an accepted unit is copied to beside its place before it is renamed over it. */
     static final String ACCEPT_TEMP = ".kosa8-accept-";
-
-    /**
-     * Removes what an accept the daemon died in left beside {@code u}'s place: its copy under a temporary
-     * name ({@link #ACCEPT_TEMP}, the unit's name, a dash; a name kosa8 keeps for itself), never the place.
-     */
-    private static void sweep(int root, Unit u) throws ErrnoException {
-        String parent = Fid.parent(u.path());
-        String prefix = ACCEPT_TEMP + Fid.lastName(u.path()) + "-";
-        String at = parent.isEmpty() ? "." : parent;
-        LinuxFs.Stat dir = TreeCopy.statOrNull(root, at);
-        if (dir == null || !dir.isDir()) {
-            return;
-        }
-        for (String name : TreeCopy.names(root, at)) {
-            if (name.startsWith(prefix) && name.substring(prefix.length()).matches("[0-9a-f]{1,16}")) {
-                TreeCopy.remove(root, Fid.child(parent, name));
-            }
-        }
-    }
 
     /** Drops the held version of each unit named (or all): the guest sees the folder's again. */
     public synchronized Outcome reject(List<String> paths, boolean all) {

@@ -139,6 +139,26 @@ final class TreeCopy {
         }
     }
 
+    /**
+     * Removes the copies a {@link #replace} of {@code path} that the daemon died in left beside its place: the
+     * names it makes, {@code tempPrefix}, the last name, a dash and hex digits (a name kosa8 keeps for itself);
+     * never the place, nor any other name.
+     */
+    static void removeLeftCopies(int root, String path, String tempPrefix) throws ErrnoException {
+        String parent = Fid.parent(path);
+        String prefix = tempPrefix + Fid.lastName(path) + "-";
+        String at = parent.isEmpty() ? "." : parent;
+        LinuxFs.Stat dir = statOrNull(root, at);
+        if (dir == null || !dir.isDir()) {
+            return;
+        }
+        for (String name : names(root, at)) {
+            if (name.startsWith(prefix) && name.substring(prefix.length()).matches("[0-9a-f]{1,16}")) {
+                remove(root, Fid.child(parent, name));
+            }
+        }
+    }
+
     private static void copyFile(int from, String fromPath, int to, String toPath, int mode) throws ErrnoException {
         int in = LinuxFs.openBeneath(from, fromPath, LinuxFs.O_RDONLY | LinuxFs.O_NOFOLLOW | LinuxFs.O_NONBLOCK, 0);
         try {
