@@ -321,25 +321,6 @@ class SecretsIT {
 
     /** Occurrences of {@code needle} in a file of any size, streamed. */
     static long count(Path file, byte[] needle) throws IOException {
-        long hits = 0;
-        byte[] buf = new byte[1 << 20];
-        byte[] carry = new byte[0];
-        try (InputStream in = Files.newInputStream(file)) {
-            int n;
-            while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
-                byte[] window = new byte[carry.length + n];
-                System.arraycopy(carry, 0, window, 0, carry.length);
-                System.arraycopy(buf, 0, window, carry.length, n);
-                for (int i = 0; i + needle.length <= window.length; i++) {
-                    if (window[i] == needle[0] && java.util.Arrays.equals(window, i, i + needle.length, needle, 0,
-                            needle.length)) {
-                        hits++;
-                    }
-                }
-                int keep = Math.min(needle.length - 1, window.length);
-                carry = java.util.Arrays.copyOfRange(window, window.length - keep, window.length);
-            }
-        }
-        return hits;
+        return counts(file, List.of(needle))[0];
     }
 }
