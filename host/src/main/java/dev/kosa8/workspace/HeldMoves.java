@@ -16,7 +16,8 @@ package dev.kosa8.workspace;
  *       (the units would be left behind, or hidden), or with a path beneath it that the policy holds
  *       (the user's own hooks would leave their place: {@code mv proj aside && git init proj});</li>
  *   <li>a directory whose path, before or after, has a name the patterns look at above a unit
- *       ({@link HeldPolicy#guards}: {@code evil/ -> .git/} would make {@code evil/hooks} git's hooks);</li>
+ *       ({@link HeldPolicy#guards}: {@code evil/ -> .git/} would make {@code evil/hooks} git's hooks), or
+ *       that moves out from under an unless-under name or in under one ({@code node_modules});</li>
  *   <li>a directory moved nearer the root with a symlink beneath it whose leading ".."s would then
  *       climb out of the folder (a symlink moved on its own to such a place is held there).</li>
  * </ul>
@@ -71,7 +72,7 @@ final class HeldMoves {
             throw exdev("a directory with held files beneath it");
         }
         HeldPolicy policy = held.policy();
-        if (policy.guards(from) || policy.guards(to)) {
+        if (policy.guards(from, to)) {
             throw exdev("a directory the held patterns look into");
         }
         String why = blocker(from, to, policy, policy.holdsSymlinks() && depth(to) < depth(from));

@@ -44,10 +44,15 @@ public final class HeldPolicy {
         }
     }
 
-    /** One pattern: its components ("**" for any number of directories), and its qualifiers. */
-    public record Pattern(String text, List<String> parts, String unlessUnder, boolean notDirectory) {
+    /**
+     * One pattern: its components ("**" for any number of directories), and its qualifiers.
+     *
+     * @param unlessUnder names (ASCII lower case) of which a directory above the unit means it is not held
+     */
+    public record Pattern(String text, List<String> parts, List<String> unlessUnder, boolean notDirectory) {
         public Pattern {
             parts = List.copyOf(parts);
+            unlessUnder = List.copyOf(unlessUnder);
         }
     }
 
@@ -72,8 +77,10 @@ public final class HeldPolicy {
     private final Map<String, List<Candidate>> byLastName = new HashMap<>();
     /** Patterns whose last name is a glob. */
     private final List<Candidate> globLast = new ArrayList<>();
-    /** The names patterns look at above a unit: the first of each pattern's names but its last, and unless-under names. */
+    /** The names patterns look at above a unit: the first of each pattern's names but its last. */
     private final List<String> guardParts = new ArrayList<>();
+    /** The unless-under names: a directory moved from under one to under none, or back, changes what is held. */
+    private final List<String> unlessUnderNames = new ArrayList<>();
 
     private HeldPolicy(Collection<HeldClass> enabled, boolean symlinks) {
         this.classes = new LinkedHashMap<>();
@@ -91,8 +98,10 @@ public final class HeldPolicy {
                         break;
                     }
                 }
-                if (p.unlessUnder() != null && !guardParts.contains(p.unlessUnder())) {
-                    guardParts.add(p.unlessUnder());
+                for (String u : p.unlessUnder()) {
+                    if (!unlessUnderNames.contains(u)) {
+                        unlessUnderNames.add(u);
+                    }
                 }
                 if (last.indexOf('*') >= 0) {
                     globLast.add(cand);
@@ -176,6 +185,7 @@ public final class HeldPolicy {
         List<HeldClass> out = new ArrayList<>();
         String name = null;
         String protects = null;
+        List<String> classUnless = new ArrayList<>();
         List<Pattern> patterns = new ArrayList<>();
         String[] lines = text.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
@@ -193,7 +203,15 @@ public final class HeldPolicy {
                     throw bad(where, "a class name is lower-case letters, digits and '-'");
                 }
                 protects = null;
+                classUnless = new ArrayList<>();
                 patterns = new ArrayList<>();
+            } else if (line.startsWith("unless-under ")) {
+                if (name == null || !patterns.isEmpty()) {
+                    throw bad(where, "a class's \"unless-under\" comes before its first \"hold\"");
+                }
+                for (String u : line.substring(13).strip().split("\\s+")) {
+                    classUnless.add(name(u, where));
+                }
             } else if (line.startsWith("protects ")) {
                 if (name == null) {
                     throw bad(where, "\"protects\" before any \"class\"");
@@ -203,9 +221,9 @@ public final class HeldPolicy {
                 if (name == null) {
                     throw bad(where, "\"hold\" before any \"class\"");
                 }
-                patterns.add(pattern(line.substring(5).strip(), where));
+                patterns.add(pattern(line.substring(5).strip(), classUnless, where));
             } else {
-                throw bad(where, "expected \"class\", \"protects\" or \"hold\"");
+                throw bad(where, "expected \"class\", \"protects\", \"unless-under\" or \"hold\"");
             }
         }
         if (name != null) {
@@ -222,15 +240,20 @@ public final class HeldPolicy {
     }
 
     static Pattern pattern(String spec, String where) {
+        return pattern(spec, List.of(), where);
+    }
+
+    /** A "hold" line's pattern, which also takes its class's unless-under names. */
+    static Pattern pattern(String spec, List<String> classUnless, String where) {
         String[] words = spec.split("\\s+");
         String text = words[0];
-        String unlessUnder = null;
+        List<String> unlessUnder = new ArrayList<>(classUnless);
         boolean notDirectory = false;
         for (int i = 1; i < words.length; i++) {
             if (words[i].equals("not-directory")) {
                 notDirectory = true;
             } else if (words[i].equals("unless-under") && i + 1 < words.length) {
-                unlessUnder = lower(words[++i]);
+                unlessUnder.add(name(words[++i], where));
             } else {
                 throw bad(where, "unknown qualifier " + words[i]);
             }
@@ -245,6 +268,15 @@ public final class HeldPolicy {
             throw bad(where, "a pattern ends in a name, not \"**\": " + text);
         }
         return new Pattern(text, parts, unlessUnder, notDirectory);
+    }
+
+    /** An unless-under name: one name, no '/' or '*', compared in ASCII lower case. */
+    private static String name(String word, String where) {
+        if (word.isEmpty() || word.equals(".") || word.equals("..") || word.indexOf('/') >= 0
+                || word.indexOf('*') >= 0) {
+            throw bad(where, "\"unless-under\" takes names of directories, without '/' or '*': " + word);
+        }
+        return lower(word);
     }
 
     private static KosaException bad(String where, String what) {
@@ -303,9 +335,9 @@ public final class HeldPolicy {
         if (p.notDirectory() && (last != names.length - 1 || directory)) {
             return false; // a name under it makes it a directory
         }
-        if (p.unlessUnder() != null) {
+        if (!p.unlessUnder().isEmpty()) {
             for (int j = 0; j < last; j++) {
-                if (lower(names[j]).equals(p.unlessUnder())) {
+                if (p.unlessUnder().contains(lower(names[j]))) {
                     return false;
                 }
             }
@@ -360,16 +392,31 @@ public final class HeldPolicy {
     }
 
     /**
-     * Whether a directory at {@code path} is one whose move would change what the patterns hold
-     * beneath it: some name of the path is one a pattern looks at above a unit ({@code .git},
-     * {@code .github}, {@code *.git}...). Moving such a directory is refused ({@link HeldMoves}).
+     * Whether moving the directory at {@code from} to {@code to} could change what the patterns hold
+     * beneath it: some name of either path is one a pattern looks at above a unit ({@code .git},
+     * {@code .github}, {@code *.git}...), or one path is under a directory of an unless-under name
+     * and the other is not (a package's {@code .github/workflows} moved out of {@code node_modules}).
+     * Moving such a directory is refused ({@link HeldMoves}); a move within {@code node_modules},
+     * as npm's, is not.
      */
-    public boolean guards(String path) {
+    public boolean guards(String from, String to) {
+        if (hasName(from, guardParts) || hasName(to, guardParts)) {
+            return true;
+        }
+        for (String u : unlessUnderNames) {
+            if (hasName(from, List.of(u)) != hasName(to, List.of(u))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean hasName(String path, List<String> patterns) {
         if (path.isEmpty()) {
             return false;
         }
         for (String name : path.split("/", -1)) {
-            for (String part : guardParts) {
+            for (String part : patterns) {
                 if (glob(part, name)) {
                     return true;
                 }

@@ -110,7 +110,7 @@ class HeldPolicyTest {
         boolean same = before == null ? after == null
                 : after != null && before.unit().split("/").length == after.unit().split("/").length;
         if (!same) {
-            assertThat(POLICY.guards(dir) || POLICY.guards(newDir))
+            assertThat(POLICY.guards(dir, newDir))
                     .as("renaming %s to %s changes %s -> %s", dir, newDir, before, after).isTrue();
         }
     }
@@ -184,6 +184,47 @@ class HeldPolicyTest {
         }
         assertThat(POLICY.classify("wt/.git", false)).isEqualTo(new HeldPolicy.Match("wt/.git", "git", true));
         assertThat(POLICY.classify("wt/.git", true)).isNull();
+    }
+
+    /** What real packages carry (an npm install's node_modules) is not held; git's and the agents' files are. */
+    @Test
+    void aPackagesOwnCiEditorAndHookFilesUnderNodeModulesAreNotHeldButGitsAndTheAgentsAre() {
+        for (String free : List.of("node_modules/fast-uri/.github/workflows/ci.yml", "node_modules/events/.travis.yml",
+                "node_modules/a/node_modules/b/.vscode/settings.json", "node_modules/x/.husky/pre-commit",
+                "node_modules/x/.envrc", "app/Node_Modules/x/.idea/misc.xml", "node_modules/.github/workflows/x.yml")) {
+            assertThat(POLICY.classify(free, false)).as(free).isNull();
+        }
+        for (String held : List.of("node_modules/x/.git/hooks/post-checkout", "node_modules/x/.git/config",
+                "node_modules/x/.claude/settings.json", "node_modules/x/.mcp.json", "node_modules/stash/HEAD",
+                ".github/workflows/node_modules/x.yml")) {
+            assertThat(POLICY.classify(held, false)).as(held).isNotNull();
+        }
+        // npm renames packages within node_modules (retiring an old version): no refusal; out of it, refused
+        assertThat(POLICY.guards("node_modules/fast-uri", "node_modules/.fast-uri-1a2b3c")).isFalse();
+        assertThat(POLICY.guards("app/node_modules/x", "app/node_modules/y/node_modules/x")).isFalse();
+        assertThat(POLICY.guards("node_modules/fast-uri", "fast-uri")).isTrue();
+        assertThat(POLICY.guards("vendor", "node_modules")).isTrue();
+    }
+
+    @Test
+    void aClassLevelUnlessUnderQualifiesEveryPatternOfItsClassOnly() {
+        List<HeldPolicy.HeldClass> parsed = HeldPolicy.parse("""
+                class mine
+                protects my tool
+                unless-under vendor third_party
+                hold **/.mytool
+                hold **/mytool.yml unless-under build
+                class other
+                protects another
+                hold **/.other
+                """, "f");
+        assertThat(parsed.get(0).patterns()).extracting(HeldPolicy.Pattern::unlessUnder)
+                .containsExactly(List.of("vendor", "third_party"), List.of("vendor", "third_party", "build"));
+        assertThat(parsed.get(1).patterns().getFirst().unlessUnder()).isEmpty();
+        assertThatThrownBy(() -> HeldPolicy.parse("class x\nprotects y\nhold a\nunless-under v\n", "mine"))
+                .hasMessageContaining("line 4").hasMessageContaining("before its first");
+        assertThatThrownBy(() -> HeldPolicy.parse("class x\nprotects y\nunless-under a/b\nhold a\n", "mine"))
+                .hasMessageContaining("line 3").hasMessageContaining("without '/'");
     }
 
     @Test

@@ -271,6 +271,35 @@ class WorkspaceServerHeldTest {
         assertThat(held.units()).isEmpty();
     }
 
+    /**
+     * What npm does with a package that ships its own CI and editor files: they reach the folder,
+     * its rename within node_modules (retiring an old version) is a rename, and moving the package
+     * out of node_modules, where those files would be held, is refused so that each is copied and
+     * classified on its own.
+     */
+    @Test
+    void aPackagesOwnWorkflowsUnderNodeModulesReachTheFolderAndLeaveItOnlyFileByFile() throws Exception {
+        walkOk(ROOT, 1);
+        assertThat(c.mkdir(1, "node_modules", 0755)).isInstanceOf(P9Reply.Mkdir.class);
+        walkOk(ROOT, 2, "node_modules");
+        assertThat(c.mkdir(2, "fast-uri", 0755)).isInstanceOf(P9Reply.Mkdir.class);
+        walkOk(2, 3, "fast-uri");
+        assertThat(c.mkdir(3, ".github", 0755)).isInstanceOf(P9Reply.Mkdir.class);
+        walkOk(3, 4, ".github");
+        assertThat(c.mkdir(4, "workflows", 0755)).isInstanceOf(P9Reply.Mkdir.class);
+        walkOk(4, 5, "workflows");
+        create(5, "ci.yml", "on: push\n");
+        create(3, ".travis.yml", "language: node_js\n");
+
+        assertThat(folder.resolve("node_modules/fast-uri/.github/workflows/ci.yml")).hasContent("on: push\n");
+        assertThat(folder.resolve("node_modules/fast-uri/.travis.yml")).exists();
+        assertThat(c.renameAt(2, "fast-uri", 2, ".fast-uri-1a2b")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(folder.resolve("node_modules/.fast-uri-1a2b/.github/workflows/ci.yml")).exists();
+        assertThat(errno(c.renameAt(2, ".fast-uri-1a2b", ROOT, "fast-uri"))).isEqualTo(EXDEV);
+        assertThat(folder.resolve("fast-uri")).doesNotExist();
+        assertThat(held.units()).isEmpty();
+    }
+
     @Test
     void hardLinksAcrossTheHeldLayerAreRefused() throws Exception {
         walkOk(ROOT, 1, ".git", "config");
