@@ -6,8 +6,8 @@ import java.util.stream.Stream;
 
 /**
  * The held-path check's own cost (issue 33): what the folder server adds to each change it serves, the
- * default policy's {@code classify} and {@code guards} of the change's path, timed over every path of a real
- * tree (a git checkout with its {@code .git}: objects, refs, hooks, config), in process, after a warm-up.
+ * default policy's {@code classify} of the change's path and {@code guards} of its rename to a sibling, timed over
+ * every path of a real tree (a git checkout with its {@code .git}: objects, refs, hooks, config), in process, after a warm-up.
  *
  *   java -cp kosa8.jar bench/HeldPolicyBench.java TREE [PASSES]
  *
@@ -46,7 +46,7 @@ public class HeldPolicyBench {
         long held = 0;
         for (int i = 0; i < dirs.length; i++) {
             String p = paths.get(i);
-            if (policy.classify(p, dirs[i]) != null || policy.guards(p)) {
+            if (policy.classify(p, dirs[i]) != null || policy.guards(p, p + ".new")) {
                 held++;
             }
         }

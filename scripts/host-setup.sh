@@ -54,9 +54,15 @@ ensure_test_packages() {
   ensure_programs dbus-run-session=dbus gnome-keyring-daemon=gnome-keyring secret-tool=libsecret-tools \
     docker-registry=docker-registry skopeo=skopeo htpasswd=apache2-utils gcc=gcc musl-gcc=musl-tools node=nodejs \
     npm=npm zstd=zstd setcap=libcap2-bin go=golang-go mkfs.xfs=xfsprogs
-  case "$(uname -m)" in # the other architecture's compiler; the host's own gcc is its own architecture's
-    x86_64) ensure_programs aarch64-linux-gnu-gcc=gcc-aarch64-linux-gnu ;;
-    aarch64) ensure_programs x86_64-linux-gnu-gcc=gcc-x86-64-linux-gnu ;;
+  # the other architecture's compiler, and its C library's and kernel's headers, which the compiler only
+  # recommends (so --no-install-recommends leaves them out); the host's own gcc is its own architecture's
+  case "$(uname -m)" in
+    x86_64) ensure_programs aarch64-linux-gnu-gcc=gcc-aarch64-linux-gnu
+            ensure_files /usr/aarch64-linux-gnu/include/fcntl.h=libc6-dev-arm64-cross \
+              /usr/aarch64-linux-gnu/include/asm/fcntl.h=linux-libc-dev-arm64-cross ;;
+    aarch64) ensure_programs x86_64-linux-gnu-gcc=gcc-x86-64-linux-gnu
+             ensure_files /usr/x86_64-linux-gnu/include/fcntl.h=libc6-dev-amd64-cross \
+               /usr/x86_64-linux-gnu/include/asm/fcntl.h=linux-libc-dev-amd64-cross ;;
   esac
 }
 
@@ -67,6 +73,20 @@ ensure_programs() {
   for pair in "$@"; do
     PATH="$PATH:/usr/sbin:/sbin" command -v "${pair%%=*}" >/dev/null 2>&1 || missing+=("${pair#*=}")
   done
+  install_packages "${missing[@]}"
+}
+
+# ensure_files FILE=PACKAGE...: the same for packages that hold files rather than programs (headers).
+ensure_files() {
+  local missing=() pair
+  for pair in "$@"; do
+    [[ -e ${pair%%=*} ]] || missing+=("${pair#*=}")
+  done
+  install_packages "${missing[@]}"
+}
+
+install_packages() {
+  local missing=("$@")
   (( ${#missing[@]} )) || return 0
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
     say "installing host packages: ${missing[*]}"
