@@ -49,11 +49,13 @@ ensure_host_packages() {
 # for the image tests' zstd layers and file capabilities (kosa8 itself reads zstd in Java and writes xattrs with
 # debugfs); Go (golang-go) to build the Go client GuestClientsIT runs in a guest; XFS's tools (xfsprogs) for the
 # clone tests, which mount a small XFS with reflinks on a loop device (checkpoint.ReflinkVolume); Debian's cross
-# compiler for the other architecture, against whose headers LinuxAbiTest checks its system-call numbers.
+# compiler for the other architecture, against whose headers LinuxAbiTest checks its system-call numbers; Debian's
+# pip wheel, which PackageManagersIT runs in a guest (no PyPI here, and apt in the guest would add a minute).
 ensure_test_packages() {
   ensure_programs dbus-run-session=dbus gnome-keyring-daemon=gnome-keyring secret-tool=libsecret-tools \
     docker-registry=docker-registry skopeo=skopeo htpasswd=apache2-utils gcc=gcc musl-gcc=musl-tools node=nodejs \
     npm=npm zstd=zstd setcap=libcap2-bin go=golang-go mkfs.xfs=xfsprogs
+  ensure_files '/usr/share/python-wheels/pip-*.whl=python3-pip-whl'
   # the other architecture's compiler, and its C library's and kernel's headers, which the compiler only
   # recommends (so --no-install-recommends leaves them out); the host's own gcc is its own architecture's
   case "$(uname -m)" in
@@ -76,11 +78,12 @@ ensure_programs() {
   install_packages "${missing[@]}"
 }
 
-# ensure_files FILE=PACKAGE...: the same for packages that hold files rather than programs (headers).
+# ensure_files FILE=PACKAGE...: the same for packages that hold files rather than programs (headers); FILE may be
+# a glob.
 ensure_files() {
   local missing=() pair
   for pair in "$@"; do
-    [[ -e ${pair%%=*} ]] || missing+=("${pair#*=}")
+    compgen -G "${pair%%=*}" >/dev/null || missing+=("${pair#*=}")
   done
   install_packages "${missing[@]}"
 }

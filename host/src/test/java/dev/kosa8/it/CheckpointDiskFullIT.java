@@ -38,8 +38,9 @@ class CheckpointDiskFullIT {
         }
         Files.createDirectories(folder);
         folder = folder.toRealPath();
-        id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "512M", "--workspace", folder.toString(),
-                "--net", "none").stdout().strip();
+        // 256 MiB and a closed network: the template several other classes' sandboxes are made from
+        id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "256M", "--workspace", folder.toString())
+                .stdout().strip();
         checkpoints = Kosa.HOME.resolve("data/sandboxes").resolve(id).resolve("checkpoints");
     }
 

@@ -28,7 +28,7 @@ class CheckpointIT {
     static final Duration T = Duration.ofMinutes(3);
 
     @RegisterExtension
-    static final ReplaceableSandbox SANDBOX = new ReplaceableSandbox("CheckpointIT", "--memory", "512M");
+    static final ReplaceableSandbox SANDBOX = new ReplaceableSandbox("CheckpointIT", "--memory", "256M");
 
     /** The sandbox this test uses and its folder on the host, set by {@link #use}. */
     String id;

@@ -44,7 +44,7 @@ class NetworkLinkIT {
         Files.writeString(Kosa.EGRESS_TEST_CONFIG, """
                 {"loopback": {"api.test:80": %d, "api.test:443": %d}}
                 """.formatted(api.httpPort(), api.httpsPort()));
-        id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "512M", "--workspace", folder.toString(),
+        id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "256M", "--workspace", folder.toString(),
                 "--allow", "api.test").stdout().strip();
         other = Kosa.ok(Duration.ofMinutes(15), "create", "--workspace", "none",
                 "--allow", "api.test").stdout().strip();

@@ -34,7 +34,7 @@ class PendingCheckpointIT {
         }
         Files.createDirectories(folder);
         folder = folder.toRealPath();
-        id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "512M", "--workspace", folder.toString())
+        id = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "256M", "--workspace", folder.toString())
                 .stdout().strip();
         // a process that counts in memory and appends each number to a file in the workspace and one on the disk
         Kosa.Result started = sh("""
@@ -146,7 +146,7 @@ class PendingCheckpointIT {
             Kosa.deleteTree(other);
         }
         Files.createDirectories(other);
-        String removed = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "512M", "--workspace",
+        String removed = Kosa.ok(Duration.ofMinutes(15), "create", "--memory", "256M", "--workspace",
                 other.toRealPath().toString(), "--net", "none").stdout().strip();
         Kosa.Result cp = Kosa.ok(T, "checkpoint", removed);
         assertThat(cp.stderr()).contains("runs on while its memory is saved");
@@ -184,8 +184,8 @@ class PendingCheckpointIT {
         Path real = dir.resolveSibling("checkpoints.real");
         Files.move(dir, real);
         Files.createDirectory(dir);
-        // room for what it holds, and for the guest's 512 MiB and the 64 MiB margin the instant checks for
-        run("mount", "-t", "tmpfs", "-o", "size=" + ((have >> 20) + 512 + 64 + 32) + "m,mode=700", "tmpfs",
+        // room for what it holds, and for the guest's 256 MiB and the 64 MiB margin the instant checks for
+        run("mount", "-t", "tmpfs", "-o", "size=" + ((have >> 20) + 256 + 64 + 32) + "m,mode=700", "tmpfs",
                 dir.toString());
         try {
             run("cp", "-a", real + "/.", dir.toString());
