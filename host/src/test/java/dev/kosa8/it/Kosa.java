@@ -42,11 +42,21 @@ public final class Kosa {
     }
 
     public static List<String> command(String... args) {
-        List<String> argv = new ArrayList<>();
-        argv.add(ProcessHandle.current().info().command().orElse("java"));
-        argv.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-                "-jar", JAR.toString()));
+        List<String> argv = jvm();
+        argv.addAll(List.of("-cp", JAR.toString(), "dev.kosa8.cli.Main"));
         argv.addAll(List.of(args));
+        return argv;
+    }
+
+    /**
+     * The JVM and the flags the launcher ({@code kosa8}, the script) starts the CLI with, its AOT cache included
+     * ({@link CliAotCache}): the tests' CLI starts as a user's does, 70-160 ms sooner a call than without the cache.
+     */
+    public static List<String> jvm() {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> argv = new ArrayList<>(List.of(java));
+        argv.addAll(CliAotCache.LAUNCHER_FLAGS);
+        argv.addAll(CliAotCache.flags(java, JAR));
         return argv;
     }
 

@@ -65,9 +65,7 @@ class LifecycleIT {
         String serving = Kosa.ok(Duration.ofMinutes(1), "daemon", "status").stdout();
         Path socket = Kosa.HOME.resolve("run/kosa8d.sock");
         assertThat(socket).exists();
-        List<String> argv = new java.util.ArrayList<>(Kosa.command());
-        int jar = argv.indexOf("-jar");
-        argv.subList(jar, argv.size()).clear();
+        List<String> argv = Kosa.jvm();
         argv.addAll(List.of("-cp", Kosa.JAR.toString(), "dev.kosa8.daemon.DaemonMain"));
         Path log = Files.createTempFile("second-kosa8d", ".log");
         Process second = Kosa.builder().command(argv).redirectErrorStream(true).redirectOutput(log.toFile()).start();
