@@ -91,8 +91,8 @@ public final class FolderAdopter {
                             + " (its guest's, or an earlier adopt's); review that first (kosa8 review)");
                     continue;
                 }
-                boolean escaping = src != null && src.isSymlink() && roots.holdsSymlinks()
-                        && HeldPolicy.escapes(path, TreeCopy.readlink(from, path))
+                boolean escaping = src != null && src.isSymlink()
+                        && roots.holdsLink(path, TreeCopy.readlink(from, path))
                         && roots.heldUnit(path, false) == null;
                 if (dryRun) {
                     String unit = escaping ? path : roots.heldUnit(path, s.op() == Op.MKDIR);

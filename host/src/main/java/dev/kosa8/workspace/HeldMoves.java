@@ -49,8 +49,8 @@ final class HeldMoves {
         boolean dir = st.isDir();
         String fromUnit = ops.roots().heldUnit(from, dir);
         String toUnit = ops.roots().heldUnit(to, dir);
-        if (st.isSymlink() && toUnit == null && ops.roots().holdsSymlinks()
-                && HeldPolicy.escapes(to, TreeCopy.readlink(ops.roots().rootFor(from), from))) {
+        if (st.isSymlink() && toUnit == null
+                && ops.roots().holdsLink(to, TreeCopy.readlink(ops.roots().rootFor(from), from))) {
             ops.roots().holdAlone(to, HeldPolicy.SYMLINKS);
             return fromUnit == null ? Way.ACROSS : Way.RENAME_FILE;
         }

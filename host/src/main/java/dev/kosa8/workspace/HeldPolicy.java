@@ -25,8 +25,8 @@ import java.util.TreeSet;
  * <p>A unit is what a pattern names: a file ({@code .git/config}) or a directory with everything
  * under it ({@code .git/hooks}). Of the units a path is in, the one nearest the root is its unit.
  * Beside the patterns one class is code, for it is about a symlink's target and not its name:
- * {@value #SYMLINKS}, a symlink whose target is absolute or may climb out of the folder
- * ({@link #escapes}).
+ * {@value #SYMLINKS}, a symlink whose target is absolute or may climb out of the folder, or leads
+ * into an unless-under directory from outside one ({@link #holdsLink}).
  *
  * <p>Paths are the server's byte strings (one char per byte), {@code ""} the root. Names compare
  * without regard to ASCII case.
@@ -35,7 +35,9 @@ public final class HeldPolicy {
     /** The class of symlinks whose target may leave the folder. */
     public static final String SYMLINKS = "symlinks";
     static final String SYMLINKS_PROTECTS = "any host program that follows a symlink in the folder: a target"
-            + " that is absolute or climbs out of the folder reads or writes the user's files outside it";
+            + " that is absolute or climbs out of the folder reads or writes the user's files outside it, and one"
+            + " that leads into node_modules shows a package's files, some of which are not held there, as a"
+            + " project's own";
 
     /** A class of held paths: its name, the host tool it protects against, its patterns. */
     public record HeldClass(String name, String protects, List<Pattern> patterns) {
@@ -135,7 +137,8 @@ public final class HeldPolicy {
         }
         if (userFile != null && Files.isRegularFile(userFile)) {
             try {
-                for (HeldClass c : parse(Files.readString(userFile, StandardCharsets.UTF_8), userFile.toString())) {
+                for (HeldClass c : HeldPathsFile.parse(Files.readString(userFile, StandardCharsets.UTF_8),
+                        userFile.toString())) {
                     all.put(c.name(), c);
                 }
             } catch (IOException e) {
@@ -174,114 +177,10 @@ public final class HeldPolicy {
             if (in == null) {
                 throw new IllegalStateException("held-paths.txt is missing from the build");
             }
-            return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), "held-paths.txt");
+            return HeldPathsFile.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8), "held-paths.txt");
         } catch (IOException e) {
             throw new IllegalStateException("cannot read held-paths.txt", e);
         }
-    }
-
-    /** Parses the format described at the top of held-paths.txt; a mistake names the line. */
-    static List<HeldClass> parse(String text, String source) {
-        List<HeldClass> out = new ArrayList<>();
-        String name = null;
-        String protects = null;
-        List<String> classUnless = new ArrayList<>();
-        List<Pattern> patterns = new ArrayList<>();
-        String[] lines = text.split("\n", -1);
-        for (int i = 0; i < lines.length; i++) {
-            String line = lines[i].strip();
-            if (line.isEmpty() || line.startsWith("#")) {
-                continue;
-            }
-            String where = source + ", line " + (i + 1);
-            if (line.startsWith("class ")) {
-                if (name != null) {
-                    out.add(finish(name, protects, patterns, where));
-                }
-                name = line.substring(6).strip();
-                if (!name.matches("[a-z0-9][a-z0-9-]*")) {
-                    throw bad(where, "a class name is lower-case letters, digits and '-'");
-                }
-                protects = null;
-                classUnless = new ArrayList<>();
-                patterns = new ArrayList<>();
-            } else if (line.startsWith("unless-under ")) {
-                if (name == null || !patterns.isEmpty()) {
-                    throw bad(where, "a class's \"unless-under\" comes before its first \"hold\"");
-                }
-                for (String u : line.substring(13).strip().split("\\s+")) {
-                    classUnless.add(name(u, where));
-                }
-            } else if (line.startsWith("protects ")) {
-                if (name == null) {
-                    throw bad(where, "\"protects\" before any \"class\"");
-                }
-                protects = line.substring(9).strip();
-            } else if (line.startsWith("hold ")) {
-                if (name == null) {
-                    throw bad(where, "\"hold\" before any \"class\"");
-                }
-                patterns.add(pattern(line.substring(5).strip(), classUnless, where));
-            } else {
-                throw bad(where, "expected \"class\", \"protects\", \"unless-under\" or \"hold\"");
-            }
-        }
-        if (name != null) {
-            out.add(finish(name, protects, patterns, source));
-        }
-        return out;
-    }
-
-    private static HeldClass finish(String name, String protects, List<Pattern> patterns, String where) {
-        if (protects == null || patterns.isEmpty()) {
-            throw bad(where, "class " + name + " needs a \"protects\" line and at least one \"hold\"");
-        }
-        return new HeldClass(name, protects, patterns);
-    }
-
-    static Pattern pattern(String spec, String where) {
-        return pattern(spec, List.of(), where);
-    }
-
-    /** A "hold" line's pattern, which also takes its class's unless-under names. */
-    static Pattern pattern(String spec, List<String> classUnless, String where) {
-        String[] words = spec.split("\\s+");
-        String text = words[0];
-        List<String> unlessUnder = new ArrayList<>(classUnless);
-        boolean notDirectory = false;
-        for (int i = 1; i < words.length; i++) {
-            if (words[i].equals("not-directory")) {
-                notDirectory = true;
-            } else if (words[i].equals("unless-under") && i + 1 < words.length) {
-                unlessUnder.add(name(words[++i], where));
-            } else {
-                throw bad(where, "unknown qualifier " + words[i]);
-            }
-        }
-        List<String> parts = List.of(text.split("/"));
-        for (String p : parts) {
-            if (p.isEmpty() || p.equals(".") || p.equals("..")) {
-                throw bad(where, "a pattern's names are not empty, '.' or '..': " + text);
-            }
-        }
-        if (parts.getLast().equals("**")) {
-            throw bad(where, "a pattern ends in a name, not \"**\": " + text);
-        }
-        return new Pattern(text, parts, unlessUnder, notDirectory);
-    }
-
-    /** An unless-under name: one name, no '/' or '*', compared in ASCII lower case. */
-    private static String name(String word, String where) {
-        if (word.isEmpty() || word.equals(".") || word.equals("..") || word.indexOf('/') >= 0
-                || word.indexOf('*') >= 0) {
-            throw bad(where, "\"unless-under\" takes names of directories, without '/' or '*': " + word);
-        }
-        return lower(word);
-    }
-
-    private static KosaException bad(String where, String what) {
-        return new KosaException(KosaException.Kind.USAGE, "held paths, " + where + ": " + what,
-                "see the format at the top of held-paths.txt (docs/workspace.md, \"What can reach the host\")");
     }
 
     /** The classes held, in order, and whether escaping symlinks are. */
@@ -420,6 +319,31 @@ public final class HeldPolicy {
                 if (glob(part, name)) {
                     return true;
                 }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Whether the guest's symlink at {@code linkPath} to {@code target} is held, as class {@value #SYMLINKS}: it
+     * may lead out of the folder ({@link #escapes}), or it leads into a directory of an unless-under name from a
+     * place not under one ({@code tools -> node_modules/p}: a host tool opening {@code tools} would take p's
+     * {@code .github/workflows}, not held under node_modules, for a project's own; {@code bare -> .git/x} would
+     * show a repository the guest made in {@code .git/x}, whose HEAD is not held there, as one of the folder's).
+     * A link under such a directory already (npm's {@code .bin} links, pnpm's into {@code .pnpm}) is not held for that.
+     */
+    public boolean holdsLink(String linkPath, String target) {
+        if (!symlinks) {
+            return false;
+        }
+        if (escapes(linkPath, target)) {
+            return true;
+        }
+        int slash = linkPath.lastIndexOf('/');
+        String above = slash < 0 ? "" : linkPath.substring(0, slash);
+        for (String u : unlessUnderNames) {
+            if (!hasName(above, List.of(u)) && hasName(target, List.of(u))) {
+                return true;
             }
         }
         return false;

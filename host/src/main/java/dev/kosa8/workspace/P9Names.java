@@ -48,9 +48,9 @@ final class P9Names {
             throw new ErrnoException(ErrnoException.ENOENT, "symlink");
         }
         String path = Fid.child(dir.path(), name);
-        if (ops.roots().holdsSymlinks() && HeldPolicy.escapes(path, s.target())
-                && ops.roots().heldUnit(path, false) == null) {
-            ops.roots().holdAlone(path, HeldPolicy.SYMLINKS); // a host program following it would leave the folder
+        if (ops.roots().holdsLink(path, s.target()) && ops.roots().heldUnit(path, false) == null) {
+            // a host program following it would leave the folder, or see a package's files as a project's
+            ops.roots().holdAlone(path, HeldPolicy.SYMLINKS);
         }
         int d = ops.parentFd(path, false);
         try {
@@ -99,6 +99,12 @@ final class P9Names {
         if ((fromUnit != null || toUnit != null) && (fromUnit == null || !fromUnit.equals(toUnit))) {
             // a link between a held file and the folder would let a write to one change the other
             throw new ErrnoException(ErrnoException.EXDEV, "link across the held layer");
+        }
+        if (toUnit == null && ops.statPath(target.path()).isSymlink() && ops.roots().holdsLink(dest,
+                TreeCopy.readlink(ops.roots().rootFor(target.path()), target.path()))) {
+            // link(2) of a symlink links the symlink itself: its target, read from the new place, may lead out of
+            // the folder (a/b/l -> ../../x linked as l) or into node_modules, and a hard link cannot be held alone
+            throw new ErrnoException(ErrnoException.EXDEV, "link of a symlink that would be held at its new place");
         }
         int from = ops.parentFd(target.path(), false);
         try {

@@ -23,7 +23,8 @@ class HeldPolicyTest {
     private static final List<String> VOCABULARY = List.of(".git", ".GIT", "hooks", "Hooks", "config", "config.lock",
             "HEAD", "head", "modules", "info", "attributes", "worktrees", "wt", "x.git", ".github", "workflows",
             ".vscode", "tasks.json", ".envrc", ".claude", "settings.json", ".mcp.json", ".config", "mise", "src",
-            "a", "b", "objects", "refs", "index", "main.c", "node_modules", "lib", ".husky", "pre-commit");
+            "a", "b", "objects", "refs", "index", "main.c", "node_modules", "NODE_MODULES", "Node_Modules", "lib",
+            ".husky", "pre-commit", ".travis.yml");
 
     @Provide
     Arbitrary<List<String>> paths() {
@@ -87,31 +88,31 @@ class HeldPolicyTest {
     }
 
     /**
-     * What a directory rename may change: renaming the directory at {@code names[0..cut)} to a new
-     * name changes whether (or where) a path beneath it is held only if the policy guards the old
-     * or the new path, so that {@link HeldMoves} refuses that rename.
+     * What a directory move may change: moving the directory {@code from} (not itself held) to {@code to}, anywhere,
+     * changes whether a path beneath it is held, or its unit or class, only if the policy guards that move, so that
+     * {@link HeldMoves} refuses it.
      */
     @Property
-    void aDirectoryRenameThatChangesWhatIsHeldBeneathIsAlwaysGuarded(@ForAll("paths") List<String> names,
-                                                                     @ForAll @IntRange(min = 1, max = 6) int cut,
-                                                                     @ForAll("name") String newName) {
-        if (cut >= names.size()) {
-            return;
+    void aDirectoryMoveThatChangesWhatIsHeldBeneathIsAlwaysGuarded(@ForAll("paths") List<String> fromNames,
+                                                                    @ForAll("paths") List<String> toNames,
+                                                                    @ForAll("paths") List<String> below) {
+        String from = join(fromNames);
+        String to = join(toNames);
+        if (from.equals(to) || to.startsWith(from + "/") || from.startsWith(to + "/")) {
+            return; // into itself, or onto an ancestor: refused by the kernel
         }
-        List<String> renamed = new ArrayList<>(names);
-        renamed.set(cut - 1, newName);
-        String dir = join(names.subList(0, cut));
-        String newDir = join(renamed.subList(0, cut));
-        if (POLICY.classify(dir, true) != null || POLICY.classify(newDir, true) != null) {
-            return; // the directory itself is a unit: a move across the layer's edge, refused on its own
+        if (POLICY.classify(from, true) != null || POLICY.classify(to, true) != null) {
+            return; // the directory itself is in a unit: a move across the layer's edge, refused on its own
         }
-        HeldPolicy.Match before = POLICY.classify(join(names), false);
-        HeldPolicy.Match after = POLICY.classify(join(renamed), false);
+        String rest = join(below);
+        HeldPolicy.Match before = POLICY.classify(from + "/" + rest, false);
+        HeldPolicy.Match after = POLICY.classify(to + "/" + rest, false);
         boolean same = before == null ? after == null
-                : after != null && before.unit().split("/").length == after.unit().split("/").length;
+                : after != null && before.className().equals(after.className())
+                        && before.unit().substring(from.length()).equals(after.unit().substring(to.length()));
         if (!same) {
-            assertThat(POLICY.guards(dir, newDir))
-                    .as("renaming %s to %s changes %s -> %s", dir, newDir, before, after).isTrue();
+            assertThat(POLICY.guards(from, to)).as("moving %s to %s changes %s -> %s", from, to, before, after)
+                    .isTrue();
         }
     }
 
@@ -186,17 +187,18 @@ class HeldPolicyTest {
         assertThat(POLICY.classify("wt/.git", true)).isNull();
     }
 
-    /** What real packages carry (an npm install's node_modules) is not held; git's and the agents' files are. */
+    /** What real packages carry (an npm install's node_modules): their CI files are not held; every other class is. */
     @Test
-    void aPackagesOwnCiEditorAndHookFilesUnderNodeModulesAreNotHeldButGitsAndTheAgentsAre() {
+    void aPackagesOwnCiFilesUnderNodeModulesAreNotHeldButEveryOtherClassIs() {
         for (String free : List.of("node_modules/fast-uri/.github/workflows/ci.yml", "node_modules/events/.travis.yml",
-                "node_modules/a/node_modules/b/.vscode/settings.json", "node_modules/x/.husky/pre-commit",
-                "node_modules/x/.envrc", "app/Node_Modules/x/.idea/misc.xml", "node_modules/.github/workflows/x.yml")) {
+                "node_modules/a/node_modules/b/.gitlab-ci.yml", "app/Node_Modules/x/.circleci/config.yml",
+                "node_modules/.github/workflows/x.yml")) {
             assertThat(POLICY.classify(free, false)).as(free).isNull();
         }
         for (String held : List.of("node_modules/x/.git/hooks/post-checkout", "node_modules/x/.git/config",
                 "node_modules/x/.claude/settings.json", "node_modules/x/.mcp.json", "node_modules/stash/HEAD",
-                ".github/workflows/node_modules/x.yml")) {
+                "node_modules/x/.vscode/tasks.json", "node_modules/x/.husky/pre-commit", "node_modules/x/.envrc",
+                "node_modules/x/.dir-locals.el", ".github/workflows/node_modules/x.yml")) {
             assertThat(POLICY.classify(held, false)).as(held).isNotNull();
         }
         // npm renames packages within node_modules (retiring an old version): no refusal; out of it, refused
@@ -206,9 +208,22 @@ class HeldPolicyTest {
         assertThat(POLICY.guards("vendor", "node_modules")).isTrue();
     }
 
+    /** A symlink into node_modules from outside it would show a package's files as a project's own: held. */
+    @Test
+    void aLinkIntoNodeModulesFromOutsideIsHeldAndOneWithinIsNot() {
+        assertThat(POLICY.holdsLink("tools", "node_modules/p")).isTrue();
+        assertThat(POLICY.holdsLink("a/tools", "../Node_Modules/p/.github")).isTrue();
+        assertThat(POLICY.holdsLink("nm", "node_modules")).isTrue();
+        assertThat(POLICY.holdsLink("node_modules/.bin/semver", "../semver/bin/semver.js")).isFalse();
+        assertThat(POLICY.holdsLink("node_modules/x", ".pnpm/x@1.0.0/node_modules/x")).isFalse();
+        assertThat(POLICY.holdsLink("src/link", "../lib/a.js")).isFalse();
+        assertThat(POLICY.holdsLink("key", "/root/.ssh/id_rsa")).isTrue();
+        assertThat(HeldPolicy.of(null, List.of(), List.of("symlinks")).holdsLink("tools", "node_modules/p")).isFalse();
+    }
+
     @Test
     void aClassLevelUnlessUnderQualifiesEveryPatternOfItsClassOnly() {
-        List<HeldPolicy.HeldClass> parsed = HeldPolicy.parse("""
+        List<HeldPolicy.HeldClass> parsed = HeldPathsFile.parse("""
                 class mine
                 protects my tool
                 unless-under vendor third_party
@@ -221,9 +236,13 @@ class HeldPolicyTest {
         assertThat(parsed.get(0).patterns()).extracting(HeldPolicy.Pattern::unlessUnder)
                 .containsExactly(List.of("vendor", "third_party"), List.of("vendor", "third_party", "build"));
         assertThat(parsed.get(1).patterns().getFirst().unlessUnder()).isEmpty();
-        assertThatThrownBy(() -> HeldPolicy.parse("class x\nprotects y\nhold a\nunless-under v\n", "mine"))
+        assertThatThrownBy(() -> HeldPathsFile.parse("class x\nprotects y\nhold a\nunless-under v\n", "mine"))
                 .hasMessageContaining("line 4").hasMessageContaining("before its first");
-        assertThatThrownBy(() -> HeldPolicy.parse("class x\nprotects y\nunless-under a/b\nhold a\n", "mine"))
+        assertThatThrownBy(() -> HeldPathsFile.parse("class x\nunless-under v\nprotects y\nhold a\n", "mine"))
+                .hasMessageContaining("line 2").hasMessageContaining("after its \"protects\"");
+        assertThatThrownBy(() -> HeldPathsFile.parse("unless-under v\n", "mine"))
+                .hasMessageContaining("line 1").hasMessageContaining("before any \"class\"");
+        assertThatThrownBy(() -> HeldPathsFile.parse("class x\nprotects y\nunless-under a/b\nhold a\n", "mine"))
                 .hasMessageContaining("line 3").hasMessageContaining("without '/'");
     }
 
@@ -240,11 +259,11 @@ class HeldPolicyTest {
 
     @Test
     void aMistakeInTheFormatNamesItsLine() {
-        assertThatThrownBy(() -> HeldPolicy.parse("class x\nprotects y\nhold a/**\n", "mine"))
+        assertThatThrownBy(() -> HeldPathsFile.parse("class x\nprotects y\nhold a/**\n", "mine"))
                 .hasMessageContaining("mine, line 3");
-        assertThatThrownBy(() -> HeldPolicy.parse("hold a\n", "mine")).hasMessageContaining("line 1");
-        assertThatThrownBy(() -> HeldPolicy.parse("class x\nhold a\n", "mine")).hasMessageContaining("protects");
-        assertThat(HeldPolicy.parse("class mine\nprotects my tool\nhold **/.mytool\n", "f"))
+        assertThatThrownBy(() -> HeldPathsFile.parse("hold a\n", "mine")).hasMessageContaining("line 1");
+        assertThatThrownBy(() -> HeldPathsFile.parse("class x\nhold a\n", "mine")).hasMessageContaining("protects");
+        assertThat(HeldPathsFile.parse("class mine\nprotects my tool\nhold **/.mytool\n", "f"))
                 .singleElement().satisfies(c -> assertThat(Set.of(c.name())).containsExactly("mine"));
     }
 }

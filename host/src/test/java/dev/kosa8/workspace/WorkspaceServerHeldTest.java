@@ -170,15 +170,19 @@ class WorkspaceServerHeldTest {
         assertThat(c.symlink(ROOT, "key", "/root/.ssh/id_rsa")).isInstanceOf(P9Reply.Symlink.class);
         assertThat(c.symlink(ROOT, "up", "../../etc")).isInstanceOf(P9Reply.Symlink.class);
         assertThat(c.symlink(ROOT, "sneaky", "x/../..")).isInstanceOf(P9Reply.Symlink.class);
-        assertThat(c.symlink(ROOT, "ok", ".git/HEAD")).isInstanceOf(P9Reply.Symlink.class);
+        assertThat(c.symlink(ROOT, "ok", "src/main.c")).isInstanceOf(P9Reply.Symlink.class);
+        // into .git from outside it: what is not held under .git (a HEAD, a whole bare repository the guest makes
+        // in .git/x) would be a repository's own through the link
+        assertThat(c.symlink(ROOT, "bare", ".git/x")).isInstanceOf(P9Reply.Symlink.class);
 
         assertThat(Files.exists(folder.resolve("key"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(Files.exists(folder.resolve("up"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(Files.exists(folder.resolve("sneaky"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(Files.exists(folder.resolve("bare"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(Files.isSymbolicLink(folder.resolve("ok"))).isTrue();
         walkOk(ROOT, 1, "key");
         assertThat(c.readlink(1)).isEqualTo(new P9Reply.Readlink("/root/.ssh/id_rsa"));
-        assertThat(listGuest()).contains("key", "up", "sneaky", "ok");
+        assertThat(listGuest()).contains("key", "up", "sneaky", "ok", "bare");
     }
 
     @Test
@@ -297,6 +301,48 @@ class WorkspaceServerHeldTest {
         assertThat(folder.resolve("node_modules/.fast-uri-1a2b/.github/workflows/ci.yml")).exists();
         assertThat(errno(c.renameAt(2, ".fast-uri-1a2b", ROOT, "fast-uri"))).isEqualTo(EXDEV);
         assertThat(folder.resolve("fast-uri")).doesNotExist();
+        assertThat(held.units()).isEmpty();
+    }
+
+    /**
+     * Outside node_modules, a symlink into it is held: through {@code tools -> node_modules/p} a host tool would
+     * take the package's workflows, not held there, for a project's own. npm's own links, under node_modules, are not.
+     */
+    @Test
+    void aSymlinkIntoNodeModulesFromOutsideIsHeldAndNpmsBinLinksAreNot() throws Exception {
+        walkOk(ROOT, 1);
+        assertThat(c.mkdir(1, "node_modules", 0755)).isInstanceOf(P9Reply.Mkdir.class);
+        walkOk(ROOT, 2, "node_modules");
+        assertThat(c.mkdir(2, ".bin", 0755)).isInstanceOf(P9Reply.Mkdir.class);
+        walkOk(2, 3, ".bin");
+        assertThat(c.symlink(3, "semver", "../semver/bin/semver.js")).isInstanceOf(P9Reply.Symlink.class);
+        assertThat(c.symlink(ROOT, "tools", "node_modules/p")).isInstanceOf(P9Reply.Symlink.class);
+        assertThat(c.symlink(ROOT, "tools2", "./NODE_MODULES/p")).isInstanceOf(P9Reply.Symlink.class);
+
+        assertThat(Files.isSymbolicLink(folder.resolve("node_modules/.bin/semver"))).isTrue();
+        assertThat(Files.exists(folder.resolve("tools"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(Files.exists(folder.resolve("tools2"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(held.units()).extracting(HeldChanges.Unit::path).containsExactlyInAnyOrder("tools", "tools2");
+        // npm's link moved out of node_modules to the root: held there
+        assertThat(c.renameAt(3, "semver", ROOT, "semver")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(Files.exists(folder.resolve("semver"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+    }
+
+    /** link(2) of a symlink links the symlink itself: one that would lead out from its new place is refused. */
+    @Test
+    void aHardLinkOfASymlinkThatWouldLeadOutFromItsNewPlaceIsRefused() throws Exception {
+        walkOk(ROOT, 1);
+        assertThat(c.mkdir(1, "a", 0755)).isInstanceOf(P9Reply.Mkdir.class);
+        walkOk(ROOT, 2, "a");
+        assertThat(c.mkdir(2, "b", 0755)).isInstanceOf(P9Reply.Mkdir.class);
+        walkOk(2, 3, "b");
+        assertThat(c.symlink(3, "l", "../../x")).isInstanceOf(P9Reply.Symlink.class); // inside from a/b
+        assertThat(Files.isSymbolicLink(folder.resolve("a/b/l"))).isTrue();
+        walkOk(3, 4, "l");
+
+        assertThat(errno(c.link(ROOT, 4, "l"))).isEqualTo(EXDEV);
+        assertThat(Files.exists(folder.resolve("l"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(c.link(3, 4, "l2")).isInstanceOf(P9Reply.Link.class); // the same place: inside still
         assertThat(held.units()).isEmpty();
     }
 
