@@ -100,17 +100,19 @@ final class P9Names {
             // a link between a held file and the folder would let a write to one change the other
             throw new ErrnoException(ErrnoException.EXDEV, "link across the held layer");
         }
-        if (toUnit == null && ops.statPath(target.path()).isSymlink() && ops.roots().holdsLink(dest,
-                TreeCopy.readlink(ops.roots().rootFor(target.path()), target.path()))) {
-            // link(2) of a symlink links the symlink itself: its target, read from the new place, may lead out of
-            // the folder (a/b/l -> ../../x linked as l) or into node_modules, and a hard link cannot be held alone
-            throw new ErrnoException(ErrnoException.EXDEV, "link of a symlink that would be held at its new place");
-        }
         int from = ops.parentFd(target.path(), false);
         try {
             int to = ops.parentFd(dest, false);
             try {
-                NameCalls.linkAt(from, Fid.lastName(target.path()), to, name);
+                String old = Fid.lastName(target.path());
+                if (toUnit == null && NameCalls.statAt(from, old).isSymlink()
+                        && ops.roots().holdsLink(dest, NameCalls.readlinkAt(from, old))) {
+                    // link(2) of a symlink links the symlink itself: its target, read from the new place, may lead
+                    // out of the folder (a/b/l -> ../../x linked as l) or into node_modules, and a hard link cannot
+                    // be held alone
+                    throw new ErrnoException(ErrnoException.EXDEV, "link of a symlink held at its new place");
+                }
+                NameCalls.linkAt(from, old, to, name);
             } finally {
                 LinuxFs.close(to);
             }

@@ -53,7 +53,7 @@ class SdkIT {
         Kosa.ok(Duration.ofMinutes(15), "image", "ensure");
         kosa8 = Kosa8.connect(Kosa.HOME.resolve("run/kosa8d.sock"));
         folder = Files.createTempDirectory(Kosa.CWD, "sdk-");
-        box = kosa8.create(SandboxSpec.builder().workspace(folder).memoryMiB(512).build());
+        box = kosa8.create(SandboxSpec.builder().workspace(folder).memoryMiB(256).build());
     }
 
     @AfterAll
@@ -74,7 +74,7 @@ class SdkIT {
         assertThat(kosa8.sandboxes()).extracting(SandboxInfo::id).contains(box.id());
         SandboxInfo info = box.info();
         assertThat(info.running()).isTrue();
-        assertThat(info.memoryMiB()).isEqualTo(512);
+        assertThat(info.memoryMiB()).isEqualTo(256);
         assertThat(Path.of(info.workspace())).isEqualTo(folder.toRealPath());
         // found by a prefix, and closing what was found leaves the sandbox be
         try (Sandbox found = kosa8.sandbox(box.id().substring(0, 6))) {
