@@ -29,7 +29,7 @@ final class HeldPathsFile {
             String where = source + ", line " + (i + 1);
             if (line.startsWith("class ")) {
                 if (name != null) {
-                    out.add(finish(name, protects, patterns, where));
+                    out.add(finish(name, protects, classUnless, patterns, where));
                 }
                 name = line.substring(6).strip();
                 if (!name.matches("[a-z0-9][a-z0-9-]*")) {
@@ -64,17 +64,17 @@ final class HeldPathsFile {
             }
         }
         if (name != null) {
-            out.add(finish(name, protects, patterns, source));
+            out.add(finish(name, protects, classUnless, patterns, source));
         }
         return out;
     }
 
-    private static HeldPolicy.HeldClass finish(String name, String protects, List<HeldPolicy.Pattern> patterns,
-                                               String where) {
+    private static HeldPolicy.HeldClass finish(String name, String protects, List<String> classUnless,
+                                               List<HeldPolicy.Pattern> patterns, String where) {
         if (protects == null || patterns.isEmpty()) {
             throw bad(where, "class " + name + " needs a \"protects\" line and at least one \"hold\"");
         }
-        return new HeldPolicy.HeldClass(name, protects, patterns);
+        return new HeldPolicy.HeldClass(name, protects, classUnless, patterns);
     }
 
     static HeldPolicy.Pattern pattern(String spec, String where) {

@@ -39,9 +39,15 @@ public final class HeldPolicy {
             + " that leads into node_modules shows a package's files, some of which are not held there, as a"
             + " project's own";
 
-    /** A class of held paths: its name, the host tool it protects against, its patterns. */
-    public record HeldClass(String name, String protects, List<Pattern> patterns) {
+    /**
+     * A class of held paths: its name, the host tool it protects against, its patterns.
+     *
+     * @param unlessUnder the class-level unless-under names (each pattern has them too): whole classes free below
+     *                    them, so a symlink from outside into one is held ({@link #holdsLink})
+     */
+    public record HeldClass(String name, String protects, List<String> unlessUnder, List<Pattern> patterns) {
         public HeldClass {
+            unlessUnder = List.copyOf(unlessUnder);
             patterns = List.copyOf(patterns);
         }
     }
@@ -83,11 +89,18 @@ public final class HeldPolicy {
     private final List<String> guardParts = new ArrayList<>();
     /** The unless-under names: a directory moved from under one to under none, or back, changes what is held. */
     private final List<String> unlessUnderNames = new ArrayList<>();
+    /** The class-level ones: a symlink into one from outside is held. */
+    private final List<String> classUnlessNames = new ArrayList<>();
 
     private HeldPolicy(Collection<HeldClass> enabled, boolean symlinks) {
         this.classes = new LinkedHashMap<>();
         for (HeldClass c : enabled) {
             classes.put(c.name(), c);
+            for (String u : c.unlessUnder()) {
+                if (!classUnlessNames.contains(u)) {
+                    classUnlessNames.add(u);
+                }
+            }
             for (Pattern p : c.patterns()) {
                 String last = p.parts().getLast();
                 Candidate cand = new Candidate(p, c.name());
@@ -326,11 +339,12 @@ public final class HeldPolicy {
 
     /**
      * Whether the guest's symlink at {@code linkPath} to {@code target} is held, as class {@value #SYMLINKS}: it
-     * may lead out of the folder ({@link #escapes}), or it leads into a directory of an unless-under name from a
-     * place not under one ({@code tools -> node_modules/p}: a host tool opening {@code tools} would take p's
-     * {@code .github/workflows}, not held under node_modules, for a project's own; {@code bare -> .git/x} would
-     * show a repository the guest made in {@code .git/x}, whose HEAD is not held there, as one of the folder's).
-     * A link under such a directory already (npm's {@code .bin} links, pnpm's into {@code .pnpm}) is not held for that.
+     * may lead out of the folder ({@link #escapes}), or it leads into a directory below which a whole class is not
+     * held (a class-level unless-under name) from a place not under one ({@code tools -> node_modules/p}: a host
+     * tool opening {@code tools} would take p's {@code .github/workflows}, not held under node_modules, for a
+     * project's own). A link under such a directory already (npm's {@code .bin} links, pnpm's into {@code .pnpm})
+     * is not held for that. A pattern's own unless-under ({@code HEAD unless-under .git}) adds no such rule:
+     * git-annex links every annexed file into {@code .git/annex}.
      */
     public boolean holdsLink(String linkPath, String target) {
         if (!symlinks) {
@@ -341,7 +355,7 @@ public final class HeldPolicy {
         }
         int slash = linkPath.lastIndexOf('/');
         String above = slash < 0 ? "" : linkPath.substring(0, slash);
-        for (String u : unlessUnderNames) {
+        for (String u : classUnlessNames) {
             if (!hasName(above, List.of(u)) && hasName(target, List.of(u))) {
                 return true;
             }

@@ -95,14 +95,9 @@ final class HeldRoots {
         }
     }
 
-    /** Whether symlinks that may lead out of the folder are held. */
     /** Whether the guest's symlink at {@code path} to {@code target} is held ({@link HeldPolicy#holdsLink}). */
     boolean holdsLink(String path, String target) {
         return held != null && held.policy().holdsLink(path, target);
-    }
-
-    boolean holdsSymlinks() {
-        return held != null && held.policy().holdsSymlinks();
     }
 
     HeldChanges held() {

@@ -214,6 +214,10 @@ class HeldPolicyTest {
         assertThat(POLICY.holdsLink("tools", "node_modules/p")).isTrue();
         assertThat(POLICY.holdsLink("a/tools", "../Node_Modules/p/.github")).isTrue();
         assertThat(POLICY.holdsLink("nm", "node_modules")).isTrue();
+        // a pattern's own unless-under adds no link rule: git-annex links every annexed file into .git/annex
+        assertThat(POLICY.holdsLink("data/f.bin", "../.git/annex/objects/Xx/Yy/SHA256E-s1--ab/SHA256E-s1--ab"))
+                .isFalse();
+        assertThat(POLICY.holdsLink("head", ".git/HEAD")).isFalse();
         assertThat(POLICY.holdsLink("node_modules/.bin/semver", "../semver/bin/semver.js")).isFalse();
         assertThat(POLICY.holdsLink("node_modules/x", ".pnpm/x@1.0.0/node_modules/x")).isFalse();
         assertThat(POLICY.holdsLink("src/link", "../lib/a.js")).isFalse();

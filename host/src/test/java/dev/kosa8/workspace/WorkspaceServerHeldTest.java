@@ -170,19 +170,16 @@ class WorkspaceServerHeldTest {
         assertThat(c.symlink(ROOT, "key", "/root/.ssh/id_rsa")).isInstanceOf(P9Reply.Symlink.class);
         assertThat(c.symlink(ROOT, "up", "../../etc")).isInstanceOf(P9Reply.Symlink.class);
         assertThat(c.symlink(ROOT, "sneaky", "x/../..")).isInstanceOf(P9Reply.Symlink.class);
-        assertThat(c.symlink(ROOT, "ok", "src/main.c")).isInstanceOf(P9Reply.Symlink.class);
-        // into .git from outside it: what is not held under .git (a HEAD, a whole bare repository the guest makes
-        // in .git/x) would be a repository's own through the link
-        assertThat(c.symlink(ROOT, "bare", ".git/x")).isInstanceOf(P9Reply.Symlink.class);
+        // inside, into .git too: git-annex links every annexed file to .git/annex/objects
+        assertThat(c.symlink(ROOT, "ok", ".git/HEAD")).isInstanceOf(P9Reply.Symlink.class);
 
         assertThat(Files.exists(folder.resolve("key"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(Files.exists(folder.resolve("up"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(Files.exists(folder.resolve("sneaky"), LinkOption.NOFOLLOW_LINKS)).isFalse();
-        assertThat(Files.exists(folder.resolve("bare"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(Files.isSymbolicLink(folder.resolve("ok"))).isTrue();
         walkOk(ROOT, 1, "key");
         assertThat(c.readlink(1)).isEqualTo(new P9Reply.Readlink("/root/.ssh/id_rsa"));
-        assertThat(listGuest()).contains("key", "up", "sneaky", "ok", "bare");
+        assertThat(listGuest()).contains("key", "up", "sneaky", "ok");
     }
 
     @Test
@@ -323,9 +320,15 @@ class WorkspaceServerHeldTest {
         assertThat(Files.exists(folder.resolve("tools"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(Files.exists(folder.resolve("tools2"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(held.units()).extracting(HeldChanges.Unit::path).containsExactlyInAnyOrder("tools", "tools2");
-        // npm's link moved out of node_modules to the root: held there
-        assertThat(c.renameAt(3, "semver", ROOT, "semver")).isInstanceOf(P9Reply.RenameAt.class);
-        assertThat(Files.exists(folder.resolve("semver"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        // a link under node_modules naming node_modules is free there; moved or hard-linked out, it is held or refused
+        assertThat(c.symlink(2, "l", "node_modules/p")).isInstanceOf(P9Reply.Symlink.class);
+        assertThat(Files.isSymbolicLink(folder.resolve("node_modules/l"))).isTrue();
+        walkOk(2, 4, "l");
+        assertThat(errno(c.link(ROOT, 4, "l2"))).isEqualTo(EXDEV);
+        assertThat(Files.exists(folder.resolve("l2"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(c.renameAt(2, "l", ROOT, "l")).isInstanceOf(P9Reply.RenameAt.class);
+        assertThat(Files.exists(folder.resolve("l"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(held.units()).extracting(HeldChanges.Unit::path).containsExactlyInAnyOrder("tools", "tools2", "l");
     }
 
     /** link(2) of a symlink links the symlink itself: one that would lead out from its new place is refused. */
