@@ -196,6 +196,9 @@ class PortsIT {
         assertThat(none.stderr()).contains("publishes no port 4242").contains("127.0.0.1:" + hostPort + "->8000");
     }
 
+    // the default suite took 31.0 min on a clean clone on 2026-12-07 (goal 30): a port published again on a machine
+    // that replaced the old one is covered by the rewind case above; ./run-tests long
+    @Tag("long")
     @Test
     @Order(6)
     void thePortComesBackAfterStopAndStartOnTheSameHostPort() {
