@@ -150,10 +150,17 @@ class PackageManagersIT {
     @Test
     void pipInstallsIntoATargetAndUpgradesThereAndTheHostHasTheGuestsTreeWithNothingHeld() throws Exception {
         // Debian's pip wheel, as the python3-pip-whl package installs it (./run-tests installs it on the host)
-        Path wheel;
-        try (var wheels = Files.newDirectoryStream(Path.of("/usr/share/python-wheels"), "pip-*.whl")) {
-            wheel = wheels.iterator().next();
+        Path wheels = Path.of("/usr/share/python-wheels");
+        Path wheel = null;
+        if (Files.isDirectory(wheels)) {
+            try (var found = Files.newDirectoryStream(wheels, "pip-*.whl")) {
+                for (Path w : found) {
+                    wheel = w;
+                }
+            }
         }
+        assertThat(wheel).as("Debian's pip wheel in %s: apt-get install python3-pip-whl (./run-tests does)", wheels)
+                .isNotNull();
         Kosa.ok(T, "cp", wheel.toString(), id + ":/tmp/pip.whl");
         sh("cat > /tmp/wheel.py <<'EOF'\n" + WHEEL + "EOF\npython3 /tmp/wheel.py 1.0 && python3 /tmp/wheel.py 1.1");
         // pip runs from its own wheel (python3 pip.whl/pip), as its documentation allows
