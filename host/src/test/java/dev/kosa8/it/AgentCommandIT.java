@@ -25,19 +25,13 @@ import org.junit.jupiter.api.TestMethodOrder;
 class AgentCommandIT {
     static final Duration BUILD = Duration.ofMinutes(40);
     static final Duration T = Duration.ofMinutes(5);
-    static final Path SETTINGS = Kosa.HOME.resolve("config").resolve("network.json");
     static final Pattern VERSION = Pattern.compile("(?m)^(\\d+\\.\\d+\\.\\d+) \\(Claude Code\\)$");
     static Path project;
     static String version;
 
     @BeforeAll
     static void setUp() throws Exception {
-        Files.createDirectories(SETTINGS.getParent());
-        Kosa.run(T, "daemon", "stop"); // the daemon reads its network settings when it starts
-        Files.writeString(SETTINGS, """
-                {"addressExceptions": {"registry.npmjs.org": ["203.0.113.0/24"]},
-                 "trustHostCas": true}
-                """);
+        Kosa.useNpmRegistrySettings(T);
         project = Kosa.HOME.resolveSibling("it-agent").resolve("project");
         if (Files.exists(project)) {
             Kosa.deleteTree(project);
@@ -50,8 +44,7 @@ class AgentCommandIT {
     @AfterAll
     static void tearDown() throws Exception {
         Kosa.run(T, "agent", "rm", "--workspace", project.toString(), "claude");
-        Files.deleteIfExists(SETTINGS);
-        Kosa.run(T, "daemon", "stop"); // the next class's daemon starts without these settings
+        Kosa.dropNetworkSettings(T);
     }
 
     static Kosa.Result claudeVersion(Duration timeout) {

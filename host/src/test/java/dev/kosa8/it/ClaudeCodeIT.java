@@ -30,7 +30,6 @@ class ClaudeCodeIT {
     static final Duration BUILD = Duration.ofMinutes(40);
     static final Duration T = Duration.ofMinutes(5);
     static final String KEY = "sk-ant-api03-" + SecretsIT.random(48);
-    static final Path NETWORK = Kosa.HOME.resolve("config").resolve("network.json");
     static Path project;
     static TestUpstream upstream;
     static FakeMessagesApi api;
@@ -44,13 +43,9 @@ class ClaudeCodeIT {
         Files.writeString(Kosa.EGRESS_TEST_CONFIG, """
                 {"loopback": {"api.anthropic.com:443": %d}, "trustedCa": "%s"}
                 """.formatted(upstream.httpsPort(), upstream.caPem));
-        // as AgentCommandIT: the build reaches the registry through an address exception
-        Files.createDirectories(NETWORK.getParent());
-        Files.writeString(NETWORK, """
-                {"addressExceptions": {"registry.npmjs.org": ["203.0.113.0/24"]},
-                 "trustHostCas": true}
-                """);
-        Kosa.run(T, "daemon", "stop"); // the daemon reads its settings and the test upstreams when it starts
+        // as AgentCommandIT: the build reaches the registry through an address exception; the daemon this
+        // stops reads those settings and the test upstreams when the next call starts it
+        Kosa.useNpmRegistrySettings(T);
         project = Kosa.HOME.resolveSibling("it-agent").resolve("claude-session");
         if (Files.exists(project)) {
             Kosa.deleteTree(project);
@@ -70,8 +65,7 @@ class ClaudeCodeIT {
         }
         Kosa.run(T, "secret", "rm", "ANTHROPIC_API_KEY");
         Files.deleteIfExists(Kosa.EGRESS_TEST_CONFIG);
-        Files.deleteIfExists(NETWORK);
-        Kosa.run(T, "daemon", "stop");
+        Kosa.dropNetworkSettings(T);
         if (upstream != null) {
             upstream.close();
         }

@@ -64,6 +64,29 @@ public final class Kosa {
     public static final Path EGRESS_TEST_CONFIG = HOME.resolveSibling("it-egress.json");
 
 
+    /** The daemon's network settings in the tests' home; the daemon reads them when it starts. */
+    static final Path NETWORK_SETTINGS = HOME.resolve("config").resolve("network.json");
+
+    /**
+     * Network settings for the classes that reach the real npm registry: this machine reaches it through a proxy
+     * (an address exception for its addresses) whose TLS-inspecting CA the host trusts. Stops the daemon first, so
+     * the next call starts one that reads them; {@link #dropNetworkSettings} undoes it.
+     */
+    static void useNpmRegistrySettings(Duration timeout) throws IOException {
+        Files.createDirectories(NETWORK_SETTINGS.getParent());
+        run(timeout, "daemon", "stop");
+        Files.writeString(NETWORK_SETTINGS, """
+                {"addressExceptions": {"registry.npmjs.org": ["203.0.113.0/24"]},
+                 "trustHostCas": true}
+                """);
+    }
+
+    /** Removes the network settings and stops the daemon, so the next class's starts without them. */
+    static void dropNetworkSettings(Duration timeout) throws IOException {
+        Files.deleteIfExists(NETWORK_SETTINGS);
+        run(timeout, "daemon", "stop");
+    }
+
     /** The CLI's working directory in tests, so a sandbox's default workspace is a folder of the tests'. */
     public static final Path CWD = HOME.resolveSibling("it-cwd");
 

@@ -23,22 +23,15 @@ import org.junit.jupiter.params.provider.CsvSource;
 class OtherAgentsIT {
     static final Duration BUILD = Duration.ofMinutes(40);
     static final Duration T = Duration.ofMinutes(5);
-    static final Path SETTINGS = Kosa.HOME.resolve("config").resolve("network.json");
 
     @BeforeAll
     static void setUp() throws Exception {
-        Files.createDirectories(SETTINGS.getParent());
-        Kosa.run(T, "daemon", "stop"); // the daemon reads its network settings when it starts
-        Files.writeString(SETTINGS, """
-                {"addressExceptions": {"registry.npmjs.org": ["203.0.113.0/24"]},
-                 "trustHostCas": true}
-                """);
+        Kosa.useNpmRegistrySettings(T);
     }
 
     @AfterAll
     static void tearDown() throws Exception {
-        Files.deleteIfExists(SETTINGS);
-        Kosa.run(T, "daemon", "stop"); // the next class's daemon starts without these settings
+        Kosa.dropNetworkSettings(T);
     }
 
     @ParameterizedTest(name = "{0}")

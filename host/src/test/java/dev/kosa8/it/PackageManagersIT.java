@@ -22,7 +22,6 @@ import org.junit.jupiter.api.Test;
  */
 class PackageManagersIT {
     static final Duration T = Duration.ofMinutes(5);
-    static final Path SETTINGS = Kosa.HOME.resolve("config").resolve("network.json");
     /** Every file and symlink below the arguments, sorted: content digest and mode, or the link's target. */
     static final String LISTING = """
             find "$@" \\( -type f -o -type l \\) | LC_ALL=C sort | while read -r f; do
@@ -67,13 +66,7 @@ class PackageManagersIT {
 
     @BeforeAll
     static void setUp() throws Exception {
-        Files.createDirectories(SETTINGS.getParent());
-        Kosa.run(T, "daemon", "stop"); // the daemon reads its network settings when it starts
-        // as AgentCommandIT: this machine reaches the registry through a proxy
-        Files.writeString(SETTINGS, """
-                {"addressExceptions": {"registry.npmjs.org": ["203.0.113.0/24"]},
-                 "trustHostCas": true}
-                """);
+        Kosa.useNpmRegistrySettings(T);
         folder = Kosa.HOME.resolveSibling("it-workspaces").resolve("PackageManagersIT");
         if (Files.exists(folder)) {
             Kosa.deleteTree(folder);
@@ -90,8 +83,7 @@ class PackageManagersIT {
         if (id != null) {
             Kosa.run(T, "rm", "-f", id);
         }
-        Files.deleteIfExists(SETTINGS);
-        Kosa.run(T, "daemon", "stop"); // the next class's daemon starts without these settings
+        Kosa.dropNetworkSettings(T);
     }
 
     private static String sh(String script) {
