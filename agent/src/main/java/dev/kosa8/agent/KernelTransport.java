@@ -111,6 +111,19 @@ final class KernelTransport {
     }
 
     /**
+     * Hands the module the cached mount at {@code root}: it tells the host's server, which from then on
+     * sends what changes on the host, and the module drops that from the guest's cache.
+     */
+    void cache(Path root) throws IOException {
+        write(PARAMETERS.resolve("cache_root"), root.toString());
+    }
+
+    /** Waits until every change the host saw before now is in the cached mount (the module's {@code sync}). */
+    void sync() throws IOException {
+        write(PARAMETERS.resolve("sync"), "1");
+    }
+
+    /**
      * The host's server is gone (a daemon restart): every request of the
      * mount fails now, and every later one, so nothing waits for an answer
      * that will not come. A new mount takes the device over.

@@ -83,6 +83,7 @@ final class ProcessChannel implements Channel {
 
     /** Starts the process, or answers Failed and returns null. */
     static ProcessChannel start(int channel, Message.ExecSpec spec, Outbox outbox) {
+        WorkspaceMount.syncCached(); // the command sees every change the host made to the folder before it
         Map<String, String> env = environment(spec);
         String program = spec.argv().getFirst();
         String resolved = resolve(program, env.get("PATH"));
@@ -186,6 +187,7 @@ final class ProcessChannel implements Channel {
                 stderr.awaitDone();
             }
             stdin.end();
+            WorkspaceMount.flushCached(); // what it wrote to the folder is on the host before it is said to have ended
             outbox.send(new Message.Exited(channel, status.exitCode(), status.signal()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

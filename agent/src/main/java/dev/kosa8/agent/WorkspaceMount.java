@@ -25,7 +25,8 @@ import java.util.List;
  * dialect the server speaks); {@code access=client} (one attach; the guest
  * kernel checks permissions against the modes the server reports);
  * {@code cache=mmap} (no page cache for reads and writes, so the folder is
- * live both ways, yet programs that mmap files work); nosuid and nodev.
+ * live both ways, yet programs that mmap files work), or, when the host asks
+ * for the cache, {@code cache=loose} kept true by the module; nosuid and nodev.
  */
 final class WorkspaceMount {
     static final Path MOUNT_POINT = Path.of("/workspace");
@@ -35,6 +36,13 @@ final class WorkspaceMount {
             ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS);
     private static final MethodHandle UMOUNT2 = Libc.handle("umount2",
             ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT);
+    private static final MethodHandle OPEN = Libc.variadic("open", 2, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
+    private static final MethodHandle SYNCFS = Libc.handle("syncfs", ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
+    private static final MethodHandle CLOSE = Libc.handle("close", ValueLayout.JAVA_INT, ValueLayout.JAVA_INT);
+    private static final int O_RDONLY_CLOEXEC = 0x80000; // O_RDONLY | O_CLOEXEC, the same on x86-64 and arm64
+    /** The cached mount's root, open to sync it by; -1 while the mount does not cache. */
+    private static volatile int cachedRoot = -1;
     /** Where exec runs by default once mounted; null before. */
     private static volatile Path defaultDirectory;
     private static boolean mounted;
@@ -56,7 +64,7 @@ final class WorkspaceMount {
     static Channel start(Message.MountWorkspace m, Outbox outbox) {
         Thread t = new Thread(() -> {
             try {
-                Path where = mount(m.guestPath(), m.msize(), m.afresh(), m.relay());
+                Path where = mount(m.guestPath(), m.msize(), m.afresh(), m.relay(), m.cache());
                 Log.info("workspace mounted at " + where);
                 outbox.send(new Message.Exited(m.channel(), 0, 0));
             } catch (IOException | RuntimeException e) {
@@ -72,9 +80,12 @@ final class WorkspaceMount {
         return null;
     }
 
-    /** {@code relay}: the host asks for the relay even where the kernel transport is (decided at the first mount). */
-    private static synchronized Path mount(String guestPath, int msize, boolean afresh, boolean relayAsked)
-            throws IOException, InterruptedException {
+    /**
+     * {@code relay}: the host asks for the relay even where the kernel transport is (decided at the first mount);
+     * {@code cache}: for a cached mount, which only the kernel transport makes.
+     */
+    private static synchronized Path mount(String guestPath, int msize, boolean afresh, boolean relayAsked,
+                                           boolean cache) throws IOException, InterruptedException {
         if (mounted && !afresh) {
             return defaultDirectory;
         }
@@ -88,8 +99,10 @@ final class WorkspaceMount {
         String common = ",version=9p2000.L,msize=" + msize + ",access=client,cache=mmap";
         if (kernel != null) {
             try {
-                callMount(KernelTransport.SOURCE, MOUNT_POINT.toString(), "9p", MS_NOSUID | MS_NODEV,
-                        KernelTransport.OPTIONS + common);
+                if (!cache || !mountCached(msize)) {
+                    callMount(KernelTransport.SOURCE, MOUNT_POINT.toString(), "9p", MS_NOSUID | MS_NODEV,
+                            KernelTransport.OPTIONS + common);
+                }
             } catch (RuntimeException e) {
                 Log.info("the workspace's kernel transport did not mount (" + e.getMessage()
                         + "); relaying instead");
@@ -125,12 +138,38 @@ final class WorkspaceMount {
     }
 
     /**
+     * Mounts with the guest's cache ({@code cache=loose}) and hands the mount to the module, which tells
+     * the host and from then on drops what the host's notices name ({@link KernelTransport#cache}).
+     * False, with the mount taken away again, where the module does not take it: an uncached mount
+     * follows, never a cache that nothing keeps true.
+     */
+    private static boolean mountCached(int msize) {
+        callMount(KernelTransport.SOURCE, MOUNT_POINT.toString(), "9p", MS_NOSUID | MS_NODEV,
+                KernelTransport.OPTIONS + ",version=9p2000.L,msize=" + msize + ",access=client,cache=loose");
+        try {
+            kernel.cache(MOUNT_POINT);
+            cachedRoot = open(MOUNT_POINT.toString());
+            Log.info("the workspace is cached in the guest, kept true to the host by its notices");
+            return true;
+        } catch (IOException e) {
+            Log.info("the workspace is not cached: " + e.getMessage());
+            callUmount(MOUNT_POINT.toString(), 0);
+            return false;
+        }
+    }
+
+    /**
      * Takes away a mount whose server is gone: its connection first, so that
      * every process waiting on it gets EIO, then the mounts themselves,
      * detached (a process whose working directory is in it keeps that
      * directory, and gets errors from it; new ones get the new mount).
      */
     private static void unmountStale() {
+        int root = cachedRoot;
+        cachedRoot = -1;
+        if (root >= 0) {
+            close(root);
+        }
         if (kernel != null) {
             kernel.abort();
         } else {
@@ -143,6 +182,57 @@ final class WorkspaceMount {
         callUmount(MOUNT_POINT.toString(), MNT_DETACH);
         mounted = false;
         Log.info("the workspace's earlier mount was taken away; mounting it afresh");
+    }
+
+    /**
+     * What the guest's programs wrote to a cached folder is on the host when this returns (a command's
+     * exit, a file put: what the host is told next may be read there at once). Nothing to do when the
+     * folder is not cached, or nothing is waiting to be written; a failure is logged, never thrown.
+     */
+    static void flushCached() {
+        int root = cachedRoot;
+        if (root < 0) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            Libc.call(Libc.callState(arena), "syncfs /workspace", st -> (int) SYNCFS.invokeExact(st, root));
+        } catch (RuntimeException e) {
+            Log.info("cannot write the cached folder back: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Every change the host made to a cached folder before now is in the guest's cache when this
+     * returns (the module's {@code sync}: the host sends what it saw, and the module applies it), so a
+     * command started next sees them. Nothing to do when the folder is not cached; a failure (the
+     * host took longer than a second) is logged, never thrown: the command still sees the change
+     * once its notice comes.
+     */
+    static void syncCached() {
+        if (cachedRoot < 0) {
+            return;
+        }
+        try {
+            kernel.sync();
+        } catch (IOException e) {
+            Log.info("the cached folder was not brought up to date before a command: " + e.getMessage());
+        }
+    }
+
+    private static int open(String path) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            return (int) Libc.call(Libc.callState(arena), "open " + path,
+                    st -> (int) OPEN.invokeExact(st, p, O_RDONLY_CLOEXEC, 0));
+        }
+    }
+
+    private static void close(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            Libc.call(Libc.callState(arena), "close", st -> (int) CLOSE.invokeExact(st, fd));
+        } catch (RuntimeException e) {
+            // closed either way
+        }
     }
 
     /** The host path is also bound in the guest unless it would cover part of the guest's own system. */

@@ -36,7 +36,9 @@ final class SandboxOptions {
     @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = TRANSPORT,
             description = {"How the guest kernel reaches the folder: auto (default), through kosa8's own 9p transport "
                     + "in the guest kernel where the image has it, else through the agent's relay; relay, always "
-                    + "the relay (slower on small files; for diagnosis)."})
+                    + "the relay (slower on small files; for diagnosis); cached, as auto and the guest caches the "
+                    + "folder, kept true to the host by notices of what changes there (git status and grep several "
+                    + "times faster; new, so not yet the default)."})
     String workspaceTransport;
 
     @Option(names = "--allow", paramLabel = "HOST",

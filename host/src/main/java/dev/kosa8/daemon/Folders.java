@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.vm.Vm;
+import dev.kosa8.vm.WorkspaceTransport;
 import dev.kosa8.vm.VmSpec;
 import dev.kosa8.workspace.HeldChanges;
 import dev.kosa8.workspace.WorkspaceServer;
@@ -50,10 +51,15 @@ final class Folders {
         return s.folderAccess().isView(s.record()) ? "" : folder.toString();
     }
 
+    /** Whether the sandbox's guest may cache its folder ({@code --workspace-transport cached}). */
+    private static boolean cached(Sandbox s) {
+        return s.record().workspaceTransport() == WorkspaceTransport.CACHED;
+    }
+
     void serve(Sandbox s, Vm vm, Path folder) {
         try {
             WorkspaceServer server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(),
-                    vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(10), logFor(s), held(s));
+                    vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(10), logFor(s), held(s), cached(s));
             s.update(r -> r.withWorkspace(server));
             GuestCommand.mountWorkspace(vm.agent(), guestPath(s, folder), WorkspaceServer.MSIZE, false,
                     s.record().workspaceTransport(), Duration.ofSeconds(60));
@@ -78,7 +84,7 @@ final class Folders {
         s.update(r -> r.workspaceLost(true));
         try {
             WorkspaceServer server = WorkspaceServer.start(folder, vm.spec().workspaceSocket(),
-                    vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(5), logFor(s), held(s));
+                    vm.spec().workspaceWindow(), vm.spec().workspaceWrites(), Duration.ofSeconds(5), logFor(s), held(s), cached(s));
             s.update(r -> r.withWorkspace(server));
             GuestCommand.mountWorkspace(vm.agent(), guestPath(s, folder), WorkspaceServer.MSIZE, true,
                     s.record().workspaceTransport(), Duration.ofSeconds(30));
@@ -104,7 +110,7 @@ final class Folders {
     CompletableFuture<Void> serveRestored(Sandbox s, VmSpec spec, Path folder, WorkspaceSnapshot saved,
                                           Runnable beforeServe) {
         WorkspaceServer w = WorkspaceServer.connect(folder, spec.workspaceSocket(), spec.workspaceWindow(),
-                spec.workspaceWrites(), Duration.ofSeconds(10), logFor(s), held(s));
+                spec.workspaceWrites(), Duration.ofSeconds(10), logFor(s), held(s), cached(s));
         s.update(r -> r.withWorkspace(w));
         CompletableFuture<Void> serving = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("kosa8-serve-" + s.id()).start(() -> {

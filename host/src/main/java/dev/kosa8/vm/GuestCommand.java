@@ -39,7 +39,7 @@ public final class GuestCommand {
     public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, boolean afresh,
             WorkspaceTransport transport, Duration timeout) {
         request(agent, channel -> new Message.MountWorkspace(channel, guestPath, msize, afresh,
-                transport == WorkspaceTransport.RELAY), timeout,
+                transport == WorkspaceTransport.RELAY, transport == WorkspaceTransport.CACHED), timeout,
                 "the workspace was not mounted");
     }
 

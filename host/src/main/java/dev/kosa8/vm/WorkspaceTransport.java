@@ -9,9 +9,13 @@ import java.util.Locale;
  * the image has it, else the agent's relay. {@link #RELAY}: the relay even
  * where the module is, for diagnosis (it is 2-3x slower on small files under
  * TCG) and so that the relay, every image's fallback, stays tested.
+ * {@link #CACHED}: as auto, and the guest caches the folder's names,
+ * attributes and pages, kept true to the host by notices of what changes
+ * there (docs/workspace.md, "Caching in the guest"); where the image has no
+ * module, as auto.
  */
 public enum WorkspaceTransport {
-    AUTO, RELAY;
+    AUTO, RELAY, CACHED;
 
     public String label() {
         return name().toLowerCase(Locale.ROOT);
@@ -28,6 +32,6 @@ public enum WorkspaceTransport {
             }
         }
         throw new KosaException(KosaException.Kind.USAGE, "unknown workspace transport '" + label + "'",
-                "use auto (the default) or relay");
+                "use auto (the default), cached or relay");
     }
 }

@@ -20,9 +20,15 @@ final class P9Attributes {
 
     P9Reply getattr(Fid f) throws ErrnoException {
         LinuxFs.Stat st = f.withFdIfOpen(FdCalls::stat);
-        if (st == null) {
-            st = ops.statPath(f.path());
-        }
+        return getattr(st != null ? st : ops.statPath(f.path()));
+    }
+
+    /** What a Tgetattr of the file at {@code path} answers (the held layer's file where the path is held). */
+    P9Reply.Getattr getattr(String path) throws ErrnoException {
+        return getattr(ops.statPath(path));
+    }
+
+    private P9Reply.Getattr getattr(LinuxFs.Stat st) {
         int owner = guestOwner(st);
         return new P9Reply.Getattr(P9Operations.GETATTR_BASIC_AND_BTIME, ops.qid(st), st.mode(), owner, owner,
                 st.nlink(), st.rdevEncoded(), st.size(), st.blksize(), st.blocks(),

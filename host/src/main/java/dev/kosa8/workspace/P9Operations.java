@@ -91,6 +91,9 @@ final class P9Operations {
     private volatile int msize;
     private final P9FileIo io;
     private final P9Attributes attributes;
+    /** The guest's own changes, noted once its folder is cached, so their echoes are not sent back to it. */
+    private final GuestChanges guestChanges = new GuestChanges();
+    private volatile boolean noting;
     private final P9Names names;
     /** The folder's root, or the held layer's tree for a path in a held unit. */
     private final HeldRoots roots;
@@ -126,11 +129,15 @@ final class P9Operations {
     /** Carries out one request and writes its reply frame (or an Rlerror) at {@code out}'s position. */
     void serve(int tag, P9Request request, ByteBuffer out) {
         int start = out.position();
+        List<String> changed = noting ? GuestChanges.changedBy(request, this::pathOf) : List.of();
         try {
             switch (request) {
                 case P9Request.Read r -> io.read(tag, r, out);
                 case P9Request.Readdir r -> io.readdir(tag, r, out);
                 default -> P9Codec.encodeReply(tag, reply(request), out);
+            }
+            for (String path : changed) {
+                noteGuestChange(path);
             }
         } catch (ErrnoException e) {
             out.position(start);
@@ -293,6 +300,50 @@ final class P9Operations {
             }
         }
         return new P9Reply.Walk(qids);
+    }
+
+    /** From now on the guest's own changes are noted ({@link GuestChanges}): its folder is cached. */
+    void startNoting() {
+        noting = true;
+    }
+
+    /** Whether {@code now} is a file just as the guest's own last change left it ({@link GuestChanges}). */
+    boolean isGuestsOwn(P9Reply.Getattr now) {
+        return guestChanges.isGuestsOwn(now);
+    }
+
+    private String pathOf(int fid) {
+        Fid f = fids.get(fid);
+        return f == null ? null : f.path();
+    }
+
+    private void noteGuestChange(String path) {
+        try {
+            LinuxFs.Stat st = statPath(path);
+            guestChanges.note(qid(st).path(), st);
+        } catch (ErrnoException e) {
+            // gone again already: its echo, if any, is sent
+        }
+    }
+
+    /**
+     * What a Tgetattr of the file at {@code path} answers now, or null where there is none (or it
+     * cannot be looked at): what the guest's cache is told of a name the host changed.
+     */
+    P9Reply.Getattr attributesOf(String path) {
+        try {
+            return attributes.getattr(path);
+        } catch (ErrnoException e) {
+            return null;
+        }
+    }
+
+    /** A clone walk ({@code newFid} the same file as {@code fid}), as a Twalkq asks: no system call. */
+    void cloneFid(int fid, int newFid) throws ErrnoException {
+        if (fid == newFid) {
+            throw new ErrnoException(ErrnoException.EINVAL, "clone of a fid onto itself");
+        }
+        walk(new P9Request.Walk(fid, newFid, List.of()));
     }
 
     void addFid(int id, Fid f) throws ErrnoException {

@@ -29,6 +29,14 @@ final class PortReader {
     private final Dispatcher dispatcher;
     private final BufferPool requests;
     private final Consumer<String> log;
+    /** Started by the guest's Tcache: its mount caches the folder. */
+    private final FolderNotices notices;
+    /** Whether the sandbox's folder may be cached: a Tcache otherwise starts no watch (it costs the host's). */
+    private final boolean cacheAllowed;
+    /** Tcaches ignored; the reader's alone. */
+    private long strayCaches;
+    /** Quiet clone walks that failed; the reader's alone. */
+    private long strayWalks;
     /** Until a Tversion arrives, what comes is dropped: see {@link WorkspaceServer#start}. */
     private volatile boolean awaitingVersion;
     /** How many bytes were dropped so; the reader's alone. */
@@ -39,7 +47,9 @@ final class PortReader {
     private long strayClunks;
 
     PortReader(SocketChannel channel, ReadWindow window, P9Operations ops, PauseGate gate, Dispatcher dispatcher,
-               Consumer<String> log, boolean awaitingVersion) {
+               FolderNotices notices, boolean cacheAllowed, Consumer<String> log, boolean awaitingVersion) {
+        this.notices = notices;
+        this.cacheAllowed = cacheAllowed;
         this.channel = channel;
         this.window = window;
         this.ops = ops;
@@ -82,8 +92,27 @@ final class PortReader {
                         }
                         break;
                     }
+                    if (type == Ws9p.TSYNC) {
+                        // before a command the agent starts: every change seen so far, then the Rsync
+                        if (length == Ws9p.SYNC_SIZE) {
+                            notices.sync(in.duplicate().order(ByteOrder.LITTLE_ENDIAN).getInt(in.position() + Ws9p.HEADER));
+                        }
+                        in.position(in.position() + length);
+                        continue;
+                    }
+                    if (type == Ws9p.TCACHE) {
+                        // the guest's mount caches: from now on it is told what changes on the host
+                        if (length == Ws9p.TCACHE_SIZE && cacheAllowed) {
+                            notices.start();
+                        } else if (strayCaches++ == 0) {
+                            log.accept("ignoring the guest's Tcache: this sandbox's folder is not to be cached");
+                        }
+                        in.position(in.position() + length);
+                        continue;
+                    }
                     boolean ofWindow = type == Ws9p.TWINDOW || type == Ws9p.TRETURN;
-                    if (ofWindow || type == Ws9p.TQUIET || type == Ws9p.TCLUNKQ) {
+                    boolean quiet = type == Ws9p.TQUIET || type == Ws9p.TCLUNKQ || type == Ws9p.TWALKQ;
+                    if (ofWindow || quiet) {
                         // the relay's own messages, served here in the order they came
                         ByteBuffer m = in.slice(in.position(), length).order(ByteOrder.LITTLE_ENDIAN);
                         in.position(in.position() + length);
@@ -207,6 +236,28 @@ final class PortReader {
     }
 
     /**
+     * A Twalkq (a clone walk the guest's module has answered itself, {@link Ws9p}): the fid is cloned
+     * here, in the order the guest sent it, so the request on the new fid that follows finds it; a
+     * clone has no system call to make. One that does not fit or fails (no such fid, the table full)
+     * is counted and logged the first time: the new fid's next request then fails, as it should.
+     */
+    private void quietWalk(ByteBuffer m) throws InterruptedException {
+        gate.admit();
+        try {
+            if (m.remaining() != Ws9p.TWALKQ_SIZE || m.getShort(Ws9p.TWALKQ_SIZE - 2) != 0) {
+                throw new ErrnoException(ErrnoException.EINVAL, "Twalkq of " + m.remaining() + " bytes");
+            }
+            ops.cloneFid(m.getInt(Ws9p.TWALKQ_FID), m.getInt(Ws9p.TWALKQ_NEWFID));
+        } catch (ErrnoException e) {
+            if (strayWalks++ == 0) {
+                log.accept("a quiet clone walk failed (" + e.getMessage() + "); later ones are not logged");
+            }
+        } finally {
+            gate.done();
+        }
+    }
+
+    /**
      * A message of the quiet clunks' ({@link QuietClunks}): a Tquiet is answered at once; a Tclunkq
      * takes its fid out of the table here, in the order the guest sent it (waiting while paused, as any
      * request), and closes its descriptor on a worker, counted as a request in flight until it has.
@@ -215,6 +266,10 @@ final class PortReader {
     private void quietMessage(ByteBuffer m, int type) throws InterruptedException {
         if (type == Ws9p.TQUIET && m.remaining() == Ws9p.TQUIET_SIZE) {
             dispatcher.send(QuietClunks.rquiet());
+            return;
+        }
+        if (type == Ws9p.TWALKQ) {
+            quietWalk(m);
             return;
         }
         Fid f = null;

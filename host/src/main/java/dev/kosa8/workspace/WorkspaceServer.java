@@ -2,6 +2,7 @@ package dev.kosa8.workspace;
 
 import dev.kosa8.host.KosaException;
 import dev.kosa8.protocol.Ws9p;
+import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -61,9 +62,11 @@ public final class WorkspaceServer implements AutoCloseable {
     private final Thread reader;
     /** The held layer this server serves held paths from, or null when nothing is held. */
     private final HeldChanges held;
+    /** What changes on the host, told to a guest that caches the folder. */
+    private final FolderNotices notices;
 
     private WorkspaceServer(SocketChannel channel, ReadWindow window, WriteWindow writes, int rootFd,
-                            Consumer<String> log, boolean awaitingVersion, HeldChanges held) {
+                            Consumer<String> log, boolean awaitingVersion, HeldChanges held, boolean cache) {
         this.held = held;
         this.channel = channel;
         this.window = window;
@@ -73,7 +76,10 @@ public final class WorkspaceServer implements AutoCloseable {
         this.ops = new P9Operations(rootFd, ServerSetup.ownerUid(), ServerSetup.umask(), MSIZE, log, held);
         this.gate = new PauseGate(window);
         this.dispatcher = new Dispatcher(channel, window, writes, ops, gate, log);
-        this.portReader = new PortReader(channel, window, ops, gate, dispatcher, log, awaitingVersion);
+        this.notices = new FolderNotices(rootFd, st -> ops.qid(st).path(), ops::attributesOf, ops::isGuestsOwn,
+                ops::startNoting, this::sendNotice, log);
+        this.portReader = new PortReader(channel, window, ops, gate, dispatcher, notices, cache, log,
+                awaitingVersion);
         this.reader = new Thread(portReader::readLoop, "ws9p-reader");
         this.reader.setDaemon(true);
     }
@@ -92,10 +98,12 @@ public final class WorkspaceServer implements AutoCloseable {
      * @param writes  the write window QEMU gives the guest ({@code VmSpec.workspaceWrites()}), or null
      * @param timeout how long to keep trying to connect (QEMU may still be creating the socket)
      * @param held    the sandbox's held layer, which the server closes when it closes; null to hold nothing
+     * @param cache   whether the guest may cache the folder: its Tcache then starts the folder's watch
+     *                ({@link FolderNotices}); otherwise it is ignored
      */
     public static WorkspaceServer start(Path folder, Path socket, Path window, Path writes, Duration timeout,
-                                        Consumer<String> log, HeldChanges held) {
-        WorkspaceServer s = connect(folder, socket, window, writes, timeout, log, held);
+                                        Consumer<String> log, HeldChanges held, boolean cache) {
+        WorkspaceServer s = connect(folder, socket, window, writes, timeout, log, held, cache);
         s.serve();
         return s;
     }
@@ -107,7 +115,7 @@ public final class WorkspaceServer implements AutoCloseable {
      * table are put back beside the guest's first steps.
      */
     public static WorkspaceServer connect(Path folder, Path socket, Path window, Path writes, Duration timeout,
-                                          Consumer<String> log, HeldChanges held) {
+                                          Consumer<String> log, HeldChanges held, boolean cache) {
         if (!LinuxFs.AVAILABLE) {
             throw new KosaException(KosaException.Kind.HOST, "sharing a folder needs Linux on x86-64 here",
                     "pass --workspace none");
@@ -125,7 +133,7 @@ public final class WorkspaceServer implements AutoCloseable {
             w = ServerSetup.openWindow(window);
             ww = ServerSetup.openWrites(writes, log);
             SocketChannel ch = ServerSetup.connect(socket, timeout);
-            return new WorkspaceServer(ch, w, ww, root, log, true, held);
+            return new WorkspaceServer(ch, w, ww, root, log, true, held, cache);
         } catch (RuntimeException e) {
             if (w != null) {
                 w.close();
@@ -161,8 +169,15 @@ public final class WorkspaceServer implements AutoCloseable {
     /** For tests: as above, holding what {@code held}'s policy holds. */
     static WorkspaceServer serve(Path folder, SocketChannel ch, Path window, Path writes, Consumer<String> log,
                                  boolean newSession, HeldChanges held) throws ErrnoException {
+        return serve(folder, ch, window, writes, log, newSession, held, false);
+    }
+
+    /** For tests: as above, the guest allowed to cache the folder or not. */
+    static WorkspaceServer serve(Path folder, SocketChannel ch, Path window, Path writes, Consumer<String> log,
+                                 boolean newSession, HeldChanges held, boolean cache) throws ErrnoException {
         WorkspaceServer s = new WorkspaceServer(ch, ServerSetup.openWindow(window),
-                ServerSetup.openWrites(writes, log), LinuxFs.openRoot(folder.toString()), log, newSession, held);
+                ServerSetup.openWrites(writes, log), LinuxFs.openRoot(folder.toString()), log, newSession, held,
+                cache);
         s.reader.start();
         return s;
     }
@@ -170,6 +185,28 @@ public final class WorkspaceServer implements AutoCloseable {
     /** The held layer this server serves held paths from, or null. */
     public HeldChanges held() {
         return held;
+    }
+
+    /** How the guest's cache of the folder is kept true to the host, for {@code kosa8 inspect}. */
+    public String cacheState() {
+        return notices.state();
+    }
+
+    /** A notice to the guest, counted in flight as a request is: none is half-sent at a checkpoint's instant. */
+    private void sendNotice(ByteBuffer notice) {
+        try {
+            gate.admit();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try {
+            if (!gate.closed()) {
+                dispatcher.send(notice);
+            }
+        } finally {
+            gate.done();
+        }
     }
 
     /** Whether no request is being served right now. */
@@ -212,7 +249,7 @@ public final class WorkspaceServer implements AutoCloseable {
         if (!idle()) {
             throw new IllegalStateException("the workspace server is serving a request; pause it first");
         }
-        return WorkspaceSnapshot.of(ops, window != null && window.enabled());
+        return WorkspaceSnapshot.of(ops, window != null && window.enabled(), notices.started());
     }
 
     /**
@@ -232,6 +269,9 @@ public final class WorkspaceServer implements AutoCloseable {
             snapshot.restoreInto(ops);
             if (window != null) {
                 window.enable(snapshot.readWindow());
+            }
+            if (snapshot.cached()) {
+                notices.start(); // the guest caches; it drops everything first (the folder may have changed)
             }
             portReader.takeOverSession();
         }
@@ -255,6 +295,7 @@ public final class WorkspaceServer implements AutoCloseable {
             gate.markClosed(); // a restore (a rewind's, on a thread of its own) is done, or will not start
         }
         resume();
+        notices.close();
         ServerSetup.closeQuietly(channel);
         reader.interrupt(); // it may wait for a request buffer that a discarded task will never give back
         dispatcher.shutdownNow();

@@ -20,8 +20,10 @@ import java.util.Map;
  * @param version    format version of this record
  * @param readWindow whether the guest's relay had asked for the read window
  *                   ({@link ReadWindow}); false in a snapshot made before it existed
+ * @param cached     whether the guest's mount caches the folder ({@link FolderNotices}): a server
+ *                   restored under it tells it what changes; false in a snapshot made before caching
  */
-public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boolean readWindow) {
+public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boolean readWindow, boolean cached) {
     /**
      * 2 since quiet clunks ({@link QuietClunks}): the guest a snapshot restores may send Tclunkqs, which a
      * daemon from before them would answer under tags its kernel has reused, so such a daemon refuses the
@@ -39,14 +41,14 @@ public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boo
         fids = List.copyOf(fids);
     }
 
-    static WorkspaceSnapshot of(P9Operations ops, boolean readWindow) {
+    static WorkspaceSnapshot of(P9Operations ops, boolean readWindow, boolean cached) {
         List<FidState> all = new ArrayList<>();
         for (Map.Entry<Integer, Fid> e : ops.fids().entrySet()) {
             Fid f = e.getValue();
             all.add(new FidState(e.getKey(), f.path(), f.kind == Fid.Kind.XATTR, f.qidType, f.openFlags));
         }
         all.sort(Comparator.comparingInt(FidState::fid));
-        return new WorkspaceSnapshot(FORMAT, ops.msize(), all, readWindow);
+        return new WorkspaceSnapshot(FORMAT, ops.msize(), all, readWindow, cached);
     }
 
     void restoreInto(P9Operations ops) {

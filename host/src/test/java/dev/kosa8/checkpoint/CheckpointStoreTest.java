@@ -31,7 +31,7 @@ class CheckpointStoreTest {
     static Checkpoint checkpoint(String id, String at) {
         // a path of bytes, one char each, as the 9p server keeps them: "caf\xc3\xa9"
         WorkspaceSnapshot server = new WorkspaceSnapshot(WorkspaceSnapshot.FORMAT, 65536,
-                List.of(new WorkspaceSnapshot.FidState(1, "/caf\u00c3\u00a9", false, (byte) 0x80, 0)), true);
+                List.of(new WorkspaceSnapshot.FidState(1, "/caf\u00c3\u00a9", false, (byte) 0x80, 0)), true, true);
         return new Checkpoint(id, Instant.parse(at), "before " + id, 12, 4096, 3, 100, server,
                 Map.of("freeze", 3L), 40);
     }

@@ -29,7 +29,7 @@ class Ws9pModuleConstantsTest {
     private static final Map<String, Long> SHARED = shared();
     /** The module's own {@code #define}s: its device's plumbing, and plain 9P2000.L. */
     private static final Set<String> ITS_OWN = Set.of("WS_PORT", "WS_CTL_BUFS", "WS_CTL_SIZE", "WS_RREAD_HDR",
-            "WS_COUNT_AT", "WS_BIO_BYTES");
+            "WS_COUNT_AT", "WS_BIO_BYTES", "WS_NOTICES_MAX", "WS_FLUSH_EVERY", "WS_OWN_MAX", "WS_RWALK_CLONE_SIZE");
     private static final Pattern DEFINE = Pattern.compile(
             "(?m)^#define\\s+(WS_\\w+)\\s+(.*?)\\s*(?:/\\*.*)?$");
 
@@ -37,6 +37,17 @@ class Ws9pModuleConstantsTest {
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("WS_HDR", (long) Ws9p.HEADER);
         m.put("WS_MAXSIZE", (long) Ws9p.MSIZE);
+        m.put("WS_RSYNC", (long) Ws9p.RSYNC);
+        m.put("WS_TSYNC", (long) Ws9p.TSYNC);
+        m.put("WS_SYNC_SIZE", (long) Ws9p.SYNC_SIZE);
+        m.put("WS_TWALKQ", (long) Ws9p.TWALKQ);
+        m.put("WS_TWALKQ_SIZE", (long) Ws9p.TWALKQ_SIZE);
+        m.put("WS_TCACHE", (long) Ws9p.TCACHE);
+        m.put("WS_RNOTICE", (long) Ws9p.RNOTICE);
+        m.put("WS_NOTICE_ENTRY", (long) Ws9p.NOTICE_ENTRY);
+        m.put("WS_NOTICE_GONE", (long) Ws9p.NOTICE_GONE);
+        m.put("WS_NOTICE_FILE", (long) Ws9p.NOTICE_FILE);
+        m.put("WS_NOTICE_ATTRS", (long) Ws9p.NOTICE_ATTRS);
         m.put("WS_TCLUNKQ", (long) Ws9p.TCLUNKQ);
         m.put("WS_TQUIET", (long) Ws9p.TQUIET);
         m.put("WS_RQUIET", (long) Ws9p.RQUIET);

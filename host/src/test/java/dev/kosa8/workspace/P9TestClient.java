@@ -110,6 +110,12 @@ final class P9TestClient implements AutoCloseable {
 
     static P9TestClient connect(Path folder, Path scratch, boolean newSession, Path window, Path writes,
                                 HeldChanges held) throws Exception {
+        return connect(folder, scratch, newSession, window, writes, held, false);
+    }
+
+    /** As above, the guest allowed to cache the folder ({@link FolderNotices}) or not. */
+    static P9TestClient connect(Path folder, Path scratch, boolean newSession, Path window, Path writes,
+                                HeldChanges held, boolean cache) throws Exception {
         Path dir = Files.createTempDirectory(scratch, "sock");
         Path socket = dir.resolve("s");
         Queue<String> log = new ConcurrentLinkedQueue<>();
@@ -118,7 +124,7 @@ final class P9TestClient implements AutoCloseable {
             SocketChannel client = SocketChannel.open(UnixDomainSocketAddress.of(socket));
             SocketChannel accepted = listener.accept();
             WorkspaceServer server = WorkspaceServer.serve(folder, accepted, window, writes, log::add, newSession,
-                    held);
+                    held, cache);
             P9TestClient c = new P9TestClient(client, server, window, log);
             c.writes = writes;
             return c;
@@ -138,7 +144,8 @@ final class P9TestClient implements AutoCloseable {
         Queue<String> log = new ConcurrentLinkedQueue<>();
         try (ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             listener.bind(UnixDomainSocketAddress.of(socket));
-            WorkspaceServer server = WorkspaceServer.connect(folder, socket, null, null, TIMEOUT, log::add, null);
+            WorkspaceServer server = WorkspaceServer.connect(folder, socket, null, null, TIMEOUT, log::add, null,
+                    false);
             return new P9TestClient(listener.accept(), server, null, log);
         } finally {
             Files.deleteIfExists(socket);
@@ -220,10 +227,34 @@ final class P9TestClient implements AutoCloseable {
     }
 
     /** Tquiet: the relay asks whether the server takes quiet clunks; the answer comes under NOTAG. */
+    /** Tcache, as the module sends it once its mount caches. */
+    void askCache() throws IOException {
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.TCACHE_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.TCACHE_SIZE).put((byte) Ws9p.TCACHE).putShort((short) P9Codec.NOTAG);
+        sendRaw(m.flip());
+    }
+
+    /** Tsync {@code seq}, as the module sends it before a command starts. */
+    void askSync(int seq) throws IOException {
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.SYNC_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.SYNC_SIZE).put((byte) Ws9p.TSYNC).putShort((short) P9Codec.NOTAG).putInt(seq);
+        sendRaw(m.flip());
+    }
+
     void askQuiet() throws IOException {
         ByteBuffer m = ByteBuffer.allocate(Ws9p.TQUIET_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         m.putInt(Ws9p.TQUIET_SIZE).put((byte) Ws9p.TQUIET).putShort((short) P9Codec.NOTAG);
         sendRaw(m.flip());
+    }
+
+    /** Twalkq cloning {@code fid} to {@code newFid}, as the module sends a clone walk it has answered; returns its tag. */
+    synchronized int cloneQuietly(int fid, int newFid) throws IOException {
+        int tag = freshTag();
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.TWALKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.TWALKQ_SIZE).put((byte) Ws9p.TWALKQ).putShort((short) tag).putInt(fid).putInt(newFid)
+                .putShort((short) 0);
+        sendRaw(m.flip());
+        return tag;
     }
 
     /** Tclunkq of {@code fid}, as the relay sends a Tclunk it has answered itself; returns its tag (never answered). */
@@ -310,6 +341,9 @@ final class P9TestClient implements AutoCloseable {
 
     P9Response awaitResponse(int tag, Duration timeout) throws Exception {
         ByteBuffer frame = awaitFrame(tag, timeout);
+        while (tag == P9Codec.NOTAG && ((frame.get(4) & 0xff) == Ws9p.RSYNC || (frame.get(4) & 0xff) == Ws9p.RNOTICE)) {
+            frame = awaitFrame(tag, timeout); // the cache's own messages, also under NOTAG: not a Tversion's answer
+        }
         P9Response r = P9Codec.decodeReply(frame);
         assertThat(r.tag()).isEqualTo(tag);
         return r;

@@ -155,7 +155,7 @@ class QuietClunksTest {
         assertThat(c.server().pause(Duration.ofSeconds(2))).isTrue();
         WorkspaceSnapshot snap = c.server().snapshot();
         assertThat(snap.version()).isEqualTo(2);
-        WorkspaceSnapshot later = new WorkspaceSnapshot(3, snap.msize(), snap.fids(), snap.readWindow());
+        WorkspaceSnapshot later = new WorkspaceSnapshot(3, snap.msize(), snap.fids(), snap.readWindow(), false);
         assertThatThrownBy(() -> c.server().restore(later)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("format 3");
         c.server().restore(snap);

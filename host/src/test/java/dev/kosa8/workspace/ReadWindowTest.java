@@ -195,7 +195,7 @@ class ReadWindowTest {
         assertThat(server.pauseSettled(Duration.ofSeconds(5))).isTrue();
         WorkspaceSnapshot asked = server.snapshot();
         server.resume();
-        WorkspaceSnapshot notAsked = new WorkspaceSnapshot(asked.version(), asked.msize(), asked.fids(), false);
+        WorkspaceSnapshot notAsked = new WorkspaceSnapshot(asked.version(), asked.msize(), asked.fids(), false, false);
         for (WorkspaceSnapshot s : List.of(asked, notAsked)) {
             try (P9TestClient restored = P9TestClient.connect(folder, tmp, false, P9TestClient.windowFile(tmp))) {
                 restored.server().restore(s);

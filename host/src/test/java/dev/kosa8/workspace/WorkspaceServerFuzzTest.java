@@ -185,9 +185,12 @@ class WorkspaceServerFuzzTest {
                 int tag = ByteBuffer.wrap(exact).order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff;
                 int type = exact[4] & 0xff;
                 c.sendRaw(exact);
-                if (type == Ws9p.TWINDOW || type == Ws9p.TRETURN || type == Ws9p.TCLUNKQ
+                if (type == Ws9p.TWINDOW || type == Ws9p.TRETURN || type == Ws9p.TCLUNKQ || type == Ws9p.TWALKQ
+                        || type == Ws9p.TCACHE || type == Ws9p.TSYNC
                         || (type == Ws9p.TQUIET && size != Ws9p.TQUIET_SIZE)) {
-                    assertServerHealthy(c); // the window's own messages and quiet clunks have no answer
+                    // the window's own messages, quiet clunks and walks, and the cache's ask have no answer
+                    // under their tag (a Tsync's is under NOTAG)
+                    assertServerHealthy(c);
                     return;
                 }
                 if (type == Ws9p.TQUIET) {
@@ -247,6 +250,9 @@ class WorkspaceServerFuzzTest {
                 c.sendRaw(m);
                 if (m.length == Ws9p.TQUIET_SIZE && (m[4] & 0xff) == Ws9p.TQUIET) {
                     ByteBuffer answer = c.awaitFrame(P9Codec.NOTAG, REPLY);
+                    while ((answer.get(4) & 0xff) == Ws9p.RSYNC) {
+                        answer = c.awaitFrame(P9Codec.NOTAG, REPLY); // a Tsync's answer, also under NOTAG
+                    }
                     assertThat(answer.get(4) & 0xff).as("the answer to a Tquiet").isEqualTo(Ws9p.RQUIET);
                 }
                 // A request over the msize a Tversion below negotiated closes the connection, as it must;
@@ -269,24 +275,36 @@ class WorkspaceServerFuzzTest {
     /** The tags of the quiet messages below: far above those the client hands out in a try. */
     private static final int QUIET_TAG = 60_000, ODD_TAG = 60_001;
 
-    /** A Tclunkq or a Tquiet: well formed mostly, of fids 0..8 mostly; sometimes any size and bytes. */
+    /**
+     * A Tclunkq, a Twalkq (a quiet clone walk), a Tquiet or a Tcache (ignored: this server may not cache):
+     * well formed mostly, of fids 0..8 mostly; sometimes any size and bytes.
+     */
     @Provide
     Arbitrary<byte[]> quietMessages() {
         Arbitrary<byte[]> clunk = Arbitraries.oneOf(Arbitraries.integers().between(0, 8), Arbitraries.integers())
                 .map(fid -> ByteBuffer.allocate(Ws9p.TCLUNKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN)
                         .putInt(Ws9p.TCLUNKQ_SIZE).put((byte) Ws9p.TCLUNKQ).putShort((short) QUIET_TAG)
                         .putInt(fid).array());
+        Arbitrary<byte[]> walk = net.jqwik.api.Combinators.combine(
+                Arbitraries.oneOf(Arbitraries.integers().between(0, 8), Arbitraries.integers()),
+                Arbitraries.oneOf(Arbitraries.integers().between(0, 8), Arbitraries.integers()))
+                .as((fid, newFid) -> ByteBuffer.allocate(Ws9p.TWALKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN)
+                        .putInt(Ws9p.TWALKQ_SIZE).put((byte) Ws9p.TWALKQ).putShort((short) QUIET_TAG)
+                        .putInt(fid).putInt(newFid).putShort((short) 0).array());
+        Arbitrary<byte[]> cache = Arbitraries.just(ByteBuffer.allocate(Ws9p.TCACHE_SIZE)
+                .order(ByteOrder.LITTLE_ENDIAN).putInt(Ws9p.TCACHE_SIZE).put((byte) Ws9p.TCACHE)
+                .putShort((short) P9Codec.NOTAG).array());
         Arbitrary<byte[]> quiet = Arbitraries.just(ByteBuffer.allocate(Ws9p.TQUIET_SIZE)
                 .order(ByteOrder.LITTLE_ENDIAN).putInt(Ws9p.TQUIET_SIZE).put((byte) Ws9p.TQUIET)
                 .putShort((short) P9Codec.NOTAG).array());
         Arbitrary<byte[]> odd = net.jqwik.api.Combinators.combine(
-                Arbitraries.of(Ws9p.TCLUNKQ, Ws9p.TQUIET),
+                Arbitraries.of(Ws9p.TCLUNKQ, Ws9p.TQUIET, Ws9p.TWALKQ, Ws9p.TCACHE, Ws9p.TSYNC),
                 Arbitraries.bytes().array(byte[].class).ofMaxSize(40)).as((type, body) ->
                 ByteBuffer.allocate(P9Codec.HEADER + body.length).order(ByteOrder.LITTLE_ENDIAN)
                         .putInt(P9Codec.HEADER + body.length).put((byte) (int) type).putShort((short) ODD_TAG).put(body)
                         .array());
-        return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(5, clunk), net.jqwik.api.Tuple.of(1, quiet),
-                net.jqwik.api.Tuple.of(2, odd));
+        return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(5, clunk), net.jqwik.api.Tuple.of(4, walk),
+                net.jqwik.api.Tuple.of(1, quiet), net.jqwik.api.Tuple.of(1, cache), net.jqwik.api.Tuple.of(2, odd));
     }
 
     /** fid, offset, count, slot: mostly plausible, sometimes anything. */

@@ -73,7 +73,7 @@ public final class Codec {
             case Message.GetFile g -> w.u8(GET_FILE).i32(g.channel()).text(g.path());
             case Message.FileInfo f -> w.u8(FILE_INFO).i32(f.channel()).i64(f.size()).i32(f.mode());
             case Message.MountWorkspace mw -> w.u8(MOUNT_WORKSPACE).i32(mw.channel()).text(mw.guestPath()).i32(mw.msize())
-                    .u8((mw.afresh() ? 1 : 0) | (mw.relay() ? 2 : 0));
+                    .u8((mw.afresh() ? 1 : 0) | (mw.relay() ? 2 : 0) | (mw.cache() ? 4 : 0));
             case Message.Freeze f -> w.u8(FREEZE).i32(f.channel()).i32(f.timeoutMillis());
             case Message.Thaw t -> w.u8(THAW).i32(t.channel()).i64(t.epochMillis()).bytes(t.seed());
             case Message.NetOpen o -> w.u8(NET_OPEN).i32(o.channel()).i32(o.port());
@@ -170,16 +170,17 @@ public final class Codec {
         return new Message.Exec(channel, new Message.ExecSpec(argv, env, cwd, user, tty, r.i32(), r.i32()));
     }
 
-    /** Its last byte holds flags: 1 afresh, 2 relay (a daemon from before knew only 0 and 1). */
+    /** Its last byte holds flags: 1 afresh, 2 relay, 4 cache (a daemon from before knew only 0 and 1). */
     private static Message.MountWorkspace mountWorkspace(Reader r) {
         int channel = r.i32();
         String path = r.text(Limits.MAX_SHORT_TEXT);
         int msize = r.i32();
         int flags = r.u8();
-        if ((flags & ~3) != 0) {
+        if ((flags & ~7) != 0) {
             throw new ProtocolException("unknown mount flags " + flags);
         }
-        return new Message.MountWorkspace(channel, path, msize, (flags & 1) != 0, (flags & 2) != 0);
+        return new Message.MountWorkspace(channel, path, msize, (flags & 1) != 0, (flags & 2) != 0,
+                (flags & 4) != 0);
     }
 
     /** Reads a frame's fields; package-private for {@link FileCodec}. */

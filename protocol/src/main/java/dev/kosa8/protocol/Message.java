@@ -199,8 +199,10 @@ public sealed interface Message {
      * @param afresh whether a mount already there is to be replaced: its server was replaced without its
      *               state (the daemon restarted), so what it waits on is failed and the folder mounted anew;
      *               otherwise a mount already there is kept and the request answered at once
+     * @param cache  whether the guest caches the folder (cache=loose, kept true to the host by the
+     *               module's notices); only through the module: the relay's mount never caches
      */
-    record MountWorkspace(int channel, String guestPath, int msize, boolean afresh, boolean relay)
+    record MountWorkspace(int channel, String guestPath, int msize, boolean afresh, boolean relay, boolean cache)
             implements Message {
         /** {@code relay}: through the agent's relay even where the guest kernel has kosa8's own 9p transport. */
         public MountWorkspace {

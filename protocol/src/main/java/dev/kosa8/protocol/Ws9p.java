@@ -46,6 +46,29 @@ package dev.kosa8.protocol;
  *       Answered as the Twrite it stands for; the slot is the guest's again
  *       once that answer comes.</li>
  * </ul>
+ *
+ * <p>The guest's cache (a mount made with {@code cache=loose}, kept true to the host):
+ * <ul>
+ *   <li>{@code Tcache} (guest to host, once the mount caches; never answered):
+ *       {@code size[4]=7 type[1]=245 tag[2]=NOTAG}.</li>
+ *   <li>{@code Rnotice} (host to guest, unasked, from then on): names that changed
+ *       on the host, {@code size[4] type[1]=246 tag[2]=NOTAG} then entries of
+ *       {@code dir[8] nlen[2] name[nlen] kind[1]}: the directory's qid path, the
+ *       name in it, and what is there now: kind 0, nothing; kind 1, a file, whose
+ *       attributes follow as a Tgetattr would answer them, {@code qidpath[8]
+ *       qidtype[1] mode[4] uid[4] gid[4] nlink[8] size[8] blocks[8] atime[8]
+ *       atimensec[4] mtime[8] mtimensec[4] ctime[8] ctimensec[4]}. An entry of
+ *       dir 0, no name and kind 0 stands for everything.</li>
+ *   <li>{@code Twalkq} (guest to host, in place of a clone Twalk the module has
+ *       answered, from a cached mount only; never answered): the Twalk with its
+ *       type changed, {@code size[4]=17 type[1]=244 tag[2] fid[4] newfid[4]
+ *       nwname[2]=0}. The host clones the fid in the order it reads.</li>
+ *   <li>{@code Tsync} (guest to host, from a cached mount, before a command the
+ *       agent starts): {@code size[4]=11 type[1]=243 tag[2]=NOTAG seq[4]}. The
+ *       host sends the notices of every change it has seen, then {@code Rsync}
+ *       (host to guest): the same with type 242; the module has applied those
+ *       notices when it takes the Rsync, so the command sees them.</li>
+ * </ul>
  */
 public final class Ws9p {
     /** The virtio-serial port the workspace's 9p traffic crosses ({@code virtserialport,name=...}). */
@@ -72,6 +95,11 @@ public final class Ws9p {
     /** The tag of a message that answers no request, and of one that gets no answer. */
     public static final int NOTAG = 0xffff;
 
+    public static final int RSYNC = 242;
+    public static final int TSYNC = 243;
+    public static final int TWALKQ = 244;
+    public static final int TCACHE = 245;
+    public static final int RNOTICE = 246;
     public static final int TCLUNKQ = 247;
     public static final int TQUIET = 248;
     public static final int RQUIET = 249;
@@ -79,6 +107,22 @@ public final class Ws9p {
     public static final int RREADW = 251;
     public static final int TRETURN = 252;
     public static final int TWRITEW = 253;
+
+    public static final int TCACHE_SIZE = HEADER;
+    /** A Tsync or an Rsync: the header, seq[4]. */
+    public static final int SYNC_SIZE = HEADER + 4;
+    /** A Twalkq: the header, fid[4], newfid[4], nwname[2] = 0. */
+    public static final int TWALKQ_SIZE = HEADER + 10;
+    public static final int TWALKQ_FID = HEADER;
+    public static final int TWALKQ_NEWFID = HEADER + 4;
+    /** An Rnotice's entry before its name: dir[8] nlen[2]. */
+    public static final int NOTICE_ENTRY = 10;
+    /** An entry's kind, after its name: nothing is there now. */
+    public static final int NOTICE_GONE = 0;
+    /** An entry's kind, after its name: a file is there, its attributes follow. */
+    public static final int NOTICE_FILE = 1;
+    /** The attributes after a {@link #NOTICE_FILE}: qid path and type, mode, uid, gid, nlink, size, blocks, three times. */
+    public static final int NOTICE_ATTRS = 81;
 
     /** A Tclunkq: the header, fid[4]. */
     public static final int TCLUNKQ_SIZE = HEADER + 4;

@@ -127,7 +127,8 @@ class CodecFuzzTest {
                 Combinators.combine(ch, Arbitraries.longs().greaterOrEqual(0), Arbitraries.integers())
                         .as(Message.FileInfo::new),
                 Combinators.combine(ch, text.map(s -> "/" + s), Arbitraries.integers().between(8192, 16 << 20),
-                        Arbitraries.of(false, true), Arbitraries.of(false, true)).as(Message.MountWorkspace::new),
+                        Arbitraries.of(false, true), Arbitraries.of(false, true), Arbitraries.of(false, true))
+                        .as(Message.MountWorkspace::new),
                 Combinators.combine(ch, Arbitraries.integers().between(1, 600_000)).as(Message.Freeze::new),
                 Combinators.combine(ch, Arbitraries.longs().greaterOrEqual(0),
                         Arbitraries.bytes().array(byte[].class).ofMaxSize(512)).as(Message.Thaw::new),

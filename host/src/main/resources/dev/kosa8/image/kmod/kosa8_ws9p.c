@@ -55,6 +55,12 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/workqueue.h>
+#include <linux/namei.h>
+#include <linux/dcache.h>
+#include <linux/writeback.h>
+#include <linux/backing-dev.h>
+#include <linux/pagemap.h>
+#include <uapi/linux/magic.h>
 #include <net/9p/9p.h>
 #include <net/9p/client.h>
 #include <net/9p/transport.h>
@@ -70,6 +76,12 @@
 #define WS_PORT 1			/* the port's id on its device */
 #define WS_CTL_BUFS 8
 #define WS_CTL_SIZE 256			/* a control message, with a port's name after it */
+#define WS_RSYNC 242			/* the cache's sync: every change the host saw before it is told */
+#define WS_TSYNC 243
+#define WS_SYNC_SIZE (WS_HDR + 4)	/* seq[4] */
+#define WS_TWALKQ 244			/* a clone walk answered here, on a cached mount */
+#define WS_TCACHE 245			/* the cache: dev.kosa8.workspace FolderNotices */
+#define WS_RNOTICE 246
 #define WS_TCLUNKQ 247
 #define WS_TQUIET 248
 #define WS_RQUIET 249
@@ -77,12 +89,22 @@
 #define WS_RREADW 251
 #define WS_TRETURN 252
 #define WS_TCLUNKQ_SIZE (WS_HDR + 4)	/* a Tclunk's size too: only the type differs */
+#define WS_TWALKQ_SIZE (WS_HDR + 10)	/* a clone Twalk's size too: fid[4] newfid[4] nwname[2]=0 */
+#define WS_OWN_MAX 20			/* the largest of our own messages, WS_TWALKQ_SIZE, rounded up */
+#define WS_RWALK_CLONE_SIZE (WS_HDR + 2)	/* nwqid[2]=0 */
 #define WS_RREADW_SIZE (WS_HDR + 12)	/* count[4] slot[4] serial[4] */
 #define WS_TRETURN_SIZE (WS_HDR + 8)	/* slot[4] serial[4] */
 #define WS_SLOT_SECTORS ((1 << 20) >> SECTOR_SHIFT)
 #define WS_RREAD_HDR 11			/* Rread: size[4] type[1] tag[2] count[4] */
 #define WS_COUNT_AT 19			/* count in a Tread, Twrite or Treaddir: fid[4] offset[8] after the header */
 #define WS_BIO_BYTES (512 << 10)	/* one block request of a window read into pages: <= 129 of them */
+#define WS_NOTICES_MAX (1 << 20)	/* notices received and not yet applied; past it, everything is dropped */
+#define WS_NOTICE_ENTRY 10		/* dir[8] nlen[2], then the name, then kind[1] */
+#define WS_NOTICE_GONE 0		/* nothing is there now */
+#define WS_NOTICE_FILE 1		/* a file is there: its attributes follow */
+#define WS_NOTICE_ATTRS 81		/* qidpath[8] qidtype[1] mode[4] uid[4] gid[4] nlink[8] size[8] blocks[8]
+					 * atime[8] atimensec[4] mtime[8] mtimensec[4] ctime[8] ctimensec[4] */
+#define WS_FLUSH_EVERY msecs_to_jiffies(20)	/* a cached mount's writes reach the host within this */
 
 enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
 
@@ -113,6 +135,24 @@ struct ws_dev {
 	unsigned int nbufs;
 	void **bufs;
 	void *cbufs[WS_CTL_BUFS];
+	/* the cache (below): the cached mount's super block, or NULL while the mount is not cached */
+	struct super_block *sb;
+	bool rnotice;			/* the message being received is an Rnotice */
+	struct ws_notice *notice;	/* where its body goes, or NULL: skipped (and lost, if cached) */
+	struct list_head notices;	/* received, not yet applied */
+	u32 notice_bytes;
+	bool notice_lost;		/* a notice could not be kept: everything cached is dropped instead */
+	struct work_struct notice_work;
+	struct delayed_work flush_work;
+	u32 sync_sent;			/* the last Tsync's seq */
+	u32 sync_done;			/* the last Rsync's seq whose notices before it are applied */
+};
+
+struct ws_notice {
+	struct list_head node;
+	bool rsync;			/* an Rsync: data holds its seq */
+	u32 len;
+	u8 data[];
 };
 
 static DEFINE_MUTEX(ws_mutex);		/* ws_the, probe, remove, create and close */
@@ -137,6 +177,17 @@ module_param_named(tx_waits, ws_tx_waits, ulong, 0444);
 MODULE_PARM_DESC(tx_waits, "times a request waited for room in the transmit queue");
 module_param_named(zc_requests, ws_zc_requests, ulong, 0444);
 MODULE_PARM_DESC(zc_requests, "reads and writes whose data went straight between the caller's pages and the host");
+static unsigned long ws_notices, ws_notice_drops, ws_stale_names, ws_drops_all, ws_quiet_walks;
+module_param_named(quiet_walks, ws_quiet_walks, ulong, 0444);
+MODULE_PARM_DESC(quiet_walks, "clone walks answered in the guest (cached mounts)");
+module_param_named(notices, ws_notices, ulong, 0444);
+MODULE_PARM_DESC(notices, "notices of the host's changes received for the cache");
+module_param_named(notice_drops, ws_notice_drops, ulong, 0444);
+MODULE_PARM_DESC(notice_drops, "notices received while nothing was cached, or with no room to keep them");
+module_param_named(stale_names, ws_stale_names, ulong, 0444);
+MODULE_PARM_DESC(stale_names, "cached names dropped because the host changed them");
+module_param_named(drops_all, ws_drops_all, ulong, 0444);
+MODULE_PARM_DESC(drops_all, "times everything cached was dropped");
 
 /* What is on the transmit queue: a request (with a reference, put with its own client) or, with
  * req NULL, our own message in msg. A zero-copy Twrite also holds its data's pages, which QEMU reads
@@ -149,7 +200,7 @@ struct ws_tx {
 	struct page **pages;
 	unsigned int npages;
 	bool drop;			/* the pages are referenced: put them */
-	u8 msg[16];
+	u8 msg[WS_OWN_MAX];
 };
 
 /* The pages of a zero-copy request's data; references on them are put when drop. */
@@ -481,6 +532,19 @@ static void ws_finish(struct ws_dev *d)
 {
 	struct p9_req_t *req = d->rreq;
 
+	if (d->rnotice) {
+		if (d->notice) {
+			list_add_tail(&d->notice->node, &d->notices);
+			d->notice_bytes += d->notice->len + WS_HDR;
+		}
+		if (d->notice || d->notice_lost)
+			queue_work(system_wq, &d->notice_work);
+		d->notice = NULL;
+		d->rnotice = false;
+		d->have = 0;
+		d->size = 0;
+		return;
+	}
 	if (d->rreadw) {
 		u32 count = get_unaligned_le32(d->body), slot = get_unaligned_le32(d->body + 4);
 		u32 serial = get_unaligned_le32(d->body + 8);
@@ -554,6 +618,25 @@ static bool ws_header(struct ws_dev *d)
 		d->quiet = type == WS_RQUIET ? WS_QUIET_YES : WS_QUIET_NO;
 		return true;
 	}
+	if ((type == WS_RNOTICE || (type == WS_RSYNC && d->size == WS_SYNC_SIZE)) && tag == P9_NOTAG) {
+		/* an Rsync goes in the notices' line: applied after every notice before it */
+		d->rnotice = true;
+		d->notice = NULL;
+		if (type == WS_RSYNC || (d->sb && d->notice_bytes + d->size <= WS_NOTICES_MAX))
+			d->notice = kmalloc(sizeof(*d->notice) + d->size - WS_HDR, GFP_ATOMIC);
+		if (d->notice) {
+			d->notice->len = d->size - WS_HDR;
+			d->notice->rsync = type == WS_RSYNC;
+		} else if (d->sb) {
+			d->notice_lost = true;
+		}
+		ws_notices++;
+		if (!d->notice)
+			ws_notice_drops++;
+		d->rreq = NULL;
+		d->rzc = NULL;
+		return true;
+	}
 	if (type == WS_RREADW) {
 		if (!d->window || d->size != WS_RREADW_SIZE) {
 			pr_err_ratelimited("kosa8_ws9p: an Rreadw of %u bytes, never asked for; the mount is cut off\n",
@@ -617,7 +700,10 @@ static void ws_take(struct ws_dev *d, const u8 *p, u32 len)
 			}
 		} else {
 			n = min_t(u32, len, d->size - d->have);
-			if (d->rreadw)
+			if (d->rnotice) {
+				if (d->notice)
+					memcpy(d->notice->data + d->have - WS_HDR, p, n);
+			} else if (d->rreadw)
 				memcpy(d->body + d->have - WS_HDR, p, n);
 			else if (d->rzc)
 				ws_zc_take(d->rreq, d->rzc, d->have, p, n);
@@ -722,6 +808,341 @@ static void ws_ctl_done(struct virtqueue *vq)
 	virtqueue_kick(vq);
 }
 
+/* ------------------------------------------------------------------ the cache
+ *
+ * A mount made with cache=loose keeps the folder's dentries, attributes and pages in the guest; this part
+ * keeps them true to the host (docs/workspace.md, "Caching in the guest"):
+ *
+ *   - the agent names the mount's root in "cache_root" once mounted; we tell the daemon (Tcache), and
+ *     from then on it sends an Rnotice (NOTAG) for names that changed on the host: entries of dir[8]
+ *     (the directory's qid path) nlen[2] name kind[1], and for a file there now its attributes, as a
+ *     Tgetattr would answer them. Each is applied in process context: a cached dentry of the name whose
+ *     file is gone or another is dropped (with what is cached beneath it); the cached inode of the file
+ *     there now (found by its qid, with a dentry or without) gets the host's attributes and loses its
+ *     pages, unless the guest writes it (open for writing, or pages not yet written back): the guest's
+ *     own view of a file it writes stands. An inode is never taken out of the inode cache here: Linux
+ *     evicts an unhashed inode without writing it back, and what a writer still had would be lost. An
+ *     entry of dir 0, no name and kind 0, a notice that does not parse, or one we had no room for drops
+ *     everything: every unused dentry, and every inode is marked to be evicted (written back first) once
+ *     unused, its pages dropped where the guest does not write it;
+ *   - writes reach the host within WS_FLUSH_EVERY (the page cache is written back that often), before
+ *     any rename or link is sent (so the host never sees a file under its new name before its data),
+ *     and at once on fsync. The kernel's own Tfsync after writing an inode back is answered here: a
+ *     program's fsync(2) reaches the host's disk, the page cache's write-back its page cache.
+ *
+ * The super block is used only while the mount is alive: it is read under ws_mutex (ws_close clears it)
+ * and pinned by an active reference while it is worked on.
+ */
+
+/* d->sb pinned, or NULL: not cached, or its mount is going. */
+static struct super_block *ws_cached_sb(struct ws_dev *d)
+{
+	struct super_block *sb;
+	unsigned long flags;
+
+	mutex_lock(&ws_mutex);
+	spin_lock_irqsave(&d->lock, flags);
+	sb = d->sb;
+	if (sb && !atomic_inc_not_zero(&sb->s_active))
+		sb = NULL;
+	spin_unlock_irqrestore(&d->lock, flags);
+	mutex_unlock(&ws_mutex);
+	return sb;
+}
+
+/* The notice being received is dropped (d->lock held): the stream starts again. */
+static void ws_notice_reset(struct ws_dev *d)
+{
+	kfree(d->notice);
+	d->notice = NULL;
+	d->rnotice = false;
+}
+
+/* Whether the guest writes inode: its own view of it stands (inode locked, or a check that may go stale). */
+static bool ws_written(struct inode *inode)
+{
+	return S_ISREG(inode->i_mode) &&
+	       (atomic_read(&inode->i_writecount) > 0 ||
+		mapping_tagged(inode->i_mapping, PAGECACHE_TAG_DIRTY) ||
+		mapping_tagged(inode->i_mapping, PAGECACHE_TAG_WRITEBACK));
+}
+
+/* The host's attributes a (WS_NOTICE_ATTRS bytes) into the cached inode, its pages dropped: unless the guest
+ * writes it, checked under the inode's lock, which every write takes (a writer that opens after this sees the
+ * new size). The file's type never changes here: another type is another file, whose dentry goes instead. */
+static void ws_refresh_inode(struct inode *inode, const u8 *a)
+{
+	inode_lock(inode);
+	if (!ws_written(inode)) {
+		inode->i_mode = (inode->i_mode & S_IFMT) | (get_unaligned_le32(a + 9) & ~S_IFMT);
+		i_uid_write(inode, get_unaligned_le32(a + 13));
+		i_gid_write(inode, get_unaligned_le32(a + 17));
+		set_nlink(inode, get_unaligned_le64(a + 21));
+		i_size_write(inode, get_unaligned_le64(a + 29));
+		inode->i_blocks = get_unaligned_le64(a + 37);
+		inode->i_atime.tv_sec = get_unaligned_le64(a + 45);
+		inode->i_atime.tv_nsec = get_unaligned_le32(a + 53);
+		inode->i_mtime.tv_sec = get_unaligned_le64(a + 57);
+		inode->i_mtime.tv_nsec = get_unaligned_le32(a + 65);
+		inode->i_ctime.tv_sec = get_unaligned_le64(a + 69);
+		inode->i_ctime.tv_nsec = get_unaligned_le32(a + 77);
+		if (S_ISREG(inode->i_mode))
+			invalidate_inode_pages2(inode->i_mapping);
+	}
+	inode_unlock(inode);
+}
+
+/* The cached inode of qid path qpath, referenced, or NULL; the root's is the one not in the inode cache. */
+static struct inode *ws_cached_inode(struct super_block *sb, u64 qpath)
+{
+	ino_t ino = (ino_t)(qpath + 2);		/* v9fs_qid2ino on a 64-bit kernel */
+
+	if (ino == d_inode(sb->s_root)->i_ino)
+		return igrab(d_inode(sb->s_root));
+	return ilookup(sb, ino);
+}
+
+/* The name in the directory whose qid path is dir changed on the host; attrs: what is there now, or NULL. */
+static void ws_stale_name(struct super_block *sb, u64 dir, const u8 *name, u16 nlen, const u8 *attrs)
+{
+	struct qstr q = QSTR_INIT((const char *)name, nlen);
+	struct inode *di, *now = NULL;
+	struct dentry *dd, *child;
+
+	if (nlen == 0 || nlen > NAME_MAX || memchr(name, '/', nlen) || memchr(name, 0, nlen))
+		return;
+	if (attrs) {
+		now = ws_cached_inode(sb, get_unaligned_le64(attrs));
+		if (now && inode_wrong_type(now, get_unaligned_le32(attrs + 9))) {
+			iput(now);	/* the number is another file's now: the inode is not this one */
+			now = NULL;
+		}
+		if (now)
+			ws_refresh_inode(now, attrs);
+	}
+	di = ws_cached_inode(sb, dir);
+	dd = di ? d_find_alias(di) : NULL;
+	if (dd) {
+		child = d_hash_and_lookup(dd, &q);
+		if (!IS_ERR_OR_NULL(child)) {
+			/* a dentry of what is gone, or of another file than is there now, goes */
+			if (!now || d_inode(child) != now)
+				d_invalidate(child);
+			ws_stale_names++;
+			dput(child);
+		}
+		dput(dd);
+	}
+	iput(di);
+	iput(now);
+}
+
+/* Everything cached (fs/drop_caches.c's walk of the inodes): unused dentries go; every inode is marked to be
+ * evicted once unused (written back first: I_DONTCACHE), and loses its pages where the guest does not write it. */
+static void ws_drop_all(struct super_block *sb)
+{
+	struct inode *inode, *toput = NULL;
+
+	ws_drops_all++;
+	shrink_dcache_sb(sb);
+	spin_lock(&sb->s_inode_list_lock);
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
+		spin_lock(&inode->i_lock);
+		if (inode->i_state & (I_NEW | I_FREEING | I_WILL_FREE)) {
+			spin_unlock(&inode->i_lock);
+			continue;
+		}
+		atomic_inc(&inode->i_count);	/* __iget: it stays on the list while we walk on */
+		spin_unlock(&inode->i_lock);
+		spin_unlock(&sb->s_inode_list_lock);
+		if (inode != d_inode(sb->s_root)) {
+			d_mark_dontcache(inode);
+			inode_lock(inode);
+			if (S_ISREG(inode->i_mode) && !ws_written(inode))
+				invalidate_inode_pages2(inode->i_mapping);
+			inode_unlock(inode);
+		}
+		iput(toput);
+		toput = inode;
+		cond_resched();
+		spin_lock(&sb->s_inode_list_lock);
+	}
+	spin_unlock(&sb->s_inode_list_lock);
+	iput(toput);
+}
+
+/* One Rnotice's entries; false if it does not parse (the caller drops everything). */
+static bool ws_apply_notice(struct super_block *sb, const u8 *p, u32 len, bool *all)
+{
+	while (len >= WS_NOTICE_ENTRY) {
+		u64 dir = get_unaligned_le64(p);
+		u16 nlen = get_unaligned_le16(p + 8);
+		u32 size = WS_NOTICE_ENTRY + nlen + 1;
+		u8 kind;
+
+		if (len < size)
+			return false;
+		kind = p[WS_NOTICE_ENTRY + nlen];
+		if (kind == WS_NOTICE_FILE)
+			size += WS_NOTICE_ATTRS;
+		else if (kind != WS_NOTICE_GONE)
+			return false;
+		if (len < size)
+			return false;
+		if (dir == 0 && nlen == 0)
+			*all = true;
+		else if (!*all)
+			ws_stale_name(sb, dir, p + WS_NOTICE_ENTRY, nlen,
+				      kind == WS_NOTICE_FILE ? p + WS_NOTICE_ENTRY + nlen + 1 : NULL);
+		p += size;
+		len -= size;
+		cond_resched();
+	}
+	return len == 0;
+}
+
+static void ws_notice_work(struct work_struct *work)
+{
+	struct ws_dev *d = container_of(work, struct ws_dev, notice_work);
+	struct super_block *sb = ws_cached_sb(d);
+	struct ws_notice *n, *tmp;
+	unsigned long flags;
+	LIST_HEAD(todo);
+	bool all;
+
+	spin_lock_irqsave(&d->lock, flags);
+	list_splice_init(&d->notices, &todo);
+	d->notice_bytes = 0;
+	all = d->notice_lost;
+	d->notice_lost = false;
+	spin_unlock_irqrestore(&d->lock, flags);
+	list_for_each_entry_safe(n, tmp, &todo, node) {
+		if (n->rsync) {
+			/* everything before it is applied first: what was dropped whole, too */
+			if (sb && all)
+				ws_drop_all(sb);
+			all = false;
+			WRITE_ONCE(d->sync_done, get_unaligned_le32(n->data));
+			wake_up_all(&d->wait);
+		} else if (sb && !ws_apply_notice(sb, n->data, n->len, &all)) {
+			pr_warn_ratelimited("kosa8_ws9p: a notice that does not parse; dropping the folder's cache\n");
+			all = true;
+		}
+		kfree(n);
+	}
+	if (sb) {
+		if (all)
+			ws_drop_all(sb);
+		deactivate_super(sb);
+	}
+}
+
+/* Writes the cached mount's dirty pages to the host, and comes again while it is cached. */
+static void ws_flush_work(struct work_struct *work)
+{
+	struct ws_dev *d = container_of(to_delayed_work(work), struct ws_dev, flush_work);
+	struct super_block *sb = ws_cached_sb(d);
+
+	if (!sb)
+		return;		/* "cache_root" starts it again for the next cached mount */
+	if (wb_has_dirty_io(&sb->s_bdi->wb))
+		try_to_writeback_inodes_sb(sb, WB_REASON_SYNC);
+	deactivate_super(sb);
+	queue_delayed_work(system_long_wq, &d->flush_work, WS_FLUSH_EVERY);
+}
+
+/* Before a rename or link of client's: what the guest wrote is on the host first (caller's context). */
+static void ws_flush_before(struct ws_dev *d, struct p9_client *client)
+{
+	struct super_block *sb;
+	unsigned long flags;
+
+	spin_lock_irqsave(&d->lock, flags);
+	/* the caller is in an operation on this very mount: its super block is alive */
+	sb = d->client == client ? d->sb : NULL;
+	spin_unlock_irqrestore(&d->lock, flags);
+	if (sb && wb_has_dirty_io(&sb->s_bdi->wb))
+		try_to_writeback_inodes_sb(sb, WB_REASON_SYNC);
+}
+
+/* "cache_root": the path of the mount's root, mounted with cache=loose; the daemon is told to send notices. */
+static int ws_cache_root_set(const char *val, const struct kernel_param *kp)
+{
+	char *name = kstrdup(val, GFP_KERNEL);
+	unsigned long flags;
+	struct ws_dev *d;
+	struct path p;
+	int err;
+
+	if (!name)
+		return -ENOMEM;
+	err = kern_path(strim(name), LOOKUP_DIRECTORY, &p);
+	kfree(name);
+	if (err)
+		return err;
+	if (p.dentry != p.mnt->mnt_root || p.dentry->d_sb->s_magic != V9FS_MAGIC) {
+		path_put(&p);
+		return -EINVAL;
+	}
+	mutex_lock(&ws_mutex);
+	d = ws_the;
+	err = -ENODEV;
+	if (d) {
+		spin_lock_irqsave(&d->lock, flags);
+		err = -ENOTCONN;
+		if (d->client && !d->err) {
+			d->sb = p.dentry->d_sb;
+			err = ws_send_own(d, WS_TCACHE, NULL, 0) ? 0 : -EIO;
+			if (err)
+				d->sb = NULL;
+		}
+		spin_unlock_irqrestore(&d->lock, flags);
+		if (!err)
+			queue_delayed_work(system_long_wq, &d->flush_work, WS_FLUSH_EVERY);
+	}
+	mutex_unlock(&ws_mutex);
+	path_put(&p);
+	return err;
+}
+
+/* "sync": returns once every change the host saw before now is applied to the cache (at most a second's
+ * wait); at once where the mount does not cache. The agent writes it before each command it starts. */
+static int ws_sync_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long flags;
+	struct ws_dev *d;
+	__le32 body;
+	u32 seq = 0;
+	bool sent = false;
+
+	mutex_lock(&ws_mutex);
+	d = ws_the;
+	if (d) {
+		spin_lock_irqsave(&d->lock, flags);
+		if (d->sb && d->client && !d->err) {
+			seq = ++d->sync_sent;
+			body = cpu_to_le32(seq);
+			sent = ws_send_own(d, WS_TSYNC, &body, sizeof(body));
+		}
+		spin_unlock_irqrestore(&d->lock, flags);
+	}
+	mutex_unlock(&ws_mutex);
+	if (!sent)
+		return seq ? -EIO : 0;
+	/* d lives while its device does: a sync is never asked of a device going away */
+	if (!wait_event_timeout(d->wait, (s32)(READ_ONCE(d->sync_done) - seq) >= 0 || READ_ONCE(d->err), HZ))
+		return -ETIMEDOUT;
+	return READ_ONCE(d->err) ? -EIO : 0;
+}
+
+static const struct kernel_param_ops ws_sync_ops = { .set = ws_sync_set };
+module_param_cb(sync, &ws_sync_ops, NULL, 0200);
+MODULE_PARM_DESC(sync, "write anything: wait until every change the host saw before now is in the cache");
+
+static const struct kernel_param_ops ws_cache_root_ops = { .set = ws_cache_root_set };
+module_param_cb(cache_root, &ws_cache_root_ops, NULL, 0200);
+MODULE_PARM_DESC(cache_root, "the mount's root, mounted cache=loose: keep its cache true to the host");
+
 /* ------------------------------------------------------------------ the transport */
 
 /* Queues req by the token t (taken in any case), listing zc, its zero-copy read, with it. */
@@ -729,6 +1150,11 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 {
 	struct ws_dev *d = client->trans;
 	bool quiet = !t->sgl && !zc && req->tc.id == P9_TCLUNK && req->tc.size == WS_TCLUNKQ_SIZE;
+	/* the page cache's write-back of an inode (the cache above), never a program's fsync */
+	bool writeback = !t->sgl && !zc && req->tc.id == P9_TFSYNC && (current->flags & PF_KTHREAD);
+	/* a clone walk (no names, a new fid): every open's first step */
+	bool clone = !t->sgl && !zc && req->tc.id == P9_TWALK && req->tc.size == WS_TWALKQ_SIZE &&
+		get_unaligned_le32(req->tc.sdata + WS_HDR) != get_unaligned_le32(req->tc.sdata + WS_HDR + 4);
 	unsigned long flags;
 	int err;
 
@@ -739,7 +1165,34 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			err = d->err ? d->err : -ECONNRESET;
 			break;
 		}
-		if (quiet && d->quiet == WS_QUIET_YES && req->rc.capacity >= WS_HDR) {
+		if (writeback && d->sb && req->rc.capacity >= WS_HDR) {
+			put_unaligned_le32(WS_HDR, req->rc.sdata);
+			req->rc.sdata[4] = P9_RFSYNC;
+			put_unaligned_le16(req->tc.tag, req->rc.sdata + 5);
+			req->rc.size = WS_HDR;
+			p9_client_cb(client, req, REQ_STATUS_RCVD);
+			err = 0;
+			break;
+		}
+		if (clone && d->sb && req->rc.capacity >= WS_RWALK_CLONE_SIZE) {
+			/* a Twalkq for the daemon, which clones the fid in the order it reads (a daemon that
+			 * caches knows it), and the empty Rwalk at once: a clone of a fid the kernel holds
+			 * cannot fail but by a full fid table, and then the fid's next request fails */
+			memcpy(t->msg, req->tc.sdata, WS_TWALKQ_SIZE);
+			t->msg[4] = WS_TWALKQ;
+			err = ws_send(d, t, WS_TWALKQ_SIZE);
+			if (err == 0) {
+				t = NULL;
+				ws_quiet_walks++;
+				put_unaligned_le32(WS_RWALK_CLONE_SIZE, req->rc.sdata);
+				req->rc.sdata[4] = P9_RWALK;
+				put_unaligned_le16(req->tc.tag, req->rc.sdata + 5);
+				put_unaligned_le16(0, req->rc.sdata + WS_HDR);
+				req->rc.size = WS_RWALK_CLONE_SIZE;
+				p9_client_cb(client, req, REQ_STATUS_RCVD);
+				break;
+			}
+		} else if (quiet && d->quiet == WS_QUIET_YES && req->rc.capacity >= WS_HDR) {
 			/* a Tclunkq for the daemon, from our own copy (nothing tells us when QEMU has read a
 			 * message without an answer), and the Rclunk at once: Linux forgets the fid whatever
 			 * the answer says */
@@ -802,6 +1255,8 @@ static int ws_request(struct p9_client *client, struct p9_req_t *req)
 
 	if (!t)
 		return -ENOMEM;
+	if (req->tc.id == P9_TRENAMEAT || req->tc.id == P9_TRENAME || req->tc.id == P9_TLINK)
+		ws_flush_before(client->trans, client);
 	return ws_queue(client, req, t, NULL);
 }
 
@@ -1009,6 +1464,8 @@ static int ws_create(struct p9_client *client, const char *devname, char *args)
 	d->rreq = NULL;
 	d->rreadw = false;
 	d->rzc = NULL;
+	d->sb = NULL;		/* until the agent says this mount caches */
+	ws_notice_reset(d);
 	INIT_LIST_HEAD(&d->reqs);	/* (zcs is not: a cut-off mount's readers take theirs off it) */
 	d->nclients++;
 	spin_unlock_irqrestore(&d->lock, flags);
@@ -1057,6 +1514,8 @@ static void ws_close(struct p9_client *client)
 		d->rreq = NULL;
 		d->rzc = NULL;
 		d->client = NULL;
+		d->sb = NULL;
+		ws_notice_reset(d);
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
 	/* a window read holds its request until its block read completes */
@@ -1114,6 +1573,8 @@ static int ws_abort_set(const char *val, const struct kernel_param *kp)
 	if (ws_the) {
 		spin_lock_irqsave(&ws_the->lock, flags);
 		ws_fail_all(ws_the, -ECONNRESET);
+		ws_the->sb = NULL;
+		ws_notice_reset(ws_the);
 		spin_unlock_irqrestore(&ws_the->lock, flags);
 		wake_up(&ws_the->wait);
 	}
@@ -1186,6 +1647,9 @@ static int ws_probe(struct virtio_device *vdev)
 	INIT_LIST_HEAD(&d->reqs);
 	INIT_LIST_HEAD(&d->txs);
 	INIT_LIST_HEAD(&d->zcs);
+	INIT_LIST_HEAD(&d->notices);
+	INIT_WORK(&d->notice_work, ws_notice_work);
+	INIT_DELAYED_WORK(&d->flush_work, ws_flush_work);
 	vdev->priv = d;
 	/* port 0's queues, then the control queues, then port 1's (virtio-console's layout) */
 	err = virtio_find_vqs(vdev, 6, vqs, cbs, names, NULL);
@@ -1253,7 +1717,9 @@ static void ws_remove(struct virtio_device *vdev)
 	d->rzc = NULL;
 	ws_drain(d);
 	d->vdev = NULL;
-	inuse = d->nclients > 0;
+	d->sb = NULL;
+	ws_notice_reset(d);
+	d->nclients++;		/* d stays while the cache's work is waited for, whatever its mounts do */
 	spin_unlock_irqrestore(&d->lock, flags);
 	vdev->config->del_vqs(vdev);
 	ws_free_bufs(d);
@@ -1261,6 +1727,15 @@ static void ws_remove(struct virtio_device *vdev)
 		blkdev_put(d->window, FMODE_READ);
 	d->window = NULL;
 	ws_the = NULL;
+	mutex_unlock(&ws_mutex);
+	/* the cache's work takes ws_mutex: waited for outside it; with d->sb gone, neither comes again */
+	cancel_delayed_work_sync(&d->flush_work);
+	cancel_work_sync(&d->notice_work);
+	ws_notice_work(&d->notice_work);	/* frees what is left listed */
+	mutex_lock(&ws_mutex);
+	spin_lock_irqsave(&d->lock, flags);
+	inuse = --d->nclients > 0;
+	spin_unlock_irqrestore(&d->lock, flags);
 	if (!inuse)
 		kfree(d);	/* else its mount frees it when it closes */
 	mutex_unlock(&ws_mutex);

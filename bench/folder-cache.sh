@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The folder at the speed of the guest's own disk (issue 41): realistic operations on a copy of this repository
+# (its files and .git) in the shared folder, against the same operations on a copy on the guest's root disk in the
+# same sandbox, in two sandboxes side by side: one with the folder cached in the guest (--workspace-transport
+# cached), one without (the default). Rounds alternate between the sandboxes; each operation is timed inside the
+# guest (date +%s%N), so the figures are the guest's, not the CLI's.
+#
+#   bench/folder-cache.sh [ROUNDS]        (default 3; medians quoted)
+#
+# Rows: git status, git diff, grep -r, find -name, reading every file cold (the guest's caches dropped first) and
+# again warm, and tar x of 10,000 small files (write-heavy). Prints a Markdown table on stdout and writes its result
+# under bench/results/ (bench/lib.sh); progress goes to stderr. Uses the kosa8 home of the environment.
+set -euo pipefail
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
+bench_init folder-cache "$@"
+rounds=${1:-3}
+work=$(mktemp -d /tmp/kosa8-folder-cache.XXXXXX)
+ids=()
+cleanup() {
+  for id in "${ids[@]}"; do "$k" rm -f "$id" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cat > "$work/ops.sh" <<'SH'
+# ops.sh DIR: times each operation on the repository copy in DIR; prints "name ms" lines
+set -eu
+cd "$1"
+t() { s=$(date +%s%N); "$@" > /dev/null 2>&1 || true; e=$(date +%s%N); echo "$name $(( (e - s) / 1000000 ))"; }
+git config --global --add safe.directory '*'
+name=git-status; t git status
+name=git-diff; t git diff HEAD
+name=grep; t grep -r "class " --include=*.java .
+name=find; t find . -name '*.md'
+sync; echo 3 > /proc/sys/vm/drop_caches
+name=read-cold; t sh -c 'find . -type f -print0 | xargs -0 cat'
+name=read-warm; t sh -c 'find . -type f -print0 | xargs -0 cat'
+rm -rf tarx; mkdir tarx
+name=tar-x; t tar -xf /root/small.tar -C tarx
+rm -rf tarx
+SH
+cat > "$work/prepare.sh" <<'SH'
+# prepare.sh: the root disk's copy of the folder, and a tarball of 10,000 small files
+set -eu
+rm -rf /root/copy && cp -a /workspace /root/copy
+mkdir -p /tmp/small && cd /tmp/small
+python3 -c "
+import os
+for i in range(10000):
+    d = 'd%d' % (i % 100); os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, 'f%d' % i), 'w').write('x' * (i % 900))"
+tar -cf /root/small.tar . && rm -rf /tmp/small
+SH
+
+echo "copying the repository twice into $work" >&2
+for side in cached plain; do
+  git clone -q "$repo" "$work/$side"
+done
+for side in cached plain; do
+  transport=auto
+  [[ $side == cached ]] && transport=cached
+  echo "creating the $side sandbox" >&2
+  id=$("$k" create --net none --workspace "$work/$side" --workspace-transport "$transport" | tail -1)
+  ids+=("$id")
+  "$k" cp "$work/ops.sh" "$id:/root/ops.sh" >/dev/null
+  "$k" cp "$work/prepare.sh" "$id:/root/prepare.sh" >/dev/null
+  "$k" exec "$id" -- sh /root/prepare.sh >&2
+done
+
+declare -A samples
+for ((r = 1; r <= rounds; r++)); do
+  for i in 0 1; do
+    side=$([[ $i == 0 ]] && echo cached || echo plain)
+    for where in workspace disk; do
+      dir=/workspace
+      [[ $where == disk ]] && dir=/root/copy
+      echo "round $r: $side sandbox, $where" >&2
+      while read -r name ms; do
+        samples["$side $where $name"]+="$ms "
+      done < <("$k" exec "${ids[$i]}" -- sh /root/ops.sh "$dir")
+    done
+  done
+done
+
+printf '| operation | cached folder (ms) | guest disk, same sandbox (ms) | cached / disk | uncached folder (ms) | uncached / disk |\n'
+printf '|---|---|---|---|---|---|\n'
+for name in git-status git-diff grep find read-cold read-warm tar-x; do
+  c=$(echo "${samples["cached workspace $name"]}" | median)
+  cd=$(echo "${samples["cached disk $name"]}" | median)
+  p=$(echo "${samples["plain workspace $name"]}" | median)
+  pd=$(echo "${samples["plain disk $name"]}" | median)
+  goal="<= 1.5"
+  [[ $name == tar-x ]] && goal="<= 2"
+  awk -v n="$name" -v c="$c" -v cd="$cd" -v p="$p" -v pd="$pd" \
+    'BEGIN { printf "| %s | %s | %s | %.2f | %s | %.2f |\n", n, c, cd, c / cd, p, p / pd }'
+  bench_row "name=$name, cached folder" unit=ms "samples=${samples["cached workspace $name"]}" \
+    "baseline_name=the guest's own disk, same sandbox, same run" "baseline_samples=${samples["cached disk $name"]}" \
+    "goal=$goal"
+  bench_row "name=$name, uncached folder" unit=ms "samples=${samples["plain workspace $name"]}" \
+    "baseline_name=the guest's own disk, same sandbox, same run" "baseline_samples=${samples["plain disk $name"]}" \
+    "goal=none: the default mount, for comparison"
+done
+bench_write

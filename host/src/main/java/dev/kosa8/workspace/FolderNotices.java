@@ -1,0 +1,295 @@
+package dev.kosa8.workspace;
+
+import dev.kosa8.protocol.Ws9p;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
+
+/**
+ * Keeps a guest's cache of the folder true to the host: once the guest's mount says it caches
+ * ({@code Tcache}, {@link Ws9p}), a thread watches the folder ({@link FolderWatch}) and sends the
+ * names that changed as {@code Rnotice}s, a few milliseconds' worth at a time, each with what is
+ * there now as the guest would see it (a Tgetattr's attributes, the held layer's where a path is
+ * held, or nothing); the guest's module brings its cache up to date with them (docs/workspace.md,
+ * "Caching in the guest"). Where not every directory
+ * can be watched, everything is dropped every {@link #FALLBACK_MILLIS} instead, and
+ * {@link #state()} says so.
+ *
+ * <p>Before a command the agent starts, the module asks for a sync ({@code Tsync}): every change
+ * seen so far is sent at once, then an {@code Rsync}, so the command sees every change the host made
+ * before it was asked for.
+ *
+ * <p>The guest asks once per mount; a server restored under a guest that cached (a rewind, a fork,
+ * a resume) starts again with everything dropped: the folder may have changed while nobody watched.
+ */
+final class FolderNotices implements AutoCloseable {
+    /** How long events are gathered into one notice: a save or a checkout is one notice, not hundreds. */
+    static final int GATHER_MILLIS = 5;
+    /** With not every directory watched, the guest drops everything this often. */
+    static final int FALLBACK_MILLIS = 1000;
+    /** The most one notice holds; the module keeps at most 1 MiB of them waiting. */
+    static final int MAX_NOTICE = 64 << 10;
+    /** Stands, in {@link #encode}'s attributes, for a file just as the guest's own change left it: no entry is sent. */
+    static final P9Reply.Getattr ECHO = new P9Reply.Getattr(0, new Qid(Qid.QTFILE, 0, 0), 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+    private final int rootFd;
+    private final ToLongFunction<LinuxFs.Stat> qidPath;
+    /** What a Tgetattr of a path answers now, or null where there is nothing. */
+    private final Function<String, P9Reply.Getattr> attributes;
+    /** Whether a file is just as the guest's own last change left it: its echo is not sent ({@link GuestChanges}). */
+    private final Predicate<P9Reply.Getattr> guestsOwn;
+    /** Run once, as the watch starts: the server notes the guest's changes from then on. */
+    private final Runnable onStart;
+    private final Consumer<ByteBuffer> send;
+    private final Consumer<String> log;
+    private final int maxDirectories;
+    private Thread thread;
+    /** The watch, once the thread has set it; woken for a sync. */
+    private volatile FolderWatch watch;
+    /** Syncs the guest asked for and the thread has not answered yet. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<Integer> syncs =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private volatile boolean closed;
+    private volatile String state = "not cached: the guest's mount does not cache";
+
+    /**
+     * @param attributes what a Tgetattr of a path (in the server's form) answers now, or null where there is nothing
+     * @param send       writes one notice to the guest (position at its end), whole, as the server's replies are
+     */
+    FolderNotices(int rootFd, ToLongFunction<LinuxFs.Stat> qidPath, Function<String, P9Reply.Getattr> attributes,
+                  Predicate<P9Reply.Getattr> guestsOwn, Runnable onStart, Consumer<ByteBuffer> send,
+                  Consumer<String> log) {
+        this(rootFd, qidPath, attributes, guestsOwn, onStart, send, log, FolderWatch.MAX_DIRECTORIES);
+    }
+
+    /** As above, watching at most {@code maxDirectories} directories (tests take a small number). */
+    FolderNotices(int rootFd, ToLongFunction<LinuxFs.Stat> qidPath, Function<String, P9Reply.Getattr> attributes,
+                  Predicate<P9Reply.Getattr> guestsOwn, Runnable onStart, Consumer<ByteBuffer> send,
+                  Consumer<String> log, int maxDirectories) {
+        this.guestsOwn = guestsOwn;
+        this.onStart = onStart;
+        this.maxDirectories = maxDirectories;
+        this.attributes = attributes;
+        this.rootFd = rootFd;
+        this.qidPath = qidPath;
+        this.send = send;
+        this.log = log;
+    }
+
+    /** The guest caches: starts watching, once. */
+    synchronized void start() {
+        if (thread != null || closed) {
+            return;
+        }
+        onStart.run();
+        thread = new Thread(this::run, "ws9p-notices");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    synchronized boolean started() {
+        return thread != null;
+    }
+
+    /**
+     * The guest's Tsync {@code seq}: the thread sends every change seen so far, then the Rsync; a server
+     * that does not watch answers it at once (nothing is told, so nothing is waited for).
+     */
+    void sync(int seq) {
+        if (!started()) {
+            send.accept(rsync(seq));
+            return;
+        }
+        syncs.add(seq);
+        FolderWatch w = watch;
+        if (w != null) {
+            w.wake();
+        }
+    }
+
+    /** An Rsync of {@code seq}, its position at its end. */
+    static ByteBuffer rsync(int seq) {
+        return ByteBuffer.allocate(Ws9p.SYNC_SIZE).order(ByteOrder.LITTLE_ENDIAN).putInt(Ws9p.SYNC_SIZE)
+                .put((byte) Ws9p.RSYNC).putShort((short) Ws9p.NOTAG).putInt(seq);
+    }
+
+    /** Answers the syncs asked for before now: after what was sent before it, every change seen before it. */
+    private void answer(List<Integer> due) {
+        for (int seq : due) {
+            send.accept(rsync(seq));
+        }
+    }
+
+    private List<Integer> takeSyncs() {
+        List<Integer> due = new ArrayList<>();
+        for (Integer s; (s = syncs.poll()) != null; ) {
+            due.add(s);
+        }
+        return due;
+    }
+
+    /** How the guest's cache is kept true, for {@code kosa8 inspect}. */
+    String state() {
+        return state;
+    }
+
+    private void run() {
+        FolderWatch watch;
+        try {
+            watch = FolderWatch.open(rootFd, qidPath, maxDirectories);
+        } catch (ErrnoException e) {
+            state = "cached, dropped every " + FALLBACK_MILLIS + " ms: cannot watch the folder (" + e.getMessage()
+                    + ")";
+            log.accept("the guest's cache of the folder is " + state);
+            fallback();
+            return;
+        }
+        this.watch = watch;
+        try (watch) {
+            // the guest may have cached before the last watch was set: it starts afresh
+            sendAll(List.of(FolderWatch.EVERYTHING));
+            if (!watch.complete()) {
+                state = "cached, dropped every " + FALLBACK_MILLIS + " ms: " + watch.incomplete();
+                log.accept("the guest's cache of the folder is " + state);
+            } else {
+                state = "cached, kept true by watching " + watch.directories() + " directories";
+            }
+            long lastAll = System.nanoTime();
+            while (!closed) {
+                Set<FolderWatch.Name> names = new LinkedHashSet<>(watch.poll(250));
+                // syncs asked for by now are answered after every event queued by now: read to the end at once
+                List<Integer> due = takeSyncs();
+                if (!due.isEmpty()) {
+                    for (List<FolderWatch.Name> more; !(more = watch.poll(0)).isEmpty(); ) {
+                        names.addAll(more);
+                    }
+                } else if (!names.isEmpty()) {
+                    long until = System.nanoTime() + GATHER_MILLIS * 1_000_000L;
+                    int left;
+                    while ((left = (int) ((until - System.nanoTime()) / 1_000_000L)) > 0 && !closed) {
+                        names.addAll(watch.poll(left));
+                    }
+                }
+                if (!watch.complete() && (!due.isEmpty() || System.nanoTime() - lastAll > FALLBACK_MILLIS * 1_000_000L)) {
+                    names.add(FolderWatch.EVERYTHING);
+                    lastAll = System.nanoTime();
+                }
+                if (!names.isEmpty()) {
+                    sendAll(names);
+                }
+                answer(due);
+            }
+        } catch (ErrnoException e) {
+            state = "cached, dropped every " + FALLBACK_MILLIS + " ms: the folder's watch failed (" + e.getMessage()
+                    + ")";
+            log.accept("the guest's cache of the folder is " + state);
+            fallback();
+        }
+    }
+
+    /** Without a watch: everything, every second, and before each sync's answer. */
+    private void fallback() {
+        long lastAll = 0;
+        while (!closed) {
+            List<Integer> due = takeSyncs();
+            if (!due.isEmpty() || System.nanoTime() - lastAll >= FALLBACK_MILLIS * 1_000_000L) {
+                sendAll(List.of(FolderWatch.EVERYTHING));
+                lastAll = System.nanoTime();
+            }
+            answer(due);
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private void sendAll(Collection<FolderWatch.Name> names) {
+        for (ByteBuffer b : encode(names, path -> {
+            P9Reply.Getattr now = attributes.apply(path);
+            return now != null && guestsOwn.test(now) ? ECHO : now;
+        }, MAX_NOTICE)) {
+            if (closed) {
+                return;
+            }
+            send.accept(b);
+        }
+    }
+
+    /**
+     * The notices that say {@code names}, each with what is there now ({@code attributes}), each at
+     * most {@code max} bytes, each with its position at its end (as a reply before it is sent).
+     * {@link FolderWatch#EVERYTHING} among them says it all.
+     */
+    static List<ByteBuffer> encode(Collection<FolderWatch.Name> names, Function<String, P9Reply.Getattr> attributes,
+                                   int max) {
+        // (attributes gives ECHO for a file just as the guest left it: no entry)
+        Collection<FolderWatch.Name> all = names.contains(FolderWatch.EVERYTHING)
+                ? List.of(FolderWatch.EVERYTHING) : names;
+        List<ByteBuffer> out = new ArrayList<>();
+        ByteBuffer b = null;
+        for (FolderWatch.Name n : all) {
+            byte[] name = n.name().getBytes(StandardCharsets.ISO_8859_1);
+            P9Reply.Getattr now = n.equals(FolderWatch.EVERYTHING) ? null : attributes.apply(n.path());
+            if (now == ECHO) {
+                continue;
+            }
+            int entry = Ws9p.NOTICE_ENTRY + name.length + 1 + (now == null ? 0 : Ws9p.NOTICE_ATTRS);
+            if (b == null || b.remaining() < entry) {
+                if (b != null) {
+                    out.add(finish(b));
+                }
+                b = ByteBuffer.allocate(max).order(ByteOrder.LITTLE_ENDIAN);
+                b.position(Ws9p.HEADER);
+            }
+            b.putLong(n.dir()).putShort((short) name.length).put(name);
+            if (now == null) {
+                b.put((byte) Ws9p.NOTICE_GONE);
+            } else {
+                b.put((byte) Ws9p.NOTICE_FILE).putLong(now.qid().path()).put(now.qid().type()).putInt(now.mode())
+                        .putInt(now.uid()).putInt(now.gid()).putLong(now.nlink()).putLong(now.size())
+                        .putLong(now.blocks()).putLong(now.atimeSec()).putInt((int) now.atimeNsec())
+                        .putLong(now.mtimeSec()).putInt((int) now.mtimeNsec()).putLong(now.ctimeSec())
+                        .putInt((int) now.ctimeNsec());
+            }
+        }
+        if (b != null) {
+            out.add(finish(b));
+        }
+        return out;
+    }
+
+    private static ByteBuffer finish(ByteBuffer b) {
+        int size = b.position();
+        b.putInt(0, size).put(4, (byte) Ws9p.RNOTICE).putShort(5, (short) Ws9p.NOTAG);
+        return b;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        Thread t;
+        synchronized (this) {
+            t = thread;
+        }
+        if (t != null) {
+            t.interrupt();
+            try {
+                t.join(2000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

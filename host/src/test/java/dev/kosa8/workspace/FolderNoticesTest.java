@@ -1,0 +1,212 @@
+package dev.kosa8.workspace;
+
+import static dev.kosa8.workspace.P9TestClient.ROOT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.kosa8.protocol.Ws9p;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The server's side of the guest's cache: a Tcache from a guest allowed to cache starts the
+ * folder's watch, which first says "everything" (the guest may have cached before the watch was
+ * set) and then names each change the host makes, as Rnotices under NOTAG; a guest not allowed to
+ * cache starts nothing. The client plays the guest's module.
+ */
+class FolderNoticesTest {
+    @TempDir
+    Path tmp;
+    P9TestClient c;
+
+    @AfterEach
+    void close() {
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    private P9TestClient attached(boolean cache) throws Exception {
+        assumeTrue(LinuxFs.AVAILABLE, "Linux only");
+        Path folder = Files.createDirectories(tmp.resolve("share/sub"));
+        Files.writeString(folder.resolve("f"), "one");
+        c = P9TestClient.connect(tmp.resolve("share"), tmp, false, null, null, null, cache);
+        c.version();
+        return c;
+    }
+
+    /**
+     * The entries of an Rnotice, each as "dir name" and, for a file there now, " size=N mode=OCTAL",
+     * or " gone".
+     */
+    private static List<String> entries(ByteBuffer notice) {
+        ByteBuffer b = notice.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(b.get(4) & 0xff).isEqualTo(Ws9p.RNOTICE);
+        assertThat(b.getInt(0)).isEqualTo(b.remaining());
+        List<String> out = new ArrayList<>();
+        b.position(Ws9p.HEADER);
+        while (b.hasRemaining()) {
+            long dir = b.getLong();
+            byte[] name = new byte[b.getShort()];
+            b.get(name);
+            String entry = dir + " " + new String(name, StandardCharsets.ISO_8859_1);
+            int kind = b.get();
+            if (kind == Ws9p.NOTICE_FILE) {
+                ByteBuffer a = b.slice(b.position(), Ws9p.NOTICE_ATTRS).order(ByteOrder.LITTLE_ENDIAN);
+                b.position(b.position() + Ws9p.NOTICE_ATTRS);
+                entry += " size=" + a.getLong(29) + " mode=" + Integer.toOctalString(a.getInt(9) & 07777);
+            } else {
+                assertThat(kind).isEqualTo(Ws9p.NOTICE_GONE);
+                entry += " gone";
+            }
+            out.add(entry);
+        }
+        return out;
+    }
+
+    @Test
+    void aGuestThatCachesIsToldEverythingFirstThenEachNameTheHostChanges() throws Exception {
+        attached(true);
+        Qid root = ((P9Reply.Attach) c.attach(ROOT)).qid();
+        c.askCache();
+        assertThat(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT))).containsExactly("0  gone");
+        Files.writeString(tmp.resolve("share/sub/f"), "two, longer");
+        long sub = (long) Files.getAttribute(tmp.resolve("share/sub"), "unix:ino");
+        assertThat(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT)))
+                .as("the file as it is now").containsExactly(sub + " f size=11 mode=644");
+        Files.delete(tmp.resolve("share/sub/f"));
+        assertThat(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT))).as("and its directory in its parent")
+                .containsExactly(sub + " f gone", root.path() + " sub size=" + Files.size(tmp.resolve("share/sub"))
+                        + " mode=755");
+        Files.createDirectory(tmp.resolve("share/made"));
+        Files.writeString(tmp.resolve("share/made/g"), "new");
+        List<String> seen = new ArrayList<>();
+        long made = (long) Files.getAttribute(tmp.resolve("share/made"), "unix:ino");
+        long end = System.nanoTime() + P9TestClient.TIMEOUT.toNanos();
+        while (seen.stream().noneMatch(e -> e.startsWith(made + " g size=")) && System.nanoTime() < end) {
+            Files.writeString(tmp.resolve("share/made/g"), "again"); // in case the first came before its watch
+            seen.addAll(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT)));
+        }
+        assertThat(seen).anyMatch(e -> e.startsWith(root.path() + " made size="))
+                .anyMatch(e -> e.startsWith(made + " g size="));
+    }
+
+    @Test
+    void theEchoOfTheGuestsOwnWriteIsNotSentButAHostChangeAfterItIs() throws Exception {
+        attached(true);
+        c.attach(ROOT);
+        c.askCache();
+        assertThat(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT))).containsExactly("0  gone");
+        WorkspaceServerTest.walkOk(c, ROOT, 1, "sub", "f");
+        assertThat(c.lopen(1, P9TestClient.O_RDWR)).isInstanceOf(P9Reply.Lopen.class);
+        assertThat(c.write(1, 0, "guest".getBytes(StandardCharsets.UTF_8))).isInstanceOf(P9Reply.Write.class);
+        assertThatThrownBy(() -> c.awaitFrame(Ws9p.NOTAG, Duration.ofMillis(500)))
+                .as("the guest's own write, told back to it").hasMessageContaining("no reply to tag " + Ws9p.NOTAG);
+        Thread.sleep(20); // a later tick of the host's clock
+        Files.writeString(tmp.resolve("share/sub/f"), "host!");
+        long sub = (long) Files.getAttribute(tmp.resolve("share/sub"), "unix:ino");
+        assertThat(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT))).containsExactly(sub + " f size=5 mode=644");
+    }
+
+    @Test
+    void aSyncIsAnsweredAfterTheNoticesOfEveryChangeBeforeIt() throws Exception {
+        attached(true);
+        c.attach(ROOT);
+        c.askCache();
+        assertThat(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT))).containsExactly("0  gone");
+        long sub = (long) Files.getAttribute(tmp.resolve("share/sub"), "unix:ino");
+        for (int seq = 1; seq <= 20; seq++) {
+            Files.writeString(tmp.resolve("share/sub/f"), "x".repeat(seq));
+            c.askSync(seq); // at once: the sync must not be answered before the change's notice
+            ByteBuffer first = c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT);
+            assertThat(first.get(4) & 0xff).as("sync " + seq + ": the notice comes first").isEqualTo(Ws9p.RNOTICE);
+            assertThat(entries(first)).contains(sub + " f size=" + seq + " mode=644");
+            ByteBuffer then = c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT).order(ByteOrder.LITTLE_ENDIAN);
+            assertThat(then.get(4) & 0xff).isEqualTo(Ws9p.RSYNC);
+            assertThat(then.getInt(Ws9p.HEADER)).isEqualTo(seq);
+        }
+    }
+
+    @Test
+    void aSyncOfAServerThatDoesNotWatchIsAnsweredAtOnce() throws Exception {
+        attached(false);
+        c.attach(ROOT);
+        c.askSync(5);
+        ByteBuffer answer = c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT).order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(answer.get(4) & 0xff).isEqualTo(Ws9p.RSYNC);
+        assertThat(answer.getInt(Ws9p.HEADER)).isEqualTo(5);
+    }
+
+    @Test
+    void aGuestNotAllowedToCacheStartsNoWatch() throws Exception {
+        attached(false);
+        c.attach(ROOT);
+        c.askCache();
+        Files.writeString(tmp.resolve("share/sub/f"), "two");
+        assertThatThrownBy(() -> c.awaitFrame(Ws9p.NOTAG, Duration.ofMillis(300)))
+                .hasMessageContaining("no reply to tag " + Ws9p.NOTAG);
+        assertThat(c.log()).contains("ignoring the guest's Tcache: this sandbox's folder is not to be cached");
+    }
+
+    @Test
+    void aFolderWithMoreDirectoriesThanTheWatchTakesIsDroppedWholeEverySecond() throws Exception {
+        assumeTrue(LinuxFs.AVAILABLE, "Linux only");
+        Path folder = Files.createDirectories(tmp.resolve("many"));
+        for (int i = 0; i < 5; i++) {
+            Files.createDirectories(folder.resolve("d" + i));
+        }
+        int root = LinuxFs.openRoot(folder.toString());
+        java.util.concurrent.BlockingQueue<ByteBuffer> sent = new java.util.concurrent.LinkedBlockingQueue<>();
+        List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (FolderNotices n = new FolderNotices(root, st -> st.ino(), path -> null, now -> false, () -> { },
+                b -> sent.add(b.flip()), log::add, 3)) {
+            n.start();
+            long start = System.nanoTime();
+            for (int i = 0; i < 3; i++) {
+                ByteBuffer b = sent.poll(5, java.util.concurrent.TimeUnit.SECONDS);
+                assertThat(b).as("notice " + i).isNotNull();
+                assertThat(entries(b)).containsExactly("0  gone");
+            }
+            assertThat(System.nanoTime() - start).as("the first at once, then one a second")
+                    .isGreaterThanOrEqualTo(2 * (FolderNotices.FALLBACK_MILLIS - 50) * 1_000_000L);
+            assertThat(n.state()).contains("dropped every 1000 ms").contains("more than 3 directories");
+            assertThat(log).anyMatch(l -> l.contains("more than 3 directories"));
+        } finally {
+            LinuxFs.close(root);
+        }
+    }
+
+    @Test
+    void noticesAreSplitAtTheirLimitAndEverythingStandsAlone() {
+        List<FolderWatch.Name> names = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            names.add(new FolderWatch.Name(7, "d", "name-" + i));
+        }
+        P9Reply.Getattr some = new P9Reply.Getattr(0, new Qid(Qid.QTFILE, 0, 9), 0100640, 0, 0, 1, 0, 33, 4096, 8,
+                1, 2, 3, 4, 5, 6, 0, 0, 0, 0);
+        java.util.function.Function<String, P9Reply.Getattr> attrs = p -> p.endsWith("0") ? null : some;
+        List<ByteBuffer> split = FolderNotices.encode(names, attrs, 256);
+        assertThat(split).hasSizeGreaterThan(1).allSatisfy(b -> assertThat(b.position()).isLessThanOrEqualTo(256));
+        List<String> all = new ArrayList<>();
+        for (ByteBuffer b : split) {
+            all.addAll(entries(b.flip()));
+        }
+        assertThat(all).hasSize(100).startsWith("7 name-0 gone", "7 name-1 size=33 mode=640")
+                .endsWith("7 name-99 size=33 mode=640");
+
+        names.add(FolderWatch.EVERYTHING);
+        List<ByteBuffer> one = FolderNotices.encode(names, attrs, 256);
+        assertThat(one).hasSize(1);
+        assertThat(entries(one.getFirst().flip())).containsExactly("0  gone");
+    }
+}
