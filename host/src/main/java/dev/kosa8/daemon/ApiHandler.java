@@ -157,6 +157,10 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     Map<String, Object> inspect = new LinkedHashMap<>(SandboxStore.JSON.convertValue(view(s),
                             new com.fasterxml.jackson.core.type.TypeReference<Map<String, Object>>() { }));
                     inspect.put("storage", mgr.disk().diskUse(s));
+                    if (s.workspace() != null) {
+                        // how the guest's cache of the folder is kept true to the host, or that it does not cache
+                        inspect.put("workspaceCache", s.workspace().cacheState());
+                    }
                     respond(ctx, HttpResponseStatus.OK, inspect);
                 } else if (m == HttpMethod.DELETE) {
                     int kept = mgr.remove(s, "true".equals(param(q, "force", "false")),

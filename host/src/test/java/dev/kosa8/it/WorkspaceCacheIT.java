@@ -45,6 +45,8 @@ class WorkspaceCacheIT {
         assertThat(r.stdout()).contains(" 9p ").contains("loose").contains("trans=kosa8");
         assertThat(r.stdout().lines().skip(1).findFirst().map(Long::parseLong).orElseThrow())
                 .as("the daemon's notices (at least its first: everything)").isPositive();
+        assertThat(Kosa.ok(T, "inspect", box.id()).stdout()).as("inspect says how the cache is kept true")
+                .containsPattern("\"workspaceCache\" : \"cached, kept true by watching \\d+ directories\"");
     }
 
     @Test
@@ -68,7 +70,8 @@ class WorkspaceCacheIT {
         Files.writeString(d.resolve("mode"), "p");
         Files.createDirectories(d.resolve("was-dir/inner"));
         Files.writeString(d.resolve("was-dir/inner/f"), "deep");
-        sh(box, "cd names && ls -lR . > /dev/null && cat gone moved mode was-dir/inner/f > /dev/null");
+        sh(box, "cd names && ls -lR . > /dev/null && ls -lR . > /dev/null && cat gone moved mode was-dir/inner/f"
+                + " > /dev/null");
 
         Files.delete(d.resolve("gone"));
         Files.move(d.resolve("moved"), d.resolve("there"));
@@ -78,12 +81,36 @@ class WorkspaceCacheIT {
         Kosa.deleteTree(d.resolve("was-dir"));
         Files.writeString(d.resolve("was-dir"), "a file now\n");
 
+        assertListing(box, "names", "made\nmode\nthere\nwas-dir\n");
         Kosa.Result r = sh(box, "cd names && for f in gone moved there mode made made/new was-dir; do"
                 + " if [ -e $f ]; then stat -c '%n %F %a %s' $f; else echo \"$f absent\"; fi; done; cat was-dir");
         assertThat(r.stdout()).isEqualTo(String.join("\n",
                 "gone absent", "moved absent", "there regular file 644 1", "mode regular file 600 1",
                 "made directory 755 4096".replace(" 4096", " " + size(d.resolve("made"))),
                 "made/new regular file 644 1", "was-dir regular file 644 11", "a file now", ""));
+    }
+
+    /** The guest's listing of a folder's sub-folder, twice (the second from what the guest keeps). */
+    private static void assertListing(SharedSandbox.Booted box, String dir, String expected) {
+        assertThat(sh(box, "cd " + dir + " && LC_ALL=C ls && LC_ALL=C ls").stdout()).isEqualTo(expected + expected);
+    }
+
+    @Test
+    void directoryListingsAreKeptAndFollowEveryChangeOnEitherSide(SharedSandbox.Booted box) throws Exception {
+        Path d = dir(box, "listings");
+        Files.writeString(d.resolve("a"), "a");
+        long before = Long.parseLong(sh(box, "cat /sys/module/kosa8_ws9p/parameters/listing_hits").stdout().strip());
+        assertListing(box, "listings", "a\n");
+        long after = Long.parseLong(sh(box, "cat /sys/module/kosa8_ws9p/parameters/listing_hits").stdout().strip());
+        assertThat(after).as("listings answered in the guest").isGreaterThan(before);
+        Files.writeString(d.resolve("b"), "b");
+        assertListing(box, "listings", "a\nb\n");
+        sh(box, "cd listings && touch c && mkdir e && ls > /dev/null && mv c d && rm a");
+        assertListing(box, "listings", "b\nd\ne\n");
+        Files.delete(d.resolve("b"));
+        Files.move(d.resolve("d"), d.resolve("e/d"));
+        assertListing(box, "listings", "e\n");
+        assertListing(box, "listings/e", "d\n");
     }
 
     private static long size(Path p) throws Exception {

@@ -195,7 +195,7 @@ class FolderNoticesTest {
         P9Reply.Getattr some = new P9Reply.Getattr(0, new Qid(Qid.QTFILE, 0, 9), 0100640, 0, 0, 1, 0, 33, 4096, 8,
                 1, 2, 3, 4, 5, 6, 0, 0, 0, 0);
         java.util.function.Function<String, P9Reply.Getattr> attrs = p -> p.endsWith("0") ? null : some;
-        List<ByteBuffer> split = FolderNotices.encode(names, attrs, 256);
+        List<ByteBuffer> split = NoticeCodec.encode(names, attrs, 256);
         assertThat(split).hasSizeGreaterThan(1).allSatisfy(b -> assertThat(b.position()).isLessThanOrEqualTo(256));
         List<String> all = new ArrayList<>();
         for (ByteBuffer b : split) {
@@ -205,7 +205,7 @@ class FolderNoticesTest {
                 .endsWith("7 name-99 size=33 mode=640");
 
         names.add(FolderWatch.EVERYTHING);
-        List<ByteBuffer> one = FolderNotices.encode(names, attrs, 256);
+        List<ByteBuffer> one = NoticeCodec.encode(names, attrs, 256);
         assertThat(one).hasSize(1);
         assertThat(entries(one.getFirst().flip())).containsExactly("0  gone");
     }

@@ -60,6 +60,8 @@
 #include <linux/writeback.h>
 #include <linux/backing-dev.h>
 #include <linux/pagemap.h>
+#include <linux/highmem.h>
+#include <linux/uio.h>
 #include <uapi/linux/magic.h>
 #include <net/9p/9p.h>
 #include <net/9p/client.h>
@@ -105,6 +107,8 @@
 #define WS_NOTICE_ATTRS 81		/* qidpath[8] qidtype[1] mode[4] uid[4] gid[4] nlink[8] size[8] blocks[8]
 					 * atime[8] atimensec[4] mtime[8] mtimensec[4] ctime[8] ctimensec[4] */
 #define WS_FLUSH_EVERY msecs_to_jiffies(20)	/* a cached mount's writes reach the host within this */
+#define WS_LISTINGS_MAX (4 << 20)	/* directory listings kept, in bytes; past it, all are dropped */
+#define WS_DIRFIDS 64			/* buckets of the open directories' fids */
 
 enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
 
@@ -146,6 +150,11 @@ struct ws_dev {
 	struct delayed_work flush_work;
 	u32 sync_sent;			/* the last Tsync's seq */
 	u32 sync_done;			/* the last Rsync's seq whose notices before it are applied */
+	/* the directory listings (below), under lock */
+	struct hlist_head dirfids[WS_DIRFIDS];
+	struct list_head listings;
+	u32 listing_bytes;
+	u32 listing_gen;		/* moved on by every change: a listing read across one is not kept */
 };
 
 struct ws_notice {
@@ -154,6 +163,10 @@ struct ws_notice {
 	u32 len;
 	u8 data[];
 };
+
+/* The directory listings' (below) part in receiving. */
+static void ws_listings_drop(struct ws_dev *d);
+static void ws_listings_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype);
 
 static DEFINE_MUTEX(ws_mutex);		/* ws_the, probe, remove, create and close */
 static struct ws_dev *ws_the;
@@ -177,7 +190,9 @@ module_param_named(tx_waits, ws_tx_waits, ulong, 0444);
 MODULE_PARM_DESC(tx_waits, "times a request waited for room in the transmit queue");
 module_param_named(zc_requests, ws_zc_requests, ulong, 0444);
 MODULE_PARM_DESC(zc_requests, "reads and writes whose data went straight between the caller's pages and the host");
-static unsigned long ws_notices, ws_notice_drops, ws_stale_names, ws_drops_all, ws_quiet_walks;
+static unsigned long ws_notices, ws_notice_drops, ws_stale_names, ws_drops_all, ws_quiet_walks, ws_listings_hits;
+module_param_named(listing_hits, ws_listings_hits, ulong, 0444);
+MODULE_PARM_DESC(listing_hits, "directory reads answered in the guest (cached mounts)");
 module_param_named(quiet_walks, ws_quiet_walks, ulong, 0444);
 MODULE_PARM_DESC(quiet_walks, "clone walks answered in the guest (cached mounts)");
 module_param_named(notices, ws_notices, ulong, 0444);
@@ -533,6 +548,8 @@ static void ws_finish(struct ws_dev *d)
 	struct p9_req_t *req = d->rreq;
 
 	if (d->rnotice) {
+		if (d->hdr[4] == WS_RNOTICE)
+			ws_listings_drop(d);	/* the host changed something: no listing kept is sure */
 		if (d->notice) {
 			list_add_tail(&d->notice->node, &d->notices);
 			d->notice_bytes += d->notice->len + WS_HDR;
@@ -591,6 +608,7 @@ static void ws_finish(struct ws_dev *d)
 			list_del(&req->req_list);
 			if (req->tc.id == P9_TVERSION && d->hdr[4] == P9_RVERSION)
 				ws_after_rversion(d);
+			ws_listings_answered(d, req, d->hdr[4]);
 			p9_client_cb(d->client, req, REQ_STATUS_RCVD);
 		}
 		p9_req_put(d->client, req);
@@ -1143,6 +1161,215 @@ static const struct kernel_param_ops ws_cache_root_ops = { .set = ws_cache_root_
 module_param_cb(cache_root, &ws_cache_root_ops, NULL, 0200);
 MODULE_PARM_DESC(cache_root, "the mount's root, mounted cache=loose: keep its cache true to the host");
 
+/* ------------------------------------------------------------------ the directory listings
+ *
+ * On a cached mount the directory reads (Treaddir) are answered from what the host answered before, kept
+ * by directory (its qid path) and offset: every directory read crosses to the host otherwise
+ * (Linux's 9p client caches no listing), twice a directory. The fid of a directory opened for reading is
+ * known by its Rlopen; a listing is kept only if nothing changed while it was read. Everything kept goes
+ * at once when anything may have changed a directory: a request of the guest's that makes, removes,
+ * moves or links a name (when sent and when answered), and every notice of the host's. Simple, and the
+ * read-mostly work it is for (git status, grep -r, find) changes nothing meanwhile.
+ */
+struct ws_dirfid {
+	struct hlist_node node;
+	u32 fid;
+	u64 qpath;
+};
+
+struct ws_listing {
+	struct list_head node;
+	u64 qpath;
+	u64 offset;
+	u32 len;			/* the count answered: the data's length, an answer to any count from it up */
+	u8 data[];
+};
+
+/* Drops every listing kept (d->lock held). */
+static void ws_listings_drop(struct ws_dev *d)
+{
+	struct ws_listing *l, *tmp;
+
+	d->listing_gen++;
+	list_for_each_entry_safe(l, tmp, &d->listings, node) {
+		list_del(&l->node);
+		kfree(l);
+	}
+	d->listing_bytes = 0;
+}
+
+/* Forgets every directory fid, and every listing (d->lock held): the mount ends or begins. */
+static void ws_listings_reset(struct ws_dev *d)
+{
+	struct ws_dirfid *f;
+	struct hlist_node *tmp;
+	unsigned int b;
+
+	for (b = 0; b < WS_DIRFIDS; b++)
+		hlist_for_each_entry_safe(f, tmp, &d->dirfids[b], node) {
+			hlist_del(&f->node);
+			kfree(f);
+		}
+	ws_listings_drop(d);
+}
+
+static struct ws_dirfid *ws_dirfid(struct ws_dev *d, u32 fid)
+{
+	struct ws_dirfid *f;
+
+	hlist_for_each_entry(f, &d->dirfids[fid % WS_DIRFIDS], node)
+		if (f->fid == fid)
+			return f;
+	return NULL;
+}
+
+/* fid is no longer what it was: clunked, removed, or opened anew (d->lock held). */
+static void ws_dirfid_forget(struct ws_dev *d, u32 fid)
+{
+	struct ws_dirfid *f = ws_dirfid(d, fid);
+
+	if (f) {
+		hlist_del(&f->node);
+		kfree(f);
+	}
+}
+
+/* Whether a request of this type may change a directory's listing. */
+static bool ws_changes_names(u8 type)
+{
+	switch (type) {
+	case P9_TLCREATE: case P9_TSYMLINK: case P9_TMKNOD: case P9_TRENAME: case P9_TRENAMEAT:
+	case P9_TUNLINKAT: case P9_TMKDIR: case P9_TLINK: case P9_TREMOVE:
+		return true;
+	}
+	return false;
+}
+
+/* A request is sent (d->lock held): what it changes of the fids and the listings. */
+static void ws_listings_sent(struct ws_dev *d, struct p9_req_t *req)
+{
+	u8 type = req->tc.id;
+
+	if (type == P9_TCLUNK || type == P9_TREMOVE || type == P9_TLOPEN)
+		ws_dirfid_forget(d, get_unaligned_le32(req->tc.sdata + WS_HDR));
+	if (ws_changes_names(type))
+		ws_listings_drop(d);
+}
+
+/* A reply is in (d->lock held): a directory opened, or a change done. */
+static void ws_listings_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype)
+{
+	struct ws_dirfid *f;
+
+	if (!d->sb)
+		return;
+	if (ws_changes_names(req->tc.id))
+		ws_listings_drop(d);
+	/* Rlopen: qid type[1] version[4] path[8] after the header */
+	if (req->tc.id == P9_TLOPEN && rtype == P9_RLOPEN && req->rc.size >= WS_HDR + 13 &&
+	    (req->rc.sdata[WS_HDR] & P9_QTDIR)) {
+		f = kmalloc(sizeof(*f), GFP_ATOMIC);
+		if (f) {
+			f->fid = get_unaligned_le32(req->tc.sdata + WS_HDR);
+			f->qpath = get_unaligned_le64(req->rc.sdata + WS_HDR + 5);
+			ws_dirfid_forget(d, f->fid);
+			hlist_add_head(&f->node, &d->dirfids[f->fid % WS_DIRFIDS]);
+		}
+	}
+}
+
+/*
+ * A Treaddir on a cached mount: answered here, into it, from a listing kept, if there is one (true; the
+ * request is done). Otherwise *gen is the listings' generation now, for ws_listing_keep.
+ */
+static bool ws_listing_answer(struct ws_dev *d, struct p9_client *client, struct p9_req_t *req,
+			      struct iov_iter *to, u32 asked, u32 *gen)
+{
+	u32 fid = get_unaligned_le32(req->tc.sdata + WS_HDR);
+	u64 offset = get_unaligned_le64(req->tc.sdata + WS_HDR + 4);
+	struct ws_listing *l, *hit = NULL;
+	struct iov_iter saved;
+	struct ws_dirfid *f;
+	unsigned long flags;
+	u8 *copy = NULL;
+	u32 len = 0;
+
+	spin_lock_irqsave(&d->lock, flags);
+	*gen = d->listing_gen;
+	f = d->sb && d->client == client ? ws_dirfid(d, fid) : NULL;
+	if (f)
+		list_for_each_entry(l, &d->listings, node)
+			if (l->qpath == f->qpath && l->offset == offset && l->len <= asked) {
+				hit = l;
+				break;
+			}
+	if (hit) {
+		list_move(&hit->node, &d->listings);	/* most recently used first */
+		len = hit->len;
+		copy = kmemdup(hit->data, len, GFP_ATOMIC);
+	}
+	spin_unlock_irqrestore(&d->lock, flags);
+	if (!hit || (len && !copy))
+		return false;
+	saved = *to;
+	if (copy_to_iter(copy, len, to) != len) {
+		*to = saved;	/* the host is asked instead, into the iterator as it was */
+		kfree(copy);
+		return false;
+	}
+	kfree(copy);
+	put_unaligned_le32(WS_RREAD_HDR + len, req->rc.sdata);
+	req->rc.sdata[4] = P9_RREADDIR;
+	put_unaligned_le16(req->tc.tag, req->rc.sdata + 5);
+	put_unaligned_le32(len, req->rc.sdata + WS_HDR);
+	req->rc.size = WS_RREAD_HDR + len;
+	ws_listings_hits++;
+	p9_client_cb(client, req, REQ_STATUS_RCVD);
+	return true;
+}
+
+/* A Treaddir answered by the host into pages (from offs): kept, if nothing changed since gen. */
+static void ws_listing_keep(struct ws_dev *d, struct p9_client *client, struct p9_req_t *req, u32 asked,
+			    u32 gen, struct page **pages, size_t offs)
+{
+	u32 fid = get_unaligned_le32(req->tc.sdata + WS_HDR);
+	u64 offset = get_unaligned_le64(req->tc.sdata + WS_HDR + 4);
+	struct ws_listing *l;
+	struct ws_dirfid *f;
+	unsigned long flags;
+	u32 len, done = 0;
+
+	if (req->rc.size < WS_RREAD_HDR || req->rc.sdata[4] != P9_RREADDIR)
+		return;
+	len = get_unaligned_le32(req->rc.sdata + WS_HDR);
+	if (len > asked)
+		return;
+	l = kmalloc(sizeof(*l) + len, GFP_NOFS);
+	if (!l)
+		return;
+	while (done < len) {
+		size_t at = offs + done;
+		u32 k = min_t(size_t, len - done, PAGE_SIZE - at % PAGE_SIZE);
+		u8 *p = kmap_local_page(pages[at / PAGE_SIZE]);
+
+		memcpy(l->data + done, p + at % PAGE_SIZE, k);
+		kunmap_local(p);
+		done += k;
+	}
+	l->offset = offset;
+	l->len = len;
+	spin_lock_irqsave(&d->lock, flags);
+	f = d->client == client ? ws_dirfid(d, fid) : NULL;
+	if (f && d->listing_gen == gen && d->listing_bytes + len <= WS_LISTINGS_MAX) {
+		l->qpath = f->qpath;
+		list_add(&l->node, &d->listings);
+		d->listing_bytes += len;
+		l = NULL;
+	}
+	spin_unlock_irqrestore(&d->lock, flags);
+	kfree(l);
+}
+
 /* ------------------------------------------------------------------ the transport */
 
 /* Queues req by the token t (taken in any case), listing zc, its zero-copy read, with it. */
@@ -1202,6 +1429,7 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			if (err == 0) {
 				t = NULL;
 				ws_quiet_clunks++;
+				ws_listings_sent(d, req);
 				put_unaligned_le32(WS_HDR, req->rc.sdata);
 				req->rc.sdata[4] = P9_RCLUNK;
 				put_unaligned_le16(req->tc.tag, req->rc.sdata + 5);
@@ -1216,6 +1444,7 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			t->req = req;
 			err = ws_send(d, t, 0);
 			if (err == 0) {
+				ws_listings_sent(d, req);
 				if (zc)
 					list_add_tail(&zc->node, &d->zcs);
 				t = NULL;
@@ -1277,6 +1506,7 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 	struct ws_dev *d = client->trans;
 	struct ws_zc zc = { .req = req, .hdrlen = in_hdr_len };
 	bool reads = uidata && inlen > 0, user = reads && user_backed_iter(uidata);
+	u32 gen = 0;
 	unsigned long flags;
 	struct ws_tx *t;
 	unsigned int i;
@@ -1290,6 +1520,8 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 		err = -EINVAL;
 		goto unsent;
 	}
+	if (req->tc.id == P9_TREADDIR && reads && ws_listing_answer(d, client, req, uidata, inlen, &gen))
+		return 0;
 	t = kzalloc(sizeof(*t), GFP_NOFS);
 	if (!t) {
 		err = -ENOMEM;
@@ -1389,6 +1621,10 @@ static int ws_zc_request(struct p9_client *client, struct p9_req_t *req, struct 
 		for (i = 0; i < zc.npages; i++)
 			if (!PageDirty(zc.pages[i]))	/* (a reused buffer's pages stay dirty) */
 				set_page_dirty_lock(zc.pages[i]);
+	if (err == 0 && req->tc.id == P9_TREADDIR && READ_ONCE(req->status) == REQ_STATUS_RCVD) {
+		smp_rmb();	/* the reply before its status */
+		ws_listing_keep(d, client, req, n, gen, zc.pages, zc.offs);
+	}
 	ws_unpin(zc.pages, zc.npages, zc.drop);
 	return err;
 unsent:
@@ -1466,6 +1702,7 @@ static int ws_create(struct p9_client *client, const char *devname, char *args)
 	d->rzc = NULL;
 	d->sb = NULL;		/* until the agent says this mount caches */
 	ws_notice_reset(d);
+	ws_listings_reset(d);
 	INIT_LIST_HEAD(&d->reqs);	/* (zcs is not: a cut-off mount's readers take theirs off it) */
 	d->nclients++;
 	spin_unlock_irqrestore(&d->lock, flags);
@@ -1516,6 +1753,7 @@ static void ws_close(struct p9_client *client)
 		d->client = NULL;
 		d->sb = NULL;
 		ws_notice_reset(d);
+		ws_listings_reset(d);
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
 	/* a window read holds its request until its block read completes */
@@ -1575,6 +1813,7 @@ static int ws_abort_set(const char *val, const struct kernel_param *kp)
 		ws_fail_all(ws_the, -ECONNRESET);
 		ws_the->sb = NULL;
 		ws_notice_reset(ws_the);
+		ws_listings_reset(ws_the);
 		spin_unlock_irqrestore(&ws_the->lock, flags);
 		wake_up(&ws_the->wait);
 	}
@@ -1648,6 +1887,7 @@ static int ws_probe(struct virtio_device *vdev)
 	INIT_LIST_HEAD(&d->txs);
 	INIT_LIST_HEAD(&d->zcs);
 	INIT_LIST_HEAD(&d->notices);
+	INIT_LIST_HEAD(&d->listings);
 	INIT_WORK(&d->notice_work, ws_notice_work);
 	INIT_DELAYED_WORK(&d->flush_work, ws_flush_work);
 	vdev->priv = d;
@@ -1719,6 +1959,7 @@ static void ws_remove(struct virtio_device *vdev)
 	d->vdev = NULL;
 	d->sb = NULL;
 	ws_notice_reset(d);
+	ws_listings_reset(d);
 	d->nclients++;		/* d stays while the cache's work is waited for, whatever its mounts do */
 	spin_unlock_irqrestore(&d->lock, flags);
 	vdev->config->del_vqs(vdev);
