@@ -151,7 +151,7 @@ final class WorkspaceMount {
             cachedRoot = open(MOUNT_POINT.toString());
             Log.info("the workspace is cached in the guest, kept true to the host by its notices");
             return true;
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             Log.info("the workspace is not cached: " + e.getMessage());
             callUmount(MOUNT_POINT.toString(), 0);
             return false;

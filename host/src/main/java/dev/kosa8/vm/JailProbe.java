@@ -128,7 +128,10 @@ public final class JailProbe {
 
     private static String sysctl(String name) {
         try {
-            return Files.readString(Path.of("/proc/sys", name)).strip();
+            // (not Files.readString: a /proc/sys file says it is empty, and Java 25 reads one byte of it: "9" of 96367)
+            try (java.io.InputStream in = Files.newInputStream(Path.of("/proc/sys", name))) {
+                return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).strip();
+            }
         } catch (IOException e) {
             return "";
         }

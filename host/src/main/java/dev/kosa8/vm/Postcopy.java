@@ -95,7 +95,10 @@ public final class Postcopy {
             if (uid instanceof Integer u && u == 0) {
                 return true;
             }
-            return Files.readString(Path.of("/proc/sys/vm/unprivileged_userfaultfd")).trim().equals("1");
+            // (not Files.readString: Java 25 reads one byte of a /proc/sys file, which here happens to be all of it)
+            try (java.io.InputStream in = Files.newInputStream(Path.of("/proc/sys/vm/unprivileged_userfaultfd"))) {
+                return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim().equals("1");
+            }
         } catch (IOException | RuntimeException e) {
             return false;
         }

@@ -34,6 +34,8 @@ final class FolderNotices implements AutoCloseable {
     static final int GATHER_MILLIS = 5;
     /** With not every directory watched, the guest drops everything this often. */
     static final int FALLBACK_MILLIS = 1000;
+    /** The most syncs waiting for an answer: the guest asks one before each command; more are dropped. */
+    static final int MAX_SYNCS = 64;
 
     private final int rootFd;
     private final ToLongFunction<LinuxFs.Stat> qidPath;
@@ -103,6 +105,9 @@ final class FolderNotices implements AutoCloseable {
             send.accept(NoticeCodec.rsync(seq));
             return;
         }
+        if (closed || syncs.size() >= MAX_SYNCS) {
+            return; // a guest that asks faster than it reads is not answered: its module stops waiting after a second
+        }
         syncs.add(seq);
         FolderWatch w = watch;
         if (w != null) {
@@ -133,8 +138,8 @@ final class FolderNotices implements AutoCloseable {
     private void run() {
         FolderWatch watch;
         try {
-            watch = FolderWatch.open(rootFd, qidPath, maxDirectories);
-        } catch (ErrnoException e) {
+            watch = FolderWatch.open(rootFd, qidPath, maxDirectories, () -> closed);
+        } catch (ErrnoException | RuntimeException e) {
             state = "cached, dropped every " + FALLBACK_MILLIS + " ms: cannot watch the folder (" + e.getMessage()
                     + ")";
             log.accept("the guest's cache of the folder is " + state);
@@ -142,7 +147,7 @@ final class FolderNotices implements AutoCloseable {
             return;
         }
         this.watch = watch;
-        try (watch) {
+        try {
             // the guest may have cached before the last watch was set: it starts afresh
             sendAll(List.of(FolderWatch.EVERYTHING));
             if (!watch.complete()) {
@@ -153,7 +158,7 @@ final class FolderNotices implements AutoCloseable {
             }
             long lastAll = System.nanoTime();
             while (!closed) {
-                Set<FolderWatch.Name> names = new LinkedHashSet<>(watch.poll(250));
+                Set<FolderWatch.Name> names = new LinkedHashSet<>(watch.poll(syncs.isEmpty() ? 250 : 0));
                 // syncs asked for by now are answered after every event queued by now: read to the end at once
                 List<Integer> due = takeSyncs();
                 if (!due.isEmpty()) {
@@ -176,12 +181,17 @@ final class FolderNotices implements AutoCloseable {
                 }
                 answer(due);
             }
-        } catch (ErrnoException e) {
+        } catch (ErrnoException | RuntimeException e) {
             state = "cached, dropped every " + FALLBACK_MILLIS + " ms: the folder's watch failed (" + e.getMessage()
                     + ")";
             log.accept("the guest's cache of the folder is " + state);
+            this.watch = null;
+            watch.close();
             fallback();
+            return;
         }
+        this.watch = null;
+        watch.close();
     }
 
     /** Without a watch: everything, every second, and before each sync's answer. */
@@ -203,8 +213,8 @@ final class FolderNotices implements AutoCloseable {
     }
 
     private void sendAll(Collection<FolderWatch.Name> names) {
-        for (ByteBuffer b : NoticeCodec.encode(names, path -> {
-            P9Reply.Getattr now = attributes.apply(path);
+        for (ByteBuffer b : NoticeCodec.encode(names, n -> {
+            P9Reply.Getattr now = attributes.apply(n.path());
             return now != null && guestsOwn.test(now) ? NoticeCodec.ECHO : now;
         }, NoticeCodec.MAX_NOTICE)) {
             if (closed) {
@@ -214,20 +224,31 @@ final class FolderNotices implements AutoCloseable {
         }
     }
 
-    @Override
-    public void close() {
+    /** Stops watching; false if the thread did not stop within 5 s (it may still resolve paths from the root). */
+    boolean stop() {
         closed = true;
         Thread t;
         synchronized (this) {
             t = thread;
         }
+        FolderWatch w = watch;
+        if (w != null) {
+            w.wake();
+        }
         if (t != null) {
             t.interrupt();
             try {
-                t.join(2000);
+                t.join(5000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            return !t.isAlive();
         }
+        return true;
+    }
+
+    @Override
+    public void close() {
+        stop();
     }
 }

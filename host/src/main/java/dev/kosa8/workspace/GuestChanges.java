@@ -42,13 +42,13 @@ final class GuestChanges {
 
     /**
      * The paths a request changes, worked out before it is served (a remove forgets its fid): the file
-     * it writes or whose attributes it sets, a name it makes, moves or links and the directories it
+     * whose attributes it sets (a write is noted by its open descriptor instead: its name may be another
+     * file's by now), a name it makes, moves or links and the directories it
      * changes. Empty for a request that changes nothing or names a fid {@code pathOf} does not know
      * (null): it will fail.
      */
     static List<String> changedBy(P9Request request, IntFunction<String> pathOf) {
         return switch (request) {
-            case P9Request.Write w -> file(pathOf.apply(w.fid()));
             case P9Request.Setattr s -> file(pathOf.apply(s.fid()));
             case P9Request.Lcreate c -> withChild(pathOf.apply(c.fid()), c.name());
             case P9Request.Mkdir m -> withChild(pathOf.apply(m.dfid()), m.name());

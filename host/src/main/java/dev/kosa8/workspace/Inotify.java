@@ -47,6 +47,8 @@ final class Inotify implements AutoCloseable {
     private final int fd;
     /** Written by {@link #wake} to end a {@link #read}'s wait. */
     private final int wakeFd;
+    /** Set by {@link #close}, under this object's lock, as {@link #wake} reads it. */
+    private boolean closed;
     private final ByteBuffer buffer = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.nativeOrder());
 
     private Inotify(int fd, int wakeFd) {
@@ -69,8 +71,14 @@ final class Inotify implements AutoCloseable {
         }
     }
 
-    /** Ends a {@link #read}'s wait now (from any thread), or the next one's at once. */
-    void wake() {
+    /**
+     * Ends a {@link #read}'s wait now (from any thread), or the next one's at once; nothing once
+     * closed (the descriptor's number may be another file's by then).
+     */
+    synchronized void wake() {
+        if (closed) {
+            return;
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment one = arena.allocate(JAVA_LONG);
             one.set(JAVA_LONG, 0, 1L);
@@ -149,12 +157,17 @@ final class Inotify implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        try {
-            LinuxFs.close(fd);
-            LinuxFs.close(wakeFd);
-        } catch (ErrnoException e) {
-            // closed once only: nothing to do
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (int f : new int[] {fd, wakeFd}) {
+            try {
+                LinuxFs.close(f);
+            } catch (ErrnoException e) {
+                // closed either way
+            }
         }
     }
 }

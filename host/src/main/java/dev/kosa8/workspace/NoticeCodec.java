@@ -34,8 +34,8 @@ final class NoticeCodec {
      * most {@code max} bytes, each with its position at its end (as a reply before it is sent).
      * {@link FolderWatch#EVERYTHING} among them says it all.
      */
-    static List<ByteBuffer> encode(Collection<FolderWatch.Name> names, Function<String, P9Reply.Getattr> attributes,
-                                   int max) {
+    static List<ByteBuffer> encode(Collection<FolderWatch.Name> names,
+                                   Function<FolderWatch.Name, P9Reply.Getattr> attributes, int max) {
         // (attributes gives ECHO for a file just as the guest left it: no entry)
         Collection<FolderWatch.Name> all = names.contains(FolderWatch.EVERYTHING)
                 ? List.of(FolderWatch.EVERYTHING) : names;
@@ -43,7 +43,7 @@ final class NoticeCodec {
         ByteBuffer b = null;
         for (FolderWatch.Name n : all) {
             byte[] name = n.name().getBytes(StandardCharsets.ISO_8859_1);
-            P9Reply.Getattr now = n.equals(FolderWatch.EVERYTHING) ? null : attributes.apply(n.path());
+            P9Reply.Getattr now = n.equals(FolderWatch.EVERYTHING) ? null : attributes.apply(n);
             if (now == ECHO) {
                 continue;
             }

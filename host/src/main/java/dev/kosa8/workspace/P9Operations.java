@@ -130,6 +130,7 @@ final class P9Operations {
     void serve(int tag, P9Request request, ByteBuffer out) {
         int start = out.position();
         List<String> changed = noting ? GuestChanges.changedBy(request, this::pathOf) : List.of();
+        Fid written = noting && request instanceof P9Request.Write w ? fids.get(w.fid()) : null;
         try {
             switch (request) {
                 case P9Request.Read r -> io.read(tag, r, out);
@@ -138,6 +139,12 @@ final class P9Operations {
             }
             for (String path : changed) {
                 noteGuestChange(path);
+            }
+            if (written != null) {
+                LinuxFs.Stat st = written.withFdIfOpen(FdCalls::stat);
+                if (st != null) {
+                    guestChanges.note(qid(st).path(), st);
+                }
             }
         } catch (ErrnoException e) {
             out.position(start);

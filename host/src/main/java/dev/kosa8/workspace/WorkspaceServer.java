@@ -295,7 +295,7 @@ public final class WorkspaceServer implements AutoCloseable {
             gate.markClosed(); // a restore (a rewind's, on a thread of its own) is done, or will not start
         }
         resume();
-        notices.close();
+        boolean watchStopped = notices.stop();
         ServerSetup.closeQuietly(channel);
         reader.interrupt(); // it may wait for a request buffer that a discarded task will never give back
         dispatcher.shutdownNow();
@@ -317,7 +317,7 @@ public final class WorkspaceServer implements AutoCloseable {
         if (writes != null) {
             writes.close();
         }
-        if (stopped) {
+        if (stopped && watchStopped) {
             ServerSetup.closeQuietly(rootFd);
             if (held != null) {
                 held.close();

@@ -30,6 +30,11 @@ public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boo
      * snapshot instead. Format 1 (no quiet clunks yet) restores here as it is.
      */
     public static final int FORMAT = 2;
+    /**
+     * 3 for a guest that caches the folder: it sends Twalkqs and Tsyncs, which a daemon from before the
+     * cache would not know, so such a daemon refuses the snapshot instead. Otherwise as 2.
+     */
+    public static final int CACHED_FORMAT = 3;
 
     /**
      * @param openFlags the guest's 9p open flags, or -1 for a fid that was not open
@@ -48,11 +53,11 @@ public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boo
             all.add(new FidState(e.getKey(), f.path(), f.kind == Fid.Kind.XATTR, f.qidType, f.openFlags));
         }
         all.sort(Comparator.comparingInt(FidState::fid));
-        return new WorkspaceSnapshot(FORMAT, ops.msize(), all, readWindow, cached);
+        return new WorkspaceSnapshot(cached ? CACHED_FORMAT : FORMAT, ops.msize(), all, readWindow, cached);
     }
 
     void restoreInto(P9Operations ops) {
-        if (version != FORMAT && version != 1) {
+        if (version != FORMAT && version != 1 && version != CACHED_FORMAT) {
             throw new IllegalArgumentException("workspace snapshot format " + version + " is not " + FORMAT);
         }
         ops.restore(this);

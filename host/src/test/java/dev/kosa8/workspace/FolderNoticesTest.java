@@ -190,11 +190,11 @@ class FolderNoticesTest {
     void noticesAreSplitAtTheirLimitAndEverythingStandsAlone() {
         List<FolderWatch.Name> names = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
-            names.add(new FolderWatch.Name(7, "d", "name-" + i));
+            names.add(new FolderWatch.Name(7, "d", "name-" + i, false));
         }
         P9Reply.Getattr some = new P9Reply.Getattr(0, new Qid(Qid.QTFILE, 0, 9), 0100640, 0, 0, 1, 0, 33, 4096, 8,
                 1, 2, 3, 4, 5, 6, 0, 0, 0, 0);
-        java.util.function.Function<String, P9Reply.Getattr> attrs = p -> p.endsWith("0") ? null : some;
+        java.util.function.Function<FolderWatch.Name, P9Reply.Getattr> attrs = n -> n.name().endsWith("0") ? null : some;
         List<ByteBuffer> split = NoticeCodec.encode(names, attrs, 256);
         assertThat(split).hasSizeGreaterThan(1).allSatisfy(b -> assertThat(b.position()).isLessThanOrEqualTo(256));
         List<String> all = new ArrayList<>();

@@ -155,9 +155,9 @@ class QuietClunksTest {
         assertThat(c.server().pause(Duration.ofSeconds(2))).isTrue();
         WorkspaceSnapshot snap = c.server().snapshot();
         assertThat(snap.version()).isEqualTo(2);
-        WorkspaceSnapshot later = new WorkspaceSnapshot(3, snap.msize(), snap.fids(), snap.readWindow(), false);
+        WorkspaceSnapshot later = new WorkspaceSnapshot(4, snap.msize(), snap.fids(), snap.readWindow(), false);
         assertThatThrownBy(() -> c.server().restore(later)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("format 3");
+                .hasMessageContaining("format 4");
         c.server().restore(snap);
         c.server().resume();
         assertThat(c.getattr(ROOT)).isInstanceOf(P9Reply.Getattr.class);
