@@ -107,7 +107,7 @@
 #define WS_NOTICE_ATTRS 81		/* qidpath[8] qidtype[1] mode[4] uid[4] gid[4] nlink[8] size[8] blocks[8]
 					 * atime[8] atimensec[4] mtime[8] mtimensec[4] ctime[8] ctimensec[4] */
 #define WS_FLUSH_EVERY msecs_to_jiffies(20)	/* a cached mount's writes reach the host within this */
-#define WS_LISTINGS_MAX (4 << 20)	/* directory listings kept, in bytes; past it, all are dropped */
+#define WS_LISTINGS_MAX (4 << 20)	/* directory listings kept, in bytes; past it, no more are kept */
 #define WS_DIRFIDS 64			/* buckets of the open directories' fids */
 
 enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
@@ -148,6 +148,7 @@ struct ws_dev {
 	bool notice_lost;		/* a notice could not be kept: everything cached is dropped instead */
 	struct work_struct notice_work;
 	struct delayed_work flush_work;
+	struct mutex flushing;		/* the periodic flush, which a rename waits for */
 	u32 sync_sent;			/* the last Tsync's seq */
 	u32 sync_done;			/* the last Rsync's seq whose notices before it are applied */
 	/* the directory listings (below), under lock */
@@ -641,7 +642,7 @@ static bool ws_header(struct ws_dev *d)
 		d->rnotice = true;
 		d->notice = NULL;
 		if (type == WS_RSYNC || (d->sb && d->notice_bytes + d->size <= WS_NOTICES_MAX))
-			d->notice = kmalloc(sizeof(*d->notice) + d->size - WS_HDR, GFP_ATOMIC);
+			d->notice = kmalloc(sizeof(*d->notice) + d->size - WS_HDR, GFP_ATOMIC | __GFP_NOWARN);
 		if (d->notice) {
 			d->notice->len = d->size - WS_HDR;
 			d->notice->rsync = type == WS_RSYNC;
@@ -852,7 +853,8 @@ static void ws_ctl_done(struct virtqueue *vq)
  * and pinned by an active reference while it is worked on.
  */
 
-/* d->sb pinned, or NULL: not cached, or its mount is going. */
+/* d->sb with its s_umount held for reading (an unmount waits for the caller's work, which ws_put_sb ends), or
+ * NULL: not cached, or its mount is going. */
 static struct super_block *ws_cached_sb(struct ws_dev *d)
 {
 	struct super_block *sb;
@@ -861,11 +863,20 @@ static struct super_block *ws_cached_sb(struct ws_dev *d)
 	mutex_lock(&ws_mutex);
 	spin_lock_irqsave(&d->lock, flags);
 	sb = d->sb;
-	if (sb && !atomic_inc_not_zero(&sb->s_active))
-		sb = NULL;
 	spin_unlock_irqrestore(&d->lock, flags);
+	if (sb && !down_read_trylock(&sb->s_umount))
+		sb = NULL;
+	if (sb && (!(sb->s_flags & SB_ACTIVE) || !sb->s_root)) {
+		up_read(&sb->s_umount);
+		sb = NULL;
+	}
 	mutex_unlock(&ws_mutex);
 	return sb;
+}
+
+static void ws_put_sb(struct super_block *sb)
+{
+	up_read(&sb->s_umount);
 }
 
 /* The notice being received is dropped (d->lock held): the stream starts again. */
@@ -887,15 +898,21 @@ static bool ws_written(struct inode *inode)
 
 /* The host's attributes a (WS_NOTICE_ATTRS bytes) into the cached inode, its pages dropped: unless the guest
  * writes it, checked under the inode's lock, which every write takes (a writer that opens after this sees the
- * new size). The file's type never changes here: another type is another file, whose dentry goes instead. */
+ * new size). Such an inode is instead marked to be evicted, written back first, once unused, so the next
+ * lookup reads it afresh from the host. (Change times cannot order a notice against the guest's own write:
+ * the guest's clock stamps one, the host's the other, and under TCG they part by more than the gap.) The
+ * file's type never changes here: another type is another file, whose dentry goes instead. */
 static void ws_refresh_inode(struct inode *inode, const u8 *a)
 {
 	inode_lock(inode);
-	if (!ws_written(inode)) {
+	if (ws_written(inode)) {
+		d_mark_dontcache(inode);
+	} else {
 		inode->i_mode = (inode->i_mode & S_IFMT) | (get_unaligned_le32(a + 9) & ~S_IFMT);
 		i_uid_write(inode, get_unaligned_le32(a + 13));
 		i_gid_write(inode, get_unaligned_le32(a + 17));
-		set_nlink(inode, get_unaligned_le64(a + 21));
+		if (get_unaligned_le64(a + 21))	/* (no link left: its "gone" entry comes; 0 would evict it unwritten) */
+			set_nlink(inode, get_unaligned_le64(a + 21));
 		i_size_write(inode, get_unaligned_le64(a + 29));
 		inode->i_blocks = get_unaligned_le64(a + 37);
 		inode->i_atime.tv_sec = get_unaligned_le64(a + 45);
@@ -943,9 +960,17 @@ static void ws_stale_name(struct super_block *sb, u64 dir, const u8 *name, u16 n
 	if (dd) {
 		child = d_hash_and_lookup(dd, &q);
 		if (!IS_ERR_OR_NULL(child)) {
-			/* a dentry of what is gone, or of another file than is there now, goes */
-			if (!now || d_inode(child) != now)
+			/* a dentry of what is gone, or of another file than is there now, goes, and its inode is
+			 * evicted once unused (written back first): the host may give its number to a new file */
+			if (!now || d_inode(child) != now) {
+				struct inode *old = d_inode(child) ? igrab(d_inode(child)) : NULL;
+
 				d_invalidate(child);
+				if (old) {
+					d_mark_dontcache(old);
+					iput(old);
+				}
+			}
 			ws_stale_names++;
 			dput(child);
 		}
@@ -1051,7 +1076,7 @@ static void ws_notice_work(struct work_struct *work)
 	if (sb) {
 		if (all)
 			ws_drop_all(sb);
-		deactivate_super(sb);
+		ws_put_sb(sb);
 	}
 }
 
@@ -1063,9 +1088,11 @@ static void ws_flush_work(struct work_struct *work)
 
 	if (!sb)
 		return;		/* "cache_root" starts it again for the next cached mount */
+	mutex_lock(&d->flushing);
 	if (wb_has_dirty_io(&sb->s_bdi->wb))
-		try_to_writeback_inodes_sb(sb, WB_REASON_SYNC);
-	deactivate_super(sb);
+		writeback_inodes_sb(sb, WB_REASON_SYNC);
+	mutex_unlock(&d->flushing);
+	ws_put_sb(sb);
 	queue_delayed_work(system_long_wq, &d->flush_work, WS_FLUSH_EVERY);
 }
 
@@ -1079,8 +1106,32 @@ static void ws_flush_before(struct ws_dev *d, struct p9_client *client)
 	/* the caller is in an operation on this very mount: its super block is alive */
 	sb = d->client == client ? d->sb : NULL;
 	spin_unlock_irqrestore(&d->lock, flags);
-	if (sb && wb_has_dirty_io(&sb->s_bdi->wb))
-		try_to_writeback_inodes_sb(sb, WB_REASON_SYNC);
+	/* every write done and waited for (WB_SYNC_ALL), the periodic flush's too; a trylock: a blocking one
+	 * could wait behind a freeze that waits for this rename */
+	if (sb && down_read_trylock(&sb->s_umount)) {
+		mutex_lock(&d->flushing);
+		sync_inodes_sb(sb);
+		mutex_unlock(&d->flushing);
+		up_read(&sb->s_umount);
+	}
+}
+
+/* Whether root is the root of a mount of client's: v9fs keeps its fids in the dentry's d_fsdata, a list. Any
+ * other 9p mount (a cut-off one of ours, another transport's) is refused: its super block would outlive what
+ * ws_close clears. */
+static bool ws_mounts_client(struct dentry *root, struct p9_client *client)
+{
+	struct p9_fid *fid;
+	bool ours = false;
+
+	spin_lock(&root->d_lock);
+	hlist_for_each_entry(fid, (struct hlist_head *)&root->d_fsdata, dlist)
+		if (fid->clnt == client) {
+			ours = true;
+			break;
+		}
+	spin_unlock(&root->d_lock);
+	return ours;
 }
 
 /* "cache_root": the path of the mount's root, mounted with cache=loose; the daemon is told to send notices. */
@@ -1108,7 +1159,7 @@ static int ws_cache_root_set(const char *val, const struct kernel_param *kp)
 	if (d) {
 		spin_lock_irqsave(&d->lock, flags);
 		err = -ENOTCONN;
-		if (d->client && !d->err) {
+		if (d->client && !d->err && ws_mounts_client(p.dentry, d->client)) {
 			d->sb = p.dentry->d_sb;
 			err = ws_send_own(d, WS_TCACHE, NULL, 0) ? 0 : -EIO;
 			if (err)
@@ -1131,7 +1182,8 @@ static int ws_sync_set(const char *val, const struct kernel_param *kp)
 	struct ws_dev *d;
 	__le32 body;
 	u32 seq = 0;
-	bool sent = false;
+	bool sent = false, gone;
+	int err;
 
 	mutex_lock(&ws_mutex);
 	d = ws_the;
@@ -1141,16 +1193,24 @@ static int ws_sync_set(const char *val, const struct kernel_param *kp)
 			seq = ++d->sync_sent;
 			body = cpu_to_le32(seq);
 			sent = ws_send_own(d, WS_TSYNC, &body, sizeof(body));
+			if (sent)
+				d->nclients++;	/* d stays while we wait, whatever its device and mounts do */
 		}
 		spin_unlock_irqrestore(&d->lock, flags);
 	}
 	mutex_unlock(&ws_mutex);
 	if (!sent)
 		return seq ? -EIO : 0;
-	/* d lives while its device does: a sync is never asked of a device going away */
-	if (!wait_event_timeout(d->wait, (s32)(READ_ONCE(d->sync_done) - seq) >= 0 || READ_ONCE(d->err), HZ))
-		return -ETIMEDOUT;
-	return READ_ONCE(d->err) ? -EIO : 0;
+	err = wait_event_timeout(d->wait, (s32)(READ_ONCE(d->sync_done) - seq) >= 0 || READ_ONCE(d->err), HZ)
+		? (READ_ONCE(d->err) ? -EIO : 0) : -ETIMEDOUT;
+	mutex_lock(&ws_mutex);
+	spin_lock_irqsave(&d->lock, flags);
+	gone = --d->nclients == 0 && !d->vdev;
+	spin_unlock_irqrestore(&d->lock, flags);
+	if (gone)
+		kfree(d);
+	mutex_unlock(&ws_mutex);
+	return err;
 }
 
 static const struct kernel_param_ops ws_sync_ops = { .set = ws_sync_set };
@@ -1306,7 +1366,7 @@ static bool ws_listing_answer(struct ws_dev *d, struct p9_client *client, struct
 	if (hit) {
 		list_move(&hit->node, &d->listings);	/* most recently used first */
 		len = hit->len;
-		copy = kmemdup(hit->data, len, GFP_ATOMIC);
+		copy = kmemdup(hit->data, len, GFP_ATOMIC | __GFP_NOWARN);
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
 	if (!hit || (len && !copy))
@@ -1342,7 +1402,7 @@ static void ws_listing_keep(struct ws_dev *d, struct p9_client *client, struct p
 	if (req->rc.size < WS_RREAD_HDR || req->rc.sdata[4] != P9_RREADDIR)
 		return;
 	len = get_unaligned_le32(req->rc.sdata + WS_HDR);
-	if (len > asked)
+	if (len > asked || len > req->rc.size - WS_RREAD_HDR)
 		return;
 	l = kmalloc(sizeof(*l) + len, GFP_NOFS);
 	if (!l)
@@ -1703,6 +1763,13 @@ static int ws_create(struct p9_client *client, const char *devname, char *args)
 	d->sb = NULL;		/* until the agent says this mount caches */
 	ws_notice_reset(d);
 	ws_listings_reset(d);
+	while (!list_empty(&d->notices)) {	/* the previous mount's, not yet applied */
+		struct ws_notice *n = list_first_entry(&d->notices, struct ws_notice, node);
+
+		list_del(&n->node);
+		kfree(n);
+	}
+	d->notice_bytes = 0;
 	INIT_LIST_HEAD(&d->reqs);	/* (zcs is not: a cut-off mount's readers take theirs off it) */
 	d->nclients++;
 	spin_unlock_irqrestore(&d->lock, flags);
@@ -1890,6 +1957,7 @@ static int ws_probe(struct virtio_device *vdev)
 	INIT_LIST_HEAD(&d->listings);
 	INIT_WORK(&d->notice_work, ws_notice_work);
 	INIT_DELAYED_WORK(&d->flush_work, ws_flush_work);
+	mutex_init(&d->flushing);
 	vdev->priv = d;
 	/* port 0's queues, then the control queues, then port 1's (virtio-console's layout) */
 	err = virtio_find_vqs(vdev, 6, vqs, cbs, names, NULL);
