@@ -43,19 +43,17 @@ final class FolderWatch implements AutoCloseable {
     static final int MAX_REPORTED = 10_000;
 
     /**
-     * A name in a directory that changed: the directory's qid path (as the guest knows it), its path
-     * in the folder (to look at what is there now), and whether a name was made, removed or moved
-     * there (never taken for the echo of the guest's own change: see {@link GuestChanges});
-     * {@link #EVERYTHING} for all at once.
+     * A name in a directory that changed: the directory's qid path (as the guest knows it) and its path
+     * in the folder (to look at what is there now); {@link #EVERYTHING} for all at once.
      */
-    record Name(long dir, String dirPath, String name, boolean nameChange) {
+    record Name(long dir, String dirPath, String name) {
         String path() {
             return Fid.child(dirPath, name);
         }
     }
 
     /** Everything: the events overflowed, or a notice could not say what changed. */
-    static final Name EVERYTHING = new Name(0, "", "", true);
+    static final Name EVERYTHING = new Name(0, "", "");
 
     /** A watched directory: its parent's watch (-1 for the root) and its name there, and its qid path. */
     private record Dir(int parent, String name, long qid) {
@@ -150,13 +148,13 @@ final class FolderWatch implements AutoCloseable {
                 continue; // an event on a directory itself (its parent's watch names it), or one no longer ours
             }
             boolean nameChange = e.is(NAME_CHANGES);
-            names.add(new Name(dir.qid(), path, e.name(), nameChange));
+            names.add(new Name(dir.qid(), path, e.name()));
             if (nameChange && dir.parent() >= 0) {
                 // a name made or gone changes the directory's own times and link count: named in its parent
                 Dir parent = dirs.get(dir.parent());
                 String parentPath = path(dir.parent());
                 if (parent != null && parentPath != null) {
-                    names.add(new Name(parent.qid(), parentPath, dir.name(), true));
+                    names.add(new Name(parent.qid(), parentPath, dir.name()));
                 }
             }
             if (e.is(Inotify.IN_ISDIR) && e.is(Inotify.IN_CREATE | Inotify.IN_MOVED_TO)) {
@@ -219,7 +217,7 @@ final class FolderWatch implements AutoCloseable {
                 for (LinuxFs.DirEntry d : list(fd, report == null ? 0 : MAX_REPORTED + 1 - report.size())) {
                     boolean directory = d.type() == LinuxFs.DT_DIR || d.type() == LinuxFs.DT_UNKNOWN;
                     if (report != null) {
-                        report.add(new Name(qid, path, d.name(), true));
+                        report.add(new Name(qid, path, d.name()));
                     }
                     if (directory) {
                         if (dirs.size() + todo.size() >= maxDirectories) {

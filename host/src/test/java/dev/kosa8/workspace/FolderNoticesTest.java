@@ -190,7 +190,7 @@ class FolderNoticesTest {
     void noticesAreSplitAtTheirLimitAndEverythingStandsAlone() {
         List<FolderWatch.Name> names = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
-            names.add(new FolderWatch.Name(7, "d", "name-" + i, false));
+            names.add(new FolderWatch.Name(7, "d", "name-" + i));
         }
         P9Reply.Getattr some = new P9Reply.Getattr(0, new Qid(Qid.QTFILE, 0, 9), 0100640, 0, 0, 1, 0, 33, 4096, 8,
                 1, 2, 3, 4, 5, 6, 0, 0, 0, 0);
