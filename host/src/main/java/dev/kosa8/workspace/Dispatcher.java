@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 
 /**
@@ -20,6 +21,12 @@ import java.util.function.Consumer;
  * whatever order it finishes, as 9p allows, one whole reply at a time. A Tflush is answered only
  * after the request it names, by the ticket the reader takes for every request in the order the
  * guest sent it.
+ *
+ * <p>Replies are ordered against the notices of a cached folder ({@link FolderNotices}): a request is
+ * served and answered holding {@link #order}'s read lock, and notices are read from the folder and sent
+ * holding its write lock ({@link #exclusively}). So a reply the guest receives before a notice was served
+ * before the notice's attributes were read, and one received after, after: the guest's module does not
+ * apply to a file a notice that came before the reply to one of its own changes of that file.
  *
  * <p>Memory stays bounded whatever the guest queues: each request holds one buffer of at most msize
  * bytes from {@link #requests()}, each reply one from a pool of its own.
@@ -40,6 +47,8 @@ final class Dispatcher {
     private final BufferPool requests = new BufferPool(WORKERS * 2, WorkspaceServer.MSIZE);
     private final BufferPool replies = new BufferPool(WORKERS, WorkspaceServer.MSIZE);
     private final ReentrantLock writeLock = new ReentrantLock();
+    /** Read: a request being served and answered. Write: notices being read and sent. */
+    private final ReentrantReadWriteLock order = new ReentrantReadWriteLock();
     private final Map<Integer, CountDownLatch> running = new ConcurrentHashMap<>();
 
     Dispatcher(SocketChannel channel, ReadWindow window, WriteWindow writes, P9Operations ops, PauseGate gate,
@@ -130,8 +139,13 @@ final class Dispatcher {
                 // answer the flush only after the request it names has answered
                 ticket.flushed().await(30, TimeUnit.SECONDS);
             }
-            ops.serve(tag, framed.request(), out);
-            send(out);
+            order.readLock().lock();
+            try {
+                ops.serve(tag, framed.request(), out);
+                send(out);
+            } finally {
+                order.readLock().unlock();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
@@ -170,6 +184,19 @@ final class Dispatcher {
             }
         } finally {
             writeLock.unlock();
+        }
+    }
+
+    /**
+     * Runs {@code batch} with no request being served or answered meanwhile: what it reads of the folder
+     * shows every request answered before it and none answered after.
+     */
+    void exclusively(Runnable batch) {
+        order.writeLock().lock();
+        try {
+            batch.run();
+        } finally {
+            order.writeLock().unlock();
         }
     }
 

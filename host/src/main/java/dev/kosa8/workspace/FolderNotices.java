@@ -30,6 +30,19 @@ import java.util.function.ToLongFunction;
  * a resume) starts again with everything dropped: the folder may have changed while nobody watched.
  */
 final class FolderNotices implements AutoCloseable {
+    /** Where notices go, and their order against the server's replies. */
+    @FunctionalInterface
+    interface Line {
+        /**
+         * Runs {@code batch}, which reads the folder and writes whole notices to the sink it is given, with
+         * no request of the guest's served meanwhile: each reply sent before the notices was served before
+         * their attributes were read, each one after, after. The guest's module relies on it: a notice it
+         * received before the reply to one of its own changes of a file may show the file as it was before
+         * that change, and is not applied to it.
+         */
+        void exclusively(Consumer<Consumer<ByteBuffer>> batch);
+    }
+
     /** How long events are gathered into one notice: a save or a checkout is one notice, not hundreds. */
     static final int GATHER_MILLIS = 5;
     /** With not every directory watched, the guest drops everything this often. */
@@ -45,7 +58,7 @@ final class FolderNotices implements AutoCloseable {
     private final Predicate<P9Reply.Getattr> guestsOwn;
     /** Run once, as the watch starts: the server notes the guest's changes from then on. */
     private final Runnable onStart;
-    private final Consumer<ByteBuffer> send;
+    private final Line send;
     private final Consumer<String> log;
     private final int maxDirectories;
     private Thread thread;
@@ -59,17 +72,17 @@ final class FolderNotices implements AutoCloseable {
 
     /**
      * @param attributes what a Tgetattr of a path (in the server's form) answers now, or null where there is nothing
-     * @param send       writes one notice to the guest (position at its end), whole, as the server's replies are
+     * @param send       where notices go (each buffer's position at its end), ordered against the server's replies
      */
     FolderNotices(int rootFd, ToLongFunction<LinuxFs.Stat> qidPath, Function<String, P9Reply.Getattr> attributes,
-                  Predicate<P9Reply.Getattr> guestsOwn, Runnable onStart, Consumer<ByteBuffer> send,
+                  Predicate<P9Reply.Getattr> guestsOwn, Runnable onStart, Line send,
                   Consumer<String> log) {
         this(rootFd, qidPath, attributes, guestsOwn, onStart, send, log, FolderWatch.MAX_DIRECTORIES);
     }
 
     /** As above, watching at most {@code maxDirectories} directories (tests take a small number). */
     FolderNotices(int rootFd, ToLongFunction<LinuxFs.Stat> qidPath, Function<String, P9Reply.Getattr> attributes,
-                  Predicate<P9Reply.Getattr> guestsOwn, Runnable onStart, Consumer<ByteBuffer> send,
+                  Predicate<P9Reply.Getattr> guestsOwn, Runnable onStart, Line send,
                   Consumer<String> log, int maxDirectories) {
         this.guestsOwn = guestsOwn;
         this.onStart = onStart;
@@ -102,7 +115,7 @@ final class FolderNotices implements AutoCloseable {
      */
     void sync(int seq) {
         if (!started()) {
-            send.accept(NoticeCodec.rsync(seq));
+            send.exclusively(sink -> sink.accept(NoticeCodec.rsync(seq)));
             return;
         }
         if (closed || syncs.size() >= MAX_SYNCS) {
@@ -117,8 +130,8 @@ final class FolderNotices implements AutoCloseable {
 
     /** Answers the syncs asked for before now: after what was sent before it, every change seen before it. */
     private void answer(List<Integer> due) {
-        for (int seq : due) {
-            send.accept(NoticeCodec.rsync(seq));
+        if (!due.isEmpty()) {
+            send.exclusively(sink -> due.forEach(seq -> sink.accept(NoticeCodec.rsync(seq))));
         }
     }
 
@@ -213,15 +226,17 @@ final class FolderNotices implements AutoCloseable {
     }
 
     private void sendAll(Collection<FolderWatch.Name> names) {
-        for (ByteBuffer b : NoticeCodec.encode(names, n -> {
-            P9Reply.Getattr now = attributes.apply(n.path());
-            return now != null && guestsOwn.test(now) ? NoticeCodec.ECHO : now;
-        }, NoticeCodec.MAX_NOTICE)) {
-            if (closed) {
-                return;
+        send.exclusively(sink -> {
+            for (ByteBuffer b : NoticeCodec.encode(names, n -> {
+                P9Reply.Getattr now = attributes.apply(n.path());
+                return now != null && guestsOwn.test(now) ? NoticeCodec.ECHO : now;
+            }, NoticeCodec.MAX_NOTICE)) {
+                if (closed) {
+                    return;
+                }
+                sink.accept(b);
             }
-            send.accept(b);
-        }
+        });
     }
 
     /** Stops watching; false if the thread did not stop within 5 s (it may still resolve paths from the root). */

@@ -77,7 +77,7 @@ public final class WorkspaceServer implements AutoCloseable {
         this.gate = new PauseGate(window);
         this.dispatcher = new Dispatcher(channel, window, writes, ops, gate, log);
         this.notices = new FolderNotices(rootFd, st -> ops.qid(st).path(), ops::attributesOf, ops::isGuestsOwn,
-                ops::startNoting, this::sendNotice, log);
+                ops::startNoting, this::sendNotices, log);
         this.portReader = new PortReader(channel, window, ops, gate, dispatcher, notices, cache, log,
                 awaitingVersion);
         this.reader = new Thread(portReader::readLoop, "ws9p-reader");
@@ -192,8 +192,11 @@ public final class WorkspaceServer implements AutoCloseable {
         return notices.state();
     }
 
-    /** A notice to the guest, counted in flight as a request is: none is half-sent at a checkpoint's instant. */
-    private void sendNotice(ByteBuffer notice) {
+    /**
+     * Notices to the guest, counted in flight as a request is (none is half-sent at a checkpoint's
+     * instant), read and sent with no request being served ({@link Dispatcher#exclusively}).
+     */
+    private void sendNotices(Consumer<Consumer<ByteBuffer>> batch) {
         try {
             gate.admit();
         } catch (InterruptedException e) {
@@ -202,7 +205,11 @@ public final class WorkspaceServer implements AutoCloseable {
         }
         try {
             if (!gate.closed()) {
-                dispatcher.send(notice);
+                dispatcher.exclusively(() -> batch.accept(notice -> {
+                    if (!gate.closed()) {
+                        dispatcher.send(notice);
+                    }
+                }));
             }
         } finally {
             gate.done();

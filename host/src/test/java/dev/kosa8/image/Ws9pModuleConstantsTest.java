@@ -29,7 +29,8 @@ class Ws9pModuleConstantsTest {
     private static final Map<String, Long> SHARED = shared();
     /** The module's own {@code #define}s: its device's plumbing, and plain 9P2000.L. */
     private static final Set<String> ITS_OWN = Set.of("WS_PORT", "WS_CTL_BUFS", "WS_CTL_SIZE", "WS_RREAD_HDR",
-            "WS_COUNT_AT", "WS_BIO_BYTES", "WS_NOTICES_MAX", "WS_FLUSH_EVERY", "WS_OWN_MAX", "WS_RWALK_CLONE_SIZE", "WS_LISTINGS_MAX", "WS_DIRFIDS");
+            "WS_COUNT_AT", "WS_BIO_BYTES", "WS_NOTICES_MAX", "WS_FLUSH_EVERY", "WS_OWN_MAX", "WS_RWALK_CLONE_SIZE", "WS_LISTINGS_MAX", "WS_DIRFIDS",
+            "WS_CHANGED_BITS");
     private static final Pattern DEFINE = Pattern.compile(
             "(?m)^#define\\s+(WS_\\w+)\\s+(.*?)\\s*(?:/\\*.*)?$");
 

@@ -208,13 +208,11 @@ class WorkspaceCacheIT {
     /**
      * Each file made, then appended to at once, 200 times: the host's notices of the first writes come in
      * between, and must never cost the guest what it wrote. It caught an inode taken out of the cache being
-     * evicted unwritten (fixed), and now fails now and then on the race docs/workspace.md names ("A known
-     * race, not yet closed"): a notice whose attributes the host read before the guest's write reached it,
-     * applied after that write went back, gives the guest the notice's size. Tagged long until that race is
-     * closed (it is why caching is not the default): {@code ./run-tests long} runs it.
+     * evicted unwritten, and a notice whose attributes the host read before the guest's write reached it,
+     * applied after that write went back, giving the guest the notice's size (docs/workspace.md, "The
+     * guest's own changes against the host's notices").
      */
     @Test
-    @org.junit.jupiter.api.Tag("long")
     void aFileMadeAndAppendedToAtOnceKeepsEveryWriteWhileNoticesComeIn(SharedSandbox.Booted box) throws Exception {
         Path d = dir(box, "appends");
         Kosa.Result made = sh(box, "cd appends && for i in $(seq 1 200); do echo \"line $i\" > f$i; echo more >> f$i;"

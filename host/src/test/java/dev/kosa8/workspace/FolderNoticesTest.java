@@ -137,6 +137,90 @@ class FolderNoticesTest {
         }
     }
 
+    /**
+     * The order the guest's module relies on: a notice received after the reply to one of the guest's
+     * writes shows the file with that write in it. The guest appends to a file, many writes in flight at
+     * once, while the host changes the file's mode over and over (each a notice of the file, with its
+     * size): no notice may show a size smaller than the end of a write answered before it. Without
+     * {@link Dispatcher#exclusively} a notice read just before a write and sent just after its reply
+     * breaks it.
+     */
+    @Test
+    void aNoticeAfterTheReplyToAGuestsWriteShowsThatWrite() throws Exception {
+        attached(true);
+        c.attach(ROOT);
+        WorkspaceServerTest.walkOk(c, ROOT, 1, "sub", "f");
+        assertThat(c.lopen(1, P9TestClient.O_RDWR | P9TestClient.O_TRUNC)).isInstanceOf(P9Reply.Lopen.class);
+        Path f = tmp.resolve("share/sub/f");
+        long fIno = (long) Files.getAttribute(f, "unix:ino");
+        c.keepStream();
+        c.askCache();
+        java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread host = new Thread(() -> {
+            for (int i = 0; writing.get(); i++) {
+                try {
+                    Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString(
+                            i % 2 == 0 ? "rw-------" : "rw-r--r--"));
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+        });
+        int writes = 4000, chunk = 10;
+        java.util.Map<Integer, Long> endOf = new java.util.HashMap<>();
+        host.start();
+        try {
+            for (int i = 0; i < writes; i++) {
+                int tag = c.send(new P9Request.Write(1, (long) i * chunk, ByteBuffer.wrap(new byte[chunk])));
+                endOf.put(tag, (long) (i + 1) * chunk);
+            }
+            long answered = 0, notices = 0, checked = 0;
+            long end = System.nanoTime() + P9TestClient.TIMEOUT.toNanos() * 4;
+            while (answered < writes && System.nanoTime() < end) {
+                ByteBuffer m = c.stream().poll();
+                if (m == null) {
+                    Thread.sleep(1);
+                    continue;
+                }
+                int tag = m.getShort(5) & 0xffff;
+                if (tag != P9Codec.NOTAG) {
+                    assertThat(m.get(4) & 0xff).as("the reply to a write").isEqualTo(P9Codec.TWRITE + 1);
+                    answered++;
+                    checked = Math.max(checked, endOf.get(tag));
+                } else if ((m.get(4) & 0xff) == Ws9p.RNOTICE) {
+                    notices++;
+                    for (long size : sizesOf(m, fIno)) {
+                        assertThat(size).as("a notice after the reply to a write ending at " + checked)
+                                .isGreaterThanOrEqualTo(checked);
+                    }
+                }
+            }
+            assertThat(answered).as("writes answered").isEqualTo(writes);
+            assertThat(notices).as("notices of the host's changes while the guest wrote").isGreaterThan(10);
+        } finally {
+            writing.set(false);
+            host.join();
+        }
+    }
+
+    /** The sizes a notice gives the file of qid path {@code qidPath}. */
+    private static List<Long> sizesOf(ByteBuffer notice, long qidPath) {
+        ByteBuffer b = notice.duplicate().order(ByteOrder.LITTLE_ENDIAN).position(Ws9p.HEADER);
+        List<Long> sizes = new ArrayList<>();
+        while (b.hasRemaining()) {
+            b.getLong();
+            int nameLength = b.getShort();
+            b.position(b.position() + nameLength);
+            if (b.get() == Ws9p.NOTICE_FILE) {
+                if (b.getLong(b.position()) == qidPath) {
+                    sizes.add(b.getLong(b.position() + 29));
+                }
+                b.position(b.position() + Ws9p.NOTICE_ATTRS);
+            }
+        }
+        return sizes;
+    }
+
     @Test
     void aSyncOfAServerThatDoesNotWatchIsAnsweredAtOnce() throws Exception {
         attached(false);
@@ -169,7 +253,7 @@ class FolderNoticesTest {
         java.util.concurrent.BlockingQueue<ByteBuffer> sent = new java.util.concurrent.LinkedBlockingQueue<>();
         List<String> log = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (FolderNotices n = new FolderNotices(root, st -> st.ino(), path -> null, now -> false, () -> { },
-                b -> sent.add(b.flip()), log::add, 3)) {
+                batch -> batch.accept(b -> sent.add(b.flip())), log::add, 3)) {
             n.start();
             long start = System.nanoTime();
             for (int i = 0; i < 3; i++) {

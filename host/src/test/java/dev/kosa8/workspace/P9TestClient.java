@@ -57,6 +57,9 @@ final class P9TestClient implements AutoCloseable {
     private final BlockingQueue<ByteBuffer> frames = new LinkedBlockingQueue<>();
     private final Map<Integer, ByteBuffer> early = new HashMap<>();
     private final Queue<Integer> arrivals = new ConcurrentLinkedQueue<>();
+    /** Every frame as it came, once a test asks for it ({@link #keepStream}). */
+    private final Queue<ByteBuffer> stream = new ConcurrentLinkedQueue<>();
+    private volatile boolean keepStream;
     private final Thread reader;
     private int nextTag = 1;
     private volatile boolean eof;
@@ -283,6 +286,19 @@ final class P9TestClient implements AutoCloseable {
         return server;
     }
 
+    /**
+     * From now on, every frame received is also kept in {@link #stream}, in order, replies and notices
+     * alike; a test that reads the stream so does not await frames by tag.
+     */
+    void keepStream() {
+        keepStream = true;
+    }
+
+    /** The frames received since {@link #keepStream}, in the order they came (little-endian). */
+    Queue<ByteBuffer> stream() {
+        return stream;
+    }
+
     /** The tags of the replies received so far, in the order they arrived. */
     List<Integer> arrivals() {
         return List.copyOf(arrivals);
@@ -421,6 +437,9 @@ final class P9TestClient implements AutoCloseable {
                         frame = fromWindow(frame);
                     }
                     arrivals.add(ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN).getShort(5) & 0xffff);
+                    if (keepStream) {
+                        stream.add(ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN));
+                    }
                     frames.add(ByteBuffer.wrap(frame));
                 }
                 in.compact();

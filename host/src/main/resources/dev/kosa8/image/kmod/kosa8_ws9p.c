@@ -62,6 +62,8 @@
 #include <linux/pagemap.h>
 #include <linux/highmem.h>
 #include <linux/uio.h>
+#include <linux/hash.h>
+#include <linux/idr.h>
 #include <uapi/linux/magic.h>
 #include <net/9p/9p.h>
 #include <net/9p/client.h>
@@ -109,6 +111,7 @@
 #define WS_FLUSH_EVERY msecs_to_jiffies(20)	/* a cached mount's writes reach the host within this */
 #define WS_LISTINGS_MAX (4 << 20)	/* directory listings kept, in bytes; past it, no more are kept */
 #define WS_DIRFIDS 64			/* buckets of the open directories' fids */
+#define WS_CHANGED_BITS 10		/* 1,024 files whose latest change by the guest has its place kept */
 
 enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
 
@@ -156,11 +159,20 @@ struct ws_dev {
 	struct list_head listings;
 	u32 listing_bytes;
 	u32 listing_gen;		/* moved on by every change: a listing read across one is not kept */
+	/* the guest's own changes against the host's notices (below), under lock */
+	u64 place;			/* the replies to changes received: a notice's and a change's place */
+	struct ws_changed {
+		u64 qpath;
+		u64 place;
+	} changed[1 << WS_CHANGED_BITS];	/* by qid path: the latest change's place of each */
+	u64 changed_floor;		/* a change no longer listed, or of a file not known, was at most here */
+	u64 settled;			/* every notice at or before this place is applied */
 };
 
 struct ws_notice {
 	struct list_head node;
 	bool rsync;			/* an Rsync: data holds its seq */
+	u64 place;			/* the changes answered before it came (ws_dev's place) */
 	u32 len;
 	u8 data[];
 };
@@ -168,6 +180,8 @@ struct ws_notice {
 /* The directory listings' (below) part in receiving. */
 static void ws_listings_drop(struct ws_dev *d);
 static void ws_listings_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype);
+/* The order of the guest's changes against the host's notices (below): its part in receiving. */
+static void ws_changes_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype);
 
 static DEFINE_MUTEX(ws_mutex);		/* ws_the, probe, remove, create and close */
 static struct ws_dev *ws_the;
@@ -200,6 +214,9 @@ module_param_named(notices, ws_notices, ulong, 0444);
 MODULE_PARM_DESC(notices, "notices of the host's changes received for the cache");
 module_param_named(notice_drops, ws_notice_drops, ulong, 0444);
 MODULE_PARM_DESC(notice_drops, "notices received while nothing was cached, or with no room to keep them");
+static unsigned long ws_behind;
+module_param_named(behind, ws_behind, ulong, 0444);
+MODULE_PARM_DESC(behind, "notices not applied to a file: the guest changed it after the host read it");
 module_param_named(stale_names, ws_stale_names, ulong, 0444);
 MODULE_PARM_DESC(stale_names, "cached names dropped because the host changed them");
 module_param_named(drops_all, ws_drops_all, ulong, 0444);
@@ -552,6 +569,7 @@ static void ws_finish(struct ws_dev *d)
 		if (d->hdr[4] == WS_RNOTICE)
 			ws_listings_drop(d);	/* the host changed something: no listing kept is sure */
 		if (d->notice) {
+			d->notice->place = d->place;
 			list_add_tail(&d->notice->node, &d->notices);
 			d->notice_bytes += d->notice->len + WS_HDR;
 		}
@@ -610,6 +628,7 @@ static void ws_finish(struct ws_dev *d)
 			if (req->tc.id == P9_TVERSION && d->hdr[4] == P9_RVERSION)
 				ws_after_rversion(d);
 			ws_listings_answered(d, req, d->hdr[4]);
+			ws_changes_answered(d, req, d->hdr[4]);
 			p9_client_cb(d->client, req, REQ_STATUS_RCVD);
 		}
 		p9_req_put(d->client, req);
@@ -670,6 +689,8 @@ static bool ws_header(struct ws_dev *d)
 		p9_req_put(d->client, req);
 		req = NULL;
 	}
+	if (!req)	/* the reply to a request flushed or failed: it may have changed any file */
+		d->changed_floor = ++d->place;
 	d->rzc = req ? ws_zc_of(d, req) : NULL;
 	if (req && d->size > (d->rzc ? d->rzc->hdrlen + d->rzc->len : req->rc.capacity)) {
 		pr_err_ratelimited("kosa8_ws9p: a reply of %u bytes for tag %u, which has room for %zu\n",
@@ -887,6 +908,105 @@ static void ws_notice_reset(struct ws_dev *d)
 	d->rnotice = false;
 }
 
+/*
+ * The guest's own changes against the host's notices. A notice gives a file's attributes as the host read
+ * them, and the daemon reads them with no request being served (dev.kosa8.workspace Dispatcher): a notice
+ * shows every change of the guest's whose reply came before it, and none whose reply came after. So each
+ * reply to a change takes the next place in the stream, each notice the place of the last change before
+ * it, and a notice is not applied to a file the guest changed at a later place: the guest's view is the
+ * newer. (Change times cannot order the two: the guest's clock stamps one, the host's the other, and under
+ * TCG they part by more than the gap.) The latest change's place of 1,024 files is kept, by qid path; one
+ * pushed out while a notice before it waits, or a reply nobody waits for (a flushed request's), raises a
+ * floor every file is taken to have been changed at.
+ */
+
+/* The file or directory qpath changed at place (d->lock held). */
+static void ws_changed(struct ws_dev *d, u64 qpath, u64 place)
+{
+	struct ws_changed *c = &d->changed[hash_64(qpath, WS_CHANGED_BITS)];
+
+	if (c->qpath != qpath && c->place > d->settled)
+		d->changed_floor = max(d->changed_floor, c->place);
+	c->qpath = qpath;
+	c->place = place;
+}
+
+/* What fid stands for changed at place (d->lock held; the fid is its request's, alive until the reply is
+ * handed over: idr_find under RCU is safe). */
+static void ws_changed_fid(struct ws_dev *d, u32 fidno, u64 place)
+{
+	struct p9_fid *fid;
+
+	rcu_read_lock();
+	fid = idr_find(&d->client->fids, fidno);
+	if (fid)
+		ws_changed(d, fid->qid.path, place);
+	else
+		d->changed_floor = place;
+	rcu_read_unlock();
+}
+
+/* A reply to req came (d->lock held): a change takes the next place, for every file and directory it changed
+ * that we can name (a made one's qid comes in its reply; a removed or moved name's file is not named: its
+ * directory is, and a notice never gives a file the guest unlinked a link back). */
+static void ws_changes_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype)
+{
+	const u8 *t = req->tc.sdata + WS_HDR;
+	u64 place = d->place + 1;
+	u16 n;
+
+	switch (req->tc.id) {
+	case P9_TLOPEN:
+		if (!(get_unaligned_le32(t + 4) & P9_DOTL_TRUNC))
+			return;
+		fallthrough;
+	case P9_TWRITE:
+	case P9_TSETATTR:
+	case P9_TREMOVE:
+	case P9_TUNLINKAT:
+		ws_changed_fid(d, get_unaligned_le32(t), place);
+		break;
+	case P9_TLINK:		/* dfid[4] fid[4] name[s] */
+	case P9_TRENAME:	/* fid[4] dfid[4] name[s] */
+		ws_changed_fid(d, get_unaligned_le32(t), place);
+		ws_changed_fid(d, get_unaligned_le32(t + 4), place);
+		break;
+	case P9_TRENAMEAT:	/* olddirfid[4] oldname[s] newdirfid[4] newname[s] */
+		ws_changed_fid(d, get_unaligned_le32(t), place);
+		n = get_unaligned_le16(t + 4);
+		if (WS_HDR + 10 + n <= req->tc.size)
+			ws_changed_fid(d, get_unaligned_le32(t + 6 + n), place);
+		else
+			d->changed_floor = place;
+		break;
+	case P9_TLCREATE:	/* the directory's fid first; the reply's qid[13] is the new file's */
+	case P9_TMKDIR:
+	case P9_TSYMLINK:
+	case P9_TMKNOD:
+		ws_changed_fid(d, get_unaligned_le32(t), place);
+		if (rtype == req->tc.id + 1 && d->size >= WS_HDR + 13)
+			ws_changed(d, get_unaligned_le64(req->rc.sdata + WS_HDR + 5), place);
+		break;
+	default:
+		return;
+	}
+	d->place = place;
+}
+
+/* Whether the guest changed the file of qid path qpath after the notice at place (takes d->lock). */
+static bool ws_changed_after(struct ws_dev *d, u64 qpath, u64 place)
+{
+	const struct ws_changed *c;
+	unsigned long flags;
+	bool after;
+
+	spin_lock_irqsave(&d->lock, flags);
+	c = &d->changed[hash_64(qpath, WS_CHANGED_BITS)];
+	after = d->changed_floor > place || (c->qpath == qpath && c->place > place);
+	spin_unlock_irqrestore(&d->lock, flags);
+	return after;
+}
+
 /* Whether the guest writes inode: its own view of it stands (inode locked, or a check that may go stale). */
 static bool ws_written(struct inode *inode)
 {
@@ -896,22 +1016,26 @@ static bool ws_written(struct inode *inode)
 		mapping_tagged(inode->i_mapping, PAGECACHE_TAG_WRITEBACK));
 }
 
-/* The host's attributes a (WS_NOTICE_ATTRS bytes) into the cached inode, its pages dropped: unless the guest
- * writes it, checked under the inode's lock, which every write takes (a writer that opens after this sees the
- * new size). Such an inode is instead marked to be evicted, written back first, once unused, so the next
- * lookup reads it afresh from the host. (Change times cannot order a notice against the guest's own write:
- * the guest's clock stamps one, the host's the other, and under TCG they part by more than the gap.) The
- * file's type never changes here: another type is another file, whose dentry goes instead. */
-static void ws_refresh_inode(struct inode *inode, const u8 *a)
+/* The host's attributes a (WS_NOTICE_ATTRS bytes) of the notice at place into the cached inode, its pages
+ * dropped: unless the guest writes it or changed it after the notice (above), checked under the inode's lock,
+ * which every write and setattr takes; a write-back under way has pages tagged. Such an inode is instead
+ * marked to be evicted, written back first, once unused, so the next lookup reads it afresh from the host.
+ * The file's type never changes here: another type is another file, whose dentry goes instead. */
+static void ws_refresh_inode(struct ws_dev *d, struct inode *inode, const u8 *a, u64 place)
 {
 	inode_lock(inode);
 	if (ws_written(inode)) {
+		d_mark_dontcache(inode);
+	} else if (ws_changed_after(d, get_unaligned_le64(a), place)) {
+		ws_behind++;
 		d_mark_dontcache(inode);
 	} else {
 		inode->i_mode = (inode->i_mode & S_IFMT) | (get_unaligned_le32(a + 9) & ~S_IFMT);
 		i_uid_write(inode, get_unaligned_le32(a + 13));
 		i_gid_write(inode, get_unaligned_le32(a + 17));
-		if (get_unaligned_le64(a + 21))	/* (no link left: its "gone" entry comes; 0 would evict it unwritten) */
+		/* no link left: its "gone" entry comes (0 would evict it unwritten); one the guest unlinked gets none
+		 * back */
+		if (get_unaligned_le64(a + 21) && inode->i_nlink)
 			set_nlink(inode, get_unaligned_le64(a + 21));
 		i_size_write(inode, get_unaligned_le64(a + 29));
 		inode->i_blocks = get_unaligned_le64(a + 37);
@@ -938,7 +1062,8 @@ static struct inode *ws_cached_inode(struct super_block *sb, u64 qpath)
 }
 
 /* The name in the directory whose qid path is dir changed on the host; attrs: what is there now, or NULL. */
-static void ws_stale_name(struct super_block *sb, u64 dir, const u8 *name, u16 nlen, const u8 *attrs)
+static void ws_stale_name(struct ws_dev *d, struct super_block *sb, u64 dir, const u8 *name, u16 nlen,
+			  const u8 *attrs, u64 place)
 {
 	struct qstr q = QSTR_INIT((const char *)name, nlen);
 	struct inode *di, *now = NULL;
@@ -953,7 +1078,7 @@ static void ws_stale_name(struct super_block *sb, u64 dir, const u8 *name, u16 n
 			now = NULL;
 		}
 		if (now)
-			ws_refresh_inode(now, attrs);
+			ws_refresh_inode(d, now, attrs, place);
 	}
 	di = ws_cached_inode(sb, dir);
 	dd = di ? d_find_alias(di) : NULL;
@@ -1014,8 +1139,8 @@ static void ws_drop_all(struct super_block *sb)
 	iput(toput);
 }
 
-/* One Rnotice's entries; false if it does not parse (the caller drops everything). */
-static bool ws_apply_notice(struct super_block *sb, const u8 *p, u32 len, bool *all)
+/* One Rnotice's entries, of the notice at place; false if it does not parse (the caller drops everything). */
+static bool ws_apply_notice(struct ws_dev *d, struct super_block *sb, const u8 *p, u32 len, u64 place, bool *all)
 {
 	while (len >= WS_NOTICE_ENTRY) {
 		u64 dir = get_unaligned_le64(p);
@@ -1035,8 +1160,8 @@ static bool ws_apply_notice(struct super_block *sb, const u8 *p, u32 len, bool *
 		if (dir == 0 && nlen == 0)
 			*all = true;
 		else if (!*all)
-			ws_stale_name(sb, dir, p + WS_NOTICE_ENTRY, nlen,
-				      kind == WS_NOTICE_FILE ? p + WS_NOTICE_ENTRY + nlen + 1 : NULL);
+			ws_stale_name(d, sb, dir, p + WS_NOTICE_ENTRY, nlen,
+				      kind == WS_NOTICE_FILE ? p + WS_NOTICE_ENTRY + nlen + 1 : NULL, place);
 		p += size;
 		len -= size;
 		cond_resched();
@@ -1067,10 +1192,13 @@ static void ws_notice_work(struct work_struct *work)
 			all = false;
 			WRITE_ONCE(d->sync_done, get_unaligned_le32(n->data));
 			wake_up_all(&d->wait);
-		} else if (sb && !ws_apply_notice(sb, n->data, n->len, &all)) {
+		} else if (sb && !ws_apply_notice(d, sb, n->data, n->len, n->place, &all)) {
 			pr_warn_ratelimited("kosa8_ws9p: a notice that does not parse; dropping the folder's cache\n");
 			all = true;
 		}
+		spin_lock_irqsave(&d->lock, flags);
+		d->settled = max(d->settled, n->place);
+		spin_unlock_irqrestore(&d->lock, flags);
 		kfree(n);
 	}
 	if (sb) {
