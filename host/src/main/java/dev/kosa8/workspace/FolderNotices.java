@@ -67,6 +67,9 @@ final class FolderNotices implements AutoCloseable {
     /** Syncs the guest asked for and the thread has not answered yet. */
     private final java.util.concurrent.ConcurrentLinkedQueue<Integer> syncs =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** Paths the daemon changed in the guest's view (held changes accepted or rejected), not yet sent. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<String> toldPaths =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile boolean closed;
     private volatile String state = "not cached: the guest's mount does not cache";
 
@@ -128,6 +131,33 @@ final class FolderNotices implements AutoCloseable {
         }
     }
 
+    /**
+     * The daemon changed what the guest sees at {@code paths} (in the server's form) without a change in the
+     * folder that the watch would see: the held layer's accept or reject. Sent as notices of those names, with
+     * what is there now, echo or not; ignored while the guest does not cache.
+     */
+    void told(Collection<String> paths) {
+        if (!started() || closed) {
+            return;
+        }
+        toldPaths.addAll(paths);
+        FolderWatch w = watch;
+        if (w != null) {
+            w.wake();
+        }
+    }
+
+    /** The names of the paths told since the last call; "everything" for one whose directory cannot be looked at. */
+    private Set<FolderWatch.Name> takeTold() {
+        Set<FolderWatch.Name> names = new LinkedHashSet<>();
+        for (String p; (p = toldPaths.poll()) != null; ) {
+            String dir = Fid.parent(p);
+            P9Reply.Getattr d = p.isEmpty() ? null : attributes.apply(dir);
+            names.add(d == null ? FolderWatch.EVERYTHING : new FolderWatch.Name(d.qid().path(), dir, Fid.lastName(p)));
+        }
+        return names;
+    }
+
     /** Answers the syncs asked for before now: after what was sent before it, every change seen before it. */
     private void answer(List<Integer> due) {
         if (!due.isEmpty()) {
@@ -171,7 +201,10 @@ final class FolderNotices implements AutoCloseable {
             }
             long lastAll = System.nanoTime();
             while (!closed) {
-                Set<FolderWatch.Name> names = new LinkedHashSet<>(watch.poll(syncs.isEmpty() ? 250 : 0));
+                Set<FolderWatch.Name> names = new LinkedHashSet<>(
+                        watch.poll(syncs.isEmpty() && toldPaths.isEmpty() ? 250 : 0));
+                Set<FolderWatch.Name> told = takeTold();
+                names.addAll(told);
                 // syncs asked for by now are answered after every event queued by now: read to the end at once
                 List<Integer> due = takeSyncs();
                 if (!due.isEmpty()) {
@@ -190,7 +223,7 @@ final class FolderNotices implements AutoCloseable {
                     lastAll = System.nanoTime();
                 }
                 if (!names.isEmpty()) {
-                    sendAll(names);
+                    sendAll(names, told);
                 }
                 answer(due);
             }
@@ -212,7 +245,8 @@ final class FolderNotices implements AutoCloseable {
         long lastAll = 0;
         while (!closed) {
             List<Integer> due = takeSyncs();
-            if (!due.isEmpty() || System.nanoTime() - lastAll >= FALLBACK_MILLIS * 1_000_000L) {
+            boolean told = !takeTold().isEmpty();
+            if (told || !due.isEmpty() || System.nanoTime() - lastAll >= FALLBACK_MILLIS * 1_000_000L) {
                 sendAll(List.of(FolderWatch.EVERYTHING));
                 lastAll = System.nanoTime();
             }
@@ -226,10 +260,15 @@ final class FolderNotices implements AutoCloseable {
     }
 
     private void sendAll(Collection<FolderWatch.Name> names) {
+        sendAll(names, Set.of());
+    }
+
+    /** Notices of {@code names}; those in {@code told} are sent even where they look like the guest's own change. */
+    private void sendAll(Collection<FolderWatch.Name> names, Set<FolderWatch.Name> told) {
         send.exclusively(sink -> {
             for (ByteBuffer b : NoticeCodec.encode(names, n -> {
                 P9Reply.Getattr now = attributes.apply(n.path());
-                return now != null && guestsOwn.test(now) ? NoticeCodec.ECHO : now;
+                return now != null && !told.contains(n) && guestsOwn.test(now) ? NoticeCodec.ECHO : now;
             }, NoticeCodec.MAX_NOTICE)) {
                 if (closed) {
                     return;

@@ -72,6 +72,8 @@ public final class HeldChanges implements AutoCloseable {
     /** The names of units, by the directory they are in: the listings that need merging. */
     private final Map<String, Set<String>> byParent = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /** Told the units an accept or a reject changed in the guest's view: a caching guest's server notices. */
+    private volatile Consumer<List<String>> changed = paths -> { };
 
     private HeldChanges(Path dir, int treeFd, HeldPolicy policy, List<String> hold, List<String> noHold,
                         String folder, Consumer<String> log) {
@@ -379,6 +381,7 @@ public final class HeldChanges implements AutoCloseable {
             throw failed("accept the held changes", e);
         } finally {
             closeQuietly(root);
+            tell(done);
         }
     }
 
@@ -398,6 +401,28 @@ public final class HeldChanges implements AutoCloseable {
     /** The prefix of the name an accepted unit is copied to beside its place before it is renamed over it. */
     static final String ACCEPT_TEMP = ".kosa8-accept-";
 
+    /**
+     * From now on, {@code listener} is told the paths of the units each accept and reject changed in the guest's
+     * view (a rejected unit shows the folder's version again, an accepted one the folder's copy of the held
+     * one): the server of a guest that caches the folder tells it ({@link FolderNotices#told}).
+     */
+    public void tellChanges(Consumer<List<String>> listener) {
+        changed = listener;
+    }
+
+    /** {@code listener} is told no more, unless another has taken its place. */
+    public void stopTelling(Consumer<List<String>> listener) {
+        if (changed == listener) {
+            changed = paths -> { };
+        }
+    }
+
+    private void tell(List<String> done) {
+        if (!done.isEmpty()) {
+            changed.accept(List.copyOf(done));
+        }
+    }
+
     /** Drops the held version of each unit named (or all): the guest sees the folder's again. */
     public synchronized Outcome reject(List<String> paths, boolean all) {
         List<Unit> chosen = choose(paths, all);
@@ -412,6 +437,8 @@ public final class HeldChanges implements AutoCloseable {
             return new Outcome(done, List.of());
         } catch (ErrnoException | IOException e) {
             throw failed("reject the held changes", e);
+        } finally {
+            tell(done);
         }
     }
 

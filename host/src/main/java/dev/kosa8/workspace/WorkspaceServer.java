@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -64,6 +65,8 @@ public final class WorkspaceServer implements AutoCloseable {
     private final HeldChanges held;
     /** What changes on the host, told to a guest that caches the folder. */
     private final FolderNotices notices;
+    /** What the held layer tells of the guest's view it changed (an accept or reject): told to a caching guest. */
+    private final Consumer<List<String>> heldChanged;
 
     private WorkspaceServer(SocketChannel channel, ReadWindow window, WriteWindow writes, int rootFd,
                             Consumer<String> log, boolean awaitingVersion, HeldChanges held, boolean cache) {
@@ -80,6 +83,10 @@ public final class WorkspaceServer implements AutoCloseable {
                 ops::startNoting, this::sendNotices, log);
         this.portReader = new PortReader(channel, window, ops, gate, dispatcher, notices, cache, log,
                 awaitingVersion);
+        this.heldChanged = notices::told;
+        if (held != null) {
+            held.tellChanges(heldChanged);
+        }
         this.reader = new Thread(portReader::readLoop, "ws9p-reader");
         this.reader.setDaemon(true);
     }
@@ -302,6 +309,9 @@ public final class WorkspaceServer implements AutoCloseable {
             gate.markClosed(); // a restore (a rewind's, on a thread of its own) is done, or will not start
         }
         resume();
+        if (held != null) {
+            held.stopTelling(heldChanged);
+        }
         boolean watchStopped = notices.stop();
         ServerSetup.closeQuietly(channel);
         reader.interrupt(); // it may wait for a request buffer that a discarded task will never give back

@@ -221,6 +221,34 @@ class FolderNoticesTest {
         return sizes;
     }
 
+    /**
+     * A held change rejected by the user changes what the guest sees without a change in the folder the
+     * watch could see: the guest that caches is told, with the folder's version, though the guest changed
+     * that path itself.
+     */
+    @Test
+    void aRejectedHeldChangeIsToldWithWhatTheFolderHolds() throws Exception {
+        assumeTrue(LinuxFs.AVAILABLE, "Linux only");
+        Path folder = Files.createDirectory(tmp.resolve("held-share"));
+        Files.writeString(folder.resolve(".envrc"), "export A=1\n");
+        try (HeldChanges held = HeldChanges.open(tmp.resolve("held"), null, m -> { })) {
+            c = P9TestClient.connect(folder, tmp, false, null, null, held, true);
+            c.version();
+            Qid root = ((P9Reply.Attach) c.attach(ROOT)).qid();
+            WorkspaceServerTest.walkOk(c, ROOT, 2, ".envrc");
+            assertThat(c.lopen(2, P9TestClient.O_RDWR | P9TestClient.O_TRUNC)).isInstanceOf(P9Reply.Lopen.class);
+            assertThat(c.write(2, 0, "export A=22\n".getBytes(StandardCharsets.UTF_8)))
+                    .isInstanceOf(P9Reply.Write.class);
+            c.clunk(2);
+            assertThat(held.units()).extracting(HeldChanges.Unit::path).containsExactly(".envrc");
+            c.askCache();
+            assertThat(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT))).containsExactly("0  gone");
+            assertThat(held.reject(List.of(".envrc"), false).done()).containsExactly(".envrc");
+            assertThat(entries(c.awaitFrame(Ws9p.NOTAG, P9TestClient.TIMEOUT)))
+                    .containsExactly(root.path() + " .envrc size=11 mode=644");
+        }
+    }
+
     @Test
     void aSyncOfAServerThatDoesNotWatchIsAnsweredAtOnce() throws Exception {
         attached(false);
