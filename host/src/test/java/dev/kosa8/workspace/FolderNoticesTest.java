@@ -249,6 +249,52 @@ class FolderNoticesTest {
         }
     }
 
+    /**
+     * A guest that asks for syncs faster than the host answers them is not answered past
+     * {@link FolderNotices#MAX_SYNCS}: the daemon's memory does not grow with what the guest asks.
+     */
+    @Test
+    void atMostMaxSyncsWaitForAnAnswer() throws Exception {
+        assumeTrue(LinuxFs.AVAILABLE, "Linux only");
+        Path folder = Files.createDirectories(tmp.resolve("syncs"));
+        int root = LinuxFs.openRoot(folder.toString());
+        java.util.concurrent.CountDownLatch stuck = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch blocked = new java.util.concurrent.CountDownLatch(1);
+        List<Integer> answered = new java.util.concurrent.CopyOnWriteArrayList<>();
+        FolderNotices.Line line = batch -> {
+            blocked.countDown();
+            try {
+                stuck.await(); // the first notice cannot go out: the guest reads nothing meanwhile
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            batch.accept(b -> {
+                ByteBuffer m = b.flip().order(ByteOrder.LITTLE_ENDIAN);
+                if ((m.get(4) & 0xff) == Ws9p.RSYNC) {
+                    answered.add(m.getInt(Ws9p.HEADER));
+                }
+            });
+        };
+        try (FolderNotices n = new FolderNotices(root, st -> st.ino(), path -> null, now -> false, () -> { },
+                line, m -> { })) {
+            n.start();
+            assertThat(blocked.await(5, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            for (int seq = 1; seq <= 3 * FolderNotices.MAX_SYNCS; seq++) {
+                n.sync(seq);
+            }
+            stuck.countDown();
+            long end = System.nanoTime() + P9TestClient.TIMEOUT.toNanos();
+            while (answered.size() < FolderNotices.MAX_SYNCS && System.nanoTime() < end) {
+                Thread.sleep(5);
+            }
+            Thread.sleep(200); // any answer past the bound would come now
+            assertThat(answered).as("the first MAX_SYNCS answered, in order; the rest dropped")
+                    .isEqualTo(java.util.stream.IntStream.rangeClosed(1, FolderNotices.MAX_SYNCS).boxed().toList());
+        } finally {
+            LinuxFs.close(root);
+        }
+    }
+
     @Test
     void aSyncOfAServerThatDoesNotWatchIsAnsweredAtOnce() throws Exception {
         attached(false);
