@@ -1,6 +1,5 @@
 package dev.kosa8.workspace;
 
-import dev.kosa8.protocol.LinuxAbi;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,13 +31,14 @@ import java.util.function.Consumer;
  *
  * <p>Where each request is served, the switch in {@link #serve} and
  * {@link #reply} says. Here: the session (Tversion, Tattach, Tstatfs,
- * Tclunk), walks and the fid table, opening (Tlopen, Tlcreate), and the
- * primitives that apply the rules above ({@link #pathFd}, {@link #dirFd},
- * {@link #openChecked}, {@link #safeMode}). The other request families are
- * package-private classes beside this one, under the same rules and holding
- * no root descriptor of their own: {@link P9FileIo} (requests on an open
- * fid's descriptor), {@link P9Attributes} and {@link P9Names} (making,
- * renaming and removing names). Which root a path resolves beneath, the
+ * Tclunk), walks and the fid table, and the primitives that apply the rules
+ * above ({@link #pathFd}, {@link #dirFd}, {@link #safeMode}). The other
+ * request families are package-private classes beside this one, under the
+ * same rules and holding no root descriptor of their own: {@link P9Opens}
+ * (Tlopen, Tlcreate, and the sandbox's bound on open descriptors),
+ * {@link P9FileIo} (requests on an open fid's descriptor),
+ * {@link P9Attributes} and {@link P9Names} (making, renaming and removing
+ * names). Which root a path resolves beneath, the
  * folder's or the held layer's, {@link HeldRoots} says for all of them.
  */
 final class P9Operations {
@@ -51,13 +51,6 @@ final class P9Operations {
      * file in use, not per file it has seen (cache=mmap drops unused dentries).
      */
     static final int MAX_FIDS = 1 << 16;
-    /**
-     * Host descriptors one sandbox may hold open: each open fid is one, and
-     * they come from the daemon's single table shared by every sandbox, so a
-     * guest opening files without end must hit its own limit (EMFILE), not
-     * the daemon's.
-     */
-    static final int MAX_OPEN = 4096;
     /**
      * The most one pwrite(2) of a Twrite's data writes. A large aligned write gets a page cache folio
      * as large (Linux 6.18's ext4: 1 MiB for 1 MiB), taken from the free lists' large blocks; on a host
@@ -75,7 +68,6 @@ final class P9Operations {
     /** The smallest msize the server accepts in Tversion. */
     static final int MIN_MSIZE = 4096;
 
-    private final java.util.concurrent.atomic.AtomicInteger openFiles = new java.util.concurrent.atomic.AtomicInteger();
     static final int NOBODY = 65534;
     static final long GETATTR_BASIC_AND_BTIME = 0x7ffL | 0x800L;
     static final int AT_REMOVEDIR = 0x200;
@@ -95,6 +87,7 @@ final class P9Operations {
     private final GuestChanges guestChanges = new GuestChanges();
     private volatile boolean noting;
     private final P9Names names;
+    private final P9Opens opens;
     /** The folder's root, or the held layer's tree for a path in a held unit. */
     private final HeldRoots roots;
 
@@ -111,6 +104,7 @@ final class P9Operations {
         this.io = new P9FileIo(this);
         this.attributes = new P9Attributes(this, ownerUid);
         this.names = new P9Names(this);
+        this.opens = new P9Opens(this, umask);
     }
 
     /** Which root a path resolves beneath: the folder, or the held layer ({@link HeldRoots}). */
@@ -159,8 +153,8 @@ final class P9Operations {
             case P9Request.Attach a -> attach(a);
             case P9Request.Flush f -> new P9Reply.Flush();
             case P9Request.Walk w -> walk(w);
-            case P9Request.Lopen o -> lopen(o);
-            case P9Request.Lcreate c -> lcreate(c);
+            case P9Request.Lopen o -> opens.lopen(o);
+            case P9Request.Lcreate c -> opens.lcreate(c);
             case P9Request.Read r -> throw new IllegalStateException("served directly");
             case P9Request.Readdir r -> throw new IllegalStateException("served directly");
             case P9Request.Write w -> io.write(w);
@@ -440,143 +434,6 @@ final class P9Operations {
         return new Qid(type, 0, path);
     }
 
-    // --- opening ---
-
-    private P9Reply lopen(P9Request.Lopen o) throws ErrnoException {
-        Fid f = fid(o.fid());
-        if (f.kind != Fid.Kind.FILE || f.isOpen()) {
-            throw new ErrnoException(ErrnoException.EBADF, "lopen");
-        }
-        int flags = hostFlags(o.flags());
-        if ((flags & 3) != LinuxFs.O_RDONLY || (flags & LinuxFs.O_TRUNC) != 0) {
-            roots.rootForChange(f.path(), f.isDirectory()); // a held file is written in the held layer only
-        }
-        reserveOpen();
-        boolean kept = false;
-        try {
-            int fd = openChecked(f.path(), flags);
-            LinuxFs.Stat st;
-            try {
-                st = FdCalls.stat(fd);
-            } catch (ErrnoException e) {
-                LinuxFs.close(fd);
-                throw e;
-            }
-            if (!f.open(fd, o.flags())) {
-                // a second Tlopen, or a Tclunk, of the same fid got there first
-                LinuxFs.close(fd);
-                throw new ErrnoException(ErrnoException.EBADF, "lopen");
-            }
-            kept = true;
-            return new P9Reply.Lopen(qid(st), 0);
-        } finally {
-            if (!kept) {
-                openFiles.decrementAndGet();
-            }
-        }
-    }
-
-    /**
-     * Opens an existing regular file or directory of the folder, never anything else: the path is
-     * resolved to an O_PATH descriptor, its type checked there, and only then is that very inode
-     * opened with {@code flags} ({@link LinuxFs#reopen}), so a device node or FIFO is never
-     * opened, not even briefly, and a swap between the check and the open cannot win. A symlink
-     * is ELOOP, as openat2 would answer.
-     */
-    private int openChecked(String path, int flags) throws ErrnoException {
-        int pathFd = pathFd(path);
-        try {
-            LinuxFs.Stat st = FdCalls.stat(pathFd);
-            if (st.isSymlink()) {
-                throw new ErrnoException(ErrnoException.ELOOP, "open of a symlink");
-            }
-            if (!st.isRegular() && !st.isDir()) {
-                throw new ErrnoException(ErrnoException.EPERM, "only regular files and directories are opened");
-            }
-            return LinuxFs.reopen(pathFd, flags | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY);
-        } finally {
-            LinuxFs.close(pathFd);
-        }
-    }
-
-    /**
-     * The guest's open flags (9P's wire encoding) as the host's ({@link LinuxAbi#fromDotl}: four bits sit elsewhere
-     * on arm64), minus what must not reach the host (O_NOATIME, O_DIRECT, async I/O).
-     */
-    static int hostFlags(int dotl) {
-        return hostFlags(LinuxFs.ABI, dotl);
-    }
-
-    /** As {@link #hostFlags(int)}, for a host of {@code abi}'s architecture. */
-    static int hostFlags(LinuxAbi abi, int dotl) {
-        int keep = LinuxAbi.O_WRONLY | LinuxAbi.O_RDWR | LinuxAbi.O_CREAT | LinuxAbi.O_EXCL | LinuxAbi.O_TRUNC
-                | LinuxAbi.O_APPEND | LinuxAbi.O_DSYNC | LinuxAbi.O_SYNC | abi.oDirectory();
-        int accmode = dotl & 3;
-        if (accmode == 3) {
-            accmode = LinuxAbi.O_RDONLY;
-        }
-        return (abi.fromDotl(dotl) & keep & ~3) | accmode;
-    }
-
-    private P9Reply lcreate(P9Request.Lcreate c) throws ErrnoException {
-        Fid dir = directory(c.fid());
-        if (dir.isOpen()) {
-            throw new ErrnoException(ErrnoException.EBADF, "lcreate on an open fid");
-        }
-        String path = Fid.child(dir.path(), Names.component(c.name()));
-        int mode = safeMode(c.mode(), false);
-        int flags = hostFlags(c.flags()) & ~LinuxFs.O_DIRECTORY;
-        reserveOpen();
-        try {
-            return create(c, dir, path, mode, flags);
-        } catch (ErrnoException | RuntimeException e) {
-            openFiles.decrementAndGet();
-            throw e;
-        }
-    }
-
-    /** Tlcreate once a descriptor is reserved: the new fid keeps it, or {@link #forget} gives it back. */
-    private P9Reply create(P9Request.Lcreate c, Fid dir, String path, int mode, int flags) throws ErrnoException {
-        int fd;
-        boolean created = true;
-        try {
-            // a file made here is a new regular file; an existing name is opened as Tlopen would
-            fd = LinuxFs.openBeneath(roots.rootForChange(path, false), path, flags | LinuxFs.O_CREAT | LinuxFs.O_EXCL
-                    | LinuxFs.O_NOFOLLOW | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY, mode);
-        } catch (ErrnoException e) {
-            if (e.errno != ErrnoException.EEXIST || (flags & LinuxFs.O_EXCL) != 0) {
-                throw e;
-            }
-            fd = openChecked(path, flags);
-            created = false;
-        }
-        LinuxFs.Stat st;
-        try {
-            if (created) {
-                keepMode(fd, mode);
-            }
-            st = FdCalls.stat(fd);
-        } catch (ErrnoException e) {
-            LinuxFs.close(fd);
-            throw e;
-        }
-        Fid made = new Fid(path, Fid.Kind.FILE, Qid.QTFILE);
-        made.open(fd, c.flags());
-        if (!fids.replace(c.fid(), dir, made)) {
-            made.drop(); // closes fd; the caller gives the reservation back
-            throw new ErrnoException(ErrnoException.EBADF, "lcreate: fid clunked meanwhile");
-        }
-        forget(dir);
-        return new P9Reply.Lcreate(qid(st), 0);
-    }
-
-    /** The daemon's umask would narrow the mode the guest asked for; put it back. */
-    private void keepMode(int fd, int mode) throws ErrnoException {
-        if ((mode & umask) != 0) {
-            FdCalls.chmodFd(fd, mode);
-        }
-    }
-
     /** Replaces every fid with those of a snapshot, reopening open ones by path (see {@link WorkspaceSnapshot}). */
     void restore(WorkspaceSnapshot snapshot) {
         clunkAll();
@@ -587,13 +444,7 @@ final class P9Operations {
             if (s.openFlags() >= 0 && !s.xattr()) {
                 f.openFlags = s.openFlags();
                 try {
-                    reserveOpen();
-                    try {
-                        f.open(openChecked(s.path(), hostFlags(s.openFlags()) & ~LinuxFs.O_TRUNC), s.openFlags());
-                    } catch (ErrnoException e) {
-                        openFiles.decrementAndGet();
-                        throw e;
-                    }
+                    opens.reopen(f, s.openFlags());
                 } catch (ErrnoException e) {
                     f.stale = true;
                     log.accept("fid " + s.fid() + " (" + s.path() + ") cannot be reopened: " + e.getMessage());
@@ -603,19 +454,9 @@ final class P9Operations {
         }
     }
 
-    /** Counts one more open descriptor of this sandbox, or EMFILE at {@link #MAX_OPEN}. */
-    private void reserveOpen() throws ErrnoException {
-        if (openFiles.incrementAndGet() > MAX_OPEN) {
-            openFiles.decrementAndGet();
-            throw new ErrnoException(ErrnoException.EMFILE, "this sandbox has " + MAX_OPEN + " files open");
-        }
-    }
-
-    /** Drops a fid, giving back its descriptor's place in {@link #MAX_OPEN}. */
+    /** Drops a fid, giving back its descriptor's place in {@link P9Opens#MAX_OPEN}. */
     void forget(Fid f) {
-        if (f.drop()) {
-            openFiles.decrementAndGet();
-        }
+        opens.forget(f);
     }
 
     /**

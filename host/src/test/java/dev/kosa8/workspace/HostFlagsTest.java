@@ -15,11 +15,11 @@ import org.junit.jupiter.api.Test;
 class HostFlagsTest {
     @Test
     void onArm64NinePsDirectIsDroppedAndItsDirectoryIsArm64s() {
-        assertThat(P9Operations.hostFlags(LinuxAbi.AARCH64, LinuxAbi.DOTL_DIRECT) & 040000).isZero();
-        assertThat(P9Operations.hostFlags(LinuxAbi.AARCH64, LinuxAbi.DOTL_DIRECTORY)).isEqualTo(040000);
-        assertThat(P9Operations.hostFlags(LinuxAbi.AARCH64, LinuxAbi.DOTL_NOFOLLOW | LinuxAbi.O_RDWR))
+        assertThat(P9Opens.hostFlags(LinuxAbi.AARCH64, LinuxAbi.DOTL_DIRECT) & 040000).isZero();
+        assertThat(P9Opens.hostFlags(LinuxAbi.AARCH64, LinuxAbi.DOTL_DIRECTORY)).isEqualTo(040000);
+        assertThat(P9Opens.hostFlags(LinuxAbi.AARCH64, LinuxAbi.DOTL_NOFOLLOW | LinuxAbi.O_RDWR))
                 .isEqualTo(LinuxAbi.O_RDWR); // the server adds its own O_NOFOLLOW where it means to
-        assertThat(P9Operations.hostFlags(LinuxAbi.AARCH64, 3)).isEqualTo(LinuxAbi.O_RDONLY); // 9P's "no access"
+        assertThat(P9Opens.hostFlags(LinuxAbi.AARCH64, 3)).isEqualTo(LinuxAbi.O_RDONLY); // 9P's "no access"
     }
 
     /** On x86-64 the flags kept are exactly the bits the guest sent (only SYNC gains DSYNC, as open(2) adds it). */
@@ -28,6 +28,6 @@ class HostFlagsTest {
         int keep = 01 | 02 | 0100 | 0200 | 01000 | 02000 | 010000 | 04010000 | 0200000;
         int access = (dotl & 3) == 3 ? 0 : dotl & 3;
         int want = (dotl & keep & ~3) | access | ((dotl & 04000000) != 0 ? 010000 : 0);
-        assertThat(P9Operations.hostFlags(LinuxAbi.X86_64, dotl)).isEqualTo(want);
+        assertThat(P9Opens.hostFlags(LinuxAbi.X86_64, dotl)).isEqualTo(want);
     }
 }

@@ -560,7 +560,7 @@ class WorkspaceServerAttackTest {
         Files.writeString(folder.resolve("f"), "x");
         int opened = 0;
         int refused = 0;
-        for (int i = 0; i < P9Operations.MAX_OPEN + 10; i++) {
+        for (int i = 0; i < P9Opens.MAX_OPEN + 10; i++) {
             int fid = 100 + i;
             assertThat(c.walk(ROOT, fid, "f")).isInstanceOf(P9Reply.Walk.class);
             P9Reply r = c.lopen(fid, P9TestClient.O_RDONLY);
@@ -571,10 +571,10 @@ class WorkspaceServerAttackTest {
                 refused++;
             }
         }
-        assertThat(opened).isEqualTo(P9Operations.MAX_OPEN);
+        assertThat(opened).isEqualTo(P9Opens.MAX_OPEN);
         assertThat(refused).isEqualTo(10);
         assertThat(c.clunk(100)).isInstanceOf(P9Reply.Clunk.class);
-        assertThat(c.lopen(100 + P9Operations.MAX_OPEN, P9TestClient.O_RDONLY))
+        assertThat(c.lopen(100 + P9Opens.MAX_OPEN, P9TestClient.O_RDONLY))
                 .as("a clunk gives its place back").isInstanceOf(P9Reply.Lopen.class);
     }
 }
