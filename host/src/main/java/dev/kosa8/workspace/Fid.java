@@ -50,6 +50,11 @@ final class Fid {
      * ({@link QuietClunks}), so a new fid of the same number replaces it instead of being refused.
      */
     volatile boolean restored;
+    /**
+     * Opened quietly ({@code Tlopenq}: the guest was answered before the host opened it) and the host's open
+     * failed with this errno: each use of the descriptor answers it. 0 otherwise.
+     */
+    volatile int openError;
 
     Fid(String path, Kind kind, byte qidType) {
         this.path = path;
@@ -85,7 +90,8 @@ final class Fid {
         fdLock.readLock().lock();
         try {
             if (fd < 0) {
-                throw new ErrnoException(ErrnoException.EBADF, "fid not open");
+                int e = openError;
+                throw new ErrnoException(e != 0 ? e : ErrnoException.EBADF, "fid not open");
             }
             return call.apply(fd);
         } finally {

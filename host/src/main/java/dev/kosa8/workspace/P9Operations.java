@@ -339,6 +339,22 @@ final class P9Operations {
         }
     }
 
+    /**
+     * A read-only open the guest was answered before it was made, as a Tlopenq asks: what Tlopen does, its
+     * error, if any, kept by the fid for its next use ({@link Fid#openError}).
+     */
+    void openQuietly(int fid, int flags) throws ErrnoException {
+        Fid f = fid(fid);
+        try {
+            opens.lopen(new P9Request.Lopen(fid, flags));
+        } catch (ErrnoException e) {
+            if (!f.isOpen()) {
+                f.openError = e.errno;
+            }
+            throw e;
+        }
+    }
+
     /** A clone walk ({@code newFid} the same file as {@code fid}), as a Twalkq asks: no system call. */
     void cloneFid(int fid, int newFid) throws ErrnoException {
         if (fid == newFid) {

@@ -37,6 +37,8 @@ final class PortReader {
     private long strayCaches;
     /** Quiet clone walks that failed; the reader's alone. */
     private long strayWalks;
+    /** Quiet opens that failed; the reader's alone. */
+    private long strayOpens;
     /** Until a Tversion arrives, what comes is dropped: see {@link WorkspaceServer#start}. */
     private volatile boolean awaitingVersion;
     /** How many bytes were dropped so; the reader's alone. */
@@ -111,7 +113,8 @@ final class PortReader {
                         continue;
                     }
                     boolean ofWindow = type == Ws9p.TWINDOW || type == Ws9p.TRETURN;
-                    boolean quiet = type == Ws9p.TQUIET || type == Ws9p.TCLUNKQ || type == Ws9p.TWALKQ;
+                    boolean quiet = type == Ws9p.TQUIET || type == Ws9p.TCLUNKQ || type == Ws9p.TWALKQ
+                            || type == Ws9p.TLOPENQ;
                     if (ofWindow || quiet) {
                         // the relay's own messages, served here in the order they came
                         ByteBuffer m = in.slice(in.position(), length).order(ByteOrder.LITTLE_ENDIAN);
@@ -258,6 +261,27 @@ final class PortReader {
     }
 
     /**
+     * A Tlopenq: a read-only open the module answered itself (a cached mount's), made here in the order
+     * the guest sent it, so the requests on the fid that follow find it open. One that fails leaves its
+     * error with the fid, which each later use of its descriptor answers; counted, logged the first time.
+     */
+    private void quietOpen(ByteBuffer m) throws InterruptedException {
+        gate.admit();
+        try {
+            if (m.remaining() != Ws9p.TLOPENQ_SIZE) {
+                throw new ErrnoException(ErrnoException.EINVAL, "Tlopenq of " + m.remaining() + " bytes");
+            }
+            ops.openQuietly(m.getInt(Ws9p.HEADER), m.getInt(Ws9p.HEADER + 4));
+        } catch (ErrnoException e) {
+            if (strayOpens++ == 0) {
+                log.accept("a quiet open failed (" + e.getMessage() + "); later ones are not logged");
+            }
+        } finally {
+            gate.done();
+        }
+    }
+
+    /**
      * A message of the quiet clunks' ({@link QuietClunks}): a Tquiet is answered at once; a Tclunkq
      * takes its fid out of the table here, in the order the guest sent it (waiting while paused, as any
      * request), and closes its descriptor on a worker, counted as a request in flight until it has.
@@ -270,6 +294,10 @@ final class PortReader {
         }
         if (type == Ws9p.TWALKQ) {
             quietWalk(m);
+            return;
+        }
+        if (type == Ws9p.TLOPENQ) {
+            quietOpen(m);
             return;
         }
         Fid f = null;

@@ -113,6 +113,28 @@ class WorkspaceCacheIT {
         assertListing(box, "listings/e", "d\n");
     }
 
+    /**
+     * A read-only open of a file or directory is answered in the guest (a quiet open); a host change
+     * between two of them is still seen, and a file the host removed cannot be opened: the next command's
+     * sync has dropped its name first.
+     */
+    @Test
+    void readOnlyOpensAreAnsweredInTheGuestAndFollowTheHost(SharedSandbox.Booted box) throws Exception {
+        Path d = dir(box, "opens");
+        Files.writeString(d.resolve("f"), "first\n");
+        String opens = "cat /sys/module/kosa8_ws9p/parameters/quiet_opens";
+        long before = Long.parseLong(sh(box, opens).stdout().strip());
+        assertThat(sh(box, "cd opens && cat f f f && ls").stdout()).isEqualTo("first\nfirst\nfirst\nf\n");
+        long after = Long.parseLong(sh(box, opens).stdout().strip());
+        assertThat(after - before).as("opens answered in the guest: the file's three, the directory's").isGreaterThanOrEqualTo(4);
+        Files.writeString(d.resolve("f"), "second, longer\n");
+        assertThat(sh(box, "cd opens && cat f").stdout()).isEqualTo("second, longer\n");
+        Files.delete(d.resolve("f"));
+        Kosa.Result gone = box.exec(T, "sh", "-c", "cd opens && cat f");
+        assertThat(gone.exitCode()).isNotZero();
+        assertThat(gone.stderr()).contains("No such file");
+    }
+
     private static long size(Path p) throws Exception {
         return Files.size(p);
     }

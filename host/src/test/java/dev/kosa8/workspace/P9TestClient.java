@@ -260,6 +260,15 @@ final class P9TestClient implements AutoCloseable {
         return tag;
     }
 
+    /** Tlopenq of {@code fid}, as the module sends a read-only Tlopen it has answered itself; returns its tag. */
+    synchronized int openQuietly(int fid, int flags) throws IOException {
+        int tag = freshTag();
+        ByteBuffer m = ByteBuffer.allocate(Ws9p.TLOPENQ_SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        m.putInt(Ws9p.TLOPENQ_SIZE).put((byte) Ws9p.TLOPENQ).putShort((short) tag).putInt(fid).putInt(flags);
+        sendRaw(m.flip());
+        return tag;
+    }
+
     /** Tclunkq of {@code fid}, as the relay sends a Tclunk it has answered itself; returns its tag (never answered). */
     synchronized int clunkQuietly(int fid) throws IOException {
         int tag = freshTag();

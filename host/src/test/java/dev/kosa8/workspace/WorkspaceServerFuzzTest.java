@@ -186,7 +186,7 @@ class WorkspaceServerFuzzTest {
                 int type = exact[4] & 0xff;
                 c.sendRaw(exact);
                 if (type == Ws9p.TWINDOW || type == Ws9p.TRETURN || type == Ws9p.TCLUNKQ || type == Ws9p.TWALKQ
-                        || type == Ws9p.TCACHE || type == Ws9p.TSYNC
+                        || type == Ws9p.TLOPENQ || type == Ws9p.TCACHE || type == Ws9p.TSYNC
                         || (type == Ws9p.TQUIET && size != Ws9p.TQUIET_SIZE)) {
                     // the window's own messages, quiet clunks and walks, and the cache's ask have no answer
                     // under their tag (a Tsync's is under NOTAG)
@@ -234,7 +234,7 @@ class WorkspaceServerFuzzTest {
     }
 
     /**
-     * Quiet clunks of fids in use and of any number, among frames of the quiet clunks' types of any
+     * Quiet clunks, walks and opens of fids in use and of any number, among frames of their types of any
      * size and content, and requests on the same fids: nothing is answered but the requests (and an
      * Rquiet per Tquiet), and the server serves on. Each request's answer is awaited before the next
      * message, so a fid the requests name is either still there or forgotten, never in between.
@@ -291,6 +291,12 @@ class WorkspaceServerFuzzTest {
                 .as((fid, newFid) -> ByteBuffer.allocate(Ws9p.TWALKQ_SIZE).order(ByteOrder.LITTLE_ENDIAN)
                         .putInt(Ws9p.TWALKQ_SIZE).put((byte) Ws9p.TWALKQ).putShort((short) QUIET_TAG)
                         .putInt(fid).putInt(newFid).putShort((short) 0).array());
+        Arbitrary<byte[]> open = net.jqwik.api.Combinators.combine(
+                Arbitraries.oneOf(Arbitraries.integers().between(0, 8), Arbitraries.integers()),
+                Arbitraries.oneOf(Arbitraries.of(0, 2, 01000, 0200000), Arbitraries.integers()))
+                .as((fid, flags) -> ByteBuffer.allocate(Ws9p.TLOPENQ_SIZE).order(ByteOrder.LITTLE_ENDIAN)
+                        .putInt(Ws9p.TLOPENQ_SIZE).put((byte) Ws9p.TLOPENQ).putShort((short) QUIET_TAG)
+                        .putInt(fid).putInt(flags).array());
         Arbitrary<byte[]> cache = Arbitraries.just(ByteBuffer.allocate(Ws9p.TCACHE_SIZE)
                 .order(ByteOrder.LITTLE_ENDIAN).putInt(Ws9p.TCACHE_SIZE).put((byte) Ws9p.TCACHE)
                 .putShort((short) P9Codec.NOTAG).array());
@@ -298,12 +304,13 @@ class WorkspaceServerFuzzTest {
                 .order(ByteOrder.LITTLE_ENDIAN).putInt(Ws9p.TQUIET_SIZE).put((byte) Ws9p.TQUIET)
                 .putShort((short) P9Codec.NOTAG).array());
         Arbitrary<byte[]> odd = net.jqwik.api.Combinators.combine(
-                Arbitraries.of(Ws9p.TCLUNKQ, Ws9p.TQUIET, Ws9p.TWALKQ, Ws9p.TCACHE, Ws9p.TSYNC),
+                Arbitraries.of(Ws9p.TCLUNKQ, Ws9p.TQUIET, Ws9p.TWALKQ, Ws9p.TLOPENQ, Ws9p.TCACHE, Ws9p.TSYNC),
                 Arbitraries.bytes().array(byte[].class).ofMaxSize(40)).as((type, body) ->
                 ByteBuffer.allocate(P9Codec.HEADER + body.length).order(ByteOrder.LITTLE_ENDIAN)
                         .putInt(P9Codec.HEADER + body.length).put((byte) (int) type).putShort((short) ODD_TAG).put(body)
                         .array());
         return Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(5, clunk), net.jqwik.api.Tuple.of(4, walk),
+                net.jqwik.api.Tuple.of(3, open),
                 net.jqwik.api.Tuple.of(1, quiet), net.jqwik.api.Tuple.of(1, cache), net.jqwik.api.Tuple.of(2, odd));
     }
 

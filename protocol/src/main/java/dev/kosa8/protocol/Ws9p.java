@@ -63,6 +63,12 @@ package dev.kosa8.protocol;
  *       answered, from a cached mount only; never answered): the Twalk with its
  *       type changed, {@code size[4]=17 type[1]=244 tag[2] fid[4] newfid[4]
  *       nwname[2]=0}. The host clones the fid in the order it reads.</li>
+ *   <li>{@code Tlopenq} (guest to host, in place of a read-only Tlopen the
+ *       module has answered, from a cached mount only; never answered): the
+ *       Tlopen with its type changed, {@code size[4]=15 type[1]=241 tag[2]
+ *       fid[4] flags[4]}. The host opens the fid in the order it reads; where
+ *       that fails, each later use of the fid's descriptor answers the open's
+ *       error.</li>
  *   <li>{@code Tsync} (guest to host, from a cached mount, before a command the
  *       agent starts): {@code size[4]=11 type[1]=243 tag[2]=NOTAG seq[4]}. The
  *       host sends the notices of every change it has seen, then {@code Rsync}
@@ -95,6 +101,7 @@ public final class Ws9p {
     /** The tag of a message that answers no request, and of one that gets no answer. */
     public static final int NOTAG = 0xffff;
 
+    public static final int TLOPENQ = 241;
     public static final int RSYNC = 242;
     public static final int TSYNC = 243;
     public static final int TWALKQ = 244;
@@ -115,6 +122,8 @@ public final class Ws9p {
     public static final int TWALKQ_SIZE = HEADER + 10;
     public static final int TWALKQ_FID = HEADER;
     public static final int TWALKQ_NEWFID = HEADER + 4;
+    /** A Tlopenq: the header, fid[4], flags[4] (a Tlopen's size too). */
+    public static final int TLOPENQ_SIZE = HEADER + 8;
     /** An Rnotice's entry before its name: dir[8] nlen[2]. */
     public static final int NOTICE_ENTRY = 10;
     /** An entry's kind, after its name: nothing is there now. */

@@ -80,6 +80,9 @@
 #define WS_PORT 1			/* the port's id on its device */
 #define WS_CTL_BUFS 8
 #define WS_CTL_SIZE 256			/* a control message, with a port's name after it */
+#define WS_TLOPENQ 241			/* a read-only open answered here, on a cached mount */
+#define WS_TLOPENQ_SIZE (WS_HDR + 8)	/* a Tlopen's size too: fid[4] flags[4] */
+#define WS_RLOPEN_SIZE (WS_HDR + 17)	/* qid[13] iounit[4] */
 #define WS_RSYNC 242			/* the cache's sync: every change the host saw before it is told */
 #define WS_TSYNC 243
 #define WS_SYNC_SIZE (WS_HDR + 4)	/* seq[4] */
@@ -208,6 +211,9 @@ MODULE_PARM_DESC(zc_requests, "reads and writes whose data went straight between
 static unsigned long ws_notices, ws_notice_drops, ws_stale_names, ws_drops_all, ws_quiet_walks, ws_listings_hits;
 module_param_named(listing_hits, ws_listings_hits, ulong, 0444);
 MODULE_PARM_DESC(listing_hits, "directory reads answered in the guest (cached mounts)");
+static unsigned long ws_quiet_opens;
+module_param_named(quiet_opens, ws_quiet_opens, ulong, 0444);
+MODULE_PARM_DESC(quiet_opens, "read-only opens answered in the guest (cached mounts)");
 module_param_named(quiet_walks, ws_quiet_walks, ulong, 0444);
 MODULE_PARM_DESC(quiet_walks, "clone walks answered in the guest (cached mounts)");
 module_param_named(notices, ws_notices, ulong, 0444);
@@ -931,19 +937,32 @@ static void ws_changed(struct ws_dev *d, u64 qpath, u64 place)
 	c->place = place;
 }
 
-/* What fid stands for changed at place (d->lock held; the fid is its request's, alive until the reply is
- * handed over: idr_find under RCU is safe). */
-static void ws_changed_fid(struct ws_dev *d, u32 fidno, u64 place)
+/* The qid client's fid fidno was walked or opened to, into q; false if there is no such fid. The caller
+ * holds the fid (it is in a request of its): idr_find under RCU is safe. */
+static bool ws_fid_qid(struct p9_client *client, u32 fidno, struct p9_qid *q)
 {
 	struct p9_fid *fid;
+	bool found;
 
 	rcu_read_lock();
-	fid = idr_find(&d->client->fids, fidno);
-	if (fid)
-		ws_changed(d, fid->qid.path, place);
+	fid = idr_find(&client->fids, fidno);
+	found = fid != NULL;
+	if (found)
+		*q = fid->qid;
+	rcu_read_unlock();
+	return found;
+}
+
+/* What fid stands for changed at place (d->lock held; the fid is its request's, alive until the reply is
+ * handed over). */
+static void ws_changed_fid(struct ws_dev *d, u32 fidno, u64 place)
+{
+	struct p9_qid q;
+
+	if (ws_fid_qid(d->client, fidno, &q))
+		ws_changed(d, q.path, place);
 	else
 		d->changed_floor = place;
-	rcu_read_unlock();
 }
 
 /* A reply to req came (d->lock held): a change takes the next place, for every file and directory it changed
@@ -1570,6 +1589,10 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 	/* a clone walk (no names, a new fid): every open's first step */
 	bool clone = !t->sgl && !zc && req->tc.id == P9_TWALK && req->tc.size == WS_TWALKQ_SIZE &&
 		get_unaligned_le32(req->tc.sdata + WS_HDR) != get_unaligned_le32(req->tc.sdata + WS_HDR + 4);
+	/* a read-only open (no write access, no truncation): most of a program's opens */
+	bool ropen = !t->sgl && !zc && req->tc.id == P9_TLOPEN && req->tc.size == WS_TLOPENQ_SIZE &&
+		!(get_unaligned_le32(req->tc.sdata + WS_HDR + 4) & (P9_OWRITE | P9_ORDWR | P9_DOTL_TRUNC));
+	struct p9_qid qid;
 	unsigned long flags;
 	int err;
 
@@ -1604,6 +1627,33 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 				put_unaligned_le16(req->tc.tag, req->rc.sdata + 5);
 				put_unaligned_le16(0, req->rc.sdata + WS_HDR);
 				req->rc.size = WS_RWALK_CLONE_SIZE;
+				p9_client_cb(client, req, REQ_STATUS_RCVD);
+				break;
+			}
+		} else if (ropen && d->sb && req->rc.capacity >= WS_RLOPEN_SIZE &&
+			   ws_fid_qid(client, get_unaligned_le32(req->tc.sdata + WS_HDR), &qid)) {
+			/* a Tlopenq for the daemon, which opens the fid in the order it reads, and the Rlopen at
+			 * once, with the qid the fid was walked to: the file is the guest's cached one, its
+			 * pages and listings most often cached too. Where the host's open fails, the fid's
+			 * next read answers the error (docs/workspace.md, "Quiet opens") */
+			memcpy(t->msg, req->tc.sdata, WS_TLOPENQ_SIZE);
+			t->msg[4] = WS_TLOPENQ;
+			err = ws_send(d, t, WS_TLOPENQ_SIZE);
+			if (err == 0) {
+				u8 *r = req->rc.sdata;
+
+				t = NULL;
+				ws_quiet_opens++;
+				ws_listings_sent(d, req);
+				put_unaligned_le32(WS_RLOPEN_SIZE, r);
+				r[4] = P9_RLOPEN;
+				put_unaligned_le16(req->tc.tag, r + 5);
+				r[WS_HDR] = qid.type;
+				put_unaligned_le32(qid.version, r + WS_HDR + 1);
+				put_unaligned_le64(qid.path, r + WS_HDR + 5);
+				put_unaligned_le32(0, r + WS_HDR + 13);
+				req->rc.size = WS_RLOPEN_SIZE;
+				ws_listings_answered(d, req, P9_RLOPEN);
 				p9_client_cb(client, req, REQ_STATUS_RCVD);
 				break;
 			}

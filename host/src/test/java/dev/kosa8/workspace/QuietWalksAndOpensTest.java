@@ -16,12 +16,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Quiet clone walks (Twalkq, {@link dev.kosa8.protocol.Ws9p}): the guest's module answers a clone
- * walk itself and sends the server a Twalkq, never answered; the request on the new fid sent right
- * behind it finds the clone. One that names no fid changes nothing and is logged once. The client
- * plays the module.
+ * Quiet clone walks and opens (Twalkq, Tlopenq, {@link dev.kosa8.protocol.Ws9p}): the guest's module
+ * answers a clone walk or a read-only open itself and sends the server a Twalkq or Tlopenq, never
+ * answered; the request on the fid sent right behind it finds the clone, or the fid open. A walk that
+ * names no fid changes nothing; an open that fails leaves its error for the fid's next use. Each is
+ * logged once. The client plays the module.
  */
-class QuietWalksTest {
+class QuietWalksAndOpensTest {
+    private static final int ENOENT = 2;
     private static final int EBADF = 9;
 
     @TempDir
@@ -60,5 +62,32 @@ class QuietWalksTest {
         c.cloneQuietly(42, 43);
         assertThat(c.lopen(41, O_RDONLY)).isEqualTo(new P9Reply.Lerror(EBADF));
         assertThat(c.log()).filteredOn(l -> l.contains("quiet clone walk")).hasSize(1);
+    }
+
+    @Test
+    void theReadBehindATlopenqFindsTheFidOpenAndTheTlopenqIsNotAnswered() throws Exception {
+        WorkspaceServerTest.walkOk(c, ROOT, 1, "f");
+        int quiet = c.openQuietly(1, O_RDONLY);
+        ByteBuffer read = ((P9Reply.Read) c.read(1, 0, 100)).data();
+        byte[] text = new byte[read.remaining()];
+        read.duplicate().get(text);
+        assertThat(new String(text, StandardCharsets.ISO_8859_1)).isEqualTo("the file");
+        assertThatThrownBy(() -> c.awaitFrame(quiet, Duration.ofMillis(300)))
+                .hasMessageContaining("no reply to tag " + quiet);
+        assertThat(c.log()).noneMatch(l -> l.contains("quiet open"));
+    }
+
+    @Test
+    void aTlopenqThatFailsLeavesItsErrorForTheFidsNextUseAndIsLoggedOnce() throws Exception {
+        WorkspaceServerTest.walkOk(c, ROOT, 1, "f");
+        WorkspaceServerTest.walkOk(c, ROOT, 2, "f");
+        Files.delete(tmp.resolve("share/f")); // gone on the host between the guest's walk and its open
+        c.openQuietly(1, O_RDONLY);
+        c.openQuietly(2, O_RDONLY);
+        assertThat(c.read(1, 0, 100)).isEqualTo(new P9Reply.Lerror(ENOENT));
+        assertThat(c.read(2, 0, 100)).isEqualTo(new P9Reply.Lerror(ENOENT));
+        c.openQuietly(40, O_RDONLY); // no such fid: nothing to open
+        assertThat(c.read(40, 0, 100)).isEqualTo(new P9Reply.Lerror(EBADF));
+        assertThat(c.log()).filteredOn(l -> l.contains("quiet open")).hasSize(1);
     }
 }
