@@ -31,10 +31,11 @@ public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boo
      */
     public static final int FORMAT = 2;
     /**
-     * 3 for a guest that caches the folder: it sends Twalkqs and Tsyncs, which a daemon from before the
-     * cache would not know, so such a daemon refuses the snapshot instead. Otherwise as 2.
+     * 4 for a guest that caches the folder: it sends Twalkqs, Tlopenqs and Tsyncs, which a daemon from before
+     * would not know, so such a daemon refuses the snapshot instead. Otherwise as 2. Format 3 (a cached guest
+     * from before quiet opens) restores here as it is.
      */
-    public static final int CACHED_FORMAT = 3;
+    public static final int CACHED_FORMAT = 4;
 
     /**
      * @param openFlags the guest's 9p open flags, or -1 for a fid that was not open
@@ -57,7 +58,7 @@ public record WorkspaceSnapshot(int version, int msize, List<FidState> fids, boo
     }
 
     void restoreInto(P9Operations ops) {
-        if (version != FORMAT && version != 1 && version != CACHED_FORMAT) {
+        if (version != FORMAT && version != 1 && version != 3 && version != CACHED_FORMAT) {
             throw new IllegalArgumentException("workspace snapshot format " + version + " is not " + FORMAT);
         }
         ops.restore(this);
