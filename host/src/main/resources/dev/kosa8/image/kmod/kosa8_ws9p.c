@@ -197,36 +197,25 @@ static char ws_claim[32];
 module_param_string(claim, ws_claim, sizeof(ws_claim), 0600);
 MODULE_PARM_DESC(claim, "the virtio device (e.g. virtio3) this driver may take; written by the agent");
 
-static unsigned long ws_rx_bytes, ws_tx_bytes, ws_quiet_clunks, ws_tx_waits, ws_zc_requests;
-module_param_named(rx_bytes, ws_rx_bytes, ulong, 0444);
-MODULE_PARM_DESC(rx_bytes, "bytes received from the host");
-module_param_named(tx_bytes, ws_tx_bytes, ulong, 0444);
-MODULE_PARM_DESC(tx_bytes, "bytes sent to the host");
-module_param_named(quiet_clunks, ws_quiet_clunks, ulong, 0444);
-MODULE_PARM_DESC(quiet_clunks, "Tclunks answered in the guest");
-module_param_named(tx_waits, ws_tx_waits, ulong, 0444);
-MODULE_PARM_DESC(tx_waits, "times a request waited for room in the transmit queue");
-module_param_named(zc_requests, ws_zc_requests, ulong, 0444);
-MODULE_PARM_DESC(zc_requests, "reads and writes whose data went straight between the caller's pages and the host");
-static unsigned long ws_notices, ws_notice_drops, ws_stale_names, ws_drops_all, ws_quiet_walks, ws_listings_hits;
-module_param_named(listing_hits, ws_listings_hits, ulong, 0444);
-MODULE_PARM_DESC(listing_hits, "directory reads answered in the guest (cached mounts)");
-static unsigned long ws_quiet_opens;
-module_param_named(quiet_opens, ws_quiet_opens, ulong, 0444);
-MODULE_PARM_DESC(quiet_opens, "read-only opens answered in the guest (cached mounts)");
-module_param_named(quiet_walks, ws_quiet_walks, ulong, 0444);
-MODULE_PARM_DESC(quiet_walks, "clone walks answered in the guest (cached mounts)");
-module_param_named(notices, ws_notices, ulong, 0444);
-MODULE_PARM_DESC(notices, "notices of the host's changes received for the cache");
-module_param_named(notice_drops, ws_notice_drops, ulong, 0444);
-MODULE_PARM_DESC(notice_drops, "notices received while nothing was cached, or with no room to keep them");
-static unsigned long ws_behind;
-module_param_named(behind, ws_behind, ulong, 0444);
-MODULE_PARM_DESC(behind, "notices not applied to a file: the guest changed it after the host read it");
-module_param_named(stale_names, ws_stale_names, ulong, 0444);
-MODULE_PARM_DESC(stale_names, "cached names dropped because the host changed them");
-module_param_named(drops_all, ws_drops_all, ulong, 0444);
-MODULE_PARM_DESC(drops_all, "times everything cached was dropped");
+/* A counter, read-only under /sys/module/kosa8_ws9p/parameters/ */
+#define WS_COUNTER(name, desc) \
+	static unsigned long ws_##name; \
+	module_param_named(name, ws_##name, ulong, 0444); \
+	MODULE_PARM_DESC(name, desc)
+
+WS_COUNTER(rx_bytes, "bytes received from the host");
+WS_COUNTER(tx_bytes, "bytes sent to the host");
+WS_COUNTER(quiet_clunks, "Tclunks answered in the guest");
+WS_COUNTER(tx_waits, "times a request waited for room in the transmit queue");
+WS_COUNTER(zc_requests, "reads and writes whose data went straight between the caller's pages and the host");
+WS_COUNTER(listing_hits, "directory reads answered in the guest (cached mounts)");
+WS_COUNTER(quiet_opens, "read-only opens answered in the guest (cached mounts)");
+WS_COUNTER(quiet_walks, "clone walks answered in the guest (cached mounts)");
+WS_COUNTER(notices, "notices of the host's changes received for the cache");
+WS_COUNTER(notice_drops, "notices received while nothing was cached, or with no room to keep them");
+WS_COUNTER(behind, "notices not applied to a file: the guest changed it after the host read it");
+WS_COUNTER(stale_names, "cached names dropped because the host changed them");
+WS_COUNTER(drops_all, "times everything cached was dropped");
 
 /* What is on the transmit queue: a request (with a reference, put with its own client) or, with
  * req NULL, our own message in msg. A zero-copy Twrite also holds its data's pages, which QEMU reads
@@ -1530,7 +1519,7 @@ static bool ws_listing_answer(struct ws_dev *d, struct p9_client *client, struct
 	put_unaligned_le16(req->tc.tag, req->rc.sdata + 5);
 	put_unaligned_le32(len, req->rc.sdata + WS_HDR);
 	req->rc.size = WS_RREAD_HDR + len;
-	ws_listings_hits++;
+	ws_listing_hits++;
 	p9_client_cb(client, req, REQ_STATUS_RCVD);
 	return true;
 }
