@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The folder at the speed of the guest's own disk (issue 41): realistic operations on a copy of this repository
 # (its files and .git) in the shared folder, against the same operations on a copy on the guest's root disk in the
-# same sandbox, in two sandboxes side by side: one with the folder cached in the guest (--workspace-transport
-# cached), one without (the default). Rounds alternate between the sandboxes; each operation is timed inside the
+# same sandbox, in two sandboxes side by side: one with the folder cached in the guest (the default), one without
+# (--workspace-transport uncached). Rounds alternate between the sandboxes; each operation is timed inside the
 # guest (date +%s%N), so the figures are the guest's, not the CLI's.
 #
 #   bench/folder-cache.sh [ROUNDS]        (default 3; medians quoted)
@@ -57,8 +57,8 @@ for side in cached plain; do
   git clone -q "$repo" "$work/$side"
 done
 for side in cached plain; do
-  transport=auto
-  [[ $side == cached ]] && transport=cached
+  transport=uncached
+  [[ $side == cached ]] && transport=auto
   echo "creating the $side sandbox" >&2
   id=$("$k" create --net none --workspace "$work/$side" --workspace-transport "$transport" | tail -1)
   ids+=("$id")

@@ -35,10 +35,11 @@ final class SandboxOptions {
 
     @Option(names = "--workspace-transport", paramLabel = "HOW", defaultValue = TRANSPORT,
             description = {"How the guest kernel reaches the folder: auto (default), through kosa8's own 9p transport "
-                    + "in the guest kernel where the image has it, else through the agent's relay; relay, always "
-                    + "the relay (slower on small files; for diagnosis); cached, as auto and the guest caches the "
-                    + "folder, kept true to the host by notices of what changes there (git status and grep several "
-                    + "times faster; new, so not yet the default)."})
+                    + "in the guest kernel, the guest caching the folder, kept true to the host by notices of what "
+                    + "changes there (every command sees every host change made before it starts), else through "
+                    + "the agent's relay, uncached; uncached, the transport without the cache (every read crosses "
+                    + "to the host: several times slower; for diagnosis); relay, always the relay (slower still "
+                    + "on small files; for diagnosis)."})
     String workspaceTransport;
 
     @Option(names = "--allow", paramLabel = "HOST",

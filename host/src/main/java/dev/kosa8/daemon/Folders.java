@@ -51,9 +51,9 @@ final class Folders {
         return s.folderAccess().isView(s.record()) ? "" : folder.toString();
     }
 
-    /** Whether the sandbox's guest may cache its folder ({@code --workspace-transport cached}). */
+    /** Whether the sandbox's guest may cache its folder (the default; not with {@code --workspace-transport uncached}). */
     private static boolean cached(Sandbox s) {
-        return s.record().workspaceTransport() == WorkspaceTransport.CACHED;
+        return s.record().workspaceTransport().cached();
     }
 
     void serve(Sandbox s, Vm vm, Path folder) {

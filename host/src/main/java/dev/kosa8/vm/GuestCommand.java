@@ -28,18 +28,13 @@ public final class GuestCommand {
      * Asks the agent to mount the workspace (its 9p server must already be
      * connected to the workspace's port) and waits for the answer; with
      * {@code afresh}, a mount already there is replaced (see
-     * {@link Message.MountWorkspace}).
+     * {@link Message.MountWorkspace}); through {@code transport}, cached or
+     * not as it says ({@link WorkspaceTransport}).
      */
-    public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, boolean afresh,
-            Duration timeout) {
-        mountWorkspace(agent, guestPath, msize, afresh, WorkspaceTransport.AUTO, timeout);
-    }
-
-    /** As above, through {@code transport} ({@link WorkspaceTransport}). */
     public static void mountWorkspace(AgentConnection agent, String guestPath, int msize, boolean afresh,
             WorkspaceTransport transport, Duration timeout) {
         request(agent, channel -> new Message.MountWorkspace(channel, guestPath, msize, afresh,
-                transport == WorkspaceTransport.RELAY, transport == WorkspaceTransport.CACHED), timeout,
+                transport == WorkspaceTransport.RELAY, transport.cached()), timeout,
                 "the workspace was not mounted");
     }
 

@@ -18,14 +18,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The folder cached in the guest ({@code --workspace-transport cached}), kept true to the host:
+ * The folder cached in the guest (the default transport), kept true to the host:
  * each change made on the host is seen by the guest's next command, without waiting, and what a
  * guest command wrote is on the host when the command returns. One sandbox for the class; each test
  * works in a sub-folder of its own and primes the guest's cache (reads, stats, listings) before the
  * host changes anything, so what the guest then sees comes through the notices, not a cold cache.
  */
 @ExtendWith(SharedSandbox.class)
-@SharedSandbox.CreateArgs({"--workspace-transport", "cached", "--memory", "256M"})
+@SharedSandbox.CreateArgs({"--memory", "256M"})
 class WorkspaceCacheIT {
     private static final Duration T = Duration.ofMinutes(3);
 
