@@ -22,11 +22,12 @@ import java.util.function.Consumer;
  * after the request it names, by the ticket the reader takes for every request in the order the
  * guest sent it.
  *
- * <p>Replies are ordered against the notices of a cached folder ({@link FolderNotices}): a request is
- * served and answered holding {@link #order}'s read lock, and notices are read from the folder and sent
- * holding its write lock ({@link #exclusively}). So a reply the guest receives before a notice was served
- * before the notice's attributes were read, and one received after, after: the guest's module does not
- * apply to a file a notice that came before the reply to one of its own changes of that file.
+ * <p>Replies to changes are ordered against the notices of a cached folder ({@link FolderNotices}): a
+ * request that may change the folder ({@link #changes}) is served and answered holding {@link #order}'s
+ * read lock, and notices are read from the folder and sent holding its write lock ({@link #exclusively}).
+ * So a change whose reply the guest receives before a notice was made before the notice's attributes were
+ * read, and one whose reply comes after, after: the guest's module does not apply to a file a notice that
+ * came before the reply to one of its own changes of that file.
  *
  * <p>Memory stays bounded whatever the guest queues: each request holds one buffer of at most msize
  * bytes from {@link #requests()}, each reply one from a pool of its own.
@@ -139,23 +140,20 @@ final class Dispatcher {
                 // answer the flush only after the request it names has answered
                 ticket.flushed().await(30, TimeUnit.SECONDS);
             }
-            order.readLock().lock();
-            try {
-                ops.serve(tag, framed.request(), out);
-                send(out);
-            } finally {
-                order.readLock().unlock();
+            if (changes(framed.request())) {
+                order.readLock().lock();
+                try {
+                    serveAndSend(tag, framed.request(), out);
+                } finally {
+                    order.readLock().unlock();
+                }
+            } else {
+                serveAndSend(tag, framed.request(), out);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
-            // a bug must not take the server down: answer EIO and say so in the log
-            log.accept("internal error serving a request: " + e);
-            if (out != null && tag >= 0) {
-                out.clear().limit(ops.msize());
-                P9Codec.encodeReply(tag, new P9Reply.Lerror(ErrnoException.EIO), out);
-                send(out);
-            }
+            internalError(e, tag, out);
         } finally {
             if (done != null) {
                 running.values().remove(done);
@@ -165,6 +163,51 @@ final class Dispatcher {
                 replies.give(out);
             }
         }
+    }
+
+    /** Serves a request and sends its reply, or EIO where serving it failed on a bug. */
+    private void serveAndSend(int tag, P9Request request, ByteBuffer out) {
+        try {
+            ops.serve(tag, request, out);
+        } catch (RuntimeException e) {
+            internalError(e, tag, out);
+            return;
+        }
+        send(out);
+    }
+
+    /** A bug must not take the server down: answers EIO and says so in the log. */
+    private void internalError(RuntimeException e, int tag, ByteBuffer out) {
+        log.accept("internal error serving a request: " + e);
+        if (out != null && tag >= 0) {
+            out.clear().limit(ops.msize());
+            P9Codec.encodeReply(tag, new P9Reply.Lerror(ErrnoException.EIO), out);
+            send(out);
+        }
+    }
+
+    /**
+     * Whether a request may change what a notice would show (a file's content or attributes, a name): only
+     * those are ordered against notices. Reads, listings, walks and attribute reads are not, so a notice
+     * never waits behind a slow read, nor a read behind a notice.
+     */
+    static boolean changes(P9Request request) {
+        return switch (request) {
+            case P9Request.Write w -> true;
+            case P9Request.Setattr s -> true;
+            case P9Request.Lopen o -> true; // a truncating open changes the file; a read-only one comes quietly
+            case P9Request.Lcreate c -> true;
+            case P9Request.Mkdir m -> true;
+            case P9Request.Symlink s -> true;
+            case P9Request.Mknod m -> true;
+            case P9Request.Link l -> true;
+            case P9Request.Rename r -> true;
+            case P9Request.RenameAt r -> true;
+            case P9Request.UnlinkAt u -> true;
+            case P9Request.Remove r -> true;
+            case P9Request.XattrCreate x -> true;
+            default -> false;
+        };
     }
 
     /** Writes a reply, from its start to its position, to the guest: whole, never interleaved with another. */
@@ -192,7 +235,12 @@ final class Dispatcher {
      * shows every request answered before it and none answered after.
      */
     void exclusively(Runnable batch) {
-        order.writeLock().lock();
+        try {
+            order.writeLock().lockInterruptibly(); // the server's close interrupts the notices' thread
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
         try {
             batch.run();
         } finally {

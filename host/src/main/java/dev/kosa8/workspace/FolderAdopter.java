@@ -71,6 +71,7 @@ public final class FolderAdopter {
         Set<String> heldUnits = new LinkedHashSet<>();
         Set<String> ours = new java.util.HashSet<>(); // units this adoption holds (a held unit of the target's is not)
         List<String> skipped = new ArrayList<>();
+        List<String> heldPaths = new ArrayList<>(); // changed in the held layer, which no watch sees
         for (Step s : steps) {
             String path = s.path();
             try {
@@ -114,10 +115,14 @@ public final class FolderAdopter {
                 } else {
                     ours.add(held.unitOf(path).path());
                     heldUnits.add(text(held.unitOf(path).path()));
+                    heldPaths.add(path);
                 }
             } catch (ErrnoException e) {
                 skipped.add(text(path) + ": " + e.getMessage());
             }
+        }
+        if (held != null) {
+            held.tellChanged(heldPaths); // a caching guest sees the held versions, as it sees the folder's changes
         }
         return new Outcome(applied, List.copyOf(heldUnits), skipped);
     }

@@ -49,6 +49,8 @@ final class FolderNotices implements AutoCloseable {
     static final int FALLBACK_MILLIS = 1000;
     /** The most syncs waiting for an answer: the guest asks one before each command; more are dropped. */
     static final int MAX_SYNCS = 64;
+    /** The most names whose attributes are read, and notices sent, while the guest's changes wait. */
+    static final int NAMES_AT_ONCE = 256;
 
     private final int rootFd;
     private final ToLongFunction<LinuxFs.Stat> qidPath;
@@ -265,17 +267,22 @@ final class FolderNotices implements AutoCloseable {
 
     /** Notices of {@code names}; those in {@code told} are sent even where they look like the guest's own change. */
     private void sendAll(Collection<FolderWatch.Name> names, Set<FolderWatch.Name> told) {
-        send.exclusively(sink -> {
-            for (ByteBuffer b : NoticeCodec.encode(names, n -> {
-                P9Reply.Getattr now = attributes.apply(n.path());
-                return now != null && !told.contains(n) && guestsOwn.test(now) ? NoticeCodec.ECHO : now;
-            }, NoticeCodec.MAX_NOTICE)) {
-                if (closed) {
-                    return;
+        List<FolderWatch.Name> all = List.copyOf(names);
+        // a few hundred names at a time: the guest's changes wait while the host's are read, not for a checkout's
+        for (int from = 0; from < all.size() && !closed; from += NAMES_AT_ONCE) {
+            List<FolderWatch.Name> some = all.subList(from, Math.min(all.size(), from + NAMES_AT_ONCE));
+            send.exclusively(sink -> {
+                for (ByteBuffer b : NoticeCodec.encode(some, n -> {
+                    P9Reply.Getattr now = attributes.apply(n.path());
+                    return now != null && !told.contains(n) && guestsOwn.test(now) ? NoticeCodec.ECHO : now;
+                }, NoticeCodec.MAX_NOTICE)) {
+                    if (closed) {
+                        return;
+                    }
+                    sink.accept(b);
                 }
-                sink.accept(b);
-            }
-        });
+            });
+        }
     }
 
     /** Stops watching; false if the thread did not stop within 5 s (it may still resolve paths from the root). */

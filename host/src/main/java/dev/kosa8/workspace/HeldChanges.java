@@ -73,7 +73,7 @@ public final class HeldChanges implements AutoCloseable {
     private final Map<String, Set<String>> byParent = new ConcurrentHashMap<>();
     private volatile boolean closed;
     /** Told the units an accept or a reject changed in the guest's view: a caching guest's server notices. */
-    private volatile Consumer<List<String>> changed = paths -> { };
+    private volatile Consumer<List<String>> listener = paths -> { };
 
     private HeldChanges(Path dir, int treeFd, HeldPolicy policy, List<String> hold, List<String> noHold,
                         String folder, Consumer<String> log) {
@@ -356,6 +356,7 @@ public final class HeldChanges implements AutoCloseable {
         List<Unit> chosen = choose(paths, all);
         int root = openFolder(folder);
         List<String> done = new ArrayList<>();
+        List<String> changed = new ArrayList<>(); // in the guest's view: unindexed, if not yet done
         List<String> conflicts = new ArrayList<>();
         try {
             for (Unit u : chosen) {
@@ -372,6 +373,7 @@ public final class HeldChanges implements AutoCloseable {
                 }
                 dev.kosa8.host.CrashPoints.reached("accept", "placed");
                 unindex(u);
+                changed.add(u.path());
                 save();
                 TreeCopy.remove(treeFd, u.path());
                 done.add(u.path());
@@ -381,7 +383,7 @@ public final class HeldChanges implements AutoCloseable {
             throw failed("accept the held changes", e);
         } finally {
             closeQuietly(root);
-            tell(done);
+            tellChanged(changed);
         }
     }
 
@@ -407,19 +409,20 @@ public final class HeldChanges implements AutoCloseable {
      * one): the server of a guest that caches the folder tells it ({@link FolderNotices#told}).
      */
     public void tellChanges(Consumer<List<String>> listener) {
-        changed = listener;
+        this.listener = listener;
     }
 
     /** {@code listener} is told no more, unless another has taken its place. */
     public void stopTelling(Consumer<List<String>> listener) {
-        if (changed == listener) {
-            changed = paths -> { };
+        if (this.listener == listener) {
+            this.listener = paths -> { };
         }
     }
 
-    private void tell(List<String> done) {
-        if (!done.isEmpty()) {
-            changed.accept(List.copyOf(done));
+    /** Tells the listener ({@link #tellChanges}) that the guest's view changed at {@code paths}. */
+    void tellChanged(List<String> paths) {
+        if (!paths.isEmpty()) {
+            listener.accept(List.copyOf(paths));
         }
     }
 
@@ -427,9 +430,11 @@ public final class HeldChanges implements AutoCloseable {
     public synchronized Outcome reject(List<String> paths, boolean all) {
         List<Unit> chosen = choose(paths, all);
         List<String> done = new ArrayList<>();
+        List<String> changed = new ArrayList<>(); // in the guest's view: unindexed, if not yet done
         try {
             for (Unit u : chosen) {
                 unindex(u);
+                changed.add(u.path());
                 save();
                 TreeCopy.remove(treeFd, u.path());
                 done.add(u.path());
@@ -438,7 +443,7 @@ public final class HeldChanges implements AutoCloseable {
         } catch (ErrnoException | IOException e) {
             throw failed("reject the held changes", e);
         } finally {
-            tell(done);
+            tellChanged(changed);
         }
     }
 

@@ -345,6 +345,12 @@ final class P9Operations {
      */
     void openQuietly(int fid, int flags) throws ErrnoException {
         Fid f = fid(fid);
+        int host = P9Opens.hostFlags(flags);
+        if ((host & 3) != LinuxFs.O_RDONLY || (host & LinuxFs.O_TRUNC) != 0) {
+            // only a read-only open is answered before it is made: one that changes anything is ordered (Tlopen)
+            f.openError = ErrnoException.EINVAL;
+            throw new ErrnoException(ErrnoException.EINVAL, "a Tlopenq that writes or truncates");
+        }
         try {
             opens.lopen(new P9Request.Lopen(fid, flags));
         } catch (ErrnoException e) {

@@ -276,6 +276,8 @@ final class PortReader {
             if (strayOpens++ == 0) {
                 log.accept("a quiet open failed (" + e.getMessage() + "); later ones are not logged");
             }
+        } catch (RuntimeException e) {
+            log.accept("internal error serving a quiet open: " + e); // the reader serves on, as a worker would
         } finally {
             gate.done();
         }

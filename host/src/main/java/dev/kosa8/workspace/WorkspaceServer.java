@@ -312,10 +312,10 @@ public final class WorkspaceServer implements AutoCloseable {
         if (held != null) {
             held.stopTelling(heldChanged);
         }
-        boolean watchStopped = notices.stop();
-        ServerSetup.closeQuietly(channel);
+        ServerSetup.closeQuietly(channel); // first: a worker stuck writing to the guest lets go of its locks
         reader.interrupt(); // it may wait for a request buffer that a discarded task will never give back
         dispatcher.shutdownNow();
+        boolean watchStopped = notices.stop();
         try {
             reader.join(5_000);
         } catch (InterruptedException e) {

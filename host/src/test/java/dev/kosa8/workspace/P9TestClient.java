@@ -260,9 +260,9 @@ final class P9TestClient implements AutoCloseable {
         return tag;
     }
 
-    /** Tlopenq of {@code fid}, as the module sends a read-only Tlopen it has answered itself; returns its tag. */
+    /** Tlopenq of {@code fid}, as the module sends a read-only Tlopen it has answered itself; returns its tag, NOTAG. */
     synchronized int openQuietly(int fid, int flags) throws IOException {
-        int tag = freshTag();
+        int tag = P9Codec.NOTAG;
         ByteBuffer m = ByteBuffer.allocate(Ws9p.TLOPENQ_SIZE).order(ByteOrder.LITTLE_ENDIAN);
         m.putInt(Ws9p.TLOPENQ_SIZE).put((byte) Ws9p.TLOPENQ).putShort((short) tag).putInt(fid).putInt(flags);
         sendRaw(m.flip());

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class QuietWalksAndOpensTest {
     private static final int ENOENT = 2;
     private static final int EBADF = 9;
+    private static final int EINVAL = 22;
 
     @TempDir
     Path tmp;
@@ -89,5 +90,17 @@ class QuietWalksAndOpensTest {
         c.openQuietly(40, O_RDONLY); // no such fid: nothing to open
         assertThat(c.read(40, 0, 100)).isEqualTo(new P9Reply.Lerror(EBADF));
         assertThat(c.log()).filteredOn(l -> l.contains("quiet open")).hasSize(1);
+    }
+
+    /** Only a read-only open may be answered before it is made: a Tlopenq that writes or truncates opens nothing. */
+    @Test
+    void aTlopenqThatWritesOrTruncatesOpensNothing() throws Exception {
+        WorkspaceServerTest.walkOk(c, ROOT, 1, "f");
+        WorkspaceServerTest.walkOk(c, ROOT, 2, "f");
+        c.openQuietly(1, P9TestClient.O_RDWR);
+        c.openQuietly(2, O_RDONLY | P9TestClient.O_TRUNC);
+        assertThat(c.read(1, 0, 100)).isEqualTo(new P9Reply.Lerror(EINVAL));
+        assertThat(c.read(2, 0, 100)).isEqualTo(new P9Reply.Lerror(EINVAL));
+        assertThat(Files.readString(tmp.resolve("share/f"))).isEqualTo("the file");
     }
 }

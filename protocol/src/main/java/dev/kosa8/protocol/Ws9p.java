@@ -65,8 +65,8 @@ package dev.kosa8.protocol;
  *       nwname[2]=0}. The host clones the fid in the order it reads.</li>
  *   <li>{@code Tlopenq} (guest to host, in place of a read-only Tlopen the
  *       module has answered, from a cached mount only; never answered): the
- *       Tlopen with its type changed, {@code size[4]=15 type[1]=241 tag[2]
- *       fid[4] flags[4]}. The host opens the fid in the order it reads; where
+ *       Tlopen with its type and tag changed, {@code size[4]=15 type[1]=241
+ *       tag[2]=NOTAG fid[4] flags[4]}; the host opens only a read-only one. The host opens the fid in the order it reads; where
  *       that fails, each later use of the fid's descriptor answers the open's
  *       error.</li>
  *   <li>{@code Tsync} (guest to host, from a cached mount, before a command the

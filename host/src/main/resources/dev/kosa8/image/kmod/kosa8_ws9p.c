@@ -185,6 +185,7 @@ static void ws_listings_drop(struct ws_dev *d);
 static void ws_listings_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype);
 /* The order of the guest's changes against the host's notices (below): its part in receiving. */
 static void ws_changes_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype);
+static bool ws_is_change(struct p9_req_t *req);
 
 static DEFINE_MUTEX(ws_mutex);		/* ws_the, probe, remove, create and close */
 static struct ws_dev *ws_the;
@@ -639,7 +640,7 @@ static bool ws_header(struct ws_dev *d)
 {
 	u16 tag = get_unaligned_le16(d->hdr + 5);
 	u8 type = d->hdr[4];
-	struct p9_req_t *req;
+	struct p9_req_t *req, *flushed = NULL;
 
 	d->size = get_unaligned_le32(d->hdr);
 	if (d->size < WS_HDR || d->size > d->client->msize) {
@@ -681,11 +682,14 @@ static bool ws_header(struct ws_dev *d)
 	req = p9_tag_lookup(d->client, tag);
 	if (req && (req->status != REQ_STATUS_SENT || !req->rc.sdata)) {
 		/* flushed or failed meanwhile: nobody waits for this reply */
-		p9_req_put(d->client, req);
+		flushed = req;
 		req = NULL;
 	}
-	if (!req)	/* the reply to a request flushed or failed: it may have changed any file */
+	if (!req && (!flushed || ws_is_change(flushed)))
+		/* the reply to an unknown tag, or to a change flushed or failed: it may have changed any file */
 		d->changed_floor = ++d->place;
+	if (flushed)
+		p9_req_put(d->client, flushed);
 	d->rzc = req ? ws_zc_of(d, req) : NULL;
 	if (req && d->size > (d->rzc ? d->rzc->hdrlen + d->rzc->len : req->rc.capacity)) {
 		pr_err_ratelimited("kosa8_ws9p: a reply of %u bytes for tag %u, which has room for %zu\n",
@@ -926,24 +930,27 @@ static void ws_changed(struct ws_dev *d, u64 qpath, u64 place)
 	c->place = place;
 }
 
-/* The qid client's fid fidno was walked or opened to, into q; false if there is no such fid. The caller
- * holds the fid (it is in a request of its): idr_find under RCU is safe. */
+/* The qid client's fid fidno was walked or opened to, into q; false if there is no such fid. Under the
+ * client's lock, which p9_fid_destroy takes to take a fid out of the table before it frees it: a reply can
+ * outlive its request's hold on the fid (a flush that failed), and the fid then be gone or its number reused
+ * (then another file is named; the notice for the right one may then be applied: the rare case left). The
+ * lock comes after d->lock, as in p9_req_put's. */
 static bool ws_fid_qid(struct p9_client *client, u32 fidno, struct p9_qid *q)
 {
 	struct p9_fid *fid;
+	unsigned long flags;
 	bool found;
 
-	rcu_read_lock();
+	spin_lock_irqsave(&client->lock, flags);
 	fid = idr_find(&client->fids, fidno);
 	found = fid != NULL;
 	if (found)
 		*q = fid->qid;
-	rcu_read_unlock();
+	spin_unlock_irqrestore(&client->lock, flags);
 	return found;
 }
 
-/* What fid stands for changed at place (d->lock held; the fid is its request's, alive until the reply is
- * handed over). */
+/* What fid stands for changed at place (d->lock held). */
 static void ws_changed_fid(struct ws_dev *d, u32 fidno, u64 place)
 {
 	struct p9_qid q;
@@ -952,6 +959,29 @@ static void ws_changed_fid(struct ws_dev *d, u32 fidno, u64 place)
 		ws_changed(d, q.path, place);
 	else
 		d->changed_floor = place;
+}
+
+/* Whether req may change a file or a name (the requests ws_changes_answered places). */
+static bool ws_is_change(struct p9_req_t *req)
+{
+	switch (req->tc.id) {
+	case P9_TLOPEN:
+		return get_unaligned_le32(req->tc.sdata + WS_HDR + 4) & P9_DOTL_TRUNC;
+	case P9_TWRITE:
+	case P9_TSETATTR:
+	case P9_TREMOVE:
+	case P9_TUNLINKAT:
+	case P9_TLINK:
+	case P9_TRENAME:
+	case P9_TRENAMEAT:
+	case P9_TLCREATE:
+	case P9_TMKDIR:
+	case P9_TSYMLINK:
+	case P9_TMKNOD:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* A reply to req came (d->lock held): a change takes the next place, for every file and directory it changed
@@ -963,11 +993,10 @@ static void ws_changes_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype
 	u64 place = d->place + 1;
 	u16 n;
 
+	if (!ws_is_change(req))
+		return;
 	switch (req->tc.id) {
 	case P9_TLOPEN:
-		if (!(get_unaligned_le32(t + 4) & P9_DOTL_TRUNC))
-			return;
-		fallthrough;
 	case P9_TWRITE:
 	case P9_TSETATTR:
 	case P9_TREMOVE:
@@ -995,8 +1024,6 @@ static void ws_changes_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype
 		if (rtype == req->tc.id + 1 && d->size >= WS_HDR + 13)
 			ws_changed(d, get_unaligned_le64(req->rc.sdata + WS_HDR + 5), place);
 		break;
-	default:
-		return;
 	}
 	d->place = place;
 }
@@ -1031,6 +1058,8 @@ static bool ws_written(struct inode *inode)
  * The file's type never changes here: another type is another file, whose dentry goes instead. */
 static void ws_refresh_inode(struct ws_dev *d, struct inode *inode, const u8 *a, u64 place)
 {
+	bool kept = true;
+
 	inode_lock(inode);
 	if (ws_written(inode)) {
 		d_mark_dontcache(inode);
@@ -1038,6 +1067,7 @@ static void ws_refresh_inode(struct ws_dev *d, struct inode *inode, const u8 *a,
 		ws_behind++;
 		d_mark_dontcache(inode);
 	} else {
+		kept = false;
 		inode->i_mode = (inode->i_mode & S_IFMT) | (get_unaligned_le32(a + 9) & ~S_IFMT);
 		i_uid_write(inode, get_unaligned_le32(a + 13));
 		i_gid_write(inode, get_unaligned_le32(a + 17));
@@ -1057,6 +1087,8 @@ static void ws_refresh_inode(struct ws_dev *d, struct inode *inode, const u8 *a,
 			invalidate_inode_pages2(inode->i_mapping);
 	}
 	inode_unlock(inode);
+	if (kept)	/* its unused names go now: the next lookup reads it afresh (once unused, it is evicted) */
+		d_prune_aliases(inode);
 }
 
 /* The cached inode of qid path qpath, referenced, or NULL; the root's is the one not in the inode cache. */
@@ -1344,7 +1376,7 @@ static int ws_sync_set(const char *val, const struct kernel_param *kp)
 	gone = --d->nclients == 0 && !d->vdev;
 	spin_unlock_irqrestore(&d->lock, flags);
 	if (gone)
-		kfree(d);
+		kvfree(d);
 	mutex_unlock(&ws_mutex);
 	return err;
 }
@@ -1627,6 +1659,7 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			 * next read answers the error (docs/workspace.md, "Quiet opens") */
 			memcpy(t->msg, req->tc.sdata, WS_TLOPENQ_SIZE);
 			t->msg[4] = WS_TLOPENQ;
+			put_unaligned_le16(P9_NOTAG, t->msg + 5);	/* the tag is reused at once */
 			err = ws_send(d, t, WS_TLOPENQ_SIZE);
 			if (err == 0) {
 				u8 *r = req->rc.sdata;
@@ -2018,7 +2051,7 @@ static void ws_close(struct p9_client *client)
 	spin_unlock_irqrestore(&d->lock, flags);
 	client->trans = NULL;
 	if (gone)
-		kfree(d);
+		kvfree(d);
 	mutex_unlock(&ws_mutex);
 }
 
@@ -2109,7 +2142,7 @@ static int ws_probe(struct virtio_device *vdev)
 		err = -EBUSY;
 		goto unlock;
 	}
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	d = kvzalloc(sizeof(*d), GFP_KERNEL);	/* ~17 KiB, changed[] most of it */
 	if (!d) {
 		err = -ENOMEM;
 		goto unlock;
@@ -2169,7 +2202,7 @@ del:
 	vdev->config->del_vqs(vdev);
 free:
 	ws_free_bufs(d);
-	kfree(d);
+	kvfree(d);
 unlock:
 	mutex_unlock(&ws_mutex);
 	return err;
@@ -2213,7 +2246,7 @@ static void ws_remove(struct virtio_device *vdev)
 	inuse = --d->nclients > 0;
 	spin_unlock_irqrestore(&d->lock, flags);
 	if (!inuse)
-		kfree(d);	/* else its mount frees it when it closes */
+		kvfree(d);	/* else its mount frees it when it closes */
 	mutex_unlock(&ws_mutex);
 }
 
