@@ -111,6 +111,53 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 
+# A host edit seen by a guest process already running (no command start, so no sync: the notices' own latency):
+# the guest polls a file every millisecond and, on each new value, writes and fsyncs an answer; the host times
+# from its edit to the answer. An upper bound of the notice latency (it includes the guest's fsync and both
+# polls); the uncached folder, where every read crosses, is the floor of the same loop.
+cat > "$work/watch.py" <<'PY'
+import os, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+def answer(v):
+    with open(os.path.join(d, 'ack'), 'w') as f:
+        f.write(v)
+        f.flush()
+        os.fsync(f.fileno())
+answer('ready')
+seen = 0
+while seen < n:
+    try:
+        with open(os.path.join(d, 'edit')) as f:
+            v = f.read()
+    except FileNotFoundError:
+        v = ''
+    if v == 'v%d' % (seen + 1):
+        seen += 1
+        answer(v)
+    time.sleep(0.001)
+PY
+edits=20
+for i in 0 1; do
+  side=$([[ $i == 0 ]] && echo cached || echo plain)
+  dir="$work/$side/latency"
+  mkdir -p "$dir"
+  rm -f "$dir/ack" "$dir/edit"
+  "$k" cp "$work/watch.py" "${ids[$i]}:/root/watch.py" >/dev/null
+  "$k" exec "${ids[$i]}" -- python3 /root/watch.py /workspace/latency "$edits" >/dev/null 2>&1 &
+  watcher=$!
+  for _ in $(seq 1 6000); do [[ $(cat "$dir/ack" 2>/dev/null) == ready ]] && break; sleep 0.01; done
+  for ((e = 1; e <= edits; e++)); do
+    sleep 0.2
+    start=$(date +%s%N)
+    printf 'v%d' "$e" > "$dir/edit.tmp" && mv "$dir/edit.tmp" "$dir/edit"
+    until [[ $(cat "$dir/ack" 2>/dev/null) == "v$e" ]]; do
+      (( $(date +%s%N) - start > 10000000000 )) && { echo "edit $e not seen within 10 s ($side)" >&2; exit 1; }
+    done
+    samples["$side workspace notice"]+="$(( ($(date +%s%N) - start) / 1000000 )) "
+  done
+  wait "$watcher" || true
+done
+
 printf '| operation | cached folder (ms) | guest disk, same sandbox (ms) | cached / disk | uncached folder (ms) | uncached / disk |\n'
 printf '|---|---|---|---|---|---|\n'
 for name in git-status git-diff grep find read-cold read-warm tar-x build; do
@@ -129,4 +176,11 @@ for name in git-status git-diff grep find read-cold read-warm tar-x build; do
     "baseline_name=the guest's own disk, same sandbox, same run" "baseline_samples=${samples["plain disk $name"]}" \
     "goal=none: the default mount, for comparison"
 done
+c=$(echo "${samples["cached workspace notice"]}" | median)
+p=$(echo "${samples["plain workspace notice"]}" | median)
+awk -v c="$c" -v p="$p" 'BEGIN { printf "| host edit seen by a running guest process (upper bound) | %s | | | %s (every read crosses) | |\n", c, p }'
+bench_row "name=host edit seen by a running guest process, cached folder (upper bound: with the guest's fsync'd answer)" \
+  unit=ms "samples=${samples["cached workspace notice"]}" \
+  "baseline_name=the same loop on the uncached folder, where every read crosses (the loop's floor), same run" \
+  "baseline_samples=${samples["plain workspace notice"]}" "goal=<= 100 ms"
 bench_write
