@@ -30,7 +30,7 @@ class Ws9pModuleConstantsTest {
     /** The module's own {@code #define}s: its device's plumbing, and plain 9P2000.L. */
     private static final Set<String> ITS_OWN = Set.of("WS_PORT", "WS_CTL_BUFS", "WS_CTL_SIZE", "WS_RREAD_HDR",
             "WS_COUNT_AT", "WS_BIO_BYTES", "WS_NOTICES_MAX", "WS_FLUSH_EVERY", "WS_OWN_MAX", "WS_RWALK_CLONE_SIZE", "WS_LISTINGS_MAX", "WS_DIRFIDS",
-            "WS_CHANGED_BITS", "WS_RLOPEN_SIZE");
+            "WS_CHANGED_BITS", "WS_RLOPEN_SIZE", "WS_QUIET_BATCH");
     private static final Pattern DEFINE = Pattern.compile(
             "(?m)^#define\\s+(WS_\\w+)\\s+(.*?)\\s*(?:/\\*.*)?$");
 

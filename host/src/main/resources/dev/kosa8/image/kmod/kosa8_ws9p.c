@@ -114,6 +114,7 @@
 #define WS_FLUSH_EVERY msecs_to_jiffies(20)	/* a cached mount's writes reach the host within this */
 #define WS_LISTINGS_MAX (4 << 20)	/* directory listings kept, in bytes; past it, no more are kept */
 #define WS_DIRFIDS 64			/* buckets of the open directories' fids */
+#define WS_QUIET_BATCH 32		/* quiet messages queued before QEMU is told of them */
 #define WS_CHANGED_BITS 10		/* 1,024 files whose latest change by the guest has its place kept */
 
 enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
@@ -154,6 +155,8 @@ struct ws_dev {
 	bool notice_lost;		/* a notice could not be kept: everything cached is dropped instead */
 	struct work_struct notice_work;
 	struct delayed_work flush_work;
+	unsigned int unkicked;		/* quiet messages queued, QEMU not yet told (under lock) */
+	struct delayed_work kick_work;	/* tells QEMU of them a tick later, if nothing else has */
 	struct mutex flushing;		/* the periodic flush, which a rename waits for */
 	u32 sync_sent;			/* the last Tsync's seq */
 	u32 sync_done;			/* the last Rsync's seq whose notices before it are applied */
@@ -302,8 +305,50 @@ static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 		/* a request's own size field: a zero-copy Twrite's counts its pages too */
 		ws_tx_bytes += t->req ? get_unaligned_le32(t->req->tc.sdata) : size;
 		virtqueue_kick(d->tx);
+		d->unkicked = 0;
 	}
 	return err;
+}
+
+/*
+ * A quiet message (Twalkq, Tlopenq, Tclunkq: never answered) queued without telling QEMU at once: each
+ * kick is an exit to QEMU, which under TCG costs about a tenth of a millisecond, three a cached open. The
+ * next request's kick, WS_QUIET_BATCH of them, a nearly full queue or a tick later (kick_work) tells it;
+ * the transmit queue keeps their order with whatever comes after (d->lock held).
+ */
+static int ws_send_quiet(struct ws_dev *d, struct ws_tx *t, u32 size)
+{
+	struct scatterlist sg;
+	int err;
+
+	ws_reclaim_tx(d);
+	sg_init_one(&sg, t->msg, size);
+	err = virtqueue_add_outbuf(d->tx, &sg, 1, t, GFP_ATOMIC);
+	if (err)
+		return err;
+	list_add_tail(&t->node, &d->txs);
+	ws_tx_bytes += size;
+	if (++d->unkicked >= WS_QUIET_BATCH || d->tx->num_free < WS_QUIET_BATCH) {
+		virtqueue_kick(d->tx);
+		d->unkicked = 0;
+	} else if (d->unkicked == 1) {
+		queue_delayed_work(system_highpri_wq, &d->kick_work, 1);
+	}
+	return 0;
+}
+
+/* Tells QEMU of the quiet messages no request's kick has told it of. */
+static void ws_kick_work(struct work_struct *work)
+{
+	struct ws_dev *d = container_of(to_delayed_work(work), struct ws_dev, kick_work);
+	unsigned long flags;
+
+	spin_lock_irqsave(&d->lock, flags);
+	if (d->unkicked && d->vdev) {
+		virtqueue_kick(d->tx);
+		d->unkicked = 0;
+	}
+	spin_unlock_irqrestore(&d->lock, flags);
 }
 
 /* Fails every request in flight: the connection is broken (d->lock held). */
@@ -1639,7 +1684,7 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			 * cannot fail but by a full fid table, and then the fid's next request fails */
 			memcpy(t->msg, req->tc.sdata, WS_TWALKQ_SIZE);
 			t->msg[4] = WS_TWALKQ;
-			err = ws_send(d, t, WS_TWALKQ_SIZE);
+			err = ws_send_quiet(d, t, WS_TWALKQ_SIZE);
 			if (err == 0) {
 				t = NULL;
 				ws_quiet_walks++;
@@ -1660,7 +1705,7 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			memcpy(t->msg, req->tc.sdata, WS_TLOPENQ_SIZE);
 			t->msg[4] = WS_TLOPENQ;
 			put_unaligned_le16(P9_NOTAG, t->msg + 5);	/* the tag is reused at once */
-			err = ws_send(d, t, WS_TLOPENQ_SIZE);
+			err = ws_send_quiet(d, t, WS_TLOPENQ_SIZE);
 			if (err == 0) {
 				u8 *r = req->rc.sdata;
 
@@ -1685,7 +1730,7 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			 * the answer says */
 			memcpy(t->msg, req->tc.sdata, WS_TCLUNKQ_SIZE);
 			t->msg[4] = WS_TCLUNKQ;
-			err = ws_send(d, t, WS_TCLUNKQ_SIZE);
+			err = ws_send_quiet(d, t, WS_TCLUNKQ_SIZE);
 			if (err == 0) {
 				t = NULL;
 				ws_quiet_clunks++;
@@ -1720,6 +1765,10 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 		}
 		/* the transmit queue is full: wait for QEMU to give some back */
 		ws_tx_waits++;
+		if (d->unkicked) {	/* what fills the queue must reach QEMU, or it never gives room back */
+			virtqueue_kick(d->tx);
+			d->unkicked = 0;
+		}
 		d->tx_room = false;
 		if (!virtqueue_enable_cb(d->tx)) {
 			virtqueue_disable_cb(d->tx);
@@ -2157,6 +2206,7 @@ static int ws_probe(struct virtio_device *vdev)
 	INIT_LIST_HEAD(&d->listings);
 	INIT_WORK(&d->notice_work, ws_notice_work);
 	INIT_DELAYED_WORK(&d->flush_work, ws_flush_work);
+	INIT_DELAYED_WORK(&d->kick_work, ws_kick_work);
 	mutex_init(&d->flushing);
 	vdev->priv = d;
 	/* port 0's queues, then the control queues, then port 1's (virtio-console's layout) */
@@ -2239,6 +2289,7 @@ static void ws_remove(struct virtio_device *vdev)
 	mutex_unlock(&ws_mutex);
 	/* the cache's work takes ws_mutex: waited for outside it; with d->sb gone, neither comes again */
 	cancel_delayed_work_sync(&d->flush_work);
+	cancel_delayed_work_sync(&d->kick_work);
 	cancel_work_sync(&d->notice_work);
 	ws_notice_work(&d->notice_work);	/* frees what is left listed */
 	mutex_lock(&ws_mutex);
