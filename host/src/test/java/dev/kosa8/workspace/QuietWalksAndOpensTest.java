@@ -5,8 +5,6 @@ import static dev.kosa8.workspace.P9TestClient.ROOT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,10 +47,7 @@ class QuietWalksAndOpensTest {
         WorkspaceServerTest.walkOk(c, ROOT, 1, "f");
         int quiet = c.cloneQuietly(1, 2);
         assertThat(c.lopen(2, O_RDONLY)).isInstanceOf(P9Reply.Lopen.class);
-        ByteBuffer read = ((P9Reply.Read) c.read(2, 0, 100)).data();
-        byte[] text = new byte[read.remaining()];
-        read.duplicate().get(text);
-        assertThat(new String(text, StandardCharsets.ISO_8859_1)).isEqualTo("the file");
+        assertThat(WorkspaceServerTest.text(c.read(2, 0, 100))).isEqualTo("the file");
         assertThatThrownBy(() -> c.awaitFrame(quiet, Duration.ofMillis(300)))
                 .hasMessageContaining("no reply to tag " + quiet);
     }
@@ -69,10 +64,7 @@ class QuietWalksAndOpensTest {
     void theReadBehindATlopenqFindsTheFidOpenAndTheTlopenqIsNotAnswered() throws Exception {
         WorkspaceServerTest.walkOk(c, ROOT, 1, "f");
         int quiet = c.openQuietly(1, O_RDONLY);
-        ByteBuffer read = ((P9Reply.Read) c.read(1, 0, 100)).data();
-        byte[] text = new byte[read.remaining()];
-        read.duplicate().get(text);
-        assertThat(new String(text, StandardCharsets.ISO_8859_1)).isEqualTo("the file");
+        assertThat(WorkspaceServerTest.text(c.read(1, 0, 100))).isEqualTo("the file");
         assertThatThrownBy(() -> c.awaitFrame(quiet, Duration.ofMillis(300)))
                 .hasMessageContaining("no reply to tag " + quiet);
         assertThat(c.log()).noneMatch(l -> l.contains("quiet open"));

@@ -90,7 +90,7 @@ class WorkspaceServerTest {
         return (long) Files.getAttribute(p, "unix:ino", java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
 
-    private static String text(P9Reply read) {
+    static String text(P9Reply read) {
         return new String(data(read), ISO_8859_1);
     }
 
