@@ -40,7 +40,8 @@ public final class AgentMain {
         try (RandomAccessFile port = VirtioPort.open(device)) {
             InputStream in = new FileInputStream(port.getFD());
             FrameWriter writer = new FrameWriter(new BufferedOutputStream(new FileOutputStream(port.getFD()), 1 << 18));
-            FrameReader reader = new FrameReader(in);
+            // end of file only once no host has been there for a while: the driver can say "gone" late (PortInput)
+            FrameReader reader = new FrameReader(new PortInput(in, 20));
             while (true) {
                 Message first;
                 try {

@@ -24,7 +24,9 @@ import java.util.Map;
  * the host's messages for the agent's whole life, one session after another.
  *
  * <p>A session begins with the host's Hello and ends when the host goes: the
- * port then reads as end of file (QEMU tells the guest its host has gone) and
+ * port then reads as end of file (QEMU tells the guest its host has gone),
+ * unbroken for {@link dev.kosa8.protocol.Limits#HOST_GONE_MILLIS} ({@link PortInput}:
+ * the guest can be told of a going out of order with the bytes around it), and
  * is polled until one connects, or a new Hello comes in the middle of a
  * session (a machine restored from a saved state, whose host is new, or a
  * host that went while the machine was stopped). Either way the relay resets
@@ -58,7 +60,8 @@ final class NetPort {
                 NetRelay relay = new NetRelay(bind, new FileOutputStream(port.getFD()));
                 relay.start();
                 Log.info("network: listening on " + NetLink.GUEST_ADDRESS + " " + NetLink.PORTS + ", link on " + device);
-                serve(new FileInputStream(port.getFD()), relay, NetWindowReader.open(), bootMillis, POLL_MILLIS);
+                serve(new FileInputStream(port.getFD()), relay, NetWindowReader.open(), bootMillis, POLL_MILLIS,
+                        dev.kosa8.protocol.Limits.HOST_GONE_MILLIS);
             } catch (IOException | RuntimeException e) {
                 Log.info("network: cannot start (" + e + "); the sandbox has no network");
             } catch (InterruptedException e) {
@@ -82,21 +85,25 @@ final class NetPort {
         return false;
     }
 
-    /** Frames read from the port through a buffer that never asks the port what it cannot tell ({@link PortInput}). */
-    private static FrameReader reader(InputStream port) {
-        return new FrameReader(new BufferedInputStream(new PortInput(port), 1 << 18));
+    /**
+     * Frames read from the port through a buffer that never asks the port what it cannot tell, and that sees end of
+     * file only once the host has been gone for {@code graceMillis} ({@link PortInput}).
+     */
+    private static FrameReader reader(InputStream port, long graceMillis, long pollMillis) {
+        return new FrameReader(new BufferedInputStream(new PortInput(port, graceMillis, pollMillis), 1 << 18));
     }
 
     /**
-     * Reads the host's messages from the port forever. End of file means no host: the session (if any) ends
-     * and the port is read again every {@code pollMillis}. What comes outside a session is dropped.
+     * Reads the host's messages from the port forever. End of file unbroken for {@code graceMillis} means no host:
+     * the session (if any) ends and the port is read again every {@code pollMillis}. What comes outside a session
+     * is dropped.
      *
      * @param window the network window, or null: the host is then not told the agent reads it, and sends every byte
      *               through the port
      */
-    static void serve(InputStream port, NetRelay relay, NetWindowReader window, long bootMillis, long pollMillis)
-            throws InterruptedException {
-        FrameReader reader = reader(port);
+    static void serve(InputStream port, NetRelay relay, NetWindowReader window, long bootMillis, long pollMillis,
+                      long graceMillis) throws InterruptedException {
+        FrameReader reader = reader(port, graceMillis, pollMillis);
         boolean session = false;
         while (true) {
             Message m;
@@ -114,7 +121,7 @@ final class NetPort {
                     session = false;
                 }
                 // a fresh buffer: nothing of a stream that ended may be read as the start of the next
-                reader = reader(port);
+                reader = reader(port, graceMillis, pollMillis);
                 Thread.sleep(pollMillis);
                 continue;
             }

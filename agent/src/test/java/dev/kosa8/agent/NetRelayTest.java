@@ -59,7 +59,7 @@ class NetRelayTest {
         relay.start();
         Thread reader = new Thread(() -> {
             try {
-                NetPort.serve(host.toAgent, relay, window, 0, 5);
+                NetPort.serve(host.toAgent, relay, window, 0, 5, Limits.HOST_GONE_MILLIS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -207,6 +207,38 @@ class NetRelayTest {
         hello(); // the daemon is back
         guest(53);
         assertThat(host.next(Message.NetOpen.class).port()).isEqualTo(53);
+    }
+
+    /**
+     * A restored machine's guest can handle a "host gone" its saved state held after the new host's Hello, and
+     * "host here" just after: read as an end, it ended the session the Hello had begun, every message after it
+     * was dropped, and every connection the guest made was reset (GuestClientsIT, CI of 485afc7).
+     */
+    @Test
+    void aHostGoneForAMomentAfterItsHelloKeepsItsSessionAndItsStreams() throws Exception {
+        hello();
+        Socket g = guest(443);
+        int ch = host.next(Message.NetOpen.class).channel();
+        host.goneFor(Limits.HOST_GONE_MILLIS / 5);
+        host.send(new Message.Data(ch, Message.Stream.STDIN, new byte[] {42}));
+        assertThat(g.getInputStream().read()).as("the stream lives on").isEqualTo(42);
+        Socket after = guest(53);
+        assertThat(host.next(Message.NetOpen.class).port()).as("and the session: a new connection is a stream")
+                .isEqualTo(53);
+        after.close();
+    }
+
+    @Test
+    void aHostGoneForAMomentInTheMiddleOfAFrameIsReadOnAsIfItHadNotGone() throws Exception {
+        hello();
+        Socket g = guest(80);
+        int ch = host.next(Message.NetOpen.class).channel();
+        byte[] frame = Codec.encode(new Message.Data(ch, Message.Stream.STDIN, "across".getBytes(StandardCharsets.US_ASCII)));
+        host.sendBytes(java.util.Arrays.copyOfRange(frame, 0, 9));
+        Thread.sleep(50); // the agent has read the first piece and waits for the rest
+        host.goneFor(Limits.HOST_GONE_MILLIS / 5);
+        host.sendBytes(java.util.Arrays.copyOfRange(frame, 9, frame.length));
+        assertThat(new String(g.getInputStream().readNBytes(6), StandardCharsets.US_ASCII)).isEqualTo("across");
     }
 
     @Test
@@ -398,13 +430,15 @@ class NetRelayTest {
 
     /**
      * The host's side of the port: what it sends, read by the agent as a port is read (end of file while no host
-     * is connected; a read returns at most one of the driver's buffers, 4 KiB, wherever that cuts a frame; and
-     * how much is waiting cannot be asked), and what the agent writes, decoded.
+     * is connected and nothing it sent is left, a wait while one is; a read returns at most one of the driver's
+     * buffers, 4 KiB, wherever that cuts a frame; and how much is waiting cannot be asked), and what the agent
+     * writes, decoded.
      */
     static final class HostSide {
         private final LinkedBlockingQueue<byte[]> toAgentChunks = new LinkedBlockingQueue<>();
         private final LinkedBlockingQueue<Message> fromAgent = new LinkedBlockingQueue<>();
-        private static final byte[] GONE = new byte[0];
+        /** Whether a host is connected to the port, as the guest's driver last heard. */
+        private volatile boolean connected = true;
         /** What one read of the port returns at most: one buffer of the guest's virtio-console driver. */
         static final int PORT_BUFFER = 4096;
         final InputStream toAgent = new InputStream() {
@@ -420,11 +454,17 @@ class NetRelayTest {
             @Override
             public int read(byte[] b, int off, int len) throws IOException {
                 try {
-                    if (at == current.length) {
-                        current = toAgentChunks.take();
-                        at = 0;
-                        if (current == GONE) {
-                            return -1;
+                    while (at == current.length) {
+                        byte[] next = toAgentChunks.poll();
+                        if (next == null && !connected) {
+                            return -1; // the driver's read: nothing left and no host
+                        }
+                        if (next == null) {
+                            next = toAgentChunks.poll(10, TimeUnit.MILLISECONDS);
+                        }
+                        if (next != null) {
+                            current = next;
+                            at = 0;
                         }
                     }
                     int n = Math.min(Math.min(len, PORT_BUFFER), current.length - at);
@@ -462,12 +502,30 @@ class NetRelayTest {
             return out;
         }
 
+        /** Sends {@code m}; a host that had gone has connected again to send it. */
         void send(Message m) {
-            toAgentChunks.add(Codec.encode(m));
+            sendBytes(Codec.encode(m));
         }
 
+        /** Sends raw bytes: a piece of a frame, say. */
+        void sendBytes(byte[] bytes) {
+            connected = true;
+            toAgentChunks.add(bytes);
+        }
+
+        /** The host goes: once the agent has read what it sent, the port reads as end of file until one sends. */
         void disconnect() {
-            toAgentChunks.add(GONE);
+            connected = false;
+        }
+
+        /**
+         * What the guest's driver tells when it handles a stale "host gone" after bytes that came later (it handles
+         * the two on separate paths): no host for {@code millis}, then the same one again, its session unbroken.
+         */
+        void goneFor(long millis) throws InterruptedException {
+            connected = false;
+            Thread.sleep(millis);
+            connected = true;
         }
 
         Message next() throws InterruptedException {

@@ -48,11 +48,18 @@ import java.util.function.Consumer;
  * what the agent sent before its answer (a machine restored from a saved
  * state may still hold frames of its last session). A connection that breaks
  * before the answer is made again a few times (a frame cut in two by the last
- * session's end cannot be read past); one that breaks after it is not.
+ * session's end cannot be read past), each after {@link #AGAIN_AFTER}; one that
+ * breaks after it is not.
  */
 public final class GuestLink implements AutoCloseable {
     /** How long the agent may take to answer a Hello before the link connects again. */
     static final Duration HELLO_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * How long the link waits before it connects again: longer than the agent takes to count a host gone
+     * ({@link Limits#HOST_GONE_MILLIS}), so that it drops what an earlier connection cut off mid-frame and reads the
+     * next Hello from its start. Sooner, the agent reads the Hello on as the rest of that frame.
+     */
+    static final Duration AGAIN_AFTER = Duration.ofMillis(Limits.HOST_GONE_MILLIS + 500);
     /** Connections made in a row that ended before the agent answered, after which the link gives up. */
     static final int ATTEMPTS = 5;
     /**
@@ -147,7 +154,7 @@ public final class GuestLink implements AutoCloseable {
             answered.completeExceptionally(new IllegalStateException(why));
             return;
         }
-        group.next().schedule((Runnable) this::connect, 200, TimeUnit.MILLISECONDS);
+        group.next().schedule((Runnable) this::connect, AGAIN_AFTER.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Completes when the agent has answered the link's Hello; fails when the link gives up or is closed first. */

@@ -118,11 +118,23 @@ class GuestClientsIT {
                 .contains("\"host\":\"" + HOST + "\"", "\"method\":\"GET\",\"path\":\"" + path + "\"");
     }
 
-    /** The sandbox's network log's last lines, for a failure's message. */
+    /**
+     * The sandbox's network log's last lines and what the daemon logged of the sandbox (its network link's
+     * session among it), for a failure's message.
+     */
     static String netLogTail() {
         List<String> lines = Kosa.run(T, "net", "log", id).stdout().lines().toList();
+        List<String> daemon;
+        try {
+            daemon = Files.readAllLines(Kosa.HOME.resolve("data/kosa8d.log")).stream()
+                    .filter(l -> l.contains("sandbox " + id)).toList();
+        } catch (java.io.IOException e) {
+            daemon = List.of("(cannot read the daemon's log: " + e.getMessage() + ")");
+        }
         return "\n--- the sandbox's network log, last lines ---\n"
-                + String.join("\n", lines.subList(Math.max(0, lines.size() - 12), lines.size()));
+                + String.join("\n", lines.subList(Math.max(0, lines.size() - 12), lines.size()))
+                + "\n--- the daemon's log of the sandbox, last lines ---\n"
+                + String.join("\n", daemon.subList(Math.max(0, daemon.size() - 20), daemon.size()));
     }
 
     static Kosa.Result exec(String... command) {

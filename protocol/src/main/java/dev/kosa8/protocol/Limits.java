@@ -26,6 +26,13 @@ public final class Limits {
     public static final int MAX_SHORT_TEXT = 4096;
     /** A turn checkpoint's label, in bytes. */
     public static final int MAX_LABEL = 200;
+    /**
+     * How long a port of the agent's must read as having no host before the agent counts its host gone and ends
+     * the session: the guest's driver can tell of a host's going after that host's next bytes, and of its coming
+     * back just after (agent {@code PortInput}). A host that connects again waits longer than this before it
+     * speaks, so that the agent drops what an earlier connection left half-sent.
+     */
+    public static final long HOST_GONE_MILLIS = 1000;
     /** Highest channel number. */
     public static final int MAX_CHANNEL = Integer.MAX_VALUE;
 
