@@ -598,6 +598,15 @@ final class P9TestClient implements AutoCloseable {
         }
     }
 
+    /**
+     * Closes, then fails the test if the server logged an internal error: a bug of the server's, whatever the
+     * client sent (every test of the server ends with it).
+     */
+    public void closeWithoutInternalErrors() {
+        close();
+        assertThat(log()).as("the server's log").noneMatch(line -> line.startsWith("internal error"));
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
