@@ -114,7 +114,7 @@
 #define WS_FLUSH_EVERY msecs_to_jiffies(20)	/* a cached mount's writes reach the host within this */
 #define WS_LISTINGS_MAX (4 << 20)	/* directory listings kept, in bytes; past it, no more are kept */
 #define WS_DIRFIDS 64			/* buckets of the open directories' fids */
-#define WS_QUIET_BATCH 32		/* quiet messages queued before QEMU is told of them */
+#define WS_QUIET_BATCH 32		/* quiet messages held in the guest before they go to QEMU */
 #define WS_CHANGED_BITS 10		/* 1,024 files whose latest change by the guest has its place kept */
 
 enum ws_quiet { WS_QUIET_NO, WS_QUIET_ASKED, WS_QUIET_YES };
@@ -155,8 +155,9 @@ struct ws_dev {
 	bool notice_lost;		/* a notice could not be kept: everything cached is dropped instead */
 	struct work_struct notice_work;
 	struct delayed_work flush_work;
-	unsigned int unkicked;		/* quiet messages queued, QEMU not yet told (under lock) */
-	struct delayed_work kick_work;	/* tells QEMU of them a tick later, if nothing else has */
+	struct list_head held;		/* quiet messages not yet on the transmit queue, in order */
+	unsigned int nheld;
+	struct delayed_work kick_work;	/* sends them a tick later, if nothing else has */
 	struct mutex flushing;		/* the periodic flush, which a rename waits for */
 	u32 sync_sent;			/* the last Tsync's seq */
 	u32 sync_done;			/* the last Rsync's seq whose notices before it are applied */
@@ -215,6 +216,7 @@ WS_COUNTER(zc_requests, "reads and writes whose data went straight between the c
 WS_COUNTER(listing_hits, "directory reads answered in the guest (cached mounts)");
 WS_COUNTER(quiet_opens, "read-only opens answered in the guest (cached mounts)");
 WS_COUNTER(quiet_walks, "clone walks answered in the guest (cached mounts)");
+WS_COUNTER(quiet_unsent, "fids clunked before the host needed them: their walk, open and clunk never sent");
 WS_COUNTER(notices, "notices of the host's changes received for the cache");
 WS_COUNTER(notice_drops, "notices received while nothing was cached, or with no room to keep them");
 WS_COUNTER(behind, "notices not applied to a file: the guest changed it after the host read it");
@@ -282,13 +284,19 @@ static void ws_reclaim_tx(struct ws_dev *d)
 	}
 }
 
-/* Queues t's request, or its own message of size bytes, and kicks the queue (d->lock held). */
+static int ws_send_held(struct ws_dev *d);
+
+/* Queues t's request, or its own message of size bytes, after the quiet messages held before it, and
+ * kicks the queue; -ENOSPC if the queue has no room for all of them (d->lock held). */
 static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 {
 	struct scatterlist sg;
 	int err;
 
 	ws_reclaim_tx(d);
+	err = ws_send_held(d);
+	if (err)
+		return err;
 	if (t->sgl)
 		err = virtqueue_add_outbuf(d->tx, t->sgl, t->npages + 1, t, GFP_ATOMIC);
 	else {
@@ -305,48 +313,126 @@ static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 		/* a request's own size field: a zero-copy Twrite's counts its pages too */
 		ws_tx_bytes += t->req ? get_unaligned_le32(t->req->tc.sdata) : size;
 		virtqueue_kick(d->tx);
-		d->unkicked = 0;
 	}
 	return err;
 }
 
 /*
- * A quiet message (Twalkq, Tlopenq, Tclunkq: never answered) queued without telling QEMU at once: each
- * kick is an exit to QEMU, which under TCG costs about a tenth of a millisecond, three a cached open. The
- * next request's kick, WS_QUIET_BATCH of them, a nearly full queue or a tick later (kick_work) tells it;
- * the transmit queue keeps their order with whatever comes after (d->lock held).
+ * Quiet messages (Twalkq, Tlopenq, Tclunkq: never answered) are held in the guest, in order, and go to
+ * the transmit queue all at once: before the next request (which may name a fid they make), when
+ * WS_QUIET_BATCH are held, or a tick later (kick_work). Each kick is an exit to QEMU, which under TCG
+ * costs about a tenth of a millisecond, three a cached open; and a fid clunked while its clone walk is
+ * still held was never needed by the host, so none of its messages go at all (ws_unsend): a cached
+ * file opened, read from the page cache and closed costs the host nothing. Held messages are guest
+ * memory: a checkpoint keeps them with the guest, and they go to whichever host it is restored to.
  */
-static int ws_send_quiet(struct ws_dev *d, struct ws_tx *t, u32 size)
+
+/* Puts the held messages on the transmit queue and kicks it; -ENOSPC, the rest still held in order,
+ * if it is full (d->lock held). */
+static int ws_send_held(struct ws_dev *d)
 {
 	struct scatterlist sg;
-	int err;
+	struct ws_tx *t, *tmp;
+	bool sent = false;
+	int err = 0;
 
-	ws_reclaim_tx(d);
-	sg_init_one(&sg, t->msg, size);
-	err = virtqueue_add_outbuf(d->tx, &sg, 1, t, GFP_ATOMIC);
-	if (err)
-		return err;
-	list_add_tail(&t->node, &d->txs);
-	ws_tx_bytes += size;
-	if (++d->unkicked >= WS_QUIET_BATCH || d->tx->num_free < WS_QUIET_BATCH) {
-		virtqueue_kick(d->tx);
-		d->unkicked = 0;
-	} else if (d->unkicked == 1) {
-		queue_delayed_work(system_highpri_wq, &d->kick_work, 1);
+	list_for_each_entry_safe(t, tmp, &d->held, node) {
+		u32 size = get_unaligned_le32(t->msg);
+
+		sg_init_one(&sg, t->msg, size);
+		err = virtqueue_add_outbuf(d->tx, &sg, 1, t, GFP_ATOMIC);
+		if (err)
+			break;
+		list_move_tail(&t->node, &d->txs);
+		d->nheld--;
+		ws_tx_bytes += size;
+		sent = true;
 	}
+	if (sent)
+		virtqueue_kick(d->tx);
+	return err;
+}
+
+/* Forgets every held message: nothing will read them (d->lock held). */
+static void ws_drop_held(struct ws_dev *d)
+{
+	struct ws_tx *t, *tmp;
+
+	list_for_each_entry_safe(t, tmp, &d->held, node) {
+		list_del(&t->node);
+		ws_tx_discard(t);
+	}
+	d->nheld = 0;
+}
+
+/* Holds the quiet message in t (its size in its header); -ENOSPC, t not taken, while a full batch
+ * cannot go to the transmit queue (d->lock held). */
+static int ws_hold(struct ws_dev *d, struct ws_tx *t)
+{
+	if (d->nheld >= WS_QUIET_BATCH) {
+		int err;
+
+		ws_reclaim_tx(d);
+		err = ws_send_held(d);
+		if (err)
+			return err;
+	}
+	list_add_tail(&t->node, &d->held);
+	if (++d->nheld == 1)
+		queue_delayed_work(system_highpri_wq, &d->kick_work, 1);
 	return 0;
 }
 
-/* Tells QEMU of the quiet messages no request's kick has told it of. */
+/*
+ * A Tclunkq for fid: where the clone walk that made fid is still held, and no held walk clones fid in
+ * turn, the host has never heard of this fid and never will: its walk and open are forgotten and
+ * nothing is sent (true). Otherwise false: the clunk is to be held like any. Only what follows the
+ * last held clunk of the number is this fid's: the client reuses numbers (d->lock held).
+ */
+static bool ws_unsend(struct ws_dev *d, u32 fid)
+{
+	struct ws_tx *t, *tmp, *made = NULL;
+	bool cloned = false;
+
+	list_for_each_entry(t, &d->held, node) {
+		u8 type = t->msg[4];
+		u32 f = get_unaligned_le32(t->msg + WS_HDR);
+
+		if (type == WS_TCLUNKQ && f == fid) {
+			made = NULL;	/* an earlier fid of the number ends here */
+			cloned = false;
+		} else if (type == WS_TWALKQ && f == fid) {
+			cloned = true;	/* a held walk needs fid on the host */
+		} else if (type == WS_TWALKQ && get_unaligned_le32(t->msg + WS_HDR + 4) == fid) {
+			made = t;
+		}
+	}
+	if (!made || cloned)
+		return false;
+	t = made;
+	list_for_each_entry_safe_from(t, tmp, &d->held, node) {
+		if ((t->msg[4] == WS_TWALKQ && get_unaligned_le32(t->msg + WS_HDR + 4) == fid) ||
+		    (t->msg[4] == WS_TLOPENQ && get_unaligned_le32(t->msg + WS_HDR) == fid)) {
+			list_del(&t->node);
+			ws_tx_discard(t);
+			d->nheld--;
+		}
+	}
+	ws_quiet_unsent++;
+	return true;
+}
+
+/* Sends the quiet messages no request has sent. */
 static void ws_kick_work(struct work_struct *work)
 {
 	struct ws_dev *d = container_of(to_delayed_work(work), struct ws_dev, kick_work);
 	unsigned long flags;
 
 	spin_lock_irqsave(&d->lock, flags);
-	if (d->unkicked && d->vdev) {
-		virtqueue_kick(d->tx);
-		d->unkicked = 0;
+	if (d->nheld && d->vdev) {
+		ws_reclaim_tx(d);
+		if (ws_send_held(d))	/* full: QEMU gives room back, and the next request or tick sends the rest */
+			queue_delayed_work(system_highpri_wq, &d->kick_work, 1);
 	}
 	spin_unlock_irqrestore(&d->lock, flags);
 }
@@ -359,6 +445,7 @@ static void ws_fail_all(struct ws_dev *d, int err)
 	if (!d->err)
 		d->err = err;
 	wake_up(&d->wait);
+	ws_drop_held(d);
 	if (!d->client)
 		return;
 	d->client->status = Disconnected;
@@ -1006,27 +1093,45 @@ static void ws_changed_fid(struct ws_dev *d, u32 fidno, u64 place)
 		d->changed_floor = place;
 }
 
-/* Whether req may change a file or a name (the requests ws_changes_answered places). */
-static bool ws_is_change(struct p9_req_t *req)
+/* How a request may change the folder, by where it names what it changes: the requests ws_changes_answered
+ * places, each listed once. */
+enum ws_change {
+	WS_NO_CHANGE,
+	WS_CHANGES_FID,		/* its first fid's file */
+	WS_CHANGES_TWO,		/* its first two fids': Tlink dfid[4] fid[4], Trename fid[4] dfid[4] */
+	WS_CHANGES_RENAMEAT,	/* olddirfid[4] oldname[s] newdirfid[4] newname[s] */
+	WS_CHANGES_MADE,	/* its directory's fid first; the reply's qid[13] is the new file's */
+};
+
+static enum ws_change ws_change_of(struct p9_req_t *req)
 {
 	switch (req->tc.id) {
 	case P9_TLOPEN:
-		return get_unaligned_le32(req->tc.sdata + WS_HDR + 4) & P9_DOTL_TRUNC;
+		return get_unaligned_le32(req->tc.sdata + WS_HDR + 4) & P9_DOTL_TRUNC ? WS_CHANGES_FID : WS_NO_CHANGE;
 	case P9_TWRITE:
 	case P9_TSETATTR:
 	case P9_TREMOVE:
 	case P9_TUNLINKAT:
+		return WS_CHANGES_FID;
 	case P9_TLINK:
 	case P9_TRENAME:
+		return WS_CHANGES_TWO;
 	case P9_TRENAMEAT:
+		return WS_CHANGES_RENAMEAT;
 	case P9_TLCREATE:
 	case P9_TMKDIR:
 	case P9_TSYMLINK:
 	case P9_TMKNOD:
-		return true;
+		return WS_CHANGES_MADE;
 	default:
-		return false;
+		return WS_NO_CHANGE;
 	}
+}
+
+/* Whether req may change a file or a name. */
+static bool ws_is_change(struct p9_req_t *req)
+{
+	return ws_change_of(req) != WS_NO_CHANGE;
 }
 
 /* A reply to req came (d->lock held): a change takes the next place, for every file and directory it changed
@@ -1038,22 +1143,17 @@ static void ws_changes_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype
 	u64 place = d->place + 1;
 	u16 n;
 
-	if (!ws_is_change(req))
+	switch (ws_change_of(req)) {
+	case WS_NO_CHANGE:
 		return;
-	switch (req->tc.id) {
-	case P9_TLOPEN:
-	case P9_TWRITE:
-	case P9_TSETATTR:
-	case P9_TREMOVE:
-	case P9_TUNLINKAT:
+	case WS_CHANGES_FID:
 		ws_changed_fid(d, get_unaligned_le32(t), place);
 		break;
-	case P9_TLINK:		/* dfid[4] fid[4] name[s] */
-	case P9_TRENAME:	/* fid[4] dfid[4] name[s] */
+	case WS_CHANGES_TWO:
 		ws_changed_fid(d, get_unaligned_le32(t), place);
 		ws_changed_fid(d, get_unaligned_le32(t + 4), place);
 		break;
-	case P9_TRENAMEAT:	/* olddirfid[4] oldname[s] newdirfid[4] newname[s] */
+	case WS_CHANGES_RENAMEAT:
 		ws_changed_fid(d, get_unaligned_le32(t), place);
 		n = get_unaligned_le16(t + 4);
 		if (WS_HDR + 10 + n <= req->tc.size)
@@ -1061,10 +1161,7 @@ static void ws_changes_answered(struct ws_dev *d, struct p9_req_t *req, u8 rtype
 		else
 			d->changed_floor = place;
 		break;
-	case P9_TLCREATE:	/* the directory's fid first; the reply's qid[13] is the new file's */
-	case P9_TMKDIR:
-	case P9_TSYMLINK:
-	case P9_TMKNOD:
+	case WS_CHANGES_MADE:
 		ws_changed_fid(d, get_unaligned_le32(t), place);
 		if (rtype == req->tc.id + 1 && d->size >= WS_HDR + 13)
 			ws_changed(d, get_unaligned_le64(req->rc.sdata + WS_HDR + 5), place);
@@ -1684,7 +1781,7 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			 * cannot fail but by a full fid table, and then the fid's next request fails */
 			memcpy(t->msg, req->tc.sdata, WS_TWALKQ_SIZE);
 			t->msg[4] = WS_TWALKQ;
-			err = ws_send_quiet(d, t, WS_TWALKQ_SIZE);
+			err = ws_hold(d, t);
 			if (err == 0) {
 				t = NULL;
 				ws_quiet_walks++;
@@ -1705,7 +1802,7 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			memcpy(t->msg, req->tc.sdata, WS_TLOPENQ_SIZE);
 			t->msg[4] = WS_TLOPENQ;
 			put_unaligned_le16(P9_NOTAG, t->msg + 5);	/* the tag is reused at once */
-			err = ws_send_quiet(d, t, WS_TLOPENQ_SIZE);
+			err = ws_hold(d, t);
 			if (err == 0) {
 				u8 *r = req->rc.sdata;
 
@@ -1727,10 +1824,15 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 		} else if (quiet && d->quiet == WS_QUIET_YES && req->rc.capacity >= WS_HDR) {
 			/* a Tclunkq for the daemon, from our own copy (nothing tells us when QEMU has read a
 			 * message without an answer), and the Rclunk at once: Linux forgets the fid whatever
-			 * the answer says */
+			 * the answer says. A fid the host never heard of is forgotten here alone */
 			memcpy(t->msg, req->tc.sdata, WS_TCLUNKQ_SIZE);
 			t->msg[4] = WS_TCLUNKQ;
-			err = ws_send_quiet(d, t, WS_TCLUNKQ_SIZE);
+			if (ws_unsend(d, get_unaligned_le32(t->msg + WS_HDR))) {
+				ws_tx_discard(t);
+				err = 0;
+			} else {
+				err = ws_hold(d, t);
+			}
 			if (err == 0) {
 				t = NULL;
 				ws_quiet_clunks++;
@@ -1763,12 +1865,8 @@ static int ws_queue(struct p9_client *client, struct p9_req_t *req, struct ws_tx
 			err = -EIO;
 			break;
 		}
-		/* the transmit queue is full: wait for QEMU to give some back */
+		/* the transmit queue is full (all of it kicked): wait for QEMU to give some back */
 		ws_tx_waits++;
-		if (d->unkicked) {	/* what fills the queue must reach QEMU, or it never gives room back */
-			virtqueue_kick(d->tx);
-			d->unkicked = 0;
-		}
 		d->tx_room = false;
 		if (!virtqueue_enable_cb(d->tx)) {
 			virtqueue_disable_cb(d->tx);
@@ -2061,6 +2159,10 @@ static void ws_close(struct p9_client *client)
 	mutex_lock(&ws_mutex);
 	spin_lock_irqsave(&d->lock, flags);
 	if (d->client == client) {
+		if (d->vdev && !d->err) {	/* the clunks held so far: the host closes what they name */
+			ws_reclaim_tx(d);
+			ws_send_held(d);
+		}
 		ws_fail_all(d, -ECONNRESET);
 		if (d->rreq)
 			p9_req_put(client, d->rreq);
@@ -2201,6 +2303,7 @@ static int ws_probe(struct virtio_device *vdev)
 	init_waitqueue_head(&d->wait);
 	INIT_LIST_HEAD(&d->reqs);
 	INIT_LIST_HEAD(&d->txs);
+	INIT_LIST_HEAD(&d->held);
 	INIT_LIST_HEAD(&d->zcs);
 	INIT_LIST_HEAD(&d->notices);
 	INIT_LIST_HEAD(&d->listings);
