@@ -55,11 +55,13 @@ public final class GuestLink implements AutoCloseable {
     /** How long the agent may take to answer a Hello before the link connects again. */
     static final Duration HELLO_TIMEOUT = Duration.ofSeconds(30);
     /**
-     * How long the link waits before it connects again: longer than the agent takes to count a host gone
+     * How long the link waits before it connects again: well past the agent's count of a host gone
      * ({@link Limits#HOST_GONE_MILLIS}), so that it drops what an earlier connection cut off mid-frame and reads the
-     * next Hello from its start. Sooner, the agent reads the Hello on as the rest of that frame.
+     * next Hello from its start (sooner, the agent reads the Hello on as the rest of that frame). Three times it:
+     * the agent counts in the guest's time, which stands still while the machine is stopped (a checkpoint's
+     * instant), and a retry is rare (a connection the agent never answered).
      */
-    static final Duration AGAIN_AFTER = Duration.ofMillis(Limits.HOST_GONE_MILLIS + 500);
+    static final Duration AGAIN_AFTER = Duration.ofMillis(3 * Limits.HOST_GONE_MILLIS);
     /** Connections made in a row that ended before the agent answered, after which the link gives up. */
     static final int ATTEMPTS = 5;
     /**
