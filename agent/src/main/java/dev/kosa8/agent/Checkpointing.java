@@ -25,8 +25,18 @@ final class Checkpointing {
     private Checkpointing() {
     }
 
+    /**
+     * Freezes the sandbox's processes and syncs, then brings a cached folder's mount level with the host: its
+     * module sends the messages it holds (quiet walks, opens and clunks) before the Tsync, so the host's fid
+     * table at the instant has every one of them; held past the instant, one the host read before the pause
+     * but served after it would be missing from the checkpoint's table, and a fid the restored guest uses answer
+     * EBADF (docs/workspace.md, "Quiet messages are held in the guest").
+     */
     static Channel freeze(Message.Freeze f, Outbox outbox) {
-        answer(f.channel(), outbox, "freeze", () -> SandboxCgroup.freeze(f.timeoutMillis()));
+        answer(f.channel(), outbox, "freeze", () -> {
+            SandboxCgroup.freeze(f.timeoutMillis());
+            WorkspaceMount.syncCached();
+        });
         return null;
     }
 

@@ -284,19 +284,23 @@ static void ws_reclaim_tx(struct ws_dev *d)
 	}
 }
 
-static int ws_send_held(struct ws_dev *d);
+static int ws_put_held(struct ws_dev *d, bool *put);
 
 /* Queues t's request, or its own message of size bytes, after the quiet messages held before it, and
- * kicks the queue; -ENOSPC if the queue has no room for all of them (d->lock held). */
+ * kicks the queue once; -ENOSPC if the queue has no room for all of them (d->lock held). */
 static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 {
 	struct scatterlist sg;
+	bool put = false;
 	int err;
 
 	ws_reclaim_tx(d);
-	err = ws_send_held(d);
-	if (err)
+	err = ws_put_held(d, &put);
+	if (err) {
+		if (put)	/* what went on must reach QEMU, or it never gives room back */
+			virtqueue_kick(d->tx);
 		return err;
+	}
 	if (t->sgl)
 		err = virtqueue_add_outbuf(d->tx, t->sgl, t->npages + 1, t, GFP_ATOMIC);
 	else {
@@ -312,8 +316,9 @@ static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
 		list_add_tail(&t->node, &d->txs);
 		/* a request's own size field: a zero-copy Twrite's counts its pages too */
 		ws_tx_bytes += t->req ? get_unaligned_le32(t->req->tc.sdata) : size;
-		virtqueue_kick(d->tx);
 	}
+	if (err == 0 || put)
+		virtqueue_kick(d->tx);
 	return err;
 }
 
@@ -324,16 +329,16 @@ static int ws_send(struct ws_dev *d, struct ws_tx *t, u32 size)
  * costs about a tenth of a millisecond, three a cached open; and a fid clunked while its clone walk is
  * still held was never needed by the host, so none of its messages go at all (ws_unsend): a cached
  * file opened, read from the page cache and closed costs the host nothing. Held messages are guest
- * memory: a checkpoint keeps them with the guest, and they go to whichever host it is restored to.
+ * memory, and go to whichever host the guest has: a checkpoint's freeze sends them first (the agent
+ * writes "sync" after the guest's sync(2)), so the host's fid table at the instant has them.
  */
 
-/* Puts the held messages on the transmit queue and kicks it; -ENOSPC, the rest still held in order,
- * if it is full (d->lock held). */
-static int ws_send_held(struct ws_dev *d)
+/* Puts the held messages on the transmit queue without a kick, *put set if any went; -ENOSPC, the rest
+ * still held in order, if it is full (d->lock held). */
+static int ws_put_held(struct ws_dev *d, bool *put)
 {
 	struct scatterlist sg;
 	struct ws_tx *t, *tmp;
-	bool sent = false;
 	int err = 0;
 
 	list_for_each_entry_safe(t, tmp, &d->held, node) {
@@ -346,9 +351,19 @@ static int ws_send_held(struct ws_dev *d)
 		list_move_tail(&t->node, &d->txs);
 		d->nheld--;
 		ws_tx_bytes += size;
-		sent = true;
+		*put = true;
 	}
-	if (sent)
+	return err;
+}
+
+/* Puts the held messages on the transmit queue and kicks it; -ENOSPC, the rest still held in order,
+ * if it is full (d->lock held). */
+static int ws_send_held(struct ws_dev *d)
+{
+	bool put = false;
+	int err = ws_put_held(d, &put);
+
+	if (put)
 		virtqueue_kick(d->tx);
 	return err;
 }
