@@ -15,16 +15,17 @@ import java.io.InterruptedIOException;
  * bytes arrive by interrupt: the two are not in order. A machine restored
  * from a saved state can hold a "host gone" that its guest had not handled
  * when it was saved (a template's rehearsal link ends just before the save);
- * it is handled after the new host's first bytes, and is followed at once by
+ * it can be handled after the new host's first bytes, followed at once by
  * "host here". Read as an end, it ended the session the new host had just
  * begun, and every message after it was dropped: the guest's network was
  * gone for good. So a read that finds no host looks again every
  * {@code pollMillis} and answers end of file only when no host was found for
  * {@code graceMillis} ({@link Limits#HOST_GONE_MILLIS}); a host found again
  * sooner is read on as if it had never left, a frame it was half-way through
- * included. A host that reconnects therefore waits longer than that before
- * its Hello (the daemon's network link does, {@code GuestLink}), so that a
- * frame an earlier connection cut is dropped and not read as its start.
+ * included. A host that connects after another therefore waits longer than
+ * that before its Hello (the daemon's network link on a retry,
+ * {@code GuestLink}; a restarted daemon, {@code Recovery}), so that a frame an
+ * earlier connection cut is dropped and not read as its start.
  *
  * <p><b>Never asks how much is waiting.</b> The driver cannot say (it has no
  * FIONREAD), and {@code FileInputStream.available()} on the port then fails
