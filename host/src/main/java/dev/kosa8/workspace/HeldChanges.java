@@ -12,9 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
@@ -68,9 +66,7 @@ public final class HeldChanges implements AutoCloseable {
     private final int treeFd;
     private final HeldPolicy policy;
     private final Consumer<String> log;
-    private final Map<String, Unit> units = new ConcurrentHashMap<>();
-    /** The names of units, by the directory they are in: the listings that need merging. */
-    private final Map<String, Set<String>> byParent = new ConcurrentHashMap<>();
+    private final HeldUnits units = new HeldUnits();
     private volatile boolean closed;
     /** Told the units an accept or a reject changed in the guest's view: a caching guest's server notices. */
     private volatile Consumer<List<String>> listener = paths -> { };
@@ -114,7 +110,7 @@ public final class HeldChanges implements AutoCloseable {
             int fd = LinuxFs.openRoot(dir.resolve("tree").toAbsolutePath().toString());
             HeldChanges h = new HeldChanges(dir, fd, policy, r.hold(), r.noHold(), r.folder(), log);
             for (Unit u : r.units()) {
-                h.index(u);
+                h.units.add(u);
             }
             return h;
         } catch (RecordFile.Damaged e) {
@@ -146,12 +142,11 @@ public final class HeldChanges implements AutoCloseable {
      */
     public synchronized void reload() {
         units.clear();
-        byParent.clear();
         Path file = dir.resolve("held.json");
         try {
             if (Files.exists(file)) {
                 for (Unit u : RECORD.read(file).units()) {
-                    index(u);
+                    units.add(u);
                 }
             }
         } catch (IOException e) {
@@ -179,33 +174,17 @@ public final class HeldChanges implements AutoCloseable {
 
     /** The units held, by path. */
     public List<Unit> units() {
-        List<Unit> out = new ArrayList<>(units.values());
-        out.sort(Comparator.comparing(Unit::path));
-        return out;
+        return units.sorted();
     }
 
     /** The held unit {@code path} is in (itself or an ancestor), or null. */
     Unit unitOf(String path) {
-        if (units.isEmpty()) {
-            return null;
-        }
-        String p = path;
-        while (true) {
-            Unit u = units.get(p);
-            if (u != null) {
-                return u;
-            }
-            if (p.isEmpty()) {
-                return null;
-            }
-            p = Fid.parent(p);
-        }
+        return units.unitOf(path);
     }
 
     /** The names of units directly in directory {@code dirPath}: those its listing takes from the tree. */
     Set<String> unitNamesIn(String dirPath) {
-        Set<String> s = byParent.get(dirPath);
-        return s == null ? Set.of() : s;
+        return units.namesIn(dirPath);
     }
 
     /** Whether a unit directly in {@code dirPath} has something in the tree: the guest sees it there. */
@@ -227,7 +206,7 @@ public final class HeldChanges implements AutoCloseable {
         if (u == null || !u.base().equals(TreeCopy.ABSENT) || TreeCopy.statOrNull(treeFd, path) != null) {
             return;
         }
-        unindex(u);
+        units.remove(u);
         try {
             save();
         } catch (IOException e) {
@@ -237,16 +216,7 @@ public final class HeldChanges implements AutoCloseable {
 
     /** Whether any unit lies strictly under {@code dirPath}. */
     boolean anyUnder(String dirPath) {
-        if (units.isEmpty()) {
-            return false;
-        }
-        String prefix = dirPath.isEmpty() ? "" : dirPath + "/";
-        for (String p : units.keySet()) {
-            if (p.startsWith(prefix) && !p.equals(dirPath)) {
-                return true;
-            }
-        }
-        return false;
+        return units.anyUnder(dirPath);
     }
 
     /**
@@ -266,33 +236,17 @@ public final class HeldChanges implements AutoCloseable {
         String base = TreeCopy.fingerprint(hostRoot, unitPath);
         TreeCopy.copy(hostRoot, unitPath, treeFd, unitPath);
         u = new Unit(unitPath, className, base, Instant.now());
-        index(u);
+        units.add(u);
         try {
             save();
         } catch (IOException e) {
-            unindex(u);
+            units.remove(u);
             TreeCopy.remove(treeFd, unitPath);
             log.accept("cannot record held unit " + unitPath + ": " + e.getMessage());
             throw new ErrnoException(ErrnoException.EIO, "cannot record a held unit");
         }
         log.accept("held " + className + " unit " + unitPath);
         return u;
-    }
-
-    private void index(Unit u) {
-        units.put(u.path(), u);
-        byParent.computeIfAbsent(Fid.parent(u.path()), k -> ConcurrentHashMap.newKeySet()).add(Fid.lastName(u.path()));
-    }
-
-    private void unindex(Unit u) {
-        units.remove(u.path());
-        Set<String> s = byParent.get(Fid.parent(u.path()));
-        if (s != null) {
-            s.remove(Fid.lastName(u.path()));
-            if (s.isEmpty()) {
-                byParent.remove(Fid.parent(u.path()));
-            }
-        }
     }
 
     private void save() throws IOException {
@@ -372,7 +326,7 @@ public final class HeldChanges implements AutoCloseable {
                     apply(root, u);
                 }
                 dev.kosa8.host.CrashPoints.reached("accept", "placed");
-                unindex(u);
+                units.remove(u);
                 changed.add(u.path());
                 save();
                 TreeCopy.remove(treeFd, u.path());
@@ -433,7 +387,7 @@ public final class HeldChanges implements AutoCloseable {
         List<String> changed = new ArrayList<>(); // in the guest's view: unindexed, if not yet done
         try {
             for (Unit u : chosen) {
-                unindex(u);
+                units.remove(u);
                 changed.add(u.path());
                 save();
                 TreeCopy.remove(treeFd, u.path());
