@@ -58,10 +58,10 @@ public final class FolderAdopter {
             try {
                 return apply(from, to, steps, new HeldRoots(to, held), held, dryRun);
             } finally {
-                HeldChanges.closeQuietly(to);
+                LinuxFs.closeQuietly(to);
             }
         } finally {
-            HeldChanges.closeQuietly(from);
+            LinuxFs.closeQuietly(from);
         }
     }
 

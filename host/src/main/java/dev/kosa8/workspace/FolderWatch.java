@@ -236,7 +236,7 @@ final class FolderWatch implements AutoCloseable {
                     missed(e, path);
                 }
             } finally {
-                closeQuietly(fd);
+                LinuxFs.closeQuietly(fd);
             }
         }
     }
@@ -276,13 +276,6 @@ final class FolderWatch implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(int fd) {
-        try {
-            LinuxFs.close(fd);
-        } catch (ErrnoException e) {
-            // nothing to do
-        }
-    }
 
     @Override
     public void close() {

@@ -277,7 +277,7 @@ public final class HeldChanges implements AutoCloseable {
         } catch (ErrnoException e) {
             throw failed("read the held changes", e);
         } finally {
-            closeQuietly(root);
+            LinuxFs.closeQuietly(root);
         }
     }
 
@@ -336,7 +336,7 @@ public final class HeldChanges implements AutoCloseable {
         } catch (ErrnoException | IOException e) {
             throw failed("accept the held changes", e);
         } finally {
-            closeQuietly(root);
+            LinuxFs.closeQuietly(root);
             tellChanged(changed);
         }
     }
@@ -461,13 +461,6 @@ public final class HeldChanges implements AutoCloseable {
                 "see the daemon's log; what was not done stays held");
     }
 
-    static void closeQuietly(int fd) {
-        try {
-            LinuxFs.close(fd);
-        } catch (ErrnoException ignored) {
-            // nothing to do
-        }
-    }
 
     /** Drops every held change and the layer's files (the sandbox is being removed). */
     public synchronized void discard() {
@@ -485,7 +478,7 @@ public final class HeldChanges implements AutoCloseable {
     public synchronized void close() {
         if (!closed) {
             closed = true;
-            closeQuietly(treeFd);
+            LinuxFs.closeQuietly(treeFd);
         }
     }
 }

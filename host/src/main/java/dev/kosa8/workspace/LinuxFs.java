@@ -208,6 +208,15 @@ final class LinuxFs {
         }
     }
 
+    /** Closes {@code fd}, ignoring a failure: for clean-up, where nothing could be done about one. */
+    static void closeQuietly(int fd) {
+        try {
+            close(fd);
+        } catch (ErrnoException ignored) {
+            // nothing to do
+        }
+    }
+
     // ---- plumbing
 
     static long call(Arena arena, String name, NativeCall.Native fn) throws ErrnoException {

@@ -82,13 +82,6 @@ final class ServerSetup {
         }
     }
 
-    static void closeQuietly(int fd) {
-        try {
-            LinuxFs.close(fd);
-        } catch (ErrnoException ignored) {
-            // nothing to do
-        }
-    }
 
     static int ownerUid() {
         return statusField("Uid:", 10);

@@ -148,7 +148,7 @@ public final class WorkspaceServer implements AutoCloseable {
             if (ww != null) {
                 ww.close();
             }
-            ServerSetup.closeQuietly(root);
+            LinuxFs.closeQuietly(root);
             if (held != null) {
                 held.close();
             }
@@ -335,7 +335,7 @@ public final class WorkspaceServer implements AutoCloseable {
             writes.close();
         }
         if (stopped && watchStopped) {
-            ServerSetup.closeQuietly(rootFd);
+            LinuxFs.closeQuietly(rootFd);
             if (held != null) {
                 held.close();
             }
