@@ -24,8 +24,8 @@ import java.io.InterruptedIOException;
  * sooner is read on as if it had never left, a frame it was half-way through
  * included. A host that connects after another therefore waits longer than
  * that before its Hello (the daemon's network link on a retry,
- * {@code GuestLink}), so that a frame an earlier connection cut is dropped and
- * not read as its start.
+ * {@code GuestLink}; a restarted daemon, {@code Recovery}), so that a frame an
+ * earlier connection cut is dropped and not read as its start.
  *
  * <p><b>Never asks how much is waiting.</b> The driver cannot say (it has no
  * FIONREAD), and {@code FileInputStream.available()} on the port then fails

@@ -2,6 +2,7 @@ package dev.kosa8.daemon;
 
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.protocol.Limits;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -108,6 +109,9 @@ final class Recovery {
      * done. Each sandbox's requests are let through as soon as its own is.
      */
     void reattach() {
+        if (!toAttach.isEmpty()) {
+            awaitTheLastDaemonsGoing();
+        }
         List<Thread> threads = new ArrayList<>();
         for (Sandbox s : toAttach) {
             threads.add(Thread.ofPlatform().name("reattach-" + s.id()).start(() -> {
@@ -129,6 +133,36 @@ final class Recovery {
                 return;
             }
         }
+    }
+
+    /**
+     * How long after the daemon before went this one may first speak to its guests: longer than their agents
+     * take to count a host gone ({@link Limits#HOST_GONE_MILLIS}). Sooner, an agent still in the middle of a frame
+     * the daemon before was cut off in (a file being copied in, a download) would read this daemon's Hello as the
+     * rest of it, and the sandbox would be lost to a handshake that never ends.
+     */
+    static final Duration AFTER_THE_LAST_DAEMON = Duration.ofMillis(Limits.HOST_GONE_MILLIS + 500);
+
+    /**
+     * Waits out {@link #AFTER_THE_LAST_DAEMON} from this daemon's start, which came after the last one went: nothing
+     * when the restart itself took that long.
+     */
+    private void awaitTheLastDaemonsGoing() {
+        Duration left = leftToWait(ProcessHandle.current().info().startInstant().orElse(java.time.Instant.EPOCH),
+                java.time.Instant.now());
+        if (left.isPositive()) {
+            try {
+                Thread.sleep(left);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** What is left of {@link #AFTER_THE_LAST_DAEMON} at {@code now} for a daemon that started at {@code started}. */
+    static Duration leftToWait(java.time.Instant started, java.time.Instant now) {
+        Duration left = Duration.between(now, started.plus(AFTER_THE_LAST_DAEMON));
+        return left.isNegative() ? Duration.ZERO : left;
     }
 
     private void reattach(Sandbox s, SandboxRecord r) {

@@ -138,9 +138,20 @@ public final class QemuProcess {
         return ProcessHandle.of(pid).flatMap(h -> h.info().arguments());
     }
 
-    private static boolean sameInstant(Instant a, Instant b) {
-        // /proc reports start times in clock ticks; allow for the rounding
-        return b != null && Duration.between(a, b).abs().toMillis() < 1000;
+    /**
+     * How far apart two readings of one process's start may be. The JDK reads a start on Linux as the boot time
+     * of {@code /proc/stat}'s {@code btime}, in whole seconds, plus the process's start in clock ticks since boot
+     * (checked against JDK 25). The kernel works {@code btime} out afresh from the wall clock on each read, so a
+     * clock adjusted by a few milliseconds moves it by a whole second across the rounding: a daemon started after
+     * that reads every running QEMU as started one second away from its record. That cost a CI run every sandbox
+     * across a daemon restart ("no longer running", then its live jail killed as unknown). A clock stepped by more
+     * than this while no daemon ran still loses them, with that message; a pid reused within two seconds of the
+     * recorded QEMU's start, by a process that outlived it, cannot happen.
+     */
+    static final Duration SAME_START = Duration.ofSeconds(2);
+
+    static boolean sameInstant(Instant a, Instant b) {
+        return b != null && Duration.between(a, b).abs().compareTo(SAME_START) < 0;
     }
 
     private static final java.lang.invoke.MethodHandle SETPRIORITY = dev.kosa8.host.NativeCall.handle("setpriority",

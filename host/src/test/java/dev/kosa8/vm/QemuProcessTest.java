@@ -42,4 +42,25 @@ class QemuProcessTest {
             p.destroyForcibly().waitFor();
         }
     }
+
+    /**
+     * The start a daemon records and the one the next daemon reads are each the kernel's boot time in whole
+     * seconds plus the process's start since boot; a clock adjusted by milliseconds between the two moves the
+     * boot time across a second. The same QEMU must still be found; a start a few seconds away is another process.
+     */
+    @Test
+    void aQemuIsFoundWhenTheBootTimeMovedASecondBetweenTwoDaemonsAndNotWhenItStartedElsewhen() throws Exception {
+        Process p = new ProcessBuilder("sh", "-c", "sleep 600; :").start();
+        try {
+            java.time.Instant recorded = p.toHandle().info().startInstant().orElseThrow();
+            assertThat(QemuProcess.attach(p.pid(), recorded.minusSeconds(1), null)).as("boot time one second on")
+                    .isPresent();
+            assertThat(QemuProcess.attach(p.pid(), recorded.plusSeconds(1).plusMillis(10), null))
+                    .as("one second back, and a tick").isPresent();
+            assertThat(QemuProcess.attach(p.pid(), recorded.plusSeconds(3), null)).as("another start").isEmpty();
+            assertThat(QemuProcess.attach(p.pid(), null, null)).as("no start recorded").isEmpty();
+        } finally {
+            p.destroyForcibly().waitFor();
+        }
+    }
 }
