@@ -1,10 +1,8 @@
 package dev.kosa8.cli;
 
-import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.ParentCommand;
 
 @Command(name = "accept", mixinStandardHelpOptions = true,
@@ -16,17 +14,11 @@ final class AcceptCommand implements Callable<Integer> {
     @ParentCommand
     Main main;
 
-    @Parameters(index = "0", paramLabel = "ID", description = "The sandbox.")
-    String id;
-
-    @Parameters(index = "1..*", paramLabel = "PATH", description = "Held paths, relative to the folder, as review lists them.")
-    List<String> paths = List.of();
-
-    @Option(names = "--all", description = "Every held change.")
-    boolean all;
+    @Mixin
+    HeldAction held;
 
     @Override
     public Integer call() {
-        return HeldAction.run(main, "accept", id, paths, all);
+        return held.run(main, "accept");
     }
 }

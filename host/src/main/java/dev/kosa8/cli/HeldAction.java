@@ -3,13 +3,25 @@ package dev.kosa8.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kosa8.host.KosaException;
 import java.util.List;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
-/** What accept and reject share: the request, and what it did, printed. */
+/**
+ * What accept and reject share, as a picocli mixin: the sandbox and the held paths (or {@code --all}) they take,
+ * the request, and what it did, printed.
+ */
 final class HeldAction {
-    private HeldAction() {
-    }
+    @Parameters(index = "0", paramLabel = "ID", description = "The sandbox.")
+    String id;
 
-    static int run(Main main, String action, String id, List<String> paths, boolean all) {
+    @Parameters(index = "1..*", paramLabel = "PATH", description = "Held paths, relative to the folder, as review lists them.")
+    List<String> paths = List.of();
+
+    @Option(names = "--all", description = "Every held change.")
+    boolean all;
+
+    /** Asks the daemon to {@code action} ("accept" or "reject") the paths named; 1 when any was a conflict. */
+    int run(Main main, String action) {
         if (all == !paths.isEmpty()) {
             throw new KosaException(KosaException.Kind.USAGE, all ? "--all and paths together" : "nothing to " + action,
                     "name held paths (`kosa8 review " + id + "` lists them), or pass --all");

@@ -36,6 +36,32 @@ class CliTest {
                 .satisfies(e -> assertThat(((KosaException) e).suggestion()).contains("NAME=VALUE"));
     }
 
+    /** accept and reject take the same arguments from one mixin, and a bad combination is refused before any request. */
+    @Test
+    void acceptAndRejectTakeTheSandboxAndItsHeldPathsOrAll() {
+        for (String verb : List.of("accept", "reject")) {
+            var parsed = Main.commandLine().parseArgs(verb, "3f2a", ".envrc", ".git/hooks").subcommand();
+            HeldAction held = parsed.commandSpec().mixins().get("held").userObject() instanceof HeldAction h ? h : null;
+            assertThat(held).as(verb).isNotNull();
+            assertThat(held.id).isEqualTo("3f2a");
+            assertThat(held.paths).containsExactly(".envrc", ".git/hooks");
+            assertThat(held.all).isFalse();
+            HeldAction all = (HeldAction) Main.commandLine().parseArgs(verb, "3f2a", "--all").subcommand()
+                    .commandSpec().mixins().get("held").userObject();
+            assertThat(all.all).isTrue();
+            assertThat(all.paths).isEmpty();
+            HeldAction both = (HeldAction) Main.commandLine().parseArgs(verb, "3f2a", "--all", ".envrc").subcommand()
+                    .commandSpec().mixins().get("held").userObject();
+            assertThatThrownBy(() -> both.run(null, verb)).isInstanceOf(KosaException.class)
+                    .hasMessageContaining("--all and paths together");
+            var help = new java.io.StringWriter();
+            var cl = Main.commandLine();
+            cl.setOut(new java.io.PrintWriter(help));
+            cl.execute(verb, "--help");
+            assertThat(help.toString()).contains("ID").contains("PATH").contains("--all");
+        }
+    }
+
     @Test
     void helpTeachesByExample() {
         var sw = new java.io.StringWriter();
