@@ -150,8 +150,9 @@ final class HotPath {
             }
             case "checkpoint" -> {
                 Line l = Line.of(rest, Map.of("--wait", List.of("wait")), Map.of("-m", "message", "--message", "message"));
-                // `checkpoint rm` is a subcommand of its own
-                yield l != null && l.plain(1, 1) && !l.positionals().getFirst().equals("rm")
+                // `checkpoint rm` is a subcommand of its own, and picocli reads "rm" anywhere as it, an option's
+                // value included (`checkpoint -m rm ID`): such a line is left to picocli
+                yield l != null && l.plain(1, 1) && !java.util.Arrays.asList(rest).contains("rm")
                         ? new Checkpoint(l.positionals().getFirst(), l.value("message", ""), l.has("wait")) : null;
             }
             case "checkpoints" -> Line.of(rest, Map.of(), Map.of()) instanceof Line l && l.plain(1, 1)

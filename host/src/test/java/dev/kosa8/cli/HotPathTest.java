@@ -49,6 +49,7 @@ class HotPathTest {
         "run true", "run --", "run --memory 2G -- true", "run --no-rm -- true", "run --rm -- true", "run ab12 -- true",
         "run --net open -- true", "checkpoint", "checkpoint rm ab12 c1", "checkpoint ab12 -m", "checkpoint ab12 -m --wait",
         "checkpoint ab12 -m a -m b", "checkpoint ab12 --wait --wait", "checkpoint ab12 c1", "checkpoint ab12 -- x",
+        "checkpoint -m rm ab12", "checkpoint ab12 --message rm",
         "checkpoints", "checkpoints ab12 c1", "rewind", "rewind ab12 c1 c2", "rewind -x ab12", "rm -f ab12",
         "create", "shell ab12", "inspect ab12", "fork ab12", "help", "daemon stop",
     })
