@@ -67,13 +67,16 @@ public final class HeldChanges implements AutoCloseable {
     private final HeldPolicy policy;
     private final Consumer<String> log;
     private final HeldUnits units = new HeldUnits();
+    /** The bound on the tree's blocks and entries. */
+    private final HeldSpace space;
     private volatile boolean closed;
     /** Told the units an accept or a reject changed in the guest's view: a caching guest's server notices. */
     private volatile Consumer<List<String>> listener = paths -> { };
 
     private HeldChanges(Path dir, int treeFd, HeldPolicy policy, List<String> hold, List<String> noHold,
-                        String folder, Consumer<String> log) {
+                        String folder, HeldSpace.Bound bound, Consumer<String> log) {
         this.dir = dir;
+        this.space = new HeldSpace(treeFd, bound);
         this.folder = folder;
         this.hold = hold;
         this.noHold = noHold;
@@ -102,13 +105,18 @@ public final class HeldChanges implements AutoCloseable {
      * ({@link #choose}) of the defaults and {@code userFile}'s classes.
      */
     public static HeldChanges open(Path dir, Path userFile, Consumer<String> log) {
+        return open(dir, userFile, HeldSpace.DEFAULT, log);
+    }
+
+    /** As {@link #open(Path, Path, Consumer)}, the tree kept within {@code bound}. */
+    static HeldChanges open(Path dir, Path userFile, HeldSpace.Bound bound, Consumer<String> log) {
         try {
             Files.createDirectories(dir.resolve("tree"));
             Path file = dir.resolve("held.json");
             Record r = Files.exists(file) ? RECORD.read(file) : new Record(List.of(), List.of(), List.of(), "");
             HeldPolicy policy = HeldPolicy.of(userFile, r.hold(), r.noHold());
             int fd = LinuxFs.openRoot(dir.resolve("tree").toAbsolutePath().toString());
-            HeldChanges h = new HeldChanges(dir, fd, policy, r.hold(), r.noHold(), r.folder(), log);
+            HeldChanges h = new HeldChanges(dir, fd, policy, r.hold(), r.noHold(), r.folder(), bound, log);
             for (Unit u : r.units()) {
                 h.units.add(u);
             }
@@ -166,6 +174,11 @@ public final class HeldChanges implements AutoCloseable {
 
     int treeFd() {
         return treeFd;
+    }
+
+    /** The bound on what the tree keeps, which each guest write and change into it is counted against. */
+    HeldSpace space() {
+        return space;
     }
 
     boolean isEmpty() {
@@ -235,6 +248,13 @@ public final class HeldChanges implements AutoCloseable {
         TreeCopy.remove(treeFd, unitPath); // left over from a crash between copy and record
         String base = TreeCopy.fingerprint(hostRoot, unitPath);
         TreeCopy.copy(hostRoot, unitPath, treeFd, unitPath);
+        try {
+            space.admitCopy();
+        } catch (ErrnoException e) {
+            TreeCopy.remove(treeFd, unitPath);
+            log.accept("not holding " + className + " unit " + unitPath + ": " + e.getMessage());
+            throw e;
+        }
         u = new Unit(unitPath, className, base, Instant.now());
         units.add(u);
         try {

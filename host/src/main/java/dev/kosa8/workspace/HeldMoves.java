@@ -125,6 +125,15 @@ final class HeldMoves {
         if (!TreeCopy.copy(fromRoot, from, toRoot, temp)) {
             throw new ErrnoException(ErrnoException.ENOENT, "move");
         }
+        HeldChanges held = ops.roots().held();
+        if (held != null && toRoot == held.treeFd()) {
+            try {
+                held.space().admitCopy(); // a file moved into the held layer is written there: its bound holds
+            } catch (ErrnoException e) {
+                TreeCopy.remove(toRoot, temp);
+                throw e;
+            }
+        }
         int d = ops.parentFd(to, false);
         try {
             NameCalls.renameAt(d, Fid.lastName(temp), d, Fid.lastName(to));

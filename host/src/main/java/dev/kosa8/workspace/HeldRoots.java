@@ -55,6 +55,20 @@ final class HeldRoots {
     }
 
     /**
+     * The root for a new entry at {@code path} (made, linked, or renamed to): as {@link #rootForChange}, the entry
+     * counted against the held layer's bound when it lands there ({@link HeldSpace}; ENOSPC past it). A removal
+     * or a change in place takes {@link #rootForChange}: it never needs room.
+     */
+    int rootForNew(String path, boolean directory) throws ErrnoException {
+        int root = rootForChange(path, directory);
+        HeldChanges h = held;
+        if (h != null && root == h.treeFd()) {
+            h.space().chargeEntry();
+        }
+        return root;
+    }
+
+    /**
      * The policy's unit for a change at {@code path}; a unit held only when it is no directory (a
      * {@code .git} file) is none where the folder has a directory there (its repository, which a
      * file cannot replace: the change fails in the folder as it would).

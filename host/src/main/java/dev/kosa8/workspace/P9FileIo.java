@@ -39,6 +39,10 @@ final class P9FileIo {
         if (f.kind == Fid.Kind.XATTR) {
             throw new ErrnoException(ErrnoException.EOPNOTSUPP, "xattr write");
         }
+        HeldChanges held = ops.roots().held();
+        if (held != null && held.unitOf(f.path()) != null) {
+            held.space().chargeBytes(w.data().remaining()); // the held layer's bound: ENOSPC past it
+        }
         return new P9Reply.Write(f.withFd(fd -> writeInPieces(fd, w.data(), w.offset())));
     }
 

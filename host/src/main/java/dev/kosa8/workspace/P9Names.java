@@ -17,7 +17,7 @@ final class P9Names {
     P9Reply mkdir(P9Request.Mkdir m) throws ErrnoException {
         Fid dir = ops.directory(m.dfid());
         String name = Names.component(m.name());
-        int d = ops.parentFd(Fid.child(dir.path(), name), true);
+        int d = ops.parentFdForNew(Fid.child(dir.path(), name), true);
         try {
             int mode = P9Operations.safeMode(m.mode(), true);
             NameCalls.mkdirAt(d, name, mode);
@@ -52,7 +52,7 @@ final class P9Names {
             // a host program following it would leave the folder, or see a package's files as a project's
             ops.roots().holdAlone(path, HeldPolicy.SYMLINKS);
         }
-        int d = ops.parentFd(path, false);
+        int d = ops.parentFdForNew(path, false);
         try {
             // the target is only text: the server never follows it, the guest kernel resolves it in the guest
             NameCalls.symlinkAt(s.target(), d, name);
@@ -70,7 +70,7 @@ final class P9Names {
             // device nodes and sockets would reach past the folder into the host's kernel
             throw new ErrnoException(ErrnoException.EPERM, "mknod: only regular files and FIFOs");
         }
-        int d = ops.parentFd(Fid.child(dir.path(), name), false);
+        int d = ops.parentFdForNew(Fid.child(dir.path(), name), false);
         try {
             int perm = P9Operations.safeMode(m.mode(), false);
             int mode = (type == 0 ? LinuxFs.S_IFREG : type) | perm;
@@ -102,7 +102,7 @@ final class P9Names {
         }
         int from = ops.parentFd(target.path(), false);
         try {
-            int to = ops.parentFd(dest, false);
+            int to = ops.parentFdForNew(dest, false);
             try {
                 String old = Fid.lastName(target.path());
                 if (toUnit == null && NameCalls.statAt(from, old).isSymlink()
@@ -158,7 +158,7 @@ final class P9Names {
         }
         int a = ops.parentFd(from, directory);
         try {
-            int b = ops.parentFd(to, directory);
+            int b = ops.parentFdForNew(to, directory);
             try {
                 NameCalls.renameAt(a, fromName, b, toName);
             } finally {

@@ -124,7 +124,7 @@ final class P9Opens {
         boolean created = true;
         try {
             // a file made here is a new regular file; an existing name is opened as Tlopen would
-            fd = LinuxFs.openBeneath(ops.roots().rootForChange(path, false), path, flags | LinuxFs.O_CREAT | LinuxFs.O_EXCL
+            fd = LinuxFs.openBeneath(ops.roots().rootForNew(path, false), path, flags | LinuxFs.O_CREAT | LinuxFs.O_EXCL
                     | LinuxFs.O_NOFOLLOW | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY, mode);
         } catch (ErrnoException e) {
             if (e.errno != ErrnoException.EEXIST || (flags & LinuxFs.O_EXCL) != 0) {

@@ -438,6 +438,12 @@ final class P9Operations {
                 LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
     }
 
+    /** As {@link #parentFd}, for a new entry {@code child}: counted against the held layer's bound there. */
+    int parentFdForNew(String child, boolean directory) throws ErrnoException {
+        roots.rootForNew(child, directory);
+        return parentFd(child, directory);
+    }
+
     LinuxFs.Stat statPath(String path) throws ErrnoException {
         int fd = pathFd(path);
         try {

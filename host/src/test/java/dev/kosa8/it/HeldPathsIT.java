@@ -14,6 +14,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -275,5 +276,31 @@ class HeldPathsIT {
         } finally {
             Kosa.deleteTree(dir);
         }
+    }
+
+    /**
+     * A guest writing without end at a held path fills the held layer to its bound (1 GiB,
+     * docs/limits.md) and then gets ENOSPC from its own write; the host keeps no more than the bound,
+     * and the folder has none of it. Writes a GiB through the folder: tagged long (the bound's cases
+     * with a small bound run in the default suite, {@code HeldSpaceTest}).
+     */
+    @Test
+    @Tag("long")
+    void aGuestWritingWithoutEndAtAHeldPathGetsNoSpaceAtTheHeldLayersBound(SharedSandbox.Booted box) throws Exception {
+        hostRepo(box, "bound-repo");
+        Kosa.Result r = box.exec(Duration.ofMinutes(40), "sh", "-c",
+                "cd /workspace/bound-repo && s=$(date +%s); dd if=/dev/zero of=.git/hooks/big bs=1M count=1100 "
+                        + "conv=fsync; echo status $? after $(( $(date +%s) - s )) s");
+        // the folder's writes are cached in the guest and written back: the error comes by the file's fsync (or
+        // close), as from a full disk under any write-back cache (docs/workspace.md)
+        assertThat(r.stdout() + r.stderr()).as(r.toString()).contains("No space left on device")
+                .contains("status 1");
+        Process du = new ProcessBuilder("du", "-s", "--block-size=1",
+                Kosa.HOME.resolve("data/sandboxes").resolve(box.id()).resolve("held").toString()).start();
+        long held = Long.parseLong(new String(du.getInputStream().readAllBytes()).strip().split("\\s+")[0]);
+        assertThat(du.waitFor()).isZero();
+        assertThat(held).as("the held layer on the host").isLessThanOrEqualTo((1L << 30) + (1L << 20));
+        assertThat(box.workspace().resolve("bound-repo/.git/hooks/big")).doesNotExist();
+        sh(box, "rm /workspace/bound-repo/.git/hooks/big");
     }
 }
