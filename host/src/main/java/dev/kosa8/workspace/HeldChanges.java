@@ -327,7 +327,7 @@ public final class HeldChanges implements AutoCloseable {
      * version changed since it was held is a conflict: left held, reported, not overwritten.
      */
     public synchronized Outcome accept(Path folder, List<String> paths, boolean all) {
-        List<Unit> chosen = choose(paths, all);
+        List<Unit> chosen = units.named(paths, all);
         int root = openFolder(folder);
         List<String> done = new ArrayList<>();
         List<String> changed = new ArrayList<>(); // in the guest's view: unindexed, if not yet done
@@ -402,7 +402,7 @@ public final class HeldChanges implements AutoCloseable {
 
     /** Drops the held version of each unit named (or all): the guest sees the folder's again. */
     public synchronized Outcome reject(List<String> paths, boolean all) {
-        List<Unit> chosen = choose(paths, all);
+        List<Unit> chosen = units.named(paths, all);
         List<String> done = new ArrayList<>();
         List<String> changed = new ArrayList<>(); // in the guest's view: unindexed, if not yet done
         try {
@@ -419,51 +419,6 @@ public final class HeldChanges implements AutoCloseable {
         } finally {
             tellChanged(changed);
         }
-    }
-
-    /** The units {@code paths} name; every path must be a unit (or in one), else nothing is done. */
-    private List<Unit> choose(List<String> paths, boolean all) {
-        if (all) {
-            return units();
-        }
-        if (paths.isEmpty()) {
-            throw new KosaException(KosaException.Kind.USAGE, "no path given", "name held paths, or pass --all");
-        }
-        List<Unit> out = new ArrayList<>();
-        List<String> wrong = new ArrayList<>();
-        for (String p : paths) {
-            String norm = normalise(p);
-            Unit u = norm == null ? null : units.get(norm);
-            if (u == null) {
-                wrong.add(p);
-            } else if (!out.contains(u)) {
-                out.add(u);
-            }
-        }
-        if (!wrong.isEmpty()) {
-            throw new KosaException(KosaException.Kind.USAGE, "not held: " + String.join(", ", wrong),
-                    units.isEmpty() ? "nothing is held" : "held are: " + String.join(", ",
-                            units().stream().map(Unit::path).toList()));
-        }
-        return out;
-    }
-
-    /** A path as the user typed it, relative to the folder, or null if it is absolute or climbs. */
-    static String normalise(String p) {
-        if (p.startsWith("/")) {
-            return null;
-        }
-        List<String> parts = new ArrayList<>();
-        for (String s : p.split("/")) {
-            if (s.isEmpty() || s.equals(".")) {
-                continue;
-            }
-            if (s.equals("..")) {
-                return null;
-            }
-            parts.add(s);
-        }
-        return parts.isEmpty() ? null : String.join("/", parts);
     }
 
     /** Opens a sandbox's folder as a root to resolve paths beneath; a clear error if it is gone. */

@@ -1,5 +1,6 @@
 package dev.kosa8.workspace;
 
+import dev.kosa8.host.KosaException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -90,5 +91,53 @@ final class HeldUnits {
             }
         }
         return false;
+    }
+
+    /**
+     * The units {@code paths} name as a user typed them (accept, reject), or all; every path must be a unit, else
+     * a usage error naming the wrong ones and what is held.
+     */
+    List<HeldChanges.Unit> named(List<String> paths, boolean all) {
+        if (all) {
+            return sorted();
+        }
+        if (paths.isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "no path given", "name held paths, or pass --all");
+        }
+        List<HeldChanges.Unit> out = new ArrayList<>();
+        List<String> wrong = new ArrayList<>();
+        for (String p : paths) {
+            String norm = normalise(p);
+            HeldChanges.Unit u = norm == null ? null : get(norm);
+            if (u == null) {
+                wrong.add(p);
+            } else if (!out.contains(u)) {
+                out.add(u);
+            }
+        }
+        if (!wrong.isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "not held: " + String.join(", ", wrong),
+                    isEmpty() ? "nothing is held" : "held are: " + String.join(", ",
+                            sorted().stream().map(HeldChanges.Unit::path).toList()));
+        }
+        return out;
+    }
+
+    /** A path as the user typed it, relative to the folder, or null if it is absolute or climbs. */
+    static String normalise(String p) {
+        if (p.startsWith("/")) {
+            return null;
+        }
+        List<String> parts = new ArrayList<>();
+        for (String s : p.split("/")) {
+            if (s.isEmpty() || s.equals(".")) {
+                continue;
+            }
+            if (s.equals("..")) {
+                return null;
+            }
+            parts.add(s);
+        }
+        return parts.isEmpty() ? null : String.join("/", parts);
     }
 }
