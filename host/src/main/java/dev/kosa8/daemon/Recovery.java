@@ -145,11 +145,13 @@ final class Recovery {
 
     /**
      * Waits out {@link #AFTER_THE_LAST_DAEMON} from this daemon's start, which came after the last one went: nothing
-     * when the restart itself took that long.
+     * when the restart itself took that long. The start is the JVM's own uptime, a monotonic clock: the process's
+     * start instant is counted from a boot time in whole seconds and may be a second off
+     * ({@link dev.kosa8.vm.QemuProcess#SAME_START}).
      */
     private void awaitTheLastDaemonsGoing() {
-        Duration left = leftToWait(ProcessHandle.current().info().startInstant().orElse(java.time.Instant.EPOCH),
-                java.time.Instant.now());
+        Duration left = leftToWait(Duration.ofMillis(java.lang.management.ManagementFactory.getRuntimeMXBean()
+                .getUptime()));
         if (left.isPositive()) {
             try {
                 Thread.sleep(left);
@@ -159,9 +161,9 @@ final class Recovery {
         }
     }
 
-    /** What is left of {@link #AFTER_THE_LAST_DAEMON} at {@code now} for a daemon that started at {@code started}. */
-    static Duration leftToWait(java.time.Instant started, java.time.Instant now) {
-        Duration left = Duration.between(now, started.plus(AFTER_THE_LAST_DAEMON));
+    /** What is left of {@link #AFTER_THE_LAST_DAEMON} for a daemon that has been up for {@code uptime}. */
+    static Duration leftToWait(Duration uptime) {
+        Duration left = AFTER_THE_LAST_DAEMON.minus(uptime);
         return left.isNegative() ? Duration.ZERO : left;
     }
 

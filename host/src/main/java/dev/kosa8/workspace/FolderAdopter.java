@@ -59,6 +59,9 @@ public final class FolderAdopter {
                 return apply(from, to, steps, new HeldRoots(to, held), held, dryRun);
             } finally {
                 LinuxFs.closeQuietly(to);
+                if (held != null) {
+                    held.space().forget(); // the user's adopt wrote the layer: measured again at the next need
+                }
             }
         } finally {
             LinuxFs.closeQuietly(from);

@@ -150,6 +150,7 @@ public final class HeldChanges implements AutoCloseable {
      */
     public synchronized void reload() {
         units.clear();
+        space.forget(); // the tree is the checkpoint's now
         Path file = dir.resolve("held.json");
         try {
             if (Files.exists(file)) {
@@ -237,6 +238,15 @@ public final class HeldChanges implements AutoCloseable {
      * the tree and records it. Idempotent.
      */
     synchronized Unit hold(int hostRoot, String unitPath, String className) throws ErrnoException {
+        return hold(hostRoot, unitPath, className, true);
+    }
+
+    /**
+     * As {@link #hold(int, String, String)}; {@code bounded}: the copy counted against the layer's bound first
+     * ({@link HeldSpace}), refused with ENOSPC before anything is copied. A unit held to be removed is not: its
+     * copy goes again at once, and a removal is never refused for room.
+     */
+    synchronized Unit hold(int hostRoot, String unitPath, String className, boolean bounded) throws ErrnoException {
         Unit u = units.get(unitPath);
         if (u != null) {
             return u;
@@ -244,17 +254,21 @@ public final class HeldChanges implements AutoCloseable {
         if (closed) {
             throw new ErrnoException(ErrnoException.EIO, "held layer closed");
         }
+        if (bounded) {
+            try {
+                space.chargeCopyOf(hostRoot, unitPath, TreeCopy.missingParents(treeFd, unitPath));
+            } catch (ErrnoException e) {
+                if (space.mayLogRefusal()) {
+                    log.accept("not holding " + className + " unit " + unitPath + ": " + e.getMessage()
+                            + " (said at most once a minute)");
+                }
+                throw e;
+            }
+        }
         TreeCopy.makeParents(treeFd, unitPath);
         TreeCopy.remove(treeFd, unitPath); // left over from a crash between copy and record
         String base = TreeCopy.fingerprint(hostRoot, unitPath);
         TreeCopy.copy(hostRoot, unitPath, treeFd, unitPath);
-        try {
-            space.admitCopy();
-        } catch (ErrnoException e) {
-            TreeCopy.remove(treeFd, unitPath);
-            log.accept("not holding " + className + " unit " + unitPath + ": " + e.getMessage());
-            throw e;
-        }
         u = new Unit(unitPath, className, base, Instant.now());
         units.add(u);
         try {

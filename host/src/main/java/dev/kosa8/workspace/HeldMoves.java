@@ -119,20 +119,15 @@ final class HeldMoves {
      * folder gets this way is one at a path nothing holds; one the layer gets is held.
      */
     void across(String from, String to) throws ErrnoException {
-        int fromRoot = ops.roots().rootForChange(from, false);
+        int fromRoot = ops.roots().rootForRemoval(from, false);
         int toRoot = ops.roots().rootForChange(to, false);
         String temp = Fid.child(Fid.parent(to), ".kosa8-move-" + Long.toHexString(System.nanoTime()));
-        if (!TreeCopy.copy(fromRoot, from, toRoot, temp)) {
-            throw new ErrnoException(ErrnoException.ENOENT, "move");
-        }
         HeldChanges held = ops.roots().held();
         if (held != null && toRoot == held.treeFd()) {
-            try {
-                held.space().admitCopy(); // a file moved into the held layer is written there: its bound holds
-            } catch (ErrnoException e) {
-                TreeCopy.remove(toRoot, temp);
-                throw e;
-            }
+            held.space().chargeCopyOf(fromRoot, from); // a file moved into the held layer is written there: ENOSPC first
+        }
+        if (!TreeCopy.copy(fromRoot, from, toRoot, temp)) {
+            throw new ErrnoException(ErrnoException.ENOENT, "move");
         }
         int d = ops.parentFd(to, false);
         try {

@@ -39,6 +39,18 @@ final class HeldRoots {
      * @param directory whether the path is, or is to be made, a directory
      */
     int rootForChange(String path, boolean directory) throws ErrnoException {
+        return rootFor(path, directory, true);
+    }
+
+    /**
+     * The root for removing {@code path} (or moving it away): as {@link #rootForChange}, but a unit held for it is
+     * not counted against the held layer's bound: a removal needs no room and is never refused for it.
+     */
+    int rootForRemoval(String path, boolean directory) throws ErrnoException {
+        return rootFor(path, directory, false);
+    }
+
+    private int rootFor(String path, boolean directory, boolean bounded) throws ErrnoException {
         HeldChanges h = held;
         if (h == null) {
             return rootFd;
@@ -50,7 +62,7 @@ final class HeldRoots {
         if (m == null) {
             return rootFd;
         }
-        h.hold(rootFd, m.unit(), m.className());
+        h.hold(rootFd, m.unit(), m.className(), bounded);
         return h.treeFd();
     }
 

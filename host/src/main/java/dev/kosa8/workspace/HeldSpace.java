@@ -8,7 +8,7 @@ import java.util.Deque;
  * (docs/limits.md). The guest writes the held layer as it writes the folder, so without a bound a
  * guest writing a large file at a held path ({@code .git/hooks/x}, {@code .envrc}), or making
  * files there without end, would fill the host's disk or its inodes between two checkpoints (the
- * disk budget is checked only at a checkpoint). Past the bound the guest's write, create, or the
+ * disk budget is checked only at a checkpoint). Past the bound the guest's write, new entry, or the
  * change that would hold another unit gets ENOSPC, as from a full disk, and nothing else changes.
  *
  * <p>Kept cheaply: each write into the layer counts its length and each new entry one, an estimate
@@ -16,8 +16,10 @@ import java.util.Deque;
  * ahead of a growing file, may pass it a little). When the estimate would pass the bound the tree
  * is measured (its blocks by {@code st_blocks}, so a sparse file costs what it takes), at most once
  * a {@link #REMEASURE_AFTER_MILLIS}, so a guest at the bound costs the host one walk of a small tree
- * a second, not one per request. A removal or a change in place is never counted or refused: it
- * needs no room ({@link HeldRoots#rootForNew} against {@link HeldRoots#rootForChange}).
+ * a second, not one per request. A copy into the layer (a unit newly held, a file moved in) is
+ * measured first and refused before anything is copied. A removal, a rename within the layer or a
+ * change in place adds no entry and is never counted ({@link HeldRoots#rootForNew} against
+ * {@link HeldRoots#rootForChange} and {@link HeldRoots#rootForRemoval}).
  */
 final class HeldSpace {
     /** The defaults: the held layer is made for configuration files and hooks, which are small. */
@@ -42,6 +44,7 @@ final class HeldSpace {
     /** The estimate of what the tree holds; null until first measured. */
     private Usage estimate;
     private long measuredAt;
+    private long loggedAt = Long.MIN_VALUE / 2;
 
     HeldSpace(int treeFd, Bound bound) {
         this.treeFd = treeFd;
@@ -63,14 +66,33 @@ final class HeldSpace {
     }
 
     /**
-     * Measures the tree now, after a unit was copied into it: ENOSPC when it is past the bound (the caller
-     * removes the copy).
+     * Counts a copy about to be made into the layer, of what {@code path} below {@code root} holds (a unit the
+     * folder has, or a file moved into the layer), measured first: ENOSPC, before anything is copied, when it
+     * would pass the bound.
      */
-    synchronized void admitCopy() throws ErrnoException {
-        remeasure();
-        if (over(0, 0)) {
-            throw full();
+    synchronized void chargeCopyOf(int root, String path) throws ErrnoException {
+        chargeCopyOf(root, path, 0);
+    }
+
+    /** As {@link #chargeCopyOf(int, String)}, with {@code directories} more to be made above it in the layer. */
+    synchronized void chargeCopyOf(int root, String path, int directories) throws ErrnoException {
+        Usage u = measure(root, path);
+        charge(u.bytes(), u.entries() + directories);
+    }
+
+    /** Forgets the estimate, after the tree was replaced (a rewind's held layer, an adopt): measured again at need. */
+    synchronized void forget() {
+        estimate = null;
+    }
+
+    /** Whether a refusal may be logged now: at most one line a minute, so a guest at the bound cannot flood the log. */
+    synchronized boolean mayLogRefusal() {
+        long now = System.currentTimeMillis();
+        if (now - loggedAt < 60_000) {
+            return false;
         }
+        loggedAt = now;
+        return true;
     }
 
     private void charge(long bytes, long entries) throws ErrnoException {
@@ -102,34 +124,66 @@ final class HeldSpace {
 
     /** What the tree below {@code root} holds: its entries' blocks and their count, links not followed. */
     static Usage measure(int root) throws ErrnoException {
+        return measure(root, "");
+    }
+
+    /**
+     * What {@code path} below {@code root} holds, itself included (nothing for "" itself, the root): its entries'
+     * blocks and their count, links not followed; nothing when it is not there.
+     */
+    static Usage measure(int root, String path) throws ErrnoException {
         long bytes = 0;
         long entries = 0;
         Deque<String> dirs = new ArrayDeque<>();
-        dirs.push("");
+        if (!path.isEmpty()) {
+            LinuxFs.Stat st = statQuietly(root, path);
+            if (st == null) {
+                return new Usage(0, 0);
+            }
+            entries++;
+            bytes += st.blocks() * 512;
+            if (!st.isDir()) {
+                return new Usage(bytes, entries);
+            }
+        }
+        dirs.push(path);
         while (!dirs.isEmpty()) {
             String dir = dirs.pop();
             java.util.List<String> names;
             try {
                 names = TreeCopy.names(root, dir);
             } catch (ErrnoException e) {
-                if (e.errno == ErrnoException.ENOENT || e.errno == ErrnoException.ENOTDIR) {
-                    continue; // removed while measured
+                if (e.errno == ErrnoException.ENOENT || e.errno == ErrnoException.ENOTDIR
+                        || e.errno == ErrnoException.ELOOP) {
+                    continue; // removed while measured, or replaced by a link
                 }
                 throw e;
             }
             for (String name : names) {
-                String path = Fid.child(dir, name);
-                LinuxFs.Stat st = TreeCopy.statOrNull(root, path);
+                String child = Fid.child(dir, name);
+                LinuxFs.Stat st = statQuietly(root, child);
                 if (st == null) {
-                    continue; // removed while measured
+                    continue; // removed while measured, or replaced by a link
                 }
                 entries++;
                 bytes += st.blocks() * 512;
                 if (st.isDir()) {
-                    dirs.push(path);
+                    dirs.push(child);
                 }
             }
         }
         return new Usage(bytes, entries);
+    }
+
+    /** The stat of {@code path}, or null when it is gone or a link now stands in its way. */
+    private static LinuxFs.Stat statQuietly(int root, String path) throws ErrnoException {
+        try {
+            return TreeCopy.statOrNull(root, path);
+        } catch (ErrnoException e) {
+            if (e.errno == ErrnoException.ELOOP) {
+                return null;
+            }
+            throw e;
+        }
     }
 }

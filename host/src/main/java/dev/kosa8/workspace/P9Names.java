@@ -156,9 +156,10 @@ final class P9Names {
             }
             directory = way == HeldMoves.Way.RENAME_DIRECTORY;
         }
-        int a = ops.parentFd(from, directory);
+        // a rename within one layer: the name moved away needs no room, nor does the one it takes (the same entry)
+        int a = ops.parentFdForRemoval(from, directory);
         try {
-            int b = ops.parentFdForNew(to, directory);
+            int b = ops.parentFd(to, directory);
             try {
                 NameCalls.renameAt(a, fromName, b, toName);
             } finally {
@@ -204,7 +205,7 @@ final class P9Names {
             // the guest sees held files in it, which the folder's directory does not have
             throw new ErrnoException(ErrnoException.ENOTEMPTY, "rmdir of a directory with held files");
         }
-        int d = ops.parentFd(path, directory);
+        int d = ops.parentFdForRemoval(path, directory);
         try {
             NameCalls.unlinkAt(d, name, flags);
         } finally {

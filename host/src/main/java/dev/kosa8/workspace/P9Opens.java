@@ -127,7 +127,10 @@ final class P9Opens {
             fd = LinuxFs.openBeneath(ops.roots().rootForNew(path, false), path, flags | LinuxFs.O_CREAT | LinuxFs.O_EXCL
                     | LinuxFs.O_NOFOLLOW | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY, mode);
         } catch (ErrnoException e) {
-            if (e.errno != ErrnoException.EEXIST || (flags & LinuxFs.O_EXCL) != 0) {
+            // an existing name is opened, also when the held layer has no room for a new one
+            boolean exists = e.errno == ErrnoException.EEXIST || e.errno == ErrnoException.ENOSPC
+                    && TreeCopy.statOrNull(ops.roots().rootFor(path), path) != null;
+            if (!exists || (flags & LinuxFs.O_EXCL) != 0) {
                 throw e;
             }
             fd = openChecked(path, flags);

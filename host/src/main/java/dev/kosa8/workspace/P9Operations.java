@@ -438,6 +438,14 @@ final class P9Operations {
                 LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
     }
 
+    /** As {@link #parentFd}, for removing {@code child}: never refused for the held layer's room. */
+    int parentFdForRemoval(String child, boolean directory) throws ErrnoException {
+        int root = roots.rootForRemoval(child, directory);
+        String parent = Fid.parent(child);
+        return LinuxFs.openBeneath(root, parent.isEmpty() ? "." : parent,
+                LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW, 0);
+    }
+
     /** As {@link #parentFd}, for a new entry {@code child}: counted against the held layer's bound there. */
     int parentFdForNew(String child, boolean directory) throws ErrnoException {
         roots.rootForNew(child, directory);

@@ -43,6 +43,15 @@ final class TreeCopy {
         }
     }
 
+    /** How many directories above {@code path} under {@code root} are missing: what {@link #makeParents} makes. */
+    static int missingParents(int root, String path) throws ErrnoException {
+        int n = 0;
+        for (String p = Fid.parent(path); !p.isEmpty() && statOrNull(root, p) == null; p = Fid.parent(p)) {
+            n++;
+        }
+        return n;
+    }
+
     /** Makes every directory above {@code path} under {@code root} that is missing (mode 0755). */
     static void makeParents(int root, String path) throws ErrnoException {
         String parent = Fid.parent(path);

@@ -38,6 +38,7 @@ class HeldSpaceTest {
         Path folder = Files.createDirectory(tmp.resolve("share"));
         Files.createDirectories(folder.resolve(".git/hooks"));
         Files.writeString(folder.resolve(".git/hooks/pre-commit.sample"), "#!/bin/sh\n");
+        Files.writeString(folder.resolve(".envrc"), "export A=1\n");
         HeldChanges held = HeldChanges.open(tmp.resolve("held"), null, bound, m -> { });
         c = P9TestClient.attachedHeld(folder, tmp, held);
         return held;
@@ -102,6 +103,35 @@ class HeldSpaceTest {
         assertThat(c.write(3, 0, "#!/bin/sh\n".getBytes())).isInstanceOf(P9Reply.Write.class);
     }
 
+    /**
+     * Fills a 1 MiB layer through {@code .git/hooks/big} (fid 1, left open) until the server refuses a write, then
+     * past its bound as measured (as a file system allocating ahead of a growing file leaves it).
+     */
+    private HeldChanges full() throws Exception {
+        HeldChanges held = serve(new HeldSpace.Bound(1L << 20, 1000));
+        WorkspaceServerTest.walkOk(c, ROOT, 1, ".git", "hooks");
+        assertThat(c.lcreate(1, "big", O_WRONLY | O_CREAT | O_TRUNC, 0755)).isInstanceOf(P9Reply.Lcreate.class);
+        assertThat(writeUntilRefused(1, 8L << 20)[0]).isEqualTo(ENOSPC);
+        Files.write(tmp.resolve("held/tree/.git/hooks/big"), new byte[512 * 1024],
+                java.nio.file.StandardOpenOption.APPEND);
+        Thread.sleep(HeldSpace.REMEASURE_AFTER_MILLIS + 100);
+        assertThat(errno(c.write(1, 0, new byte[PIECE]))).as("measured past the bound").isEqualTo(ENOSPC);
+        return held;
+    }
+
+    @Test
+    void aFullLayerStillTakesRenamesWithinItAndRemovalsOfUnitsNotYetHeld() throws Exception {
+        HeldChanges held = full();
+        // a rename within the layer needs no room
+        WorkspaceServerTest.walkOk(c, ROOT, 2, ".git", "hooks");
+        assertThat(c.renameAt(2, "big", 2, "old")).isInstanceOf(P9Reply.RenameAt.class);
+        // removing a unit the layer does not hold yet needs no room: held as removed, the folder keeps it
+        WorkspaceServerTest.walkOk(c, ROOT, 3);
+        assertThat(c.unlinkAt(3, ".envrc", 0)).isInstanceOf(P9Reply.UnlinkAt.class);
+        assertThat(held.units()).extracting(HeldChanges.Unit::path).contains(".envrc");
+        assertThat(tmp.resolve("share/.envrc")).hasContent("export A=1");
+    }
+
     @Test
     void aGuestMakingFilesWithoutEndAtAHeldPathGetsEnospcAtTheBoundOfEntries() throws Exception {
         serve(new HeldSpace.Bound(1L << 30, 50));
@@ -119,6 +149,10 @@ class HeldSpaceTest {
         }
         assertThat(refusedWith).isEqualTo(ENOSPC);
         assertThat(made).isBetween(40, 50);
+        // at the bound of entries, a create of an existing name opens it (no new entry), as Tlopen would
+        WorkspaceServerTest.walkOk(c, ROOT, 2, ".git", "hooks");
+        assertThat(c.lcreate(2, "h0", O_WRONLY | O_CREAT | O_TRUNC, 0755)).isInstanceOf(P9Reply.Lcreate.class);
+        c.clunk(2);
         assertThat(HeldSpace.measure(LinuxFs.openRoot(tmp.resolve("held/tree").toString())).entries())
                 .isLessThanOrEqualTo(50);
     }
@@ -135,7 +169,14 @@ class HeldSpaceTest {
         P9Reply r = c.lcreate(1, "pre-commit", O_WRONLY | O_CREAT | O_TRUNC, 0755);
         assertThat(errno(r)).isEqualTo(ENOSPC);
         assertThat(held.units()).isEmpty();
-        assertThat(tmp.resolve("held/tree/.husky")).doesNotExist();
+        assertThat(tmp.resolve("held/tree/.husky")).as("refused before anything is copied").doesNotExist();
         assertThat(folder.resolve(".husky/pre-commit")).doesNotExist();
+
+        // a unit deeper down: not even its parents are made in the tree
+        Files.createDirectories(folder.resolve("a/b/.config/mise"));
+        Files.write(folder.resolve("a/b/.config/mise/blob"), new byte[2 << 20]);
+        WorkspaceServerTest.walkOk(c, ROOT, 2, "a", "b", ".config", "mise");
+        assertThat(errno(c.lcreate(2, "config.toml", O_WRONLY | O_CREAT | O_TRUNC, 0644))).isEqualTo(ENOSPC);
+        assertThat(tmp.resolve("held/tree/a")).doesNotExist();
     }
 }
