@@ -76,7 +76,8 @@ final class HeldSpace {
 
     /** As {@link #chargeCopyOf(int, String)}, with {@code directories} more to be made above it in the layer. */
     synchronized void chargeCopyOf(int root, String path, int directories) throws ErrnoException {
-        Usage u = measure(root, path);
+        // the walk stops once past the whole bound: a guest cannot make each refused try walk a huge folder
+        Usage u = measure(root, path, new Usage(bound.bytes(), bound.entries()));
         charge(u.bytes(), u.entries() + directories);
     }
 
@@ -124,14 +125,15 @@ final class HeldSpace {
 
     /** What the tree below {@code root} holds: its entries' blocks and their count, links not followed. */
     static Usage measure(int root) throws ErrnoException {
-        return measure(root, "");
+        return measure(root, "", new Usage(Long.MAX_VALUE, Long.MAX_VALUE));
     }
 
     /**
      * What {@code path} below {@code root} holds, itself included (nothing for "" itself, the root): its entries'
-     * blocks and their count, links not followed; nothing when it is not there.
+     * blocks and their count, links not followed; nothing when it is not there. The walk stops as soon as either
+     * passes {@code enough} (what it returns is then past it too).
      */
-    static Usage measure(int root, String path) throws ErrnoException {
+    static Usage measure(int root, String path, Usage enough) throws ErrnoException {
         long bytes = 0;
         long entries = 0;
         Deque<String> dirs = new ArrayDeque<>();
@@ -167,6 +169,9 @@ final class HeldSpace {
                 }
                 entries++;
                 bytes += st.blocks() * 512;
+                if (entries > enough.entries() || bytes > enough.bytes()) {
+                    return new Usage(bytes, entries);
+                }
                 if (st.isDir()) {
                     dirs.push(child);
                 }

@@ -179,4 +179,23 @@ class HeldSpaceTest {
         assertThat(errno(c.lcreate(2, "config.toml", O_WRONLY | O_CREAT | O_TRUNC, 0644))).isEqualTo(ENOSPC);
         assertThat(tmp.resolve("held/tree/a")).doesNotExist();
     }
+
+    /** A unit to copy is measured only as far as the bound: a huge folder costs a refused try no more than that. */
+    @Test
+    void measuringStopsOncePastWhatIsEnough() throws Exception {
+        Path big = Files.createDirectories(tmp.resolve("big/d"));
+        for (int i = 0; i < 300; i++) {
+            Files.writeString(big.resolve("f" + i), "x");
+        }
+        int root = LinuxFs.openRoot(tmp.resolve("big").toString());
+        try {
+            assertThat(HeldSpace.measure(root).entries()).isEqualTo(301);
+            HeldSpace.Usage cut = HeldSpace.measure(root, "d", new HeldSpace.Usage(Long.MAX_VALUE, 10));
+            assertThat(cut.entries()).isEqualTo(11);
+            assertThat(HeldSpace.measure(root, "d/f7", new HeldSpace.Usage(Long.MAX_VALUE, 10)).entries()).isOne();
+            assertThat(HeldSpace.measure(root, "gone", new HeldSpace.Usage(Long.MAX_VALUE, 10)).entries()).isZero();
+        } finally {
+            LinuxFs.close(root);
+        }
+    }
 }
