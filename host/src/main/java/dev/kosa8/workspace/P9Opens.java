@@ -127,9 +127,12 @@ final class P9Opens {
             fd = LinuxFs.openBeneath(ops.roots().rootForNew(path, false), path, flags | LinuxFs.O_CREAT | LinuxFs.O_EXCL
                     | LinuxFs.O_NOFOLLOW | LinuxFs.O_NONBLOCK | LinuxFs.O_NOCTTY, mode);
         } catch (ErrnoException e) {
-            // an existing name is opened, also when the held layer has no room for a new one
-            boolean exists = e.errno == ErrnoException.EEXIST || e.errno == ErrnoException.ENOSPC
-                    && TreeCopy.statOrNull(ops.roots().rootFor(path), path) != null;
+            // an existing name is opened, also when the held layer has no room for a new one: only a name in a unit
+            // it holds already (the fallback opens where the path resolves, and a unit the layer had no room to
+            // hold still resolves in the folder, whose file the guest must not write)
+            HeldChanges held = ops.roots().held();
+            boolean exists = e.errno == ErrnoException.EEXIST || e.errno == ErrnoException.ENOSPC && held != null
+                    && held.unitOf(path) != null && TreeCopy.statOrNull(held.treeFd(), path) != null;
             if (!exists || (flags & LinuxFs.O_EXCL) != 0) {
                 throw e;
             }

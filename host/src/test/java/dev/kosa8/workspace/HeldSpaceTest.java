@@ -171,6 +171,14 @@ class HeldSpaceTest {
         assertThat(held.units()).isEmpty();
         assertThat(tmp.resolve("held/tree/.husky")).as("refused before anything is copied").doesNotExist();
         assertThat(folder.resolve(".husky/pre-commit")).doesNotExist();
+        c.clunk(1);
+
+        // a file the folder has there is not opened for writing in the folder instead: the unit is not held
+        Files.writeString(folder.resolve(".husky/pre-push"), "#!/bin/sh\n");
+        WorkspaceServerTest.walkOk(c, ROOT, 1, ".husky");
+        assertThat(errno(c.lcreate(1, "pre-push", O_WRONLY | O_CREAT | O_TRUNC, 0755))).isEqualTo(ENOSPC);
+        assertThat(folder.resolve(".husky/pre-push")).hasContent("#!/bin/sh");
+        c.clunk(1);
 
         // a unit deeper down: not even its parents are made in the tree
         Files.createDirectories(folder.resolve("a/b/.config/mise"));
