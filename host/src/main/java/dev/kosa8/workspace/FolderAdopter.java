@@ -111,7 +111,8 @@ public final class FolderAdopter {
                 if (escaping) {
                     roots.holdAlone(path, HeldPolicy.SYMLINKS); // a host program following it would leave the folder
                 }
-                int root = roots.rootForChange(path, s.op() == Op.MKDIR);
+                int root = s.op() == Op.REMOVE ? roots.rootForRemoval(path, false)
+                        : roots.rootForChange(path, s.op() == Op.MKDIR);
                 step(from, root, s);
                 if (root == to) {
                     applied.add(text(path));

@@ -138,7 +138,7 @@ final class HeldMoves {
         } finally {
             LinuxFs.close(d);
         }
-        int s = ops.parentFd(from, false);
+        int s = ops.parentFdForRemoval(from, false); // the move's end: never refused for room
         try {
             NameCalls.unlinkAt(s, Fid.lastName(from), 0);
         } finally {

@@ -77,7 +77,7 @@ final class HeldSpace {
     /** As {@link #chargeCopyOf(int, String)}, with {@code directories} more to be made above it in the layer. */
     synchronized void chargeCopyOf(int root, String path, int directories) throws ErrnoException {
         // the walk stops once past the whole bound: a guest cannot make each refused try walk a huge folder
-        Usage u = measure(root, path, new Usage(bound.bytes(), bound.entries()));
+        Usage u = measure(root, path, new Usage(bound.bytes(), bound.entries()), true);
         charge(u.bytes(), u.entries() + directories);
     }
 
@@ -125,15 +125,17 @@ final class HeldSpace {
 
     /** What the tree below {@code root} holds: its entries' blocks and their count, links not followed. */
     static Usage measure(int root) throws ErrnoException {
-        return measure(root, "", new Usage(Long.MAX_VALUE, Long.MAX_VALUE));
+        return measure(root, "", new Usage(Long.MAX_VALUE, Long.MAX_VALUE), false);
     }
 
     /**
      * What {@code path} below {@code root} holds, itself included (nothing for "" itself, the root): its entries'
      * blocks and their count, links not followed; nothing when it is not there. The walk stops as soon as either
-     * passes {@code enough} (what it returns is then past it too).
+     * passes {@code enough} (what it returns is then past it too). {@code copying}: what a copy of it will take,
+     * where a file's holes are written out whole ({@link TreeCopy#copy}), so a file costs its size where that is more
+     * than its blocks.
      */
-    static Usage measure(int root, String path, Usage enough) throws ErrnoException {
+    static Usage measure(int root, String path, Usage enough, boolean copying) throws ErrnoException {
         long bytes = 0;
         long entries = 0;
         Deque<String> dirs = new ArrayDeque<>();
@@ -143,7 +145,7 @@ final class HeldSpace {
                 return new Usage(0, 0);
             }
             entries++;
-            bytes += st.blocks() * 512;
+            bytes += cost(st, copying);
             if (!st.isDir()) {
                 return new Usage(bytes, entries);
             }
@@ -168,7 +170,7 @@ final class HeldSpace {
                     continue; // removed while measured, or replaced by a link
                 }
                 entries++;
-                bytes += st.blocks() * 512;
+                bytes += cost(st, copying);
                 if (entries > enough.entries() || bytes > enough.bytes()) {
                     return new Usage(bytes, entries);
                 }
@@ -190,5 +192,11 @@ final class HeldSpace {
             }
             throw e;
         }
+    }
+
+    /** What one entry takes: its blocks, or for a copy of a regular file its size where that is more. */
+    private static long cost(LinuxFs.Stat st, boolean copying) {
+        long blocks = st.blocks() * 512;
+        return copying && st.isRegular() ? Math.max(blocks, st.size()) : blocks;
     }
 }

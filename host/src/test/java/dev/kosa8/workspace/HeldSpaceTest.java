@@ -188,6 +188,25 @@ class HeldSpaceTest {
         assertThat(tmp.resolve("held/tree/a")).doesNotExist();
     }
 
+    /**
+     * A sparse file costs its blocks where it lies, but a copy writes its holes out whole: moving a file of 64 MiB
+     * of holes into a 1 MiB layer is refused before anything is copied.
+     */
+    @Test
+    void aSparseFileMovedIntoTheLayerIsCountedAtItsSize() throws Exception {
+        serve(new HeldSpace.Bound(1L << 20, 1000));
+        try (var f = new java.io.RandomAccessFile(tmp.resolve("share/sparse").toFile(), "rw")) {
+            f.setLength(64L << 20);
+        }
+        WorkspaceServerTest.walkOk(c, ROOT, 1);
+        WorkspaceServerTest.walkOk(c, ROOT, 2);
+        assertThat(errno(c.renameAt(1, "sparse", 2, ".envrc"))).isEqualTo(ENOSPC);
+        assertThat(tmp.resolve("share/sparse")).exists();
+        assertThat(tmp.resolve("share/.envrc")).hasContent("export A=1");
+        assertThat(HeldSpace.measure(LinuxFs.openRoot(tmp.resolve("held/tree").toString())).bytes())
+                .isLessThanOrEqualTo(1L << 20);
+    }
+
     /** A unit to copy is measured only as far as the bound: a huge folder costs a refused try no more than that. */
     @Test
     void measuringStopsOncePastWhatIsEnough() throws Exception {
@@ -198,10 +217,10 @@ class HeldSpaceTest {
         int root = LinuxFs.openRoot(tmp.resolve("big").toString());
         try {
             assertThat(HeldSpace.measure(root).entries()).isEqualTo(301);
-            HeldSpace.Usage cut = HeldSpace.measure(root, "d", new HeldSpace.Usage(Long.MAX_VALUE, 10));
+            HeldSpace.Usage cut = HeldSpace.measure(root, "d", new HeldSpace.Usage(Long.MAX_VALUE, 10), false);
             assertThat(cut.entries()).isEqualTo(11);
-            assertThat(HeldSpace.measure(root, "d/f7", new HeldSpace.Usage(Long.MAX_VALUE, 10)).entries()).isOne();
-            assertThat(HeldSpace.measure(root, "gone", new HeldSpace.Usage(Long.MAX_VALUE, 10)).entries()).isZero();
+            assertThat(HeldSpace.measure(root, "d/f7", new HeldSpace.Usage(Long.MAX_VALUE, 10), false).entries()).isOne();
+            assertThat(HeldSpace.measure(root, "gone", new HeldSpace.Usage(Long.MAX_VALUE, 10), false).entries()).isZero();
         } finally {
             LinuxFs.close(root);
         }
