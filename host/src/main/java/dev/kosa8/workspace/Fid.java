@@ -46,6 +46,11 @@ final class Fid {
     /** Restored from a snapshot but its file could not be reopened: every use answers ESTALE. */
     volatile boolean stale;
     /**
+     * Opened in the held layer: its writes count against the layer's bound ({@link HeldSpace}) wherever its path
+     * goes later (removed, moved out: the descriptor still writes the layer's file).
+     */
+    volatile boolean inHeldLayer;
+    /**
      * Restored from a snapshot: the guest may have clunked it quietly just before the checkpoint
      * ({@link QuietClunks}), so a new fid of the same number replaces it instead of being refused.
      */

@@ -40,7 +40,7 @@ final class P9FileIo {
             throw new ErrnoException(ErrnoException.EOPNOTSUPP, "xattr write");
         }
         HeldChanges held = ops.roots().held();
-        if (held != null && held.unitOf(f.path()) != null) {
+        if (held != null && (f.inHeldLayer || held.unitOf(f.path()) != null)) {
             held.space().chargeBytes(w.data().remaining()); // the held layer's bound: ENOSPC past it
         }
         return new P9Reply.Write(f.withFd(fd -> writeInPieces(fd, w.data(), w.offset())));

@@ -45,6 +45,7 @@ final class P9Opens {
                 LinuxFs.close(fd);
                 throw e;
             }
+            f.inHeldLayer = inHeldLayer(f.path());
             if (!f.open(fd, o.flags())) {
                 // a second Tlopen, or a Tclunk, of the same fid got there first
                 LinuxFs.close(fd);
@@ -150,6 +151,7 @@ final class P9Opens {
             throw e;
         }
         Fid made = new Fid(path, Fid.Kind.FILE, Qid.QTFILE);
+        made.inHeldLayer = inHeldLayer(path);
         made.open(fd, c.flags());
         if (!ops.fids().replace(c.fid(), dir, made)) {
             made.drop(); // closes fd; the caller gives the reservation back
@@ -170,11 +172,18 @@ final class P9Opens {
     void reopen(Fid f, int openFlags) throws ErrnoException {
         reserveOpen();
         try {
+            f.inHeldLayer = inHeldLayer(f.path());
             f.open(openChecked(f.path(), hostFlags(openFlags) & ~LinuxFs.O_TRUNC), openFlags);
         } catch (ErrnoException e) {
             openFiles.decrementAndGet();
             throw e;
         }
+    }
+
+    /** Whether {@code path} is opened in the held layer's tree (a unit it holds). */
+    private boolean inHeldLayer(String path) {
+        HeldChanges held = ops.roots().held();
+        return held != null && held.unitOf(path) != null;
     }
 
     /** Counts one more open descriptor of this sandbox, or EMFILE at {@link #MAX_OPEN}. */

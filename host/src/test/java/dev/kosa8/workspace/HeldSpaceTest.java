@@ -81,6 +81,19 @@ class HeldSpaceTest {
         assertThat(writeUntilRefused(2, 8L << 20)).containsExactly(0, 8L << 20);
     }
 
+    /** A held file opened for writing and then removed is still the layer's: its writes count and stop at the bound. */
+    @Test
+    void aHeldFileWrittenAfterItWasRemovedStillCountsAgainstTheBound() throws Exception {
+        HeldChanges held = serve(new HeldSpace.Bound(1L << 20, 1000));
+        WorkspaceServerTest.walkOk(c, ROOT, 1);
+        // a held name the folder never had: once removed, the layer forgets its unit
+        assertThat(c.lcreate(1, ".mise.toml", O_WRONLY | O_CREAT | O_TRUNC, 0644)).isInstanceOf(P9Reply.Lcreate.class);
+        WorkspaceServerTest.walkOk(c, ROOT, 2);
+        assertThat(c.unlinkAt(2, ".mise.toml", 0)).isInstanceOf(P9Reply.UnlinkAt.class);
+        assertThat(held.units()).isEmpty();
+        assertThat(writeUntilRefused(1, 16L << 20)[0]).isEqualTo(ENOSPC);
+    }
+
     @Test
     void whatTheGuestRemovesFromTheHeldLayerMakesRoomAgain() throws Exception {
         serve(new HeldSpace.Bound(1L << 20, 1000));
