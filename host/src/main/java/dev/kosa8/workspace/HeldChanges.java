@@ -243,8 +243,9 @@ public final class HeldChanges implements AutoCloseable {
 
     /**
      * As {@link #hold(int, String, String)}; {@code bounded}: the copy counted against the layer's bound first
-     * ({@link HeldSpace}), refused with ENOSPC before anything is copied. A unit held to be removed is not: its
-     * copy goes again at once, and a removal is never refused for room.
+     * ({@link HeldSpace}), refused with ENOSPC before anything is copied. A unit held to be removed is not: a
+     * removal is never refused for room (what it copied and the removal left, the rest of a directory unit, is
+     * counted at the layer's next measure).
      */
     synchronized Unit hold(int hostRoot, String unitPath, String className, boolean bounded) throws ErrnoException {
         Unit u = units.get(unitPath);
