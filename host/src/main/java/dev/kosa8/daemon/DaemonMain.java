@@ -8,6 +8,7 @@ import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.image.ImageStore;
 import dev.kosa8.vm.AcceleratorProbe;
+import dev.kosa8.vm.QemuBinary;
 import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.JailProbe;
 import java.nio.file.Files;

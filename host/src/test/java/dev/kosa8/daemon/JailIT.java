@@ -95,7 +95,7 @@ class JailIT {
             assertThat(jailed).as("%s: QEMU runs under it", mode).hasSize(1);
             long qemu = jailed.getFirst();
             assertThat(Files.readString(Path.of("/proc", Long.toString(qemu), "cmdline"))).as(mode)
-                    .startsWith(Path.of(dev.kosa8.daemon.QemuBinary.find()).toString() + "\0")
+                    .startsWith(Path.of(dev.kosa8.vm.QemuBinary.find()).toString() + "\0")
                     .contains("kosa8-" + id);
             for (String ns : List.of("mnt", "pid", "net", "ipc", "uts")) {
                 assertThat(ns(qemu, ns)).as("%s: QEMU's %s namespace is not the daemon's", mode, ns)

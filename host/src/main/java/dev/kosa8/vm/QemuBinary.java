@@ -1,4 +1,4 @@
-package dev.kosa8.daemon;
+package dev.kosa8.vm;
 
 import java.io.File;
 
