@@ -75,7 +75,7 @@ class PackageDependenciesTest {
             new Row(List.of("workspace"), List.of("host", "protocol")),
             new Row(List.of("secrets"), List.of("host", "net")),
             new Row(List.of("egress", "egress.tls"), List.of("secrets", "vm", "host", "net", "protocol")),
-            new Row(List.of("image", "image.oci", "image.debian"), List.of("host")),
+            new Row(List.of("image", "image.oci", "image.debian"), List.of("vm", "host")), // the builder VM
             new Row(List.of("agents"), List.of("secrets", "host")),
             new Row(List.of("checkpoint", "checkpoint.ram"), List.of("workspace", "vm", "host", "protocol")),
             new Row(List.of("ports"), List.of("vm", "host", "protocol")),

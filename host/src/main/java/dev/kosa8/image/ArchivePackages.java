@@ -197,6 +197,21 @@ final class ArchivePackages {
         return lock;
     }
 
+    /** The root filesystem's packages (minbase and {@code includes}) resolved from the signed indices: their lock. */
+    LockFile resolveRootfs(List<String> includes, String suite) {
+        return DebianArchive.resolve(index(), includes, true, suite);
+    }
+
+    /**
+     * The builder VM's own packages (minbase and {@code names}, docs/image.md, "The builder VM"), resolved from
+     * the same signed indices as the root filesystem's.
+     */
+    LockFile resolveBuilder(List<String> names, String suite) {
+        LockFile lock = DebianArchive.resolve(index(), names, true, suite);
+        log.accept("debian archive: the builder VM's " + lock.packages().size() + " packages resolved");
+        return lock;
+    }
+
     private PackageEntry entry(String name) {
         return index().index().get(name).orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE,
                 "the Debian archive's signed indices have no package " + name + " for " + architecture,

@@ -64,6 +64,28 @@ final class DebUnpack {
         }
     }
 
+    /** What reads a package's {@code data.tar}, given it as a stream. */
+    interface DataReader {
+        void read(TarArchiveInputStream tar) throws IOException;
+    }
+
+    /** Hands {@code reader} the {@code data.tar} of {@code deb}, decompressed. */
+    static void readData(Path deb, DataReader reader) {
+        try (InputStream raw = new BufferedInputStream(Files.newInputStream(deb));
+             ArArchiveInputStream ar = new ArArchiveInputStream(raw)) {
+            ArArchiveEntry e;
+            while ((e = ar.getNextEntry()) != null) {
+                if (e.getName().startsWith("data.tar")) {
+                    reader.read(new TarArchiveInputStream(decompress(e.getName(), ar)));
+                    return;
+                }
+            }
+            throw bad(deb, "it has no data.tar member");
+        } catch (IOException e) {
+            throw bad(deb, e.toString());
+        }
+    }
+
     /** The most a package's {@code control} file may hold here; Debian's largest are a few KiB. */
     static final int MAX_CONTROL = 1 << 20;
 

@@ -105,6 +105,14 @@ public final class ImageBuilder {
         return inputs + "\n" + WorkspaceModule.toolchain() + "\n" + imageId + "\n";
     }
 
+    /** What the builder VM boots: the kernel part just made or found, busybox, QEMU and its accelerator. */
+    private VmRootfs.Kit builderKit(DebianPackages apt, Path kernelDir, DebPackage busybox) {
+        String qemu = dev.kosa8.vm.QemuBinary.find();
+        return new VmRootfs.Kit(qemu, kernelDir, apt.download(busybox), apt,
+                (kernel, initramfs) -> new dev.kosa8.vm.AcceleratorProbe(qemu, paths.cache().resolve("accelerator.json"),
+                        Duration.ofSeconds(10), progress::note).choose(kernel, initramfs).accelerator());
+    }
+
     /** The current image, building whatever part of it is missing or out of date. */
     public Image ensure() {
         return run(false);
@@ -197,19 +205,29 @@ public final class ImageBuilder {
                 missing.add(kind);
             }
         }
-        if (missing.contains(PartKind.ROOTFS) && !root) {
+        RootfsBuilder builder = RootfsBuilder.choose(System.getenv(), root,
+                t -> dev.kosa8.host.HostTools.which(t) != null);
+        if (missing.contains(PartKind.ROOTFS) && builder == RootfsBuilder.VM && apt.archiveClient().isEmpty()) {
+            throw new KosaException(KosaException.Kind.USAGE, "the builder VM needs kosa8's own archive client, "
+                    + "which KOSA8_DEBIAN_FETCH=apt turns off", "unset KOSA8_DEBIAN_FETCH, or build on a Debian host "
+                    + "as root with " + RootfsBuilder.ENVIRONMENT + "=host");
+        }
+        if (missing.contains(PartKind.ROOTFS) && builder == RootfsBuilder.HOST && !root) {
             throw new KosaException(KosaException.Kind.IMAGE,
-                    "building the guest's root filesystem currently needs root: mmdebstrap must create files "
-                            + "owned by other users and device nodes",
+                    "building the guest's root filesystem on the host (" + RootfsBuilder.ENVIRONMENT + "=host) needs "
+                            + "root: mmdebstrap must create files owned by other users and device nodes",
                     "run `sudo --preserve-env=HOME,XDG_DATA_HOME,XDG_CACHE_HOME,KOSA8_HOME kosa8 "
                             + locked.map(LockedBuild::command).orElse("image build") + "` once; it hands the files "
-                            + "back to you, and later builds reuse the root filesystem");
+                            + "back to you, and later builds reuse the root filesystem; or unset "
+                            + RootfsBuilder.ENVIRONMENT + " to build it in a builder VM, without root");
         }
-        appendLog(log, "kosa8 image build: image " + hashes.imageId() + ", kernel " + kernelPackage.fileName()
+        appendLog(log, "kosa8 image build: image " + hashes.imageId() + (!missing.contains(PartKind.ROOTFS) ? ""
+                : builder == RootfsBuilder.VM ? ", root filesystem built in the builder VM"
+                : ", root filesystem built on the host") + ", kernel " + kernelPackage.fileName()
                 + ", busybox " + busyboxPackage.fileName() + ", java " + java.version()
                 + (stale > 0 ? ", removed " + stale + " unfinished part(s) of an earlier build" : ""));
 
-        Steps steps = new Steps(missing.stream().mapToInt(k -> k == PartKind.ROOTFS ? 3 : 1).sum(), log);
+        Steps steps = new Steps(missing.stream().mapToInt(k -> k == PartKind.ROOTFS ? (builder == RootfsBuilder.VM ? 4 : 3) : 1).sum(), log);
         for (PartKind kind : missing) {
             String hash = hashes.of(kind);
             Instant start = Instant.now();
@@ -243,8 +261,13 @@ public final class ImageBuilder {
                             String.join(",", recipe.includes()), "java", java.version(), "recipe", recipe.version()));
                     locked.ifPresent(l -> inputs.put("lock", l.digest()));
                     parts.build(kind, hash, dir -> {
-                        String lock = RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log,
-                                (what, about) -> steps.begin(kind, what, about), dir, apt.archiveClient(), locked);
+                        StepReporter reporter = (what, about) -> steps.begin(kind, what, about);
+                        String lock = builder == RootfsBuilder.VM
+                                ? VmRootfs.make(recipe, java, apt.archiveClient().orElseThrow(), locked,
+                                        builderKit(apt, parts.directory(PartKind.KERNEL, hashes.kernel()),
+                                                busyboxPackage), log, reporter, progress::note, dir)
+                                : RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log, reporter,
+                                        dir, apt.archiveClient(), locked);
                         appendLog(log, "root filesystem's package lock: " + lock);
                         writeManifest(dir, kind, hash, start, inputs,
                                 Map.of("qcow2Bytes", String.valueOf(Files.size(dir.resolve(RootfsPart.FILE))),

@@ -94,32 +94,11 @@ final class RootfsPart {
         HostCommand.of(argv).logTo(log).timeout(Duration.ofMinutes(20))
                 .run(KosaException.Kind.IMAGE, "root filesystem: mmdebstrap " + recipe.suite());
         FileTrees.delete(repo);
-        String lockFate = "not made";
-        if (lock.isPresent()) {
-            List<String> diff = RootfsLock.differences(lock.get(), tree);
-            if (diff.isEmpty()) {
-                lock.get().write(dir.resolve(RootfsLock.FILE));
-                lockFate = "kept";
-            } else if (locked.isPresent()) {
-                throw new KosaException(KosaException.Kind.IMAGE, "the root filesystem built from "
-                        + locked.get().source() + " does not hold exactly its packages: "
-                        + String.join(", ", diff.subList(0, Math.min(diff.size(), 10))),
-                        "see the build log; a lock an image build of this kosa8 wrote installs whole");
-            } else {
-                lockFate = "differs: " + String.join(", ", diff.subList(0, Math.min(diff.size(), 10)));
-            }
-        }
+        String lockFate = lockFate(lock, locked, tree, dir);
 
         steps.begin("Java runtime (jlink java.base, CDS archive)", Duration.ofSeconds(10));
-        Files.createDirectories(tree.resolve("opt/kosa8"));
         Path jre = tree.resolve("opt/kosa8/jre");
-        HostCommand.of(java.jlink().toString(), "--add-modules", "java.base", "--strip-debug",
-                        "--no-header-files", "--no-man-pages", "--output", jre.toString())
-                .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: jlink");
-        List<String> dump = new ArrayList<>(List.of(jre.resolve("bin/java").toString()));
-        dump.addAll(CDS_DUMP_OPTIONS);
-        dump.add("-Xshare:dump");
-        HostCommand.of(dump).logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: CDS archive");
+        javaRuntime(java, jre, log);
         javaTrust(tree, jre, dir);
         Files.writeString(tree.resolve("etc/hostname"), HOSTNAME + "\n");
         Files.writeString(tree.resolve("etc/hosts"), HOSTS);
@@ -134,6 +113,45 @@ final class RootfsPart {
                 .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: qemu-img convert");
         Files.delete(raw);
         return lockFate;
+    }
+
+    /**
+     * What became of the lock once {@code tree} (at least its dpkg status) is built: "kept" (written into
+     * {@code dir}) when the tree holds exactly its packages, "differs: …" when not, "not made" without one; a
+     * build from a lock whose tree differs fails.
+     */
+    static String lockFate(Optional<LockFile> lock, Optional<LockedBuild> locked, Path tree, Path dir)
+            throws IOException {
+        if (lock.isEmpty()) {
+            return "not made";
+        }
+        List<String> diff = RootfsLock.differences(lock.get(), tree);
+        if (diff.isEmpty()) {
+            lock.get().write(dir.resolve(RootfsLock.FILE));
+            return "kept";
+        }
+        if (locked.isPresent()) {
+            throw new KosaException(KosaException.Kind.IMAGE, "the root filesystem built from "
+                    + locked.get().source() + " does not hold exactly its packages: "
+                    + String.join(", ", diff.subList(0, Math.min(diff.size(), 10))),
+                    "see the build log; a lock an image build of this kosa8 wrote installs whole");
+        }
+        return "differs: " + String.join(", ", diff.subList(0, Math.min(diff.size(), 10)));
+    }
+
+    /** The guest's Java runtime at {@code jre}: jlink'ed {@code java.base} and its CDS archive, dumped here. */
+    static void javaRuntime(JavaRuntime java, Path jre, Path log) throws IOException {
+        Files.createDirectories(jre.getParent());
+        // --strip-java-debug-attributes, not --strip-debug: that one also strips native symbols with binutils'
+        // objcopy, which a host of QEMU and Java alone lacks; Temurin's libraries carry no debug sections, so the
+        // two give the same bytes (compared on 25.0.3)
+        HostCommand.of(java.jlink().toString(), "--add-modules", "java.base", "--strip-java-debug-attributes",
+                        "--no-header-files", "--no-man-pages", "--output", jre.toString())
+                .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: jlink");
+        List<String> dump = new ArrayList<>(List.of(jre.resolve("bin/java").toString()));
+        dump.addAll(CDS_DUMP_OPTIONS);
+        dump.add("-Xshare:dump");
+        HostCommand.of(dump).logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: CDS archive");
     }
 
     /**

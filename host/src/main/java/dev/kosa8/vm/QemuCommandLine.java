@@ -52,7 +52,7 @@ public final class QemuCommandLine {
      * QEMU's seccomp filter, for every machine, with a network or without: no obsolete system calls, no privilege
      * changes, no new programs, no resource control.
      */
-    static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
+    public static final String SECCOMP = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny";
 
     private QemuCommandLine() {
     }

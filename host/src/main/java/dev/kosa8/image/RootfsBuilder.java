@@ -1,0 +1,32 @@
+package dev.kosa8.image;
+
+import dev.kosa8.host.KosaException;
+
+import java.util.Map;
+import java.util.function.Predicate;
+
+/**
+ * Where the root filesystem is built (docs/image.md, "The builder VM"): in a guest ({@link #VM}: needs only
+ * QEMU, {@code qemu-img} and Java, no root) or on the host with mmdebstrap ({@link #HOST}: a Debian host,
+ * as root). {@value #ENVIRONMENT} chooses ({@code vm}, {@code host}); unset, the host's mmdebstrap is the
+ * fast path where it can run (root, mmdebstrap installed) and the builder VM everywhere else, so a user who
+ * is not root, on any distribution, builds without sudo.
+ */
+enum RootfsBuilder {
+    VM, HOST;
+
+    static final String ENVIRONMENT = "KOSA8_IMAGE_BUILDER";
+
+    /** The builder for this host: {@code installed} says whether a program is on PATH. */
+    static RootfsBuilder choose(Map<String, String> env, boolean root, Predicate<String> installed) {
+        String asked = env.getOrDefault(ENVIRONMENT, "").strip();
+        return switch (asked) {
+            case "vm" -> VM;
+            case "host" -> HOST;
+            case "", "auto" -> root && installed.test("mmdebstrap") ? HOST : VM;
+            default -> throw new KosaException(KosaException.Kind.USAGE, ENVIRONMENT + "=" + asked
+                    + " names no way to build the root filesystem", "set it to `vm` (a builder VM: QEMU and Java "
+                    + "alone) or `host` (mmdebstrap on this host, as root), or unset it to let kosa8 choose");
+        };
+    }
+}
