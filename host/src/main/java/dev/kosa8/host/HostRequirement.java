@@ -60,9 +60,9 @@ public record HostRequirement(String program, String purpose, boolean optional,
                     "socat", "socat", "socat", "socat", "socat"),
             of("bwrap", "QEMU's jail (without it QEMU runs unjailed, with a warning)", true,
                     "bubblewrap", "bubblewrap", "bubblewrap", "bubblewrap", "bubblewrap"),
-            of("make", "builds the workspace's kernel module (without it: the slower relay)", true,
+            of("make", "builds the workspace's kernel module on the host (else the builder VM builds it)", true,
                     "make", "make", "make", "make", "gnumake"),
-            of("gcc-12", "builds the workspace's kernel module with the kernel's own compiler", true,
+            of("gcc-12", "builds the workspace's kernel module on the host, with the kernel's own compiler", true,
                     "gcc-12", "gcc", "gcc", "gcc12", "gcc12"));
 
     /** The package that installs a Java 25 JDK on {@code d}. */

@@ -6,6 +6,7 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -37,15 +38,21 @@ final class BuilderRootTar {
                         if (LEFT_OUT.stream().anyMatch(name::startsWith)) {
                             continue;
                         }
-                        out.putArchiveEntry(e);
-                        if (e.getSize() > 0) { // a file's bytes; links and folders have none
-                            in.transferTo(out);
+                        try {
+                            out.putArchiveEntry(e);
+                            if (e.getSize() > 0) { // a file's bytes; links and folders have none
+                                in.transferTo(out);
+                            }
+                            out.closeArchiveEntry();
+                        } catch (IOException writing) {
+                            throw new UncheckedIOException(writing); // this host's disk, not the package
                         }
-                        out.closeArchiveEntry();
                     }
                 });
             }
             out.finish();
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
         }
     }
 }

@@ -5,26 +5,19 @@ import dev.kosa8.vm.Accelerator;
 import dev.kosa8.vm.QemuCommandLine;
 import dev.kosa8.vm.TscFrequency;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * Boots the builder VM ({@code builder.sh} as its init) and waits for it to power off: the guest's console
- * goes to the build log line by line, its {@code kosa8-builder:} and mmdebstrap's {@code I:} lines to the
- * progress; the build succeeded only when the console said {@value #OK}. A machine still running after the
- * timeout is killed, and every failure names the console's last lines.
+ * Boots the builder VM ({@code builder.sh} as its init) and waits for it to power off, its console read by
+ * {@link BuilderConsole}; the build succeeded only when the console said {@value #OK} and never {@value #FAILED}.
+ * A machine still running after the timeout is killed, so is one whose kosa8 stops, and every failure names the
+ * console's last lines.
  *
  * <p>The machine: microvm with QEMU's seccomp filter as a sandbox has it, no network device at all (the
  * packages arrive on the input disk), 2 GiB of RAM (the builder's unpacked Debian, the input and the tree
@@ -36,8 +29,6 @@ final class BuilderVm {
     static final String OK = "KOSA8-BUILDER-OK";
     static final String FAILED = "KOSA8-BUILDER-FAILED:";
     static final int MEMORY_MIB = 2048;
-    private static final int TAIL = 25;
-    private static final java.util.regex.Pattern ANSI = java.util.regex.Pattern.compile("\u001B\\[[0-9;]*[A-Za-z]");
 
     /**
      * What the builder is given: its kernel and initramfs, and four disks (raw files): its own Debian as a tar
@@ -84,67 +75,38 @@ final class BuilderVm {
             throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU for the image builder: "
                     + e.getMessage(), "install QEMU (`kosa8 doctor` says how) and try again", e);
         }
-        long started = System.nanoTime();
-        Deque<String> tail = new ArrayDeque<>();
-        boolean[] ok = {false};
-        Thread reader = Thread.ofPlatform().daemon().name("kosa8-builder-console").start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    line = ANSI.matcher(line).replaceAll("").replace("\r", ""); // mmdebstrap colours a console
-                    appendLog(log, String.format(java.util.Locale.ROOT, "[%7.1f s] %s",
-                            (System.nanoTime() - started) / 1e9, line));
-                    synchronized (tail) {
-                        tail.addLast(line);
-                        if (tail.size() > TAIL) {
-                            tail.removeFirst();
-                        }
-                    }
-                    if (line.equals(OK)) {
-                        ok[0] = true;
-                    } else if (line.startsWith("kosa8-builder: ") || line.startsWith("I: ")) {
-                        progress.accept("builder VM: " + line.substring(line.indexOf(' ') + 1));
-                    }
-                }
-            } catch (IOException ignored) {
-                // QEMU is gone
-            }
-        });
+        // a kosa8 stopped mid-build (Ctrl-C, the daemon stopping) takes its builder with it
+        Thread killer = new Thread(p::destroyForcibly, "kosa8-builder-stop");
+        Runtime.getRuntime().addShutdownHook(killer);
+        BuilderConsole console = new BuilderConsole(p.getInputStream(), log, progress);
+        Thread reader = Thread.ofPlatform().daemon().name("kosa8-builder-console").start(console);
         try {
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
                 p.waitFor(10, TimeUnit.SECONDS);
                 reader.join(2000);
-                throw failure("did not finish within " + timeout.toMinutes() + " minutes", tail, log);
+                throw failure("did not finish within " + timeout.toMinutes() + " minutes", console, log);
             }
-            reader.join(5000);
+            reader.join(); // QEMU has exited: its output ends
         } catch (InterruptedException e) {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new KosaException(KosaException.Kind.IMAGE, "the image build was interrupted", "run it again");
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(killer);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs
+            }
         }
-        if (!ok[0]) {
-            throw failure("stopped without finishing (QEMU exit status " + p.exitValue() + ")", tail, log);
+        if (!console.succeeded()) {
+            throw failure("stopped without finishing (QEMU exit status " + p.exitValue() + ")", console, log);
         }
     }
 
-    private static KosaException failure(String what, Deque<String> tail, Path log) {
-        String lines;
-        synchronized (tail) {
-            lines = String.join("\n  ", tail);
-        }
+    private static KosaException failure(String what, BuilderConsole console, Path log) {
         return new KosaException(KosaException.Kind.IMAGE, "the image builder VM " + what + "; its console ended:\n  "
-                + lines, "the whole console is in " + log + "; run `kosa8 image build` again, and if it fails the"
-                + " same way, `KOSA8_IMAGE_BUILDER=host` builds with mmdebstrap on a Debian host as root");
-    }
-
-    private static void appendLog(Path log, String line) {
-        try {
-            Files.writeString(log, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                    StandardOpenOption.APPEND);
-        } catch (IOException ignored) {
-            // the log is a help, not the build
-        }
+                + console.tail(), "the whole console is in " + log + "; run `kosa8 image build` again, and if it fails"
+                + " the same way, `KOSA8_IMAGE_BUILDER=host` builds with mmdebstrap on a Debian host as root");
     }
 }

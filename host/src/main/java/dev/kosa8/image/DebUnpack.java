@@ -69,7 +69,11 @@ final class DebUnpack {
         void read(TarArchiveInputStream tar) throws IOException;
     }
 
-    /** Hands {@code reader} the {@code data.tar} of {@code deb}, decompressed. */
+    /**
+     * Hands {@code reader} the {@code data.tar} of {@code deb}, decompressed. A failure to read the package is an
+     * error naming it; the reader's own failures (writing elsewhere) it throws as {@link java.io.UncheckedIOException},
+     * which pass through unchanged.
+     */
     static void readData(Path deb, DataReader reader) {
         try (InputStream raw = new BufferedInputStream(Files.newInputStream(deb));
              ArArchiveInputStream ar = new ArArchiveInputStream(raw)) {

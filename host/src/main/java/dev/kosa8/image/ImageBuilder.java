@@ -97,6 +97,9 @@ public final class ImageBuilder {
         }
     }
 
+    /** The kernel part's toolchain input where the builder VM builds the module if the host cannot. */
+    static final String VM_MODULE_TOOLS = "the host's, else the builder VM's";
+
     /** The file naming the inputs of the last ensure and the image it found ({@link #ensuredBefore}). */
     static final String ENSURED = "ensured";
 
@@ -106,9 +109,9 @@ public final class ImageBuilder {
     }
 
     /** What the builder VM boots: the kernel part just made or found, busybox, QEMU and its accelerator. */
-    private VmRootfs.Kit builderKit(DebianPackages apt, Path kernelDir, DebPackage busybox) {
+    private BuilderRun.Kit builderKit(DebianPackages apt, Path kernelDir, DebPackage busybox) {
         String qemu = dev.kosa8.vm.QemuBinary.find();
-        return new VmRootfs.Kit(qemu, kernelDir, apt.download(busybox), apt,
+        return new BuilderRun.Kit(qemu, kernelDir, apt.download(busybox), apt,
                 (kernel, initramfs) -> new dev.kosa8.vm.AcceleratorProbe(qemu, paths.cache().resolve("accelerator.json"),
                         Duration.ofSeconds(10), progress::note).choose(kernel, initramfs).accelerator());
     }
@@ -178,8 +181,14 @@ public final class ImageBuilder {
         DebPackage busyboxPackage = pinned.map(ImageManifest::busyboxPackage)
                 .or(() -> locked.map(LockedBuild::busybox))
                 .orElseGet(() -> apt.candidate(recipe.busyboxPackage()).toPackage());
+        RootfsBuilder builder = RootfsBuilder.choose(System.getenv(), root,
+                t -> dev.kosa8.host.HostTools.which(t) != null);
+        // the module is built whatever the host has where the builder VM can build it, so only a build on the host
+        // depends on the host's compilers (installing one then rebuilds the kernel part, with the module)
+        String moduleTools = builder == RootfsBuilder.VM && apt.usesArchiveClient() ? VM_MODULE_TOOLS
+                : WorkspaceModule.toolchain();
         PartHashes hashes = PartHashes.of(recipe, kernelPackage, busyboxPackage, guest, java.version(),
-                WorkspaceModule.toolchain(), locked.map(LockedBuild::digest).orElse(null));
+                moduleTools, locked.map(LockedBuild::digest).orElse(null));
 
         if (given.isPresent()) {
             // a lock from a file names what would run as root here: taken only as far as the archive signed it,
@@ -205,8 +214,6 @@ public final class ImageBuilder {
                 missing.add(kind);
             }
         }
-        RootfsBuilder builder = RootfsBuilder.choose(System.getenv(), root,
-                t -> dev.kosa8.host.HostTools.which(t) != null);
         if (missing.contains(PartKind.ROOTFS) && builder == RootfsBuilder.VM && apt.archiveClient().isEmpty()) {
             throw new KosaException(KosaException.Kind.USAGE, "the builder VM needs kosa8's own archive client, "
                     + "which KOSA8_DEBIAN_FETCH=apt turns off", "unset KOSA8_DEBIAN_FETCH, or build on a Debian host "
@@ -241,9 +248,21 @@ public final class ImageBuilder {
                     parts.build(kind, hash, dir -> {
                         String v = KernelPart.make(deb, apt, recipe.modules(), dir);
                         Path scratch = dir.resolve("ws9p-build");
-                        Optional<String> notBuilt = WorkspaceModule.build(kernelPackage, apt, scratch, log,
-                                dir.resolve(KernelPart.MODULES).resolve(WorkspaceModule.NAME + ".ko"));
+                        Path ko = dir.resolve(KernelPart.MODULES).resolve(WorkspaceModule.NAME + ".ko");
+                        Optional<String> notBuilt = WorkspaceModule.build(kernelPackage, apt, scratch, log, ko,
+                                (cc, why) -> {
+                                    // the host lacks the compiler: the builder VM has it, unless told to build here
+                                    if (builder == RootfsBuilder.HOST || apt.archiveClient().isEmpty()) {
+                                        return Optional.of(why);
+                                    }
+                                    progress.note("this host lacks " + cc + " or make: building the workspace's "
+                                            + "kernel module in the builder VM");
+                                    return VmModule.build(kernelPackage, apt, apt.archiveClient().get(),
+                                            recipe.suite(), builderKit(apt, dir, busyboxPackage), cc,
+                                            dir.resolve("ws9p-vm"), log, progress::note, ko).map(r -> why + "; " + r);
+                                });
                         FileTrees.delete(scratch);
+                        FileTrees.delete(dir.resolve("ws9p-vm"));
                         if (notBuilt.isEmpty()) {
                             KernelPart.appendModule(dir, WorkspaceModule.NAME);
                         } else {

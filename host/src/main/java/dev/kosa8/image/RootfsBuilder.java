@@ -19,7 +19,7 @@ enum RootfsBuilder {
 
     /** The builder for this host: {@code installed} says whether a program is on PATH. */
     static RootfsBuilder choose(Map<String, String> env, boolean root, Predicate<String> installed) {
-        String asked = env.getOrDefault(ENVIRONMENT, "").strip();
+        String asked = env.getOrDefault(ENVIRONMENT, "").strip().toLowerCase(java.util.Locale.ROOT);
         return switch (asked) {
             case "vm" -> VM;
             case "host" -> HOST;

@@ -109,7 +109,7 @@ final class RootfsPart {
                         raw.toString(), recipe.diskSize())
                 .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: mke2fs");
         FileTrees.delete(tree);
-        HostCommand.of("qemu-img", "convert", "-O", "qcow2", raw.toString(), dir.resolve(FILE).toString())
+        HostCommand.of("qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw.toString(), dir.resolve(FILE).toString())
                 .logTo(log).run(KosaException.Kind.IMAGE, "root filesystem: qemu-img convert");
         Files.delete(raw);
         return lockFate;
@@ -180,8 +180,13 @@ final class RootfsPart {
      * and every locked package is asked for by name (apt has no other version of any of them to take).
      */
     static List<String> mmdebstrapFromRepo(Recipe recipe, LockFile lock, Path repo, Path tree) {
+        return mmdebstrapFromRepo(recipe, lock.packages().stream().map(p -> p.name()).toList(), repo, tree);
+    }
+
+    /** As above, asking for {@code includes} by name (apt takes the rest from the repository, its only source). */
+    static List<String> mmdebstrapFromRepo(Recipe recipe, List<String> includes, Path repo, Path tree) {
         List<String> argv = new ArrayList<>(List.of("mmdebstrap", "--mode=root", "--variant=minbase",
-                "--include=" + String.join(",", lock.packages().stream().map(p -> p.name()).toList()),
+                "--include=" + String.join(",", includes),
                 "--skip=download/empty", "--skip=essential/unlink",
                 "--customize-hook=rm -f \"$1\"/var/cache/apt/archives/*.deb",
                 // mmdebstrap writes its source (the build's own repository, gone after) into the image: the

@@ -17,10 +17,11 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * A folder written as a tar whose every entry is owned by root (uid and gid 0), with its files' permission
- * bits and its symbolic links as links: how the host hands the builder VM files that must be root's in the
- * image without ever owning them as root itself ({@link VmRootfs}). Entries are in name order, so the same
- * folder gives the same tar.
+ * A folder written as a tar whose every entry is owned by root (uid and gid 0), its symbolic links as links, its
+ * folders 0755 and its files 0755 or 0644 by their owner's execute bit (never the host user's umask: a umask of
+ * 077 would otherwise make the image's {@code /etc} root's alone), each dated now: how the host hands the builder
+ * VM files that must be root's in the image without ever owning them as root itself ({@link VmRootfs}). Entries
+ * are in name order.
  */
 final class TreeTar {
     private TreeTar() {
@@ -31,6 +32,7 @@ final class TreeTar {
         try (Stream<Path> walk = Files.walk(dir)) {
             all = walk.filter(p -> !p.equals(dir)).sorted().toList();
         }
+        java.util.Date now = new java.util.Date();
         try (OutputStream file = new BufferedOutputStream(Files.newOutputStream(tar), 1 << 16);
              TarArchiveOutputStream out = new TarArchiveOutputStream(file)) {
             out.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
@@ -44,15 +46,15 @@ final class TreeTar {
                     e.setMode(0120777);
                 } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
                     e = new TarArchiveEntry(name + "/", TarConstants.LF_DIR);
-                    e.setMode(040000 | mode(p));
+                    e.setMode(040755);
                 } else {
                     e = new TarArchiveEntry(name);
                     e.setSize(Files.size(p));
-                    e.setMode(0100000 | mode(p));
+                    e.setMode(0100000 | (executable(p) ? 0755 : 0644));
                 }
                 e.setIds(0, 0);
                 e.setNames("root", "root");
-                e.setModTime(0);
+                e.setModTime(now);
                 out.putArchiveEntry(e);
                 if (!e.isDirectory() && !e.isSymbolicLink()) {
                     try (InputStream in = Files.newInputStream(p, LinkOption.NOFOLLOW_LINKS)) {
@@ -65,12 +67,8 @@ final class TreeTar {
         }
     }
 
-    private static int mode(Path p) throws IOException {
+    private static boolean executable(Path p) throws IOException {
         Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS);
-        int m = 0;
-        for (PosixFilePermission x : perms) {
-            m |= 1 << (8 - x.ordinal());
-        }
-        return m;
+        return perms.contains(PosixFilePermission.OWNER_EXECUTE);
     }
 }

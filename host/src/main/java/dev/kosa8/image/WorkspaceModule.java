@@ -108,6 +108,15 @@ final class WorkspaceModule {
      * @return empty when built, else the reason it was not
      */
     static Optional<String> build(DebPackage kernel, DebianPackages apt, Path scratch, Path log, Path ko) {
+        return build(kernel, apt, scratch, log, ko, (cc, missing) -> Optional.of(missing));
+    }
+
+    /**
+     * As above; where the host lacks the compiler or {@code make}, {@code elsewhere} is asked instead (the builder
+     * VM, {@link VmModule}), given the compiler and the reason the host could not.
+     */
+    static Optional<String> build(DebPackage kernel, DebianPackages apt, Path scratch, Path log, Path ko,
+                                  java.util.function.BiFunction<String, String, Optional<String>> elsewhere) {
         try {
             Path root = Files.createDirectories(scratch.resolve("headers"));
             List<DebPackage> packages = headerPackages(kernel);
@@ -129,7 +138,7 @@ final class WorkspaceModule {
                 }
             }
             if (!missing.isEmpty()) {
-                return Optional.of("the kernel was built with " + cc + "; this host lacks " + String.join(" and ",
+                return elsewhere.apply(cc, "the kernel was built with " + cc + "; this host lacks " + String.join(" and ",
                         missing) + " (install them, e.g. `sudo apt-get install " + String.join(" ", missing)
                         + "`, then run `kosa8 image build`)");
             }

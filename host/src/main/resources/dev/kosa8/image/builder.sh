@@ -73,7 +73,9 @@ OUT=$(disk kosa8-builder-out) || fail "no image disk (serial kosa8-builder-out)"
 BACK=$(disk kosa8-builder-back) || fail "no hand-back disk (serial kosa8-builder-back)"
 
 echo "kosa8-builder: unpacking the builder and the input" > /dev/console
-mkdir -p /b || fail "mkdir /b"
+# the initramfs's own file system may take half the RAM; the builder's Debian, the input and the tree being
+# built all live here until mke2fs writes the tree out
+mkdir -p /b && mount -t tmpfs -o size=90%,mode=0755 tmpfs /b || fail "mount a tmpfs on /b"
 tar -xf "$ROOT" -C /b || fail "unpack the builder's Debian from $ROOT"
 mkdir -p /b/in /b/proc /b/sys /b/dev /b/tmp /b/target || fail "mkdir /b/..."
 tar -xf "$IN" -C /b/in || fail "unpack the input disk $IN"

@@ -31,8 +31,10 @@ class BuilderTarsTest {
         Path a = deb(dir.resolve("a.deb"), List.of(dirEntry("./usr/"), dirEntry("./usr/bin/"),
                 file("./usr/bin/tool", 0755, "#!/bin/sh\n"), file("./usr/share/doc/a/copyright", 0644, "legal"),
                 link("./usr/bin/alias", "tool")));
+        String longName = "./usr/lib/" + "x".repeat(120) + "/module.pm";
         Path b = deb(dir.resolve("b.deb"), List.of(dirEntry("./usr/"), file("./usr/lib/b.so", 0644, "ELF"),
-                file("./usr/share/man/man1/b.1.gz", 0644, "man")));
+                file("./usr/share/man/man1/b.1.gz", 0644, "man"), hardLink("./usr/lib/b.so.1", "./usr/lib/b.so"),
+                file(longName, 0644, "perl")));
         Path tar = dir.resolve("builder-root.tar");
         BuilderRootTar.write(List.of(a, b), tar);
 
@@ -48,7 +50,10 @@ class BuilderTarsTest {
             }
         }
         assertThat(names).containsExactly("./usr/", "./usr/bin/", "./usr/bin/tool", "./usr/bin/alias",
-                "./usr/", "./usr/lib/b.so");
+                "./usr/", "./usr/lib/b.so", "./usr/lib/b.so.1", longName);
+        assertThat(entries.get("./usr/lib/b.so.1").isLink()).isTrue();
+        assertThat(entries.get("./usr/lib/b.so.1").getLinkName()).isEqualTo("./usr/lib/b.so");
+        assertThat(contents.get(longName)).isEqualTo("perl");
         assertThat(contents.get("./usr/bin/tool")).isEqualTo("#!/bin/sh\n");
         assertThat(entries.get("./usr/bin/tool").getMode() & 07777).isEqualTo(0755);
         assertThat(entries.get("./usr/bin/alias").isSymbolicLink()).isTrue();
@@ -62,6 +67,9 @@ class BuilderTarsTest {
         Files.writeString(in.resolve("java"), "ELF");
         Files.setPosixFilePermissions(in.resolve("java"), PosixFilePermissions.fromString("rwxr-x---"));
         Files.createSymbolicLink(in.resolve("jrunscript"), Path.of("java"));
+        Files.writeString(in.resolve("release"), "JAVA_VERSION=25");
+        Files.setPosixFilePermissions(in.resolve("release"), PosixFilePermissions.fromString("rw-------"));
+        Files.setPosixFilePermissions(dir.resolve("in/root"), PosixFilePermissions.fromString("rwx------"));
         Path tar = dir.resolve("in.tar");
         TreeTar.write(dir.resolve("in"), tar);
 
@@ -78,7 +86,10 @@ class BuilderTarsTest {
             assertThat(e.getLongGroupId()).as(e.getName()).isZero();
             assertThat(e.getUserName()).isEqualTo("root");
         }
-        assertThat(entries.get("root/opt/kosa8/jre/bin/java").getMode() & 07777).isEqualTo(0750);
+        // never the host's umask: folders 0755, files 0755 or 0644 by their owner's execute bit
+        assertThat(entries.get("root/opt/kosa8/jre/bin/java").getMode() & 07777).isEqualTo(0755);
+        assertThat(entries.get("root/opt/kosa8/jre/bin/release").getMode() & 07777).isEqualTo(0644);
+        assertThat(entries.get("root/").getMode() & 07777).isEqualTo(0755);
         assertThat(entries.get("root/opt/kosa8/jre/bin/java").getSize()).isEqualTo(3);
         assertThat(entries.get("root/opt/kosa8/jre/bin/jrunscript").getLinkName()).isEqualTo("java");
         assertThat(entries.get("root/").isDirectory()).isTrue();
@@ -99,11 +110,16 @@ class BuilderTarsTest {
         return new E(name, TarConstants.LF_SYMLINK, 0777, null, target);
     }
 
+    private static E hardLink(String name, String target) {
+        return new E(name, TarConstants.LF_LINK, 0644, null, target);
+    }
+
     /** A .deb whose data.tar.xz holds these entries, as Debian's packages are made. */
     private static Path deb(Path deb, List<E> entries) throws Exception {
         ByteArrayOutputStream xz = new ByteArrayOutputStream();
         try (XZOutputStream x = new XZOutputStream(xz, new LZMA2Options());
              TarArchiveOutputStream tar = new TarArchiveOutputStream(x)) {
+            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
             for (E e : entries) {
                 TarArchiveEntry t = new TarArchiveEntry(e.name(), e.type());
                 t.setMode(e.mode());

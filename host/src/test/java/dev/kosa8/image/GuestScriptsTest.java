@@ -31,4 +31,15 @@ class GuestScriptsTest {
                         "exec switch_root /newroot /usr/bin/tini -s -- /run/kosa8/kosa8-agent",
                         "< /lib/modules/order");
     }
+
+    @Test
+    void theBuildersInitIsValidShAndSaysTheMarkersTheHostLooksFor() throws Exception {
+        String init = resource("builder.sh");
+        assertThat(init).startsWith("#!/kosa8/busybox sh\n")
+                .contains("echo \"" + BuilderVm.OK + "\" > /dev/console", "echo \"" + BuilderVm.FAILED + " $*\"",
+                        "disk kosa8-builder-root", "disk kosa8-builder-in", "disk kosa8-builder-out",
+                        "disk kosa8-builder-back", "< /kosa8/modules/order", "/bin/sh -e /in/build.sh");
+        Process p = new ProcessBuilder("sh", "-n", "-c", init).redirectErrorStream(true).start();
+        assertThat(p.waitFor()).as(new String(p.getInputStream().readAllBytes())).isZero();
+    }
 }

@@ -5,8 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.InputStream;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
@@ -16,8 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class GuestTrustStoreTest {
     /**
      * The builder VM runs these two classes on the image's runtime, which has java.base alone and none of
-     * kosa8: loaded from a folder holding only their class files, with no parent but the JDK's platform
-     * classes, they must make a store of a bundle.
+     * kosa8: a JVM limited to java.base, with a class path of only their class files, must make a store of a
+     * bundle.
      */
     @Test
     void itsTwoClassesMakeTheStoreWithNothingElseOnTheClassPath(@TempDir Path dir) throws Exception {
@@ -34,12 +32,12 @@ class GuestTrustStoreTest {
                 + SandboxCa.loadOrCreate(dir.resolve("two"), "two").certificatePem();
         Files.writeString(bundle, pem);
         Path store = dir.resolve("etc/ssl/certs/java/cacerts");
-        try (URLClassLoader alone = new URLClassLoader(new URL[] {classes.toUri().toURL()},
-                ClassLoader.getPlatformClassLoader())) {
-            Class<?> main = alone.loadClass(GuestTrustStore.class.getName());
-            assertThat(main.getClassLoader()).isSameAs(alone);
-            main.getMethod("main", String[].class).invoke(null, (Object) new String[] {bundle.toString(), store.toString()});
-        }
+        // a JVM of java.base alone, as the image's runtime is, with these two classes and nothing else
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        Process p = new ProcessBuilder(java, "--limit-modules", "java.base", "-cp", classes.toString(),
+                GuestTrustStore.class.getName(), bundle.toString(), store.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as(out).isZero();
         KeyStore ks = KeyStore.getInstance("PKCS12");
         try (InputStream in = Files.newInputStream(store)) {
             ks.load(in, null);

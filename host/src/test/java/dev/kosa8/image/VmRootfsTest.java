@@ -42,17 +42,34 @@ class VmRootfsTest {
 
     @Test
     void theBuildScriptRunsMmdebstrapAsTheHostBuildDoesThenMakesTheDiskAndHandsBack() throws Exception {
-        String script = VmRootfs.buildScript(Recipe.STANDARD, LOCK);
+        String script = VmRootfs.buildScript(Recipe.STANDARD, LOCK, List.of("tini"));
         List<String> host = RootfsPart.mmdebstrapFromRepo(Recipe.STANDARD, LOCK, Path.of("/in/repo"), Path.of("/target"));
         int from = script.indexOf("'mmdebstrap'");
         String line = script.substring(from, script.indexOf("\necho 'kosa8-builder: kosa8", from)); // hooks span lines
         assertThat(shWords(line)).containsExactlyElementsOf(host);
         assertThat(host).contains("deb [trusted=yes] copy:///in/repo ./", "/target", "--include=tini");
+        String mke2fs = "mke2fs -q -t ext4 -F -L kosa8-root -d /target \"$KOSA8_OUT\"";
+        String handBack = "tar -cf \"$KOSA8_BACK\" -C /target " + VmRootfs.BUNDLE + " " + VmRootfs.DPKG_STATUS;
+        assertThat(script).contains(mke2fs, handBack);
+        assertThat(script.indexOf(handBack)).as("the hand-back comes last: it means every step succeeded")
+                .isGreaterThan(script.indexOf(mke2fs));
         assertThat(script)
-                .contains("mke2fs -q -t ext4 -F -L kosa8-root -d /target \"$KOSA8_OUT\"")
-                .contains("tar -cf \"$KOSA8_BACK\" -C /target " + VmRootfs.BUNDLE + " " + VmRootfs.DPKG_STATUS)
+                .contains("tar -C /in/root -cf - . | tar -C /target --no-overwrite-dir -xpf -")
+                .doesNotContain("cp -a")
                 .contains("-cp /in/classes dev.kosa8.image.GuestTrustStore /target/" + VmRootfs.BUNDLE
                         + " /target" + JavaTrustStore.GUEST_PATH);
+        Process syntax = new ProcessBuilder("sh", "-n", "-c", script).redirectErrorStream(true).start();
+        assertThat(syntax.waitFor()).as(new String(syntax.getInputStream().readAllBytes())).isZero();
+    }
+
+    @Test
+    void theModulesBuildRunsKbuildAgainstTheHeadersAtTheirOwnPathAndHandsTheModuleBack() throws Exception {
+        String script = VmModule.buildScript("linux-headers-6.1.0-57-amd64", "gcc-12");
+        String make = script.lines().filter(l -> l.startsWith("'make'")).findFirst().orElseThrow();
+        assertThat(shWords(make)).containsExactly("make", "-C", "/usr/src/linux-headers-6.1.0-57-amd64", "M=/in/src",
+                "CC=gcc-12", "modules");
+        assertThat(script).contains("strip --strip-debug /in/src/kosa8_ws9p.ko",
+                "tar -cf \"$KOSA8_BACK\" -C /in/src kosa8_ws9p.ko");
         Process syntax = new ProcessBuilder("sh", "-n", "-c", script).redirectErrorStream(true).start();
         assertThat(syntax.waitFor()).as(new String(syntax.getInputStream().readAllBytes())).isZero();
     }
@@ -61,12 +78,20 @@ class VmRootfsTest {
     void theHandBackDiskIsReadAsATarWithEachFileBounded(@TempDir Path dir) throws Exception {
         Path disk = dir.resolve("back.img");
         writeTar(disk, Map.of(VmRootfs.BUNDLE, "PEM".getBytes(), VmRootfs.DPKG_STATUS, "Package: tini\n".getBytes()));
-        Map<String, byte[]> back = VmRootfs.handedBack(disk);
+        Map<String, byte[]> back = BuilderRun.handedBack(disk);
         assertThat(back).containsOnlyKeys(VmRootfs.BUNDLE, VmRootfs.DPKG_STATUS);
         assertThat(new String(back.get(VmRootfs.DPKG_STATUS))).isEqualTo("Package: tini\n");
 
-        writeTar(disk, Map.of(VmRootfs.BUNDLE, new byte[VmRootfs.MAX_HANDED_BACK + 1]));
-        assertThatThrownBy(() -> VmRootfs.handedBack(disk)).isInstanceOf(KosaException.class)
+        Map<String, byte[]> many = new java.util.HashMap<>();
+        for (int i = 0; i <= BuilderRun.MAX_HANDED_BACK_FILES; i++) {
+            many.put("f" + i, new byte[1]);
+        }
+        writeTar(disk, many);
+        assertThatThrownBy(() -> BuilderRun.handedBack(disk)).isInstanceOf(KosaException.class)
+                .hasMessageContaining("more than " + BuilderRun.MAX_HANDED_BACK_FILES + " files");
+
+        writeTar(disk, Map.of(VmRootfs.BUNDLE, new byte[BuilderRun.MAX_HANDED_BACK + 1]));
+        assertThatThrownBy(() -> BuilderRun.handedBack(disk)).isInstanceOf(KosaException.class)
                 .hasMessageContaining("handed back " + VmRootfs.BUNDLE + " of more than 16 MiB");
     }
 
@@ -89,7 +114,11 @@ class VmRootfsTest {
     void sizesAreReadAsMke2fsReadsThem() {
         assertThat(VmRootfs.bytes("4G")).isEqualTo(4L << 30);
         assertThat(VmRootfs.bytes("512M")).isEqualTo(512L << 20);
-        assertThat(VmRootfs.bytes("4096")).isEqualTo(4096);
+        assertThat(VmRootfs.bytes("4096")).isEqualTo(4096L << 10); // mke2fs: no suffix is KiB
+        for (String bad : List.of("", "4GB", "-1G", "G", "4 G")) {
+            assertThatThrownBy(() -> VmRootfs.bytes(bad)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("not a disk size mke2fs reads");
+        }
     }
 
     @Test
@@ -115,6 +144,8 @@ class VmRootfsTest {
         assertThat(RootfsBuilder.choose(Map.of(), false, t -> true)).isEqualTo(RootfsBuilder.VM);
         assertThat(RootfsBuilder.choose(Map.of(), true, t -> false)).isEqualTo(RootfsBuilder.VM);
         assertThat(RootfsBuilder.choose(Map.of(RootfsBuilder.ENVIRONMENT, "vm"), true, t -> true))
+                .isEqualTo(RootfsBuilder.VM);
+        assertThat(RootfsBuilder.choose(Map.of(RootfsBuilder.ENVIRONMENT, " VM "), true, t -> true))
                 .isEqualTo(RootfsBuilder.VM);
         assertThat(RootfsBuilder.choose(Map.of(RootfsBuilder.ENVIRONMENT, "host"), false, t -> false))
                 .isEqualTo(RootfsBuilder.HOST);

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  * dpkg-deb and mke2fs are out of reach, in a home of its own (its package cache seeded from the tests' home, so
  * nothing is downloaded twice). The root filesystem is then built in the builder VM, and a sandbox made from the
  * image runs the foundation's checks: its programs, root's files as root's (a set-user-id program included), every
- * package configured, the workspace, the Java runtime and its trust store.
+ * package configured, the workspace through kosa8's kernel module (built in the builder VM too, as the host's
+ * PATH has no compiler), the Java runtime and its trust store.
  */
 @Tag("long") // the builder VM runs mmdebstrap under TCG: 8-13 minutes here; ./run-tests long
 class BuilderVmIT {
@@ -65,7 +66,9 @@ class BuilderVmIT {
         Kosa.Result built = Kosa.runWith(Map.of("KOSA8_HOME", HOME.toString(), "PATH", path), BUILD, null,
                 "image", "build");
         assertThat(built.exitCode()).as(built.toString()).isZero();
-        assertThat(built.stderr()).contains("in the builder VM: mmdebstrap bookworm", "builder VM: mke2fs");
+        assertThat(built.stderr()).contains("in the builder VM: mmdebstrap bookworm", "builder VM: mke2fs",
+                "building the workspace's kernel module in the builder VM", "builder VM: make kosa8_ws9p.ko with gcc-12")
+                .doesNotContain("sandboxes will use the slower relay");
         Path log = newest(HOME.resolve("data/images/logs"));
         assertThat(Files.readString(log)).contains("root filesystem built in the builder VM", "KOSA8-BUILDER-OK",
                 "root filesystem's package lock: kept");
@@ -93,7 +96,10 @@ class BuilderVmIT {
 
         Path folder = Files.createDirectories(HOME.resolveSibling("it-builder-folder"));
         Files.writeString(folder.resolve("hello.txt"), "from the host\n");
-        Kosa.Result r = Kosa.runWith(Map.of("KOSA8_HOME", HOME.toString()), T, null, "run", "--workspace",
+        // the host's own PATH from here on (the daemon's jail and session need their programs), and the builder
+        // VM's image: without it, kosa8 as root with mmdebstrap and gcc here would build its kernel part again
+        Kosa.Result r = Kosa.runWith(Map.of("KOSA8_HOME", HOME.toString(), "KOSA8_IMAGE_BUILDER", "vm"), T, null,
+                "run", "--workspace",
                 folder.toString(), "--", "sh", "-c", String.join(" && ",
                         "cat /workspace/hello.txt", "uname -m", "git --version", "python3 -c 'print(6*7)'",
                         "curl --version | head -1", "stat -c '%U %a' /usr/bin/passwd /etc/shadow",
@@ -101,11 +107,20 @@ class BuilderVmIT {
                         "dpkg-query -W -f='${db:Status-Abbrev}\\n' | sort | uniq -c",
                         "/opt/kosa8/jre/bin/java -version 2>&1 | head -1",
                         "test -s /etc/ssl/certs/java/cacerts && readlink /opt/kosa8/jre/lib/security/cacerts",
-                        "cat /etc/hostname", "echo from-the-guest > /workspace/back.txt"));
+                        "echo hostname=$(cat /etc/hostname)", "grep -c sandbox /etc/hosts",
+                        "stat -c 'mode %n %a %U' / /etc /opt /etc/hosts /opt/kosa8/jre/bin/java",
+                        "/opt/kosa8/jre/bin/java -Xshare:on -Xmx64m --enable-native-access=ALL-UNNAMED -version 2>&1"
+                                + " | grep -c 'sharing'",
+                        "test -d /sys/module/kosa8_ws9p && echo module-loaded",
+                        "echo from-the-guest > /workspace/back.txt"));
         assertThat(r.exitCode()).as(r.toString()).isZero();
+        assertThat(r.stderr()).as("the image the builder made is the one the sandbox runs").doesNotContain("building");
         assertThat(r.stdout()).contains("from the host", "x86_64", "git version", "42", "curl ",
-                "root 4755", "root 640", "all-configured", "ii ", "openjdk version", "/etc/ssl/certs/java/cacerts");
+                "root 4755", "root 640", "all-configured", "module-loaded", "ii ", "openjdk version", "/etc/ssl/certs/java/cacerts");
         assertThat(r.stdout()).doesNotContain("iU ", "iF ", "rc ");
+        // the host build's: mmdebstrap's folders as it made them, kosa8's files root's, the CDS archive usable
+        assertThat(r.stdout()).contains("hostname=sandbox", "mode / 755 root", "mode /etc 755 root",
+                "mode /opt 755 root", "mode /etc/hosts 644 root", "mode /opt/kosa8/jre/bin/java 755 root");
         assertThat(Files.readString(folder.resolve("back.txt"))).isEqualTo("from-the-guest\n");
     }
 

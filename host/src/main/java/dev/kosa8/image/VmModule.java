@@ -1,0 +1,70 @@
+package dev.kosa8.image;
+
+import dev.kosa8.image.debian.LockFile;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * {@code kosa8_ws9p.ko} built in the builder VM ({@link BuilderRun}) where the host lacks the kernel's compiler or
+ * {@code make}: the builder's Debian is minbase with that compiler and make, and the kernel's three header
+ * packages unpacked at their own paths, so kbuild runs exactly as {@link WorkspaceModule} runs it on a host; the
+ * module comes back on the hand-back disk. Like the host build it never fails the image: a failure is the reason
+ * sandboxes use the relay.
+ */
+final class VmModule {
+    private VmModule() {
+    }
+
+    /** Builds the module into {@code ko}; empty when built, else why not. */
+    static Optional<String> build(DebPackage kernel, DebianPackages apt, ArchivePackages archive, String suite,
+                                  BuilderRun.Kit kit, String cc, Path work, Path log, Consumer<String> progress,
+                                  Path ko) {
+        try {
+            Files.createDirectories(work);
+            LockFile tools = archive.resolveBuilder(List.of(cc, "make"), suite);
+            List<Path> debs = new ArrayList<>(archive.download(tools));
+            List<DebPackage> headers = WorkspaceModule.headerPackages(kernel);
+            for (DebPackage p : headers) {
+                debs.add(apt.download(p));
+            }
+            Path in = work.resolve("in");
+            Path src = Files.createDirectories(in.resolve("src"));
+            Files.write(src.resolve(WorkspaceModule.NAME + ".c"), WorkspaceModule.source());
+            Files.writeString(src.resolve("Makefile"), "obj-m := " + WorkspaceModule.NAME + ".o\n",
+                    StandardCharsets.UTF_8);
+            Files.writeString(in.resolve("build.sh"), buildScript(headers.getFirst().name(), cc));
+            Map<String, byte[]> back = BuilderRun.run(kit, debs, in, null, work, log, progress, Duration.ofMinutes(20));
+            byte[] module = back.get(WorkspaceModule.NAME + ".ko");
+            if (module == null) {
+                return Optional.of("the builder VM handed back no " + WorkspaceModule.NAME + ".ko (the log says more: "
+                        + log + ")");
+            }
+            Files.write(ko, module);
+            return Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            return Optional.of("building it in the builder VM failed: " + e.getMessage() + " (the log says more: "
+                    + log + ")");
+        }
+    }
+
+    /** What the builder runs: kbuild against the headers at their own path, then the module stripped and handed back. */
+    static String buildScript(String headersPackage, String cc) {
+        String name = WorkspaceModule.NAME;
+        return "# written by kosa8 (VmModule): the workspace's kernel module, built inside the builder VM\n"
+                + "echo 'kosa8-builder: make " + name + ".ko with " + cc + "'\n"
+                + VmRootfs.quote(List.of("make", "-C", "/usr/src/" + headersPackage, "M=/in/src", "CC=" + cc,
+                        "modules")) + "\n"
+                + "strip --strip-debug /in/src/" + name + ".ko\n"
+                + "tar -cf \"$KOSA8_BACK\" -C /in/src " + name + ".ko\n"
+                + "sync\n";
+    }
+}
