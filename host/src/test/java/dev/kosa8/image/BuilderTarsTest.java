@@ -1,7 +1,5 @@
 package dev.kosa8.image;
 
-import org.apache.commons.compress.archivers.ar.ArArchiveEntry;
-import org.apache.commons.compress.archivers.ar.ArArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
@@ -134,15 +132,6 @@ class BuilderTarsTest {
             }
         }
         byte[] data = xz.toByteArray();
-        try (OutputStream out = Files.newOutputStream(deb); ArArchiveOutputStream ar = new ArArchiveOutputStream(out)) {
-            byte[] version = "2.0\n".getBytes(StandardCharsets.US_ASCII);
-            ar.putArchiveEntry(new ArArchiveEntry("debian-binary", version.length));
-            ar.write(version);
-            ar.closeArchiveEntry();
-            ar.putArchiveEntry(new ArArchiveEntry("data.tar.xz", data.length));
-            ar.write(data);
-            ar.closeArchiveEntry();
-        }
-        return deb;
+        return TestDebs.write(deb, "data.tar.xz", data);
     }
 }

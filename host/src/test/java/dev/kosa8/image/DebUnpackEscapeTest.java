@@ -7,8 +7,6 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
-import org.apache.commons.compress.archivers.ar.ArArchiveEntry;
-import org.apache.commons.compress.archivers.ar.ArArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
@@ -192,16 +190,7 @@ class DebUnpackEscapeTest {
             }
         }
         byte[] data = tarBytes.toByteArray();
-        try (OutputStream out = Files.newOutputStream(deb); ArArchiveOutputStream ar = new ArArchiveOutputStream(out)) {
-            byte[] version = "2.0\n".getBytes(StandardCharsets.US_ASCII);
-            ar.putArchiveEntry(new ArArchiveEntry("debian-binary", version.length));
-            ar.write(version);
-            ar.closeArchiveEntry();
-            ar.putArchiveEntry(new ArArchiveEntry("data.tar", data.length));
-            ar.write(data);
-            ar.closeArchiveEntry();
-        }
-        return deb;
+        return TestDebs.write(deb, "data.tar", data);
     }
 
     private static void deleteTree(Path p) throws IOException {
