@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
 
 /**
  * The builder VM's console as the host reads it: what the guest writes is taken on trust in nothing. Each line is
- * cut at {@value #MAX_LINE} characters and cleaned of terminal escapes and control characters (mmdebstrap colours
+ * cut at {@value #MAX_LINE} bytes and cleaned of terminal escapes and control characters (mmdebstrap colours
  * a console; nothing the guest prints may reach the user's terminal as a control sequence); the build log gets the
  * lines with their time, up to {@value #MAX_LOG} bytes; {@code kosa8-builder:} and mmdebstrap's {@code I:} lines
  * are the progress; the last lines are kept for an error. The build succeeded only if the console said
@@ -98,11 +98,13 @@ final class BuilderConsole implements Runnable {
         if (logged > MAX_LOG) {
             return;
         }
-        byte[] b = (logged + text.length() + 1 > MAX_LOG ? "[the rest of the builder's console is not kept: over "
-                + (MAX_LOG >> 20) + " MiB]" : text).concat("\n").getBytes(StandardCharsets.UTF_8);
-        logged += b.length;
-        if (logged > MAX_LOG) {
-            logged = MAX_LOG + 1;
+        byte[] b = (text + "\n").getBytes(StandardCharsets.UTF_8);
+        if (logged + b.length > MAX_LOG) {
+            b = ("[the rest of the builder's console is not kept: over " + (MAX_LOG >> 20) + " MiB]\n")
+                    .getBytes(StandardCharsets.UTF_8);
+            logged = MAX_LOG + 1; // nothing after the notice
+        } else {
+            logged += b.length;
         }
         try (OutputStream out = Files.newOutputStream(log, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
             out.write(b);

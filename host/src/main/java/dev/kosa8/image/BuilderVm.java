@@ -76,20 +76,20 @@ final class BuilderVm {
                     + e.getMessage(), "install QEMU (`kosa8 doctor` says how) and try again", e);
         }
         // a kosa8 stopped mid-build (Ctrl-C, the daemon stopping) takes its builder with it
-        Thread killer = new Thread(p::destroyForcibly, "kosa8-builder-stop");
+        Thread killer = new Thread(() -> kill(p), "kosa8-builder-stop");
         Runtime.getRuntime().addShutdownHook(killer);
         BuilderConsole console = new BuilderConsole(p.getInputStream(), log, progress);
         Thread reader = Thread.ofPlatform().daemon().name("kosa8-builder-console").start(console);
         try {
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.destroyForcibly();
+                kill(p);
                 p.waitFor(10, TimeUnit.SECONDS);
                 reader.join(2000);
                 throw failure("did not finish within " + timeout.toMinutes() + " minutes", console, log);
             }
-            reader.join(); // QEMU has exited: its output ends
+            reader.join(30_000); // QEMU has exited, so its output ends (unless a wrapper left a child holding it)
         } catch (InterruptedException e) {
-            p.destroyForcibly();
+            kill(p);
             Thread.currentThread().interrupt();
             throw new KosaException(KosaException.Kind.IMAGE, "the image build was interrupted", "run it again");
         } finally {
@@ -102,6 +102,12 @@ final class BuilderVm {
         if (!console.succeeded()) {
             throw failure("stopped without finishing (QEMU exit status " + p.exitValue() + ")", console, log);
         }
+    }
+
+    /** The builder and anything it started (QEMU itself may not start any; a wrapper script might). */
+    private static void kill(Process p) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
     }
 
     private static KosaException failure(String what, BuilderConsole console, Path log) {

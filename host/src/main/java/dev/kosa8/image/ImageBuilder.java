@@ -73,7 +73,7 @@ public final class ImageBuilder {
      * without hashing the guest files, taking the build lock or reading a
      * manifest: the last ensure ran with these very inputs (this build of
      * kosa8, its Java, and the host's compilers, which the kernel part's hash
-     * has), found the image that is still current, and that image is still
+     * has under {@code KOSA8_IMAGE_BUILDER=host}), found the image that is still current, and that image is still
      * complete. {@code run}, {@code create} and {@code start}
      * then pay the full ensure once per build instead of on every call: its
      * first call in a JVM costs 0.3-2 s here, most of it reading the manifest
@@ -96,9 +96,6 @@ public final class ImageBuilder {
             return false; // the full ensure says what is wrong
         }
     }
-
-    /** The kernel part's toolchain input where the builder VM builds the module if the host cannot. */
-    static final String VM_MODULE_TOOLS = "the host's, else the builder VM's";
 
     /** The file naming the inputs of the last ensure and the image it found ({@link #ensuredBefore}). */
     static final String ENSURED = "ensured";
@@ -181,12 +178,11 @@ public final class ImageBuilder {
         DebPackage busyboxPackage = pinned.map(ImageManifest::busyboxPackage)
                 .or(() -> locked.map(LockedBuild::busybox))
                 .orElseGet(() -> apt.candidate(recipe.busyboxPackage()).toPackage());
-        RootfsBuilder builder = RootfsBuilder.choose(System.getenv(), root,
-                t -> dev.kosa8.host.HostTools.which(t) != null);
-        // the module is built whatever the host has where the builder VM can build it, so only a build on the host
-        // depends on the host's compilers (installing one then rebuilds the kernel part, with the module)
-        String moduleTools = builder == RootfsBuilder.VM && apt.usesArchiveClient() ? VM_MODULE_TOOLS
-                : WorkspaceModule.toolchain();
+        // the module is built whatever the host has where the builder VM may build it (all but an explicit
+        // KOSA8_IMAGE_BUILDER=host), so only then does the kernel part depend on the host's compilers (installing
+        // one rebuilds it, with the module); otherwise on the builder's recipe, so a fixed recipe builds it again
+        boolean moduleInVm = RootfsBuilder.mayBuildModule(System.getenv()) && apt.usesArchiveClient();
+        String moduleTools = moduleInVm ? VmModule.recipe() : WorkspaceModule.toolchain();
         PartHashes hashes = PartHashes.of(recipe, kernelPackage, busyboxPackage, guest, java.version(),
                 moduleTools, locked.map(LockedBuild::digest).orElse(null));
 
@@ -206,6 +202,8 @@ public final class ImageBuilder {
             return existing.get();
         }
 
+        RootfsBuilder builder = RootfsBuilder.choose(System.getenv(), root,
+                t -> dev.kosa8.host.HostTools.which(t) != null);
         List<PartKind> missing = new ArrayList<>();
         for (PartKind kind : List.of(PartKind.KERNEL, PartKind.ROOTFS, PartKind.INITRAMFS)) {
             if (parts.has(kind, hashes.of(kind))) {
@@ -252,7 +250,7 @@ public final class ImageBuilder {
                         Optional<String> notBuilt = WorkspaceModule.build(kernelPackage, apt, scratch, log, ko,
                                 (cc, why) -> {
                                     // the host lacks the compiler: the builder VM has it, unless told to build here
-                                    if (builder == RootfsBuilder.HOST || apt.archiveClient().isEmpty()) {
+                                    if (!moduleInVm || apt.archiveClient().isEmpty()) {
                                         return Optional.of(why);
                                     }
                                     progress.note("this host lacks " + cc + " or make: building the workspace's "

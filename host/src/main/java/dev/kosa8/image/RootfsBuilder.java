@@ -17,6 +17,15 @@ enum RootfsBuilder {
 
     static final String ENVIRONMENT = "KOSA8_IMAGE_BUILDER";
 
+    /**
+     * Whether the builder VM may build the workspace's kernel module where the host lacks the compiler: always,
+     * unless {@value #ENVIRONMENT} says {@code host} (whoever runs kosa8, root or not, so the kernel part is the
+     * same for both).
+     */
+    static boolean mayBuildModule(Map<String, String> env) {
+        return !env.getOrDefault(ENVIRONMENT, "").strip().equalsIgnoreCase("host");
+    }
+
     /** The builder for this host: {@code installed} says whether a program is on PATH. */
     static RootfsBuilder choose(Map<String, String> env, boolean root, Predicate<String> installed) {
         String asked = env.getOrDefault(ENVIRONMENT, "").strip().toLowerCase(java.util.Locale.ROOT);

@@ -1,6 +1,5 @@
 package dev.kosa8.image;
 
-import dev.kosa8.image.debian.LockFile;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -15,8 +14,8 @@ import java.util.function.Consumer;
 
 /**
  * {@code kosa8_ws9p.ko} built in the builder VM ({@link BuilderRun}) where the host lacks the kernel's compiler or
- * {@code make}: the builder's Debian is minbase with that compiler and make, and the kernel's three header
- * packages unpacked at their own paths, so kbuild runs exactly as {@link WorkspaceModule} runs it on a host; the
+ * {@code make}: the builder's Debian is minbase with that compiler, make and what the kernel's three header
+ * packages depend on, and those packages (the kernel's own version) unpacked at their own paths, so kbuild runs exactly as {@link WorkspaceModule} runs it on a host; the
  * module comes back on the hand-back disk. Like the host build it never fails the image: a failure is the reason
  * sandboxes use the relay.
  */
@@ -30,9 +29,9 @@ final class VmModule {
                                   Path ko) {
         try {
             Files.createDirectories(work);
-            LockFile tools = archive.resolveBuilder(List.of(cc, "make"), suite);
-            List<Path> debs = new ArrayList<>(archive.download(tools));
+            // the headers are the kernel's exact version, taken by name (a pinned kernel's may have left the index)
             List<DebPackage> headers = WorkspaceModule.headerPackages(kernel);
+            List<Path> debs = new ArrayList<>(archive.download(archive.resolveBuilder(tools(cc), suite)));
             for (DebPackage p : headers) {
                 debs.add(apt.download(p));
             }
@@ -56,11 +55,37 @@ final class VmModule {
         }
     }
 
+    /**
+     * The builder's packages beside minbase: the compiler, make, and what kbuild's own programs need that the
+     * header packages' dependencies would bring (objtool links libelf1; the rest of their dependencies, such as
+     * libssl3 for sign-file, only serve what an external module's build does not run).
+     */
+    static List<String> tools(String cc) {
+        return List.of(cc, "make", "libelf1");
+    }
+
+    /**
+     * What the kernel part's hash takes for the module where the builder VM may build it: the builder's recipe
+     * ({@code builder.sh}, this build script, the packages), so a kosa8 whose recipe changed builds it again
+     * rather than keep a part whose module a faulty recipe failed to build.
+     */
+    static String recipe() {
+        try (var in = VmModule.class.getResourceAsStream("builder.sh")) {
+            return "builder VM " + ContentHash.of("vm-module").add("builder.sh", in.readAllBytes())
+                    .add("script", buildScript("HEADERS", "CC").getBytes(StandardCharsets.UTF_8))
+                    .add("tools", String.join(",", tools("CC")).getBytes(StandardCharsets.UTF_8)).hex();
+        } catch (IOException | NullPointerException e) {
+            throw new IllegalStateException("kosa8's jar lacks builder.sh", e);
+        }
+    }
+
     /** What the builder runs: kbuild against the headers at their own path, then the module stripped and handed back. */
     static String buildScript(String headersPackage, String cc) {
         String name = WorkspaceModule.NAME;
         return "# written by kosa8 (VmModule): the workspace's kernel module, built inside the builder VM\n"
                 + "echo 'kosa8-builder: make " + name + ".ko with " + cc + "'\n"
+                // kbuild runs awk, which only mawk's (unrun) postinst would link
+                + "command -v awk > /dev/null || ln -s mawk /usr/bin/awk\n"
                 + VmRootfs.quote(List.of("make", "-C", "/usr/src/" + headersPackage, "M=/in/src", "CC=" + cc,
                         "modules")) + "\n"
                 + "strip --strip-debug /in/src/" + name + ".ko\n"

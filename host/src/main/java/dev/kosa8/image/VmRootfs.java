@@ -108,6 +108,7 @@ final class VmRootfs {
                 Path.of("/target")));
         String store = JavaTrustStore.GUEST_PATH;
         return "# written by kosa8 (VmRootfs): the root filesystem's build inside the builder VM\n"
+                + "command -v mmdebstrap > /dev/null || { echo 'the builder has no mmdebstrap'; exit 1; }\n"
                 + "echo 'kosa8-builder: mmdebstrap " + recipe.suite() + ", " + lock.packages().size() + " packages'\n"
                 + quote(mmdebstrap) + "\n"
                 + "echo 'kosa8-builder: kosa8'\"'\"'s files and the Java trust store'\n"

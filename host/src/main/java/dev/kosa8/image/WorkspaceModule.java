@@ -30,9 +30,10 @@ import java.util.regex.Pattern;
  * {@code linux-kbuild-X.Y}, the versions of the kernel package) are unpacked
  * into a scratch folder and the module built there with kbuild, by the C
  * compiler the kernel was built with ({@code CONFIG_CC_VERSION_TEXT}: gcc-12
- * for Debian 12's). The module is optional: a host without that compiler or
- * {@code make} gets an image without it, told how to get it, and its sandboxes
- * use the relay. {@link #toolchain} is part of the kernel part's hash, so
+ * for Debian 12's). A host without that compiler or {@code make} has it built
+ * in the builder VM ({@link VmModule}), unless {@code KOSA8_IMAGE_BUILDER=host}:
+ * then the image comes without it, told how to get it, and its sandboxes use
+ * the relay, and {@link #toolchain} is part of the kernel part's hash, so
  * installing the compiler later rebuilds that part.
  */
 final class WorkspaceModule {

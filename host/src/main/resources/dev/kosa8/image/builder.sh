@@ -83,7 +83,7 @@ tar -xf "$IN" -C /b/in || fail "unpack the input disk $IN"
 mkdir -p /b/var/lib/dpkg/info /b/var/lib/dpkg/updates /b/var/lib/dpkg/triggers /b/var/lib/dpkg/alternatives \
     || fail "dpkg's folders"
 [ -e /b/var/lib/dpkg/status ] || : > /b/var/lib/dpkg/status
-[ -x /b/usr/bin/mmdebstrap ] || fail "the builder's packages have no mmdebstrap"
+[ -x /b/bin/sh ] || fail "the builder's Debian has no /bin/sh"
 
 mount -t proc proc /b/proc || fail "mount /b/proc"
 mount -t sysfs sysfs /b/sys || fail "mount /b/sys"

@@ -54,6 +54,7 @@ class VmRootfsTest {
         assertThat(script.indexOf(handBack)).as("the hand-back comes last: it means every step succeeded")
                 .isGreaterThan(script.indexOf(mke2fs));
         assertThat(script)
+                .contains("command -v mmdebstrap > /dev/null || { echo 'the builder has no mmdebstrap'; exit 1; }")
                 .contains("tar -C /in/root -cf - . | tar -C /target --no-overwrite-dir -xpf -")
                 .doesNotContain("cp -a")
                 .contains("-cp /in/classes dev.kosa8.image.GuestTrustStore /target/" + VmRootfs.BUNDLE
@@ -68,6 +69,10 @@ class VmRootfsTest {
         String make = script.lines().filter(l -> l.startsWith("'make'")).findFirst().orElseThrow();
         assertThat(shWords(make)).containsExactly("make", "-C", "/usr/src/linux-headers-6.1.0-57-amd64", "M=/in/src",
                 "CC=gcc-12", "modules");
+        assertThat(VmModule.tools("gcc-12")).containsExactly("gcc-12", "make", "libelf1"); // objtool links libelf
+        assertThat(VmModule.recipe()).startsWith("builder VM ").isEqualTo(VmModule.recipe());
+        assertThat(script.indexOf("command -v awk > /dev/null || ln -s mawk /usr/bin/awk"))
+                .as("kbuild's awk, linked before make").isPositive().isLessThan(script.indexOf("'make'"));
         assertThat(script).contains("strip --strip-debug /in/src/kosa8_ws9p.ko",
                 "tar -cf \"$KOSA8_BACK\" -C /in/src kosa8_ws9p.ko");
         Process syntax = new ProcessBuilder("sh", "-n", "-c", script).redirectErrorStream(true).start();
@@ -149,6 +154,10 @@ class VmRootfsTest {
                 .isEqualTo(RootfsBuilder.VM);
         assertThat(RootfsBuilder.choose(Map.of(RootfsBuilder.ENVIRONMENT, "host"), false, t -> false))
                 .isEqualTo(RootfsBuilder.HOST);
+        // the module: the builder VM may build it unless told to build on the host, whoever runs kosa8
+        assertThat(RootfsBuilder.mayBuildModule(Map.of())).isTrue();
+        assertThat(RootfsBuilder.mayBuildModule(Map.of(RootfsBuilder.ENVIRONMENT, "vm"))).isTrue();
+        assertThat(RootfsBuilder.mayBuildModule(Map.of(RootfsBuilder.ENVIRONMENT, "Host"))).isFalse();
         assertThatThrownBy(() -> RootfsBuilder.choose(Map.of(RootfsBuilder.ENVIRONMENT, "docker"), true, t -> true))
                 .isInstanceOf(KosaException.class).hasMessageContaining("KOSA8_IMAGE_BUILDER=docker");
     }
