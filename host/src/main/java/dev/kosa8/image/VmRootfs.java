@@ -67,10 +67,10 @@ final class VmRootfs {
                 Files.write(f, s.readAllBytes());
             }
         }
-        // a lock's build names each of its packages, as the host's does; otherwise the recipe's, and apt picks their
-        // dependencies from the repository, which holds exactly the resolved ones (apt marks only those manual)
-        List<String> includes = locked.isPresent() ? lock.packages().stream().map(p -> p.name()).toList()
-                : recipe.includes();
+        // every package of the lock by name, as the host's build from a lock does: asked for the recipe's includes
+        // alone, mmdebstrap took minbase's apt from a flat repository without the archive's priorities (whose
+        // control files are all it has), so apt and its libraries were missing (BuilderVmIT, 2026-12-07)
+        List<String> includes = lock.packages().stream().map(p -> p.name()).toList();
         Files.writeString(in.resolve("build.sh"), buildScript(recipe, lock, includes));
         Path raw = dir.resolve("raw.img");
         BuilderRun.sparse(raw, bytes(recipe.diskSize()));
