@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * package configured, the workspace through kosa8's kernel module (built in the builder VM too, as the host's
  * PATH has no compiler), the Java runtime and its trust store.
  */
-@Tag("long") // the builder VM runs mmdebstrap under TCG: 8-13 minutes here; ./run-tests long
+@Tag("long") // the builder VM builds the module and runs mmdebstrap under TCG: about 12 minutes here; ./run-tests long
 class BuilderVmIT {
     static final Path HOME = Kosa.HOME.resolveSibling("it-builder-home");
     static final Duration BUILD = Duration.ofMinutes(40);
