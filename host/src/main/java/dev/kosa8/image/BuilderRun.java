@@ -49,6 +49,17 @@ final class BuilderRun {
     }
 
     /**
+     * The kit for an image of {@code kernelDir}'s kernel: QEMU from PATH, busybox's package fetched, the accelerator
+     * chosen by a probe boot (cached in {@code probeCache}, as the daemon's is), its warnings to {@code warnings}.
+     */
+    static Kit kit(DebianPackages apt, Path kernelDir, DebPackage busybox, Path probeCache, Consumer<String> warnings) {
+        String qemu = dev.kosa8.vm.QemuBinary.find();
+        return new Kit(qemu, kernelDir, apt.download(busybox), apt, (kernel, initramfs) ->
+                new dev.kosa8.vm.AcceleratorProbe(qemu, probeCache, Duration.ofSeconds(10), warnings)
+                        .choose(kernel, initramfs).accelerator());
+    }
+
+    /**
      * Runs the builder on {@code in} (deleted after) with {@code disk} as the disk it writes (null: none it needs),
      * its temporary files in {@code work}; returns the files it handed back, by their names in its tar.
      */
@@ -82,14 +93,13 @@ final class BuilderRun {
 
     /** The builder's initramfs: busybox, the modules it loads and their order, {@code builder.sh} as {@code /init}. */
     private static void initramfs(Kit kit, Path cpio, Path scratch) throws IOException {
-        kit.packages().unpack(kit.busyboxDeb(), scratch);
         List<Entry> e = new ArrayList<>();
         for (String d : List.of("kosa8", "kosa8/modules", "dev", "proc", "sys", "tmp", "bin")) {
             e.add(new Directory(d, d.equals("tmp") ? 01777 : 0755));
         }
         e.add(new CpioArchive.CharDevice("dev/console", 0600, 5, 1));
-        e.add(new RegularFile("kosa8/busybox", 0755, Files.readAllBytes(scratch.resolve("bin/busybox"))));
-        e.add(new RegularFile("init", 0755, resource("builder.sh")));
+        e.add(new RegularFile("kosa8/busybox", 0755, InitramfsPart.busybox(kit.packages(), kit.busyboxDeb(), scratch)));
+        e.add(new RegularFile("init", 0755, GuestFiles.resource("builder.sh")));
         List<String> order = new ArrayList<>();
         for (String m : KernelPart.moduleOrder(kit.kernelDir())) {
             if (MODULES.contains(m)) {
@@ -102,8 +112,6 @@ final class BuilderRun {
                 (String.join("\n", order) + "\n").getBytes(StandardCharsets.UTF_8)));
         try (OutputStream out = Files.newOutputStream(cpio)) {
             CpioArchive.write(e, out);
-        } finally {
-            FileTrees.delete(scratch);
         }
     }
 
@@ -140,18 +148,6 @@ final class BuilderRun {
         Files.deleteIfExists(file);
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
             f.setLength(size);
-        }
-    }
-
-    private static byte[] resource(String name) {
-        try (InputStream in = BuilderRun.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new KosaException(KosaException.Kind.INTERNAL, "this kosa8 build lacks the resource "
-                        + "/dev/kosa8/image/" + name, "build kosa8 with `mvn package` from the project root");
-            }
-            return in.readAllBytes();
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.INTERNAL, "cannot read the resource " + name, "", e);
         }
     }
 }

@@ -17,7 +17,8 @@ record GuestFiles(byte[] init, byte[] launcher, byte[] agentJar, byte[] guestCom
         return new GuestFiles(resource("init.sh"), resource("kosa8-agent.sh"), resource(AGENT_JAR), resource("kosa8-guest.sh"));
     }
 
-    private static byte[] resource(String name) {
+    /** A guest file shipped in kosa8's jar beside this class; an error saying how to build kosa8 when it lacks one. */
+    static byte[] resource(String name) {
         try (InputStream in = GuestFiles.class.getResourceAsStream(name)) {
             if (in == null) {
                 throw new KosaException(KosaException.Kind.INTERNAL,

@@ -105,14 +105,6 @@ public final class ImageBuilder {
         return inputs + "\n" + WorkspaceModule.toolchain() + "\n" + imageId + "\n";
     }
 
-    /** What the builder VM boots: the kernel part just made or found, busybox, QEMU and its accelerator. */
-    private BuilderRun.Kit builderKit(DebianPackages apt, Path kernelDir, DebPackage busybox) {
-        String qemu = dev.kosa8.vm.QemuBinary.find();
-        return new BuilderRun.Kit(qemu, kernelDir, apt.download(busybox), apt,
-                (kernel, initramfs) -> new dev.kosa8.vm.AcceleratorProbe(qemu, paths.cache().resolve("accelerator.json"),
-                        Duration.ofSeconds(10), progress::note).choose(kernel, initramfs).accelerator());
-    }
-
     /** The current image, building whatever part of it is missing or out of date. */
     public Image ensure() {
         return run(false);
@@ -212,19 +204,9 @@ public final class ImageBuilder {
                 missing.add(kind);
             }
         }
-        if (missing.contains(PartKind.ROOTFS) && builder == RootfsBuilder.VM && apt.archiveClient().isEmpty()) {
-            throw new KosaException(KosaException.Kind.USAGE, "the builder VM needs kosa8's own archive client, "
-                    + "which KOSA8_DEBIAN_FETCH=apt turns off", "unset KOSA8_DEBIAN_FETCH, or build on a Debian host "
-                    + "as root with " + RootfsBuilder.ENVIRONMENT + "=host");
-        }
-        if (missing.contains(PartKind.ROOTFS) && builder == RootfsBuilder.HOST && !root) {
-            throw new KosaException(KosaException.Kind.IMAGE,
-                    "building the guest's root filesystem on the host (" + RootfsBuilder.ENVIRONMENT + "=host) needs "
-                            + "root: mmdebstrap must create files owned by other users and device nodes",
-                    "run `sudo --preserve-env=HOME,XDG_DATA_HOME,XDG_CACHE_HOME,KOSA8_HOME kosa8 "
-                            + locked.map(LockedBuild::command).orElse("image build") + "` once; it hands the files "
-                            + "back to you, and later builds reuse the root filesystem; or unset "
-                            + RootfsBuilder.ENVIRONMENT + " to build it in a builder VM, without root");
+        if (missing.contains(PartKind.ROOTFS)) {
+            builder.requireUsable(root, apt.archiveClient().isPresent(),
+                    locked.map(LockedBuild::command).orElse("image build"));
         }
         appendLog(log, "kosa8 image build: image " + hashes.imageId() + (!missing.contains(PartKind.ROOTFS) ? ""
                 : builder == RootfsBuilder.VM ? ", root filesystem built in the builder VM"
@@ -232,7 +214,8 @@ public final class ImageBuilder {
                 + ", busybox " + busyboxPackage.fileName() + ", java " + java.version()
                 + (stale > 0 ? ", removed " + stale + " unfinished part(s) of an earlier build" : ""));
 
-        Steps steps = new Steps(missing.stream().mapToInt(k -> k == PartKind.ROOTFS ? (builder == RootfsBuilder.VM ? 4 : 3) : 1).sum(), log);
+        int rootfsSteps = builder == RootfsBuilder.VM ? 4 : 3;
+        Steps steps = new Steps(missing.stream().mapToInt(k -> k == PartKind.ROOTFS ? rootfsSteps : 1).sum(), log);
         for (PartKind kind : missing) {
             String hash = hashes.of(kind);
             Instant start = Instant.now();
@@ -245,22 +228,10 @@ public final class ImageBuilder {
                     inputs = Map.of("package", kernelPackage.fileName(), "recipe", recipe.version());
                     parts.build(kind, hash, dir -> {
                         String v = KernelPart.make(deb, apt, recipe.modules(), dir);
-                        Path scratch = dir.resolve("ws9p-build");
-                        Path ko = dir.resolve(KernelPart.MODULES).resolve(WorkspaceModule.NAME + ".ko");
-                        Optional<String> notBuilt = WorkspaceModule.build(kernelPackage, apt, scratch, log, ko,
-                                (cc, why) -> {
-                                    // the host lacks the compiler: the builder VM has it, unless told to build here
-                                    if (!moduleInVm || apt.archiveClient().isEmpty()) {
-                                        return Optional.of(why);
-                                    }
-                                    progress.note("this host lacks " + cc + " or make: building the workspace's "
-                                            + "kernel module in the builder VM");
-                                    return VmModule.build(kernelPackage, apt, apt.archiveClient().get(),
-                                            recipe.suite(), builderKit(apt, dir, busyboxPackage), cc,
-                                            dir.resolve("ws9p-vm"), log, progress::note, ko).map(r -> why + "; " + r);
-                                });
-                        FileTrees.delete(scratch);
-                        FileTrees.delete(dir.resolve("ws9p-vm"));
+                        Optional<String> notBuilt = VmModule.buildForPart(kernelPackage, apt, moduleInVm,
+                                recipe.suite(), () -> BuilderRun.kit(apt, dir, busyboxPackage,
+                                        paths.cache().resolve("accelerator.json"), progress::note), dir, log,
+                                progress::note);
                         if (notBuilt.isEmpty()) {
                             KernelPart.appendModule(dir, WorkspaceModule.NAME);
                         } else {
@@ -281,8 +252,9 @@ public final class ImageBuilder {
                         StepReporter reporter = (what, about) -> steps.begin(kind, what, about);
                         String lock = builder == RootfsBuilder.VM
                                 ? VmRootfs.make(recipe, java, apt.archiveClient().orElseThrow(), locked,
-                                        builderKit(apt, parts.directory(PartKind.KERNEL, hashes.kernel()),
-                                                busyboxPackage), log, reporter, progress::note, dir)
+                                        BuilderRun.kit(apt, parts.directory(PartKind.KERNEL,
+                                                hashes.kernel()), busyboxPackage, paths.cache().resolve("accelerator.json"),
+                                                progress::note), log, reporter, progress::note, dir)
                                 : RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log, reporter,
                                         dir, apt.archiveClient(), locked);
                         appendLog(log, "root filesystem's package lock: " + lock);

@@ -31,9 +31,7 @@ final class InitramfsPart {
 
     static void make(Path busyboxDeb, DebianPackages packages, Path kernelDir, GuestFiles guest, Path dir)
             throws IOException {
-        Path unpacked = dir.resolve("unpacked");
-        packages.unpack(busyboxDeb, unpacked);
-        byte[] busybox = Files.readAllBytes(unpacked.resolve("bin/busybox"));
+        byte[] busybox = busybox(packages, busyboxDeb, dir.resolve("unpacked"));
         Map<String, byte[]> modules = new LinkedHashMap<>();
         for (String name : KernelPart.moduleOrder(kernelDir)) {
             modules.put(name, Files.readAllBytes(kernelDir.resolve(KernelPart.MODULES).resolve(name + ".ko")));
@@ -41,7 +39,16 @@ final class InitramfsPart {
         try (OutputStream out = Files.newOutputStream(dir.resolve(FILE))) {
             CpioArchive.write(entries(busybox, modules, guest), out);
         }
-        FileTrees.delete(unpacked);
+    }
+
+    /** The static busybox of {@code deb}, unpacked in {@code scratch} (deleted after). */
+    static byte[] busybox(DebianPackages packages, Path deb, Path scratch) throws IOException {
+        try {
+            packages.unpack(deb, scratch);
+            return Files.readAllBytes(scratch.resolve("bin/busybox"));
+        } finally {
+            FileTrees.delete(scratch);
+        }
     }
 
     /** Everything in the initramfs; {@code modules} in load order. */

@@ -38,4 +38,24 @@ enum RootfsBuilder {
                     + "alone) or `host` (mmdebstrap on this host, as root), or unset it to let kosa8 choose");
         };
     }
+
+    /**
+     * Fails, saying what to do, where this builder cannot run: the VM without kosa8's own archive client, the
+     * host's mmdebstrap without root. {@code command} is the kosa8 command to run again under sudo.
+     */
+    void requireUsable(boolean root, boolean archiveClient, String command) {
+        if (this == VM && !archiveClient) {
+            throw new KosaException(KosaException.Kind.USAGE, "the builder VM needs kosa8's own archive client, "
+                    + "which KOSA8_DEBIAN_FETCH=apt turns off", "unset KOSA8_DEBIAN_FETCH, or build on a Debian host "
+                    + "as root with " + ENVIRONMENT + "=host");
+        }
+        if (this == HOST && !root) {
+            throw new KosaException(KosaException.Kind.IMAGE,
+                    "building the guest's root filesystem on the host (" + ENVIRONMENT + "=host) needs "
+                            + "root: mmdebstrap must create files owned by other users and device nodes",
+                    "run `sudo --preserve-env=HOME,XDG_DATA_HOME,XDG_CACHE_HOME,KOSA8_HOME kosa8 " + command
+                            + "` once; it hands the files back to you, and later builds reuse the root filesystem; "
+                            + "or unset " + ENVIRONMENT + " to build it in a builder VM, without root");
+        }
+    }
 }

@@ -23,6 +23,34 @@ final class VmModule {
     private VmModule() {
     }
 
+    /**
+     * The module of the kernel part being made in {@code dir}: built on the host where it has the compiler and
+     * make ({@link WorkspaceModule}), else, when {@code mayUseVm} and the archive client is on, in the builder VM.
+     *
+     * @return empty when built, else why not
+     */
+    static Optional<String> buildForPart(DebPackage kernel, DebianPackages apt, boolean mayUseVm, String suite,
+                                         java.util.function.Supplier<BuilderRun.Kit> kit, Path dir, Path log,
+                                         Consumer<String> progress) throws IOException {
+        Path scratch = dir.resolve("ws9p-build");
+        Path vmWork = dir.resolve("ws9p-vm");
+        Path ko = dir.resolve(KernelPart.MODULES).resolve(WorkspaceModule.NAME + ".ko");
+        try {
+            return WorkspaceModule.build(kernel, apt, scratch, log, ko, (cc, why) -> {
+                if (!mayUseVm || apt.archiveClient().isEmpty()) {
+                    return Optional.of(why);
+                }
+                progress.accept("this host lacks " + cc + " or make: building the workspace's kernel module in the "
+                        + "builder VM");
+                return build(kernel, apt, apt.archiveClient().get(), suite, kit.get(), cc, vmWork, log, progress, ko)
+                        .map(r -> why + "; " + r);
+            });
+        } finally {
+            dev.kosa8.host.FileTrees.delete(scratch);
+            dev.kosa8.host.FileTrees.delete(vmWork);
+        }
+    }
+
     /** Builds the module into {@code ko}; empty when built, else why not. */
     static Optional<String> build(DebPackage kernel, DebianPackages apt, ArchivePackages archive, String suite,
                                   BuilderRun.Kit kit, String cc, Path work, Path log, Consumer<String> progress,
@@ -70,13 +98,9 @@ final class VmModule {
      * rather than keep a part whose module a faulty recipe failed to build.
      */
     static String recipe() {
-        try (var in = VmModule.class.getResourceAsStream("builder.sh")) {
-            return "builder VM " + ContentHash.of("vm-module").add("builder.sh", in.readAllBytes())
-                    .add("script", buildScript("HEADERS", "CC").getBytes(StandardCharsets.UTF_8))
-                    .add("tools", String.join(",", tools("CC")).getBytes(StandardCharsets.UTF_8)).hex();
-        } catch (IOException | NullPointerException e) {
-            throw new IllegalStateException("kosa8's jar lacks builder.sh", e);
-        }
+        return "builder VM " + ContentHash.of("vm-module").add("builder.sh", GuestFiles.resource("builder.sh"))
+                .add("script", buildScript("HEADERS", "CC").getBytes(StandardCharsets.UTF_8))
+                .add("tools", String.join(",", tools("CC")).getBytes(StandardCharsets.UTF_8)).hex();
     }
 
     /** What the builder runs: kbuild against the headers at their own path, then the module stripped and handed back. */

@@ -154,6 +154,14 @@ class VmRootfsTest {
                 .isEqualTo(RootfsBuilder.VM);
         assertThat(RootfsBuilder.choose(Map.of(RootfsBuilder.ENVIRONMENT, "host"), false, t -> false))
                 .isEqualTo(RootfsBuilder.HOST);
+        RootfsBuilder.VM.requireUsable(false, true, "image build");
+        RootfsBuilder.HOST.requireUsable(true, false, "image build");
+        assertThatThrownBy(() -> RootfsBuilder.VM.requireUsable(true, false, "image build"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("needs kosa8's own archive client");
+        assertThatThrownBy(() -> RootfsBuilder.HOST.requireUsable(false, true, "image build --from-lock x"))
+                .isInstanceOf(KosaException.class).hasMessageContaining("needs root")
+                .satisfies(e -> assertThat(((KosaException) e).suggestion()).contains("kosa8 image build --from-lock x")
+                        .contains("unset KOSA8_IMAGE_BUILDER"));
         // the module: the builder VM may build it unless told to build on the host, whoever runs kosa8
         assertThat(RootfsBuilder.mayBuildModule(Map.of())).isTrue();
         assertThat(RootfsBuilder.mayBuildModule(Map.of(RootfsBuilder.ENVIRONMENT, "vm"))).isTrue();
