@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,6 +21,8 @@ import org.junit.jupiter.api.Test;
  * directory moved into place, a console script written) and upgrades it there. Node and npm come from the npm
  * registry, as the agents' images get them; pip is Debian's own wheel (python3-pip-whl), copied in from the host.
  */
+@Tag("long") // real pip and npm installs under TCG, 166 s of the default suite's 35.5 min on a clean clone (goal 30,
+// 2026-12-07); held paths stay covered by HeldPathsIT in the default suite: ./run-tests long
 class PackageManagersIT {
     static final Duration T = Duration.ofMinutes(5);
     /** Every file and symlink below the arguments, sorted: content digest and mode, or the link's target. */
