@@ -79,6 +79,19 @@ public final class CheckpointStore {
         return dir.resolve(id + ".vmstate.tmp");
     }
 
+    /**
+     * The guest's RAM at checkpoint {@code id}, for a machine whose RAM is a file
+     * ({@code vm.CheckpointMode.FILE_RAM}): a copy of that file; its devices are in {@link #vmState}.
+     */
+    public Path memory(String id) {
+        return dir.resolve(id + ".memory");
+    }
+
+    /** Where that copy is made until the checkpoint commits. */
+    Path memoryTemp(String id) {
+        return dir.resolve(id + ".memory.tmp");
+    }
+
     private Path record(String id) {
         return dir.resolve(id + SUFFIX);
     }

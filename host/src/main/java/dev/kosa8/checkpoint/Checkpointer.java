@@ -3,6 +3,7 @@ package dev.kosa8.checkpoint;
 import dev.kosa8.checkpoint.ram.RamStore;
 import dev.kosa8.vm.EarlyPages;
 import dev.kosa8.vm.MachineState;
+import dev.kosa8.vm.RamFile;
 import dev.kosa8.vm.SavedMachine;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.workspace.WorkspaceServer;
@@ -118,6 +119,9 @@ final class Checkpointer {
         Rollback rollback = new Rollback(log);
         Halt halt = new Halt(vm, workspace, rollback);
         Path temp = store.vmStateTemp(id);
+        // RAM in a file (CheckpointMode.FILE_RAM): QEMU saves the devices alone, the daemon copies the file
+        boolean fileRam = vm.spec().memoryFile() != null;
+        Path memoryTemp = store.memoryTemp(id);
         Steps steps = new Steps("checkpoint", () -> vm.process().pid());
         try {
             Rollback.Entry marked = mark(rollback);
@@ -135,8 +139,9 @@ final class Checkpointer {
             CompletableFuture<MachineState.Saving> writer = CompletableFuture.supplyAsync(() -> {
                 long t = System.nanoTime();
                 try {
-                    return MachineState.prepareBackground(vm.qmp(),
-                            vm.spec().qmpSocket().resolveSibling("vmstate.sock"), temp, QMP);
+                    Path socket = vm.spec().qmpSocket().resolveSibling("vmstate.sock");
+                    return fileRam ? MachineState.prepareDevices(vm.qmp(), socket, temp, QMP)
+                            : MachineState.prepareBackground(vm.qmp(), socket, temp, QMP);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 } finally {
@@ -160,6 +165,8 @@ final class Checkpointer {
             });
             rollback.push("delete the unfinished machine state", () -> Files.deleteIfExists(store.vmState(id)));
             rollback.push("delete the unfinished machine state", () -> Files.deleteIfExists(temp));
+            rollback.push("delete the unfinished copy of RAM", () -> Files.deleteIfExists(store.memory(id)));
+            rollback.push("delete the unfinished copy of RAM", () -> Files.deleteIfExists(memoryTemp));
             rollback.push("cancel the machine state's stream", saving::cancel);
             steps.done("precopy"); // the pre-copy, and any wait for the writer beyond it
             long frozenAt = System.nanoTime(); // the pause starts here: the pre-copy ran with the guest running
@@ -181,14 +188,27 @@ final class Checkpointer {
             DiskSnapshots.take(vm.qmp(), id);
             rollback.push("delete the disk snapshot", () -> DiskSnapshots.delete(vm.qmp(), id));
             steps.done("disk");
-            // QEMU saves the devices, write-protects RAM and runs the machine on by itself. From here a failure
-            // ends the stream before anything else is undone: while it runs, a guest write waits for its page to
-            // be sent, and the thaw below must not wait on a stream no one will finish
-            rollback.push("end the machine state's stream", saving::cancel);
-            saving.start(QMP);
-            saving.awaitRunning(QMP);
-            halt.machineRuns();
-            steps.done("devices");
+            long savedBytes = 0;
+            if (fileRam) {
+                // the devices saved and the RAM file copied while the machine stands still: without userfaultfd
+                // nothing can keep the guest's writes from the copy, so it is made before the guest runs
+                rollback.push("end the machine state's stream", saving::cancel);
+                saving.start(QMP);
+                savedBytes = saving.awaitSaved(QMP);
+                steps.done("devices");
+                savedBytes += RamFile.copy(vm.spec().memoryFile(), memoryTemp).bytes();
+                steps.done("memory");
+                halt.resume();
+            } else {
+                // QEMU saves the devices, write-protects RAM and runs the machine on by itself. From here a failure
+                // ends the stream before anything else is undone: while it runs, a guest write waits for its page
+                // to be sent, and the thaw below must not wait on a stream no one will finish
+                rollback.push("end the machine state's stream", saving::cancel);
+                saving.start(QMP);
+                saving.awaitRunning(QMP);
+                halt.machineRuns();
+                steps.done("devices");
+            }
             halt.leave(saving);
             steps.done("thaw");
             long pause = Duration.ofNanos(System.nanoTime() - frozenAt).toMillis();
@@ -198,8 +218,8 @@ final class Checkpointer {
             store.save(pending);
             marked.runNow(); // the processes run: a daemon dying from here on leaves a pending record, not a freeze
             steps.done("record");
-            return new Commit(new Commit.Parts(pending, saving, temp, scanned, abandon, precopied, baseId, steps,
-                    frozenAt), rollback, store, folders, ram, log);
+            return new Commit(new Commit.Parts(pending, saving, temp, fileRam ? memoryTemp : null, savedBytes,
+                    scanned, abandon, precopied, baseId, steps, frozenAt), rollback, store, folders, ram, log);
         } catch (Exception e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -456,6 +476,7 @@ final class Checkpointer {
         store.forget(c.id());
         DiskSnapshots.delete(vm.qmp(), c.id());
         Files.deleteIfExists(store.vmState(c.id()));
+        Files.deleteIfExists(store.memory(c.id()));
         ram.retainOnly(RamBase.kept(store));
         if (folders.ids().contains(c.id())) {
             folders.delete(c.id());
@@ -475,6 +496,7 @@ final class Checkpointer {
         store.forget(c.id());
         DiskSnapshots.deleteOffline(disk, c.id());
         Files.deleteIfExists(store.vmState(c.id()));
+        Files.deleteIfExists(store.memory(c.id()));
         new RamStore(checkpointDir).retainOnly(RamBase.kept(store));
         FolderSnapshots folders = new FolderSnapshots(checkpointDir.resolve("workspace"));
         if (folders.ids().contains(c.id())) {

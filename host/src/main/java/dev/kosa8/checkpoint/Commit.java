@@ -25,9 +25,16 @@ import java.util.function.Consumer;
  * half-way leaves QEMU 7.2's guest stuck, see {@link MachineState}).
  */
 final class Commit implements Commits.Job {
-    /** What the instant leaves to the commit. */
-    record Parts(Checkpoint pending, MachineState.Saving saving, Path streamTemp, FolderSnapshots.Pending scanned,
-                 Rollback.Entry abandonScan, long precopied, String baseId, Steps steps, long frozenAt) {
+    /**
+     * What the instant leaves to the commit.
+     *
+     * @param memoryTemp the copy of the guest's RAM file made in the pause (file-RAM mode), or null: QEMU's
+     *                   background snapshot still sends RAM
+     * @param savedBytes in file-RAM mode, the bytes of the device state and the RAM copy, saved in the pause
+     */
+    record Parts(Checkpoint pending, MachineState.Saving saving, Path streamTemp, Path memoryTemp, long savedBytes,
+                 FolderSnapshots.Pending scanned, Rollback.Entry abandonScan, long precopied, String baseId,
+                 Steps steps, long frozenAt) {
     }
 
     private final Parts parts;
@@ -87,13 +94,26 @@ final class Commit implements Commits.Job {
             if (parts.scanned() != null) {
                 quietly("delete the workspace's pre-copy", () -> folders.delete(Checkpointer.precopyId(id)));
             }
-            long bytes = parts.saving().awaitSaved(Checkpointer.QMP);
-            streamEnded = true;
-            checkNotCancelled();
-            Files.move(parts.streamTemp(), store.vmState(id), StandardCopyOption.ATOMIC_MOVE);
-            steps.done("ram");
-            bytes = storePages(id, bytes);
-            steps.done("pages");
+            long bytes;
+            if (parts.memoryTemp() != null) {
+                streamEnded = true; // saved in the pause
+                checkNotCancelled();
+                // made durable here, off the pause, then named
+                MachineState.makeDurable(parts.streamTemp());
+                MachineState.makeDurable(parts.memoryTemp());
+                Files.move(parts.streamTemp(), store.vmState(id), StandardCopyOption.ATOMIC_MOVE);
+                Files.move(parts.memoryTemp(), store.memory(id), StandardCopyOption.ATOMIC_MOVE);
+                bytes = parts.savedBytes();
+                steps.done("ram");
+            } else {
+                bytes = parts.saving().awaitSaved(Checkpointer.QMP);
+                streamEnded = true;
+                checkNotCancelled();
+                Files.move(parts.streamTemp(), store.vmState(id), StandardCopyOption.ATOMIC_MOVE);
+                steps.done("ram");
+                bytes = storePages(id, bytes);
+                steps.done("pages");
+            }
             checkNotCancelled();
             Checkpoint c = parts.pending().committed(bytes, copied, steps.millis(),
                     Duration.ofNanos(System.nanoTime() - parts.frozenAt()).toMillis());

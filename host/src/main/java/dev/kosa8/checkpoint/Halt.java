@@ -49,6 +49,11 @@ final class Halt {
         steps.done("stop");
     }
 
+    /** Runs the machine again (QMP {@code cont}): its state is saved, with the machine stopped. */
+    void resume() throws Exception {
+        stopped.runNow();
+    }
+
     /** QEMU runs the machine again by itself (a background snapshot's start). */
     void machineRuns() {
         stopped.drop();

@@ -56,7 +56,8 @@ final class Leftovers {
                     for (Path f : files.toList()) {
                         String name = f.getFileName().toString();
                         int dot = name.indexOf('.');
-                        if (dot > 0 && name.substring(dot).startsWith(".vmstate")
+                        if (dot > 0 && (name.substring(dot).startsWith(".vmstate")
+                                || name.substring(dot).startsWith(".memory"))
                                 && !committed.contains(name.substring(0, dot))) {
                             log.accept("removing the machine state of an unfinished checkpoint " + name);
                             // QEMU sends nothing now (the callers sweep only then): a writer a dead daemon

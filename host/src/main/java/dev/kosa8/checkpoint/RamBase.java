@@ -101,6 +101,13 @@ final class RamBase {
      * kept.
      */
     static SavedMachine savedMachine(Path checkpointDir, Checkpoint c) throws IOException {
+        CheckpointStore checkpoints = new CheckpointStore(checkpointDir);
+        if (Files.isRegularFile(checkpoints.memory(c.id()))) {
+            if (!Files.isRegularFile(checkpoints.vmState(c.id()))) {
+                throw new IOException("the device state of checkpoint " + c.id() + " is missing");
+            }
+            return new dev.kosa8.vm.FileRamMachine(checkpoints.vmState(c.id()), checkpoints.memory(c.id()));
+        }
         RamStore ram = new RamStore(checkpointDir);
         if (ram.has(c.id())) {
             return ram.open(c.id());

@@ -44,7 +44,16 @@ final class CheckpointCommand implements Callable<Integer> {
         Object c = daemon.call("POST", "/v1/sandboxes/" + Ids.check(id) + "/checkpoints?message="
                 + SandboxOptions.enc(message) + (await ? "&wait=true" : ""));
         System.out.println(Json.text(c, "id"));
-        if (Json.text(c, "state").equals("pending")) {
+        // a machine whose RAM is a file had it copied in the pause (docs/checkpoints.md, "Two ways to save RAM")
+        Object steps = Json.get(c, "stepMillis");
+        if (steps != null && Json.get(steps, "memory") != null) {
+            System.err.println("checkpoint of " + id + " taken; the sandbox stood still for "
+                    + Json.number(c, "pauseMillis") + " ms while its memory was copied ("
+                    + Json.number(steps, "memory") + " ms of it)" + (Json.text(c, "state").equals("pending")
+                    ? "; it is stored in the background" : " (" + Sizes.human(Json.number(c, "vmStateBytes"))
+                    + " of machine state, " + Sizes.human(Json.number(c, "workspaceBytesCopied"))
+                    + " of changed workspace files; stored after " + Json.number(c, "savedMillis") + " ms)"));
+        } else if (Json.text(c, "state").equals("pending")) {
             System.err.println("checkpoint of " + id + " taken; the sandbox stood still for "
                     + Json.number(c, "pauseMillis") + " ms, and runs on while its memory is saved ("
                     + Sizes.human(Json.number(c, "workspaceBytesCopied")) + " of changed workspace files)");

@@ -11,6 +11,7 @@ import dev.kosa8.host.Mounts;
 import dev.kosa8.host.Wsl;
 import dev.kosa8.image.ImageStore;
 import dev.kosa8.secrets.SecretStore;
+import dev.kosa8.vm.CheckpointMode;
 import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.JailProbe;
 import java.io.IOException;
@@ -46,6 +47,7 @@ final class DoctorCommand implements Callable<Integer> {
         } else {
             ok("kvm", "/dev/kvm is usable (a probe boot decides whether the guest runs under it)");
         }
+        checkpoints();
         Path accel = main.paths.cache().resolve("accelerator.json");
         if (Files.exists(accel)) {
             var n = DaemonClient.json().readTree(accel.toFile());
@@ -80,6 +82,30 @@ final class DoctorCommand implements Callable<Integer> {
         }
         System.out.println(problems == 0 ? "\nAll good." : "\n" + problems + " problem(s) to fix.");
         return problems == 0 ? 0 : 1;
+    }
+
+    /**
+     * How a daemon started from this environment saves a checkpoint's RAM
+     * ({@link CheckpointMode}): both modes work; file RAM costs a longer pause
+     * and a copy of the guest's RAM on disk per checkpoint where the file
+     * system has no reflinks, so the line says how to get the other.
+     */
+    private void checkpoints() {
+        CheckpointMode.Choice c;
+        try {
+            c = CheckpointMode.probe(System.getenv());
+        } catch (KosaException e) {
+            check("checkpoints", false, e.getMessage(), e.suggestion());
+            return;
+        }
+        if (c.mode() == CheckpointMode.BACKGROUND_SNAPSHOT) {
+            ok("checkpoints", "QEMU's background snapshot: the guest runs on while its RAM is saved (" + c.why() + ")");
+        } else {
+            ok("checkpoints", "file RAM: the guest's RAM is a file, copied in each checkpoint's pause (a clone where"
+                    + " the file system has reflinks: XFS, Btrfs) (" + c.why() + ")"
+                    + (c.why().contains("unprivileged_userfaultfd") ? "; for the shorter pause: sudo sysctl -w"
+                    + " vm.unprivileged_userfaultfd=1" : ""));
+        }
     }
 
     /**

@@ -46,8 +46,16 @@ public final class DaemonMain {
             return;
         }
         Jail jail = JailProbe.detect(settings.jail());
+        dev.kosa8.vm.CheckpointMode.Choice checkpoints;
+        try {
+            checkpoints = dev.kosa8.vm.CheckpointMode.probe(System.getenv());
+        } catch (KosaException e) {
+            System.out.println("kosa8d: " + e.getMessage() + " — " + e.suggestion());
+            System.exit(e.exitCode());
+            return;
+        }
         SandboxManager mgr = new SandboxManager(paths, settings, jail, () -> bootImage(paths), probe, qemu, egress,
-                dev.kosa8.secrets.SecretStore::open, line -> self[0].log(line));
+                dev.kosa8.secrets.SecretStore::open, checkpoints.mode(), line -> self[0].log(line));
         Daemon d = new Daemon(paths, mgr, build(), System.out);
         self[0] = d;
         if (jail.confines()) {
@@ -57,6 +65,8 @@ public final class DaemonMain {
                     + (jail.required() ? "; sandboxes cannot start (\"jail\": \"required\")" : "")
                     + (jail.fix().isEmpty() ? "" : "; fix: " + jail.fix()));
         }
+        d.log("checkpoints save RAM by " + (checkpoints.mode() == dev.kosa8.vm.CheckpointMode.FILE_RAM
+                ? "copying the guest's RAM file" : "QEMU's background snapshot") + ": " + checkpoints.why());
         Runtime.getRuntime().addShutdownHook(new Thread(d::stop));
         try {
             d.start();

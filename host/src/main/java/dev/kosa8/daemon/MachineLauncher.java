@@ -289,6 +289,7 @@ final class MachineLauncher {
         SandboxRecord r = s.record();
         VmSpec spec = nextSpec(s);
         Path folder = s.folder();
+        Vm old = s.vm();
         s.update(rt -> rt.withWorkspace(null));
         Standby standby = Standbys.take(s);
         Vm next;
@@ -300,6 +301,14 @@ final class MachineLauncher {
         // the folder is served with the checkpoint's fid table again
         s.update(rt -> rt.withVm(next).workspaceLost(false));
         running(s, next);
+        Path oldMemory = old == null ? null : old.spec().memoryFile();
+        if (oldMemory != null && !oldMemory.equals(spec.memoryFile())) {
+            try {
+                Files.deleteIfExists(oldMemory); // the old QEMU has let go of its files; what it maps goes as it ends
+            } catch (IOException e) {
+                log.accept("sandbox " + s.id() + ": cannot remove the old machine's memory file: " + e.getMessage());
+            }
+        }
         return next;
     }
 

@@ -3,6 +3,7 @@ package dev.kosa8.daemon;
 import dev.kosa8.egress.EgressService;
 import dev.kosa8.egress.NetMode;
 import dev.kosa8.vm.Accelerator;
+import dev.kosa8.vm.CheckpointMode;
 import dev.kosa8.vm.Jail;
 import dev.kosa8.vm.TscFrequency;
 import dev.kosa8.vm.VmSpec;
@@ -13,15 +14,24 @@ final class MachineSpecs {
     private final SandboxLayout layout;
     private final Jail jail;
     private final Budget defaults;
+    private final CheckpointMode mode;
+
+    /** As the four-argument constructor, in the checkpoint mode this host's probe chooses. */
+    MachineSpecs(SandboxLayout layout, Jail jail, Budget defaults) {
+        this(layout, jail, defaults, CheckpointMode.probe(System.getenv()).mode());
+    }
 
     /**
      * @param jail     the jail every machine runs in ({@link dev.kosa8.vm.JailProbe})
      * @param defaults the budget of a sandbox whose record has none, and of templates ({@link Settings#budget})
+     * @param mode     how checkpoints save RAM: in {@link CheckpointMode#FILE_RAM} a sandbox's machine keeps its
+     *                 RAM in a file ({@link SandboxLayout#memoryFile})
      */
-    MachineSpecs(SandboxLayout layout, Jail jail, Budget defaults) {
+    MachineSpecs(SandboxLayout layout, Jail jail, Budget defaults, CheckpointMode mode) {
         this.layout = layout;
         this.jail = jail;
         this.defaults = defaults;
+        this.mode = mode;
     }
 
     /** What {@code r} may keep on disk: its own budget, else the settings' default. */
@@ -60,7 +70,21 @@ final class MachineSpecs {
                 machineDir.resolve("qmp.sock"), machineDir.resolve("agent.sock"),
                 r.workspace().isEmpty() ? null : machineDir.resolve("ws9p.sock"),
                 net ? machineDir.resolve("net.sock") : null)
-                .confined(jail, budget(r).consoleBytes());
+                .confined(jail, budget(r).consoleBytes())
+                .withMemoryFile(mode == CheckpointMode.FILE_RAM ? layout.memoryFile(r.id(), machineDir) : null);
+    }
+
+    /**
+     * The spec of {@code r}'s QEMU running in {@code machineDir}, found again by a restarted daemon: its RAM is a
+     * file where its command line says so, whatever this daemon's mode (a daemon restarted in the other mode
+     * checkpoints each machine the way it runs).
+     */
+    VmSpec running(SandboxRecord r, Path machineDir) {
+        VmSpec spec = of(r, null, machineDir);
+        boolean fileRam = dev.kosa8.vm.QemuProcess.arguments(r.qemuPid())
+                .map(a -> String.join(" ", a).contains("memory-backend-file,id=" + dev.kosa8.vm.QemuCommandLine.RAM_BLOCK))
+                .orElse(spec.memoryFile() != null);
+        return spec.withMemoryFile(fileRam ? layout.memoryFile(r.id(), machineDir) : null);
     }
 
     /** A template's machine, in the same jail and with the same console limit as the sandboxes'. */

@@ -169,7 +169,7 @@ final class Recovery {
 
     private void reattach(Sandbox s, SandboxRecord r) {
         try {
-            var vm = dev.kosa8.vm.Vm.reattach(launcher.specs().of(r, null, layout.machineDirOf(r)), r.qemuPid(),
+            var vm = dev.kosa8.vm.Vm.reattach(launcher.specs().running(r, layout.machineDirOf(r)), r.qemuPid(),
                     r.qemuStarted(), Duration.ofSeconds(20));
             s.update(rt -> rt.withVm(vm));
             try {

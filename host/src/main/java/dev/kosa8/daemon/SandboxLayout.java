@@ -135,6 +135,29 @@ final class SandboxLayout {
         return paths.runtime().resolve(id);
     }
 
+    /**
+     * Where the guest's RAM of the machine in {@code machineDir} lives in file-RAM mode
+     * ({@code vm.CheckpointMode.FILE_RAM}): beside the sandbox's checkpoints, on the disk that holds them (so a
+     * file system with reflinks clones it into a checkpoint), never in the runtime directory, which is often a
+     * tmpfs too small for a guest's memory (systemd gives {@code /run/user/UID} a tenth of the host's RAM). One
+     * file per machine directory: a rewind's new machine maps its own while the old one ends.
+     */
+    Path memoryFile(String id, Path machineDir) {
+        return directory(id).resolve("memory").resolve(machineDir.equals(runtime(id)) ? "main" : ALT);
+    }
+
+    /** Removes the files of the sandbox's machines' RAM (file-RAM mode), once no QEMU maps them; a failure is logged. */
+    void cleanMemory(String id, Consumer<String> log) {
+        try {
+            for (Path dir : machineDirs(id)) {
+                Files.deleteIfExists(memoryFile(id, dir));
+            }
+            Files.deleteIfExists(directory(id).resolve("memory"));
+        } catch (IOException e) {
+            log.accept("sandbox " + id + ": cannot remove the files of its machine's memory: " + e.getMessage());
+        }
+    }
+
     /** Both directories a sandbox's QEMU may keep its sockets in. */
     List<Path> machineDirs(String id) {
         return List.of(runtime(id), runtime(id).resolve(ALT));
@@ -166,6 +189,7 @@ final class SandboxLayout {
 
     /** Removes the runtime directory and the sockets in it; a failure is logged. */
     void cleanRuntime(String id, Consumer<String> log) {
+        cleanMemory(id, log);
         Path run = runtime(id);
         try {
             for (Path dir : machineDirs(id)) {

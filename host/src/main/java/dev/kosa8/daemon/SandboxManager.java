@@ -118,12 +118,13 @@ public final class SandboxManager {
      */
     public SandboxManager(HostPaths paths, Settings settings, Jail jail, Supplier<BootImage> systemImages,
                           AcceleratorProbe probe, String qemuBinary, EgressService egress,
-                          Supplier<SecretStore> secretStore, Consumer<String> log) {
+                          Supplier<SecretStore> secretStore, dev.kosa8.vm.CheckpointMode checkpointMode,
+                          Consumer<String> log) {
         this.paths = paths;
         this.settings = settings;
         this.layout = new SandboxLayout(paths);
         this.store = new SandboxStore(layout.sandboxes());
-        MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget());
+        MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget(), checkpointMode);
         Templates templates = new Templates(paths, qemuBinary, specs::confine, egress, log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,
                 log);

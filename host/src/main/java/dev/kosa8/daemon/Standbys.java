@@ -55,6 +55,9 @@ final class Standbys {
                     return;
                 }
                 VmSpec spec = next.apply(s);
+                if (spec.memoryFile() != null) {
+                    return; // a QEMU maps its RAM file when it starts: one started now would map the file as it is
+                }
                 try {
                     Standby standby = Standby.start(spec, argv.apply(spec), q -> recordPid(spec, q));
                     s.update(r -> r.withStandby(standby));

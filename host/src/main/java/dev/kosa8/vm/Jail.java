@@ -152,6 +152,9 @@ public record Jail(Path bwrap, boolean userNamespace, boolean keepPtrace, List<S
         readOnly.addAll(backing);
         Set<Path> readWrite = new LinkedHashSet<>();
         readWrite.add(spec.rootDisk());
+        if (spec.memoryFile() != null) {
+            readWrite.add(spec.memoryFile()); // the file alone: the sandbox's other machine's is beside it
+        }
         readWrite.add(spec.qmpSocket().getParent());
         readWrite.add(spec.agentSocket().getParent());
         if (spec.workspaceSocket() != null) {

@@ -54,7 +54,19 @@ public final class MachineState {
      * @param socket where the writer listens for QEMU's stream; removed when done
      */
     public static Saving prepareBackground(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
-        return prepare(qmp, socket, file, true, timeout);
+        return prepare(qmp, socket, file, true, false, timeout);
+    }
+
+    /**
+     * Gets a save of a machine whose RAM is a shared file ready ({@link
+     * CheckpointMode#FILE_RAM}): a plain migration with {@code x-ignore-shared},
+     * which writes the devices and the small RAM blocks that are not the
+     * guest's memory, and leaves the guest's RAM to the file. Started in the
+     * pause ({@link Saving#start}) and awaited there ({@link Saving#awaitSaved}):
+     * the machine stays stopped until the caller continues it.
+     */
+    public static Saving prepareDevices(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
+        return prepare(qmp, socket, file, false, true, timeout);
     }
 
     /** Makes a state file written by a background snapshot durable, for a checkpoint that keeps it whole. */
@@ -97,7 +109,7 @@ public final class MachineState {
      * about to end ({@code kosa8 stop}). Returns the file's size.
      */
     public static long saveStopped(QmpClient qmp, Path socket, Path file, Duration timeout) throws IOException {
-        Saving saving = prepare(qmp, socket, file, false, timeout);
+        Saving saving = prepare(qmp, socket, file, false, false, timeout);
         try {
             saving.start(timeout);
             return saving.awaitSaved(timeout);
@@ -107,23 +119,26 @@ public final class MachineState {
         }
     }
 
-    private static Saving prepare(QmpClient qmp, Path socket, Path file, boolean background, Duration timeout)
-            throws IOException {
+    private static Saving prepare(QmpClient qmp, Path socket, Path file, boolean background, boolean ignoreShared,
+                                  Duration timeout) throws IOException {
         StreamWriter writer = StreamWriter.start(socket, file);
         try {
             // QEMU throttles migration to 128 MiB/s by default, a limit meant for a network shared with other
             // traffic, not for a local file
             qmp.execute("migrate-set-parameters", Map.of("max-bandwidth", UNLIMITED), timeout);
             // postcopy-ram is on in a QEMU that was restored lazily (Postcopy), and QEMU refuses background
-            // snapshots beside it
+            // snapshots beside it; x-ignore-shared is on in one restored from file RAM, and a save that is to
+            // hold all of RAM (a pause to disk) must turn it off
             qmp.execute("migrate-set-capabilities", Map.of("capabilities",
                     List.of(Map.of("capability", "postcopy-ram", "state", false),
+                            Map.of("capability", "x-ignore-shared", "state", ignoreShared),
                             Map.of("capability", "background-snapshot", "state", background))), timeout);
         } catch (RuntimeException e) {
             writer.stop(Duration.ZERO); // QEMU never connected: nothing to cut
             throw e;
         }
-        return new Saving(qmp, writer, socket, background);
+        // a pause to disk's state is made durable as it ends; a checkpoint's, by its commit
+        return new Saving(qmp, writer, socket, background, !background && !ignoreShared);
     }
 
     /** A snapshot under way. */
@@ -134,13 +149,15 @@ public final class MachineState {
         private final StreamWriter writer;
         private final Path socket;
         private final boolean background;
+        private final boolean durable;
         private volatile boolean started;
 
-        private Saving(QmpClient qmp, StreamWriter writer, Path socket, boolean background) {
+        private Saving(QmpClient qmp, StreamWriter writer, Path socket, boolean background, boolean durable) {
             this.qmp = qmp;
             this.writer = writer;
             this.socket = socket;
             this.background = background;
+            this.durable = durable;
         }
 
         /**
@@ -176,8 +193,9 @@ public final class MachineState {
          * Waits until QEMU has sent all of RAM and the file holds it; returns
          * its size. A stopped machine's state is synced; a background
          * snapshot's is not (a checkpoint takes it apart into pages, synced
-         * themselves, and deletes it): one kept whole is made durable by
-         * {@link MachineState#makeDurable}.
+         * themselves, and deletes it), nor a file-RAM checkpoint's devices
+         * (synced by its commit, off the pause): one kept whole is made
+         * durable by {@link MachineState#makeDurable}.
          */
         public long awaitSaved(Duration timeout) {
             long deadline = System.nanoTime() + timeout.toNanos();
@@ -195,7 +213,7 @@ public final class MachineState {
             String qemuError = status.equals("completed") ? "" : "QEMU's snapshot " + status + migrationError();
             try {
                 // the writer's own failure (a full disk) says more than QEMU's, so it is asked first
-                long size = writer.finish(Duration.ofSeconds(60), !background);
+                long size = writer.finish(Duration.ofSeconds(60), durable);
                 if (!qemuError.isEmpty()) {
                     throw new IllegalStateException(qemuError);
                 }
@@ -310,6 +328,11 @@ public final class MachineState {
     public static void load(QmpClient qmp, Path socket, SavedMachine machine, Duration timeout) throws IOException {
         Files.deleteIfExists(socket);
         withoutAnnouncements(qmp, timeout);
+        if (machine instanceof FileRamMachine) {
+            // its RAM is already in the machine's memory file (Vm.restore); the stream holds the rest
+            qmp.execute("migrate-set-capabilities", Map.of("capabilities",
+                    List.of(Map.of("capability", "x-ignore-shared", "state", true))), timeout);
+        }
         qmp.execute("migrate-incoming", Map.of("uri", "unix:" + socket), timeout);
         long deadline = System.nanoTime() + timeout.toNanos();
         try (SocketChannel out = SocketChannel.open(StandardProtocolFamily.UNIX)) {

@@ -87,21 +87,7 @@ public final class Postcopy {
      */
     public static boolean supported() {
         // a host-side way out for a user whose machines load faster whole (the daemon's environment)
-        if ("0".equals(System.getenv("KOSA8_LAZY_RESTORE")) || !System.getProperty("os.name", "").equals("Linux")) {
-            return false;
-        }
-        try {
-            Object uid = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-            if (uid instanceof Integer u && u == 0) {
-                return true;
-            }
-            // (not Files.readString: Java 25 reads one byte of a /proc/sys file, which here happens to be all of it)
-            try (java.io.InputStream in = Files.newInputStream(Path.of("/proc/sys/vm/unprivileged_userfaultfd"))) {
-                return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim().equals("1");
-            }
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
+        return !"0".equals(System.getenv("KOSA8_LAZY_RESTORE")) && CheckpointMode.Userfaultfd.usable().usable();
     }
 
     /**

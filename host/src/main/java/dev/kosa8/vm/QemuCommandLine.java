@@ -48,6 +48,8 @@ import java.util.List;
  */
 public final class QemuCommandLine {
     public static final String AGENT_PORT_NAME = "dev.kosa8.agent";
+    /** The name of microvm's RAM block, which QEMU's migration streams name it by. */
+    public static final String RAM_BLOCK = "microvm.ram";
     /**
      * QEMU's seccomp filter, for every machine, with a network or without: no obsolete system calls, no privilege
      * changes, no new programs, no resource control.
@@ -61,7 +63,15 @@ public final class QemuCommandLine {
         List<String> a = new ArrayList<>();
         a.add(qemuBinary);
         a.addAll(List.of("-name", "kosa8-" + spec.name() + ",process=kosa8-" + spec.name()));
-        a.addAll(List.of("-M", "microvm,x-option-roms=off,rtc=on"));
+        if (spec.memoryFile() == null) {
+            a.addAll(List.of("-M", "microvm,x-option-roms=off,rtc=on"));
+        } else {
+            // RAM in a file both QEMU and the daemon can reach (CheckpointMode.FILE_RAM). The backend takes the name
+            // of the machine's own RAM block, so every kept state loads into either kind of machine
+            a.addAll(List.of("-M", "microvm,x-option-roms=off,rtc=on,memory-backend=" + RAM_BLOCK));
+            a.addAll(List.of("-object", "memory-backend-file,id=" + RAM_BLOCK + ",size=" + spec.memoryMiB()
+                    + "M,mem-path=" + escape(spec.memoryFile().toString()) + ",share=on"));
+        }
         a.addAll(List.of("-accel", spec.accelerator().qemuName()));
         a.addAll(List.of("-cpu", spec.accelerator().cpuModel()));
         a.addAll(List.of("-smp", String.valueOf(spec.cpus())));

@@ -80,6 +80,7 @@ public final class Vm implements AutoCloseable {
         // stopped until the console is read, so the log has the boot from its first line
         List<String> stopped = new java.util.ArrayList<>(argv);
         stopped.add("-S");
+        freshMemory(spec);
         QemuProcess qemu = startQemu(spec, stopped, true, started);
         QmpClient qmp = null;
         ConsolePump console = null;
@@ -148,7 +149,17 @@ public final class Vm implements AutoCloseable {
         List<String> incoming = incoming(argv);
         QemuProcess qemu;
         QmpClient qmp = null;
-        boolean fromStandby = standby != null && standby.fits(incoming);
+        // a machine whose RAM is a file maps it when it starts: a standby started earlier maps the file as it was
+        boolean fromStandby = standby != null && standby.fits(incoming) && spec.memoryFile() == null;
+        if (state instanceof FileRamMachine && spec.memoryFile() == null) {
+            throw new KosaException(KosaException.Kind.VM, "cannot restore " + state.name() + ": its RAM was saved"
+                    + " as a file and this machine keeps its RAM in QEMU's own memory",
+                    "restart the daemon with the checkpoint mode the state was saved in (KOSA8_CHECKPOINT_MODE, "
+                            + "docs/checkpoints.md)");
+        }
+        if (!fromStandby) {
+            memoryFor(spec, state);
+        }
         if (fromStandby) {
             qemu = standby.process();
             qmp = standby.qmp();
@@ -171,7 +182,8 @@ public final class Vm implements AutoCloseable {
             console = ConsolePump.start(spec, Duration.ofSeconds(30), null);
             Path socket = spec.qmpSocket().resolveSibling("incoming.sock");
             PagedMachine.Pages pages = null;
-            if (state instanceof PagedMachine paged && Postcopy.supported()) {
+            // a lazy load needs userfaultfd on QEMU's RAM, which it cannot have on a file (only on anonymous or shmem)
+            if (state instanceof PagedMachine paged && Postcopy.supported() && spec.memoryFile() == null) {
                 try {
                     pages = paged.openPages();
                 } catch (IOException e) {
@@ -191,6 +203,7 @@ public final class Vm implements AutoCloseable {
                     console.close();
                     console = null;
                     qmp = null;
+                    freshMemory(spec);
                     qemu = startQemu(spec, incoming, false, started);
                     qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), x -> { });
                     console = ConsolePump.start(spec, Duration.ofSeconds(30), null);
@@ -241,6 +254,37 @@ public final class Vm implements AutoCloseable {
                     + state.name() + ": " + e.getMessage() + "; QEMU " + how
                     + section("QEMU said", qemu.outputTail(10)),
                     "the saved state is kept; see " + qemuLog(spec), e);
+        }
+    }
+
+    /** A machine about to boot, whose RAM is a file: an empty one, whatever an earlier machine left in it. */
+    private static void freshMemory(VmSpec spec) {
+        if (spec.memoryFile() != null) {
+            try {
+                RamFile.fresh(spec.memoryFile());
+            } catch (IOException e) {
+                throw new KosaException(KosaException.Kind.HOST, "cannot make the file for the guest's memory: "
+                        + e.getMessage(), "free space on the disk that holds " + spec.memoryFile(), e);
+            }
+        }
+    }
+
+    /**
+     * A machine about to be restored, whose RAM is a file: the saved RAM copied into it for a state saved so
+     * ({@link FileRamMachine}), else an empty file the stream fills.
+     */
+    private static void memoryFor(VmSpec spec, SavedMachine state) {
+        if (spec.memoryFile() == null || !(state instanceof FileRamMachine f)) {
+            freshMemory(spec);
+            return;
+        }
+        try {
+            Files.deleteIfExists(spec.memoryFile());
+            RamFile.copy(f.ram(), spec.memoryFile());
+        } catch (IOException e) {
+            throw new KosaException(KosaException.Kind.VM, "cannot put the saved RAM " + f.ram().getFileName()
+                    + " back: " + e.getMessage(), "free space on the disk that holds " + spec.memoryFile()
+                    + "; the saved state is kept", e);
         }
     }
 
@@ -302,6 +346,9 @@ public final class Vm implements AutoCloseable {
                 freshWindow(spec.workspaceWrites(), VmSpec.WORKSPACE_WRITES_BYTES);
             }
             Files.deleteIfExists(spec.consoleSocket());
+            if (spec.memoryFile() != null && !Files.exists(spec.memoryFile())) {
+                RamFile.fresh(spec.memoryFile()); // the jail binds the file itself, so it must be there
+            }
             if (freshConsole) {
                 Files.deleteIfExists(spec.consoleLog());
                 Files.deleteIfExists(ConsoleLog.older(spec.consoleLog()));

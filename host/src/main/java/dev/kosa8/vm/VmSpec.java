@@ -26,10 +26,12 @@ import java.util.List;
  *                      network at all. The network window's file lies beside it ({@link #netWindow})
  * @param jail          the jail QEMU runs in ({@link Jail#NONE}: none)
  * @param consoleLimit  the most bytes of console output kept on the host ({@link ConsoleLog})
+ * @param memoryFile    where the guest's RAM lives as a shared file ({@link CheckpointMode#FILE_RAM}), or null for
+ *                      QEMU's own anonymous memory
  */
 public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                      Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
-                     Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit) {
+                     Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit, Path memoryFile) {
 
     public static final int MIN_MEMORY_MIB = 256;
     public static final int MAX_CPUS = 64;
@@ -37,6 +39,14 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     public static final long DEFAULT_CONSOLE_LIMIT = 4L << 20;
     /** The least a console limit may be: room for a boot's messages. */
     public static final long MIN_CONSOLE_LIMIT = 64L << 10;
+
+    /** A machine whose RAM is QEMU's own anonymous memory. */
+    public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
+                  Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
+                  Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit) {
+        this(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog, qmpSocket,
+                agentSocket, workspaceSocket, netSocket, jail, consoleLimit, null);
+    }
 
     /** A machine with the default console limit and no jail (tests, benchmarks; the daemon sets both). */
     public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
@@ -82,7 +92,16 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     /** This machine with {@code jail} and {@code consoleLimit}: the host's settings, which the daemon applies. */
     public VmSpec confined(Jail jail, long consoleLimit) {
         return new VmSpec(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog,
-                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit);
+                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit, memoryFile);
+    }
+
+    /**
+     * This machine with its RAM in {@code file}, shared ({@link CheckpointMode#FILE_RAM}); null: QEMU's anonymous
+     * memory.
+     */
+    public VmSpec withMemoryFile(Path file) {
+        return new VmSpec(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog,
+                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit, file);
     }
 
     /**

@@ -64,6 +64,16 @@ class JailTest {
     }
 
     @Test
+    void aMachineWhoseRamIsAFileSeesThatFileAloneWritable() {
+        Path memory = Path.of("/home/u/.local/share/kosa8/sandboxes/abc123abc123/memory/alt");
+        VmSpec spec = spec(Accelerator.TCG, true).withMemoryFile(memory);
+        List<String> argv = AS_USER.wrap(spec, BACKING, QemuCommandLine.of(spec, "/usr/bin/qemu-system-x86_64"));
+        assertThat(binds(argv)).contains("--bind " + memory + " " + memory);
+        assertThat(String.join(" ", binds(argv))).as("not the other machine's file beside it, nor the checkpoints'"
+                + " copies").doesNotContain("memory/main").doesNotContain("memory ").doesNotContain("checkpoints");
+    }
+
+    @Test
     void aUsersQemuGetsEveryNamespaceAndSeesOnlyItsOwnFilesUnderTheirOwnNames() {
         VmSpec spec = spec(Accelerator.TCG, true);
         List<String> qemu = QemuCommandLine.of(spec, "/usr/bin/qemu-system-x86_64");

@@ -32,6 +32,18 @@ class QemuCommandLineTest {
     }
 
     @Test
+    void aMachineWhoseRamIsAFileMapsItSharedUnderTheRamBlocksOwnName() {
+        VmSpec s = spec(Accelerator.TCG).withMemoryFile(Path.of("/data/sb/memory/a,b"));
+        List<String> argv = QemuCommandLine.of(s, "qemu");
+        assertThat(argv).containsSequence("-M", "microvm,x-option-roms=off,rtc=on,memory-backend=microvm.ram")
+                .containsSequence("-object",
+                        "memory-backend-file,id=microvm.ram,size=1024M,mem-path=/data/sb/memory/a,,b,share=on")
+                .containsSequence("-m", "1024M");
+        assertThat(String.join(" ", QemuCommandLine.of(spec(Accelerator.TCG), "qemu")))
+                .as("QEMU's own memory otherwise").doesNotContain("memory-backend");
+    }
+
+    @Test
     void theQmpSocketIsReadBackFromTheArgumentsCommasAndAll() {
         VmSpec s = spec(Accelerator.TCG);
         VmSpec odd = new VmSpec(s.name(), s.accelerator(), s.cpus(), s.memoryMiB(), s.kernel(), s.initramfs(),
