@@ -157,17 +157,16 @@ public final class Vm implements AutoCloseable {
                     "restart the daemon with the checkpoint mode the state was saved in (KOSA8_CHECKPOINT_MODE, "
                             + "docs/checkpoints.md)");
         }
-        if (!fromStandby) {
-            memoryFor(spec, state);
-        }
         if (fromStandby) {
             qemu = standby.process();
             qmp = standby.qmp();
         } else {
             if (standby != null) {
-                log.accept("standby QEMU not used (" + standby.unfit(incoming) + "); starting a fresh one");
+                log.accept("standby QEMU not used (" + (spec.memoryFile() != null ? "its RAM is a file it mapped"
+                        + " when it started" : standby.unfit(incoming)) + "); starting a fresh one");
                 standby.close();
             }
+            memoryFor(spec, state);
             // the console log goes on: the restored guest's earlier lines are part of its story
             qemu = startQemu(spec, incoming, false, started);
         }
