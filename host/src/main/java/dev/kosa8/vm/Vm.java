@@ -457,6 +457,7 @@ public final class Vm implements AutoCloseable {
             // whole before the daemon died (cont takes the disk back from the migration, as after a cancelled one)
             if (status.equals("paused") || status.equals("postmigrate")) {
                 qmp.execute("cont", java.util.Map.of(), timeout);
+                closePortsAgain(spec);
             }
             AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
             // a QEMU from before the console was a socket writes its file itself
@@ -468,6 +469,31 @@ public final class Vm implements AutoCloseable {
             throw new KosaException(KosaException.Kind.VM,
                     "cannot re-attach to the sandbox's QEMU (pid " + pid + "): " + e.getMessage(),
                     "remove it with `kosa8 rm -f`", e);
+        }
+    }
+
+    /**
+     * For a machine that was stopped when its daemon died: QEMU passes no chardev open or close to a stopped
+     * machine's virtio-serial ports, so its ports still count the dead daemon's connections as open. A guest
+     * write to such a port before this daemon connects it (the folder's port is written by any guest process
+     * using the folder, or by the guest kernel's write-back, from the {@code cont} on) fails on the closed
+     * socket, and QEMU throttles the port until the socket takes data again, a wait on a socket it no longer
+     * has: nothing the guest sends there reaches a daemon again (the new connection's open finds the port
+     * already open and changes nothing), and a folder mounted afresh waits forever for its Rversion. Each
+     * port's socket is connected and closed once, now that the machine runs: QEMU closes the port as it does
+     * when a daemon goes while the machine runs (what the guest sent meanwhile is dropped, the throttle
+     * lifted), and the connections made next open it.
+     */
+    static void closePortsAgain(VmSpec spec) {
+        for (Path socket : new Path[] {spec.agentSocket(), spec.workspaceSocket(), spec.netSocket()}) {
+            if (socket == null || !Files.exists(socket)) {
+                continue;
+            }
+            try (var ch = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+                ch.connect(java.net.UnixDomainSocketAddress.of(socket));
+            } catch (IOException e) {
+                // nothing listens there: nothing to close
+            }
         }
     }
 

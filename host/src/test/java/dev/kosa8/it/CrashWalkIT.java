@@ -210,6 +210,11 @@ class CrashWalkIT {
 
         ensureRunning();
         assertNoTemporaryFiles(k, Kosa.HOME.resolve("data/sandboxes").resolve(id));
+        // the folder is served again (docs/workspace.md, "A daemon restart"), before any rewind mounts it anew: a
+        // daemon killed while QEMU was stopped, the counter writing, once left it unmounted for good
+        Files.writeString(folder.resolve("walk-marker"), k.toString());
+        assertThat(sh("cat /workspace/walk-marker").stdout()).as("%s: the guest reads the folder again", k)
+                .isEqualTo(k.toString());
         for (String fork : forks) {
             Kosa.ok(T, "rm", "-f", fork);
         }

@@ -240,6 +240,11 @@ class FileRamCheckpointIT {
             // the next daemon (in the mode) thaws the guest and marks what was cut short
             Kosa.Result alive = sh("echo alive");
             assertThat(alive.stdout()).as("%s: the guest runs: %s", point, alive).isEqualTo("alive\n");
+            // and its folder is served again, the counter writing into it all along (the daemon died with QEMU
+            // stopped: Vm.closePortsAgain)
+            Files.writeString(folder.resolve("after-crash"), point);
+            assertThat(sh("cat /workspace/after-crash").stdout()).as("%s: the guest reads the folder", point)
+                    .isEqualTo(point);
             for (String line : ok("checkpoints", id).stdout().lines().skip(1).toList()) {
                 if (line.contains("killed at")) {
                     assertThat(line).as(point).contains("failed");
