@@ -195,10 +195,16 @@ final class Checkpointer {
                 rollback.push("end the machine state's stream", saving::cancel);
                 saving.start(QMP);
                 savedBytes = saving.awaitSaved(QMP);
+                // a completed migration let go of the disks (QEMU inactivates them for the destination): a failure
+                // from here continues the machine first, which takes them back, before anything touches the disk
+                // (the snapshot's deletion writes its metadata)
+                Rollback.Entry disksBack = rollback.push("run the machine, its disks taken back from the migration",
+                        () -> vm.qmp().execute("cont", Map.of(), QMP));
                 steps.done("devices");
                 savedBytes += RamFile.copy(vm.spec().memoryFile(), memoryTemp).bytes();
                 steps.done("memory");
                 halt.resume();
+                disksBack.drop();
             } else {
                 // QEMU saves the devices, write-protects RAM and runs the machine on by itself. From here a failure
                 // ends the stream before anything else is undone: while it runs, a guest write waits for its page
@@ -314,6 +320,11 @@ final class Checkpointer {
         try {
             // its pages open beside the steps before the new QEMU can take them
             state = EarlyPages.of(RamBase.savedMachine(store.directory(), c));
+            if (state instanceof dev.kosa8.vm.FileRamMachine) {
+                // its RAM is copied back for the new machine after the old one has quit: the room is checked while
+                // the sandbox still runs as it was
+                checkRoom(store.directory());
+            }
             mark(rollback);
             // the state is about to be replaced, so its processes need not be frozen: the machine stops where it
             // stands (QMP stop, milliseconds, where the agent's freezer cost 30-60 ms under TCG), and only the

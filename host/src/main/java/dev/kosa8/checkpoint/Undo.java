@@ -202,8 +202,32 @@ public final class Undo {
      * count for them). Their disk snapshots are inside the root disk.
      */
     public long bytesHeld() throws IOException {
-        return dev.kosa8.host.LiveTreeBytes.of(checkpoints(), true)
+        return dev.kosa8.host.LiveTreeBytes.of(checkpoints(), true) - holesOfRamCopies()
                 + dev.kosa8.host.LiveTreeBytes.of(sandboxDir.resolve("suspended"), true);
+    }
+
+    /**
+     * A file-RAM checkpoint's copy of the guest's RAM ({@code <id>.memory}) is as long as the guest's memory but
+     * holds only what the guest touched: what it holds on disk is its data, not its length. The length less
+     * the data, summed: what {@link #bytesHeld} takes off the files' lengths.
+     */
+    private long holesOfRamCopies() throws IOException {
+        long holes = 0;
+        if (!Files.isDirectory(checkpoints())) {
+            return 0;
+        }
+        try (var files = Files.newDirectoryStream(checkpoints(), "*.memory")) {
+            for (Path f : files) {
+                try {
+                    if (Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                        holes += Math.max(0, Files.size(f) - dev.kosa8.vm.RamFile.dataBytes(f));
+                    }
+                } catch (java.nio.file.NoSuchFileException gone) {
+                    // removed meanwhile: the walk did not count it either, or counts it whole: never below zero
+                }
+            }
+        }
+        return holes;
     }
 
     private KosaException failed(Checkpoint c) {

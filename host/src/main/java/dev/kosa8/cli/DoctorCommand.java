@@ -91,6 +91,16 @@ final class DoctorCommand implements Callable<Integer> {
      * system has no reflinks, so the line says how to get the other.
      */
     private void checkpoints() {
+        DaemonClient d = new DaemonClient(main.paths);
+        if (d.isUp()) {
+            // the running daemon's own choice: its environment, not this shell's, decided it
+            String mode = d.get("/v1/version").path("checkpointMode").asText("");
+            if (!mode.isEmpty()) {
+                ok("checkpoints", (mode.equals(CheckpointMode.FILE_RAM.word()) ? FILE_RAM : BACKGROUND)
+                        + " (the running daemon's; docs/checkpoints.md, \"Two ways to save RAM\")");
+                return;
+            }
+        }
         CheckpointMode.Choice c;
         try {
             c = CheckpointMode.probe(System.getenv());
@@ -98,15 +108,14 @@ final class DoctorCommand implements Callable<Integer> {
             check("checkpoints", false, e.getMessage(), e.suggestion());
             return;
         }
-        if (c.mode() == CheckpointMode.BACKGROUND_SNAPSHOT) {
-            ok("checkpoints", "QEMU's background snapshot: the guest runs on while its RAM is saved (" + c.why() + ")");
-        } else {
-            ok("checkpoints", "file RAM: the guest's RAM is a file, copied in each checkpoint's pause (a clone where"
-                    + " the file system has reflinks: XFS, Btrfs) (" + c.why() + ")"
-                    + (c.why().contains("unprivileged_userfaultfd") ? "; for the shorter pause: sudo sysctl -w"
-                    + " vm.unprivileged_userfaultfd=1" : ""));
-        }
+        ok("checkpoints", (c.mode() == CheckpointMode.FILE_RAM ? FILE_RAM : BACKGROUND)
+                + " (a daemon started from here: " + c.why() + ")");
     }
+
+    private static final String BACKGROUND = "QEMU's background snapshot: the guest runs on while its RAM is saved,"
+            + " and each checkpoint keeps only the pages that changed";
+    private static final String FILE_RAM = "file RAM: the guest's RAM is a file (reserved on disk while it runs),"
+            + " copied in each checkpoint's pause, a clone where the file system has reflinks (XFS, Btrfs)";
 
     /**
      * Java and every host program, each named with the package that provides

@@ -79,7 +79,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         String what = p.get(1);
         if (what.equals("version") && m == HttpMethod.GET) {
             respond(ctx, HttpResponseStatus.OK, Map.of("version", Daemon.VERSION, "build", daemon.build(),
-                    "pid", ProcessHandle.current().pid()));
+                    "pid", ProcessHandle.current().pid(), "checkpointMode", mgr.checkpointMode().word()));
         } else if (what.equals("shutdown") && m == HttpMethod.POST) {
             respond(ctx, HttpResponseStatus.OK, Map.of("stopping", true));
             daemon.shutdownSoon();

@@ -23,8 +23,9 @@ import java.nio.file.Path;
  * @param held         its held layer ({@link HeldLayers#dir}): what the guest wrote to held paths, kept here
  *                     instead of in the folder until accepted or rejected
  * @param logs         its console, network and QEMU logs
- * @param other        its record and CA, and, for a fork whose folder is a copy-on-write view, what its guest
- *                     changed there ({@code folder-view/upper}: kept in kosa8's data, not in a folder of the user's)
+ * @param other        its record and CA; for a fork whose folder is a copy-on-write view, what its guest
+ *                     changed there ({@code folder-view/upper}: kept in kosa8's data, not in a folder of the user's);
+ *                     in file-RAM mode, the file its running machine keeps its RAM in ({@code memory/})
  * @param spool        the request bodies its network broker holds on disk while it judges them (its spool files
  *                     are unlinked as they are made, so only the broker can say: {@code Broker.spooledBytes})
  */
@@ -85,13 +86,33 @@ public record DiskUsage(long disk, long diskVirtual, long checkpoints, long held
             long logs = size(console) + size(ConsoleLog.older(console)) + size(layout.netLog(id))
                     + size(layout.netLog(id).resolveSibling("net.log.1")) + size(layout.qemuLog(id));
             long other = size(dir.resolve("sandbox.json")) + tree(layout.ca(id))
-                    + dev.kosa8.host.LiveTreeBytes.ofReadable(layout.folderView(id).resolve("upper"));
+                    + dev.kosa8.host.LiveTreeBytes.ofReadable(layout.folderView(id).resolve("upper"))
+                    + memoryFiles(layout, id);
             long held = tree(HeldLayers.dir(layout, id));
             return new DiskUsage(disk, virtual, undo.bytesHeld(), held, logs, other, spool);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot measure what sandbox " + id + " keeps on disk: "
                     + e.getMessage(), "check the permissions of " + dir, e);
         }
+    }
+
+    /**
+     * The blocks of the files the sandbox's machines keep their RAM in (file-RAM mode: reserved whole while a
+     * machine runs, so the guest's memory never waits for disk room).
+     */
+    private static long memoryFiles(SandboxLayout layout, String id) throws IOException {
+        long bytes = 0;
+        for (Path dir : layout.machineDirs(id)) {
+            Path f = layout.memoryFile(id, dir);
+            if (Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+                try {
+                    bytes += FileSpace.allocated(f);
+                } catch (java.nio.file.NoSuchFileException gone) {
+                    // the machine ended meanwhile
+                }
+            }
+        }
+        return bytes;
     }
 
     /** The size of the disk image at {@code disk} as a guest sees it. */

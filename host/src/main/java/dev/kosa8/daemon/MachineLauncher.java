@@ -156,6 +156,7 @@ final class MachineLauncher {
     private void fail(Sandbox s, String why) {
         s.closeRuntime();
         save(s, s.record().failed(why));
+        layout.cleanMemory(s.id(), log); // no QEMU maps it any more: a failed start's guest RAM on disk goes
     }
 
     static Duration timeout(Accelerator accel) {
@@ -287,7 +288,7 @@ final class MachineLauncher {
      */
     Vm relaunch(Sandbox s, SavedMachine state, WorkspaceSnapshot server, Runnable beforeServe) {
         SandboxRecord r = s.record();
-        VmSpec spec = nextSpec(s);
+        VmSpec spec = specs.forState(s.id(), nextSpec(s), state);
         Path folder = s.folder();
         Vm old = s.vm();
         s.update(rt -> rt.withWorkspace(null));
@@ -323,7 +324,8 @@ final class MachineLauncher {
      */
     Vm restoreFork(Sandbox s, SavedMachine state, Path folder, WorkspaceSnapshot server) {
         SandboxRecord r = s.record();
-        Vm vm = restore(s, null, specs.of(r, images.of(r)), state, folder, server, recordPid(s, r), () -> { });
+        Vm vm = restore(s, null, specs.forState(r.id(), specs.of(r, images.of(r)), state), state, folder, server,
+                recordPid(s, r), () -> { });
         s.update(rt -> rt.withVm(vm));
         vm.loadRest();
         running(s, vm);

@@ -16,11 +16,6 @@ final class MachineSpecs {
     private final Budget defaults;
     private final CheckpointMode mode;
 
-    /** As the four-argument constructor, in the checkpoint mode this host's probe chooses. */
-    MachineSpecs(SandboxLayout layout, Jail jail, Budget defaults) {
-        this(layout, jail, defaults, CheckpointMode.probe(System.getenv()).mode());
-    }
-
     /**
      * @param jail     the jail every machine runs in ({@link dev.kosa8.vm.JailProbe})
      * @param defaults the budget of a sandbox whose record has none, and of templates ({@link Settings#budget})
@@ -85,6 +80,19 @@ final class MachineSpecs {
                 .map(a -> String.join(" ", a).contains("memory-backend-file,id=" + dev.kosa8.vm.QemuCommandLine.RAM_BLOCK))
                 .orElse(spec.memoryFile() != null);
         return spec.withMemoryFile(fileRam ? layout.memoryFile(r.id(), machineDir) : null);
+    }
+
+    /**
+     * {@code spec} fit to restore {@code state} into: a machine whose RAM was saved as a file
+     * ({@link dev.kosa8.vm.FileRamMachine}) keeps it in a file again, whatever this daemon's mode (a daemon
+     * restarted in the background-snapshot mode still rewinds to the checkpoints taken in file RAM); any other
+     * state loads into either kind.
+     */
+    VmSpec forState(String id, VmSpec spec, dev.kosa8.vm.SavedMachine state) {
+        if (state instanceof dev.kosa8.vm.FileRamMachine && spec.memoryFile() == null) {
+            return spec.withMemoryFile(layout.memoryFile(id, spec.qmpSocket().getParent()));
+        }
+        return spec;
     }
 
     /** A template's machine, in the same jail and with the same console limit as the sandboxes'. */

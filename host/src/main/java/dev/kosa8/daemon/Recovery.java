@@ -203,6 +203,7 @@ final class Recovery {
             watch.watch(s, vm);
             turns.attach(s, vm);
             turns.woke(s, vm, null, null); // asks sent to the daemon that died are answered by no one else
+            layout.cleanOtherMemory(r.id(), vm.spec().memoryFile(), log);
             log.accept("re-attached to sandbox " + r.id() + " (QEMU pid " + r.qemuPid() + ")");
         } catch (KosaException e) {
             QemuKill.ifSame(r.qemuPid(), r.qemuStarted());

@@ -158,6 +158,24 @@ final class SandboxLayout {
         }
     }
 
+    /**
+     * Removes the memory file no running QEMU of the sandbox maps: the one of the machine directory other than
+     * {@code inUse}'s (a daemon killed during a rewind, after the new machine started and before the old one's
+     * file went, leaves it); a failure is logged.
+     */
+    void cleanOtherMemory(String id, Path inUse, Consumer<String> log) {
+        try {
+            for (Path dir : machineDirs(id)) {
+                Path f = memoryFile(id, dir);
+                if (!f.equals(inUse)) {
+                    Files.deleteIfExists(f);
+                }
+            }
+        } catch (IOException e) {
+            log.accept("sandbox " + id + ": cannot remove a memory file no machine maps: " + e.getMessage());
+        }
+    }
+
     /** Both directories a sandbox's QEMU may keep its sockets in. */
     List<Path> machineDirs(String id) {
         return List.of(runtime(id), runtime(id).resolve(ALT));

@@ -86,6 +86,8 @@ public final class SandboxManager {
 
     private final HostPaths paths;
     private final Settings settings;
+    /** How this daemon's machines save RAM at a checkpoint ({@code GET /v1/version} says, for doctor). */
+    private final dev.kosa8.vm.CheckpointMode checkpointMode;
     private final SandboxLayout layout;
     private final SandboxStore store;
     private final SandboxRegistry registry = new SandboxRegistry();
@@ -112,6 +114,11 @@ public final class SandboxManager {
     /** How long a request waits for its sandbox's re-attachment at daemon start (a QEMU reattach is 20 s at most). */
     private static final Duration REATTACH_WAIT = Duration.ofMinutes(2);
 
+    /** How this daemon's new machines save RAM at a checkpoint. */
+    public dev.kosa8.vm.CheckpointMode checkpointMode() {
+        return checkpointMode;
+    }
+
     /**
      * @param settings the host's settings ({@link Settings}: the jail, the console's limit, the budgets)
      * @param jail     the jail every QEMU runs in, as {@link dev.kosa8.vm.JailProbe} found it under the settings
@@ -124,6 +131,7 @@ public final class SandboxManager {
         this.settings = settings;
         this.layout = new SandboxLayout(paths);
         this.store = new SandboxStore(layout.sandboxes());
+        this.checkpointMode = checkpointMode;
         MachineSpecs specs = new MachineSpecs(layout, jail, settings.budget(), checkpointMode);
         Templates templates = new Templates(paths, qemuBinary, specs::confine, egress, log);
         this.networks = new SandboxNetworks(egress, new SandboxSecrets(secretStore, log), store, registry, layout,

@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.kosa8.host.NativeCall;
+import dev.kosa8.protocol.LinuxAbi;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.lang.foreign.Arena;
@@ -28,10 +29,18 @@ import java.nio.file.StandardOpenOption;
  * (macOS's {@code clonefile} is not yet used: docs/macos.md).
  */
 public final class RamFile {
-    private static final long FICLONE = 0x40049409L;
-    private static final int SEEK_DATA = 3, SEEK_HOLE = 4;
-    private static final int O_RDONLY = 0, O_WRONLY = 01, O_CLOEXEC = 02000000;
-    private static final int ENXIO = 6;
+    private static final long FICLONE = LinuxAbi.FICLONE;
+    private static final int SEEK_DATA = LinuxAbi.SEEK_DATA, SEEK_HOLE = LinuxAbi.SEEK_HOLE;
+    private static final int O_RDONLY = LinuxAbi.O_RDONLY, O_WRONLY = LinuxAbi.O_WRONLY, O_CLOEXEC = LinuxAbi.O_CLOEXEC;
+    private static final int ENXIO = LinuxAbi.ENXIO, EOPNOTSUPP = LinuxAbi.EOPNOTSUPP;
+    /**
+     * The file systems whose {@code SEEK_DATA} sees pages written through a shared mapping and not yet written
+     * back (they consult the page cache): only there is a copy of a live RAM file made hole by hole. Elsewhere
+     * (older OpenZFS, FUSE) a page the guest wrote could read as a hole, so every byte is copied.
+     */
+    static final java.util.Set<String> SEEKS_DIRTY_PAGES = java.util.Set.of("ext4", "xfs", "btrfs", "tmpfs");
+    private static final MethodHandle FALLOCATE = NativeCall.handle("fallocate", -1, JAVA_INT, JAVA_INT, JAVA_INT,
+            JAVA_LONG, JAVA_LONG);
     private static final MethodHandle OPEN = NativeCall.handle("open", 2, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT);
     private static final MethodHandle CLOSE = NativeCall.handle("close", -1, JAVA_INT, JAVA_INT);
     private static final MethodHandle IOCTL = NativeCall.handle("ioctl", 2, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT);
@@ -58,7 +67,8 @@ public final class RamFile {
         try (RandomAccessFile out = new RandomAccessFile(createNew(dst).toFile(), "rw")) {
             boolean done = false;
             try {
-                Copy c = NativeCall.AVAILABLE ? cloneOrCopy(src, dst, size, out) : whole(src, size, out);
+                Copy c = NativeCall.AVAILABLE ? cloneOrCopy(src, dst, size, out,
+                        SEEKS_DIRTY_PAGES.contains(Files.getFileStore(src).type())) : whole(src, size, out);
                 done = true;
                 return c;
             } finally {
@@ -76,6 +86,39 @@ public final class RamFile {
         createNew(file);
     }
 
+    /**
+     * Gives {@code file} blocks for all of its {@code bytes} ({@code fallocate}: unwritten extents, no data
+     * written, holes still read as holes by {@code SEEK_DATA}), so that a guest touching a page never needs the
+     * host's disk to have room then: a shared file mapping whose page cannot get a block kills QEMU (SIGBUS),
+     * where anonymous memory never fails so. A disk without the room fails here, before the machine runs,
+     * saying so. Where the file system cannot reserve (no {@code fallocate}), the file is only made that long.
+     */
+    public static void reserve(Path file, long bytes) throws IOException {
+        if (!NativeCall.AVAILABLE) {
+            try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+                f.setLength(Math.max(bytes, f.length()));
+            }
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = open(arena, file, O_WRONLY);
+            try {
+                NativeCall.call(arena, "fallocate", st -> (int) FALLOCATE.invokeExact(st, fd, 0, 0L, bytes), true,
+                        errno -> new ErrnoIo(errno, "fallocate " + file));
+            } catch (ErrnoIo e) {
+                if (e.errno != EOPNOTSUPP) {
+                    throw new IOException(e.errno == LinuxAbi.ENOSPC ? "No space left on device for the guest's "
+                            + (bytes >> 20) + " MiB of memory in " + file.getParent() : e.getMessage(), e);
+                }
+                try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+                    f.setLength(Math.max(bytes, f.length()));
+                }
+            } finally {
+                close(fd);
+            }
+        }
+    }
+
     private static Path createNew(Path file) throws IOException {
         Files.createDirectories(file.getParent());
         // the guest's memory: the owner's alone
@@ -83,7 +126,8 @@ public final class RamFile {
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
     }
 
-    private static Copy cloneOrCopy(Path src, Path dst, long size, RandomAccessFile out) throws IOException {
+    private static Copy cloneOrCopy(Path src, Path dst, long size, RandomAccessFile out, boolean holes)
+            throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             int in = open(arena, src, O_RDONLY);
             try {
@@ -99,17 +143,23 @@ public final class RamFile {
                 } finally {
                     close(to);
                 }
-                return sparse(arena, in, src, size, out);
+                return holes ? sparse(arena, in, src, size, out) : whole(src, size, out);
             } finally {
                 close(in);
             }
         }
     }
 
-    /** Copies each run of data at its place; the holes between stay holes. */
+    /**
+     * Copies each run of data at its place, leaving holes where the source has holes and where a page is all
+     * zeros: a live RAM file is reserved whole ({@link #reserve}), and ext4 reports its unwritten (reserved,
+     * never written) extents as data to {@code SEEK_DATA}, so without the zero test every checkpoint of a 1 GiB
+     * guest would store 1 GiB whatever the guest touched. {@link Copy#bytes} is what was written.
+     */
     private static Copy sparse(Arena arena, int fd, Path src, long size, RandomAccessFile out) throws IOException {
         out.setLength(size);
         long copied = 0;
+        byte[] buf = new byte[CHUNK];
         try (FileChannel from = FileChannel.open(src, StandardOpenOption.READ)) {
             FileChannel to = out.getChannel();
             long pos = 0;
@@ -119,11 +169,55 @@ public final class RamFile {
                     break;
                 }
                 long hole = Math.min(size, seek(arena, fd, data, SEEK_HOLE));
-                copied += transfer(from, data, hole - data, to);
+                copied += copyNonZero(from, data, hole - data, to, buf);
                 pos = hole;
             }
         }
         return new Copy(false, copied);
+    }
+
+    private static final int PAGE = 4096;
+    private static final int CHUNK = 1 << 20;
+    private static final byte[] ZERO_PAGE = new byte[PAGE];
+
+    /** Copies {@code length} bytes at {@code at}, page by page, writing only the runs of pages not all zero. */
+    private static long copyNonZero(FileChannel from, long at, long length, FileChannel to, byte[] buf)
+            throws IOException {
+        long written = 0;
+        long done = 0;
+        while (done < length) {
+            int n = (int) Math.min(buf.length, length - done);
+            java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(buf, 0, n);
+            while (in.hasRemaining()) {
+                if (from.read(in, at + done + in.position()) < 0) {
+                    throw new IOException("the RAM file ended at " + (at + done + in.position())
+                            + " bytes while it was copied");
+                }
+            }
+            int run = -1; // the start of a run of pages to write
+            for (int off = 0; ; off += PAGE) {
+                boolean end = off >= n;
+                int stop = Math.min(off, n);
+                boolean zero = end || java.util.Arrays.mismatch(buf, off, Math.min(off + PAGE, n), ZERO_PAGE, 0,
+                        Math.min(PAGE, n - off)) < 0;
+                if (!zero && run < 0) {
+                    run = off;
+                } else if (zero && run >= 0) {
+                    java.nio.ByteBuffer w = java.nio.ByteBuffer.wrap(buf, run, stop - run);
+                    while (w.hasRemaining()) {
+                        // a positional write leaves w's position at what it wrote; the file position is the buffer's
+                        to.write(w, at + done + w.position());
+                    }
+                    written += stop - run;
+                    run = -1;
+                }
+                if (end) {
+                    break;
+                }
+            }
+            done += n;
+        }
+        return written;
     }
 
     private static Copy whole(Path src, long size, RandomAccessFile out) throws IOException {

@@ -261,6 +261,7 @@ public final class Vm implements AutoCloseable {
         if (spec.memoryFile() != null) {
             try {
                 RamFile.fresh(spec.memoryFile());
+                RamFile.reserve(spec.memoryFile(), (long) spec.memoryMiB() << 20);
             } catch (IOException e) {
                 throw new KosaException(KosaException.Kind.HOST, "cannot make the file for the guest's memory: "
                         + e.getMessage(), "free space on the disk that holds " + spec.memoryFile(), e);
@@ -280,6 +281,7 @@ public final class Vm implements AutoCloseable {
         try {
             Files.deleteIfExists(spec.memoryFile());
             RamFile.copy(f.ram(), spec.memoryFile());
+            RamFile.reserve(spec.memoryFile(), (long) spec.memoryMiB() << 20);
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.VM, "cannot put the saved RAM " + f.ram().getFileName()
                     + " back: " + e.getMessage(), "free space on the disk that holds " + spec.memoryFile()
@@ -486,13 +488,28 @@ public final class Vm implements AutoCloseable {
      */
     static void closePortsAgain(VmSpec spec) {
         for (Path socket : new Path[] {spec.agentSocket(), spec.workspaceSocket(), spec.netSocket()}) {
-            if (socket == null || !Files.exists(socket)) {
-                continue;
+            try {
+                // a socket QEMU made, not a link the jailed QEMU (which can write the machine folder) put there
+                if (socket == null || !Files.readAttributes(socket, java.nio.file.attribute.BasicFileAttributes.class,
+                        java.nio.file.LinkOption.NOFOLLOW_LINKS).isOther()) {
+                    continue;
+                }
+            } catch (IOException e) {
+                continue; // not there: nothing to close
             }
             try (var ch = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
-                ch.connect(java.net.UnixDomainSocketAddress.of(socket));
+                ch.configureBlocking(false);
+                long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+                boolean connected = ch.connect(java.net.UnixDomainSocketAddress.of(socket));
+                while (!connected && System.nanoTime() < deadline) { // a listener whose queue is full: not for ever
+                    Thread.sleep(5);
+                    connected = ch.finishConnect();
+                }
             } catch (IOException e) {
                 // nothing listens there: nothing to close
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             }
         }
     }

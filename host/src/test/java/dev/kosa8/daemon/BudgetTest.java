@@ -59,6 +59,6 @@ class BudgetTest {
         assertThat(old.budget()).isNull();
         assertThat(old.budgetOr(Budget.DEFAULT)).isEqualTo(Budget.DEFAULT);
         assertThat(new MachineSpecs(new SandboxLayout(new dev.kosa8.host.HostPaths(root, root, root)),
-                dev.kosa8.vm.Jail.NONE, own).budget(old)).as("the settings' default").isEqualTo(own);
+                dev.kosa8.vm.Jail.NONE, own, dev.kosa8.vm.CheckpointMode.BACKGROUND_SNAPSHOT).budget(old)).as("the settings' default").isEqualTo(own);
     }
 }

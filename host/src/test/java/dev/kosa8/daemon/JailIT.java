@@ -189,7 +189,8 @@ class JailIT {
         SandboxRecord record = new SandboxStore(layout.sandboxes()).loadAll(m -> { }).stream()
                 .filter(r -> r.id().equals(id)).findFirst().orElseThrow();
         // the spec the daemon starts this sandbox's next QEMU with (a standby's or a rewind's, in its alt folder)
-        VmSpec spec = new MachineSpecs(layout, jail, settings.budget()).of(record, DaemonMain.bootImage(paths),
+        VmSpec spec = new MachineSpecs(layout, jail, settings.budget(),
+                dev.kosa8.vm.CheckpointMode.probe(System.getenv()).mode()).of(record, DaemonMain.bootImage(paths),
                 layout.runtime(id).resolve(SandboxLayout.ALT));
         Files.createDirectories(spec.qmpSocket().getParent());
 

@@ -81,4 +81,39 @@ class RamFileTest {
         RamFile.fresh(dir.resolve("sub/new"));
         assertThat(dir.resolve("sub/new")).isEmptyFile();
     }
+
+    @Test
+    void pagesWrittenThroughASharedMappingAndNotYetWrittenBackAreCopied(@TempDir Path dir) throws Exception {
+        // as QEMU writes the guest's RAM: through MAP_SHARED, the page cache ahead of the disk
+        Path live = dir.resolve("live");
+        RamFile.fresh(live);
+        RamFile.reserve(live, 32 * MIB);
+        byte[] page = new byte[4096];
+        new Random(11).nextBytes(page);
+        try (var ch = java.nio.channels.FileChannel.open(live, java.nio.file.StandardOpenOption.READ,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            var map = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, 0, 32 * MIB);
+            map.put((int) (17 * MIB + 8192), page); // never forced: still only in the page cache
+            map.put(0, page);
+            assertThat(Files.size(live)).as("reserved whole").isEqualTo(32 * MIB);
+            RamFile.Copy c = RamFile.copy(live, dir.resolve("copy"));
+            assertThat(Files.mismatch(live, dir.resolve("copy"))).as("the written pages are in the copy").isEqualTo(-1);
+            assertThat(c.bytes()).as("the reserved but untouched blocks are holes to SEEK_DATA, not copied")
+                    .isLessThan(4 * MIB);
+        }
+    }
+
+    @Test
+    void aFileWhoseLengthIsNoWholeNumberOfPagesIsCopiedToItsLastByteAndZeroPagesBetweenReadAsZeros(
+            @TempDir Path dir) throws Exception {
+        Path odd = dir.resolve("odd");
+        byte[] b = new byte[3 * 4096 + 904];
+        b[0] = 1; // page 0: data; page 1: zeros; page 2: data at its end; the last 904 bytes: data at the very end
+        b[3 * 4096 - 1] = 2;
+        b[b.length - 1] = 3;
+        Files.write(odd, b);
+        RamFile.Copy c = RamFile.copy(odd, dir.resolve("odd.copy"));
+        assertThat(Files.readAllBytes(dir.resolve("odd.copy"))).isEqualTo(b);
+        assertThat(c.bytes()).as("the zero page left a hole").isEqualTo(b.length - 4096);
+    }
 }

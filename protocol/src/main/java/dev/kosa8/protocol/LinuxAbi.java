@@ -21,7 +21,7 @@ import java.util.Locale;
  * server translates them to the host's with {@link #fromDotl(int)}.
  */
 public record LinuxAbi(String arch, int oDirect, int oLargefile, int oDirectory, int oNofollow, int oTmpfile,
-                       long sysGetdents64, long sysOpenat2) {
+                       long sysGetdents64, long sysOpenat2, long sysUserfaultfd) {
     // the same on both (asm-generic/fcntl.h; x86-64 does not override them)
     public static final int O_RDONLY = 0, O_WRONLY = 01, O_RDWR = 02, O_CREAT = 0100, O_EXCL = 0200;
     public static final int O_NOCTTY = 0400, O_TRUNC = 01000, O_APPEND = 02000, O_NONBLOCK = 04000;
@@ -29,6 +29,12 @@ public record LinuxAbi(String arch, int oDirect, int oLargefile, int oDirectory,
     public static final int O_SYNC = 04010000, O_PATH = 010000000;
     /** asm-generic/ioctls.h, which both use. */
     public static final long TIOCSWINSZ = 0x5414, FIONREAD = 0x541B;
+    /** {@code _IOW(0x94, 9, int)}, as both encode {@code _IOW} (linux/fs.h). */
+    public static final long FICLONE = 0x40049409L;
+    /** lseek's whence for the next data and the next hole (a file's sparse runs), and fallocate's errno-free mode. */
+    public static final int SEEK_DATA = 3, SEEK_HOLE = 4;
+    /** The errno values kosa8 tells apart, the same on both (asm-generic/errno-base.h, errno.h). */
+    public static final int ENXIO = 6, ENOSPC = 28, ENOSYS = 38, EOPNOTSUPP = 95;
     /**
      * The structures the folder server reads and writes, the same size on both (arm64's generic statfs and
      * flock are laid out as x86-64's): statx, statfs (its fields read at 8-byte steps from 0 to 64), flock
@@ -37,9 +43,9 @@ public record LinuxAbi(String arch, int oDirect, int oLargefile, int oDirectory,
     public static final int STATX_SIZE = 256, STATFS_SIZE = 120, FLOCK_SIZE = 32, OPEN_HOW_SIZE = 24;
 
     public static final LinuxAbi X86_64 = new LinuxAbi("x86_64", 040000, 0100000, 0200000, 0400000, 020200000,
-            217, 437);
+            217, 437, 323);
     public static final LinuxAbi AARCH64 = new LinuxAbi("aarch64", 0200000, 0400000, 040000, 0100000, 020040000,
-            61, 437);
+            61, 437, 282);
 
     private static final LinuxAbi CURRENT = of(System.getProperty("os.arch", ""));
 
@@ -54,7 +60,7 @@ public record LinuxAbi(String arch, int oDirect, int oLargefile, int oDirectory,
             case "amd64", "x86_64" -> X86_64;
             case "aarch64", "arm64" -> AARCH64;
             // a table made up for another architecture would pass wrong flags to open(2); nothing is better
-            default -> new LinuxAbi("unsupported:" + osArch, 0, 0, 0, 0, 0, -1, -1);
+            default -> new LinuxAbi("unsupported:" + osArch, 0, 0, 0, 0, 0, -1, -1, -1);
         };
     }
 

@@ -33,7 +33,10 @@ class LinuxAbiTest {
             {"TIOCSWINSZ", "" + LinuxAbi.TIOCSWINSZ}, {"FIONREAD", "" + LinuxAbi.FIONREAD},
             {"O_DIRECT", "" + abi.oDirect()}, {"O_DIRECTORY", "" + abi.oDirectory()}, {"O_NOFOLLOW", "" + abi.oNofollow()},
             {"O_TMPFILE", "" + abi.oTmpfile()}, {"SYS_getdents64", "" + abi.sysGetdents64()},
-            {"SYS_openat2", "" + abi.sysOpenat2()},
+            {"SYS_openat2", "" + abi.sysOpenat2()}, {"SYS_userfaultfd", "" + abi.sysUserfaultfd()},
+            {"FICLONE", "" + LinuxAbi.FICLONE}, {"SEEK_DATA", "" + LinuxAbi.SEEK_DATA},
+            {"SEEK_HOLE", "" + LinuxAbi.SEEK_HOLE}, {"ENXIO", "" + LinuxAbi.ENXIO}, {"ENOSPC", "" + LinuxAbi.ENOSPC},
+            {"ENOSYS", "" + LinuxAbi.ENOSYS}, {"EOPNOTSUPP", "" + LinuxAbi.EOPNOTSUPP},
             {"sizeof(struct statx)", "" + LinuxAbi.STATX_SIZE}, {"sizeof(struct statfs)", "" + LinuxAbi.STATFS_SIZE},
             {"sizeof(struct flock)", "" + LinuxAbi.FLOCK_SIZE}, {"sizeof(struct open_how)", "" + LinuxAbi.OPEN_HOW_SIZE},
             {"offsetof(struct statfs, f_bavail)", "32"}, {"offsetof(struct statfs, f_fsid)", "56"},
@@ -47,8 +50,11 @@ class LinuxAbiTest {
         }
         return """
                 #define _GNU_SOURCE
+                #include <errno.h>
                 #include <fcntl.h>
                 #include <stddef.h>
+                #include <unistd.h>
+                #include <linux/fs.h>
                 #include <sys/ioctl.h>
                 #include <sys/stat.h>
                 #include <sys/syscall.h>
