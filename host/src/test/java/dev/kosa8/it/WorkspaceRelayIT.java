@@ -66,6 +66,9 @@ class WorkspaceRelayIT {
      * fid: 4,500 opens and closes of one file stay within the server's 4,096 open files of a sandbox.
      */
     @Test
+    @org.junit.jupiter.api.Tag("long") // 63 s under TCG (4,500 opens through the relay); the default suite took 36.4 min
+    // on a clean clone at 4d3f43a (goal 30) with FileRamCheckpointIT new in it. The server's bound on open files is
+    // hit in the default suite through the kernel's transport (WorkspaceIT), the relay's own clunks here
     void clunksAreAnsweredInTheGuestAndTheServerStillForgetsTheirFids(SharedSandbox.Booted box) throws Exception {
         Kosa.Result r = sh(box, "clunks", String.join("\n",
                 "mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug",
