@@ -152,6 +152,9 @@ public final class Vm implements AutoCloseable {
         // a machine whose RAM is a file maps it when it starts: a standby started earlier maps the file as it was
         boolean fromStandby = standby != null && standby.fits(incoming) && spec.memoryFile() == null;
         if (state instanceof FileRamMachine && spec.memoryFile() == null) {
+            if (standby != null) {
+                standby.close(); // used up either way, as the javadoc says
+            }
             throw new KosaException(KosaException.Kind.VM, "cannot restore " + state.name() + ": its RAM was saved"
                     + " as a file and this machine keeps its RAM in QEMU's own memory",
                     "restart the daemon with the checkpoint mode the state was saved in (KOSA8_CHECKPOINT_MODE, "
