@@ -20,13 +20,14 @@ import java.nio.file.StandardOpenOption;
  * A guest's RAM kept as a file ({@link CheckpointMode#FILE_RAM}), copied
  * whole: into a checkpoint at its instant, and out of one into the file a
  * restored machine maps. Where the file system has reflinks (XFS, Btrfs) the
- * copy is a clone ({@code ioctl FICLONE}): no time and no space until either
- * side writes. Elsewhere (ext4, tmpfs) only the file's data is copied, hole
- * by hole ({@code lseek SEEK_DATA}/{@code SEEK_HOLE}), so the pages a guest
- * never touched cost neither time nor disk; the copy's own holes stay holes.
+ * copy is a clone ({@code ioctl FICLONE}): the file system writes back what
+ * was dirtied, then shares the blocks until either side writes. Elsewhere
+ * (ext4, tmpfs) the file's data runs are read ({@code lseek SEEK_DATA}/{@code
+ * SEEK_HOLE}) and only their pages that are not all zeros written, so the
+ * pages a guest never touched cost no disk and the copy's holes stay holes.
  *
  * <p>Off Linux, where kosa8 makes no native calls, every byte is copied
- * (macOS's {@code clonefile} is not yet used: docs/macos.md).
+ * (macOS's {@code clonefile} is not yet used).
  */
 public final class RamFile {
     private static final long FICLONE = LinuxAbi.FICLONE;
@@ -60,7 +61,9 @@ public final class RamFile {
 
     /**
      * Copies {@code src} to {@code dst}, which must not exist: a clone where
-     * the file system can, else its data. On failure {@code dst} is gone.
+     * the file system can, else its data runs' pages that are not all zeros
+     * (every byte where {@code SEEK_DATA} cannot be trusted with pages written
+     * through a mapping). On failure {@code dst} is gone.
      */
     public static Copy copy(Path src, Path dst) throws IOException {
         long size = Files.size(src);
@@ -88,7 +91,8 @@ public final class RamFile {
 
     /**
      * Gives {@code file} blocks for all of its {@code bytes} ({@code fallocate}: unwritten extents, no data
-     * written, holes still read as holes by {@code SEEK_DATA}), so that a guest touching a page never needs the
+     * written; ext4 then reports them as data to {@code SEEK_DATA}, which is why a copy also skips pages that are
+     * all zeros), so that a guest touching a page never needs the
      * host's disk to have room then: a shared file mapping whose page cannot get a block kills QEMU (SIGBUS),
      * where anonymous memory never fails so. A disk without the room fails here, before the machine runs,
      * saying so. Where the file system cannot reserve (no {@code fallocate}), the file is only made that long.
