@@ -99,9 +99,7 @@ public final class RamFile {
      */
     public static void reserve(Path file, long bytes) throws IOException {
         if (!NativeCall.AVAILABLE) {
-            try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-                f.setLength(Math.max(bytes, f.length()));
-            }
+            lengthen(file, bytes);
             return;
         }
         try (Arena arena = Arena.ofConfined()) {
@@ -114,12 +112,17 @@ public final class RamFile {
                     throw new IOException(e.errno == LinuxAbi.ENOSPC ? "No space left on device for the guest's "
                             + (bytes >> 20) + " MiB of memory in " + file.getParent() : e.getMessage(), e);
                 }
-                try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-                    f.setLength(Math.max(bytes, f.length()));
-                }
+                lengthen(file, bytes);
             } finally {
                 close(fd);
             }
+        }
+    }
+
+    /** Makes {@code file} at least {@code bytes} long, its new part a hole: where nothing can be reserved. */
+    private static void lengthen(Path file, long bytes) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(Math.max(bytes, f.length()));
         }
     }
 
@@ -162,20 +165,11 @@ public final class RamFile {
      */
     private static Copy sparse(Arena arena, int fd, Path src, long size, RandomAccessFile out) throws IOException {
         out.setLength(size);
-        long copied = 0;
+        long copied;
         byte[] buf = new byte[CHUNK];
         try (FileChannel from = FileChannel.open(src, StandardOpenOption.READ)) {
             FileChannel to = out.getChannel();
-            long pos = 0;
-            while (pos < size) {
-                long data = seek(arena, fd, pos, SEEK_DATA);
-                if (data < 0 || data >= size) {
-                    break;
-                }
-                long hole = Math.min(size, seek(arena, fd, data, SEEK_HOLE));
-                copied += copyNonZero(from, data, hole - data, to, buf);
-                pos = hole;
-            }
+            copied = dataRuns(arena, fd, size, (data, length) -> copyNonZero(from, data, length, to, buf));
         }
         return new Copy(false, copied);
     }
@@ -261,7 +255,17 @@ public final class RamFile {
     }
 
     private static long dataBytes(Arena arena, int fd, long size) throws IOException {
-        long bytes = 0;
+        return dataRuns(arena, fd, size, (data, length) -> length);
+    }
+
+    /** What is done with one run of data: its offset and length in; a count out, summed over the runs. */
+    private interface Run {
+        long apply(long data, long length) throws IOException;
+    }
+
+    /** Walks the file's runs of data ({@code SEEK_DATA}, then {@code SEEK_HOLE}), giving each to {@code run}. */
+    private static long dataRuns(Arena arena, int fd, long size, Run run) throws IOException {
+        long sum = 0;
         long pos = 0;
         while (pos < size) {
             long data = seek(arena, fd, pos, SEEK_DATA);
@@ -269,10 +273,10 @@ public final class RamFile {
                 break;
             }
             long hole = Math.min(size, seek(arena, fd, data, SEEK_HOLE));
-            bytes += hole - data;
+            sum += run.apply(data, hole - data);
             pos = hole;
         }
-        return bytes;
+        return sum;
     }
 
     /** {@code lseek}; -1 where SEEK_DATA finds no data after {@code pos} (ENXIO). */

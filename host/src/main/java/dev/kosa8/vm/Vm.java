@@ -80,7 +80,7 @@ public final class Vm implements AutoCloseable {
         // stopped until the console is read, so the log has the boot from its first line
         List<String> stopped = new java.util.ArrayList<>(argv);
         stopped.add("-S");
-        freshMemory(spec);
+        MachineMemory.fresh(spec);
         QemuProcess qemu = startQemu(spec, stopped, true, started);
         QmpClient qmp = null;
         ConsolePump console = null;
@@ -169,7 +169,7 @@ public final class Vm implements AutoCloseable {
                         + " when it started" : standby.unfit(incoming)) + "); starting a fresh one");
                 standby.close();
             }
-            memoryFor(spec, state);
+            MachineMemory.forRestore(spec, state);
             // the console log goes on: the restored guest's earlier lines are part of its story
             qemu = startQemu(spec, incoming, false, started);
         }
@@ -205,7 +205,7 @@ public final class Vm implements AutoCloseable {
                     console.close();
                     console = null;
                     qmp = null;
-                    freshMemory(spec);
+                    MachineMemory.fresh(spec);
                     qemu = startQemu(spec, incoming, false, started);
                     qmp = QmpClient.connect(spec.qmpSocket(), Duration.ofSeconds(30), x -> { });
                     console = ConsolePump.start(spec, Duration.ofSeconds(30), null);
@@ -256,39 +256,6 @@ public final class Vm implements AutoCloseable {
                     + state.name() + ": " + e.getMessage() + "; QEMU " + how
                     + section("QEMU said", qemu.outputTail(10)),
                     "the saved state is kept; see " + qemuLog(spec), e);
-        }
-    }
-
-    /** A machine about to boot, whose RAM is a file: an empty one, whatever an earlier machine left in it. */
-    private static void freshMemory(VmSpec spec) {
-        if (spec.memoryFile() != null) {
-            try {
-                RamFile.fresh(spec.memoryFile());
-                RamFile.reserve(spec.memoryFile(), (long) spec.memoryMiB() << 20);
-            } catch (IOException e) {
-                throw new KosaException(KosaException.Kind.HOST, "cannot make the file for the guest's memory: "
-                        + e.getMessage(), "free space on the disk that holds " + spec.memoryFile(), e);
-            }
-        }
-    }
-
-    /**
-     * A machine about to be restored, whose RAM is a file: the saved RAM copied into it for a state saved so
-     * ({@link FileRamMachine}), else an empty file the stream fills.
-     */
-    private static void memoryFor(VmSpec spec, SavedMachine state) {
-        if (spec.memoryFile() == null || !(state instanceof FileRamMachine f)) {
-            freshMemory(spec);
-            return;
-        }
-        try {
-            Files.deleteIfExists(spec.memoryFile());
-            RamFile.copy(f.ram(), spec.memoryFile());
-            RamFile.reserve(spec.memoryFile(), (long) spec.memoryMiB() << 20);
-        } catch (IOException e) {
-            throw new KosaException(KosaException.Kind.VM, "cannot put the saved RAM " + f.ram().getFileName()
-                    + " back: " + e.getMessage(), "free space on the disk that holds " + spec.memoryFile()
-                    + "; the saved state is kept", e);
         }
     }
 
@@ -462,7 +429,7 @@ public final class Vm implements AutoCloseable {
             // whole before the daemon died (cont takes the disk back from the migration, as after a cancelled one)
             if (status.equals("paused") || status.equals("postmigrate")) {
                 qmp.execute("cont", java.util.Map.of(), timeout);
-                closePortsAgain(spec);
+                StalePorts.close(spec);
             }
             AgentConnection agent = AgentConnection.connect(spec.agentSocket(), timeout, qemu::isAlive);
             // a QEMU from before the console was a socket writes its file itself
@@ -474,46 +441,6 @@ public final class Vm implements AutoCloseable {
             throw new KosaException(KosaException.Kind.VM,
                     "cannot re-attach to the sandbox's QEMU (pid " + pid + "): " + e.getMessage(),
                     "remove it with `kosa8 rm -f`", e);
-        }
-    }
-
-    /**
-     * For a machine that was stopped when its daemon died: QEMU passes no chardev open or close to a stopped
-     * machine's virtio-serial ports, so its ports still count the dead daemon's connections as open. A guest
-     * write to such a port before this daemon connects it (the folder's port is written by any guest process
-     * using the folder, or by the guest kernel's write-back, from the {@code cont} on) fails on the closed
-     * socket, and QEMU throttles the port until the socket takes data again, a wait on a socket it no longer
-     * has: nothing the guest sends there reaches a daemon again (the new connection's open finds the port
-     * already open and changes nothing), and a folder mounted afresh waits forever for its Rversion. Each
-     * port's socket is connected and closed once, now that the machine runs: QEMU closes the port as it does
-     * when a daemon goes while the machine runs (what the guest sent meanwhile is dropped, the throttle
-     * lifted), and the connections made next open it.
-     */
-    static void closePortsAgain(VmSpec spec) {
-        for (Path socket : new Path[] {spec.agentSocket(), spec.workspaceSocket(), spec.netSocket()}) {
-            try {
-                // a socket QEMU made, not a link the jailed QEMU (which can write the machine folder) put there
-                if (socket == null || !Files.readAttributes(socket, java.nio.file.attribute.BasicFileAttributes.class,
-                        java.nio.file.LinkOption.NOFOLLOW_LINKS).isOther()) {
-                    continue;
-                }
-            } catch (IOException e) {
-                continue; // not there: nothing to close
-            }
-            try (var ch = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
-                ch.configureBlocking(false);
-                long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
-                boolean connected = ch.connect(java.net.UnixDomainSocketAddress.of(socket));
-                while (!connected && System.nanoTime() < deadline) { // a listener whose queue is full: not for ever
-                    Thread.sleep(5);
-                    connected = ch.finishConnect();
-                }
-            } catch (IOException e) {
-                // nothing listens there: nothing to close
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
         }
     }
 

@@ -87,15 +87,15 @@ class FileRamCheckpointIT {
 
     /** The command line of the sandbox's recorded QEMU (the jail's first process: QEMU is its child). */
     static String qemuCommandLine() throws Exception {
-        long pid = DaemonRestartIT.JSON.readTree(ok("inspect", id).stdout()).path("qemuPid").asLong();
-        assertThat(pid).as("the sandbox's QEMU is recorded").isPositive();
-        StringBuilder all = new StringBuilder();
-        ProcessHandle.of(pid).ifPresent(p -> {
-            all.append(p.info().arguments().map(a -> String.join(" ", a)).orElse(""));
-            p.descendants().forEach(d -> all.append('\n').append(d.info().arguments().map(a -> String.join(" ", a))
-                    .orElse("")));
-        });
-        return all.toString();
+        return qemuCommandLineWith(MODE);
+    }
+
+    /** A rewind to {@code checkpoint} takes away {@code file}, written in the guest after it, and the counting runs on. */
+    static void rewindTakesAway(String checkpoint, String file) throws Exception {
+        sh("echo later > " + file + "; sync");
+        ok("rewind", id, checkpoint);
+        assertThat(sh("test -e " + file + "; echo $?").stdout().strip()).as("%s is gone", file).isEqualTo("1");
+        assertCounting(id);
     }
 
     static List<Integer> numbers(String text) {
@@ -185,10 +185,7 @@ class FileRamCheckpointIT {
                 .exists();
 
         // and again, from the same checkpoint: the copy was not changed by the machine restored from it
-        sh("echo again > /root/later.txt; sync");
-        ok("rewind", id, first);
-        assertThat(sh("test -e /root/later.txt; echo $?").stdout().strip()).isEqualTo("1");
-        assertCounting(id);
+        rewindTakesAway(first, "/root/later.txt");
     }
 
     @Test
@@ -241,7 +238,7 @@ class FileRamCheckpointIT {
             Kosa.Result alive = sh("echo alive");
             assertThat(alive.stdout()).as("%s: the guest runs: %s", point, alive).isEqualTo("alive\n");
             // and its folder is served again, the counter writing into it all along (the daemon died with QEMU
-            // stopped: Vm.closePortsAgain)
+            // stopped: StalePorts.close)
             Files.writeString(folder.resolve("after-crash"), point);
             assertThat(sh("cat /workspace/after-crash").stdout()).as("%s: the guest reads the folder", point)
                     .isEqualTo(point);
@@ -263,10 +260,7 @@ class FileRamCheckpointIT {
         assertThat(files(".memory")).as("a copy for each committed checkpoint, none for another")
                 .containsExactlyInAnyOrderElementsOf(committed.stream().map(c -> c + ".memory").toList());
         assertThat(committed).contains(good, after);
-        sh("echo later > /root/later-crash; sync");
-        ok("rewind", id, good);
-        assertThat(sh("test -e /root/later-crash; echo $?").stdout().strip()).isEqualTo("1");
-        assertCounting(id);
+        rewindTakesAway(good, "/root/later-crash");
     }
 
     @Test
@@ -299,6 +293,7 @@ class FileRamCheckpointIT {
         Kosa.Result r = Kosa.runWith(env, T, null, "inspect", id);
         assertThat(r.exitCode()).as(r.toString()).isZero();
         long pid = DaemonRestartIT.JSON.readTree(r.stdout()).path("qemuPid").asLong();
+        assertThat(pid).as("the sandbox's QEMU is recorded").isPositive();
         StringBuilder all = new StringBuilder();
         ProcessHandle.of(pid).ifPresent(p -> {
             all.append(p.info().arguments().map(a -> String.join(" ", a)).orElse(""));
