@@ -17,7 +17,7 @@ final class CreateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         sandbox.warnOfWindowsDrive(System.err);
-        Images.ensure(main.paths, System.err);
+        Images.ensure(main.paths, System.err, sandbox.guestArch());
         var s = main.daemon().post("/v1/sandboxes?" + sandbox.query());
         System.out.println(s.path("id").asText());
         PortCommand.announce(s.path("id").asText(), s.path("ports"));

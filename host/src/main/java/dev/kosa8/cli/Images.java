@@ -17,7 +17,12 @@ final class Images {
 
     /** Builds what the image lacks, if anything; at once when this build found it complete before. */
     static void ensure(HostPaths paths, PrintStream err) {
-        ImageBuilder images = new ImageBuilder(paths, printer(err));
+        ensure(paths, err, dev.kosa8.vm.GuestArch.host());
+    }
+
+    /** As above for the image of {@code arch}'s guests. */
+    static void ensure(HostPaths paths, PrintStream err, dev.kosa8.vm.GuestArch arch) {
+        ImageBuilder images = new ImageBuilder(paths, printer(err), arch);
         if (!images.ensuredBefore()) {
             images.ensure();
         }

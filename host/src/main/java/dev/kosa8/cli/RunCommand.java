@@ -44,7 +44,7 @@ final class RunCommand implements Callable<Integer> {
     /** Runs the command in a new sandbox; shared with {@link HotPath}. */
     static int run(Main main, SandboxOptions sandbox, ExecOptions exec, List<String> command, boolean rm) {
         sandbox.warnOfWindowsDrive(System.err);
-        Images.ensure(main.paths, System.err);
+        Images.ensure(main.paths, System.err, sandbox.guestArch());
         StartTrace.step("the image checked");
         return runWithImage(main, sandbox, exec, command, rm);
     }

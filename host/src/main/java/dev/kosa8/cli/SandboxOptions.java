@@ -28,6 +28,13 @@ final class SandboxOptions {
             description = "kvm, hvf, tcg, or auto: probe once and cache the result (default: ${DEFAULT-VALUE}).")
     String accel;
 
+    @Option(names = "--arch", paramLabel = "ARCH",
+            description = {"The guest's processor architecture: amd64 or arm64 (default: this host's). Another "
+                    + "architecture's guest runs under emulation (TCG), slower, on kosa8's own image of that "
+                    + "architecture, built on first use (`kosa8 image build --arch ARCH`); not with --image. "
+                    + "KOSA8_ARCH in the environment sets the default."})
+    String arch;
+
     @Option(names = "--workspace", paramLabel = "DIR",
             description = {"The one host folder the sandbox sees, live, at /workspace and at the same path as on"
                     + " the host; commands start in it. Default: the current directory. 'none' for no folder."})
@@ -143,6 +150,15 @@ final class SandboxOptions {
         return effective().value("image");
     }
 
+    /** The guest's architecture: as asked, else this host's. */
+    dev.kosa8.vm.GuestArch guestArch() {
+        String asked = arch != null ? arch : System.getenv(ARCH_ENVIRONMENT);
+        return asked == null || asked.isBlank() ? dev.kosa8.vm.GuestArch.host() : dev.kosa8.vm.GuestArch.parse(asked);
+    }
+
+    /** The environment variable that sets {@code --arch}'s default (the arm64 test profile runs the suite so). */
+    static final String ARCH_ENVIRONMENT = "KOSA8_ARCH";
+
     /** The options as picocli sets them when none is given. */
     static SandboxOptions defaults() {
         SandboxOptions o = new SandboxOptions();
@@ -160,6 +176,9 @@ final class SandboxOptions {
                 + "&workspaceTransport=" + dev.kosa8.vm.WorkspaceTransport.parse(workspaceTransport).label());
         if (!e.value("image").isEmpty()) {
             q.append("&image=").append(enc(e.value("image")));
+        }
+        if (guestArch().foreign()) {
+            q.append("&arch=").append(guestArch().debianName());
         }
         if (diskBudget != null) {
             q.append("&diskBudget=").append(Sizes.bytes("--disk-budget", diskBudget));

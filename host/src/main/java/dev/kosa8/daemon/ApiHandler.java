@@ -310,7 +310,9 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     q.parameters().getOrDefault("hold", List.of()), q.parameters().getOrDefault("noHold", List.of()),
                     new Budget.Change(longParam(q, "diskBudget"), intParam(q, "maxCheckpoints"),
                             longParam(q, "checkpointBytes"), longParam(q, "consoleLimit")),
-                    PortRoutes.portsParam(q), param(q, "createdBy", ""));
+                    PortRoutes.portsParam(q), param(q, "createdBy", ""))
+                    .withArch(q.parameters().containsKey("arch") ? dev.kosa8.vm.GuestArch.parse(param(q, "arch", ""))
+                            : null);
         } catch (NumberFormatException e) {
             throw new KosaException(KosaException.Kind.USAGE, "cpus, memory and the budget's values must be numbers",
                     "");

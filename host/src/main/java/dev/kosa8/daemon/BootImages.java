@@ -9,7 +9,9 @@ import dev.kosa8.image.NamedImages;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import dev.kosa8.vm.GuestArch;
 
 /**
  * What a sandbox boots: kosa8's own image ({@value NamedImage#DEFAULT}, the
@@ -20,12 +22,26 @@ import java.util.function.Supplier;
  */
 final class BootImages {
     private final Supplier<BootImage> system;
+    private final Function<GuestArch, BootImage> otherArch;
     private final ImageStore systemImages;
     private final NamedImages named;
     private final Map<String, BootImage> pinned = new ConcurrentHashMap<>();
 
     BootImages(Supplier<BootImage> system, ImageStore systemImages, NamedImages named) {
+        this(system, arch -> {
+            throw new KosaException(KosaException.Kind.USAGE, "this daemon has no " + arch.debianName() + " images",
+                    "create the sandbox without --arch");
+        }, systemImages, named);
+    }
+
+    /**
+     * @param otherArch the current system image of another architecture's guests ({@link GuestArch#foreign}),
+     *                  kept in that architecture's own store
+     */
+    BootImages(Supplier<BootImage> system, Function<GuestArch, BootImage> otherArch, ImageStore systemImages,
+               NamedImages named) {
         this.system = system;
+        this.otherArch = otherArch;
         this.systemImages = systemImages;
         this.named = named;
     }
@@ -39,6 +55,9 @@ final class BootImages {
         BootImage p = pinned.get(r.id());
         if (p != null) {
             return p;
+        }
+        if (r.image().arch().foreign()) {
+            return otherArch.apply(r.image().arch()); // kosa8's own: named images are this host's architecture's
         }
         String name = r.image().name();
         if (!isDefault(name) && named.find(name).isEmpty()) {

@@ -79,8 +79,17 @@ public final class DaemonMain {
     }
 
     static BootImage bootImage(HostPaths paths) {
-        var image = new ImageStore(paths).current().orElseThrow(() -> new KosaException(KosaException.Kind.IMAGE,
-                "no guest image has been built", "build it with `kosa8 image build`"));
+        return bootImage(paths, dev.kosa8.vm.GuestArch.host());
+    }
+
+    /** The current system image of guests of {@code arch}; an error saying how to build it when there is none. */
+    static BootImage bootImage(HostPaths paths, dev.kosa8.vm.GuestArch arch) {
+        var image = new ImageStore(paths, arch).current().orElseThrow(() -> arch.foreign()
+                ? new KosaException(KosaException.Kind.IMAGE, "no " + arch.debianName() + " guest image has been "
+                        + "built", "build it with `kosa8 image build --arch " + arch.debianName() + "` (`kosa8 run "
+                        + "--arch " + arch.debianName() + "` builds it too)")
+                : new KosaException(KosaException.Kind.IMAGE, "no guest image has been built",
+                        "build it with `kosa8 image build`"));
         return new BootImage(image.id(), image.vmlinux(), image.initramfs(), image.rootfs(),
                 String.join(" ", image.kernelCommandLine("sandbox")));
     }

@@ -95,15 +95,18 @@ final class MachineLauncher {
         try {
             BootImage image = images.of(r);
             Path disk = layout.rootDisk(r.id());
-            Accelerator accel = r.accelerator().equals("auto")
+            // another architecture's guest is emulated, whatever this host's processor offers its own
+            Accelerator accel = r.image().arch().foreign() ? Accelerator.TCG : r.accelerator().equals("auto")
                     ? probe.choose(image.kernel(), image.initramfs()).accelerator()
                     : Accelerator.parse(r.accelerator());
             Duration timeout = timeout(accel);
             Files.createDirectories(layout.directory(r.id()));
             Templates.Shape shape = new Templates.Shape(image.id(), accel.qemuName(), r.cpus(), r.memoryMiB(),
                     r.network().mode() != NetMode.NONE, !r.workspace().isEmpty());
-            // a build sandbox boots a step's disk, which no other sandbox will: no template for it
-            Templates.Template template = fresh && !images.isPinned(r.id()) ? template(shape, image, timeout) : null;
+            // a build sandbox boots a step's disk, which no other sandbox will: no template for it; nor for another
+            // architecture's guest (templates are made for this host's)
+            Templates.Template template = fresh && !images.isPinned(r.id()) && !r.image().arch().foreign()
+                    ? template(shape, image, timeout) : null;
             if (fresh || !Files.exists(disk)) {
                 createDisk(disk, template != null ? template.disk() : image.rootDisk());
             }

@@ -5,7 +5,6 @@ import dev.kosa8.egress.NetMode;
 import dev.kosa8.vm.Accelerator;
 import dev.kosa8.vm.CheckpointMode;
 import dev.kosa8.vm.Jail;
-import dev.kosa8.vm.TscFrequency;
 import dev.kosa8.vm.VmSpec;
 import java.nio.file.Path;
 
@@ -59,14 +58,15 @@ final class MachineSpecs {
         boolean net = r.network().mode() != NetMode.NONE;
         return new VmSpec(r.id(), accel, r.cpus(), r.memoryMiB(), img.kernel(), img.initramfs(),
                 layout.rootDisk(r.id()),
-                img.kernelArgs() + TscFrequency.kernelArg(accel)
+                img.kernelArgs() + r.image().arch().kernelArgs(accel)
                         + (net ? " kosa8.net=1 " + EgressService.kernelArgument(EgressService.certificateAuthority(dir,
                                 r.id())) : ""), layout.consoleLog(r.id()),
                 machineDir.resolve("qmp.sock"), machineDir.resolve("agent.sock"),
                 r.workspace().isEmpty() ? null : machineDir.resolve("ws9p.sock"),
                 net ? machineDir.resolve("net.sock") : null)
                 .confined(jail, budget(r).consoleBytes())
-                .withMemoryFile(mode == CheckpointMode.FILE_RAM ? layout.memoryFile(r.id(), machineDir) : null);
+                .withMemoryFile(mode == CheckpointMode.FILE_RAM ? layout.memoryFile(r.id(), machineDir) : null)
+                .withArch(r.image().arch());
     }
 
     /**
@@ -77,7 +77,7 @@ final class MachineSpecs {
     VmSpec running(SandboxRecord r, Path machineDir) {
         VmSpec spec = of(r, null, machineDir);
         boolean fileRam = dev.kosa8.vm.QemuProcess.arguments(r.qemuPid())
-                .map(a -> String.join(" ", a).contains("memory-backend-file,id=" + dev.kosa8.vm.QemuCommandLine.RAM_BLOCK))
+                .map(a -> String.join(" ", a).contains("memory-backend-file,id="))
                 .orElse(spec.memoryFile() != null);
         return spec.withMemoryFile(fileRam ? layout.memoryFile(r.id(), machineDir) : null);
     }

@@ -83,7 +83,16 @@ final class SandboxCreation {
 
     /** The new sandbox's record, with no ports yet, once every check that makes nothing has passed. */
     private SandboxRecord admitted(String id, SandboxManager.CreateRequest req, BootImage pinned) {
-        SandboxImage image = new SandboxImage(req.image(), bootImages.config(req.image()));
+        if (req.arch().foreign() && !BootImages.isDefault(req.image())) {
+            throw new KosaException(KosaException.Kind.USAGE, "an " + req.arch().debianName() + " sandbox boots "
+                    + "kosa8's own " + req.arch().debianName() + " image; images built or imported by name are this "
+                    + "host's architecture's", "drop --image, or drop --arch");
+        }
+        if (req.arch().foreign() && !req.accelerator().equals("auto") && !req.accelerator().equals("tcg")) {
+            throw new KosaException(KosaException.Kind.USAGE, "an " + req.arch().debianName() + " guest runs here "
+                    + "only under TCG, software emulation, not " + req.accelerator(), "drop --accel");
+        }
+        SandboxImage image = new SandboxImage(req.image(), bootImages.config(req.image()), req.arch());
         List<GrantedSecret> granted = networks.grantNew(req.secrets());
         if (!granted.isEmpty() && req.net() == NetMode.NONE) {
             throw new KosaException(KosaException.Kind.USAGE, "--secret needs a network: the key is put into requests"

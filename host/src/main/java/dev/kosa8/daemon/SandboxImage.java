@@ -2,18 +2,26 @@ package dev.kosa8.daemon;
 
 import dev.kosa8.image.ImageConfig;
 import dev.kosa8.image.NamedImage;
+import dev.kosa8.vm.GuestArch;
 
 /**
- * The image a sandbox was made from: its name as asked for, and its config
+ * The image a sandbox was made from: its name as asked for, its config
  * as it was when the sandbox was made (an image rebuilt under the same name
- * later changes neither the sandbox's disk nor how its commands run).
+ * later changes neither the sandbox's disk nor how its commands run), and the
+ * guest's architecture (records from before architectures load as this host's).
  */
-public record SandboxImage(String name, ImageConfig config) {
+public record SandboxImage(String name, ImageConfig config, GuestArch arch) {
     public static final SandboxImage DEFAULT = new SandboxImage(NamedImage.DEFAULT, ImageConfig.NONE);
 
     public SandboxImage {
         name = name == null || name.isEmpty() ? NamedImage.DEFAULT : name;
         config = config == null ? ImageConfig.NONE : config;
+        arch = arch == null ? GuestArch.host() : arch;
+    }
+
+    /** An image of this host's architecture. */
+    public SandboxImage(String name, ImageConfig config) {
+        this(name, config, null);
     }
 
     @com.fasterxml.jackson.annotation.JsonIgnore

@@ -1,5 +1,6 @@
 package dev.kosa8.daemon;
 
+import dev.kosa8.vm.GuestArch;
 import dev.kosa8.checkpoint.FolderChange;
 import dev.kosa8.checkpoint.Undo;
 import dev.kosa8.egress.EgressService;
@@ -47,7 +48,7 @@ public final class SandboxManager {
                                 NetMode net, List<String> allow, List<String> secrets,
                                 WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
                                 List<String> hold, List<String> noHold, Budget.Change budget,
-                                List<dev.kosa8.ports.PortMapping> ports, String createdBy) {
+                                List<dev.kosa8.ports.PortMapping> ports, String createdBy, GuestArch arch) {
         /** The longest {@code createdBy} kept: a label for `kosa8 ls`, not a log. */
         public static final int MAX_CREATED_BY = 64;
 
@@ -58,6 +59,22 @@ public final class SandboxManager {
                              List<dev.kosa8.ports.PortMapping> ports) {
             this(ephemeral, cpus, memoryMiB, accelerator, workspace, net, allow, secrets, workspaceTransport,
                     trustHostCas, image, hold, noHold, budget, ports, "");
+        }
+
+        /** A sandbox of this host's architecture. */
+        public CreateRequest(boolean ephemeral, int cpus, int memoryMiB, String accelerator, String workspace,
+                             NetMode net, List<String> allow, List<String> secrets,
+                             WorkspaceTransport workspaceTransport, Boolean trustHostCas, String image,
+                             List<String> hold, List<String> noHold, Budget.Change budget,
+                             List<dev.kosa8.ports.PortMapping> ports, String createdBy) {
+            this(ephemeral, cpus, memoryMiB, accelerator, workspace, net, allow, secrets, workspaceTransport,
+                    trustHostCas, image, hold, noHold, budget, ports, createdBy, null);
+        }
+
+        /** This request for a guest of {@code a} (null: this host's architecture). */
+        public CreateRequest withArch(GuestArch a) {
+            return new CreateRequest(ephemeral, cpus, memoryMiB, accelerator, workspace, net, allow, secrets,
+                    workspaceTransport, trustHostCas, image, hold, noHold, budget, ports, createdBy, a);
         }
 
         /** {@code createdBy} as given (null: empty) when it is a short printable label; a 400 otherwise. */
@@ -72,6 +89,7 @@ public final class SandboxManager {
 
         public CreateRequest {
             createdBy = checkCreatedBy(createdBy);
+            arch = arch == null ? GuestArch.host() : arch;
             ports = ports == null ? List.of() : List.copyOf(ports);
             image = image == null || image.isEmpty() ? NamedImage.DEFAULT : image;
             budget = budget == null ? Budget.Change.NONE : budget;
@@ -139,7 +157,7 @@ public final class SandboxManager {
         MachineWatch watch = new MachineWatch(store, layout, log);
         this.turns = new TurnCheckpoints(this, layout, TurnBounds.fromTestSetting(System.getenv("KOSA8_TEST_TURN_BOUNDS")),
                 log);
-        this.bootImages = new BootImages(systemImages, new ImageStore(paths),
+        this.bootImages = new BootImages(systemImages, arch -> DaemonMain.bootImage(paths, arch), new ImageStore(paths),
                 new dev.kosa8.image.NamedImages(paths.images()));
         this.launcher = new MachineLauncher(layout, specs, store, bootImages, probe, qemuBinary, templates,
                 networks, watch, turns, log);

@@ -15,11 +15,13 @@ import java.util.Map;
  * @param workspaceView whether its folder is such a view (docs/checkpoints.md, "What the copies share")
  * @param ports     its published ports, as {@code 127.0.0.1:8080->80} (host address and port, guest port)
  * @param createdBy who made it when not the user at a terminal ({@code mcp:CLIENT}); empty otherwise
+ * @param arch      the guest's architecture, Debian's name ({@code amd64}, {@code arm64})
  */
 public record SandboxView(String id, String state, boolean ephemeral, int cpus, int memoryMiB, String accelerator,
                           String imageId, Instant created, long qemuPid, String failure, String directory,
                           String agent, List<Map<String, String>> secrets,
-                          String workspace, boolean workspaceView, List<String> ports, String createdBy) {
+                          String workspace, boolean workspaceView, List<String> ports, String createdBy,
+                          String arch) {
 
     static SandboxView of(Sandbox s, String directory) {
         SandboxRecord r = s.record();
@@ -29,6 +31,7 @@ public record SandboxView(String id, String state, boolean ephemeral, int cpus, 
         return new SandboxView(r.id(), state, r.ephemeral(), r.cpus(),
                 r.memoryMiB(), r.accelerator(), r.imageId(), r.created(), r.qemuPid(), r.failure(), directory, agent,
                 r.secrets().stream().map(g -> Map.of("name", g.name(), "env", g.env())).toList(),
-                r.workspace(), s.folderAccess().isView(r), r.ports().stream().map(Object::toString).toList(), r.createdBy());
+                r.workspace(), s.folderAccess().isView(r), r.ports().stream().map(Object::toString).toList(), r.createdBy(),
+                r.image().arch().debianName());
     }
 }

@@ -42,7 +42,7 @@ public record HostRequirement(String program, String purpose, boolean optional,
     public static final List<HostRequirement> ALL = List.of(
             of("qemu-system-x86_64", "runs x86-64 sandboxes and the image's builder VM", false,
                     "qemu-system-x86", "qemu-system-x86-core", "qemu-system-x86", "qemu-x86", "qemu"),
-            of("qemu-system-aarch64", "runs arm64 sandboxes (not used yet: guests are x86-64 today)", true,
+            of("qemu-system-aarch64", "runs arm64 sandboxes (`--arch arm64`) and their image's builder VM", true,
                     "qemu-system-arm", "qemu-system-aarch64-core", "qemu-system-aarch64", "qemu-arm", "qemu"),
             of("qemu-img", "makes each sandbox's disk and the image's qcow2", false,
                     "qemu-utils", "qemu-img", "qemu-img", "qemu-tools", "qemu"),

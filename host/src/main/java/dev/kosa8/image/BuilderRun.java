@@ -6,6 +6,7 @@ import dev.kosa8.image.CpioArchive.Directory;
 import dev.kosa8.image.CpioArchive.Entry;
 import dev.kosa8.image.CpioArchive.RegularFile;
 import dev.kosa8.vm.Accelerator;
+import dev.kosa8.vm.GuestArch;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 
@@ -41,7 +42,7 @@ final class BuilderRun {
     private static final long HAND_BACK_DISK = 32L << 20;
 
     /** What the builder VM boots with, and how to start QEMU: the image's kernel part, busybox, an accelerator. */
-    record Kit(String qemu, Path kernelDir, Path busyboxDeb, DebianPackages packages,
+    record Kit(String qemu, GuestArch arch, Path kernelDir, Path busyboxDeb, DebianPackages packages,
                BiFunction<Path, Path, Accelerator> accelerator) {
     }
 
@@ -53,9 +54,16 @@ final class BuilderRun {
      * chosen by a probe boot (cached in {@code probeCache}, as the daemon's is), its warnings to {@code warnings}.
      */
     static Kit kit(DebianPackages apt, Path kernelDir, DebPackage busybox, Path probeCache, Consumer<String> warnings) {
-        String qemu = dev.kosa8.vm.QemuBinary.find();
-        return new Kit(qemu, kernelDir, apt.download(busybox), apt, (kernel, initramfs) ->
-                new dev.kosa8.vm.AcceleratorProbe(qemu, probeCache, Duration.ofSeconds(10), warnings)
+        return kit(apt, GuestArch.host(), kernelDir, busybox, probeCache, warnings);
+    }
+
+    /** As above for a builder of {@code arch}: another architecture than the host's runs under TCG, unprobed. */
+    static Kit kit(DebianPackages apt, GuestArch arch, Path kernelDir, DebPackage busybox, Path probeCache,
+                   Consumer<String> warnings) {
+        String qemu = dev.kosa8.vm.QemuBinary.find(arch);
+        return new Kit(qemu, arch, kernelDir, apt.download(busybox), apt, (kernel, initramfs) -> arch.foreign()
+                ? Accelerator.TCG
+                : new dev.kosa8.vm.AcceleratorProbe(qemu, probeCache, Duration.ofSeconds(10), warnings)
                         .choose(kernel, initramfs).accelerator());
     }
 
@@ -81,7 +89,7 @@ final class BuilderRun {
             initramfs(kit, initramfs, work.resolve("builder-busybox"));
             Path kernel = kit.kernelDir().resolve(KernelPart.VMLINUX);
             Accelerator accel = kit.accelerator().apply(kernel, initramfs);
-            BuilderVm.run(BuilderVm.argv(kit.qemu(), accel, new BuilderVm.Machine(kernel, initramfs, root, input,
+            BuilderVm.run(BuilderVm.argv(kit.qemu(), kit.arch(), accel, new BuilderVm.Machine(kernel, initramfs, root, input,
                     disk == null ? none : disk, back), 2), log, progress, timeout);
             return handedBack(back);
         } finally {

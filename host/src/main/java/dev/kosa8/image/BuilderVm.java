@@ -3,7 +3,7 @@ package dev.kosa8.image;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Accelerator;
 import dev.kosa8.vm.QemuCommandLine;
-import dev.kosa8.vm.TscFrequency;
+import dev.kosa8.vm.GuestArch;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -40,15 +40,18 @@ final class BuilderVm {
     private BuilderVm() {
     }
 
-    /** The QEMU command line of a builder run: a pure function, tested without QEMU. */
-    static List<String> argv(String qemu, Accelerator accel, Machine m, int cpus) {
+    /**
+     * The QEMU command line of a builder run for guests of {@code arch} (its machine type, CPU model and console:
+     * {@link GuestArch}): a pure function, tested without QEMU.
+     */
+    static List<String> argv(String qemu, GuestArch arch, Accelerator accel, Machine m, int cpus) {
         List<String> a = new ArrayList<>(List.of(qemu, "-name", "kosa8-image-builder,process=kosa8-image-builder",
-                "-M", "microvm,x-option-roms=off,rtc=on", "-accel", accel.qemuName(), "-cpu", accel.cpuModel(),
+                "-M", arch.machine(null), "-accel", accel.qemuName(), "-cpu", arch.cpuModel(accel),
                 "-smp", String.valueOf(cpus), "-m", MEMORY_MIB + "M",
                 "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
                 "-sandbox", QemuCommandLine.SECCOMP, "-serial", "stdio",
                 "-kernel", m.kernel().toString(), "-initrd", m.initramfs().toString(),
-                "-append", "console=ttyS0 panic=-1 quiet" + TscFrequency.kernelArg(accel)));
+                "-append", "console=" + arch.consoleDevice() + " panic=-1 quiet" + arch.kernelArgs(accel)));
         disk(a, "root", m.builderRoot(), true, "kosa8-builder-root");
         disk(a, "in", m.input(), true, "kosa8-builder-in");
         disk(a, "out", m.image(), false, "kosa8-builder-out");

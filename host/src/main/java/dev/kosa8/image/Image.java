@@ -1,5 +1,6 @@
 package dev.kosa8.image;
 
+import dev.kosa8.vm.GuestArch;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
@@ -12,9 +13,10 @@ import java.util.regex.Pattern;
  *
  * @param directory {@code images/image/<id>/}, with the manifest and links to the three parts
  * @param sizeBytes the three files' size on disk together
+ * @param arch      the guest architecture it was built for (its store's: {@link ImageStore#directory})
  */
 public record Image(String id, Path directory, Path vmlinux, Path initramfs, Path rootfs,
-                    String kernelVersion, long sizeBytes) {
+                    String kernelVersion, long sizeBytes, GuestArch arch) {
     /**
      * The image's CA bundle ({@code /etc/ssl/certs/ca-certificates.crt} as
      * built), kept beside the root disk: the system part of every sandbox's
@@ -30,6 +32,13 @@ public record Image(String id, Path directory, Path vmlinux, Path initramfs, Pat
         Objects.requireNonNull(initramfs, "initramfs");
         Objects.requireNonNull(rootfs, "rootfs");
         Objects.requireNonNull(kernelVersion, "kernelVersion");
+        Objects.requireNonNull(arch, "arch");
+    }
+
+    /** An image of this host's architecture. */
+    public Image(String id, Path directory, Path vmlinux, Path initramfs, Path rootfs, String kernelVersion,
+                 long sizeBytes) {
+        this(id, directory, vmlinux, initramfs, rootfs, kernelVersion, sizeBytes, GuestArch.host());
     }
 
     /**
@@ -47,7 +56,8 @@ public record Image(String id, Path directory, Path vmlinux, Path initramfs, Pat
             throw new IllegalArgumentException("not a valid host name: " + hostname
                     + " (letters, digits and inner hyphens, at most 63)");
         }
-        return List.of("console=ttyS0", "root=/dev/vda", "rw", "panic=-1", "quiet", "kosa8.hostname=" + hostname);
+        return List.of("console=" + arch.consoleDevice(), "root=/dev/vda", "rw", "panic=-1", "quiet",
+                "kosa8.hostname=" + hostname);
     }
 
     /**
@@ -55,6 +65,6 @@ public record Image(String id, Path directory, Path vmlinux, Path initramfs, Pat
      * {@code KOSA8-PROBE-OK} on the console as soon as it runs, and powers off.
      */
     public List<String> probeCommandLine() {
-        return List.of("console=ttyS0", "panic=-1", "quiet", "kosa8.probe=1");
+        return List.of("console=" + arch.consoleDevice(), "panic=-1", "quiet", "kosa8.probe=1");
     }
 }

@@ -6,6 +6,7 @@ import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.HostCommand;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.vm.GuestArch;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -38,6 +39,8 @@ public final class ImageBuilder {
             DateTimeFormatter.ofPattern("'build-'yyyyMMdd'T'HHmmss'Z.log'").withZone(ZoneOffset.UTC);
 
     private final HostPaths paths;
+    /** Where this builder's architecture keeps its images ({@link ImageStore#directory}). */
+    private final Path images;
     private final BuildProgress progress;
     private final Recipe recipe;
     private final Supplier<GuestFiles> guestFiles;
@@ -48,7 +51,12 @@ public final class ImageBuilder {
     private final String inputs;
 
     public ImageBuilder(HostPaths paths, BuildProgress progress) {
-        this(paths, progress, Recipe.STANDARD, GuestFiles::fromResources, JavaRuntime.current(), isRoot(),
+        this(paths, progress, GuestArch.host());
+    }
+
+    /** The builder of {@code arch}'s standard image ({@link Recipe#standard}), kept in that architecture's store. */
+    public ImageBuilder(HostPaths paths, BuildProgress progress, GuestArch arch) {
+        this(paths, progress, Recipe.standard(arch), GuestFiles::fromResources, JavaRuntime.current(), isRoot(),
                 BuildId.current().equals("unknown") ? null : BuildId.current() + " " + JavaRuntime.current().version());
     }
 
@@ -60,6 +68,7 @@ public final class ImageBuilder {
     ImageBuilder(HostPaths paths, BuildProgress progress, Recipe recipe, Supplier<GuestFiles> guestFiles,
                  JavaRuntime java, boolean root, String inputs) {
         this.paths = paths;
+        this.images = ImageStore.directory(paths, recipe.arch());
         this.progress = progress;
         this.recipe = recipe;
         this.guestFiles = guestFiles;
@@ -83,9 +92,9 @@ public final class ImageBuilder {
         if (inputs == null) {
             return false;
         }
-        ImageStore store = new ImageStore(paths);
+        ImageStore store = new ImageStore(images, recipe.arch());
         try {
-            Path stamp = paths.images().resolve(ENSURED);
+            Path stamp = images.resolve(ENSURED);
             if (!Files.isRegularFile(stamp)) {
                 return false;
             }
@@ -96,6 +105,9 @@ public final class ImageBuilder {
             return false; // the full ensure says what is wrong
         }
     }
+
+    /** The kernel part's "toolchain" of an architecture kosa8 does not build the workspace's module for. */
+    private static final String NO_MODULE = "no kosa8_ws9p module for this architecture";
 
     /** The file naming the inputs of the last ensure and the image it found ({@link #ensuredBefore}). */
     static final String ENSURED = "ensured";
@@ -128,7 +140,6 @@ public final class ImageBuilder {
     }
 
     private Image run(boolean newestPackages, Optional<LockedBuild> locked) {
-        Path images = paths.images();
         Path log = images.resolve("logs").resolve(LOG_NAME.format(Instant.now()));
         try {
             Files.createDirectories(images);
@@ -147,12 +158,12 @@ public final class ImageBuilder {
 
     private Image underLock(boolean newestPackages, Optional<LockedBuild> given, Path images, Path log)
             throws IOException {
-        ImageStore store = new ImageStore(images);
+        ImageStore store = new ImageStore(images, recipe.arch());
         PartStore parts = new PartStore(images);
         int stale = parts.removeStalePartials();
         GuestFiles guest = guestFiles.get();
         DebianPackages apt = new DebianPackages(paths.cache().resolve("debs"), log, root,
-                () -> new ArchivePackages(paths.cache().resolve("debian"), recipe.suite(), "amd64", System.getenv(),
+                () -> new ArchivePackages(paths.cache().resolve("debian"), recipe.suite(), recipe.arch().debianName(), System.getenv(),
                         line -> appendLog(log, line), progress::note), line -> {
                             appendLog(log, line);
                             progress.note(line);
@@ -174,7 +185,8 @@ public final class ImageBuilder {
         // KOSA8_IMAGE_BUILDER=host), so only then does the kernel part depend on the host's compilers (installing
         // one rebuilds it, with the module); otherwise on the builder's recipe, so a fixed recipe builds it again
         boolean moduleInVm = RootfsBuilder.mayBuildModule(System.getenv()) && apt.usesArchiveClient();
-        String moduleTools = moduleInVm ? VmModule.recipe() : WorkspaceModule.toolchain();
+        String moduleTools = recipe.arch() != GuestArch.AMD64 ? NO_MODULE
+                : moduleInVm ? VmModule.recipe() : WorkspaceModule.toolchain();
         PartHashes hashes = PartHashes.of(recipe, kernelPackage, busyboxPackage, guest, java.version(),
                 moduleTools, locked.map(LockedBuild::digest).orElse(null));
 
@@ -194,8 +206,9 @@ public final class ImageBuilder {
             return existing.get();
         }
 
-        RootfsBuilder builder = RootfsBuilder.choose(System.getenv(), root,
-                t -> dev.kosa8.host.HostTools.which(t) != null);
+        // another architecture's maintainer scripts run only in a guest of it: always the builder VM
+        RootfsBuilder builder = recipe.arch().foreign() ? RootfsBuilder.VM : RootfsBuilder.choose(System.getenv(),
+                root, t -> dev.kosa8.host.HostTools.which(t) != null);
         List<PartKind> missing = new ArrayList<>();
         for (PartKind kind : List.of(PartKind.KERNEL, PartKind.ROOTFS, PartKind.INITRAMFS)) {
             if (parts.has(kind, hashes.of(kind))) {
@@ -222,13 +235,16 @@ public final class ImageBuilder {
             Map<String, String> inputs;
             switch (kind) {
                 case KERNEL -> {
-                    steps.begin(kind, "download and extract " + kernelPackage.name() + ", build kosa8's 9p module",
+                    steps.begin(kind, "download and extract " + kernelPackage.name()
+                            + (recipe.arch() == GuestArch.AMD64 ? ", build kosa8's 9p module" : ""),
                             Duration.ofSeconds(12));
                     Path deb = apt.download(kernelPackage);
                     inputs = Map.of("package", kernelPackage.fileName(), "recipe", recipe.version());
                     parts.build(kind, hash, dir -> {
-                        String v = KernelPart.make(deb, apt, recipe.modules(), dir);
-                        Optional<String> notBuilt = VmModule.buildForPart(kernelPackage, apt, moduleInVm,
+                        String v = KernelPart.make(deb, apt, recipe.arch(), recipe.modules(), dir);
+                        Optional<String> notBuilt = recipe.arch() != GuestArch.AMD64
+                                ? Optional.of("kosa8 builds it for x86-64 guests only so far")
+                                : VmModule.buildForPart(kernelPackage, apt, moduleInVm,
                                 recipe.suite(), () -> BuilderRun.kit(apt, dir, busyboxPackage,
                                         paths.cache().resolve("accelerator.json"), progress::note), dir, log,
                                 progress::note);
@@ -252,7 +268,7 @@ public final class ImageBuilder {
                         StepReporter reporter = (what, about) -> steps.begin(kind, what, about);
                         String lock = builder == RootfsBuilder.VM
                                 ? VmRootfs.make(recipe, java, apt.archiveClient().orElseThrow(), locked,
-                                        BuilderRun.kit(apt, parts.directory(PartKind.KERNEL,
+                                        BuilderRun.kit(apt, recipe.arch(), parts.directory(PartKind.KERNEL,
                                                 hashes.kernel()), busyboxPackage, paths.cache().resolve("accelerator.json"),
                                                 progress::note), log, reporter, progress::note, dir)
                                 : RootfsPart.make(recipe, java, paths.cache().resolve("apt-archives"), log, reporter,

@@ -5,6 +5,7 @@ import dev.kosa8.host.FileTrees;
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
 import dev.kosa8.host.RecordFile;
+import dev.kosa8.vm.GuestArch;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -28,19 +29,41 @@ import java.util.Set;
  * image/ID/         manifest.json, and links to the three files above
  * current           the id of the image new sandboxes use
  * logs/             one log per build
+ * arch/NAME/        the same for another architecture's guests ({@link #directory})
  * </pre>
  */
 public final class ImageStore {
     static final String IMAGE_DIR = "image";
     static final String CURRENT = "current";
     private final Path images;
+    private final GuestArch arch;
 
+    /** The images of this host's architecture. */
     public ImageStore(HostPaths paths) {
-        this(paths.images());
+        this(paths, GuestArch.host());
+    }
+
+    /** The images of {@code arch}, in their own directory ({@link #directory}). */
+    public ImageStore(HostPaths paths, GuestArch arch) {
+        this(directory(paths, arch), arch);
     }
 
     ImageStore(Path images) {
+        this(images, GuestArch.host());
+    }
+
+    ImageStore(Path images, GuestArch arch) {
         this.images = images;
+        this.arch = arch;
+    }
+
+    /**
+     * Where the images of {@code arch} are kept: {@link HostPaths#images()} for the host's own architecture, a
+     * store of the same layout in its {@code arch/NAME/} subdirectory for another (an arm64 guest's on an x86-64
+     * host), so each architecture has its own current image and nothing of one is taken for the other's.
+     */
+    public static Path directory(HostPaths paths, GuestArch arch) {
+        return arch.foreign() ? paths.images().resolve("arch").resolve(arch.debianName()) : paths.images();
     }
 
     /** Every complete image, newest first. */
@@ -193,7 +216,7 @@ public final class ImageStore {
             return Optional.empty();
         }
         return Optional.of(new Image(m.id(), images.resolve(IMAGE_DIR).resolve(m.id()),
-                files.get(0), files.get(1), files.get(2), m.kernelVersion(), size));
+                files.get(0), files.get(1), files.get(2), m.kernelVersion(), size, arch));
     }
 
     private static List<Path> files(ImageManifest m, PartStore parts) {

@@ -32,6 +32,17 @@ final class KernelModules {
             "vsock", "vmw_vsock_virtio_transport_common", "vmw_vsock_virtio_transport",
             "overlay", "crc16", "mbcache", "jbd2", "crc32c_generic", "ext4");
 
+    /**
+     * The same for Debian 13's 6.12 kernel (the arm64 image's): {@code netfs} took {@code fscache} in, and
+     * {@code 9pnet} now needs it, so it comes first ({@code depends=} of each module's {@code .modinfo}).
+     */
+    static final List<String> ORDER_DEBIAN13 = List.of(
+            "virtio_ring", "virtio", "virtio_mmio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev",
+            "virtio_pci", "virtio_console", "virtio_blk", "failover", "net_failover", "virtio_net",
+            "netfs", "9pnet", "9pnet_virtio", "9pnet_fd", "9p",
+            "vsock", "vmw_vsock_virtio_transport_common", "vmw_vsock_virtio_transport",
+            "overlay", "crc16", "mbcache", "jbd2", "crc32c_generic", "ext4");
+
     private KernelModules() {
     }
 

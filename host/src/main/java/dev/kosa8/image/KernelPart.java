@@ -1,6 +1,7 @@
 package dev.kosa8.image;
 
 import dev.kosa8.host.FileTrees;
+import dev.kosa8.vm.GuestArch;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -28,16 +29,34 @@ final class KernelPart {
 
     /** Returns the kernel version (the {@code uname -r} of the guest). */
     static String make(Path deb, DebianPackages packages, List<String> moduleOrder, Path dir) throws IOException {
+        return make(deb, packages, GuestArch.AMD64, moduleOrder, dir);
+    }
+
+    /**
+     * As above for a kernel of {@code arch}: x86-64's {@code vmlinuz} is a bzImage whose ELF {@code vmlinux}
+     * is taken out ({@link KernelExtractor}); arm64's is Debian's uncompressed {@code Image}, kept as it is
+     * ({@link ArmImage}) under the same file name.
+     */
+    static String make(Path deb, DebianPackages packages, GuestArch arch, List<String> moduleOrder, Path dir)
+            throws IOException {
         Path unpacked = dir.resolve("unpacked");
         packages.unpack(deb, unpacked);
         Path bzImage = onlyKernel(unpacked.resolve("boot"));
         String version = bzImage.getFileName().toString().substring("vmlinuz-".length());
-        KernelExtractor.extract(bzImage, dir.resolve(VMLINUX));
+        if (arch == GuestArch.ARM64) {
+            ArmImage.copy(bzImage, dir.resolve(VMLINUX));
+        } else {
+            KernelExtractor.extract(bzImage, dir.resolve(VMLINUX));
+        }
 
         Path modulesDir = Files.createDirectory(dir.resolve(MODULES));
         List<String> order = new ArrayList<>();
-        for (KernelModules.Module m : KernelModules.resolve(unpacked.resolve("lib/modules").resolve(version),
-                moduleOrder)) {
+        // Debian 13's packages have merged /usr: the modules are under usr/lib/modules
+        Path tree = unpacked.resolve("lib/modules").resolve(version);
+        if (!Files.isDirectory(tree)) {
+            tree = unpacked.resolve("usr/lib/modules").resolve(version);
+        }
+        for (KernelModules.Module m : KernelModules.resolve(tree, moduleOrder)) {
             Files.write(modulesDir.resolve(m.name() + ".ko"), KernelModules.objectBytes(m.file()));
             order.add(m.name());
         }

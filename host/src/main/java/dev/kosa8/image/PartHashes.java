@@ -50,6 +50,10 @@ record PartHashes(String kernel, String initramfs, String rootfs) {
                 .add("includes", recipe.includes())
                 .add("disk", recipe.diskSize())
                 .add("java", javaVersion);
+        if (recipe.arch() != dev.kosa8.vm.GuestArch.AMD64) {
+            // the other architectures' hashes only: x86-64's stay what they were, so no image is rebuilt for this
+            rootfsHash.add("arch", recipe.arch().debianName()).add("javaPackage", recipe.javaPackage());
+        }
         String rootfs = (lockDigest == null ? rootfsHash : rootfsHash.add("lock", lockDigest)).hex();
         return new PartHashes(kernel, initramfs, rootfs);
     }

@@ -49,9 +49,11 @@ final class VmRootfs {
         Path in = dir.resolve("in");
         Path repo = in.resolve("repo");
         FlatRepo.write(repo, recipe.suite(), lock.packages(), files);
-        steps.begin("Java runtime (jlink java.base, CDS archive)", Duration.ofSeconds(10));
         Path root = in.resolve("root");
-        RootfsPart.javaRuntime(java, root.resolve("opt/kosa8/jre"), log);
+        if (recipe.javaPackage() == null) {
+            steps.begin("Java runtime (jlink java.base, CDS archive)", Duration.ofSeconds(10));
+            RootfsPart.javaRuntime(java, root.resolve("opt/kosa8/jre"), log);
+        }
         Files.createDirectories(root.resolve("etc"));
         Files.writeString(root.resolve("etc/hostname"), RootfsPart.HOSTNAME + "\n");
         Files.writeString(root.resolve("etc/hosts"), RootfsPart.HOSTS);
@@ -114,14 +116,52 @@ final class VmRootfs {
                 + "echo 'kosa8-builder: kosa8'\"'\"'s files and the Java trust store'\n"
                 // over what mmdebstrap made, whose folders (/, /etc, /opt) keep their owner, mode and time
                 + "tar -C /in/root -cf - . | tar -C /target --no-overwrite-dir -xpf -\n"
+                + packagedJava(recipe)
                 + "ln -sfn " + quote(List.of(store)) + " /target/opt/kosa8/jre/lib/security/cacerts\n"
-                + "/target/opt/kosa8/jre/bin/java -Xshare:off -cp /in/classes " + GuestTrustStore.class.getName()
-                + " /target/" + BUNDLE + " /target" + store + "\n"
+                + trustStore(recipe, store)
                 + "echo 'kosa8-builder: mke2fs -t ext4 -d'\n"
                 + "mke2fs -q -t ext4 -F -L kosa8-root -d /target \"$KOSA8_OUT\"\n"
                 // last: a hand-back means every step before it succeeded
                 + "tar -cf \"$KOSA8_BACK\" -C /target " + BUNDLE + " " + DPKG_STATUS + "\n"
                 + "sync\n";
+    }
+
+    /**
+     * The lines making the image's Java trust store at {@code store} from its CA bundle, run by the image's own
+     * runtime. A jlink'ed runtime is self-contained and runs from the tree; Debian's package reaches outside its
+     * folder by absolute links (its {@code conf} is {@code /etc/java-25-openjdk}), so it runs in the tree as its
+     * root ({@code chroot}, with {@code /proc} for the JVM, unmounted again before {@code mke2fs} reads the tree).
+     */
+    static String trustStore(Recipe recipe, String store) {
+        String main = GuestTrustStore.class.getName();
+        if (recipe.javaPackage() == null) {
+            return "/target/opt/kosa8/jre/bin/java -Xshare:off -cp /in/classes " + main + " /target/" + BUNDLE
+                    + " /target" + store + "\n";
+        }
+        return "mkdir -p /target/tmp/kosa8-trust && cp -R /in/classes/. /target/tmp/kosa8-trust/\n"
+                + "mount -t proc proc /target/proc\n"
+                + "status=0\n"
+                + "chroot /target /opt/kosa8/jre/bin/java -Xshare:off -cp /tmp/kosa8-trust " + main + " /" + BUNDLE
+                + " " + store + " || status=$?\n"
+                + "umount /target/proc\n"
+                + "rm -rf /target/tmp/kosa8-trust\n"
+                + "[ \"$status\" = 0 ] || { echo \"the trust store's maker failed ($status)\"; exit 1; }\n";
+    }
+
+    /**
+     * For a recipe whose Java is a Debian package ({@link Recipe#javaPackage}): {@code /opt/kosa8/jre}, where the
+     * agent's launcher looks, as a relative link to where the package put it (relative, so it resolves in the
+     * tree being built as in the guest); "" for a jlink'ed runtime, which the input already holds there.
+     */
+    static String packagedJava(Recipe recipe) {
+        if (recipe.javaPackage() == null) {
+            return "";
+        }
+        String home = recipe.packagedJavaHome();
+        return "[ -x " + quote(List.of("/target" + home + "/bin/java")) + " ] || { echo "
+                + quote(List.of(recipe.javaPackage() + " left no " + home + "/bin/java")) + "; exit 1; }\n"
+                + "mkdir -p /target/opt/kosa8\n"
+                + "ln -sfn " + quote(List.of("../.." + home)) + " /target/opt/kosa8/jre\n";
     }
 
     /** The words for {@code sh}, each in single quotes. */

@@ -48,8 +48,8 @@ import java.util.List;
  */
 public final class QemuCommandLine {
     public static final String AGENT_PORT_NAME = "dev.kosa8.agent";
-    /** The name of microvm's RAM block, which QEMU's migration streams name it by. */
-    public static final String RAM_BLOCK = "microvm.ram";
+    /** The serial number an arm64 guest's root disk carries, by which its init finds it. */
+    public static final String ROOT_SERIAL = "kosa8-root";
     /**
      * QEMU's seccomp filter, for every machine, with a network or without: no obsolete system calls, no privilege
      * changes, no new programs, no resource control.
@@ -59,21 +59,26 @@ public final class QemuCommandLine {
     private QemuCommandLine() {
     }
 
+    /**
+     * The command line of {@code spec}'s machine; {@code qemuBinary} is the host architecture's emulator, and a
+     * guest of another architecture ({@link GuestArch#foreign}) gets its own emulator from PATH.
+     */
     public static List<String> of(VmSpec spec, String qemuBinary) {
         List<String> a = new ArrayList<>();
-        a.add(qemuBinary);
+        a.add(spec.arch().foreign() ? QemuBinary.find(spec.arch()) : qemuBinary);
         a.addAll(List.of("-name", "kosa8-" + spec.name() + ",process=kosa8-" + spec.name()));
+        String ram = spec.arch().ramBlock();
         if (spec.memoryFile() == null) {
-            a.addAll(List.of("-M", "microvm,x-option-roms=off,rtc=on"));
+            a.addAll(List.of("-M", spec.arch().machine(null)));
         } else {
             // RAM in a file both QEMU and the daemon can reach (CheckpointMode.FILE_RAM). The backend takes the name
             // of the machine's own RAM block, so every kept state loads into either kind of machine
-            a.addAll(List.of("-M", "microvm,x-option-roms=off,rtc=on,memory-backend=" + RAM_BLOCK));
-            a.addAll(List.of("-object", "memory-backend-file,id=" + RAM_BLOCK + ",size=" + spec.memoryMiB()
+            a.addAll(List.of("-M", spec.arch().machine(ram)));
+            a.addAll(List.of("-object", "memory-backend-file,id=" + ram + ",size=" + spec.memoryMiB()
                     + "M,mem-path=" + escape(spec.memoryFile().toString()) + ",share=on"));
         }
         a.addAll(List.of("-accel", spec.accelerator().qemuName()));
-        a.addAll(List.of("-cpu", spec.accelerator().cpuModel()));
+        a.addAll(List.of("-cpu", spec.arch().cpuModel(spec.accelerator())));
         a.addAll(List.of("-smp", String.valueOf(spec.cpus())));
         a.addAll(List.of("-m", spec.memoryMiB() + "M"));
         a.addAll(List.of("-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"));
@@ -86,7 +91,10 @@ public final class QemuCommandLine {
         a.addAll(List.of("-append", spec.kernelArgs()));
         a.addAll(List.of("-drive", "id=root,file=" + escape(spec.rootDisk().toString())
                 + ",format=qcow2,if=none,discard=unmap,detect-zeroes=unmap"));
-        a.addAll(List.of("-device", "virtio-blk-device,drive=root"));
+        // virt gives a device its virtio-mmio transport in an order the guest's probe does not keep, so an arm64
+        // guest's init finds its root disk by this serial number rather than as the first disk (init.sh)
+        a.addAll(List.of("-device", "virtio-blk-device,drive=root"
+                + (spec.arch() == GuestArch.ARM64 ? ",serial=" + ROOT_SERIAL : "")));
         a.addAll(List.of("-device", "virtio-rng-device"));
         a.addAll(List.of("-device", "virtio-serial-device,id=agentbus,max_ports=2"));
         a.addAll(List.of("-chardev", "socket,id=agent,path=" + escape(spec.agentSocket().toString()) + ",server=on,wait=off"));

@@ -28,10 +28,12 @@ import java.util.List;
  * @param consoleLimit  the most bytes of console output kept on the host ({@link ConsoleLog})
  * @param memoryFile    where the guest's RAM lives as a shared file ({@link CheckpointMode#FILE_RAM}), or null for
  *                      QEMU's own anonymous memory
+ * @param arch          the guest's architecture ({@link GuestArch}): the machine type, its QEMU program
  */
 public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                      Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
-                     Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit, Path memoryFile) {
+                     Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit, Path memoryFile,
+                     GuestArch arch) {
 
     public static final int MIN_MEMORY_MIB = 256;
     public static final int MAX_CPUS = 64;
@@ -39,6 +41,14 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     public static final long DEFAULT_CONSOLE_LIMIT = 4L << 20;
     /** The least a console limit may be: room for a boot's messages. */
     public static final long MIN_CONSOLE_LIMIT = 64L << 10;
+
+    /** A machine of this host's architecture. */
+    public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
+                  Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
+                  Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit, Path memoryFile) {
+        this(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog, qmpSocket,
+                agentSocket, workspaceSocket, netSocket, jail, consoleLimit, memoryFile, GuestArch.host());
+    }
 
     /** A machine whose RAM is QEMU's own anonymous memory. */
     public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
@@ -66,6 +76,7 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
 
     public VmSpec {
         jail = jail == null ? Jail.NONE : jail;
+        arch = arch == null ? GuestArch.host() : arch;
         List<String> problems = new ArrayList<>();
         if (consoleLimit < MIN_CONSOLE_LIMIT) {
             problems.add("the console limit must be at least " + (MIN_CONSOLE_LIMIT >> 10) + " KiB, not "
@@ -92,7 +103,7 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     /** This machine with {@code jail} and {@code consoleLimit}: the host's settings, which the daemon applies. */
     public VmSpec confined(Jail jail, long consoleLimit) {
         return new VmSpec(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog,
-                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit, memoryFile);
+                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit, memoryFile, arch);
     }
 
     /**
@@ -101,7 +112,13 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
      */
     public VmSpec withMemoryFile(Path file) {
         return new VmSpec(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog,
-                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit, file);
+                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit, file, arch);
+    }
+
+    /** This machine with a guest of {@code arch}. */
+    public VmSpec withArch(GuestArch arch) {
+        return new VmSpec(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog,
+                qmpSocket, agentSocket, workspaceSocket, netSocket, jail, consoleLimit, memoryFile, arch);
     }
 
     /**

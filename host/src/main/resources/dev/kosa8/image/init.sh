@@ -69,14 +69,30 @@ while read -r module; do
     insmod "/lib/modules/$module.ko" $params || fail "insmod $module"
 done < /lib/modules/order
 
+# The root disk: the one whose serial number is kosa8-root where the machine gives it one (an arm64 guest's
+# virt machine, whose disks the kernel may number in another order), else the first disk, /dev/vda (microvm)
+root_disk() {
+    for serial in /sys/block/vd*/serial; do
+        [ -f "$serial" ] || continue
+        if [ "$(cat "$serial")" = kosa8-root ]; then
+            disk="${serial%/serial}"
+            echo "/dev/${disk##*/}"
+            return
+        fi
+    done
+    # (a sysfs file's size says nothing of its content: read it)
+    [ -b /dev/vda ] && [ -z "$(cat /sys/block/vda/serial 2>/dev/null)" ] && echo /dev/vda
+}
 tries=0
-while [ ! -b /dev/vda ]; do
+root=$(root_disk)
+while [ -z "$root" ] || [ ! -b "$root" ]; do
     tries=$((tries + 1))
-    [ "$tries" -le 50 ] || fail "no root disk /dev/vda after 5 s (is a virtio-blk device attached?)"
+    [ "$tries" -le 50 ] || fail "no root disk after 5 s (is a virtio-blk device attached?)"
     sleep 0.1
+    root=$(root_disk)
 done
 
-mount -t ext4 -o rw /dev/vda /newroot || fail "mount /dev/vda (ext4) on /newroot"
+mount -t ext4 -o rw "$root" /newroot || fail "mount $root (ext4) on /newroot"
 # An imported image's disk holds the image's root in /rootfs and kosa8's own files (the agent's Java runtime
 # and its C library) in /kosa8: the root becomes /, and kosa8's files are mounted apart, read-only, at
 # /run/kosa8/sys, so nothing of the image (its libc, its shell, its tools) is needed and the image cannot
@@ -86,7 +102,7 @@ if [ -f /newroot/kosa8/layout ] && [ -d /newroot/rootfs ]; then
     split=1
     mkdir -p /disk || fail "mkdir /disk"
     mount --move /newroot /disk || fail "move the disk to /disk"
-    mount --bind /disk/rootfs /newroot || fail "mount the image's root (/rootfs of /dev/vda) on /newroot"
+    mount --bind /disk/rootfs /newroot || fail "mount the image's root (/rootfs of $root) on /newroot"
     mkdir -p /newroot/run /newroot/tmp /newroot/dev /newroot/proc /newroot/sys /newroot/etc \
         || fail "make the image's /run, /tmp, /dev, /proc, /sys, /etc"
 fi
@@ -174,4 +190,4 @@ fi
 [ -x /newroot/usr/bin/tini ] || fail "the root disk has no /usr/bin/tini"
 
 exec switch_root /newroot /usr/bin/tini -s -- /run/kosa8/kosa8-agent
-fail "switch_root to /dev/vda"
+fail "switch_root to $root"

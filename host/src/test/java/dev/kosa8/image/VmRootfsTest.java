@@ -4,6 +4,7 @@ import dev.kosa8.host.KosaException;
 import dev.kosa8.image.debian.LockFile;
 import dev.kosa8.image.debian.Locked;
 import dev.kosa8.vm.Accelerator;
+import dev.kosa8.vm.GuestArch;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Test;
@@ -128,7 +129,7 @@ class VmRootfsTest {
 
     @Test
     void theBuilderMachineHasNoNetworkItsInputReadOnlyAndEveryDiskNamedBySerial() {
-        List<String> argv = BuilderVm.argv("qemu", Accelerator.TCG, new BuilderVm.Machine(Path.of("/k/vmlinux"),
+        List<String> argv = BuilderVm.argv("qemu", GuestArch.AMD64, Accelerator.TCG, new BuilderVm.Machine(Path.of("/k/vmlinux"),
                 Path.of("/k/b.cpio"), Path.of("/w/builder-root.tar"), Path.of("/w/in.tar"), Path.of("/w/raw,img"), Path.of("/w/back.img")), 2);
         String line = String.join(" ", argv);
         assertThat(argv).doesNotContain("-netdev", "-nic", "-net").contains("-nodefaults", "-no-reboot");
@@ -141,6 +142,31 @@ class VmRootfsTest {
                 .contains("virtio-blk-device,drive=out,serial=kosa8-builder-out")
                 .contains("virtio-blk-device,drive=back,serial=kosa8-builder-back")
                 .contains("-initrd /k/b.cpio").contains("-m " + BuilderVm.MEMORY_MIB + "M");
+    }
+
+    @Test
+    void anArm64BuilderRunsOnVirtWithItsConsoleAndNoTscArguments() {
+        List<String> argv = BuilderVm.argv("qemu-system-aarch64", GuestArch.ARM64, Accelerator.TCG,
+                new BuilderVm.Machine(Path.of("/k/vmlinux"), Path.of("/k/b.cpio"), Path.of("/w/r.tar"),
+                        Path.of("/w/in.tar"), Path.of("/w/raw.img"), Path.of("/w/back.img")), 2);
+        assertThat(argv).containsSequence("-M", "virt").containsSequence("-cpu", "max,pauth=off")
+                .containsSequence("-append", "console=ttyAMA0 panic=-1 quiet");
+    }
+
+    @Test
+    void anArm64ImagesJavaIsDebiansPackageLinkedWhereTheLauncherLooks() {
+        String script = VmRootfs.buildScript(Recipe.ARM64, LOCK, List.of("tini"));
+        assertThat(script).contains("ln -sfn '../../usr/lib/jvm/java-25-openjdk-arm64' /target/opt/kosa8/jre")
+                .contains("[ -x '/target/usr/lib/jvm/java-25-openjdk-arm64/bin/java' ] ||");
+        assertThat(script).as("Debian's runtime runs in the tree as its root, its /proc gone before mke2fs")
+                .contains("chroot /target /opt/kosa8/jre/bin/java -Xshare:off -cp /tmp/kosa8-trust")
+                .contains("/etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/java/cacerts");
+        assertThat(script.indexOf("ln -sfn '../../usr/lib/jvm")).as("linked before the trust store is made with it")
+                .isLessThan(script.indexOf("chroot /target"));
+        assertThat(script.indexOf("umount /target/proc")).isGreaterThan(script.indexOf("chroot /target"))
+                .isLessThan(script.indexOf("mke2fs"));
+        assertThat(VmRootfs.buildScript(Recipe.STANDARD, LOCK, List.of("tini"))).as("x86-64's is jlink'ed in")
+                .doesNotContain("/usr/lib/jvm");
     }
 
     @Test

@@ -100,6 +100,11 @@ public final class Kosa {
         pb.environment().put("KOSA8_TEST_TURN_BOUNDS", "burst=3,refill=600,kept=2");
         // secrets in a file under KOSA8_HOME, never in the keyring of whoever runs the tests
         pb.environment().put("KOSA8_SECRET_STORE", "file");
+        // ./run-tests arm64: every sandbox the tests make is an arm64 guest (the CLI's default --arch)
+        String arch = System.getProperty("kosa8.it.arch", "");
+        if (!arch.isEmpty()) {
+            pb.environment().put("KOSA8_ARCH", arch);
+        }
         try {
             java.nio.file.Files.createDirectories(CWD);
         } catch (java.io.IOException e) {
