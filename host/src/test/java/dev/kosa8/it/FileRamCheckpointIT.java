@@ -135,7 +135,7 @@ class FileRamCheckpointIT {
     @Order(1)
     void aRewindPutsProcessRamDiskAndWorkspaceBackToOneInstant() throws Exception {
         assertThat(qemuCommandLine()).as("the machine's RAM is a shared file")
-                .contains("memory-backend-file,id=microvm.ram").contains("share=on");
+                .contains("memory-backend-file,id=" + Kosa.guestArch().ramBlock()).contains("share=on");
         Path memory = sandboxDir(id).resolve("memory");
         Files.writeString(folder.resolve("keep.txt"), "kept\n");
         Kosa.Result start = sh("""
@@ -278,7 +278,7 @@ class FileRamCheckpointIT {
                     "test -e /root/later-mode; echo $?");
             assertThat(gone.stdout().strip()).as("back at the checkpoint: %s", gone).isEqualTo("1");
             assertThat(qemuCommandLineWith(background)).as("the machine restored from it keeps its RAM in a file")
-                    .contains("memory-backend-file,id=microvm.ram");
+                    .contains("memory-backend-file,id=" + Kosa.guestArch().ramBlock());
             Kosa.Result next = Kosa.runWith(background, T, null, "checkpoint", id, "--wait", "-m", "in the other mode");
             assertThat(next.exitCode()).as(next.toString()).isZero();
             assertThat(files(".memory")).as("a machine whose RAM is a file is checkpointed so").contains(

@@ -87,6 +87,20 @@ public final class Kosa {
         run(timeout, "daemon", "stop");
     }
 
+    /**
+     * Whether the tests' sandboxes are another architecture's guests than the host's ({@code ./run-tests arm64} on
+     * an x86-64 host): they boot cold, as no template is made for another architecture (docs/arm64.md).
+     */
+    static boolean foreignGuests() {
+        return guestArch().foreign();
+    }
+
+    /** The architecture of the tests' sandboxes: {@code kosa8.it.arch}'s, else the host's. */
+    static dev.kosa8.vm.GuestArch guestArch() {
+        String arch = System.getProperty("kosa8.it.arch", "");
+        return arch.isEmpty() ? dev.kosa8.vm.GuestArch.host() : dev.kosa8.vm.GuestArch.parse(arch);
+    }
+
     /** The CLI's working directory in tests, so a sandbox's default workspace is a folder of the tests'. */
     public static final Path CWD = HOME.resolveSibling("it-cwd");
 

@@ -295,11 +295,15 @@ class NetworkIT {
         // the same scan finds the certificate, so finding no key is a real result
         assertThat(out.substring(0, out.indexOf("key-in:"))).as(r.toString()).contains("/etc/kosa8/ca.pem");
         // and this sandbox was restored from a booted template, whose own CA the guest's init installed: finding
-        // the sandbox's certificate shows it replaced the template's
+        // the sandbox's certificate shows it replaced the template's (another architecture's guest boots cold,
+        // its init installing the sandbox's own)
         Process info = new ProcessBuilder("qemu-img", "info", "-U", "--output=json", Kosa.HOME.resolve("data/sandboxes")
                 .resolve(id).resolve("root.qcow2").toString()).redirectErrorStream(true).start();
-        assertThat(new String(info.getInputStream().readAllBytes())).as("the sandbox's disk is a template's overlay")
-                .containsPattern("\"backing-filename\": \"[^\"]*/templates/[^\"]*/disk.qcow2\"");
+        String disk = new String(info.getInputStream().readAllBytes());
+        if (!Kosa.foreignGuests()) {
+            assertThat(disk).as("the sandbox's disk is a template's overlay")
+                    .containsPattern("\"backing-filename\": \"[^\"]*/templates/[^\"]*/disk.qcow2\"");
+        }
         assertThat(out.substring(out.indexOf("key-in:"))).as(r.toString()).isEqualTo("key-in:\nend\n");
     }
 

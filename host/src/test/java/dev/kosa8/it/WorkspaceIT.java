@@ -174,9 +174,20 @@ class WorkspaceIT {
      * that made it is still held is forgotten there (quiet_unsent): most of 4,500 opens and closes of one
      * file are never sent, and those that are stay within the server's 4,096 open files of a sandbox.
      */
+    /**
+     * The tests of kosa8's kernel module (its counters, its windows) run where the guest has it: not on another
+     * architecture's guest (./run-tests arm64), whose folder goes through the relay until the module is built for
+     * it (docs/arm64.md, "Not yet"); the other tests of the folder run there as here.
+     */
+    static void assumeKernelTransport() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(Kosa.foreignGuests(),
+                "kosa8's kernel transport is not built for another architecture's guests yet");
+    }
+
     @Test
     void theKernelsOwnTransportCarriesTheFolderAndAnswersOpensAndClunksInTheGuest(SharedSandbox.Booted box)
             throws Exception {
+        assumeKernelTransport();
         Kosa.Result r = sh(box, "kernel", String.join("\n",
                 "awk '$2 == \"/workspace\" { print $3, $4 }' /proc/mounts | grep -o '^9p .*trans=kosa8' | cut -d' ' -f1",
                 "python3 - <<'EOF'",
@@ -207,6 +218,7 @@ class WorkspaceIT {
      */
     @Test
     void largeReadsComeThroughTheReadWindowIntact(SharedSandbox.Booted box) throws Exception {
+        assumeKernelTransport();
         Path dir = Files.createDirectories(box.workspace().resolve("window"));
         byte[] data = new byte[8 << 20];
         new java.util.Random(8).nextBytes(data);
@@ -230,6 +242,7 @@ class WorkspaceIT {
      */
     @Test
     void zeroCopyReadsAndWritesOfEveryShapeLandIntact(SharedSandbox.Booted box) throws Exception {
+        assumeKernelTransport();
         Path dir = Files.createDirectories(box.workspace().resolve("zc"));
         byte[] host = new byte[(3 << 20) + 777];
         new java.util.Random(3).nextBytes(host);
@@ -319,6 +332,7 @@ class WorkspaceIT {
     @Test
     @Tag("long") // the default suite took 36.9 min on 2026-12-05 (goal 30): ~47 s of stress
     void moreConcurrentWritesThanThePortsQueueHoldsAllLandIntact(SharedSandbox.Booted box) throws Exception {
+        assumeKernelTransport();
         String script = String.join("\n",
                 "import os, threading, hashlib, time",
                 "data = os.urandom(8192)",

@@ -16,7 +16,8 @@ import java.util.List;
  *
  * <pre>
  * "QEVM" be32(3)                          header
- * 0x07 be32(n) name[n]                    configuration: the machine type
+ * 0x07 be32(n) name[n]                    configuration: the machine type, then on a target whose page
+ *   [0x05 s("configuration/target-page-bits") be32(1) be32(12)]   size varies (arm64) that size, 4 KiB
  * 0x01 be32(id) s("ram") be32 be32        RAM's setup section:
  *      be64(total | MEM_SIZE)               the RAM blocks' total size, then
  *      { s(block) be64(length) }            each block, until the total is reached
@@ -45,7 +46,10 @@ final class RamStream {
     static final int MAX_BLOCKS = 64;
     private static final int MAGIC = 0x5145564d;
     private static final int VERSION = 3;
-    private static final int START = 0x01, PART = 0x02, END = 0x03, CONFIGURATION = 0x07, FOOTER = 0x7e;
+    private static final int START = 0x01, PART = 0x02, END = 0x03, SUBSECTION = 0x05, CONFIGURATION = 0x07,
+            FOOTER = 0x7e;
+    /** The configuration's subsection naming the target's page size, where it may vary ({@code be32} bits). */
+    private static final String PAGE_BITS = "configuration/target-page-bits";
     private static final byte EOF = 0x00, DESCRIPTION = 0x06;
     static final int ZERO = 0x02, MEM_SIZE = 0x04, PAGE_DATA = 0x08, EOS = 0x10, CONTINUE = 0x20;
     private static final int MAX_NAME = 255;
@@ -152,7 +156,10 @@ final class RamStream {
         return (int) c.at;
     }
 
-    /** Reads past the header and the configuration (the machine type), checking both. */
+    /**
+     * Reads past the header and the configuration (the machine type, and the target page size where the
+     * target's may vary: arm64's {@code virt}), checking both.
+     */
     private static void skipHeader(Cursor c) throws UnknownFormat {
         if (c.i32() != MAGIC || c.i32() != VERSION) {
             throw new UnknownFormat("not a version 3 QEMU migration stream", 0);
@@ -164,6 +171,18 @@ final class RamStream {
                 throw new UnknownFormat("a configuration of " + n + " bytes", c.at);
             }
             c.skip(n);
+            while (c.remaining() > 0 && c.peek() == SUBSECTION) {
+                c.u8();
+                String name = c.name();
+                c.skip(4); // its version
+                if (!name.equals(PAGE_BITS)) {
+                    throw new UnknownFormat("a configuration subsection '" + name + "'", c.at);
+                }
+                int bits = c.i32();
+                if (bits != Integer.numberOfTrailingZeros(PAGE)) {
+                    throw new UnknownFormat("target pages of 2^" + bits + " bytes", c.at - 4);
+                }
+            }
         }
     }
 

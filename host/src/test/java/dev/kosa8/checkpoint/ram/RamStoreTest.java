@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.channels.Channels;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -65,6 +66,38 @@ class RamStoreTest {
     }
 
     /** The heart of it: a checkpoint costs the pages that changed since the one the machine came from. */
+    @Test
+    void anArm64MachinesStreamWithItsPageSizeInTheConfigurationIsTakenApartToo() throws Exception {
+        List<Streams.Page> pages = Streams.machine(RAM_PAGES, 7);
+        byte[] tail = Streams.tail(7);
+        byte[] stream = Streams.stream(pages, RAM_PAGES, tail, true);
+        RamStore store = new RamStore(dir);
+        store.store("c1", write("c1", stream), null);
+        byte[] back = assembled(store, "c1");
+        assertThat(Streams.content(back)).isEqualTo(Streams.content(pages, tail));
+        assertThat(back).as("the configuration's subsection kept in the prefix").startsWith(
+                java.util.Arrays.copyOf(stream, 100));
+        // another page size, or another subsection, is a stream not taken apart: kept whole by the caller
+        for (byte[] odd : List.of(replace(stream, new byte[] {0, 0, 0, 12}, new byte[] {0, 0, 0, 16}),
+                replace(stream, "target-page-bits".getBytes(StandardCharsets.US_ASCII),
+                        "target-page-bitz".getBytes(StandardCharsets.US_ASCII)))) {
+            assertThatThrownBy(() -> new RamStore(dir).store("c2", write("c2", odd), null))
+                    .isInstanceOf(RamStream.UnknownFormat.class);
+        }
+    }
+
+    /** {@code stream} with the first occurrence of {@code from} replaced by {@code to} (of the same length). */
+    private static byte[] replace(byte[] stream, byte[] from, byte[] to) {
+        byte[] out = stream.clone();
+        for (int i = 0; i + from.length <= out.length; i++) {
+            if (java.util.Arrays.equals(out, i, i + from.length, from, 0, from.length)) {
+                System.arraycopy(to, 0, out, i, to.length);
+                return out;
+            }
+        }
+        throw new AssertionError("not found");
+    }
+
     @Test
     void aLaterCheckpointStoresOnlyThePagesThatChanged() throws Exception {
         List<Streams.Page> first = Streams.machine(RAM_PAGES, 2);

@@ -50,14 +50,29 @@ final class Streams {
 
     /** The stream of {@code pages} over a RAM block of {@code ramPages}, with the given device bytes after. */
     static byte[] stream(List<Page> pages, int ramPages, byte[] tail) {
+        return stream(pages, ramPages, tail, false);
+    }
+
+    /**
+     * As above; {@code virt}: the configuration of QEMU's arm64 {@code virt} machine, which names the target's
+     * page size in a subsection (as in a stream QEMU 7.2 wrote here for an arm64 guest).
+     */
+    static byte[] stream(List<Page> pages, int ramPages, byte[] tail, boolean virt) {
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             DataOutputStream out = new DataOutputStream(bytes);
             out.writeInt(0x5145564d);
             out.writeInt(3);
             out.writeByte(0x07);
-            out.writeInt(7);
-            out.write("microvm".getBytes(StandardCharsets.US_ASCII));
+            String machine = virt ? "virt-7.2" : "microvm";
+            out.writeInt(machine.length());
+            out.write(machine.getBytes(StandardCharsets.US_ASCII));
+            if (virt) {
+                out.writeByte(0x05);
+                name(out, "configuration/target-page-bits");
+                out.writeInt(1);
+                out.writeInt(12);
+            }
             out.writeByte(0x01); // START of section 2, "ram", instance 0, version 4
             out.writeInt(2);
             name(out, "ram");
