@@ -2,15 +2,12 @@ package dev.kosa8.daemon;
 
 import dev.kosa8.host.HostPaths;
 import dev.kosa8.host.KosaException;
+import dev.kosa8.host.NettyTransport;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.netty.channel.unix.DomainSocketAddress;
-import io.netty.channel.unix.DomainSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import java.io.IOException;
@@ -70,19 +67,19 @@ public final class Daemon {
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.DAEMON, "cannot remove the stale socket " + socket, "", e);
         }
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, NettyTransport.CURRENT.ioHandler());
         server = new ServerBootstrap()
                 .group(group)
-                .channel(EpollServerDomainSocketChannel.class)
-                .childHandler(new ChannelInitializer<DomainSocketChannel>() {
+                .channel(NettyTransport.CURRENT.serverDomainSocket())
+                .childHandler(new ChannelInitializer<Channel>() {
                     @Override
-                    protected void initChannel(DomainSocketChannel ch) {
+                    protected void initChannel(Channel ch) {
                         ch.pipeline().addLast(new HttpServerCodec(8192, 16384, 65536));
                         ch.pipeline().addLast(new HttpObjectAggregator(1 << 20));
                         ch.pipeline().addLast(new ApiHandler(Daemon.this));
                     }
                 })
-                .bind(new DomainSocketAddress(socket.toString()))
+                .bind(NettyTransport.CURRENT.domainAddress(socket))
                 .sync()
                 .channel();
         try {

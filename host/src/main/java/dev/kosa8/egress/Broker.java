@@ -8,9 +8,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.handler.codec.dns.TcpDnsQueryDecoder;
 import io.netty.handler.codec.dns.TcpDnsResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseEncoder;
@@ -156,10 +153,10 @@ public final class Broker implements AutoCloseable {
     static Channel listen(EventLoopGroup group, Path socket, ChannelHandler handler)
             throws IOException, InterruptedException {
         Files.deleteIfExists(socket);
-        Channel server = new ServerBootstrap().group(group).channel(EpollServerDomainSocketChannel.class)
+        Channel server = new ServerBootstrap().group(group).channel(dev.kosa8.host.NettyTransport.CURRENT.serverDomainSocket())
                 .childOption(io.netty.channel.ChannelOption.SO_SNDBUF, GUEST_SEND_BUFFER)
                 .childHandler(handler)
-                .bind(new DomainSocketAddress(socket.toString())).sync().channel();
+                .bind(dev.kosa8.host.NettyTransport.CURRENT.domainAddress(socket)).sync().channel();
         Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
         return server;
     }
@@ -405,7 +402,7 @@ public final class Broker implements AutoCloseable {
      */
     io.netty.channel.ChannelFuture dial(io.netty.channel.EventLoop loop, io.netty.channel.ChannelHandler handler,
                                         java.net.InetSocketAddress address) {
-        return new io.netty.bootstrap.Bootstrap().group(loop).channel(EpollSocketChannel.class)
+        return new io.netty.bootstrap.Bootstrap().group(loop).channel(dev.kosa8.host.NettyTransport.CURRENT.tcpSocket())
                 .option(io.netty.channel.ChannelOption.AUTO_READ, false)
                 .option(io.netty.channel.ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS)
                 .handler(handler)

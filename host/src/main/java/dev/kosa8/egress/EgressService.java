@@ -5,7 +5,6 @@ import dev.kosa8.egress.tls.UpstreamTls;
 import dev.kosa8.host.KosaException;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -21,7 +20,8 @@ public final class EgressService implements AutoCloseable {
     /** The broker's event loops: relaying is cheap; two threads keep one slow handshake from stalling the rest. */
     private static final int THREADS = 2;
 
-    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(THREADS, EpollIoHandler.newFactory());
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(THREADS,
+            dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
     private final java.util.function.Supplier<EgressTestSettings> test;
     private final NetPresets presets;
     private final java.util.function.Supplier<NetworkSettings> settings;

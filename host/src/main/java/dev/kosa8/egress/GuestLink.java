@@ -14,8 +14,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -122,7 +120,7 @@ public final class GuestLink implements AutoCloseable {
         }
         attempts++;
         Session s = new Session();
-        var f = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class)
+        var f = new Bootstrap().group(group).channel(dev.kosa8.host.NettyTransport.CURRENT.domainSocket())
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(HIGH_WATER / 2, HIGH_WATER))
                 .handler(new io.netty.channel.ChannelInitializer<Channel>() {
                     @Override
@@ -132,7 +130,7 @@ public final class GuestLink implements AutoCloseable {
                         ch.pipeline().addLast(s);
                     }
                 })
-                .connect(new DomainSocketAddress(socket.toString()));
+                .connect(dev.kosa8.host.NettyTransport.CURRENT.domainAddress(socket));
         channel = f.channel();
         session = s;
         f.addListener(done -> {

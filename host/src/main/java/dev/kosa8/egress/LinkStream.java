@@ -11,9 +11,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
-import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.file.Path;
@@ -105,12 +103,12 @@ final class LinkStream {
 
     /** Connects to the broker's socket for the stream's port, on the link's event loop. */
     void connect(Channel linkChannel, Path socket) {
-        ChannelFuture f = new Bootstrap().group(linkChannel.eventLoop()).channel(EpollDomainSocketChannel.class)
+        ChannelFuture f = new Bootstrap().group(linkChannel.eventLoop()).channel(dev.kosa8.host.NettyTransport.CURRENT.domainSocket())
                 .option(ChannelOption.AUTO_READ, false)
                 .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .option(ChannelOption.RCVBUF_ALLOCATOR, new StreamReads(this::readSize))
                 .handler(new FromBroker())
-                .connect(new DomainSocketAddress(socket.toString()));
+                .connect(dev.kosa8.host.NettyTransport.CURRENT.domainAddress(socket));
         broker = f.channel();
         f.addListener(done -> {
             if (!done.isSuccess()) {

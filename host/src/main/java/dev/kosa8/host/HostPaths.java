@@ -18,7 +18,7 @@ import java.util.Map;
  *
  * {@code KOSA8_HOME}, when set, puts all three under one folder: tests use it
  * to stay apart from the user's own sandboxes. Unix socket paths are limited to
- * 107 bytes, which is why sockets live in the short runtime directory.
+ * 107 bytes (103 on macOS: {@link UnixSocketPaths}), which is why sockets live in the short runtime directory.
  */
 public record HostPaths(Path data, Path cache, Path runtime) {
 

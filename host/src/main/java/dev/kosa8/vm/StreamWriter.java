@@ -74,16 +74,38 @@ final class StreamWriter {
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(errors.toFile())
                 .start();
+        // socat binds, then listens: a connection between the two is refused (a checkpoint's QEMU failed so on a
+        // loaded host after a fixed 20 ms), so wait for the listening socket itself
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!Files.exists(socket)) {
+        while (!listening(socket)) {
             if (!p.isAlive() || System.nanoTime() > deadline) {
                 p.destroyForcibly();
                 throw new IOException("the state writer did not start listening: " + errorText(errors));
             }
             sleep(2);
         }
-        sleep(20); // socat binds, then listens: give it the moment between the two
         return new StreamWriter(p, socket, file, errors);
+    }
+
+    /** The flags {@code /proc/net/unix} shows for a listening socket ({@code __SO_ACCEPTCON}). */
+    private static final String ACCEPTING = "00010000";
+
+    /**
+     * Whether a socket listens at {@code socket}: its line in {@code /proc/net/unix} (this network namespace's, the
+     * writer's) has the accepting flag. Where that file cannot be read, the socket's existence and a moment more.
+     */
+    static boolean listening(Path socket) {
+        if (!Files.exists(socket)) {
+            return false;
+        }
+        String path = socket.toString();
+        try (var lines = Files.lines(Path.of("/proc/net/unix"))) {
+            return lines.map(l -> l.trim().split("\\s+", 8))
+                    .anyMatch(f -> f.length == 8 && f[7].equals(path) && f[3].equals(ACCEPTING));
+        } catch (IOException | java.io.UncheckedIOException e) {
+            sleep(20);
+            return true;
+        }
     }
 
     /**

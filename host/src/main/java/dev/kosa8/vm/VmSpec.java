@@ -90,8 +90,10 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
         }
         for (Path socket : java.util.Arrays.asList(qmpSocket, agentSocket, workspaceSocket, netSocket,
                 qmpSocket == null ? null : qmpSocket.resolveSibling("console.sock"))) {
-            if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 107) {
-                problems.add("socket path is longer than a unix socket allows (107 bytes): " + socket);
+            if (socket != null && socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+                    > dev.kosa8.host.UnixSocketPaths.MAX_BYTES) {
+                problems.add("socket path is longer than a unix socket allows here ("
+                        + dev.kosa8.host.UnixSocketPaths.MAX_BYTES + " bytes): " + socket);
             }
         }
         if (!problems.isEmpty()) {

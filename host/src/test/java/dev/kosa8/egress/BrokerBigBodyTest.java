@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -57,7 +56,7 @@ class BrokerBigBodyTest {
     @BeforeAll
     static void start() throws Exception {
         netty = NettyWarnings.into(problems);
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         up = new TestUpstream(dir.resolve("up"), HOST);
         up.handle("/early", x -> { // answers after 1 MiB of the body, reads no more, and closes
             x.getRequestBody().readNBytes(1 << 20);

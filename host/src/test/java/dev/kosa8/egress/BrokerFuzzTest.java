@@ -10,7 +10,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.handler.codec.dns.DefaultDnsRecordEncoder;
 import io.netty.handler.codec.dns.DnsOpCode;
 import io.netty.handler.codec.dns.DnsQuery;
@@ -136,7 +135,7 @@ class BrokerFuzzTest {
         netty = NettyWarnings.into(problems, r -> r.getLoggerName().startsWith("io.netty.channel.embedded."));
         previousHandler = Thread.getDefaultUncaughtExceptionHandler();
         Thread.setDefaultUncaughtExceptionHandler((t, e) -> problems.add("uncaught in " + t.getName() + ": " + e));
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         // bound and never listening: a dial to it is refused at once
         nothingListens = new Socket();
         nothingListens.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));

@@ -9,7 +9,6 @@ import dev.kosa8.secrets.OAuthProviders;
 import dev.kosa8.secrets.TokenResponses;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -52,7 +51,7 @@ class BrokerOAuthTest {
 
     @BeforeAll
     static void start() throws Exception {
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         token = new TestUpstream(dir.resolve("up"), "token.test");
         api = new TestUpstream(dir.resolve("up"), "api.test");
         other = new TestUpstream(dir.resolve("up"), "other.test");

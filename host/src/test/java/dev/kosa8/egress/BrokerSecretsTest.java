@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,7 +47,7 @@ class BrokerSecretsTest {
 
     @BeforeAll
     static void start() throws Exception {
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         keyed = new TestUpstream(dir.resolve("up"), "keyed.test");
         other = new TestUpstream(dir.resolve("up"), "other.test");
         Path repo = Files.createDirectories(dir.resolve("repo"));

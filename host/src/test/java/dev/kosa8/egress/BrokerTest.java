@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -60,7 +59,7 @@ class BrokerTest {
 
     @BeforeAll
     static void start() throws Exception {
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         upstream = new TestUpstream(dir, "api.test");
         rules = new TestUpstream(dir.resolve("rules"), "rules.test");
         web = new TestUpstream(dir.resolve("web"), "web.test");

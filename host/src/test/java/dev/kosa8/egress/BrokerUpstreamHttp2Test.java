@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -59,8 +58,8 @@ class BrokerUpstreamHttp2Test {
     @BeforeAll
     static void start() throws Exception {
         netty = NettyWarnings.into(problems);
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
-        upstreamGroup = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
+        upstreamGroup = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         up = new H2Upstream(dir.resolve("up"), HOST, true, upstreamGroup);
         h1 = new H2Upstream(dir.resolve("up"), H1, false, upstreamGroup);
         EgressTestSettings test = new EgressTestSettings(Map.of(HOST + ":443", up.port(), H1 + ":443", h1.port()),

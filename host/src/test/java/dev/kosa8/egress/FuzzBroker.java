@@ -2,7 +2,6 @@ package dev.kosa8.egress;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +24,7 @@ record FuzzBroker(Path dir, EventLoopGroup group, Broker broker) implements Auto
     /** @param auditFailures told when the audit log cannot be written */
     static FuzzBroker start(String sandboxId, EgressPolicy policy, Consumer<String> auditFailures) throws Exception {
         Path dir = Files.createTempDirectory(sandboxId);
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         Broker broker = Broker.start(sandboxId, dir.resolve("run"), policy,
                 new AuditLog(dir.resolve("net.log"), auditFailures), new Upstreams(h -> {
                     throw new UnknownHostException(h);

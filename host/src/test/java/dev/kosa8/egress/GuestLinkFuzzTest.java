@@ -9,7 +9,6 @@ import dev.kosa8.protocol.Message;
 import dev.kosa8.protocol.NetLink;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -74,7 +73,7 @@ class GuestLinkFuzzTest {
     static void start() throws Exception {
         dir = Files.createTempDirectory("link-fuzz");
         netty = NettyWarnings.into(problems);
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         upstream = new TestUpstream(dir, "api.test");
         EgressTestSettings test = new EgressTestSettings(Map.of("api.test:80", upstream.httpPort()), Map.of(),
                 Optional.empty());

@@ -9,7 +9,6 @@ import dev.kosa8.protocol.Message;
 import dev.kosa8.protocol.NetLink;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -54,7 +53,7 @@ class GuestLinkTest {
 
     @BeforeAll
     static void start() throws Exception {
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         upstream = new TestUpstream(dir, "api.test");
         EgressTestSettings test = new EgressTestSettings(Map.of("api.test:80", upstream.httpPort()), Map.of(),
                 Optional.empty());

@@ -12,7 +12,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -75,7 +74,7 @@ final class H2Upstream implements AutoCloseable {
         caPem = caDir.resolve("test-ca.pem");
         Files.writeString(caPem, ca.certificatePem());
         SslContext ssl = h2 ? ca.http2ServerContextFor(name) : ca.serverContextFor(name);
-        server = new ServerBootstrap().group(group).channel(EpollServerSocketChannel.class)
+        server = new ServerBootstrap().group(group).channel(tcpServer())
                 .childHandler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
@@ -302,5 +301,12 @@ final class H2Upstream implements AutoCloseable {
     public void close() {
         eventGate.countDown();
         server.close().syncUninterruptibly();
+    }
+
+    /** A TCP listener's channel of the transport the broker's loops run ({@code NettyTransport}). */
+    private static Class<? extends io.netty.channel.ServerChannel> tcpServer() {
+        return dev.kosa8.host.NettyTransport.CURRENT == dev.kosa8.host.NettyTransport.EPOLL
+                ? io.netty.channel.epoll.EpollServerSocketChannel.class
+                : io.netty.channel.socket.nio.NioServerSocketChannel.class;
     }
 }

@@ -6,7 +6,6 @@ import dev.kosa8.protocol.Limits;
 import dev.kosa8.protocol.Message;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import java.io.ByteArrayOutputStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -40,7 +39,7 @@ class NetRehearsalTest {
 
     @BeforeEach
     void openPort() throws Exception {
-        group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        group = new MultiThreadIoEventLoopGroup(1, dev.kosa8.host.NettyTransport.CURRENT.ioHandler());
         portSocket = dir.resolve("net.sock");
         port = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         port.bind(UnixDomainSocketAddress.of(portSocket));

@@ -52,6 +52,19 @@ class StreamWriterTest {
     }
 
     @Test
+    void aSocketCountsAsListeningOnlyOnceItAccepts() throws Exception {
+        Path socket = tmp.resolve("l.sock");
+        assertThat(StreamWriter.listening(socket)).as("nothing there").isFalse();
+        Files.writeString(socket, "not a socket");
+        assertThat(StreamWriter.listening(socket)).as("a file of that name").isFalse();
+        Files.delete(socket);
+        try (var server = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(socket));
+            assertThat(StreamWriter.listening(socket)).isTrue();
+        }
+    }
+
+    @Test
     void everyByteReachesTheFile() throws Exception {
         byte[] data = new byte[(13 << 20) + 12345];
         new Random(1).nextBytes(data);
