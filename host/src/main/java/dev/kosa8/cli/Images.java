@@ -20,6 +20,19 @@ final class Images {
         ensure(paths, err, dev.kosa8.vm.GuestArch.host());
     }
 
+    /**
+     * As {@link #ensure(HostPaths, PrintStream)}, and the image of every other architecture this home has one
+     * of (`kosa8 start` of an arm64 sandbox boots that image: after an upgrade it gets the new agent too).
+     */
+    static void ensureEvery(HostPaths paths, PrintStream err) {
+        ensure(paths, err);
+        for (dev.kosa8.vm.GuestArch arch : dev.kosa8.vm.GuestArch.values()) {
+            if (arch.foreign() && new dev.kosa8.image.ImageStore(paths, arch).currentId().isPresent()) {
+                ensure(paths, err, arch);
+            }
+        }
+    }
+
     /** As above for the image of {@code arch}'s guests. */
     static void ensure(HostPaths paths, PrintStream err, dev.kosa8.vm.GuestArch arch) {
         ImageBuilder images = new ImageBuilder(paths, printer(err), arch);

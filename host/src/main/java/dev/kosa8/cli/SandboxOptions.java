@@ -177,7 +177,9 @@ final class SandboxOptions {
         if (!e.value("image").isEmpty()) {
             q.append("&image=").append(enc(e.value("image")));
         }
-        if (guestArch().foreign()) {
+        // --arch as asked; KOSA8_ARCH's default only for kosa8's own image (an image by name is this host's
+        // architecture's, as `kosa8 agent`'s are)
+        if (guestArch().foreign() && (arch != null || e.value("image").isEmpty())) {
             q.append("&arch=").append(guestArch().debianName());
         }
         if (diskBudget != null) {

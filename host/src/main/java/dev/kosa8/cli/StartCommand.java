@@ -16,7 +16,7 @@ final class StartCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Images.ensure(main.paths, System.err);
+        Images.ensureEvery(main.paths, System.err);
         DaemonClient d = main.daemon();
         for (String id : ids) {
             d.post("/v1/sandboxes/" + Ids.check(id) + "/start");

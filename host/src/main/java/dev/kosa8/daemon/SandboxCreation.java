@@ -83,6 +83,7 @@ final class SandboxCreation {
 
     /** The new sandbox's record, with no ports yet, once every check that makes nothing has passed. */
     private SandboxRecord admitted(String id, SandboxManager.CreateRequest req, BootImage pinned) {
+        req.arch().requireRunnableHere();
         if (req.arch().foreign() && !BootImages.isDefault(req.image())) {
             throw new KosaException(KosaException.Kind.USAGE, "an " + req.arch().debianName() + " sandbox boots "
                     + "kosa8's own " + req.arch().debianName() + " image; images built or imported by name are this "

@@ -10,7 +10,9 @@ import dev.kosa8.vm.GuestArch;
  * later changes neither the sandbox's disk nor how its commands run), and the
  * guest's architecture (records from before architectures load as this host's).
  */
-public record SandboxImage(String name, ImageConfig config, GuestArch arch) {
+public record SandboxImage(String name, ImageConfig config,
+                           @com.fasterxml.jackson.annotation.JsonInclude(value = com.fasterxml.jackson.annotation
+                                   .JsonInclude.Include.CUSTOM, valueFilter = HostArch.class) GuestArch arch) {
     public static final SandboxImage DEFAULT = new SandboxImage(NamedImage.DEFAULT, ImageConfig.NONE);
 
     public SandboxImage {
@@ -27,6 +29,22 @@ public record SandboxImage(String name, ImageConfig config, GuestArch arch) {
     @com.fasterxml.jackson.annotation.JsonIgnore
     public boolean isDefault() {
         return name.equals(NamedImage.DEFAULT);
+    }
+
+    /**
+     * For the sandbox record: the host's architecture is left out, so a record is written as before architectures
+     * (and a kosa8 from before them still reads it). Jackson calls {@code equals} and leaves it out when true.
+     */
+    static final class HostArch {
+        @Override
+        public boolean equals(Object value) {
+            return value == null || value == GuestArch.host();
+        }
+
+        @Override
+        public int hashCode() {
+            return 0;
+        }
     }
 
     /**

@@ -12,7 +12,6 @@ import dev.kosa8.host.KosaException;
 import dev.kosa8.vm.Accelerator;
 import dev.kosa8.vm.GuestCommand;
 import dev.kosa8.vm.MachineState;
-import dev.kosa8.vm.TscFrequency;
 import dev.kosa8.vm.Vm;
 import dev.kosa8.vm.VmSpec;
 import java.io.IOException;
@@ -85,7 +84,7 @@ final class TemplateMaker {
                     .run(KosaException.Kind.VM, "creating a template's disk");
             CrashPoints.reached("template", "disk");
             Accelerator accel = Accelerator.parse(shape.accelerator());
-            String args = image.kernelArgs() + TscFrequency.kernelArg(accel);
+            String args = image.kernelArgs() + dev.kosa8.vm.GuestArch.host().kernelArgs(accel);
             dev.kosa8.egress.tls.SandboxCa ca = null;
             if (shape.net()) {
                 // a CA of the template's own: the init then writes every setting a CA brings; each sandbox's

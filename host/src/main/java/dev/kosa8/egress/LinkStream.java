@@ -105,11 +105,13 @@ final class LinkStream {
     void connect(Channel linkChannel, Path socket) {
         ChannelFuture f = new Bootstrap().group(linkChannel.eventLoop()).channel(dev.kosa8.host.NettyTransport.CURRENT.domainSocket())
                 .option(ChannelOption.AUTO_READ, false)
-                .option(ChannelOption.ALLOW_HALF_CLOSURE, true)
                 .option(ChannelOption.RCVBUF_ALLOCATOR, new StreamReads(this::readSize))
                 .handler(new FromBroker())
                 .connect(dev.kosa8.host.NettyTransport.CURRENT.domainAddress(socket));
         broker = f.channel();
+        // half-closed streams, set on the configuration itself: NIO's domain socket has the setting but does not
+        // take it as a channel option (it would warn and go on closing the whole channel at the broker's end)
+        ((io.netty.channel.socket.DuplexChannelConfig) broker.config()).setAllowHalfClosure(true);
         f.addListener(done -> {
             if (!done.isSuccess()) {
                 link.log("cannot reach the broker's socket " + socket + ": " + done.cause().getMessage());

@@ -23,9 +23,9 @@ import java.util.Locale;
  * epoll where it is there, else the JDK's NIO, which has unix domain sockets since Java 16 and runs on macOS
  * (docs/design.md, "The host layer"). One choice a process, made at its start.
  *
- * <p>Not yet taken on Linux under {@code KOSA8_HOST_PROFILE=portable}: with NIO, five of the broker's and its
- * link's flow-control tests fail (the send buffer the channel reports, a stream past its window, an empty data
- * frame); until they pass, the portable profile keeps epoll and the NIO path runs only where epoll cannot.
+ * <p>Not yet taken on Linux under {@code KOSA8_HOST_PROFILE=portable}: with NIO, two of the link's tests about a
+ * stream's end fail (the broker connection of a stream whose link ended stays open; the rest of an answer held
+ * once the broker ended is not sent on), so the portable profile keeps epoll until they pass.
  */
 public enum NettyTransport {
     EPOLL, NIO;

@@ -68,6 +68,7 @@ public final class ImageBuilder {
     ImageBuilder(HostPaths paths, BuildProgress progress, Recipe recipe, Supplier<GuestFiles> guestFiles,
                  JavaRuntime java, boolean root, String inputs) {
         this.paths = paths;
+        recipe.arch().requireRunnableHere();
         this.images = ImageStore.directory(paths, recipe.arch());
         this.progress = progress;
         this.recipe = recipe;

@@ -141,7 +141,8 @@ final class VmRootfs {
         return "mkdir -p /target/tmp/kosa8-trust && cp -R /in/classes/. /target/tmp/kosa8-trust/\n"
                 + "mount -t proc proc /target/proc\n"
                 + "status=0\n"
-                + "chroot /target /opt/kosa8/jre/bin/java -Xshare:off -cp /tmp/kosa8-trust " + main + " /" + BUNDLE
+                + "chroot /target /opt/kosa8/jre/bin/java -Xshare:off -XX:-UsePerfData -cp /tmp/kosa8-trust " + main
+                + " /" + BUNDLE
                 + " " + store + " || status=$?\n"
                 + "umount /target/proc\n"
                 + "rm -rf /target/tmp/kosa8-trust\n"

@@ -90,11 +90,12 @@ public final class AcceleratorProbe {
         if (accel == Accelerator.KVM && !Files.isWritable(Path.of("/dev/kvm"))) {
             return "/dev/kvm is not writable by this user (add yourself to the kvm group)";
         }
-        List<String> argv = List.of(qemu, "-M", "microvm,x-option-roms=off,rtc=on", "-accel", accel.qemuName(),
-                "-cpu", accel.cpuModel(), "-m", "256M", "-smp", "1", "-nodefaults", "-no-user-config",
+        GuestArch arch = GuestArch.host(); // a probe asks what this host's own guests can use
+        List<String> argv = List.of(qemu, "-M", arch.machine(null), "-accel", accel.qemuName(),
+                "-cpu", arch.cpuModel(accel), "-m", "256M", "-smp", "1", "-nodefaults", "-no-user-config",
                 "-display", "none", "-no-reboot", "-serial", "stdio",
                 "-kernel", kernel.toString(), "-initrd", initramfs.toString(),
-                "-append", "console=ttyS0 panic=-1 quiet kosa8.probe=1");
+                "-append", "console=" + arch.consoleDevice() + " panic=-1 quiet kosa8.probe=1");
         Process p;
         try {
             p = new ProcessBuilder(argv).redirectErrorStream(true).start();

@@ -71,7 +71,9 @@ public enum GuestArch {
     public String machine(String memoryBackend) {
         String base = switch (this) {
             case AMD64 -> "microvm,x-option-roms=off,rtc=on";
-            case ARM64 -> "virt";
+            // the best interrupt controller the accelerator offers: virt's default GICv2 stops at 8 CPUs (VmSpec
+            // allows 64), and a KVM host with a GICv3 alone cannot run it
+            case ARM64 -> "virt,gic-version=max";
         };
         return memoryBackend == null ? base : base + ",memory-backend=" + memoryBackend;
     }
@@ -105,6 +107,19 @@ public enum GuestArch {
     /** Whether guests of this architecture run here only by emulation (TCG, whatever the host offers). */
     public boolean foreign() {
         return this != host();
+    }
+
+    /**
+     * Refuses an architecture kosa8 cannot run on this host yet: an x86-64 guest on an arm64 host, whose image
+     * carries a Java runtime jlink'ed from the host's JDK (an arm64 one).
+     */
+    public GuestArch requireRunnableHere() {
+        if (this == AMD64 && foreign()) {
+            throw new KosaException(KosaException.Kind.USAGE, "x86-64 guests on an arm64 host are not supported yet"
+                    + " (their image's Java is made from this host's JDK, an arm64 one)",
+                    "run arm64 guests here (the default), or x86-64 ones on an x86-64 host");
+        }
+        return this;
     }
 
     /** The architecture a user named: Debian's names, or {@code uname}'s. */

@@ -98,8 +98,10 @@ final class StreamWriter {
         if (!Files.exists(socket)) {
             return false;
         }
-        String path = socket.toString();
-        try (var lines = Files.lines(Path.of("/proc/net/unix"))) {
+        // as bytes: another process's socket name there need not be UTF-8 (an abstract one is printed raw)
+        String path = new String(socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                java.nio.charset.StandardCharsets.ISO_8859_1);
+        try (var lines = Files.lines(Path.of("/proc/net/unix"), java.nio.charset.StandardCharsets.ISO_8859_1)) {
             return lines.map(l -> l.trim().split("\\s+", 8))
                     .anyMatch(f -> f.length == 8 && f[7].equals(path) && f[3].equals(ACCEPTING));
         } catch (IOException | java.io.UncheckedIOException e) {

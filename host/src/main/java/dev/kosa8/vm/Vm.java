@@ -334,7 +334,8 @@ public final class Vm implements AutoCloseable {
             return qemu;
         } catch (IOException e) {
             throw new KosaException(KosaException.Kind.HOST, "cannot start QEMU (" + argv.getFirst() + "): "
-                    + e.getMessage(), "install it: apt-get install qemu-system-x86 (kosa8 doctor checks everything)", e);
+                    + e.getMessage(), "install it: apt-get install " + (spec.arch() == GuestArch.ARM64 ? "qemu-system-arm"
+                    : "qemu-system-x86") + " (kosa8 doctor checks everything)", e);
         }
     }
 

@@ -43,6 +43,30 @@ class SandboxStoreTest {
     }
 
     @Test
+    void anotherArchitecturesGuestIsKeptAndThisHostsSaysNothingOfIt() throws Exception {
+        SandboxStore store = new SandboxStore(root);
+        SandboxRecord r = record("0123456789ab");
+        SandboxRecord named = new SandboxRecord(r.id(), r.created(), r.ephemeral(), r.cpus(), r.memoryMiB(),
+                r.accelerator(), r.imageId(), r.state(), r.qemuPid(), r.qemuStarted(), r.failure(), r.workspace(),
+                r.network(), r.secrets(), r.workspaceTransport(),
+                new SandboxImage("tools:1", dev.kosa8.image.ImageConfig.NONE), null);
+        store.save(named);
+        assertThat(Files.readString(root.resolve("0123456789ab/sandbox.json"))).as("written as before architectures")
+                .contains("tools:1").doesNotContain("arch");
+        assertThat(store.loadAll(p -> { })).containsExactly(named);
+        dev.kosa8.vm.GuestArch other = dev.kosa8.vm.GuestArch.host() == dev.kosa8.vm.GuestArch.AMD64
+                ? dev.kosa8.vm.GuestArch.ARM64 : dev.kosa8.vm.GuestArch.AMD64;
+        SandboxRecord foreign = new SandboxRecord(r.id(), r.created(), r.ephemeral(), r.cpus(), r.memoryMiB(),
+                r.accelerator(), r.imageId(), r.state(), r.qemuPid(), r.qemuStarted(), r.failure(), r.workspace(),
+                r.network(), r.secrets(), r.workspaceTransport(),
+                new SandboxImage(SandboxImage.DEFAULT.name(), dev.kosa8.image.ImageConfig.NONE, other), null);
+        store.save(foreign);
+        assertThat(Files.readString(root.resolve("0123456789ab/sandbox.json"))).contains("\"arch\"");
+        assertThat(store.loadAll(p -> { })).singleElement()
+                .satisfies(back -> assertThat(back.image().arch()).isEqualTo(other));
+    }
+
+    @Test
     void publishedPortsAreKeptWithTheirHostPortsAndARecordWithoutThemSaysNothingOfThem() throws Exception {
         SandboxStore store = new SandboxStore(root);
         var ports = List.of(dev.kosa8.ports.PortMapping.loopback(8000, 41234),

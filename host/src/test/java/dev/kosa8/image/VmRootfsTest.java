@@ -149,7 +149,7 @@ class VmRootfsTest {
         List<String> argv = BuilderVm.argv("qemu-system-aarch64", GuestArch.ARM64, Accelerator.TCG,
                 new BuilderVm.Machine(Path.of("/k/vmlinux"), Path.of("/k/b.cpio"), Path.of("/w/r.tar"),
                         Path.of("/w/in.tar"), Path.of("/w/raw.img"), Path.of("/w/back.img")), 2);
-        assertThat(argv).containsSequence("-M", "virt").containsSequence("-cpu", "max,pauth=off")
+        assertThat(argv).containsSequence("-M", "virt,gic-version=max").containsSequence("-cpu", "max,pauth=off")
                 .containsSequence("-append", "console=ttyAMA0 panic=-1 quiet");
     }
 
@@ -159,7 +159,7 @@ class VmRootfsTest {
         assertThat(script).contains("ln -sfn '../../usr/lib/jvm/java-25-openjdk-arm64' /target/opt/kosa8/jre")
                 .contains("[ -x '/target/usr/lib/jvm/java-25-openjdk-arm64/bin/java' ] ||");
         assertThat(script).as("Debian's runtime runs in the tree as its root, its /proc gone before mke2fs")
-                .contains("chroot /target /opt/kosa8/jre/bin/java -Xshare:off -cp /tmp/kosa8-trust")
+                .contains("chroot /target /opt/kosa8/jre/bin/java -Xshare:off -XX:-UsePerfData -cp /tmp/kosa8-trust")
                 .contains("/etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/java/cacerts");
         assertThat(script.indexOf("ln -sfn '../../usr/lib/jvm")).as("linked before the trust store is made with it")
                 .isLessThan(script.indexOf("chroot /target"));

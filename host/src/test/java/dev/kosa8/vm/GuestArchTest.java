@@ -19,6 +19,15 @@ class GuestArchTest {
     }
 
     @Test
+    void anX8664GuestOnAnArm64HostIsRefusedSayingWhy() {
+        assertThat(GuestArch.host().requireRunnableHere()).isEqualTo(GuestArch.host());
+        assertThat(GuestArch.ARM64.requireRunnableHere()).isEqualTo(GuestArch.ARM64); // on this x86-64 host
+        if (GuestArch.host() == GuestArch.ARM64) {
+            assertThatThrownBy(GuestArch.AMD64::requireRunnableHere).hasMessageContaining("not supported yet");
+        }
+    }
+
+    @Test
     void theJvmsArchitectureNamesMapToTheGuests() {
         assertThat(GuestArch.ofJvm("amd64")).isEqualTo(GuestArch.AMD64);
         assertThat(GuestArch.ofJvm("aarch64")).isEqualTo(GuestArch.ARM64);

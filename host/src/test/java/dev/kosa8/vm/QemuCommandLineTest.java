@@ -48,11 +48,11 @@ class QemuCommandLineTest {
         VmSpec s = spec(Accelerator.TCG).withArch(GuestArch.ARM64);
         List<String> argv = QemuCommandLine.of(s, "/usr/bin/qemu-system-x86_64");
         assertThat(argv.getFirst()).as("the host's emulator is not the guest's").endsWith("qemu-system-aarch64");
-        assertThat(argv).containsSequence("-M", "virt").containsSequence("-cpu", "max,pauth=off")
+        assertThat(argv).containsSequence("-M", "virt,gic-version=max").containsSequence("-cpu", "max,pauth=off")
                 .contains("virtio-blk-device,drive=root,serial=" + QemuCommandLine.ROOT_SERIAL)
                 .doesNotContain("microvm,x-option-roms=off,rtc=on");
         assertThat(QemuCommandLine.of(s.withMemoryFile(Path.of("/m")), "q"))
-                .containsSequence("-M", "virt,memory-backend=mach-virt.ram")
+                .containsSequence("-M", "virt,gic-version=max,memory-backend=mach-virt.ram")
                 .containsSequence("-object", "memory-backend-file,id=mach-virt.ram,size=1024M,mem-path=/m,share=on");
         assertThat(QemuCommandLine.of(s.withArch(GuestArch.AMD64), "q")).as("x-86's machine is as it was")
                 .contains("virtio-blk-device,drive=root").containsSequence("-M", "microvm,x-option-roms=off,rtc=on");

@@ -34,7 +34,7 @@ import java.util.List;
  * where {@code s(x)} is a length byte and the bytes. What comes after the
  * last RAM section is kept as it is: the <em>tail</em>. A stream that
  * departs from this in any way (other page flags such as compressed pages,
- * configuration subsections, sections in an order not shown) is refused
+ * configuration subsections other than the page size, sections in an order not shown) is refused
  * with {@link UnknownFormat}, and the caller keeps the stream whole.
  *
  * <p>The page contents are the guest's, the framing is QEMU's; every field is
