@@ -27,13 +27,6 @@ final class BootImages {
     private final NamedImages named;
     private final Map<String, BootImage> pinned = new ConcurrentHashMap<>();
 
-    BootImages(Supplier<BootImage> system, ImageStore systemImages, NamedImages named) {
-        this(system, arch -> {
-            throw new KosaException(KosaException.Kind.USAGE, "this daemon has no " + arch.debianName() + " images",
-                    "create the sandbox without --arch");
-        }, systemImages, named);
-    }
-
     /**
      * @param otherArch the current system image of another architecture's guests ({@link GuestArch#foreign}),
      *                  kept in that architecture's own store

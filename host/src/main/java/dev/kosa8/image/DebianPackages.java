@@ -244,6 +244,15 @@ final class DebianPackages {
                 .run(KosaException.Kind.IMAGE, "unpack " + deb.getFileName());
     }
 
+    /**
+     * Where {@code path} is in a package unpacked into {@code dir}: as named, else under {@code usr/} (Debian 13's
+     * packages have merged /usr: its busybox is {@code usr/bin/busybox}, its kernel's modules {@code usr/lib/modules}).
+     */
+    static Path unpacked(Path dir, String path) {
+        Path asNamed = dir.resolve(path);
+        return Files.exists(asNamed) ? asNamed : dir.resolve("usr").resolve(path);
+    }
+
     private String withUpdateOnFailure(String what, java.util.function.Supplier<String> action) {
         try {
             return action.get();

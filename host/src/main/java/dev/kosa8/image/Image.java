@@ -35,11 +35,6 @@ public record Image(String id, Path directory, Path vmlinux, Path initramfs, Pat
         Objects.requireNonNull(arch, "arch");
     }
 
-    /** An image of this host's architecture. */
-    public Image(String id, Path directory, Path vmlinux, Path initramfs, Path rootfs, String kernelVersion,
-                 long sizeBytes) {
-        this(id, directory, vmlinux, initramfs, rootfs, kernelVersion, sizeBytes, GuestArch.host());
-    }
 
     /**
      * The kernel command line for a guest of this image, without the

@@ -186,7 +186,7 @@ public final class ImageBuilder {
         // KOSA8_IMAGE_BUILDER=host), so only then does the kernel part depend on the host's compilers (installing
         // one rebuilds it, with the module); otherwise on the builder's recipe, so a fixed recipe builds it again
         boolean moduleInVm = RootfsBuilder.mayBuildModule(System.getenv()) && apt.usesArchiveClient();
-        String moduleTools = recipe.arch() != GuestArch.AMD64 ? NO_MODULE
+        String moduleTools = !recipe.buildsWorkspaceModule() ? NO_MODULE
                 : moduleInVm ? VmModule.recipe() : WorkspaceModule.toolchain();
         PartHashes hashes = PartHashes.of(recipe, kernelPackage, busyboxPackage, guest, java.version(),
                 moduleTools, locked.map(LockedBuild::digest).orElse(null));
@@ -237,13 +237,13 @@ public final class ImageBuilder {
             switch (kind) {
                 case KERNEL -> {
                     steps.begin(kind, "download and extract " + kernelPackage.name()
-                            + (recipe.arch() == GuestArch.AMD64 ? ", build kosa8's 9p module" : ""),
+                            + (recipe.buildsWorkspaceModule() ? ", build kosa8's 9p module" : ""),
                             Duration.ofSeconds(12));
                     Path deb = apt.download(kernelPackage);
                     inputs = Map.of("package", kernelPackage.fileName(), "recipe", recipe.version());
                     parts.build(kind, hash, dir -> {
                         String v = KernelPart.make(deb, apt, recipe.arch(), recipe.modules(), dir);
-                        Optional<String> notBuilt = recipe.arch() != GuestArch.AMD64
+                        Optional<String> notBuilt = !recipe.buildsWorkspaceModule()
                                 ? Optional.of("kosa8 builds it for x86-64 guests only so far")
                                 : VmModule.buildForPart(kernelPackage, apt, moduleInVm,
                                 recipe.suite(), () -> BuilderRun.kit(apt, dir, busyboxPackage,

@@ -45,9 +45,7 @@ final class InitramfsPart {
     static byte[] busybox(DebianPackages packages, Path deb, Path scratch) throws IOException {
         try {
             packages.unpack(deb, scratch);
-            // Debian 13's package has merged /usr
-            Path bin = scratch.resolve("bin/busybox");
-            return Files.readAllBytes(Files.isRegularFile(bin) ? bin : scratch.resolve("usr/bin/busybox"));
+            return Files.readAllBytes(DebianPackages.unpacked(scratch, "bin/busybox"));
         } finally {
             FileTrees.delete(scratch);
         }

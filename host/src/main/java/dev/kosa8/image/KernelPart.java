@@ -27,15 +27,11 @@ final class KernelPart {
     private KernelPart() {
     }
 
-    /** Returns the kernel version (the {@code uname -r} of the guest). */
-    static String make(Path deb, DebianPackages packages, List<String> moduleOrder, Path dir) throws IOException {
-        return make(deb, packages, GuestArch.AMD64, moduleOrder, dir);
-    }
-
     /**
-     * As above for a kernel of {@code arch}: x86-64's {@code vmlinuz} is a bzImage whose ELF {@code vmlinux}
-     * is taken out ({@link KernelExtractor}); arm64's is Debian's uncompressed {@code Image}, kept as it is
-     * ({@link ArmImage}) under the same file name.
+     * Makes the part of a kernel of {@code arch} and returns the kernel version (the {@code uname -r} of the
+     * guest): x86-64's {@code vmlinuz} is a bzImage whose ELF {@code vmlinux} is taken out
+     * ({@link KernelExtractor}); arm64's is Debian's uncompressed {@code Image}, kept as it is ({@link ArmImage})
+     * under the same file name.
      */
     static String make(Path deb, DebianPackages packages, GuestArch arch, List<String> moduleOrder, Path dir)
             throws IOException {
@@ -51,12 +47,8 @@ final class KernelPart {
 
         Path modulesDir = Files.createDirectory(dir.resolve(MODULES));
         List<String> order = new ArrayList<>();
-        // Debian 13's packages have merged /usr: the modules are under usr/lib/modules
-        Path tree = unpacked.resolve("lib/modules").resolve(version);
-        if (!Files.isDirectory(tree)) {
-            tree = unpacked.resolve("usr/lib/modules").resolve(version);
-        }
-        for (KernelModules.Module m : KernelModules.resolve(tree, moduleOrder)) {
+        for (KernelModules.Module m : KernelModules.resolve(DebianPackages.unpacked(unpacked, "lib/modules/" + version),
+                moduleOrder)) {
             Files.write(modulesDir.resolve(m.name() + ".ko"), KernelModules.objectBytes(m.file()));
             order.add(m.name());
         }

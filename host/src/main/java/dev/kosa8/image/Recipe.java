@@ -28,7 +28,8 @@ record Recipe(String version, String suite, List<String> includes, List<String> 
      * took fscache in: {@link KernelModules#ORDER_DEBIAN13}).
      */
     static final Recipe ARM64 = new Recipe("kosa8-image-1", "trixie",
-            concat(INCLUDES, "openjdk-25-jre-headless"),
+            java.util.stream.Stream.concat(INCLUDES.stream(), java.util.stream.Stream.of("openjdk-25-jre-headless"))
+                    .toList(),
             KernelModules.ORDER_DEBIAN13,
             "linux-image-arm64", "busybox-static", "4G", GuestArch.ARM64, "openjdk-25-jre-headless");
 
@@ -42,14 +43,17 @@ record Recipe(String version, String suite, List<String> includes, List<String> 
         return arch == GuestArch.ARM64 ? ARM64 : STANDARD;
     }
 
+    /**
+     * Whether kosa8 builds its workspace module ({@code kosa8_ws9p}) into this recipe's kernel part: for x86-64's
+     * Debian 12 kernel alone so far (docs/arm64.md, "Not yet"); other guests use the agent's relay.
+     */
+    boolean buildsWorkspaceModule() {
+        return arch == GuestArch.AMD64;
+    }
+
     /** Where the guest's Java runtime of {@link #javaPackage} lives, as Debian installs it. */
     String packagedJavaHome() {
         return "/usr/lib/jvm/java-25-openjdk-" + arch.debianName();
     }
 
-    private static List<String> concat(List<String> a, String b) {
-        List<String> out = new java.util.ArrayList<>(a);
-        out.add(b);
-        return List.copyOf(out);
-    }
 }

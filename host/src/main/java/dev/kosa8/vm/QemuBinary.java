@@ -7,10 +7,6 @@ public final class QemuBinary {
     private QemuBinary() {
     }
 
-    public static String name() {
-        return GuestArch.host().qemuProgram();
-    }
-
     /** The full path of the host architecture's emulator if found on PATH, else the bare name. */
     public static String find() {
         return find(GuestArch.host());

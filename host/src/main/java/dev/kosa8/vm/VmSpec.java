@@ -42,20 +42,12 @@ public record VmSpec(String name, Accelerator accelerator, int cpus, int memoryM
     /** The least a console limit may be: room for a boot's messages. */
     public static final long MIN_CONSOLE_LIMIT = 64L << 10;
 
-    /** A machine of this host's architecture. */
-    public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
-                  Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
-                  Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit, Path memoryFile) {
-        this(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog, qmpSocket,
-                agentSocket, workspaceSocket, netSocket, jail, consoleLimit, memoryFile, GuestArch.host());
-    }
-
-    /** A machine whose RAM is QEMU's own anonymous memory. */
+    /** A machine of this host's architecture whose RAM is QEMU's own anonymous memory. */
     public VmSpec(String name, Accelerator accelerator, int cpus, int memoryMiB, Path kernel, Path initramfs,
                   Path rootDisk, String kernelArgs, Path consoleLog, Path qmpSocket, Path agentSocket,
                   Path workspaceSocket, Path netSocket, Jail jail, long consoleLimit) {
         this(name, accelerator, cpus, memoryMiB, kernel, initramfs, rootDisk, kernelArgs, consoleLog, qmpSocket,
-                agentSocket, workspaceSocket, netSocket, jail, consoleLimit, null);
+                agentSocket, workspaceSocket, netSocket, jail, consoleLimit, null, null);
     }
 
     /** A machine with the default console limit and no jail (tests, benchmarks; the daemon sets both). */

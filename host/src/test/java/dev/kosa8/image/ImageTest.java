@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class ImageTest {
     private static final Image IMAGE = new Image("0123456789abcdef", Path.of("/i"), Path.of("/i/vmlinux"),
-            Path.of("/i/initramfs.cpio"), Path.of("/i/rootfs.qcow2"), "6.1.0-57-amd64", 1);
+            Path.of("/i/initramfs.cpio"), Path.of("/i/rootfs.qcow2"), "6.1.0-57-amd64", 1, GuestArch.AMD64);
 
     @Test
     void kernelCommandLineNamesTheConsoleRootDiskAndHostName() {

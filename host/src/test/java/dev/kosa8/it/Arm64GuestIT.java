@@ -104,11 +104,7 @@ class Arm64GuestIT {
     @Test
     @Order(5)
     void aRewindPutsProcessDiskAndFolderBackToOneInstant() throws Exception {
-        Kosa.Result start = sh("""
-                rm -f /workspace/counter.log /root/counter.log
-                nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i >> /workspace/counter.log; \
-                echo $i >> /root/counter.log; sleep 0.3; done' > /dev/null 2>&1 &
-                """);
+        Kosa.Result start = sh(CheckpointIT.START_COUNTING);
         assertThat(start.exitCode()).as(start.toString()).isZero();
         waitForCount(3);
         String checkpoint = Kosa.ok(T, "checkpoint", id, "--wait", "-m", "counter running").stdout().strip();
@@ -153,13 +149,6 @@ class Arm64GuestIT {
     }
 
     static void waitForCount(int atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (CheckpointIT.numbers(sh("cat /root/counter.log 2>/dev/null").stdout()).size() >= atLeast) {
-                return;
-            }
-            Thread.sleep(500);
-        }
-        throw new AssertionError("the counter did not reach " + atLeast + Kosa.consoles());
+        CheckpointIT.waitForCount(() -> sh("cat /root/counter.log 2>/dev/null").stdout(), atLeast);
     }
 }

@@ -61,12 +61,18 @@ class CheckpointIT {
      * first, as it would write on into the same files.
      */
     Kosa.Result startCounting() {
-        return afterEnding("/root/counter.log", """
-                rm -f /workspace/counter.log /root/counter.log
-                nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i >> /workspace/counter.log; \
-                echo $i >> /root/counter.log; sleep 0.3; done' > /dev/null 2>&1 &
-                """);
+        return afterEnding("/root/counter.log", START_COUNTING);
     }
+
+    /**
+     * The guest's counting process, started afresh: it counts in memory and appends each number to a file in the
+     * folder and to one on the root disk ({@code /workspace/counter.log}, {@code /root/counter.log}), every 0.3 s.
+     */
+    static final String START_COUNTING = """
+            rm -f /workspace/counter.log /root/counter.log
+            nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i >> /workspace/counter.log; \
+            echo $i >> /root/counter.log; sleep 0.3; done' > /dev/null 2>&1 &
+            """;
 
     /** {@link #startCounting}, once it has counted to 3. */
     void countingFromOne() throws InterruptedException {
@@ -87,10 +93,14 @@ class CheckpointIT {
     }
 
     void waitForCount(int atLeast) throws InterruptedException {
+        waitForCount(() -> sh("cat /root/counter.log 2>/dev/null").stdout(), atLeast);
+    }
+
+    /** Waits, three minutes at most, until the root disk's counter (as {@code counterLog} reads it) has {@code atLeast} numbers. */
+    static void waitForCount(java.util.function.Supplier<String> counterLog, int atLeast) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
         while (System.nanoTime() < deadline) {
-            String s = sh("cat /root/counter.log 2>/dev/null").stdout();
-            if (numbers(s).size() >= atLeast) {
+            if (numbers(counterLog.get()).size() >= atLeast) {
                 return;
             }
             Thread.sleep(500);

@@ -103,14 +103,7 @@ class FileRamCheckpointIT {
     }
 
     static void waitForCount(int atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (numbers(sh("cat /root/counter.log 2>/dev/null").stdout()).size() >= atLeast) {
-                return;
-            }
-            Thread.sleep(500);
-        }
-        throw new AssertionError("the counter did not reach " + atLeast + Kosa.consoles());
+        CheckpointIT.waitForCount(() -> sh("cat /root/counter.log 2>/dev/null").stdout(), atLeast);
     }
 
     static void assertCounting(String sandbox) throws InterruptedException {
@@ -138,11 +131,7 @@ class FileRamCheckpointIT {
                 .contains("memory-backend-file,id=" + Kosa.guestArch().ramBlock()).contains("share=on");
         Path memory = sandboxDir(id).resolve("memory");
         Files.writeString(folder.resolve("keep.txt"), "kept\n");
-        Kosa.Result start = sh("""
-                rm -f /workspace/counter.log /root/counter.log
-                nohup sh -c 'i=0; while :; do i=$((i+1)); echo $i >> /workspace/counter.log; \
-                echo $i >> /root/counter.log; sleep 0.3; done' > /dev/null 2>&1 &
-                """);
+        Kosa.Result start = sh(CheckpointIT.START_COUNTING);
         assertThat(start.exitCode()).as(start.toString()).isZero();
         waitForCount(3);
 
